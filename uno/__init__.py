@@ -1,0 +1,13 @@
+"""uno: simulate congestion control, load balancing and loss recovery inside and across datacenters.
+
+Public entry points:
+
+- :func:`uno.api.compose` builds a validated run configuration from Hydra overrides;
+- :func:`uno.api.run` runs it in-process and returns a :class:`uno.api.RunResult`;
+- ``uno-run`` (``uno.run:main``) is the Hydra command line entry point.
+"""
+
+from uno.api import RunResult, compose, run
+
+__all__ = ["RunResult", "compose", "run"]
+__version__ = "0.1.0"

@@ -1,0 +1,149 @@
+"""Turn a validated run configuration into a :class:`uno.core.sim.Simulation`.
+
+This is the one place where config units (µs, Gb/s) become engine units (ps, bit/s)."""
+
+from __future__ import annotations
+
+from uno.cc.base import FlowContext
+from uno.cc.registry import make_cc
+from uno.config.validate import check_against_topology, check_config
+from uno.core.errors import ConfigError
+from uno.core.sim import Simulation
+from uno.core.units import BITS_PER_BYTE, PS_PER_S, ms_to_ps, us_to_ps
+from uno.lb.registry import make_lb
+from uno.metrics.recorder import Recorder
+from uno.net.host import Host
+from uno.net.network import Network
+from uno.net.switch import Switch
+from uno.topo.registry import build_topology
+from uno.topo.routing import PathInfo, Routing
+from uno.transport.flow import Flow
+from uno.transport.receiver import Receiver
+from uno.transport.sender import Sender
+from uno.workload.hosts import HostFacts
+from uno.workload.registry import WORKLOAD_REGISTRY
+
+
+def host_facts(routing: Routing) -> HostFacts:
+    """Datacenter and edge switch (rack) of every host."""
+    topo = routing.topo
+    dcs, racks = [], []
+    for node in routing.host_nodes:
+        dcs.append(topo.nodes[node].dc)
+        (edge,) = routing.out_edges[node][:1]
+        racks.append(routing.edges[edge].dst)
+    return HostFacts(tuple(dcs), tuple(racks))
+
+
+def reference_paths(routing: Routing, hosts: HostFacts, data_bytes: int, ack_bytes: int):
+    """(intra-DC reference path, largest-BDP path) as seen from host 0: the longest path
+    inside host 0's datacenter and the path with the largest BDP from host 0."""
+    intra = None
+    widest = None
+    for h in range(1, hosts.n_hosts):
+        info = routing.path_info(0, h, data_bytes, ack_bytes)
+        if hosts.dc[h] == hosts.dc[0] and (intra is None or info.base_rtt_ps > intra.base_rtt_ps):
+            intra = info
+        if widest is None or info.bdp_bytes() > widest.bdp_bytes():
+            widest = info
+    if intra is None:  # a single host per DC: fall back to the widest path
+        intra = widest
+    return intra, widest
+
+
+def rto_for_path(routing: Routing, path: PathInfo, src: int, dst: int, tp) -> int:
+    """RTO in ps: fixed ``rto_us`` if set, else base RTT + factor x time to drain a full buffer
+    at every switch queue on the forward path (the Uno artifact's rule), floored at rto_min."""
+    if tp.rto_us is not None:
+        return us_to_ps(tp.rto_us)
+    drain_ps = 0
+    topo = routing.topo
+    for e in routing.path_edges(src, dst):
+        if topo.nodes[e.src].kind != "host":
+            drain_ps += e.buffer_bytes * BITS_PER_BYTE * PS_PER_S // e.rate_bps
+    rto = path.base_rtt_ps + int(tp.rto_queue_factor * drain_ps)
+    return max(rto, us_to_ps(tp.rto_min_us))
+
+
+def build_simulation(cfg) -> Simulation:
+    """Build a ready-to-run simulation from ``cfg`` (a RunConfig object or DictConfig)."""
+    check_config(cfg)
+    tp = cfg.transport
+    data_bytes = tp.mtu_bytes + tp.header_bytes
+    sim = Simulation(cfg.seed)
+    topo = build_topology(cfg.topo, data_bytes, tp.ack_bytes)
+    check_against_topology(cfg, topo.link_kinds())
+    routing = Routing(topo)
+    hosts = host_facts(routing)
+    specs = WORKLOAD_REGISTRY[cfg.workload.kind](cfg.workload, hosts, sim.rng.stream("workload"))
+    for s in specs:
+        if not routing.reachable(s.src, s.dst):
+            raise ConfigError("workload", f"flow {s.flow_id}: no route from host {s.src} to host {s.dst}")
+    network = Network(sim.engine, routing, sim.rng)
+    intra_ref, widest = reference_paths(routing, hosts, data_bytes, tp.ack_bytes)
+    network.configure_marking(cfg.switch, sim.rng, widest.bdp_bytes())
+    sim.network = network
+    lb_uniform = sim.rng.buffered("lb")
+    path_cache: dict[tuple[int, int], tuple[PathInfo, int]] = {}
+    for spec in specs:
+        key = (spec.src, spec.dst)
+        if key not in path_cache:
+            path = routing.path_info(spec.src, spec.dst, data_bytes, tp.ack_bytes)
+            path_cache[key] = (path, rto_for_path(routing, path, spec.src, spec.dst, tp))
+        path, rto_ps = path_cache[key]
+        inter = hosts.dc[spec.src] != hosts.dc[spec.dst]
+        cls = "inter" if inter else "intra"
+        cc_name = (cfg.cc.inter if inter else cfg.cc.intra) or cfg.cc.algo
+        n_packets = -(-spec.size_bytes // tp.mtu_bytes)
+        wire_bytes = spec.size_bytes + n_packets * tp.header_bytes
+        flow = Flow(spec, cls, path, n_packets, wire_bytes, rto_ps, cc_name, cfg.lb.algo)
+        ctx = FlowContext(
+            base_rtt_ps=path.base_rtt_ps,
+            bdp_bytes=path.bdp_bytes(),
+            bottleneck_bps=path.bottleneck_bps,
+            mss_bytes=data_bytes,
+            intra_rtt_ps=intra_ref.base_rtt_ps,
+            intra_bdp_bytes=intra_ref.bdp_bytes(),
+            is_inter_dc=inter,
+        )
+        cc = make_cc(cc_name, cfg.cc, ctx)
+        lb = make_lb(cfg.lb.algo, cfg.lb, lb_uniform)
+        flow.sender = Sender(
+            sim.engine, flow, cc, lb, network.hosts[spec.src], tp.mtu_bytes, tp.header_bytes, sim.flow_completed
+        )
+        flow.receiver = Receiver(sim.engine, flow, network.hosts[spec.dst], tp.ack_bytes)
+        sim.flows.append(flow)
+    en = cfg.engine
+    sim.max_time_ps = ms_to_ps(en.max_sim_time_ms)
+    sim.check_invariants = bool(en.check_invariants)
+    if en.sample_interval_us > 0:
+        rec = Recorder(sim.engine, us_to_ps(en.sample_interval_us), en.sample_rates, en.sample_cwnd, en.sample_queues)
+        dsts = {f.dst for f in sim.flows}
+        receiver_ports = [
+            p
+            for p in network.ports
+            if isinstance(p.owner, Switch) and isinstance(p.next_node, Host) and p.next_node.host_id in dsts
+        ]
+        rec.select_ports(list(en.queue_ports), network.ports, receiver_ports)
+        sim.recorder = rec
+    sim.meta = {
+        "name": cfg.name,
+        "seed": cfg.seed,
+        "topo": topo.name,
+        "workload": cfg.workload.kind,
+        "cc": _cc_label(cfg.cc),
+        "lb": cfg.lb.algo,
+        "intra_base_rtt_us": intra_ref.base_rtt_ps / 1e6,
+        "intra_bdp_bytes": intra_ref.bdp_bytes(),
+        "max_base_rtt_us": widest.base_rtt_ps / 1e6,
+        "max_bdp_bytes": widest.bdp_bytes(),
+        "n_flows": len(sim.flows),
+        "n_hosts": hosts.n_hosts,
+    }
+    return sim
+
+
+def _cc_label(cc) -> str:
+    if cc.intra or cc.inter:
+        return f"{cc.intra or cc.algo}+{cc.inter or cc.algo}"
+    return cc.algo

@@ -1,0 +1,1 @@
+"""Congestion control: one module per algorithm behind :class:`uno.cc.base.CongestionControl`."""

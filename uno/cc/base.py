@@ -1,0 +1,68 @@
+"""The congestion-control interface.
+
+A congestion controller sees numbers, not the simulator. The transport tells it about each ACK
+(wire bytes acknowledged, ECN echo, RTT sample, the acknowledged packet's send time, the time
+now), about NACKs and retransmission timeouts; it exposes a window in bytes (``cwnd_bytes``,
+counted in wire bytes: payload + header) and an optional pacing rate (``pacing_rate_bps``; 0
+means no pacing). Its unit tests are plain arithmetic on these calls.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class FlowContext:
+    """What a controller may know about its flow's path, fixed at flow start.
+
+    ``base_rtt_ps`` and ``bdp_bytes`` describe this flow's own path; ``intra_rtt_ps`` and
+    ``intra_bdp_bytes`` the network's intra-DC reference path (the longest path inside one
+    datacenter), which some algorithms use as a common time base."""
+
+    base_rtt_ps: int
+    bdp_bytes: float
+    bottleneck_bps: int
+    mss_bytes: int  # wire size of a full data packet
+    intra_rtt_ps: int
+    intra_bdp_bytes: float
+    is_inter_dc: bool
+
+
+class CongestionControl:
+    """Base class. Subclasses set ``cwnd_bytes`` and ``pacing_rate_bps`` and override hooks."""
+
+    name = "base"
+
+    def __init__(self, ctx: FlowContext):
+        self.ctx = ctx
+        self.cwnd_bytes: float = float(ctx.bdp_bytes)
+        self.pacing_rate_bps: float = 0.0
+
+    def on_ack(self, now_ps: int, acked_bytes: int, ecn: bool, rtt_ps: int, sent_ps: int) -> None:
+        """An ACK for a data packet of ``acked_bytes`` (wire) sent at ``sent_ps`` arrived."""
+
+    def on_nack(self, now_ps: int) -> None:
+        """The receiver reported an unrecoverable loss."""
+
+    def on_timeout(self, now_ps: int) -> None:
+        """The retransmission timer fired and declared packets lost."""
+
+
+class SendTimeWindow:
+    """A round of data delimited by send times: the round that starts at ``start_ps`` ends at
+    the first ACK for a packet sent at or after ``start_ps``. Used for "once per window/RTT"
+    rules; robust to reordering because it looks at send times, not sequence numbers."""
+
+    __slots__ = ("start_ps", "active")
+
+    def __init__(self) -> None:
+        self.start_ps = 0
+        self.active = False
+
+    def ended_by(self, sent_ps: int) -> bool:
+        return self.active and sent_ps >= self.start_ps
+
+    def restart(self, now_ps: int) -> None:
+        self.start_ps = now_ps
+        self.active = True

@@ -1,0 +1,101 @@
+"""DCTCP (Alizadeh et al., "Data Center TCP", SIGCOMM 2010, §3.1 "Algorithm").
+
+The sender keeps ``alpha``, an EWMA (gain ``g`` = 1/16) of the fraction of bytes whose ACKs
+carried an ECN echo, updated once per window of data (§3.1, eq. 1: alpha <- (1-g) alpha + g F).
+On ECN echoes it cuts the window at most once per window: cwnd <- cwnd x (1 - alpha/2) (§3.1,
+eq. 2). Otherwise it grows like TCP: slow start below ``ssthresh``, then one MSS per window of
+ACKs (cwnd += MSS x acked / cwnd). A retransmission timeout sets ssthresh = cwnd/2 and restarts
+from one MSS. Windows are delimited by send times (see :class:`uno.cc.base.SendTimeWindow`).
+
+The initial window defaults to the path BDP (line rate), as the datacenter transports in the
+Uno paper do; ``alpha_init`` defaults to 1 (Linux's ``dctcp_alpha_on_init``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from uno.cc.base import CongestionControl, FlowContext, SendTimeWindow
+from uno.core.errors import ConfigError
+
+
+@dataclass
+class DctcpParams:
+    """DCTCP settings. Windows are in multiples of the flow's path BDP or of the MSS."""
+
+    g: float = 1.0 / 16.0
+    alpha_init: float = 1.0
+    init_cwnd_bdp: float = 1.0
+    min_cwnd_mss: float = 1.0
+    max_cwnd_bdp: float = 0.0  # 0: no cap
+    pacing: bool = False
+
+    def check(self, prefix: str) -> None:
+        """Raise ConfigError for out-of-range values (``prefix`` names the config node)."""
+        if not 0 < self.g <= 1:
+            raise ConfigError(f"{prefix}.g", f"must be in (0, 1], got {self.g}")
+        if not 0 <= self.alpha_init <= 1:
+            raise ConfigError(f"{prefix}.alpha_init", f"must be in [0, 1], got {self.alpha_init}")
+        if self.init_cwnd_bdp <= 0:
+            raise ConfigError(f"{prefix}.init_cwnd_bdp", f"must be > 0, got {self.init_cwnd_bdp}")
+        if self.min_cwnd_mss <= 0:
+            raise ConfigError(f"{prefix}.min_cwnd_mss", f"must be > 0, got {self.min_cwnd_mss}")
+        if self.max_cwnd_bdp < 0:
+            raise ConfigError(f"{prefix}.max_cwnd_bdp", f"must be >= 0 (0 = no cap), got {self.max_cwnd_bdp}")
+
+
+class Dctcp(CongestionControl):
+    name = "dctcp"
+
+    def __init__(self, ctx: FlowContext, params: DctcpParams):
+        super().__init__(ctx)
+        self.p = params
+        self.mss = ctx.mss_bytes
+        self.min_cwnd = params.min_cwnd_mss * ctx.mss_bytes
+        self.max_cwnd = params.max_cwnd_bdp * ctx.bdp_bytes if params.max_cwnd_bdp > 0 else float("inf")
+        self.cwnd_bytes = max(self.min_cwnd, min(self.max_cwnd, params.init_cwnd_bdp * ctx.bdp_bytes))
+        self.ssthresh = float("inf")
+        self.alpha = params.alpha_init
+        self.window = SendTimeWindow()
+        self.cwr = SendTimeWindow()  # no second cut until this round ends
+        self.acked_in_window = 0
+        self.marked_in_window = 0
+        self._update_pacing()
+
+    def _update_pacing(self) -> None:
+        if self.p.pacing:
+            self.pacing_rate_bps = self.cwnd_bytes * 8e12 / self.ctx.base_rtt_ps
+
+    def on_ack(self, now_ps: int, acked_bytes: int, ecn: bool, rtt_ps: int, sent_ps: int) -> None:
+        self.acked_in_window += acked_bytes
+        if ecn:
+            self.marked_in_window += acked_bytes
+        window = self.window
+        if not window.active:
+            window.restart(now_ps)
+        elif sent_ps >= window.start_ps:
+            frac = self.marked_in_window / self.acked_in_window
+            self.alpha = (1.0 - self.p.g) * self.alpha + self.p.g * frac
+            self.acked_in_window = 0
+            self.marked_in_window = 0
+            window.restart(now_ps)
+        if ecn:
+            if not self.cwr.active or sent_ps >= self.cwr.start_ps:
+                self.cwnd_bytes = max(self.min_cwnd, self.cwnd_bytes * (1.0 - self.alpha / 2.0))
+                self.ssthresh = self.cwnd_bytes
+                self.cwr.restart(now_ps)
+        elif self.cwnd_bytes < self.ssthresh:
+            self.cwnd_bytes = min(self.max_cwnd, self.cwnd_bytes + acked_bytes)
+        else:
+            self.cwnd_bytes = min(self.max_cwnd, self.cwnd_bytes + self.mss * acked_bytes / self.cwnd_bytes)
+        if self.p.pacing:
+            self._update_pacing()
+
+    def on_timeout(self, now_ps: int) -> None:
+        self.ssthresh = max(self.min_cwnd, self.cwnd_bytes / 2.0)
+        self.cwnd_bytes = self.min_cwnd
+        self.cwr.restart(now_ps)
+        self._update_pacing()
+
+    def on_nack(self, now_ps: int) -> None:
+        self.on_timeout(now_ps)

@@ -1,0 +1,1 @@
+"""Structured configuration (Hydra ConfigStore schemas) and validation."""

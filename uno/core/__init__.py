@@ -1,0 +1,1 @@
+"""Simulation core: event engine, seeded random streams, units, packets and errors."""

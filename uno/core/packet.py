@@ -1,0 +1,83 @@
+"""The packet record. One mutable object per packet in flight; a receiver turns a data packet
+into its ACK in place (swapping ends), which saves an allocation per packet."""
+
+from __future__ import annotations
+
+DATA = 0
+ACK = 1
+NACK = 2
+KIND_NAMES = ("data", "ack", "nack")
+
+_MASK64 = 0xFFFFFFFFFFFFFFFF
+
+
+def mix64(x: int) -> int:
+    """SplitMix64 finaliser: a well-spread 64-bit hash of an integer (no Python ``hash()``)."""
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9 & _MASK64
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EB & _MASK64
+    return x ^ (x >> 31)
+
+
+def flow_hash_key(src: int, dst: int, entropy: int) -> int:
+    """The 64-bit key a switch hashes (with its salt) to pick among equal-cost ports."""
+    return mix64((src << 40) ^ (dst << 20) ^ entropy)
+
+
+class Packet:
+    """A packet on the wire.
+
+    ``size_bytes`` is the wire size (payload + header); ``payload_bytes`` the transport payload.
+    ``sent_ps`` is the sender's transmit time of the data packet (echoed in its ACK).
+    ``hkey`` is the ECMP hash key of (src, dst, entropy) for the current direction.
+    ``dep_ps`` is the departure time from the queue it currently sits in (engine bookkeeping).
+    """
+
+    __slots__ = (
+        "kind",
+        "flow",
+        "seq",
+        "size_bytes",
+        "payload_bytes",
+        "src",
+        "dst",
+        "entropy",
+        "hkey",
+        "ecn",
+        "sent_ps",
+        "dep_ps",
+        "retx",
+    )
+
+    def __init__(
+        self,
+        kind: int,
+        flow,
+        seq: int,
+        size_bytes: int,
+        payload_bytes: int,
+        src: int,
+        dst: int,
+        entropy: int,
+        hkey: int,
+        sent_ps: int,
+        retx: bool = False,
+    ):
+        self.kind = kind
+        self.flow = flow
+        self.seq = seq
+        self.size_bytes = size_bytes
+        self.payload_bytes = payload_bytes
+        self.src = src
+        self.dst = dst
+        self.entropy = entropy
+        self.hkey = hkey
+        self.ecn = False
+        self.sent_ps = sent_ps
+        self.dep_ps = 0
+        self.retx = retx
+
+    def __repr__(self) -> str:
+        return (
+            f"Packet({KIND_NAMES[self.kind]} flow={getattr(self.flow, 'flow_id', None)} "
+            f"seq={self.seq} {self.src}->{self.dst} size={self.size_bytes} ecn={self.ecn})"
+        )

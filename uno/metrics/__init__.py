@@ -1,0 +1,1 @@
+"""Result tables (flows, sampled rates, cwnd and queues), summaries and parquet I/O."""

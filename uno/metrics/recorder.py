@@ -1,0 +1,123 @@
+"""Periodic sampling of per-flow sending rate and window, and of queue occupancy, into tidy
+column lists that become ``rates``, ``cwnd`` and ``queues`` tables. Runs as a SimPy process; it
+reads counters only, so it never changes what the network does (settling a port's departed
+packets on a read is a pure bookkeeping step, see :mod:`uno.net.port`)."""
+
+from __future__ import annotations
+
+import fnmatch
+
+import pandas as pd
+
+from uno.core.units import PS_PER_S
+
+
+class Recorder:
+    def __init__(
+        self,
+        engine,
+        interval_ps: int,
+        sample_rates: bool,
+        sample_cwnd: bool,
+        sample_queues: bool,
+    ):
+        self.engine = engine
+        self.interval_ps = interval_ps
+        self.sample_rates = sample_rates
+        self.sample_cwnd = sample_cwnd
+        self.sample_queues = sample_queues
+        self.active: dict[int, object] = {}  # flow_id -> Flow, started and not yet sampled after finish
+        self._last_sent: dict[int, int] = {}
+        self._last_acked: dict[int, int] = {}
+        self.ports: list = []
+        self.busy_ports: list = []  # scanned every sample, recorded only when non-empty
+        self.rates = {"time_ps": [], "flow_id": [], "sent_gbps": [], "acked_gbps": []}
+        self.cwnd = {"time_ps": [], "flow_id": [], "cwnd_bytes": [], "inflight_bytes": []}
+        self.queues = {"time_ps": [], "port": [], "queue_bytes": [], "phantom_bytes": []}
+
+    # ---- configuration ------------------------------------------------------------------
+    def select_ports(self, selectors: list[str], all_ports: list, receiver_ports: list) -> None:
+        chosen: dict[str, object] = {}
+        busy = False
+        for sel in selectors:
+            if sel == "receivers":
+                for p in receiver_ports:
+                    chosen[p.name] = p
+            elif sel == "all":
+                for p in all_ports:
+                    chosen[p.name] = p
+            elif sel == "busy":
+                busy = True
+            else:
+                for p in all_ports:
+                    if fnmatch.fnmatchcase(p.name, sel):
+                        chosen[p.name] = p
+        self.ports = list(chosen.values())
+        if busy:
+            self.busy_ports = [p for p in all_ports if p.name not in chosen]
+
+    def flow_started(self, flow) -> None:
+        self.active[flow.flow_id] = flow
+        self._last_sent[flow.flow_id] = 0
+        self._last_acked[flow.flow_id] = 0
+
+    def start(self) -> None:
+        if self.interval_ps > 0 and (self.sample_rates or self.sample_cwnd or self.sample_queues):
+            self.engine.process(self._loop())
+
+    def _loop(self):
+        while True:
+            yield self.engine.timeout(self.interval_ps)
+            self.sample()
+
+    # ---- sampling -----------------------------------------------------------------------
+    def sample(self) -> None:
+        now = self.engine.now
+        scale = 8 * PS_PER_S / self.interval_ps / 1e9
+        finished = []
+        for fid, flow in self.active.items():
+            s = flow.sender
+            if self.sample_rates:
+                r = self.rates
+                r["time_ps"].append(now)
+                r["flow_id"].append(fid)
+                r["sent_gbps"].append((s.sent_bytes - self._last_sent[fid]) * scale)
+                r["acked_gbps"].append((s.acked_bytes - self._last_acked[fid]) * scale)
+                self._last_sent[fid] = s.sent_bytes
+                self._last_acked[fid] = s.acked_bytes
+            if self.sample_cwnd:
+                c = self.cwnd
+                c["time_ps"].append(now)
+                c["flow_id"].append(fid)
+                c["cwnd_bytes"].append(float(s.cc.cwnd_bytes))
+                c["inflight_bytes"].append(s.inflight_bytes)
+            if s.done:
+                finished.append(fid)
+        for fid in finished:
+            del self.active[fid]
+        if self.sample_queues:
+            q = self.queues
+            for p in self.ports:
+                q["time_ps"].append(now)
+                q["port"].append(p.name)
+                q["queue_bytes"].append(p.occupancy_bytes(now))
+                q["phantom_bytes"].append(p.phantom_bytes(now))
+            for p in self.busy_ports:
+                occ = p.occupancy_bytes(now)
+                ph = p.phantom_bytes(now)
+                if occ or ph:
+                    q["time_ps"].append(now)
+                    q["port"].append(p.name)
+                    q["queue_bytes"].append(occ)
+                    q["phantom_bytes"].append(ph)
+
+    # ---- tables -------------------------------------------------------------------------
+    def tables(self) -> dict[str, pd.DataFrame]:
+        out = {}
+        if self.sample_rates:
+            out["rates"] = pd.DataFrame(self.rates).astype({"time_ps": "int64", "flow_id": "int64"})
+        if self.sample_cwnd:
+            out["cwnd"] = pd.DataFrame(self.cwnd).astype({"time_ps": "int64", "flow_id": "int64"})
+        if self.sample_queues:
+            out["queues"] = pd.DataFrame(self.queues).astype({"time_ps": "int64", "queue_bytes": "int64"})
+        return out

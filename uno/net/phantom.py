@@ -1,0 +1,56 @@
+"""Phantom (virtual) queue, Uno paper §3.2 and §4.1.3 (after HULL, NSDI'12).
+
+A counter that grows by every byte enqueued in the physical queue it shadows, drains
+continuously at ``drain_rate_bps`` (a fraction of line rate, Table 2: 0.9), is capped at
+``size_bytes``, and marks ECN by its own RED thresholds. It needs no timer events: its level is
+drained lazily from the time elapsed since it was last touched.
+"""
+
+from __future__ import annotations
+
+from uno.core.rng import UniformBuffer
+from uno.core.units import BITS_PER_BYTE, PS_PER_S
+from uno.net.red import RedMarker
+
+
+class PhantomQueue:
+    """Lazily drained virtual queue. Levels in bytes (float), time in integer picoseconds."""
+
+    __slots__ = ("size_bytes", "drain_rate_bps", "drain_bytes_per_ps", "level_bytes", "last_ps", "red")
+
+    def __init__(
+        self,
+        size_bytes: float,
+        drain_rate_bps: float,
+        kmin_bytes: float,
+        kmax_bytes: float,
+        uniform: UniformBuffer,
+    ):
+        if size_bytes <= 0:
+            raise ValueError("phantom size_bytes must be > 0")
+        if drain_rate_bps <= 0:
+            raise ValueError("phantom drain_rate_bps must be > 0")
+        self.size_bytes = float(size_bytes)
+        self.drain_rate_bps = float(drain_rate_bps)
+        self.drain_bytes_per_ps = drain_rate_bps / (BITS_PER_BYTE * PS_PER_S)
+        self.level_bytes = 0.0
+        self.last_ps = 0
+        self.red = RedMarker(kmin_bytes, kmax_bytes, uniform)
+
+    def level_at(self, time_ps: int) -> float:
+        """Occupancy at ``time_ps`` (>= the last update), without changing state."""
+        level = self.level_bytes - (time_ps - self.last_ps) * self.drain_bytes_per_ps
+        return level if level > 0.0 else 0.0
+
+    def enqueue(self, time_ps: int, size_bytes: int) -> None:
+        """Account ``size_bytes`` arriving at ``time_ps``: drain since last touch, add, cap."""
+        level = self.level_bytes - (time_ps - self.last_ps) * self.drain_bytes_per_ps
+        if level < 0.0:
+            level = 0.0
+        level += size_bytes
+        self.level_bytes = level if level < self.size_bytes else self.size_bytes
+        self.last_ps = time_ps
+
+    def decide_mark(self, time_ps: int) -> bool:
+        """ECN decision for a packet leaving the physical queue at ``time_ps``."""
+        return self.red.decide(self.level_at(time_ps))

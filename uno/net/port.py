@@ -1,0 +1,246 @@
+"""An output port: a FIFO queue with byte-limited tail drop, optional ECN marking (RED on the
+physical queue and/or a phantom queue), and the link (rate + propagation) to the next node.
+
+One event per packet per hop. When a packet is enqueued its departure time is known exactly
+(FIFO, constant rate: ``max(now, busy_until) + serialisation``), so the port schedules the
+packet's arrival at the next node directly, at departure + propagation delay. Packets stay in
+the port's deque until a later moment "settles" them; settling happens before every enqueue and
+when a packet is handed to the next node, and pops every packet whose departure time has passed.
+
+Why marking at dequeue is exact: a packet p is popped at the first settle at or after its
+departure ``dep_p``. Any packet behind p in the deque arrived before ``dep_p`` (an arrival at or
+after ``dep_p`` settles p first). So the bytes left in the deque right after popping p are the
+queue occupancy at p's departure, which is what RED-at-dequeue looks at (the occupancy behind
+the departing packet, as in htsim). The same argument gives the phantom level at ``dep_p``.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from heapq import heappush
+from typing import TYPE_CHECKING
+
+from uno.core.packet import DATA
+from uno.core.units import serialization_ps
+from uno.net.phantom import PhantomQueue
+from uno.net.red import RedMarker
+
+if TYPE_CHECKING:
+    from uno.core.engine import Engine
+    from uno.net.network import Network
+
+DROP_BUFFER = "buffer_full"
+
+#: ECN decided by the physical queue only, by the phantom queue only, or by either.
+MARK_PHYSICAL = "physical"
+MARK_PHANTOM = "phantom"
+MARK_EITHER = "either"
+MARK_SOURCES = (MARK_PHYSICAL, MARK_PHANTOM, MARK_EITHER)
+
+
+class Port:
+    """Output queue + link from its ``owner`` node to ``next_node``."""
+
+    __slots__ = (
+        "name",
+        "kind",
+        "rate_bps",
+        "delay_ps",
+        "buffer_bytes",
+        "_engine",
+        "_heap",
+        "_eid",
+        "_network",
+        "_q",
+        "_ser",
+        "_busy_until_ps",
+        "_next_receive",
+        "_deliver_cb",
+        "next_node",
+        "owner",
+        "bytes",
+        "red",
+        "phantom",
+        "_mark_physical",
+        "_mark_phantom",
+        "_marking",
+        "arrivals",
+        "enqueued_bytes",
+        "drops",
+        "ecn_marks",
+        "max_bytes",
+    )
+
+    def __init__(
+        self,
+        engine: Engine,
+        network: Network,
+        name: str,
+        rate_bps: int,
+        delay_ps: int,
+        buffer_bytes: int,
+        kind: str = "",
+    ):
+        if rate_bps <= 0:
+            raise ValueError(f"port {name}: rate_bps must be > 0")
+        if delay_ps < 0:
+            raise ValueError(f"port {name}: delay_ps must be >= 0")
+        if buffer_bytes <= 0:
+            raise ValueError(f"port {name}: buffer_bytes must be > 0")
+        self.name = name
+        self.kind = kind
+        self.rate_bps = rate_bps
+        self.delay_ps = delay_ps
+        self.buffer_bytes = buffer_bytes
+        self._engine = engine
+        self._heap = engine._queue
+        self._eid = engine._eid
+        self._network = network
+        self._q: deque = deque()
+        self._ser: dict[int, int] = {}
+        self._busy_until_ps = 0
+        self._next_receive = None
+        self.next_node = None
+        self.owner = None
+        self.bytes = 0
+        self.red: RedMarker | None = None
+        self.phantom: PhantomQueue | None = None
+        self._mark_physical = False
+        self._mark_phantom = False
+        self._marking = False
+        self._deliver_cb = self._deliver
+        # statistics
+        self.arrivals = 0
+        self.enqueued_bytes = 0
+        self.drops = 0
+        self.ecn_marks = 0
+        self.max_bytes = 0
+
+    # ---- wiring -----------------------------------------------------------------------
+    def connect(self, next_node) -> None:
+        """Deliver packets leaving this port to ``next_node.receive``."""
+        self.next_node = next_node
+        self._next_receive = next_node.receive
+
+    def set_marking(
+        self,
+        red: RedMarker | None,
+        phantom: PhantomQueue | None,
+        mark_source: str,
+    ) -> None:
+        """Attach ECN marking. ``mark_source`` picks which queue's RED decides (see MARK_*)."""
+        if mark_source not in MARK_SOURCES:
+            raise ValueError(f"mark_source must be one of {MARK_SOURCES}, got {mark_source!r}")
+        if mark_source in (MARK_PHANTOM, MARK_EITHER) and phantom is None:
+            raise ValueError(f"port {self.name}: mark_source={mark_source!r} needs a phantom queue")
+        self.red = red
+        self.phantom = phantom
+        self._mark_physical = red is not None and mark_source in (MARK_PHYSICAL, MARK_EITHER)
+        self._mark_phantom = phantom is not None and mark_source in (MARK_PHANTOM, MARK_EITHER)
+        self._marking = self._mark_physical or self._mark_phantom
+
+    def serialization_ps(self, size_bytes: int) -> int:
+        """Time to serialise ``size_bytes`` on this link, in picoseconds."""
+        ser = self._ser.get(size_bytes)
+        if ser is None:
+            ser = self._ser[size_bytes] = serialization_ps(size_bytes, self.rate_bps)
+        return ser
+
+    # ---- hot path ---------------------------------------------------------------------
+    def receive(self, pkt) -> None:
+        """Enqueue ``pkt`` now (tail drop if the buffer would overflow)."""
+        now = self._engine._now
+        q = self._q
+        self.arrivals += 1
+        if q and q[0].dep_ps <= now:
+            if len(q) > 1 and q[1].dep_ps <= now:
+                self._settle(now)
+            else:  # usual case, inlined: exactly the head has left
+                p = q.popleft()
+                remaining = self.bytes - p.size_bytes
+                self.bytes = remaining
+                if self._marking and p.kind == DATA and not p.ecn:
+                    self._decide_mark(p, remaining)
+        size = pkt.size_bytes
+        qbytes = self.bytes + size
+        if qbytes > self.buffer_bytes:
+            self.drops += 1
+            self._network.drop(pkt, DROP_BUFFER, self)
+            return
+        self.bytes = qbytes
+        self.enqueued_bytes += size
+        if qbytes > self.max_bytes:
+            self.max_bytes = qbytes
+        phantom = self.phantom
+        if phantom is not None:
+            phantom.enqueue(now, size)
+        ser = self._ser.get(size)
+        if ser is None:
+            ser = self.serialization_ps(size)
+        busy = self._busy_until_ps
+        dep = (busy if busy > now else now) + ser
+        self._busy_until_ps = dep
+        pkt.dep_ps = dep
+        q.append(pkt)
+        heappush(self._heap, (dep + self.delay_ps, 1, next(self._eid), self._deliver_cb, pkt))
+
+    def _deliver(self, pkt) -> None:
+        q = self._q
+        if q and q[0] is pkt:
+            # pkt has not been settled by a later arrival: pop it now. Packets ahead of it left
+            # earlier and were popped at their own delivery; everything behind it arrived
+            # before it departed (an arrival at or after its departure would have settled it).
+            q.popleft()
+            remaining = self.bytes - pkt.size_bytes
+            self.bytes = remaining
+            if self._marking and pkt.kind == DATA and not pkt.ecn:
+                self._decide_mark(pkt, remaining)
+        self._next_receive(pkt)
+
+    def _decide_mark(self, p, remaining: int) -> None:
+        """ECN decision for data packet ``p`` leaving with ``remaining`` bytes behind it."""
+        if (self._mark_phantom and self.phantom.decide_mark(p.dep_ps)) or (
+            self._mark_physical and remaining > self.red.kmin_bytes and self.red.decide(remaining)
+        ):
+            p.ecn = True
+            self.ecn_marks += 1
+
+    def _settle(self, now: int) -> None:
+        """Pop every packet that has left by ``now``, deciding its ECN mark at its departure."""
+        q = self._q
+        remaining = self.bytes
+        marking = self._marking
+        while q and q[0].dep_ps <= now:
+            p = q.popleft()
+            remaining -= p.size_bytes
+            if marking and p.kind == DATA and not p.ecn:
+                self._decide_mark(p, remaining)
+        self.bytes = remaining
+
+    # ---- observation --------------------------------------------------------------------
+    @property
+    def tx_packets(self) -> int:
+        """Packets that entered the queue and are no longer in it (sent or on the wire)."""
+        return self.arrivals - self.drops - len(self._q)
+
+    @property
+    def tx_bytes(self) -> int:
+        return self.enqueued_bytes - self.bytes
+
+    def occupancy_bytes(self, now: int) -> int:
+        """Physical queue occupancy at ``now`` (settles departed packets first)."""
+        q = self._q
+        if q and q[0].dep_ps <= now:
+            self._settle(now)
+        return self.bytes
+
+    def phantom_bytes(self, now: int) -> float:
+        """Phantom queue occupancy at ``now`` (0 if the port has none)."""
+        return self.phantom.level_at(now) if self.phantom is not None else 0.0
+
+    def queued_packets(self) -> int:
+        """Packets in the deque (waiting, in service, or already on the wire but not settled)."""
+        return len(self._q)
+
+    def __repr__(self) -> str:
+        return f"Port({self.name}, {self.rate_bps / 1e9:g} Gb/s, {self.delay_ps} ps)"

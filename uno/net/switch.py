@@ -1,0 +1,54 @@
+"""A switch: forwards by destination host; among equal-cost ports it picks by a hash of the
+packet's (src, dst, entropy) key mixed with a per-switch salt, so switches at one tier choose
+independently (no polarisation) and the choice depends only on the run seed."""
+
+from __future__ import annotations
+
+from uno.core.packet import mix64
+
+
+def ecmp_index(hkey: int, salt: int, n_ports: int) -> int:
+    """Index in [0, n_ports) of the port a switch with ``salt`` picks for hash key ``hkey``."""
+    return mix64(hkey ^ salt) % n_ports
+
+
+class Switch:
+    """Forwarding element. ``fib[dst_host_id]`` is the tuple of equal-cost output ports."""
+
+    __slots__ = ("name", "node_id", "dc", "tier", "salt", "fib", "ports", "_choice")
+
+    #: entries kept in the per-switch choice cache before it is cleared
+    CACHE_LIMIT = 1 << 16
+
+    def __init__(self, name: str, node_id: int, dc: int, tier: str, salt: int):
+        self.name = name
+        self.node_id = node_id
+        self.dc = dc
+        self.tier = tier
+        self.salt = salt
+        self.fib: list[tuple] = []
+        self.ports: list = []
+        # hash key -> chosen port; the choice is a pure function of (key, salt, fib), so the
+        # cache only saves recomputing the hash (ECMP flows reuse one key for every packet)
+        self._choice: dict = {}
+
+    def receive(self, pkt) -> None:
+        ports = self.fib[pkt.dst]
+        if len(ports) == 1:
+            ports[0].receive(pkt)
+            return
+        key = pkt.hkey
+        port = self._choice.get(key)
+        if port is None:
+            port = ports[mix64(key ^ self.salt) % len(ports)]
+            if len(self._choice) >= self.CACHE_LIMIT:
+                self._choice.clear()
+            self._choice[key] = port
+        port.receive(pkt)
+
+    def invalidate_routes(self) -> None:
+        """Forget cached choices (call after changing ``fib``)."""
+        self._choice.clear()
+
+    def __repr__(self) -> str:
+        return f"Switch({self.name})"

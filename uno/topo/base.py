@@ -1,0 +1,83 @@
+"""Plain-data topology description: nodes and full-duplex links."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+HOST = "host"
+SWITCH = "switch"
+
+
+@dataclass(frozen=True)
+class NodeSpec:
+    """A node. ``tier`` is descriptive (host, tor, agg, core, border, left, right...)."""
+
+    name: str
+    kind: str  # HOST or SWITCH
+    dc: int = 0
+    tier: str = ""
+
+
+@dataclass(frozen=True)
+class LinkSpec:
+    """A full-duplex link between nodes ``a`` and ``b``: one output port in each direction.
+
+    ``buffer_ab_bytes`` is the buffer of the port at ``a`` sending towards ``b``; likewise
+    ``buffer_ba_bytes``. ``kind`` groups links for switch options (host, fabric, border, wan,
+    bottleneck...)."""
+
+    a: str
+    b: str
+    rate_bps: int
+    delay_ps: int
+    buffer_ab_bytes: int
+    buffer_ba_bytes: int
+    kind: str = "fabric"
+
+
+@dataclass
+class Topology:
+    """Nodes and links. Hosts get ids 0..n_hosts-1 in the order they appear in ``nodes``."""
+
+    name: str
+    nodes: list[NodeSpec] = field(default_factory=list)
+    links: list[LinkSpec] = field(default_factory=list)
+
+    @property
+    def hosts(self) -> list[NodeSpec]:
+        return [n for n in self.nodes if n.kind == HOST]
+
+    @property
+    def switches(self) -> list[NodeSpec]:
+        return [n for n in self.nodes if n.kind == SWITCH]
+
+    @property
+    def n_hosts(self) -> int:
+        return sum(1 for n in self.nodes if n.kind == HOST)
+
+    @property
+    def n_dcs(self) -> int:
+        return len({n.dc for n in self.nodes if n.kind == HOST})
+
+    def host_dc(self) -> list[int]:
+        """Datacenter index of each host id."""
+        return [n.dc for n in self.hosts]
+
+    def link_kinds(self) -> set[str]:
+        return {link.kind for link in self.links}
+
+    def validate(self) -> None:
+        """Raise ValueError for duplicate names, dangling links, or non-positive rates."""
+        names = [n.name for n in self.nodes]
+        if len(set(names)) != len(names):
+            raise ValueError(f"topology {self.name}: duplicate node names")
+        known = set(names)
+        for link in self.links:
+            if link.a not in known or link.b not in known:
+                raise ValueError(f"topology {self.name}: link {link.a}-{link.b} names an unknown node")
+            if link.rate_bps <= 0:
+                raise ValueError(f"topology {self.name}: link {link.a}-{link.b} has rate <= 0")
+            if link.delay_ps < 0:
+                raise ValueError(f"topology {self.name}: link {link.a}-{link.b} has delay < 0")
+            if link.buffer_ab_bytes <= 0 or link.buffer_ba_bytes <= 0:
+                raise ValueError(f"topology {self.name}: link {link.a}-{link.b} has buffer <= 0")

@@ -1,0 +1,25 @@
+"""Topology kind -> builder."""
+
+from __future__ import annotations
+
+from uno.core.errors import ConfigError
+from uno.topo.base import Topology
+from uno.topo.dumbbell import build_dumbbell
+from uno.topo.fat_tree import build_fat_tree
+from uno.topo.two_dc import build_two_dc
+
+TOPO_KINDS = ("dumbbell", "fat_tree", "two_dc")
+
+
+def build_topology(cfg, data_wire_bytes: int, ack_bytes: int) -> Topology:
+    """Build the topology named by ``cfg.kind`` (a validated ``topo`` config)."""
+    if cfg.kind == "dumbbell":
+        topo = build_dumbbell(cfg)
+    elif cfg.kind == "fat_tree":
+        topo = build_fat_tree(cfg)
+    elif cfg.kind == "two_dc":
+        topo = build_two_dc(cfg, data_wire_bytes, ack_bytes)
+    else:
+        raise ConfigError("topo.kind", f"must be one of {TOPO_KINDS}, got {cfg.kind!r}")
+    topo.validate()
+    return topo

@@ -1,0 +1,80 @@
+"""A flow: endpoints, size, path facts, and its outcome."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from uno.topo.routing import PathInfo
+
+
+@dataclass(frozen=True)
+class FlowSpec:
+    """A flow as a workload describes it: pure data, times in integer picoseconds."""
+
+    flow_id: int
+    src: int
+    dst: int
+    size_bytes: int
+    start_ps: int
+    tag: str = ""
+
+
+class Flow:
+    """Runtime record of one flow. ``cls`` is "intra" or "inter" (datacenter class)."""
+
+    __slots__ = (
+        "flow_id",
+        "src",
+        "dst",
+        "size_bytes",
+        "start_ps",
+        "tag",
+        "cls",
+        "path",
+        "n_packets",
+        "wire_bytes",
+        "ideal_fct_ps",
+        "rto_ps",
+        "cc_name",
+        "lb_name",
+        "sender",
+        "receiver",
+        "finish_ps",
+    )
+
+    def __init__(
+        self,
+        spec: FlowSpec,
+        cls: str,
+        path: PathInfo,
+        n_packets: int,
+        wire_bytes: int,
+        rto_ps: int,
+        cc_name: str,
+        lb_name: str,
+    ):
+        self.flow_id = spec.flow_id
+        self.src = spec.src
+        self.dst = spec.dst
+        self.size_bytes = spec.size_bytes
+        self.start_ps = spec.start_ps
+        self.tag = spec.tag
+        self.cls = cls
+        self.path = path
+        self.n_packets = n_packets
+        self.wire_bytes = wire_bytes
+        # Ideal FCT: base RTT + serialisation of every byte (payload + headers) at the bottleneck.
+        self.ideal_fct_ps = path.base_rtt_ps + -(-wire_bytes * 8 * 10**12 // path.bottleneck_bps)
+        self.rto_ps = rto_ps
+        self.cc_name = cc_name
+        self.lb_name = lb_name
+        self.sender = None
+        self.receiver = None
+        self.finish_ps: int | None = None
+
+    @property
+    def fct_ps(self) -> int | None:
+        return None if self.finish_ps is None else self.finish_ps - self.start_ps
+
+    def __repr__(self) -> str:
+        return f"Flow({self.flow_id}: {self.src}->{self.dst} {self.size_bytes} B {self.cls})"

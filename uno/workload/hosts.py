@@ -1,0 +1,24 @@
+"""Facts about hosts that workloads may use (never the engine)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class HostFacts:
+    """``dc[h]`` is host h's datacenter, ``rack[h]`` the index of its edge switch."""
+
+    dc: tuple[int, ...]
+    rack: tuple[int, ...]
+
+    @property
+    def n_hosts(self) -> int:
+        return len(self.dc)
+
+    @property
+    def n_dcs(self) -> int:
+        return len(set(self.dc))
+
+    def in_dc(self, dc: int) -> list[int]:
+        return [h for h, d in enumerate(self.dc) if d == dc]

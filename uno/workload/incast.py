@@ -1,0 +1,67 @@
+"""Incast: ``n_intra`` senders in the receiver's datacenter and ``n_inter`` in other
+datacenters, each sending ``size_bytes`` to one receiver."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from uno.core.errors import ConfigError
+from uno.core.units import us_to_ps
+from uno.transport.flow import FlowSpec
+from uno.workload.hosts import HostFacts
+
+PLACEMENTS = ("random", "spread")
+
+
+def _spread(candidates: list[int], hosts: HostFacts, avoid_rack: int, n: int) -> list[int]:
+    """Take hosts round-robin over racks (other racks first), lowest host id first in a rack."""
+    racks: dict[int, list[int]] = {}
+    for h in candidates:
+        racks.setdefault(hosts.rack[h], []).append(h)
+    order = sorted(racks, key=lambda r: (r == avoid_rack, r))
+    chosen: list[int] = []
+    depth = 0
+    while len(chosen) < n:
+        for r in order:
+            if depth < len(racks[r]) and len(chosen) < n:
+                chosen.append(racks[r][depth])
+        depth += 1
+    return chosen
+
+
+def incast_flows(cfg, hosts: HostFacts, rng: np.random.Generator) -> list[FlowSpec]:
+    r = cfg.receiver
+    if not 0 <= r < hosts.n_hosts:
+        raise ConfigError("workload.receiver", f"host {r} does not exist; hosts are 0..{hosts.n_hosts - 1}")
+    if cfg.placement not in PLACEMENTS:
+        raise ConfigError("workload.placement", f"must be one of {PLACEMENTS}, got {cfg.placement!r}")
+    if cfg.size_bytes <= 0:
+        raise ConfigError("workload.size_bytes", f"must be > 0, got {cfg.size_bytes}")
+    if cfg.start_us < 0 or cfg.stagger_us < 0:
+        raise ConfigError("workload.start_us", "start_us and stagger_us must be >= 0")
+    if cfg.n_intra < 0 or cfg.n_inter < 0 or cfg.n_intra + cfg.n_inter == 0:
+        raise ConfigError("workload.n_intra", "n_intra and n_inter must be >= 0 and not both 0")
+    dc = hosts.dc[r]
+    intra = [h for h in hosts.in_dc(dc) if h != r]
+    inter = [h for h in range(hosts.n_hosts) if hosts.dc[h] != dc]
+    if cfg.n_intra > len(intra):
+        raise ConfigError(
+            "workload.n_intra", f"must be <= {len(intra)} (other hosts in the receiver's datacenter)"
+        )
+    if cfg.n_inter > len(inter):
+        if not inter:
+            raise ConfigError("workload.n_inter", "the topology has a single datacenter; use n_inter=0")
+        raise ConfigError("workload.n_inter", f"must be <= {len(inter)} (hosts in other datacenters)")
+    if cfg.placement == "random":
+        chosen_intra = [int(h) for h in rng.choice(intra, size=cfg.n_intra, replace=False)] if cfg.n_intra else []
+        chosen_inter = [int(h) for h in rng.choice(inter, size=cfg.n_inter, replace=False)] if cfg.n_inter else []
+    else:
+        chosen_intra = _spread(intra, hosts, hosts.rack[r], cfg.n_intra)
+        chosen_inter = _spread(inter, hosts, -1, cfg.n_inter)
+    start = us_to_ps(cfg.start_us)
+    stagger = us_to_ps(cfg.stagger_us)
+    specs = []
+    for i, src in enumerate(chosen_intra + chosen_inter):
+        tag = "intra" if i < len(chosen_intra) else "inter"
+        specs.append(FlowSpec(i, src, r, int(cfg.size_bytes), start + i * stagger, tag))
+    return specs

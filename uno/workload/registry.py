@@ -1,0 +1,13 @@
+"""Workload kind -> generator."""
+
+from __future__ import annotations
+
+from uno.workload.explicit import explicit_flows
+from uno.workload.incast import incast_flows
+from uno.workload.permutation import permutation_flows
+
+WORKLOAD_REGISTRY = {
+    "flows": explicit_flows,
+    "incast": incast_flows,
+    "permutation": permutation_flows,
+}
