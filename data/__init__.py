@@ -1,0 +1,1 @@
+# Data shipped with uno, importable as the package uno.data (see pyproject.toml).

@@ -78,7 +78,9 @@ def build_simulation(cfg) -> Simulation:
     specs = WORKLOAD_REGISTRY[cfg.workload.kind](cfg.workload, hosts, sim.rng.stream("workload"))
     for s in specs:
         if not routing.reachable(s.src, s.dst):
-            raise ConfigError("workload", f"flow {s.flow_id}: no route from host {s.src} to host {s.dst}")
+            raise ConfigError(
+                "workload", f"flow {s.flow_id}: no route from host {s.src} to host {s.dst}"
+            )
     network = Network(sim.engine, routing, sim.rng)
     intra_ref, widest = reference_paths(routing, hosts, data_bytes, tp.ack_bytes)
     network.configure_marking(cfg.switch, sim.rng, widest.bdp_bytes())
@@ -109,7 +111,14 @@ def build_simulation(cfg) -> Simulation:
         cc = make_cc(cc_name, cfg.cc, ctx)
         lb = make_lb(cfg.lb.algo, cfg.lb, lb_uniform)
         flow.sender = Sender(
-            sim.engine, flow, cc, lb, network.hosts[spec.src], tp.mtu_bytes, tp.header_bytes, sim.flow_completed
+            sim.engine,
+            flow,
+            cc,
+            lb,
+            network.hosts[spec.src],
+            tp.mtu_bytes,
+            tp.header_bytes,
+            sim.flow_completed,
         )
         flow.receiver = Receiver(sim.engine, flow, network.hosts[spec.dst], tp.ack_bytes)
         sim.flows.append(flow)
@@ -117,12 +126,20 @@ def build_simulation(cfg) -> Simulation:
     sim.max_time_ps = ms_to_ps(en.max_sim_time_ms)
     sim.check_invariants = bool(en.check_invariants)
     if en.sample_interval_us > 0:
-        rec = Recorder(sim.engine, us_to_ps(en.sample_interval_us), en.sample_rates, en.sample_cwnd, en.sample_queues)
+        rec = Recorder(
+            sim.engine,
+            us_to_ps(en.sample_interval_us),
+            en.sample_rates,
+            en.sample_cwnd,
+            en.sample_queues,
+        )
         dsts = {f.dst for f in sim.flows}
         receiver_ports = [
             p
             for p in network.ports
-            if isinstance(p.owner, Switch) and isinstance(p.next_node, Host) and p.next_node.host_id in dsts
+            if isinstance(p.owner, Switch)
+            and isinstance(p.next_node, Host)
+            and p.next_node.host_id in dsts
         ]
         rec.select_ports(list(en.queue_ports), network.ports, receiver_ports)
         sim.recorder = rec

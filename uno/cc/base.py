@@ -33,6 +33,8 @@ class CongestionControl:
     """Base class. Subclasses set ``cwnd_bytes`` and ``pacing_rate_bps`` and override hooks."""
 
     name = "base"
+    #: whether the transport should call :meth:`on_rate_sample` after each :meth:`on_ack`
+    wants_rate_samples = False
 
     def __init__(self, ctx: FlowContext):
         self.ctx = ctx
@@ -41,6 +43,15 @@ class CongestionControl:
 
     def on_ack(self, now_ps: int, acked_bytes: int, ecn: bool, rtt_ps: int, sent_ps: int) -> None:
         """An ACK for a data packet of ``acked_bytes`` (wire) sent at ``sent_ps`` arrived."""
+
+    def on_rate_sample(
+        self, now_ps: int, delivered_bytes: int, interval_ps: int, rtt_ps: int, inflight_bytes: int
+    ) -> None:
+        """A delivery-rate sample (Cheng et al., draft-cheng-iccrg-delivery-rate-estimation):
+        ``delivered_bytes`` (wire) were acknowledged over ``interval_ps`` between the send of the
+        acknowledged packet and now, i.e. rate = delivered_bytes * 8e12 / interval_ps bit/s.
+        ``inflight_bytes`` is what remains in flight after this ACK. Only called when
+        ``wants_rate_samples`` is true."""
 
     def on_nack(self, now_ps: int) -> None:
         """The receiver reported an unrecoverable loss."""

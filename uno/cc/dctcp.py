@@ -41,7 +41,9 @@ class DctcpParams:
         if self.min_cwnd_mss <= 0:
             raise ConfigError(f"{prefix}.min_cwnd_mss", f"must be > 0, got {self.min_cwnd_mss}")
         if self.max_cwnd_bdp < 0:
-            raise ConfigError(f"{prefix}.max_cwnd_bdp", f"must be >= 0 (0 = no cap), got {self.max_cwnd_bdp}")
+            raise ConfigError(
+                f"{prefix}.max_cwnd_bdp", f"must be >= 0 (0 = no cap), got {self.max_cwnd_bdp}"
+            )
 
 
 class Dctcp(CongestionControl):
@@ -52,8 +54,12 @@ class Dctcp(CongestionControl):
         self.p = params
         self.mss = ctx.mss_bytes
         self.min_cwnd = params.min_cwnd_mss * ctx.mss_bytes
-        self.max_cwnd = params.max_cwnd_bdp * ctx.bdp_bytes if params.max_cwnd_bdp > 0 else float("inf")
-        self.cwnd_bytes = max(self.min_cwnd, min(self.max_cwnd, params.init_cwnd_bdp * ctx.bdp_bytes))
+        self.max_cwnd = (
+            params.max_cwnd_bdp * ctx.bdp_bytes if params.max_cwnd_bdp > 0 else float("inf")
+        )
+        self.cwnd_bytes = max(
+            self.min_cwnd, min(self.max_cwnd, params.init_cwnd_bdp * ctx.bdp_bytes)
+        )
         self.ssthresh = float("inf")
         self.alpha = params.alpha_init
         self.window = SendTimeWindow()
@@ -87,7 +93,9 @@ class Dctcp(CongestionControl):
         elif self.cwnd_bytes < self.ssthresh:
             self.cwnd_bytes = min(self.max_cwnd, self.cwnd_bytes + acked_bytes)
         else:
-            self.cwnd_bytes = min(self.max_cwnd, self.cwnd_bytes + self.mss * acked_bytes / self.cwnd_bytes)
+            self.cwnd_bytes = min(
+                self.max_cwnd, self.cwnd_bytes + self.mss * acked_bytes / self.cwnd_bytes
+            )
         if self.p.pacing:
             self._update_pacing()
 

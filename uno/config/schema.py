@@ -189,7 +189,11 @@ class RunConfig:
 
 
 TOPO_SCHEMAS = {"dumbbell": DumbbellTopo, "fat_tree": FatTreeTopo, "two_dc": TwoDcTopo}
-WORKLOAD_SCHEMAS = {"flows": FlowsWorkload, "incast": IncastWorkload, "permutation": PermutationWorkload}
+WORKLOAD_SCHEMAS = {
+    "flows": FlowsWorkload,
+    "incast": IncastWorkload,
+    "permutation": PermutationWorkload,
+}
 
 
 def register_configs() -> None:

@@ -55,7 +55,9 @@ def check_topo(t) -> None:
         _positive(t.wan_rate_gbps, "topo.wan_rate_gbps")
         _non_negative(t.wan_delay_us, "topo.wan_delay_us")
         if t.inter_rtt_ratio is not None and t.inter_rtt_ratio <= 1:
-            raise ConfigError("topo.inter_rtt_ratio", f"must be > 1 (or null), got {t.inter_rtt_ratio}")
+            raise ConfigError(
+                "topo.inter_rtt_ratio", f"must be > 1 (or null), got {t.inter_rtt_ratio}"
+            )
         for name in ("intra_buffer_bytes", "inter_buffer_bytes"):
             value = getattr(t, name)
             if value is not None:
@@ -81,7 +83,7 @@ def check_cc(cc) -> None:
         value = getattr(cc, cls)
         if value is not None:
             _one_of(value, names, f"cc.{cls}")
-    for name, entry in CC_REGISTRY.items():
+    for entry in CC_REGISTRY.values():
         params = getattr(cc, entry.params_field)
         check = getattr(params, "check", None)
         if check is not None:
@@ -94,7 +96,8 @@ def check_switch(sw) -> None:
     _fraction(ecn.kmax_frac, "switch.ecn.kmax_frac")
     if ecn.kmin_frac > ecn.kmax_frac:
         raise ConfigError(
-            "switch.ecn.kmin_frac", f"must be <= switch.ecn.kmax_frac ({ecn.kmax_frac}), got {ecn.kmin_frac}"
+            "switch.ecn.kmin_frac",
+            f"must be <= switch.ecn.kmax_frac ({ecn.kmax_frac}), got {ecn.kmin_frac}",
         )
     if (ecn.kmin_bytes is None) != (ecn.kmax_bytes is None):
         raise ConfigError("switch.ecn.kmin_bytes", "set both kmin_bytes and kmax_bytes, or neither")
@@ -118,7 +121,9 @@ def check_switch(sw) -> None:
         _positive(ph.size_bytes, "switch.phantom.size_bytes")
     _one_of(sw.mark_source, set(MARK_SOURCES) | {"auto"}, "switch.mark_source")
     if sw.mark_source in ("phantom", "either") and not ph.enabled:
-        raise ConfigError("switch.mark_source", f"{sw.mark_source!r} needs switch.phantom.enabled=true")
+        raise ConfigError(
+            "switch.mark_source", f"{sw.mark_source!r} needs switch.phantom.enabled=true"
+        )
 
 
 def check_engine(en) -> None:
@@ -143,4 +148,7 @@ def check_against_topology(cfg, link_kinds: set[str]) -> None:
     """Checks that need the built topology."""
     unknown = [k for k in cfg.switch.port_kinds if k not in link_kinds]
     if unknown:
-        raise ConfigError("switch.port_kinds", f"unknown link kinds {unknown}; this topology has {sorted(link_kinds)}")
+        raise ConfigError(
+            "switch.port_kinds",
+            f"unknown link kinds {unknown}; this topology has {sorted(link_kinds)}",
+        )

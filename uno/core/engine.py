@@ -19,7 +19,6 @@ import simpy
 from simpy.core import EmptySchedule, StopSimulation
 from simpy.events import NORMAL, Event
 
-
 #: priority of the end-of-run sentinel: after SimPy's URGENT (0) and NORMAL (1) at the same time
 _AFTER_ALL = 2
 

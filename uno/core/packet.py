@@ -30,6 +30,8 @@ class Packet:
     ``sent_ps`` is the sender's transmit time of the data packet (echoed in its ACK).
     ``hkey`` is the ECMP hash key of (src, dst, entropy) for the current direction.
     ``dep_ps`` is the departure time from the queue it currently sits in (engine bookkeeping).
+    ``tx_delivered`` / ``tx_delivered_ps`` are the sender's delivered-bytes count and the time it
+    last advanced, when this packet was sent (echoed for delivery-rate estimation).
     """
 
     __slots__ = (
@@ -46,6 +48,8 @@ class Packet:
         "sent_ps",
         "dep_ps",
         "retx",
+        "tx_delivered",
+        "tx_delivered_ps",
     )
 
     def __init__(
@@ -75,6 +79,8 @@ class Packet:
         self.sent_ps = sent_ps
         self.dep_ps = 0
         self.retx = retx
+        self.tx_delivered = 0
+        self.tx_delivered_ps = 0
 
     def __repr__(self) -> str:
         return (

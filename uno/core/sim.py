@@ -115,7 +115,9 @@ class Simulation:
         for f in self.flows:
             s, r = f.sender, f.receiver
             if r.bytes_received > f.size_bytes:
-                raise InvariantError(f"flow {f.flow_id}: delivered {r.bytes_received} B > size {f.size_bytes} B")
+                raise InvariantError(
+                    f"flow {f.flow_id}: delivered {r.bytes_received} B > size {f.size_bytes} B"
+                )
             if r.n_got > s.next_seq:
                 raise InvariantError(f"flow {f.flow_id}: received packets that were never sent")
             if f.finish_ps is not None and r.bytes_received != f.size_bytes:

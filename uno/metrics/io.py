@@ -53,7 +53,9 @@ def read_run(run_dir: str | Path) -> dict[str, object]:
     run_dir = Path(run_dir)
     summary_path = run_dir / SUMMARY_FILE
     if not summary_path.exists():
-        raise FileNotFoundError(f"{run_dir} has no {SUMMARY_FILE}: the run is missing or incomplete")
+        raise FileNotFoundError(
+            f"{run_dir} has no {SUMMARY_FILE}: the run is missing or incomplete"
+        )
     out: dict[str, object] = {"summary": json.loads(summary_path.read_text())}
     for path in sorted(run_dir.glob("*.parquet")):
         out[path.stem] = pd.read_parquet(path)

@@ -26,7 +26,9 @@ class Recorder:
         self.sample_rates = sample_rates
         self.sample_cwnd = sample_cwnd
         self.sample_queues = sample_queues
-        self.active: dict[int, object] = {}  # flow_id -> Flow, started and not yet sampled after finish
+        self.active: dict[
+            int, object
+        ] = {}  # flow_id -> Flow, started and not yet sampled after finish
         self._last_sent: dict[int, int] = {}
         self._last_acked: dict[int, int] = {}
         self.ports: list = []
@@ -119,5 +121,7 @@ class Recorder:
         if self.sample_cwnd:
             out["cwnd"] = pd.DataFrame(self.cwnd).astype({"time_ps": "int64", "flow_id": "int64"})
         if self.sample_queues:
-            out["queues"] = pd.DataFrame(self.queues).astype({"time_ps": "int64", "queue_bytes": "int64"})
+            out["queues"] = pd.DataFrame(self.queues).astype(
+                {"time_ps": "int64", "queue_bytes": "int64"}
+            )
         return out

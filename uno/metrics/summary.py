@@ -55,8 +55,10 @@ def format_summary(summary: dict) -> str:
             f"simulated {run.get('sim_time_us', 0):.1f} us in {run.get('wall_s', 0):.2f} s wall "
             f"({run.get('packet_hops', 0):,} packet-hops, {run.get('packet_hops_per_s', 0):,.0f}/s)"
         )
-    lines.append(f"{'class':<6} {'flows':>6} {'done':>6} {'mean FCT us':>12} {'p99 FCT us':>12} "
-                 f"{'mean slowdown':>14} {'p99 slowdown':>13}")
+    lines.append(
+        f"{'class':<6} {'flows':>6} {'done':>6} {'mean FCT us':>12} {'p99 FCT us':>12} "
+        f"{'mean slowdown':>14} {'p99 slowdown':>13}"
+    )
     classes = summary.get("classes", {})
     for name in ("intra", "inter", "all"):
         c = classes.get(name)
@@ -68,7 +70,9 @@ def format_summary(summary: dict) -> str:
                 f"{c['fct_p99_us']:>12.1f} {c['slowdown_mean']:>14.3f} {c['slowdown_p99']:>13.3f}"
             )
         else:
-            lines.append(f"{name:<6} {c['flows']:>6} {0:>6} {'-':>12} {'-':>12} {'-':>14} {'-':>13}")
+            lines.append(
+                f"{name:<6} {c['flows']:>6} {0:>6} {'-':>12} {'-':>12} {'-':>14} {'-':>13}"
+            )
     jain = classes.get("jain_fairness_of_flow_rates")
     if jain is not None:
         lines.append(f"Jain's fairness of flow rates (finished flows): {jain:.4f}")

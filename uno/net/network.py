@@ -58,7 +58,9 @@ class Network:
             owner = node_objs[e.src]
             if isinstance(owner, Host):
                 if owner.nic is not None:
-                    raise ValueError(f"host {owner.name} has more than one link; hosts have one NIC")
+                    raise ValueError(
+                        f"host {owner.name} has more than one link; hosts have one NIC"
+                    )
                 owner.nic = port
             else:
                 owner.ports.append(port)
@@ -76,9 +78,7 @@ class Network:
     def switch_ports(self, kinds: list[str] | None = None) -> list[Port]:
         """Output ports owned by switches, optionally only on links of the given kinds."""
         return [
-            p
-            for p in self.ports
-            if isinstance(p.owner, Switch) and (not kinds or p.kind in kinds)
+            p for p in self.ports if isinstance(p.owner, Switch) and (not kinds or p.kind in kinds)
         ]
 
     def configure_marking(self, switch_cfg, rng: RngStreams, phantom_size_bytes: float) -> None:
@@ -93,14 +93,26 @@ class Network:
         for port in self.switch_ports(kinds):
             red = None
             if ecn.enabled:
-                kmin = ecn.kmin_bytes if ecn.kmin_bytes is not None else ecn.kmin_frac * port.buffer_bytes
-                kmax = ecn.kmax_bytes if ecn.kmax_bytes is not None else ecn.kmax_frac * port.buffer_bytes
+                kmin = (
+                    ecn.kmin_bytes
+                    if ecn.kmin_bytes is not None
+                    else ecn.kmin_frac * port.buffer_bytes
+                )
+                kmax = (
+                    ecn.kmax_bytes
+                    if ecn.kmax_bytes is not None
+                    else ecn.kmax_frac * port.buffer_bytes
+                )
                 red = RedMarker(kmin, kmax, uniform)
             phantom = None
             if ph.enabled:
                 size = ph.size_bytes if ph.size_bytes is not None else phantom_size_bytes
                 phantom = PhantomQueue(
-                    size, ph.drain_frac * port.rate_bps, ph.kmin_frac * size, ph.kmax_frac * size, uniform
+                    size,
+                    ph.drain_frac * port.rate_bps,
+                    ph.kmin_frac * size,
+                    ph.kmax_frac * size,
+                    uniform,
                 )
             if red is None and phantom is None:
                 continue
@@ -115,9 +127,8 @@ class Network:
         raise InvariantError(f"{pkt!r} delivered to host {host.host_id}")
 
     def packets_in_network(self) -> int:
-        """Packets in queues or on links now, counted from the engine's pending deliveries."""
-        heap = self.engine._queue
-        return sum(1 for e in heap if len(e) == 5 and getattr(e[3], "__func__", None) is Port._deliver)
+        """Packets in queues or on links now, counted from what the ports hold."""
+        return sum(p.packets_held() for p in self.ports)
 
     def check_conservation(self) -> dict:
         """Every injected packet is delivered, dropped, or still in the network. Raises if not."""

@@ -16,7 +16,14 @@ from uno.net.red import RedMarker
 class PhantomQueue:
     """Lazily drained virtual queue. Levels in bytes (float), time in integer picoseconds."""
 
-    __slots__ = ("size_bytes", "drain_rate_bps", "drain_bytes_per_ps", "level_bytes", "last_ps", "red")
+    __slots__ = (
+        "size_bytes",
+        "drain_rate_bps",
+        "drain_bytes_per_ps",
+        "level_bytes",
+        "last_ps",
+        "red",
+    )
 
     def __init__(
         self,

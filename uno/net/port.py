@@ -1,22 +1,27 @@
 """An output port: a FIFO queue with byte-limited tail drop, optional ECN marking (RED on the
 physical queue and/or a phantom queue), and the link (rate + propagation) to the next node.
 
-One event per packet per hop. When a packet is enqueued its departure time is known exactly
-(FIFO, constant rate: ``max(now, busy_until) + serialisation``), so the port schedules the
-packet's arrival at the next node directly, at departure + propagation delay. Packets stay in
-the port's deque until a later moment "settles" them; settling happens before every enqueue and
-when a packet is handed to the next node, and pops every packet whose departure time has passed.
+One event per packet per hop, and at most one pending event per port. When a packet is
+enqueued its departure time is known exactly (FIFO, constant rate:
+``max(now, busy_until) + serialisation``), and so is its arrival at the next node, departure +
+propagation delay. The port keeps every packet it accepted and has not yet handed on in one
+FIFO list: ``[head, qhead)`` are on the wire, ``[qhead, end)`` still in the queue. Only the
+oldest packet on the port has an event in the engine; delivering it schedules the next one.
+This keeps the engine's heap as small as the number of busy ports rather than the number of
+packets in flight (thousands on a WAN link), which makes every heap operation cheaper.
 
-Why marking at dequeue is exact: a packet p is popped at the first settle at or after its
-departure ``dep_p``. Any packet behind p in the deque arrived before ``dep_p`` (an arrival at or
-after ``dep_p`` settles p first). So the bytes left in the deque right after popping p are the
+A packet leaves the queue part ("is settled") at the first moment at or after its departure
+when the port is touched: before every enqueue, at its own delivery, or when read.
+
+Why marking at dequeue is exact: a packet p is settled at the first touch at or after its
+departure ``dep_p``. Any packet behind p in the queue arrived before ``dep_p`` (an arrival at or
+after ``dep_p`` settles p first). So the bytes left in the queue right after settling p are the
 queue occupancy at p's departure, which is what RED-at-dequeue looks at (the occupancy behind
 the departing packet, as in htsim). The same argument gives the phantom level at ``dep_p``.
 """
 
 from __future__ import annotations
 
-from collections import deque
 from heapq import heappush
 from typing import TYPE_CHECKING
 
@@ -30,6 +35,9 @@ if TYPE_CHECKING:
     from uno.net.network import Network
 
 DROP_BUFFER = "buffer_full"
+
+#: compact the FIFO list once this many delivered packets sit at its front
+_COMPACT_AT = 1024
 
 #: ECN decided by the physical queue only, by the phantom queue only, or by either.
 MARK_PHYSICAL = "physical"
@@ -51,7 +59,10 @@ class Port:
         "_heap",
         "_eid",
         "_network",
-        "_q",
+        "_fifo",
+        "_head",
+        "_qhead",
+        "_event_pending",
         "_ser",
         "_busy_until_ps",
         "_next_receive",
@@ -96,7 +107,10 @@ class Port:
         self._heap = engine._queue
         self._eid = engine._eid
         self._network = network
-        self._q: deque = deque()
+        self._fifo: list = []  # accepted, not yet delivered; [_head, _qhead) on the wire
+        self._head = 0
+        self._qhead = 0
+        self._event_pending = False
         self._ser: dict[int, int] = {}
         self._busy_until_ps = 0
         self._next_receive = None
@@ -150,13 +164,16 @@ class Port:
     def receive(self, pkt) -> None:
         """Enqueue ``pkt`` now (tail drop if the buffer would overflow)."""
         now = self._engine._now
-        q = self._q
+        fifo = self._fifo
+        qhead = self._qhead
+        n = len(fifo)
         self.arrivals += 1
-        if q and q[0].dep_ps <= now:
-            if len(q) > 1 and q[1].dep_ps <= now:
+        if qhead < n and fifo[qhead].dep_ps <= now:
+            if qhead + 1 < n and fifo[qhead + 1].dep_ps <= now:
                 self._settle(now)
-            else:  # usual case, inlined: exactly the head has left
-                p = q.popleft()
+            else:  # usual case, inlined: exactly the oldest queued packet has left
+                p = fifo[qhead]
+                self._qhead = qhead + 1
                 remaining = self.bytes - p.size_bytes
                 self.bytes = remaining
                 if self._marking and p.kind == DATA and not p.ecn:
@@ -181,20 +198,41 @@ class Port:
         dep = (busy if busy > now else now) + ser
         self._busy_until_ps = dep
         pkt.dep_ps = dep
-        q.append(pkt)
-        heappush(self._heap, (dep + self.delay_ps, 1, next(self._eid), self._deliver_cb, pkt))
+        fifo.append(pkt)
+        if not self._event_pending:
+            self._event_pending = True
+            heappush(self._heap, (dep + self.delay_ps, 1, next(self._eid), self._deliver_cb, None))
 
-    def _deliver(self, pkt) -> None:
-        q = self._q
-        if q and q[0] is pkt:
-            # pkt has not been settled by a later arrival: pop it now. Packets ahead of it left
-            # earlier and were popped at their own delivery; everything behind it arrived
-            # before it departed (an arrival at or after its departure would have settled it).
-            q.popleft()
+    def _deliver(self, _arg=None) -> None:
+        """Hand the oldest packet on the wire to the next node; schedule the following one."""
+        fifo = self._fifo
+        head = self._head
+        pkt = fifo[head]
+        if self._qhead == head:
+            # Not settled by a later arrival: settle it now. Everything behind it arrived before
+            # it departed (an arrival at or after its departure would have settled it).
+            self._qhead = head + 1
             remaining = self.bytes - pkt.size_bytes
             self.bytes = remaining
             if self._marking and pkt.kind == DATA and not pkt.ecn:
                 self._decide_mark(pkt, remaining)
+        head += 1
+        n = len(fifo)
+        if head < n:
+            heappush(
+                self._heap,
+                (fifo[head].dep_ps + self.delay_ps, 1, next(self._eid), self._deliver_cb, None),
+            )
+            if head >= _COMPACT_AT and head * 2 >= n:
+                del fifo[:head]
+                self._qhead -= head
+                head = 0
+        else:
+            self._event_pending = False
+            fifo.clear()
+            self._qhead = 0
+            head = 0
+        self._head = head
         self._next_receive(pkt)
 
     def _decide_mark(self, p, remaining: int) -> None:
@@ -206,22 +244,28 @@ class Port:
             self.ecn_marks += 1
 
     def _settle(self, now: int) -> None:
-        """Pop every packet that has left by ``now``, deciding its ECN mark at its departure."""
-        q = self._q
+        """Settle every queued packet that has left by ``now``, deciding its ECN mark."""
+        fifo = self._fifo
+        i = self._qhead
+        n = len(fifo)
         remaining = self.bytes
         marking = self._marking
-        while q and q[0].dep_ps <= now:
-            p = q.popleft()
+        while i < n:
+            p = fifo[i]
+            if p.dep_ps > now:
+                break
+            i += 1
             remaining -= p.size_bytes
             if marking and p.kind == DATA and not p.ecn:
                 self._decide_mark(p, remaining)
+        self._qhead = i
         self.bytes = remaining
 
     # ---- observation --------------------------------------------------------------------
     @property
     def tx_packets(self) -> int:
         """Packets that entered the queue and are no longer in it (sent or on the wire)."""
-        return self.arrivals - self.drops - len(self._q)
+        return self.arrivals - self.drops - (len(self._fifo) - self._qhead)
 
     @property
     def tx_bytes(self) -> int:
@@ -229,18 +273,16 @@ class Port:
 
     def occupancy_bytes(self, now: int) -> int:
         """Physical queue occupancy at ``now`` (settles departed packets first)."""
-        q = self._q
-        if q and q[0].dep_ps <= now:
-            self._settle(now)
+        self._settle(now)
         return self.bytes
 
     def phantom_bytes(self, now: int) -> float:
         """Phantom queue occupancy at ``now`` (0 if the port has none)."""
         return self.phantom.level_at(now) if self.phantom is not None else 0.0
 
-    def queued_packets(self) -> int:
-        """Packets in the deque (waiting, in service, or already on the wire but not settled)."""
-        return len(self._q)
+    def packets_held(self) -> int:
+        """Packets accepted and not yet handed on (queued, in service, or on the wire)."""
+        return len(self._fifo) - self._head
 
     def __repr__(self) -> str:
         return f"Port({self.name}, {self.rate_bps / 1e9:g} Gb/s, {self.delay_ps} ps)"

@@ -74,7 +74,9 @@ class Topology:
         known = set(names)
         for link in self.links:
             if link.a not in known or link.b not in known:
-                raise ValueError(f"topology {self.name}: link {link.a}-{link.b} names an unknown node")
+                raise ValueError(
+                    f"topology {self.name}: link {link.a}-{link.b} names an unknown node"
+                )
             if link.rate_bps <= 0:
                 raise ValueError(f"topology {self.name}: link {link.a}-{link.b} has rate <= 0")
             if link.delay_ps < 0:

@@ -24,7 +24,9 @@ def add_fat_tree(
     for pod in range(k):
         for t in range(half):
             for h in range(half):
-                topo.nodes.append(NodeSpec(f"{prefix}h{(pod * half + t) * half + h}", HOST, dc, "host"))
+                topo.nodes.append(
+                    NodeSpec(f"{prefix}h{(pod * half + t) * half + h}", HOST, dc, "host")
+                )
     for pod in range(k):
         for t in range(half):
             topo.nodes.append(NodeSpec(f"{prefix}tor{pod * half + t}", SWITCH, dc, "tor"))
@@ -39,7 +41,9 @@ def add_fat_tree(
             tor = f"{prefix}tor{pod * half + t}"
             for h in range(half):
                 host = f"{prefix}h{(pod * half + t) * half + h}"
-                topo.links.append(LinkSpec(host, tor, rate_bps, delay_ps, nic_buffer_bytes, buf, "host"))
+                topo.links.append(
+                    LinkSpec(host, tor, rate_bps, delay_ps, nic_buffer_bytes, buf, "host")
+                )
             for a in range(half):
                 agg = f"{prefix}agg{pod * half + a}"
                 topo.links.append(LinkSpec(tor, agg, rate_bps, delay_ps, buf, buf, "fabric"))

@@ -56,21 +56,23 @@ class Routing:
         for li, link in enumerate(topo.links):
             a, b = self.node_index[link.a], self.node_index[link.b]
             for src, dst, buf in ((a, b, link.buffer_ab_bytes), (b, a, link.buffer_ba_bytes)):
-                e = Edge(len(self.edges), li, src, dst, link.rate_bps, link.delay_ps, buf, link.kind)
+                e = Edge(
+                    len(self.edges), li, src, dst, link.rate_bps, link.delay_ps, buf, link.kind
+                )
                 self.edges.append(e)
                 self.out_edges[src].append(e.edge_id)
         # next_hops[node][host_id] -> tuple of edge ids
         n_nodes = len(topo.nodes)
-        self.next_hops: list[list[tuple[int, ...]]] = [[() for _ in self.host_nodes] for _ in range(n_nodes)]
+        self.next_hops: list[list[tuple[int, ...]]] = [
+            [() for _ in self.host_nodes] for _ in range(n_nodes)
+        ]
         for hid, hnode in enumerate(self.host_nodes):
             dist = self._bfs(hnode)
             for u in range(n_nodes):
                 du = dist[u]
                 if du <= 0:
                     continue
-                hops = tuple(
-                    e for e in self.out_edges[u] if dist[self.edges[e].dst] == du - 1
-                )
+                hops = tuple(e for e in self.out_edges[u] if dist[self.edges[e].dst] == du - 1)
                 self.next_hops[u][hid] = hops
 
     def _bfs(self, root: int) -> list[int]:

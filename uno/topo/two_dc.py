@@ -49,8 +49,12 @@ def build_two_dc(cfg, data_wire_bytes: int, ack_bytes: int) -> Topology:
     topo = Topology(name=f"two_dc_k{cfg.k}")
     rate = gbps_to_bps(cfg.link_rate_gbps)
     delay = us_to_ps(cfg.link_delay_us)
-    intra_buf = int(cfg.intra_buffer_bytes if cfg.intra_buffer_bytes is not None else cfg.buffer_bytes)
-    inter_buf = int(cfg.inter_buffer_bytes if cfg.inter_buffer_bytes is not None else cfg.buffer_bytes)
+    intra_buf = int(
+        cfg.intra_buffer_bytes if cfg.intra_buffer_bytes is not None else cfg.buffer_bytes
+    )
+    inter_buf = int(
+        cfg.inter_buffer_bytes if cfg.inter_buffer_bytes is not None else cfg.buffer_bytes
+    )
     nic = int(cfg.nic_buffer_bytes)
     if cfg.inter_rtt_ratio is not None:
         wan_delay = wan_delay_for_ratio_ps(cfg, data_wire_bytes, ack_bytes)
@@ -59,7 +63,9 @@ def build_two_dc(cfg, data_wire_bytes: int, ack_bytes: int) -> Topology:
     borders = []
     cores_by_dc = []
     for dc in range(2):
-        cores_by_dc.append(add_fat_tree(topo, int(cfg.k), dc, rate, delay, intra_buf, nic, prefix=f"dc{dc}/"))
+        cores_by_dc.append(
+            add_fat_tree(topo, int(cfg.k), dc, rate, delay, intra_buf, nic, prefix=f"dc{dc}/")
+        )
     # Host ids must be contiguous per DC: move all hosts to the front, DC 0 first.
     topo.nodes.sort(key=lambda n: (n.kind != "host", n.dc if n.kind == "host" else 0))
     for dc in range(2):
@@ -68,8 +74,12 @@ def build_two_dc(cfg, data_wire_bytes: int, ack_bytes: int) -> Topology:
         topo.nodes.append(NodeSpec(border, SWITCH, dc, "border"))
         for core in cores_by_dc[dc]:
             for _ in range(int(cfg.core_border_links)):
-                topo.links.append(LinkSpec(core, border, rate, delay, inter_buf, inter_buf, "border"))
+                topo.links.append(
+                    LinkSpec(core, border, rate, delay, inter_buf, inter_buf, "border")
+                )
     wan_rate = gbps_to_bps(cfg.wan_rate_gbps)
     for _ in range(int(cfg.wan_links)):
-        topo.links.append(LinkSpec(borders[0], borders[1], wan_rate, wan_delay, inter_buf, inter_buf, "wan"))
+        topo.links.append(
+            LinkSpec(borders[0], borders[1], wan_rate, wan_delay, inter_buf, inter_buf, "wan")
+        )
     return topo

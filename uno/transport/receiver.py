@@ -35,7 +35,9 @@ class Receiver:
         seq = pkt.seq
         flow = self.flow
         if not 0 <= seq < flow.n_packets:
-            raise InvariantError(f"flow {flow.flow_id}: received seq {seq} outside 0..{flow.n_packets - 1}")
+            raise InvariantError(
+                f"flow {flow.flow_id}: received seq {seq} outside 0..{flow.n_packets - 1}"
+            )
         if self.got[seq]:
             self.dup_packets += 1
         else:

@@ -59,7 +59,9 @@ class Sender:
         self.n_acked = 0
         self.sent_bytes = 0  # wire bytes, including retransmissions
         self.sent_packets = 0
-        self.acked_bytes = 0  # wire bytes newly acknowledged
+        self.acked_bytes = 0  # wire bytes newly acknowledged (the delivered count)
+        self._delivered_ps = 0  # when acked_bytes last advanced (delivery-rate estimation)
+        self._rate_samples = cc.wants_rate_samples
         self.retransmits = 0
         self.timeouts = 0
         self.lost_packets = 0
@@ -122,7 +124,13 @@ class Sender:
             if entropy != self._key_entropy:
                 self._key_entropy = entropy
                 self._key = flow_hash_key(flow.src, flow.dst, entropy)
-            pkt = Packet(DATA, flow, seq, wire, payload, flow.src, flow.dst, entropy, self._key, now, is_retx)
+            pkt = Packet(
+                DATA, flow, seq, wire, payload, flow.src, flow.dst, entropy, self._key, now, is_retx
+            )
+            if self._rate_samples:
+                pkt.tx_delivered = self.acked_bytes
+                # an idle period restarts the delivery clock (as Linux does when nothing is in flight)
+                pkt.tx_delivered_ps = self._delivered_ps if self.inflight_bytes else now
             self.inflight_bytes += wire
             self.outstanding[seq] = now
             self._rto_fifo.append((now, seq))
@@ -154,7 +162,17 @@ class Sender:
         ecn = pkt.ecn
         if ecn:
             self.ecn_acks += 1
-        self.cc.on_ack(now, wire, ecn, now - pkt.sent_ps, pkt.sent_ps)
+        rtt = now - pkt.sent_ps
+        self.cc.on_ack(now, wire, ecn, rtt, pkt.sent_ps)
+        if self._rate_samples:
+            self._delivered_ps = now
+            self.cc.on_rate_sample(
+                now,
+                self.acked_bytes - pkt.tx_delivered,
+                now - pkt.tx_delivered_ps,
+                rtt,
+                self.inflight_bytes,
+            )
         if self._lb_feedback:
             self.lb.on_ack(now, pkt.entropy, ecn)
         if self.n_acked == self.n_packets:
@@ -203,4 +221,3 @@ class Sender:
         self.inflight_bytes = 0
         self.flow.finish_ps = now
         self._on_complete(self.flow)
-

@@ -11,19 +11,26 @@ from uno.workload.hosts import HostFacts
 def explicit_flows(cfg, hosts: HostFacts, rng=None) -> list[FlowSpec]:
     specs = []
     if not cfg.flows:
-        raise ConfigError("workload.flows", "the list is empty; give at least one {src, dst, size_bytes}")
+        raise ConfigError(
+            "workload.flows", "the list is empty; give at least one {src, dst, size_bytes}"
+        )
     for i, f in enumerate(cfg.flows):
         for key in ("src", "dst"):
             h = getattr(f, key)
             if not 0 <= h < hosts.n_hosts:
                 raise ConfigError(
-                    f"workload.flows[{i}].{key}", f"host {h} does not exist; hosts are 0..{hosts.n_hosts - 1}"
+                    f"workload.flows[{i}].{key}",
+                    f"host {h} does not exist; hosts are 0..{hosts.n_hosts - 1}",
                 )
         if f.src == f.dst:
-            raise ConfigError(f"workload.flows[{i}].dst", f"equals src ({f.src}); a flow needs two hosts")
+            raise ConfigError(
+                f"workload.flows[{i}].dst", f"equals src ({f.src}); a flow needs two hosts"
+            )
         if f.size_bytes <= 0:
             raise ConfigError(f"workload.flows[{i}].size_bytes", f"must be > 0, got {f.size_bytes}")
         if f.start_us < 0:
             raise ConfigError(f"workload.flows[{i}].start_us", f"must be >= 0, got {f.start_us}")
-        specs.append(FlowSpec(i, int(f.src), int(f.dst), int(f.size_bytes), us_to_ps(f.start_us), f.tag))
+        specs.append(
+            FlowSpec(i, int(f.src), int(f.dst), int(f.size_bytes), us_to_ps(f.start_us), f.tag)
+        )
     return specs

@@ -32,9 +32,13 @@ def _spread(candidates: list[int], hosts: HostFacts, avoid_rack: int, n: int) ->
 def incast_flows(cfg, hosts: HostFacts, rng: np.random.Generator) -> list[FlowSpec]:
     r = cfg.receiver
     if not 0 <= r < hosts.n_hosts:
-        raise ConfigError("workload.receiver", f"host {r} does not exist; hosts are 0..{hosts.n_hosts - 1}")
+        raise ConfigError(
+            "workload.receiver", f"host {r} does not exist; hosts are 0..{hosts.n_hosts - 1}"
+        )
     if cfg.placement not in PLACEMENTS:
-        raise ConfigError("workload.placement", f"must be one of {PLACEMENTS}, got {cfg.placement!r}")
+        raise ConfigError(
+            "workload.placement", f"must be one of {PLACEMENTS}, got {cfg.placement!r}"
+        )
     if cfg.size_bytes <= 0:
         raise ConfigError("workload.size_bytes", f"must be > 0, got {cfg.size_bytes}")
     if cfg.start_us < 0 or cfg.stagger_us < 0:
@@ -46,15 +50,28 @@ def incast_flows(cfg, hosts: HostFacts, rng: np.random.Generator) -> list[FlowSp
     inter = [h for h in range(hosts.n_hosts) if hosts.dc[h] != dc]
     if cfg.n_intra > len(intra):
         raise ConfigError(
-            "workload.n_intra", f"must be <= {len(intra)} (other hosts in the receiver's datacenter)"
+            "workload.n_intra",
+            f"must be <= {len(intra)} (other hosts in the receiver's datacenter)",
         )
     if cfg.n_inter > len(inter):
         if not inter:
-            raise ConfigError("workload.n_inter", "the topology has a single datacenter; use n_inter=0")
-        raise ConfigError("workload.n_inter", f"must be <= {len(inter)} (hosts in other datacenters)")
+            raise ConfigError(
+                "workload.n_inter", "the topology has a single datacenter; use n_inter=0"
+            )
+        raise ConfigError(
+            "workload.n_inter", f"must be <= {len(inter)} (hosts in other datacenters)"
+        )
     if cfg.placement == "random":
-        chosen_intra = [int(h) for h in rng.choice(intra, size=cfg.n_intra, replace=False)] if cfg.n_intra else []
-        chosen_inter = [int(h) for h in rng.choice(inter, size=cfg.n_inter, replace=False)] if cfg.n_inter else []
+        chosen_intra = (
+            [int(h) for h in rng.choice(intra, size=cfg.n_intra, replace=False)]
+            if cfg.n_intra
+            else []
+        )
+        chosen_inter = (
+            [int(h) for h in rng.choice(inter, size=cfg.n_inter, replace=False)]
+            if cfg.n_inter
+            else []
+        )
     else:
         chosen_intra = _spread(intra, hosts, hosts.rack[r], cfg.n_intra)
         chosen_inter = _spread(inter, hosts, -1, cfg.n_inter)

@@ -43,7 +43,9 @@ def permutation_flows(cfg, hosts: HostFacts, rng: np.random.Generator) -> list[F
     else:
         dcs = sorted(set(hosts.dc))
         if len(dcs) != 2 or len(hosts.in_dc(dcs[0])) != len(hosts.in_dc(dcs[1])):
-            raise ConfigError("workload.scope", "'inter' needs exactly two datacenters of equal size")
+            raise ConfigError(
+                "workload.scope", "'inter' needs exactly two datacenters of equal size"
+            )
         a, b = hosts.in_dc(dcs[0]), hosts.in_dc(dcs[1])
         for src, d in zip(a, rng.permutation(b), strict=True):
             dst[src] = int(d)

@@ -1,0 +1,83 @@
+"""Topology builders and routing, checked against DESIGN.md's reference numbers."""
+
+from __future__ import annotations
+
+import pytest
+
+import uno
+from uno.api import to_run_config
+from uno.build import host_facts, reference_paths
+from uno.topo.registry import build_topology
+from uno.topo.routing import Routing
+
+
+def topo_of(overrides):
+    cfg = to_run_config(uno.compose(overrides))
+    topo = build_topology(cfg.topo, 4160, 64)
+    return topo, Routing(topo)
+
+
+def test_two_dc_structure():
+    topo, routing = topo_of(["topo=two_dc"])
+    assert topo.n_hosts == 256 and topo.n_dcs == 2
+    kinds = [link.kind for link in topo.links]
+    assert kinds.count("wan") == 8
+    assert kinds.count("border") == 2 * 16 * 8  # 16 cores per DC, 8 links each
+    assert kinds.count("host") == 256
+    hosts = host_facts(routing)
+    assert hosts.dc[:128] == (0,) * 128 and hosts.dc[128:] == (1,) * 128
+
+
+def test_two_dc_reference_rtts_and_bdps():
+    _, routing = topo_of(["topo=two_dc"])
+    intra = routing.path_info(0, 127, 4160, 64)
+    inter = routing.path_info(0, 255, 4160, 64)
+    assert intra.hops == 6 and inter.hops == 9
+    # DESIGN.md: 14.03 us / 175,344 B intra, 1792 us / 22.4 MB inter
+    assert intra.base_rtt_ps == 14_027_520
+    assert intra.bdp_bytes() == pytest.approx(175_344)
+    assert inter.base_rtt_ps == 1_792_041_280
+    assert inter.bdp_bytes() == pytest.approx(22_400_516, abs=1)
+    assert inter.base_rtt_ps / intra.base_rtt_ps == pytest.approx(127.75, abs=0.01)
+
+
+def test_inter_rtt_ratio_sets_wan_delay():
+    _, routing = topo_of(["topo=two_dc", "topo.inter_rtt_ratio=128"])
+    intra = routing.path_info(0, 127, 4160, 64).base_rtt_ps
+    inter = routing.path_info(0, 255, 4160, 64).base_rtt_ps
+    assert inter / intra == pytest.approx(128, rel=1e-6)
+
+
+def test_ecmp_fanout_in_two_dc():
+    topo, routing = topo_of(["topo=two_dc"])
+    idx = routing.node_index
+    # ToR up to 4 aggs, agg up to 4 cores, core to border over 8 parallel links, 8 WAN links
+    assert len(routing.next_hops[idx["dc0/tor0"]][200]) == 4
+    assert len(routing.next_hops[idx["dc0/agg0"]][200]) == 4
+    assert len(routing.next_hops[idx["dc0/core0"]][200]) == 8
+    assert len(routing.next_hops[idx["dc0/border"]][200]) == 8
+    # intra-DC traffic never takes the border
+    assert all(routing.edges[e].kind != "border" for e in routing.next_hops[idx["dc0/core0"]][100])
+
+
+def test_fat_tree_sizes_and_paths():
+    topo, routing = topo_of(["topo=fat_tree", "topo.k=4"])
+    assert topo.n_hosts == 16
+    assert len(topo.switches) == 4 * 4 + 4  # k pods x (k/2 tor + k/2 agg) + (k/2)^2 cores
+    assert routing.path_info(0, 1, 4160, 64).hops == 2  # same ToR
+    assert routing.path_info(0, 2, 4160, 64).hops == 4  # same pod
+    assert routing.path_info(0, 15, 4160, 64).hops == 6  # other pod
+
+
+def test_dumbbell_bottleneck():
+    topo, routing = topo_of(["topo=dumbbell", "topo.n_senders=3", "topo.bottleneck_rate_gbps=10"])
+    assert topo.n_hosts == 4
+    path = routing.path_info(0, 3, 4160, 64)
+    assert path.hops == 3 and path.bottleneck_bps == 10_000_000_000
+
+
+def test_reference_paths_pick_intra_and_widest():
+    _, routing = topo_of(["topo=two_dc"])
+    intra, widest = reference_paths(routing, host_facts(routing), 4160, 64)
+    assert intra.base_rtt_ps == 14_027_520
+    assert widest.base_rtt_ps == 1_792_041_280
