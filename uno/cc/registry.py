@@ -6,7 +6,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from uno.cc.base import CongestionControl, FlowContext
+from uno.cc.bbr import Bbr
 from uno.cc.dctcp import Dctcp
+from uno.cc.gemini import Gemini
+from uno.cc.mprdma import Mprdma
+from uno.cc.uno import UnoCC
 
 
 @dataclass(frozen=True)
@@ -17,6 +21,10 @@ class CcEntry:
 
 CC_REGISTRY: dict[str, CcEntry] = {
     "dctcp": CcEntry(Dctcp, "dctcp"),
+    "uno": CcEntry(UnoCC, "uno"),
+    "gemini": CcEntry(Gemini, "gemini"),
+    "mprdma": CcEntry(Mprdma, "mprdma"),
+    "bbr": CcEntry(Bbr, "bbr"),
 }
 
 

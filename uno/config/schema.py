@@ -12,7 +12,11 @@ from typing import Any
 from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING
 
+from uno.cc.bbr import BbrParams
 from uno.cc.dctcp import DctcpParams
+from uno.cc.gemini import GeminiParams
+from uno.cc.mprdma import MprdmaParams
+from uno.cc.uno import UnoParams
 
 MIB = 1 << 20
 GIB = 1 << 30
@@ -110,6 +114,8 @@ class TransportConfig:
     rto_us: float | None = None
     rto_queue_factor: float = 1.0
     rto_min_us: float = 0.0
+    #: the retransmission timer is checked at most this often (htsim scans every 1 us)
+    timer_granularity_us: float = 1.0
 
 
 @dataclass
@@ -119,11 +125,17 @@ class CcConfig:
     intra: str | None = None
     inter: str | None = None
     dctcp: DctcpParams = field(default_factory=DctcpParams)
+    uno: UnoParams = field(default_factory=UnoParams)
+    gemini: GeminiParams = field(default_factory=GeminiParams)
+    mprdma: MprdmaParams = field(default_factory=MprdmaParams)
+    bbr: BbrParams = field(default_factory=BbrParams)
 
 
 @dataclass
 class LbConfig:
     algo: str = "ecmp"
+    #: distinct entropy values a spraying flow draws from (htsim: 256 path ids)
+    n_entropies: int = 256
 
 
 @dataclass

@@ -74,6 +74,7 @@ def check_transport(tp) -> None:
         _positive(tp.rto_us, "transport.rto_us")
     _non_negative(tp.rto_queue_factor, "transport.rto_queue_factor")
     _non_negative(tp.rto_min_us, "transport.rto_min_us")
+    _positive(tp.timer_granularity_us, "transport.timer_granularity_us")
 
 
 def check_cc(cc) -> None:
@@ -140,6 +141,8 @@ def check_config(cfg) -> None:
     check_transport(cfg.transport)
     check_cc(cfg.cc)
     _one_of(cfg.lb.algo, set(LB_REGISTRY), "lb.algo")
+    if not 1 <= cfg.lb.n_entropies <= 1 << 16:
+        raise ConfigError("lb.n_entropies", f"must be in [1, 65536], got {cfg.lb.n_entropies}")
     check_switch(cfg.switch)
     check_engine(cfg.engine)
 

@@ -7,8 +7,11 @@ from uno.lb.base import LoadBalancer
 from uno.lb.ecmp import Ecmp
 from uno.lb.spray import Spray
 
-LB_REGISTRY = {"ecmp": Ecmp, "spray": Spray}
+LB_REGISTRY = {
+    "ecmp": lambda lb_cfg, uniform: Ecmp(uniform),
+    "spray": lambda lb_cfg, uniform: Spray(uniform, lb_cfg.n_entropies),
+}
 
 
 def make_lb(name: str, lb_cfg, uniform: UniformBuffer) -> LoadBalancer:
-    return LB_REGISTRY[name](uniform)
+    return LB_REGISTRY[name](lb_cfg, uniform)

@@ -60,4 +60,8 @@ class PhantomQueue:
 
     def decide_mark(self, time_ps: int) -> bool:
         """ECN decision for a packet leaving the physical queue at ``time_ps``."""
-        return self.red.decide(self.level_at(time_ps))
+        level = self.level_bytes - (time_ps - self.last_ps) * self.drain_bytes_per_ps
+        red = self.red
+        if level <= red.kmin_bytes:  # the common case, without further calls
+            return False
+        return red.decide(level)

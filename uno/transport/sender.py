@@ -37,6 +37,7 @@ class Sender:
         mss_bytes: int,
         header_bytes: int,
         on_complete,
+        timer_granularity_ps: int = 1_000_000,
     ):
         self._engine = engine
         self.flow = flow
@@ -72,6 +73,8 @@ class Sender:
         self._wake_pending = False
         self.nic_waiting = False
         self._timer_armed = False
+        self._last_timeout_ps = 0
+        self.timer_granularity_ps = timer_granularity_ps
         self._key_entropy = -1
         self._key = 0
 
@@ -181,6 +184,11 @@ class Sender:
             self._try_send()
 
     def _on_timer(self, _arg=None) -> None:
+        """Declare lost every packet unacknowledged ``rto_ps`` after its (re)transmission.
+
+        The timer is checked at most every ``timer_granularity_ps`` (htsim scans its timers
+        every microsecond), so a burst of expiries is handled in a few passes, and the
+        congestion controller hears of at most one timeout per base RTT: one loss episode."""
         self._timer_armed = False
         if self.done:
             return
@@ -203,13 +211,16 @@ class Sender:
             self.retx_queue.append(seq)
             lost += 1
         if lost:
-            self.timeouts += 1
             self.lost_packets += lost
-            self.cc.on_timeout(now)
-            self.lb.on_timeout(now)
+            if now - self._last_timeout_ps >= self.flow.path.base_rtt_ps or self.timeouts == 0:
+                self.timeouts += 1
+                self._last_timeout_ps = now
+                self.cc.on_timeout(now)
+                self.lb.on_timeout(now)
         if fifo:
             self._timer_armed = True
-            self._engine.call_at(fifo[0][0] + rto, self._on_timer)
+            due = fifo[0][0] + rto
+            self._engine.call_at(max(due, now + self.timer_granularity_ps), self._on_timer)
         self._try_send()
 
     def _finish(self, now: int) -> None:

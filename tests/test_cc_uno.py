@@ -1,0 +1,245 @@
+"""UnoCC rules (Uno paper §4.1, Algorithm 1, Table 2) as plain arithmetic on the controller."""
+
+from __future__ import annotations
+
+import pytest
+
+from uno.cc.base import FlowContext
+from uno.cc.uno import UnoCC, UnoParams
+from uno.core.errors import ConfigError
+
+US = 1_000_000
+RTT = 14 * US
+BDP = 175_000.0
+MSS = 4160
+
+
+def ctx(base_rtt=RTT, bdp=BDP, inter=False):
+    return FlowContext(
+        base_rtt_ps=base_rtt,
+        bdp_bytes=bdp,
+        bottleneck_bps=100_000_000_000,
+        mss_bytes=MSS,
+        intra_rtt_ps=RTT,
+        intra_bdp_bytes=BDP,
+        is_inter_dc=inter,
+    )
+
+
+def make(**kw):
+    """No cap, half a BDP, and Quick Adapt effectively off unless a test sets qa_beta."""
+    params = UnoParams(**{"max_cwnd_bdp": 0.0, "init_cwnd_bdp": 0.5, "qa_beta": 1e-9, **kw})
+    return UnoCC(ctx(), params)
+
+
+def test_constants_from_table_2():
+    cc = UnoCC(ctx(), UnoParams())
+    assert cc.alpha_bytes == pytest.approx(0.001 * BDP)
+    assert cc.k_bytes == pytest.approx(BDP / 7)
+    assert cc.md_gain == pytest.approx(4 * (BDP / 7) / (BDP / 7 + BDP))  # = 0.5
+    assert cc.cwnd_bytes == BDP  # starts at 1 BDP
+    assert cc.pacing_rate_bps == pytest.approx(BDP * 8e12 / RTT)  # line rate at 1 BDP
+
+
+def test_additive_increase_per_unmarked_ack():
+    cc = make()
+    cc.on_ack(RTT, MSS, False, RTT, 0)
+    assert cc.cwnd_bytes == pytest.approx(87_500 + 175 * MSS / 87_500)
+    before = cc.cwnd_bytes
+    cc.on_ack(RTT + 1, MSS, True, RTT, 1)  # marked: no increase (and no epoch end yet)
+    assert cc.cwnd_bytes == before
+
+
+def test_window_grows_by_alpha_per_rtt():
+    cc = make()
+    w0 = cc.cwnd_bytes
+    for _ in range(25):  # exactly one window of ACKs: 25 x 3500 B = 87,500 B
+        cc.on_ack(RTT, 3500, False, RTT, 0)
+    # alpha x acked / cwnd summed over a window is alpha, up to the window's own growth
+    assert cc.cwnd_bytes - w0 == pytest.approx(0.001 * BDP, rel=0.01)
+
+
+def test_epoch_activates_at_first_ack_and_ends_on_packet_sent_after_it():
+    cc = make()
+    cc.on_ack(RTT, MSS, False, RTT, 0)  # activates: T_epoch = 14 us
+    assert cc.epoch_start_ps == RTT and cc.epochs == 0
+    cc.on_ack(RTT + 5 * US, MSS, False, RTT, RTT - 1)  # sent before T_epoch: same epoch
+    assert cc.epochs == 0
+    cc.on_ack(2 * RTT, MSS, False, RTT, RTT)  # sent at T_epoch: the epoch ends
+    assert cc.epochs == 1
+    assert cc.epoch_start_ps == 2 * RTT  # advanced by one epoch period (intra RTT)
+
+
+def test_epoch_start_advances_by_period_not_to_now():
+    cc = make()
+    cc.on_ack(RTT, MSS, False, RTT, 0)
+    cc.on_ack(10 * RTT, MSS, False, RTT, 9 * RTT)  # a late ACK ends the epoch
+    assert cc.epoch_start_ps == 2 * RTT
+    cc.on_ack(10 * RTT + 1, MSS, False, RTT, 9 * RTT)  # still after T_epoch: ends another
+    assert cc.epochs == 2 and cc.epoch_start_ps == 3 * RTT
+
+
+def test_inter_dc_flow_uses_the_intra_dc_epoch_period():
+    inter = UnoCC(ctx(base_rtt=128 * RTT, bdp=128 * BDP, inter=True), UnoParams())
+    assert inter.epoch_period_ps == RTT
+    assert inter.qa_period_ps == 128 * RTT  # QA stays once per the flow's own RTT
+    assert inter.md_gain == pytest.approx(4 * (BDP / 7) / (BDP / 7 + 128 * BDP))
+
+
+def test_multiplicative_decrease_once_per_congested_epoch():
+    cc = make()
+    qdelay_rtt = RTT + 5 * US  # physical queueing: MD_scale = 1
+    cc.on_ack(RTT, MSS, True, qdelay_rtt, 0)  # activates, marked (no AI)
+    w = cc.cwnd_bytes
+    cc.on_ack(2 * RTT, MSS, True, qdelay_rtt, RTT)  # ends a fully marked epoch
+    e = 0.0625 * 1.0  # E = (1 - g) * 0 + g * frac
+    assert cc.ecn_ewma == pytest.approx(e)
+    assert cc.cwnd_bytes == pytest.approx(w * (1 - e * 0.5))
+    w = cc.cwnd_bytes
+    cc.on_ack(2 * RTT + 1, MSS, True, qdelay_rtt, RTT + 1)  # same epoch (T_epoch = 28 us): no MD
+    assert cc.cwnd_bytes == w and cc.md_events == 1
+
+
+def test_ewma_of_marked_fraction_across_epochs():
+    cc = make()
+    cc.on_ack(RTT, MSS, False, RTT, 0)  # the activating ACK counts in the first epoch
+    # epoch 1: 1 marked of 4 ACKs (the last ACK ends the epoch)
+    for i, ecn in enumerate([True, False]):
+        cc.on_ack(RTT + i + 1, MSS, ecn, RTT + 5 * US, 1)
+    cc.on_ack(2 * RTT, MSS, False, RTT + 5 * US, RTT)
+    assert cc.ecn_ewma == pytest.approx(0.0625 * 0.25)
+    # epoch 2: no marks: E decays, no MD
+    md = cc.md_events
+    cc.on_ack(3 * RTT, MSS, False, RTT, 2 * RTT)
+    assert cc.ecn_ewma == pytest.approx((1 - 0.0625) * 0.0625 * 0.25)
+    assert cc.md_events == md
+
+
+def test_gentle_reduction_compounds_then_resets_on_physical_queueing():
+    cc = make()
+    no_queue = RTT + US // 2  # below the 1 us threshold: phantom-only congestion
+    cc.on_ack(RTT, MSS, True, no_queue, 0)
+    cc.on_ack(2 * RTT, MSS, True, no_queue, RTT)
+    assert cc.md_scale == pytest.approx(0.3)
+    w = cc.cwnd_bytes
+    cc.on_ack(3 * RTT, MSS, True, no_queue, 2 * RTT)
+    assert cc.md_scale == pytest.approx(0.09)
+    assert cc.cwnd_bytes == pytest.approx(w * (1 - cc.ecn_ewma * 0.5 * 0.09))
+    cc.on_ack(4 * RTT, MSS, True, RTT + 3 * US, 3 * RTT)  # physical queueing
+    assert cc.md_scale == 1.0
+    assert cc.gentle_events == 2
+
+
+def test_artifact_gentle_factor_does_not_compound():
+    cc = make(gentle_factor=0.35, gentle_compounds=False)
+    no_queue = RTT
+    cc.on_ack(RTT, MSS, True, no_queue, 0)
+    cc.on_ack(2 * RTT, MSS, True, no_queue, RTT)
+    cc.on_ack(3 * RTT, MSS, True, no_queue, 2 * RTT)
+    assert cc.md_scale == pytest.approx(0.35)
+
+
+def test_gentle_threshold_relative_to_base_rtt():
+    cc = UnoCC(ctx(), UnoParams(gentle_qdelay_us=0.0, gentle_qdelay_base_rtt_frac=0.055))
+    assert cc.gentle_threshold_ps == round(0.055 * RTT)
+
+
+def test_quick_adapt_sets_window_to_bytes_acked_and_skips_one_rtt():
+    cc = make(init_cwnd_bdp=1.0, qa_beta=0.5)
+    w = cc.cwnd_bytes
+    cc.on_ack(RTT, MSS, False, RTT, 0)  # first ACK: the QA period starts at 14 us
+    for i in range(4):  # only 4 more packets acked in the whole RTT: far below beta x cwnd
+        cc.on_ack(RTT + (i + 1) * US, MSS, False, RTT, 1)
+    assert cc.qa_events == 0
+    cc.on_ack(2 * RTT, MSS, False, RTT, 2)  # period over: 6 packets acked in it
+    assert cc.qa_events == 1
+    assert cc.cwnd_bytes == pytest.approx(6 * MSS)
+    assert 6 * MSS < 0.5 * w
+    # the next RTT has neither QA nor MD: marked, late, scarce ACKs change nothing but AI
+    w_qa = cc.cwnd_bytes
+    cc.on_ack(2 * RTT + US, MSS, True, RTT + 10 * US, 2 * RTT + 1)
+    cc.on_ack(3 * RTT - 1, MSS, True, RTT + 10 * US, 3 * RTT - 2)
+    assert cc.cwnd_bytes == w_qa and cc.md_events == 0 and cc.qa_events == 1
+    # after the skip, epochs resume with packets sent after QA and MD applies again
+    cc.on_ack(3 * RTT, MSS, True, RTT + 10 * US, 2 * RTT + 5)
+    assert cc.md_events == 1
+
+
+def test_quick_adapt_not_triggered_when_enough_is_acked():
+    cc = make(init_cwnd_bdp=1.0, qa_beta=0.5)
+    cc.on_ack(RTT, MSS, False, RTT, 0)
+    t = RTT
+    acked = MSS
+    while acked < 0.6 * BDP:
+        t += 100_000
+        cc.on_ack(t, MSS, False, RTT, 0)
+        acked += MSS
+    cc.on_ack(2 * RTT, MSS, False, RTT, 0)
+    assert cc.qa_events == 0
+
+
+def test_artifact_qa_window_scale():
+    cc = make(init_cwnd_bdp=1.0, qa_window_scale=0.96, qa_beta=0.5)
+    cc.on_ack(RTT, MSS, False, RTT, 0)
+    cc.on_ack(2 * RTT, MSS, False, RTT, 0)
+    assert cc.cwnd_bytes == pytest.approx(0.96 * 2 * MSS)
+
+
+def test_window_clamped_to_cap_and_floor():
+    cc = UnoCC(ctx(), UnoParams())  # init 1 BDP, cap 1 BDP
+    cc.on_ack(RTT, MSS, False, RTT, 0)
+    assert cc.cwnd_bytes == BDP
+    small = UnoCC(ctx(), UnoParams(init_cwnd_bdp=0.001, max_cwnd_bdp=1.0))
+    assert small.cwnd_bytes == MSS  # at least one MSS
+
+
+def test_pacing_follows_cwnd_over_base_rtt():
+    cc = make()
+    cc.on_ack(RTT, MSS, False, RTT, 0)
+    assert cc.pacing_rate_bps == pytest.approx(cc.cwnd_bytes * 8e12 / RTT)
+
+
+def test_timeout_reaction_is_configurable():
+    cc = make()
+    w = cc.cwnd_bytes
+    cc.on_timeout(RTT)
+    assert cc.cwnd_bytes == w  # default: unchanged (artifact -noRto)
+    cc2 = make(timeout_cwnd_mss=1.0)
+    cc2.on_timeout(RTT)
+    assert cc2.cwnd_bytes == MSS
+
+
+@pytest.mark.parametrize(
+    "field,value",
+    [
+        ("qa_beta", 0.0),
+        ("qa_beta", 1.5),
+        ("ai_bdp_frac", 0.0),
+        ("ecn_ewma_gain", 2.0),
+        ("k_bytes", -1.0),
+    ],
+)
+def test_check_rejects_bad_values(field, value):
+    with pytest.raises(ConfigError) as err:
+        UnoParams(**{field: value}).check("cc.uno")
+    assert err.value.field == f"cc.uno.{field}"
+
+
+def test_artifact_rule_increases_when_the_ewma_falls():
+    cc = make(ewma_fall_increase=True, ecn_ewma_gain=0.5)
+    q = RTT + 5 * US
+    cc.on_ack(RTT, MSS, True, q, 0)
+    cc.on_ack(2 * RTT, MSS, True, q, RTT)  # E: 0 -> 0.5 (old E was 0: a normal MD)
+    assert cc.md_events == 1
+    w = cc.cwnd_bytes
+    # next epoch: 1 of 4 marked -> E = 0.5 * 0.5 + 0.5 * 0.25 = 0.375 < 0.5: increase, no MD
+    cc.on_ack(2 * RTT + 1, MSS, True, q, RTT + 1)
+    cc.on_ack(2 * RTT + 2, MSS, False, q, RTT + 2)
+    cc.on_ack(2 * RTT + 3, MSS, False, q, RTT + 3)
+    w_ai = cc.cwnd_bytes  # the two unmarked ACKs already added per-ACK AI
+    cc.on_ack(3 * RTT, MSS, False, q, 2 * RTT)
+    assert cc.ecn_ewma == pytest.approx(0.375)
+    assert cc.md_events == 1
+    per_ack = 175 * MSS / w_ai
+    assert cc.cwnd_bytes > w_ai + per_ack  # per-ACK AI plus the epoch's increase
+    assert cc.cwnd_bytes > w
