@@ -43,12 +43,20 @@ def to_run_config(cfg: DictConfig):
     return cfg
 
 
-def run(cfg, out_dir: str | Path | None = None, measure_memory: bool = False) -> RunResult:
-    """Validate, build and run ``cfg``; write result tables to ``out_dir`` if given."""
+def run(
+    cfg,
+    out_dir: str | Path | None = None,
+    measure_memory: bool = False,
+    choices: dict[str, str] | None = None,
+) -> RunResult:
+    """Validate, build and run ``cfg``; write result tables to ``out_dir`` if given.
+    ``choices`` (config group -> option, as Hydra records them) are kept in the summary."""
     from uno.build import build_simulation
 
     run_cfg = to_run_config(cfg)
     sim = build_simulation(run_cfg)
+    if choices:
+        sim.meta["choices"] = dict(choices)
     result = sim.run(measure_memory=measure_memory)
     if out_dir is not None:
         write_results(Path(out_dir), result.tables, result.summary)

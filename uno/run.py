@@ -40,7 +40,13 @@ def _main(cfg: DictConfig) -> dict:
     out.mkdir(parents=True, exist_ok=True)
     (out / "config.yaml").write_text(OmegaConf.to_yaml(cfg))
     try:
-        result = run(cfg, out_dir=out)
+        choices = {
+            k: v for k, v in HydraConfig.get().runtime.choices.items() if not k.startswith("hydra")
+        }
+    except ValueError:
+        choices = {}
+    try:
+        result = run(cfg, out_dir=out, choices=choices)
     except ConfigError as exc:
         print(f"uno-run: configuration error: {exc}", file=sys.stderr)
         raise SystemExit(2) from None

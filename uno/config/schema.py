@@ -95,6 +95,21 @@ class IncastWorkload:
 
 
 @dataclass
+class RpcIncastWorkload(IncastWorkload):
+    kind: str = "rpc_incast"
+    rpc_count: int = 1000
+    #: "same_rack" (hosts under the receiver's ToR) or "same_dc"
+    rpc_sources: str = "same_rack"
+    #: shipped CDF name (data/cdf/<name>.csv) or a path to a CDF file
+    rpc_cdf: str = "google_rpc"
+    rpc_max_bytes: int | None = None
+    rpc_start_us: float = 15000.0
+    rpc_interval_us: float = 25.0
+    #: "periodic" (every rpc_interval_us) or "poisson" (exponential gaps of that mean)
+    rpc_arrivals: str = "periodic"
+
+
+@dataclass
 class PermutationWorkload:
     kind: str = "permutation"
     size_bytes: int = 1_000_000
@@ -181,6 +196,8 @@ class EngineConfig:
     #: ports whose queues are sampled: "receivers" (switch ports into flow destinations),
     #: "busy" (any port non-empty at the sample), "all", or glob patterns of port names
     queue_ports: list[str] = field(default_factory=lambda: ["receivers"])
+    #: end the run once every flow carrying one of these tags finished (empty: all flows)
+    stop_when_done: list[str] = field(default_factory=list)
     progress: bool = False
     check_invariants: bool = True
 
@@ -205,6 +222,7 @@ WORKLOAD_SCHEMAS = {
     "flows": FlowsWorkload,
     "incast": IncastWorkload,
     "permutation": PermutationWorkload,
+    "rpc_incast": RpcIncastWorkload,
 }
 
 

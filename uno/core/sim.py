@@ -44,6 +44,8 @@ class Simulation:
         self.max_time_ps = 0
         self.check_invariants = True
         self._n_done = 0
+        self._n_required = None  # flows that must finish before the run stops (None: all)
+        self.stop_tags: set[str] = set()
         self._stop = self.engine.event()
 
     # ---- flow lifecycle -----------------------------------------------------------------
@@ -58,8 +60,16 @@ class Simulation:
             flow.sender.start()
 
     def flow_completed(self, flow) -> None:
+        if self.stop_tags and flow.tag not in self.stop_tags:
+            return
         self._n_done += 1
-        if self._n_done == len(self.flows) and not self._stop.triggered:
+        if self._n_required is None:
+            self._n_required = (
+                sum(1 for f in self.flows if f.tag in self.stop_tags)
+                if self.stop_tags
+                else len(self.flows)
+            )
+        if self._n_done == self._n_required and not self._stop.triggered:
             self._stop.succeed()
 
     # ---- running ------------------------------------------------------------------------

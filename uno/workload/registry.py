@@ -5,9 +5,11 @@ from __future__ import annotations
 from uno.workload.explicit import explicit_flows
 from uno.workload.incast import incast_flows
 from uno.workload.permutation import permutation_flows
+from uno.workload.rpc import rpc_incast_flows
 
 WORKLOAD_REGISTRY = {
     "flows": explicit_flows,
     "incast": incast_flows,
     "permutation": permutation_flows,
+    "rpc_incast": rpc_incast_flows,
 }

@@ -1,0 +1,113 @@
+"""Analysis helpers shared by ``experiments/*/analyze.py`` and notebooks. They read only the
+result tables (``flows``, ``rates``, ``queues``...) of runs, never the simulator."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import yaml
+
+from uno.metrics.io import SUMMARY_FILE, read_run
+from uno.metrics.summary import jain_index
+
+
+def windowed_flow_rates(
+    rates: pd.DataFrame, window_ps: int, value: str = "sent_gbps"
+) -> pd.DataFrame:
+    """Mean rate of each flow in consecutive windows of ``window_ps``: columns window_start_ps,
+    flow_id, rate_gbps. A sample at time t covers (t - interval, t]; it goes to the window
+    holding its interval."""
+    df = rates[["time_ps", "flow_id", value]].copy()
+    df["window_start_ps"] = ((df["time_ps"] - 1) // window_ps) * window_ps
+    out = df.groupby(["window_start_ps", "flow_id"], as_index=False)[value].mean()
+    return out.rename(columns={value: "rate_gbps"})
+
+
+def jain_over_windows(
+    rates: pd.DataFrame,
+    flows: pd.DataFrame,
+    window_ps: int,
+    until_ps: int | None = None,
+    value: str = "sent_gbps",
+) -> pd.DataFrame:
+    """Jain's fairness index of the flows' mean rates in each window (flows with no sample in a
+    window count as rate 0 there). Only windows that end by ``until_ps`` (default: the first
+    flow completion) are kept. Columns: window_start_ps, window_end_ps, jain, total_gbps."""
+    if until_ps is None:
+        finished = flows["finish_ps"].dropna()
+        until_ps = int(finished.min()) if len(finished) else int(rates["time_ps"].max())
+    per = windowed_flow_rates(rates, window_ps, value)
+    table = per.pivot(index="window_start_ps", columns="flow_id", values="rate_gbps")
+    table = table.reindex(columns=flows["flow_id"].to_numpy()).fillna(0.0)
+    table = table[table.index + window_ps <= until_ps]
+    return pd.DataFrame(
+        {
+            "window_start_ps": table.index.to_numpy(dtype=np.int64),
+            "window_end_ps": table.index.to_numpy(dtype=np.int64) + window_ps,
+            "jain": [jain_index(row) for row in table.to_numpy()],
+            "total_gbps": table.sum(axis=1).to_numpy(),
+        }
+    )
+
+
+def first_time_at_or_above(series_time_ps, series_value, threshold: float) -> int | None:
+    """First time (ps) at which the value reaches ``threshold``, or None if it never does."""
+    for t, v in zip(series_time_ps, series_value, strict=True):
+        if v >= threshold:
+            return int(t)
+    return None
+
+
+def class_mean_rates(
+    rates: pd.DataFrame,
+    flows: pd.DataFrame,
+    start_ps: int,
+    end_ps: int | None = None,
+    value: str = "sent_gbps",
+) -> dict[str, float]:
+    """Mean per-flow rate of each class (intra/inter) over samples in (start_ps, end_ps]."""
+    df = rates[rates["time_ps"] > start_ps]
+    if end_ps is not None:
+        df = df[df["time_ps"] <= end_ps]
+    df = df.merge(flows[["flow_id", "cls"]], on="flow_id")
+    per_flow = df.groupby(["cls", "flow_id"])[value].mean()
+    return {cls: float(per_flow[cls].mean()) for cls in per_flow.index.get_level_values(0).unique()}
+
+
+def runs_in(path: str | Path) -> list[Path]:
+    """Complete run directories at or below ``path`` (those holding ``summary.json``), sorted."""
+    path = Path(path)
+    if (path / SUMMARY_FILE).exists():
+        return [path]
+    runs = sorted(p.parent for p in path.rglob(SUMMARY_FILE))
+    if not runs:
+        raise FileNotFoundError(f"no complete run (with {SUMMARY_FILE}) under {path}")
+    return runs
+
+
+def load_runs(path: str | Path) -> list[dict]:
+    """Every complete run under ``path``: its tables, summary and resolved config (dict)."""
+    out = []
+    for run_dir in runs_in(path):
+        run = read_run(run_dir)
+        cfg_path = run_dir / "config.yaml"
+        if cfg_path.exists():
+            run["config"] = yaml.safe_load(cfg_path.read_text())
+        run["dir"] = run_dir
+        out.append(run)
+    return out
+
+
+def scheme_label(run: dict) -> str:
+    """A short label for a run's scheme: the Hydra ``cc`` option it was launched with (e.g.
+    ``uno_artifact``) if known, else the algorithms (``mprdma+bbr``)."""
+    meta = run["summary"]["run"]
+    choices = meta.get("choices") or {}
+    return choices.get("cc") or meta["cc"]
+
+
+def write_json(obj, path: str | Path) -> None:
+    Path(path).write_text(json.dumps(obj, indent=2, default=float) + "\n")

@@ -1,0 +1,70 @@
+"""Background incast plus small RPC messages (Uno paper §3.2, Fig. 4): long-lived senders
+towards one receiver, and ``rpc_count`` RPCs to the same receiver from hosts in its datacenter,
+sizes drawn from an empirical CDF (the paper names Google's RPC distribution), starting at
+``rpc_start_us`` and then either every ``rpc_interval_us`` or as a Poisson process of that mean
+gap."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from uno.core.errors import ConfigError
+from uno.core.units import us_to_ps
+from uno.transport.flow import FlowSpec
+from uno.workload.cdf import load_cdf
+from uno.workload.hosts import HostFacts
+from uno.workload.incast import incast_flows
+
+RPC_SOURCES = ("same_rack", "same_dc")
+ARRIVALS = ("periodic", "poisson")
+
+
+def rpc_incast_flows(cfg, hosts: HostFacts, rng: np.random.Generator) -> list[FlowSpec]:
+    background = incast_flows(cfg, hosts, rng)
+    if cfg.rpc_count < 0:
+        raise ConfigError("workload.rpc_count", f"must be >= 0, got {cfg.rpc_count}")
+    if cfg.rpc_sources not in RPC_SOURCES:
+        raise ConfigError(
+            "workload.rpc_sources", f"must be one of {RPC_SOURCES}, got {cfg.rpc_sources!r}"
+        )
+    if cfg.rpc_arrivals not in ARRIVALS:
+        raise ConfigError(
+            "workload.rpc_arrivals", f"must be one of {ARRIVALS}, got {cfg.rpc_arrivals!r}"
+        )
+    if cfg.rpc_interval_us <= 0:
+        raise ConfigError("workload.rpc_interval_us", f"must be > 0, got {cfg.rpc_interval_us}")
+    if cfg.rpc_start_us < 0:
+        raise ConfigError("workload.rpc_start_us", f"must be >= 0, got {cfg.rpc_start_us}")
+    if cfg.rpc_max_bytes is not None and cfg.rpc_max_bytes <= 0:
+        raise ConfigError(
+            "workload.rpc_max_bytes", f"must be > 0 (or null), got {cfg.rpc_max_bytes}"
+        )
+    r = cfg.receiver
+    busy = {s.src for s in background}
+    if cfg.rpc_sources == "same_rack":
+        candidates = [h for h in range(hosts.n_hosts) if hosts.rack[h] == hosts.rack[r] and h != r]
+    else:
+        candidates = [h for h in hosts.in_dc(hosts.dc[r]) if h != r]
+    candidates = [h for h in candidates if h not in busy] or candidates
+    if cfg.rpc_count and not candidates:
+        raise ConfigError(
+            "workload.rpc_sources", f"no host other than the receiver in its {cfg.rpc_sources}"
+        )
+    cdf = load_cdf(cfg.rpc_cdf, field="workload.rpc_cdf")
+    n = cfg.rpc_count
+    sizes = cdf.sample(rng, n)
+    if cfg.rpc_max_bytes is not None:
+        sizes = np.minimum(sizes, cfg.rpc_max_bytes)
+    if cfg.rpc_arrivals == "periodic":
+        gaps_us = np.full(n, cfg.rpc_interval_us)
+    else:
+        gaps_us = rng.exponential(cfg.rpc_interval_us, size=n)
+    starts_us = cfg.rpc_start_us + np.concatenate([[0.0], np.cumsum(gaps_us[:-1])]) if n else []
+    srcs = rng.choice(candidates, size=n) if n else []
+    specs = list(background)
+    base = len(specs)
+    for i in range(n):
+        specs.append(
+            FlowSpec(base + i, int(srcs[i]), r, int(sizes[i]), us_to_ps(float(starts_us[i])), "rpc")
+        )
+    return specs
