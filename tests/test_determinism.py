@@ -10,7 +10,13 @@ import uno
 from uno.api import to_run_config
 from uno.build import build_simulation
 
-PERMUTATION = ["topo=fat_tree", "topo.k=4", "workload=permutation", "workload.size_bytes=500000"]
+PERMUTATION = [
+    "topo=fat_tree",
+    "topo.k=4",
+    "workload=permutation",
+    "workload.size_bytes=500000",
+    "lb=ecmp",
+]
 
 
 def test_same_seed_gives_identical_flows_parquet(tmp_path):
@@ -30,7 +36,7 @@ def used_ports(result) -> set[str]:
 def test_different_seed_changes_ecmp_choices():
     # fixed flows (explicit workload), so only ECMP entropies and switch salts depend on the seed
     flows = ",".join(f"{{src:{i},dst:{15 - i},size_bytes:200000}}" for i in range(8))
-    base = ["topo=fat_tree", "topo.k=4", "workload=flows", f"workload.flows=[{flows}]"]
+    base = ["topo=fat_tree", "topo.k=4", "workload=flows", f"workload.flows=[{flows}]", "lb=ecmp"]
     a = run(base + ["seed=1"])
     b = run(base + ["seed=2"])
     assert used_ports(a) != used_ports(b)

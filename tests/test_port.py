@@ -157,3 +157,22 @@ def test_phantom_marks_at_dequeue_from_its_own_level():
         expected.append(dep_level > 10_000)
     assert marks == expected
     assert port.max_bytes == 4160
+
+
+def test_phantom_queue_adds_no_events():
+    def events_for(with_phantom: bool) -> int:
+        rng = UniformBuffer(np.random.default_rng(0))
+        ph = PhantomQueue(100_000, RATE * 0.9, 10_000, 50_000, rng) if with_phantom else None
+        eng, net, port, sink = make_port(
+            10**6,
+            red=RedMarker(10**9, 10**9, rng),
+            phantom=ph,
+            source="phantom" if with_phantom else "physical",
+        )
+        for i in range(200):
+            eng.call_at(i * 1_000_000, port.receive, packet(i, 4160))
+        eng.run_until(10**12)
+        assert len(sink.got) == 200
+        return eng.events_scheduled
+
+    assert events_for(True) == events_for(False)

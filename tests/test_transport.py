@@ -8,9 +8,10 @@ from conftest import flows_override, run
 from uno.metrics.summary import jain_index
 
 
+@pytest.mark.parametrize("cc", ["dctcp", "uno"])
 @pytest.mark.parametrize("dst,cls,hops", [(127, "intra", 6), (255, "inter", 9)])
-def test_lone_flow_meets_ideal_fct(dst, cls, hops):
-    r = run(["workload=flows", flows_override([(0, dst, 20_000_000)])])
+def test_lone_flow_meets_ideal_fct(dst, cls, hops, cc):
+    r = run(["workload=flows", flows_override([(0, dst, 20_000_000)]), f"cc={cc}", "lb=ecmp"])
     f = r.flows.iloc[0]
     assert f.cls == cls and f.hops == hops
     assert f.retransmits == 0
@@ -31,6 +32,7 @@ def dumbbell_long_flows(n: int, extra: list[str] | None = None):
     flows = [(i, n, 10**10) for i in range(n)]
     return run(
         [
+            "cc=dctcp",
             "topo=dumbbell",
             f"topo.n_senders={n}",
             "topo.host_rate_gbps=10",
@@ -74,6 +76,7 @@ def test_tail_drop_losses_are_all_recovered():
     flows = [(i, n, 2_000_000) for i in range(n)]
     r = run(
         [
+            "cc=dctcp",
             "topo=dumbbell",
             f"topo.n_senders={n}",
             "topo.buffer_bytes=60000",
