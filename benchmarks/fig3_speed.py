@@ -38,14 +38,25 @@ def run_once(overrides: list[str]) -> dict:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--size-bytes", type=int, default=1 << 30)
     ap.add_argument("--cc", default="uno")
-    ap.add_argument("--phantom-check-bytes", type=int, default=20_000_000,
-                    help="flow size of the with/without phantom comparison (0 skips it)")
+    ap.add_argument(
+        "--phantom-check-bytes",
+        type=int,
+        default=20_000_000,
+        help="flow size of the with/without phantom comparison (0 skips it)",
+    )
     ap.add_argument("overrides", nargs="*")
     args = ap.parse_args()
-    base = ["experiment=fig3_fairness", f"cc={args.cc}", "engine.sample_interval_us=500", *args.overrides]
+    base = [
+        "experiment=fig3_fairness",
+        f"cc={args.cc}",
+        "engine.sample_interval_us=500",
+        *args.overrides,
+    ]
     r = run_once(base + [f"workload.size_bytes={args.size_bytes}"])
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(
@@ -56,7 +67,10 @@ def main() -> None:
     )
     if args.phantom_check_bytes:
         small = [*base, f"workload.size_bytes={args.phantom_check_bytes}"]
-        for label, extra in (("phantom on every switch port", []), ("no phantom queue", ["switch=ecn"])):
+        for label, extra in (
+            ("phantom on every switch port", []),
+            ("no phantom queue", ["switch=ecn"]),
+        ):
             c = run_once(small + extra)
             print(
                 f"  {label:<30} ({c['phantom_ports']:4d} ports): {c['events'] / c['hops']:.3f} events "

@@ -147,11 +147,20 @@ def check_config(cfg) -> None:
     check_engine(cfg.engine)
 
 
+#: link kinds the topology builders produce
+LINK_KINDS = ("host", "fabric", "border", "wan", "bottleneck")
+
+
 def check_against_topology(cfg, link_kinds: set[str]) -> None:
     """Checks that need the built topology."""
-    unknown = [k for k in cfg.switch.port_kinds if k not in link_kinds]
+    kinds = list(cfg.switch.port_kinds)
+    unknown = [k for k in kinds if k not in LINK_KINDS]
     if unknown:
         raise ConfigError(
+            "switch.port_kinds", f"unknown link kinds {unknown}; link kinds are {list(LINK_KINDS)}"
+        )
+    if kinds and not set(kinds) & link_kinds:
+        raise ConfigError(
             "switch.port_kinds",
-            f"unknown link kinds {unknown}; this topology has {sorted(link_kinds)}",
+            f"none of {kinds} exists in this topology, which has {sorted(link_kinds)}",
         )
