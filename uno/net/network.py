@@ -69,9 +69,9 @@ class Network:
                 raise ValueError(f"host {host.name} is not connected")
         for node_index, obj in enumerate(node_objs):
             if isinstance(obj, Switch):
-                obj.fib = [
-                    tuple(self.ports[e] for e in hops) for hops in routing.next_hops[node_index]
-                ]
+                obj.set_fib(
+                    [tuple(self.ports[e] for e in hops) for hops in routing.next_hops[node_index]]
+                )
         self.port_by_name = {p.name: p for p in self.ports}
 
     # ---- configuration ------------------------------------------------------------------

@@ -15,7 +15,7 @@ def ecmp_index(hkey: int, salt: int, n_ports: int) -> int:
 class Switch:
     """Forwarding element. ``fib[dst_host_id]`` is the tuple of equal-cost output ports."""
 
-    __slots__ = ("name", "node_id", "dc", "tier", "salt", "fib", "ports", "_choice")
+    __slots__ = ("name", "node_id", "dc", "tier", "salt", "fib", "ports", "_choice", "_single")
 
     #: entries kept in the per-switch choice cache before it is cleared
     CACHE_LIMIT = 1 << 16
@@ -27,16 +27,25 @@ class Switch:
         self.tier = tier
         self.salt = salt
         self.fib: list[tuple] = []
+        self._single: list = []
         self.ports: list = []
         # hash key -> chosen port; the choice is a pure function of (key, salt, fib), so the
         # cache only saves recomputing the hash (ECMP flows reuse one key for every packet)
         self._choice: dict = {}
 
+    def set_fib(self, fib: list[tuple]) -> None:
+        """Install equal-cost port tuples per destination host id."""
+        self.fib = fib
+        self._single = [ports[0] if len(ports) == 1 else None for ports in fib]
+        self._choice.clear()
+
     def receive(self, pkt) -> None:
-        ports = self.fib[pkt.dst]
-        if len(ports) == 1:
-            ports[0].receive(pkt)
+        dst = pkt.dst
+        port = self._single[dst]
+        if port is not None:
+            port.receive(pkt)
             return
+        ports = self.fib[dst]
         key = pkt.hkey
         port = self._choice.get(key)
         if port is None:
@@ -45,10 +54,6 @@ class Switch:
                 self._choice.clear()
             self._choice[key] = port
         port.receive(pkt)
-
-    def invalidate_routes(self) -> None:
-        """Forget cached choices (call after changing ``fib``)."""
-        self._choice.clear()
 
     def __repr__(self) -> str:
         return f"Switch({self.name})"

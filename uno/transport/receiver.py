@@ -28,8 +28,7 @@ class Receiver:
         self.dup_packets = 0
         self.ecn_packets = 0
         self.complete_ps: int | None = None
-        self._key_entropy = -1
-        self._key = 0
+        self._keys: dict[int, int] = {}  # entropy -> ECMP hash key of the ACK direction
 
     def on_data(self, pkt) -> None:
         seq = pkt.seq
@@ -58,9 +57,8 @@ class Receiver:
         dst = pkt.src
         pkt.src = src
         pkt.dst = dst
-        entropy = pkt.entropy
-        if entropy != self._key_entropy:
-            self._key_entropy = entropy
-            self._key = flow_hash_key(src, dst, entropy)
-        pkt.hkey = self._key
+        key = self._keys.get(pkt.entropy)
+        if key is None:
+            key = self._keys[pkt.entropy] = flow_hash_key(src, dst, pkt.entropy)
+        pkt.hkey = key
         self._host.send(pkt)

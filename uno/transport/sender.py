@@ -75,8 +75,7 @@ class Sender:
         self._timer_armed = False
         self._last_timeout_ps = 0
         self.timer_granularity_ps = timer_granularity_ps
-        self._key_entropy = -1
-        self._key = 0
+        self._keys: dict[int, int] = {}  # entropy -> ECMP hash key of (src, dst, entropy)
 
     # ---- sending ----------------------------------------------------------------------
     def start(self, _arg=None) -> None:
@@ -124,11 +123,11 @@ class Sender:
             wire = payload + self.header_bytes
             flow = self.flow
             entropy = self.lb.next_entropy(now)
-            if entropy != self._key_entropy:
-                self._key_entropy = entropy
-                self._key = flow_hash_key(flow.src, flow.dst, entropy)
+            key = self._keys.get(entropy)
+            if key is None:
+                key = self._keys[entropy] = flow_hash_key(flow.src, flow.dst, entropy)
             pkt = Packet(
-                DATA, flow, seq, wire, payload, flow.src, flow.dst, entropy, self._key, now, is_retx
+                DATA, flow, seq, wire, payload, flow.src, flow.dst, entropy, key, now, is_retx
             )
             if self._rate_samples:
                 pkt.tx_delivered = self.acked_bytes
