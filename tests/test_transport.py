@@ -99,3 +99,15 @@ def test_flows_with_staggered_starts_and_spraying_complete():
     r = run(["workload=flows", flows_override(flows), "lb=spray"])
     assert r.flows["finish_ps"].notna().all()
     assert (r.flows["start_ps"] == [10_000_000 * i for i in range(6)]).all()
+
+
+def test_sub_mtu_flow_ideal_fct_uses_its_own_packet_size():
+    r = run(["workload=flows", flows_override([(0, 127, 1000)]), "cc=dctcp", "lb=ecmp"])
+    f = r.flows.iloc[0]
+    wire = 1000 + 64
+    ser = wire * 8 * 10**12 // 100_000_000_000
+    # 6 hops: data of 1064 B forward, 64 B ACK back, 1 us per link each way
+    base = 6 * (2_000_000 + ser + 5_120)
+    assert f.ideal_fct_ps == base + ser
+    assert f.fct_ps == base  # the one packet's serialisation is inside the base RTT
+    assert f.slowdown <= 1.0 and f.slowdown > 0.98

@@ -87,6 +87,7 @@ def build_simulation(cfg) -> Simulation:
     sim.network = network
     lb_uniform = sim.rng.buffered("lb")
     path_cache: dict[tuple[int, int], tuple[PathInfo, int]] = {}
+    small_rtts: dict[tuple[int, int, int], int] = {}
     for spec in specs:
         key = (spec.src, spec.dst)
         if key not in path_cache:
@@ -98,7 +99,15 @@ def build_simulation(cfg) -> Simulation:
         cc_name = (cfg.cc.inter if inter else cfg.cc.intra) or cfg.cc.algo
         n_packets = -(-spec.size_bytes // tp.mtu_bytes)
         wire_bytes = spec.size_bytes + n_packets * tp.header_bytes
-        flow = Flow(spec, cls, path, n_packets, wire_bytes, rto_ps, cc_name, cfg.lb.algo)
+        ideal_rtt = None
+        if spec.size_bytes < tp.mtu_bytes:  # a single packet smaller than a full one
+            small = (spec.src, spec.dst, spec.size_bytes + tp.header_bytes)
+            if small not in small_rtts:
+                small_rtts[small] = routing.path_info(
+                    spec.src, spec.dst, small[2], tp.ack_bytes
+                ).base_rtt_ps
+            ideal_rtt = small_rtts[small]
+        flow = Flow(spec, cls, path, n_packets, wire_bytes, rto_ps, cc_name, cfg.lb.algo, ideal_rtt)
         ctx = FlowContext(
             base_rtt_ps=path.base_rtt_ps,
             bdp_bytes=path.bdp_bytes(),

@@ -38,7 +38,7 @@ def _main(cfg: DictConfig) -> dict:
 
     out = _out_dir(cfg)
     out.mkdir(parents=True, exist_ok=True)
-    (out / "config.yaml").write_text(OmegaConf.to_yaml(cfg))
+    (out / "config.yaml").write_text(OmegaConf.to_yaml(cfg, resolve=True))
     try:
         choices = {
             k: v for k, v in HydraConfig.get().runtime.choices.items() if not k.startswith("hydra")

@@ -182,7 +182,8 @@ def plot(results: list[dict], runs: list[dict], out: Path) -> None:
         )
         ax2.set_xticks(x, names, rotation=15)
         ax2.set_ylabel("FCT (ms)")
-        ax2.legend(loc="lower right", fontsize=8)
+        ax2.set_ylim(0, 1.35 * max([*maxes, ideal]))
+        ax2.legend(loc="upper center", ncol=2, fontsize=7, framealpha=0.8)
     fig.tight_layout()
     fig.savefig(out, dpi=120)
     plt.close(fig)
@@ -209,6 +210,14 @@ def format_table(results: list[dict]) -> str:
             f"{f(cls.get('intra', {}).get('mean_fct_ms'), 10)} "
             f"{f(cls.get('inter', {}).get('mean_fct_ms'), 10)} {r['drops']:>7} {r['timeouts']:>5}"
         )
+    lines.append("per-flow FCT (ms), flow order (sender host: i = intra-DC, e = inter-DC):")
+    for r in results:
+        cells = " ".join(
+            f"{fl['src']}{'i' if fl['cls'] == 'intra' else 'e'}:"
+            + (f"{fl['fct_ms']:.1f}" if fl["fct_ms"] is not None else "unfinished")
+            for fl in r["flows"]
+        )
+        lines.append(f"  {r['mix']:<14} {r['scheme']:<16} {cells}")
     return "\n".join(lines)
 
 

@@ -110,6 +110,7 @@ from collections import deque
 from dataclasses import dataclass
 
 from uno.cc.base import CongestionControl, FlowContext, SendTimeWindow
+from uno.cc.params import check_fields
 from uno.core.errors import ConfigError
 
 STARTUP = "startup"
@@ -150,26 +151,19 @@ class BbrParams:
 
     def check(self, prefix: str) -> None:
         """Raise ConfigError for out-of-range values (``prefix`` names the config node)."""
-        if not self.high_gain > 1:
-            raise ConfigError(f"{prefix}.high_gain", f"must be > 1, got {self.high_gain}")
-        if not self.cwnd_gain >= 1:
-            raise ConfigError(f"{prefix}.cwnd_gain", f"must be >= 1, got {self.cwnd_gain}")
-        if not _is_int(self.bw_window_rounds) or self.bw_window_rounds < 1:
-            raise ConfigError(
-                f"{prefix}.bw_window_rounds",
-                f"must be an integer >= 1, got {self.bw_window_rounds!r}",
-            )
-        if not self.min_rtt_window_s > 0:
-            raise ConfigError(
-                f"{prefix}.min_rtt_window_s", f"must be > 0, got {self.min_rtt_window_s}"
-            )
-        if not self.full_bw_growth > 1:
-            raise ConfigError(f"{prefix}.full_bw_growth", f"must be > 1, got {self.full_bw_growth}")
-        if not _is_int(self.full_bw_rounds) or self.full_bw_rounds < 1:
-            raise ConfigError(
-                f"{prefix}.full_bw_rounds",
-                f"must be an integer >= 1, got {self.full_bw_rounds!r}",
-            )
+        rules = {
+            "high_gain": "> 1",
+            "cwnd_gain": ">= 1",
+            "bw_window_rounds": "int >= 1",
+            "min_rtt_window_s": "> 0",
+            "full_bw_growth": "> 1",
+            "full_bw_rounds": "int >= 1",
+            "probe_rtt_duration_s": ">= 0",
+            "min_pipe_cwnd_mss": "> 0",
+            "init_cwnd_bdp": "> 0",
+            "max_cwnd_bdp": ">= 0",
+        }
+        check_fields(prefix, self, rules)
         n = len(PACING_GAIN_CYCLE)
         if not _is_int(self.cycle_start_index) or not 0 <= self.cycle_start_index < n:
             raise ConfigError(
@@ -181,21 +175,6 @@ class BbrParams:
                 raise ConfigError(
                     f"{prefix}.{name}", f"must be a boolean, got {getattr(self, name)!r}"
                 )
-        if not self.probe_rtt_duration_s >= 0:
-            raise ConfigError(
-                f"{prefix}.probe_rtt_duration_s",
-                f"must be >= 0, got {self.probe_rtt_duration_s}",
-            )
-        if not self.min_pipe_cwnd_mss > 0:
-            raise ConfigError(
-                f"{prefix}.min_pipe_cwnd_mss", f"must be > 0, got {self.min_pipe_cwnd_mss}"
-            )
-        if not self.init_cwnd_bdp > 0:
-            raise ConfigError(f"{prefix}.init_cwnd_bdp", f"must be > 0, got {self.init_cwnd_bdp}")
-        if not self.max_cwnd_bdp >= 0:
-            raise ConfigError(
-                f"{prefix}.max_cwnd_bdp", f"must be >= 0 (0 = no cap), got {self.max_cwnd_bdp}"
-            )
 
 
 class WindowedMax:

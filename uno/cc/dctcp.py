@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from uno.cc.base import CongestionControl, FlowContext, SendTimeWindow
-from uno.core.errors import ConfigError
+from uno.cc.params import WINDOW_RULES, check_fields
 
 
 @dataclass
@@ -32,18 +32,7 @@ class DctcpParams:
 
     def check(self, prefix: str) -> None:
         """Raise ConfigError for out-of-range values (``prefix`` names the config node)."""
-        if not 0 < self.g <= 1:
-            raise ConfigError(f"{prefix}.g", f"must be in (0, 1], got {self.g}")
-        if not 0 <= self.alpha_init <= 1:
-            raise ConfigError(f"{prefix}.alpha_init", f"must be in [0, 1], got {self.alpha_init}")
-        if self.init_cwnd_bdp <= 0:
-            raise ConfigError(f"{prefix}.init_cwnd_bdp", f"must be > 0, got {self.init_cwnd_bdp}")
-        if self.min_cwnd_mss <= 0:
-            raise ConfigError(f"{prefix}.min_cwnd_mss", f"must be > 0, got {self.min_cwnd_mss}")
-        if self.max_cwnd_bdp < 0:
-            raise ConfigError(
-                f"{prefix}.max_cwnd_bdp", f"must be >= 0 (0 = no cap), got {self.max_cwnd_bdp}"
-            )
+        check_fields(prefix, self, {"g": "(0, 1]", "alpha_init": "[0, 1]", **WINDOW_RULES})
 
 
 class Dctcp(CongestionControl):

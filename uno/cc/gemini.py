@@ -92,6 +92,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from uno.cc.base import CongestionControl, FlowContext, SendTimeWindow
+from uno.cc.params import WINDOW_RULES, check_fields
 from uno.core.errors import ConfigError
 
 _PS_PER_S = 1e12
@@ -132,42 +133,24 @@ class GeminiParams:
 
     def check(self, prefix: str) -> None:
         """Raise ConfigError for out-of-range values (``prefix`` names the config node)."""
-        if not self.h_coeff > 0:
-            raise ConfigError(f"{prefix}.h_coeff", f"must be > 0, got {self.h_coeff}")
-        if not self.h_min_mss > 0:
-            raise ConfigError(f"{prefix}.h_min_mss", f"must be > 0, got {self.h_min_mss}")
+        rules = {
+            "h_coeff": "> 0",
+            "h_min_mss": "> 0",
+            "h_bytes_per_rtt": "> 0",
+            "beta": "[0, 1)",
+            "t_us": ">= 0",
+            "k_pkts_per_gbps": "> 0",
+            "k_bytes": "> 0",
+            "g": "(0, 1]",
+            "alpha_init": "[0, 1]",
+            "max_cut": "(0, 1]",
+            **WINDOW_RULES,
+        }
+        check_fields(prefix, self, rules, nullable=("h_bytes_per_rtt", "k_bytes"))
         if not self.h_max_mss >= self.h_min_mss:
             raise ConfigError(
                 f"{prefix}.h_max_mss",
                 f"must be >= h_min_mss ({self.h_min_mss}), got {self.h_max_mss}",
-            )
-        if self.h_bytes_per_rtt is not None and not self.h_bytes_per_rtt > 0:
-            raise ConfigError(
-                f"{prefix}.h_bytes_per_rtt", f"must be > 0 or null, got {self.h_bytes_per_rtt}"
-            )
-        if not 0 <= self.beta < 1:
-            raise ConfigError(f"{prefix}.beta", f"must be in [0, 1), got {self.beta}")
-        if not self.t_us >= 0:
-            raise ConfigError(f"{prefix}.t_us", f"must be >= 0, got {self.t_us}")
-        if not self.k_pkts_per_gbps > 0:
-            raise ConfigError(
-                f"{prefix}.k_pkts_per_gbps", f"must be > 0, got {self.k_pkts_per_gbps}"
-            )
-        if self.k_bytes is not None and not self.k_bytes > 0:
-            raise ConfigError(f"{prefix}.k_bytes", f"must be > 0 or null, got {self.k_bytes}")
-        if not 0 < self.g <= 1:
-            raise ConfigError(f"{prefix}.g", f"must be in (0, 1], got {self.g}")
-        if not 0 <= self.alpha_init <= 1:
-            raise ConfigError(f"{prefix}.alpha_init", f"must be in [0, 1], got {self.alpha_init}")
-        if not 0 < self.max_cut <= 1:
-            raise ConfigError(f"{prefix}.max_cut", f"must be in (0, 1], got {self.max_cut}")
-        if not self.init_cwnd_bdp > 0:
-            raise ConfigError(f"{prefix}.init_cwnd_bdp", f"must be > 0, got {self.init_cwnd_bdp}")
-        if not self.min_cwnd_mss > 0:
-            raise ConfigError(f"{prefix}.min_cwnd_mss", f"must be > 0, got {self.min_cwnd_mss}")
-        if not self.max_cwnd_bdp >= 0:
-            raise ConfigError(
-                f"{prefix}.max_cwnd_bdp", f"must be >= 0 (0 = no cap), got {self.max_cwnd_bdp}"
             )
 
 

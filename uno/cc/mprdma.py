@@ -30,7 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from uno.cc.base import CongestionControl, FlowContext
-from uno.core.errors import ConfigError
+from uno.cc.params import WINDOW_RULES, check_fields
 
 
 @dataclass
@@ -47,18 +47,7 @@ class MprdmaParams:
 
     def check(self, prefix: str) -> None:
         """Raise ConfigError for out-of-range values (``prefix`` names the config node)."""
-        if not self.ecn_decrease_mss > 0:
-            raise ConfigError(
-                f"{prefix}.ecn_decrease_mss", f"must be > 0, got {self.ecn_decrease_mss}"
-            )
-        if not self.init_cwnd_bdp > 0:
-            raise ConfigError(f"{prefix}.init_cwnd_bdp", f"must be > 0, got {self.init_cwnd_bdp}")
-        if not self.min_cwnd_mss > 0:
-            raise ConfigError(f"{prefix}.min_cwnd_mss", f"must be > 0, got {self.min_cwnd_mss}")
-        if not self.max_cwnd_bdp >= 0:
-            raise ConfigError(
-                f"{prefix}.max_cwnd_bdp", f"must be >= 0 (0 = no cap), got {self.max_cwnd_bdp}"
-            )
+        check_fields(prefix, self, {"ecn_decrease_mss": "> 0", **WINDOW_RULES})
 
 
 class Mprdma(CongestionControl):

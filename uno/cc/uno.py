@@ -45,6 +45,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from uno.cc.base import CongestionControl, FlowContext
+from uno.cc.params import WINDOW_RULES, check_fields
 from uno.core.errors import ConfigError
 from uno.core.units import PS_PER_US
 
@@ -91,38 +92,23 @@ class UnoParams:
 
     def check(self, prefix: str) -> None:
         """Raise ConfigError for out-of-range values (``prefix`` names the config node)."""
-        positive = {
-            "ai_bdp_frac": self.ai_bdp_frac,
-            "k_intra_bdp_divisor": self.k_intra_bdp_divisor,
-            "epoch_period_intra_rtt": self.epoch_period_intra_rtt,
-            "qa_period_base_rtt": self.qa_period_base_rtt,
-            "init_cwnd_bdp": self.init_cwnd_bdp,
-            "min_cwnd_mss": self.min_cwnd_mss,
+        rules = {
+            "ai_bdp_frac": "> 0",
+            "k_intra_bdp_divisor": "> 0",
+            "epoch_period_intra_rtt": "> 0",
+            "qa_period_base_rtt": "> 0",
+            "qa_beta": "(0, 1]",
+            "ecn_ewma_gain": "(0, 1]",
+            "gentle_factor": "(0, 1]",
+            "qa_window_scale": "(0, 1]",
+            "gentle_qdelay_us": ">= 0",
+            "gentle_qdelay_base_rtt_frac": ">= 0",
+            "qa_skip_rtts": ">= 0",
+            "timeout_cwnd_mss": ">= 0",
+            "k_bytes": "> 0",
+            **WINDOW_RULES,
         }
-        for name, value in positive.items():
-            if not value > 0:
-                raise ConfigError(f"{prefix}.{name}", f"must be > 0, got {value}")
-        fractions = {
-            "qa_beta": self.qa_beta,
-            "ecn_ewma_gain": self.ecn_ewma_gain,
-            "gentle_factor": self.gentle_factor,
-            "qa_window_scale": self.qa_window_scale,
-        }
-        for name, value in fractions.items():
-            if not 0 < value <= 1:
-                raise ConfigError(f"{prefix}.{name}", f"must be in (0, 1], got {value}")
-        non_negative = {
-            "gentle_qdelay_us": self.gentle_qdelay_us,
-            "gentle_qdelay_base_rtt_frac": self.gentle_qdelay_base_rtt_frac,
-            "qa_skip_rtts": self.qa_skip_rtts,
-            "max_cwnd_bdp": self.max_cwnd_bdp,
-            "timeout_cwnd_mss": self.timeout_cwnd_mss,
-        }
-        for name, value in non_negative.items():
-            if value < 0:
-                raise ConfigError(f"{prefix}.{name}", f"must be >= 0, got {value}")
-        if self.k_bytes is not None and self.k_bytes <= 0:
-            raise ConfigError(f"{prefix}.k_bytes", f"must be > 0 (or null), got {self.k_bytes}")
+        check_fields(prefix, self, rules, nullable=("k_bytes",))
         if 0 < self.max_cwnd_bdp < self.init_cwnd_bdp:
             raise ConfigError(
                 f"{prefix}.max_cwnd_bdp",

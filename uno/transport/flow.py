@@ -52,6 +52,7 @@ class Flow:
         rto_ps: int,
         cc_name: str,
         lb_name: str,
+        ideal_base_rtt_ps: int | None = None,
     ):
         self.flow_id = spec.flow_id
         self.src = spec.src
@@ -63,8 +64,11 @@ class Flow:
         self.path = path
         self.n_packets = n_packets
         self.wire_bytes = wire_bytes
-        # Ideal FCT: base RTT + serialisation of every byte (payload + headers) at the bottleneck.
-        self.ideal_fct_ps = path.base_rtt_ps + -(-wire_bytes * 8 * 10**12 // path.bottleneck_bps)
+        # Ideal FCT: base RTT + serialisation of every byte (payload + headers) at the
+        # bottleneck. The base RTT is taken with this flow's own largest packet, so a flow of
+        # less than one MTU is not charged full-size serialisations it never makes.
+        base_rtt = ideal_base_rtt_ps if ideal_base_rtt_ps is not None else path.base_rtt_ps
+        self.ideal_fct_ps = base_rtt + -(-wire_bytes * 8 * 10**12 // path.bottleneck_bps)
         self.rto_ps = rto_ps
         self.cc_name = cc_name
         self.lb_name = lb_name
