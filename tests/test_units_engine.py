@@ -73,3 +73,20 @@ def test_rng_streams_are_independent_and_reproducible():
     assert list(y) == list(x1) + list(x2)
     assert list(RngStreams(8).stream("lb").random(3)) != list(x1)
     assert us_to_ps(1.5) == 1_500_000
+
+
+def test_a_failing_simpy_process_raises_out_of_run_until():
+    eng = Engine()
+
+    def broken():
+        yield eng.timeout(5)
+        raise ValueError("boom")
+
+    eng.process(broken())
+    eng.call_at(10, lambda _: None)
+    try:
+        eng.run_until(100)
+    except ValueError as exc:
+        assert "boom" in str(exc)
+    else:
+        raise AssertionError("the process failure was swallowed")

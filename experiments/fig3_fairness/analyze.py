@@ -14,7 +14,6 @@ given directory).
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 
 import matplotlib
@@ -23,10 +22,12 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 from uno.metrics.analysis import (  # noqa: E402
+    analysis_parser,
     class_mean_rates,
     first_time_at_or_above,
     jain_over_windows,
     load_runs,
+    output_dir,
     scheme_label,
     write_json,
 )
@@ -107,11 +108,7 @@ def plot(results: list[dict], runs: list[dict], out: Path) -> None:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    ap.add_argument("path", help="a run directory or a multirun sweep directory")
-    ap.add_argument("--out", help="where to write the figure and JSON (default: path)")
+    ap = analysis_parser(__doc__)
     ap.add_argument("--window-ms", type=float, default=10.0)
     ap.add_argument(
         "--skip-ms",
@@ -123,8 +120,7 @@ def main() -> None:
     runs = load_runs(args.path)
     window_ps = int(args.window_ms * PS_PER_MS)
     results = [analyse_run(r, window_ps, int(args.skip_ms * PS_PER_MS)) for r in runs]
-    out = Path(args.out or args.path)
-    out.mkdir(parents=True, exist_ok=True)
+    out = output_dir(args)
     plot(results, runs, out / "fig3_fairness.png")
     print(
         f"{'scheme':<22} {'finished':>8} {'Jain>=0.9 at':>13} {'stays>=0.85':>11} "

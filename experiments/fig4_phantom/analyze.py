@@ -20,7 +20,6 @@ axis; top: the whole run, middle: the RPC window; C: RPC mean/p99 FCT bars and F
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 
 import matplotlib
@@ -29,7 +28,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from uno.metrics.analysis import load_runs, write_json  # noqa: E402
+from uno.metrics.analysis import analysis_parser, load_runs, output_dir, write_json  # noqa: E402
 
 PS_PER_US = 10**6
 PS_PER_MS = 10**9
@@ -286,14 +285,10 @@ def analyse(path: str | Path, out: str | Path | None = None) -> tuple[list[dict]
 
 
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    ap.add_argument("path", help="a run directory or a multirun sweep directory")
-    ap.add_argument("--out", help="where to write the figure and JSON (default: path)")
+    ap = analysis_parser(__doc__)
     args = ap.parse_args(argv)
     results, claim = analyse(args.path, args.out)
-    out = Path(args.out or args.path)
+    out = output_dir(args)
     print(format_table(results, claim))
     print(f"wrote {out / 'fig4_phantom.png'} and {out / 'fig4_phantom.json'}")
 

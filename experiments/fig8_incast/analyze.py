@@ -16,7 +16,6 @@ its bytes at line rate; dotted). Writes ``fig8_incast.json`` too, and prints a t
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 
 import matplotlib
@@ -25,7 +24,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from uno.metrics.analysis import load_runs, scheme_label, write_json  # noqa: E402
+from uno.metrics.analysis import analysis_parser, load_runs, output_dir, scheme_label, write_json  # noqa: E402
 
 PS_PER_MS = 10**9
 LINE_RATE_GBPS = 100.0
@@ -249,14 +248,10 @@ def analyse(path: str | Path, out: str | Path | None = None) -> list[dict]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    ap.add_argument("path", help="a run directory or a multirun sweep directory")
-    ap.add_argument("--out", help="where to write the figure and JSON (default: path)")
+    ap = analysis_parser(__doc__)
     args = ap.parse_args(argv)
     results = analyse(args.path, args.out)
-    out = Path(args.out or args.path)
+    out = output_dir(args)
     print(format_table(results))
     print(f"wrote {out / 'fig8_incast.png'} and {out / 'fig8_incast.json'}")
 

@@ -12,7 +12,6 @@ fig9_permutation.png (bars like the paper's Fig. 9) and fig9_permutation.json in
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 
 import matplotlib
@@ -21,7 +20,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from uno.metrics.analysis import load_runs, scheme_label, write_json  # noqa: E402
+from uno.metrics.analysis import analysis_parser, load_runs, output_dir, scheme_label, write_json  # noqa: E402
 
 PS_PER_MS = 10**9
 CLASSES = ("all", "intra", "inter")
@@ -123,18 +122,13 @@ def plot(results: list[dict], out: Path) -> None:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    ap.add_argument("path", help="a run directory or a multirun sweep directory")
-    ap.add_argument("--out", help="where to write the figure and JSON (default: path)")
+    ap = analysis_parser(__doc__)
     args = ap.parse_args()
     runs = load_runs(args.path)
     results = [analyse_run(r) for r in runs]
     order = _scheme_order({r["scheme"] for r in results})
     results.sort(key=lambda r: (r["wan_links"] or 0, order.index(r["scheme"])))
-    out = Path(args.out or args.path)
-    out.mkdir(parents=True, exist_ok=True)
+    out = output_dir(args)
     plot(results, out / "fig9_permutation.png")
     print(
         f"{'WAN links':>9} {'scheme':<19} {'done':>7} "

@@ -14,7 +14,6 @@ gemini_k_sweep.json into --out (default: the given directory).
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 
 import matplotlib
@@ -22,7 +21,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from uno.metrics.analysis import load_runs, scheme_label, write_json  # noqa: E402
+from uno.metrics.analysis import analysis_parser, load_runs, output_dir, scheme_label, write_json  # noqa: E402
 from uno.metrics.summary import jain_index  # noqa: E402
 
 PS_PER_MS = 10**9
@@ -108,11 +107,7 @@ def plot(results: list[dict], out: Path) -> None:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    ap.add_argument("path", help="a run directory or a multirun sweep directory")
-    ap.add_argument("--out", help="where to write the figure and JSON (default: path)")
+    ap = analysis_parser(__doc__)
     ap.add_argument(
         "--from-ms",
         type=float,
@@ -124,8 +119,7 @@ def main() -> None:
     results = sorted(
         (analyse_run(r, args.from_ms) for r in runs), key=lambda r: (r["scheme"], r["k_pkts"])
     )
-    out = Path(args.out or args.path)
-    out.mkdir(parents=True, exist_ok=True)
+    out = output_dir(args)
     plot(results, out / "gemini_k_sweep.png")
     print(
         f"{'scheme':<8} {'K pkts':>6} {'flows':>5} {'window s':>9} {'wire Mb/s':>9} "

@@ -14,7 +14,6 @@ gemini_rtt_fairness.png and gemini_rtt_fairness.json into --out (default: the gi
 
 from __future__ import annotations
 
-import argparse
 import math
 from pathlib import Path
 
@@ -25,7 +24,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from uno.metrics.analysis import load_runs, scheme_label, write_json  # noqa: E402
+from uno.metrics.analysis import analysis_parser, load_runs, output_dir, scheme_label, write_json  # noqa: E402
 from uno.metrics.summary import jain_index  # noqa: E402
 
 PS_PER_MS = 10**9
@@ -174,11 +173,7 @@ def plot(results: list[dict], out: Path) -> None:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    ap.add_argument("path", help="a run directory or a multirun sweep directory")
-    ap.add_argument("--out", help="where to write the figure and JSON (default: path)")
+    ap = analysis_parser(__doc__)
     ap.add_argument(
         "--from-ms",
         type=float,
@@ -190,8 +185,7 @@ def main() -> None:
     results = sorted(
         (analyse_run(r, args.from_ms) for r in runs), key=lambda r: (r["scheme"], r["rtt_ratio"])
     )
-    out = Path(args.out or args.path)
-    out.mkdir(parents=True, exist_ok=True)
+    out = output_dir(args)
     plot(results, out / "gemini_rtt_fairness.png")
     print(
         f"{'scheme':<8} {'RTT2/RTT1':>9} {'window s':>11} {'intra Mb/s':>10} {'inter Mb/s':>10} "

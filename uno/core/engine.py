@@ -57,15 +57,8 @@ class Engine(simpy.Environment):
         self._now = entry[0]
         if len(entry) == 5:
             entry[3](entry[4])
-            return
-        event = entry[3]
-        callbacks, event.callbacks = event.callbacks, None
-        for callback in callbacks:
-            callback(event)
-        if not event._ok and not hasattr(event, "_defused"):
-            exc = type(event._value)(*event._value.args)
-            exc.__cause__ = event._value
-            raise exc
+        else:
+            _fire(entry[3])
 
     def run_until(self, until_ps: int, stop_event: Event | None = None) -> None:
         """Run until ``until_ps`` or until ``stop_event`` is processed, whichever is first.
@@ -87,15 +80,8 @@ class Engine(simpy.Environment):
                 self._now = entry[0]
                 if len(entry) == 5:
                     entry[3](entry[4])
-                    continue
-                event = entry[3]
-                callbacks, event.callbacks = event.callbacks, None
-                for callback in callbacks:
-                    callback(event)
-                if not event._ok and not hasattr(event, "_defused"):
-                    exc = type(event._value)(*event._value.args)
-                    exc.__cause__ = event._value
-                    raise exc
+                else:
+                    _fire(entry[3])
         except (_Stop, StopSimulation):
             pass
         finally:
@@ -105,9 +91,16 @@ class Engine(simpy.Environment):
             except ValueError:
                 pass  # the sentinel itself ended the run
 
-    def pending_fast_calls(self, fn: Callable[[Any], None]) -> list[Any]:
-        """Arguments of the pending fast-path calls to ``fn`` (for end-of-run accounting)."""
-        return [e[4] for e in self._queue if len(e) == 5 and e[3] == fn]
+
+def _fire(event: Event) -> None:
+    """Process a SimPy event exactly as :meth:`simpy.Environment.step` does."""
+    callbacks, event.callbacks = event.callbacks, None
+    for callback in callbacks:
+        callback(event)
+    if not event._ok and not hasattr(event, "_defused"):
+        exc = type(event._value)(*event._value.args)
+        exc.__cause__ = event._value
+        raise exc
 
 
 def _raise_stop(_arg=None) -> None:

@@ -3,6 +3,7 @@ result tables (``flows``, ``rates``, ``queues``...) of runs, never the simulator
 
 from __future__ import annotations
 
+import argparse
 import json
 from pathlib import Path
 
@@ -111,3 +112,21 @@ def scheme_label(run: dict) -> str:
 
 def write_json(obj, path: str | Path) -> None:
     Path(path).write_text(json.dumps(obj, indent=2, default=float) + "\n")
+
+
+def analysis_parser(doc: str | None) -> argparse.ArgumentParser:
+    """The command line every ``experiments/*/analyze.py`` shares: a run or sweep directory
+    and ``--out`` for the figure and JSON (default: that directory)."""
+    ap = argparse.ArgumentParser(
+        description=doc, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument("path", help="a run directory or a multirun sweep directory")
+    ap.add_argument("--out", help="where to write the figure and JSON (default: path)")
+    return ap
+
+
+def output_dir(args: argparse.Namespace) -> Path:
+    """``--out`` (or the analysed directory), created if needed."""
+    out = Path(args.out or args.path)
+    out.mkdir(parents=True, exist_ok=True)
+    return out
