@@ -155,13 +155,20 @@ def test_quick_adapt_sets_window_to_bytes_acked_and_skips_one_rtt():
     assert cc.qa_events == 1
     assert cc.cwnd_bytes == pytest.approx(6 * MSS)
     assert 6 * MSS < 0.5 * w
-    # the next RTT has neither QA nor MD: marked, late, scarce ACKs change nothing but AI
+    # the skipped round trip: ACKs for packets sent before the QA (however late, even after
+    # a base RTT) trigger neither QA nor MD, and their marks are not counted
     w_qa = cc.cwnd_bytes
-    cc.on_ack(2 * RTT + US, MSS, True, RTT + 10 * US, 2 * RTT + 1)
-    cc.on_ack(3 * RTT - 1, MSS, True, RTT + 10 * US, 3 * RTT - 2)
+    qa_time = 2 * RTT
+    cc.on_ack(2 * RTT + US, MSS, True, RTT + 10 * US, qa_time - 5)
+    cc.on_ack(4 * RTT, MSS, True, RTT + 10 * US, qa_time - 1)
     assert cc.cwnd_bytes == w_qa and cc.md_events == 0 and cc.qa_events == 1
-    # after the skip, epochs resume with packets sent after QA and MD applies again
-    cc.on_ack(3 * RTT, MSS, True, RTT + 10 * US, 2 * RTT + 5)
+    assert cc.skipping
+    # the first ACK for a packet sent after the QA ends the skip: a new epoch and QA period
+    cc.on_ack(4 * RTT + 1, MSS, True, RTT + 10 * US, qa_time + 1)
+    assert not cc.skipping and cc.epoch_start_ps == 4 * RTT + 1 and cc.qa_start_ps == 4 * RTT + 1
+    assert cc.md_events == 0
+    # packets sent after that end the next epoch, and MD applies again
+    cc.on_ack(5 * RTT, MSS, True, RTT + 10 * US, 4 * RTT + 2)
     assert cc.md_events == 1
 
 

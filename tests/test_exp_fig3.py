@@ -1,8 +1,9 @@
 """fig3_fairness at a reduced size (150 MB flows instead of 1 GiB, about 30 s): the direction of
-the full run holds. After the start-up, the inter-DC flows' rates climb towards the fair share
-while the intra-DC flows give way, fairness improves, and the receiver link stays loaded (the
-phantom queues deliberately leave ~10% headroom). The full-size acceptance run is the slow test
-below and experiments/fig3_fairness/README.md."""
+the full run holds. After the start-up the two classes' rates move towards each other (the
+inter-DC flows come out of the start-up ahead and give way, the intra-DC flows gain), fairness
+improves, and the receiver link stays loaded (the phantom queues deliberately leave ~10%
+headroom). The full-size acceptance run is the slow test below and
+experiments/fig3_fairness/README.md."""
 
 from __future__ import annotations
 
@@ -46,11 +47,12 @@ def test_reduced_fig3_moves_towards_fairness(tmp_path):
     last = (first_finish // (10 * MS) - 1) * 10 * MS  # start of the last full 10 ms window
     early = class_mean_rates(rates, flows, 10 * MS, 20 * MS)
     late = class_mean_rates(rates, flows, last, last + 10 * MS)
-    assert late["inter"] > 1.25 * early["inter"]  # inter-DC flows climb (additive increase)
-    assert late["intra"] < early["intra"]  # intra-DC flows give way
+    early_gap = abs(early["inter"] - early["intra"])
+    late_gap = abs(late["inter"] - late["intra"])
+    assert late_gap < 0.8 * early_gap  # the classes converge towards the same rate
     jain = jain_over_windows(rates, flows, 10 * MS)
     after = jain[jain.window_start_ps >= 10 * MS]
-    assert after.jain.iloc[-1] > after.jain.iloc[0]
+    assert after.jain.iloc[-1] > after.jain.iloc[0] + 0.05
     load = jain_over_windows(rates, flows, 10 * MS, value="acked_gbps")
     assert (load[load.window_start_ps >= 10 * MS].total_gbps >= 85.0).all()
     proc = subprocess.run(
@@ -64,11 +66,11 @@ def test_reduced_fig3_moves_towards_fairness(tmp_path):
 @pytest.mark.slow
 @pytest.mark.parametrize("cc,stays_fair", [("uno", False), ("uno_artifact", True)])
 def test_full_fig3_acceptance(tmp_path, cc, stays_fair):
-    """The issue's acceptance run (about 3.5 minutes per scheme, 1 GiB flows). Asserted: every
-    flow finishes, Jain's index over 10 ms windows reaches 0.9 before the first flow finishes,
-    and the receiver link carries >= 85% of line rate from then on; with the artifact's
-    constants it also stays >= 0.85. The issue also asks for 0.9 within 150 ms: the runs reach
-    it later (see experiments/fig3_fairness/README.md), so that figure is printed, not asserted."""
+    """The issue's acceptance run (about 2.5 minutes per scheme, 1 GiB flows): every flow
+    finishes, Jain's index over 10 ms windows reaches 0.9 within 150 ms and the receiver link
+    carries >= 85% of line rate from then on. With the artifact's constants it also stays
+    >= 0.85 until the first flow finishes; with the paper's, one 10 ms window dips below (see
+    experiments/fig3_fairness/README.md), so that part is printed, not asserted."""
     out = tmp_path / cc
     uno.run(uno.compose(["experiment=fig3_fairness", f"cc={cc}"]), out_dir=out)
     proc = subprocess.run(
@@ -78,7 +80,7 @@ def test_full_fig3_acceptance(tmp_path, cc, stays_fair):
     print(proc.stdout)
     res = json.loads((out / "fig3_fairness.json").read_text())[0]
     assert res["all_finished"]
-    assert res["jain_0.9_at_ms"] is not None
+    assert res["jain_0.9_at_ms"] is not None and res["jain_0.9_at_ms"] <= 150
     assert res["receiver_load_after_convergence"] >= 0.85
     if stays_fair:
         assert res["jain_stays_ge_0.85_until_first_finish"]

@@ -26,9 +26,14 @@ A window-based AIMD controller driven by ECN, with three states (Fig. 6):
 
 Where the paper is silent: the EWMA gain ``g`` of ``E`` (DCTCP's 1/16 here; the artifact uses
 0.65), the window cap (1 BDP, as in the artifact), the reaction to a retransmission timeout
-(none, as the artifact's ``-noRto``), and what "skip one RTT" does to epochs: during the skipped
-RTT no epoch ends and no ECN is counted (those ACKs are for packets sent before QA, whose
-congestion QA already answered); epochs resume with packets sent after QA.
+(none, as the artifact's ``-noRto``), and how "skips one RTT" is measured. Here the skipped RTT
+is the flow's own round trip: it ends with the first ACK for a packet sent after the Quick
+Adapt, as epochs are delimited by send times (the artifact re-arms QA the same way). A fixed
+base-RTT timer would instead end the skip while the flow may still be blocked by packets lost
+before the QA (they count as in flight until their retransmission timeout), and the next QA
+period would then measure that stall rather than the new window. During the skip no epoch ends
+and no ECN is counted (those ACKs are for packets sent before QA, whose congestion QA already
+answered); the next QA period and epoch start when the skip ends.
 
 The authors' artifact (spcl/Uno_SC25, class ``LcpSrc``) differs in a few constants; the preset
 ``cc=uno_artifact`` uses them: gentle factor 0.35 applied afresh in each congested epoch, window
@@ -76,8 +81,6 @@ class UnoParams:
     qa_period_base_rtt: float = 1.0
     #: window after QA = qa_window_scale x bytes acked in the period (paper: 1.0)
     qa_window_scale: float = 1.0
-    #: after QA, neither QA nor MD for qa_skip_rtts x base RTT (§4.1.2: one RTT)
-    qa_skip_rtts: float = 1.0
     #: initial window and cap, in flow BDPs (the artifact: 1 and 1)
     init_cwnd_bdp: float = 1.0
     max_cwnd_bdp: float = 1.0
@@ -103,7 +106,6 @@ class UnoParams:
             "qa_window_scale": "(0, 1]",
             "gentle_qdelay_us": ">= 0",
             "gentle_qdelay_base_rtt_frac": ">= 0",
-            "qa_skip_rtts": ">= 0",
             "timeout_cwnd_mss": ">= 0",
             "k_bytes": "> 0",
             **WINDOW_RULES,
@@ -133,7 +135,6 @@ class UnoCC(CongestionControl):
         self.md_gain = 4.0 * self.k_bytes / (self.k_bytes + bdp)
         self.epoch_period_ps = int(round(p.epoch_period_intra_rtt * ctx.intra_rtt_ps))
         self.qa_period_ps = int(round(p.qa_period_base_rtt * ctx.base_rtt_ps))
-        self.qa_skip_ps = int(round(p.qa_skip_rtts * ctx.base_rtt_ps))
         self.gentle_threshold_ps = int(
             round(p.gentle_qdelay_us * PS_PER_US + p.gentle_qdelay_base_rtt_frac * ctx.base_rtt_ps)
         )
@@ -151,8 +152,8 @@ class UnoCC(CongestionControl):
         # Quick Adapt state
         self.qa_start_ps = 0
         self.qa_bytes = 0
-        self.skip_until_ps = -1  # no QA/MD before this time (after a QA)
-        self.skipping = False
+        self.skipping = False  # after a QA: no QA/MD until a packet sent after it is acked
+        self.qa_time_ps = 0
         # counters, for analysis and tests
         self.epochs = 0
         self.md_events = 0
@@ -182,12 +183,14 @@ class UnoCC(CongestionControl):
                 self.cwnd_bytes + self.alpha_bytes * acked_bytes / self.cwnd_bytes
             )
         if self.skipping:
-            if now_ps < self.skip_until_ps:
+            if sent_ps < self.qa_time_ps:
                 self._update_pacing()
                 return
+            # a packet sent after the QA came back: the skipped round trip is over
             self.skipping = False
             self.qa_start_ps = now_ps
             self.qa_bytes = 0
+            self.epoch_start_ps = now_ps
         self.qa_bytes += acked_bytes
         self.epoch_bytes += acked_bytes
         self.epoch_acks += 1
@@ -237,10 +240,9 @@ class UnoCC(CongestionControl):
         if self.qa_bytes < self.p.qa_beta * self.cwnd_bytes:
             self.cwnd_bytes = self._clamp(self.p.qa_window_scale * self.qa_bytes)
             self.qa_events += 1
-            # Skip one RTT without QA or MD; epochs resume with packets sent from now on.
+            # Skip one round trip without QA or MD (see the module docstring).
             self.skipping = True
-            self.skip_until_ps = now_ps + self.qa_skip_ps
-            self.epoch_start_ps = now_ps
+            self.qa_time_ps = now_ps
             self.epoch_acks = 0
             self.epoch_marked = 0
             self.epoch_bytes = 0
