@@ -21,7 +21,14 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from uno.metrics.analysis import analysis_parser, load_runs, output_dir, scheme_label, write_json  # noqa: E402
+from uno.metrics.analysis import (  # noqa: E402
+    analysis_parser,
+    load_runs,
+    output_dir,
+    scheme_label,
+    steady_state_start_ps,
+    write_json,
+)
 from uno.metrics.summary import jain_index  # noqa: E402
 
 PS_PER_MS = 10**9
@@ -37,7 +44,7 @@ def analyse_run(run: dict, from_ms: float | None) -> dict:
     pkt_bytes = int(tp["mtu_bytes"]) + int(tp["header_bytes"])
     k_pkts = float(cfg["switch"]["ecn"]["kmin_bytes"]) / pkt_bytes
     end_ps = int(round(summary["run"]["sim_time_us"] * PS_PER_US))
-    start_ps = int(from_ms * PS_PER_MS) if from_ms is not None else end_ps // 2
+    start_ps = steady_state_start_ps(end_ps, from_ms)
     win = rates[rates["time_ps"] > start_ps]
     inter_ids = flows.loc[flows["cls"] == "inter", "flow_id"]
     win = win[win["flow_id"].isin(inter_ids)]
@@ -107,13 +114,7 @@ def plot(results: list[dict], out: Path) -> None:
 
 
 def main() -> None:
-    ap = analysis_parser(__doc__)
-    ap.add_argument(
-        "--from-ms",
-        type=float,
-        default=None,
-        help="start of the steady-state window (default: half the simulated time)",
-    )
+    ap = analysis_parser(__doc__, steady_state=True)
     args = ap.parse_args()
     runs = load_runs(args.path)
     results = sorted(

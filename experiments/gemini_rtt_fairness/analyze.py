@@ -24,7 +24,14 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from uno.metrics.analysis import analysis_parser, load_runs, output_dir, scheme_label, write_json  # noqa: E402
+from uno.metrics.analysis import (  # noqa: E402
+    analysis_parser,
+    load_runs,
+    output_dir,
+    scheme_label,
+    steady_state_start_ps,
+    write_json,
+)
 from uno.metrics.summary import jain_index  # noqa: E402
 
 PS_PER_MS = 10**9
@@ -43,7 +50,7 @@ def class_throughput(rates: pd.DataFrame, flows: pd.DataFrame, start_ps: int) ->
 def analyse_run(run: dict, from_ms: float | None) -> dict:
     flows, rates, summary = run["flows"], run["rates"], run["summary"]
     end_ps = int(round(summary["run"]["sim_time_us"] * PS_PER_US))
-    start_ps = int(from_ms * PS_PER_MS) if from_ms is not None else end_ps // 2
+    start_ps = steady_state_start_ps(end_ps, from_ms)
     per_class = class_throughput(rates, flows, start_ps)
     intra = float(per_class["intra"].mean())
     inter = float(per_class["inter"].mean())
@@ -173,13 +180,7 @@ def plot(results: list[dict], out: Path) -> None:
 
 
 def main() -> None:
-    ap = analysis_parser(__doc__)
-    ap.add_argument(
-        "--from-ms",
-        type=float,
-        default=None,
-        help="start of the steady-state window (default: half the simulated time)",
-    )
+    ap = analysis_parser(__doc__, steady_state=True)
     args = ap.parse_args()
     runs = load_runs(args.path)
     results = sorted(

@@ -114,15 +114,30 @@ def write_json(obj, path: str | Path) -> None:
     Path(path).write_text(json.dumps(obj, indent=2, default=float) + "\n")
 
 
-def analysis_parser(doc: str | None) -> argparse.ArgumentParser:
+def analysis_parser(doc: str | None, steady_state: bool = False) -> argparse.ArgumentParser:
     """The command line every ``experiments/*/analyze.py`` shares: a run or sweep directory
-    and ``--out`` for the figure and JSON (default: that directory)."""
+    and ``--out`` for the figure and JSON (default: that directory). ``steady_state`` adds
+    ``--from-ms``, the start of a long run's steady-state window (see
+    :func:`steady_state_start_ps`)."""
     ap = argparse.ArgumentParser(
         description=doc, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     ap.add_argument("path", help="a run directory or a multirun sweep directory")
     ap.add_argument("--out", help="where to write the figure and JSON (default: path)")
+    if steady_state:
+        ap.add_argument(
+            "--from-ms",
+            type=float,
+            default=None,
+            help="start of the steady-state window in ms (default: half the simulated time)",
+        )
     return ap
+
+
+def steady_state_start_ps(end_ps: int, from_ms: float | None) -> int:
+    """Start of the steady-state window of a run that ends at ``end_ps``: ``from_ms`` if given,
+    else half the run."""
+    return int(from_ms * 10**9) if from_ms is not None else end_ps // 2
 
 
 def output_dir(args: argparse.Namespace) -> Path:
