@@ -19,7 +19,10 @@ A window-based AIMD controller driven by ECN, with three states (Fig. 6):
   ``RTT - base_RTT < gentle_qdelay_us + gentle_qdelay_base_rtt_frac x base_RTT``. The default
   threshold, 1 µs, is three full packets of queueing at 100 Gb/s: the one or two packets that
   paced flows meeting at a port briefly queue count as "empty", a standing queue does not. The
-  paper says only "delay == 0" (Alg. 1 line 9).
+  paper says only "delay == 0" (Alg. 1 line 9). Taken literally, the compounding lets an
+  intra-DC flow's MD_scale decay towards 0 over a run of gentle epochs, so its cuts vanish for
+  a while; in fig3_fairness this gives short unfair episodes that ``gentle_compounds: false``
+  (the artifact's reading) does not (experiments/fig3_fairness/README.md).
 - **Quick Adapt** (Alg. 1 ``OnQA``, §4.1.2): once per RTT (the flow's base RTT), if the bytes
   acknowledged in that period are below ``beta x cwnd`` (beta = 0.5, Table 2), ``cwnd = bytes
   acknowledged in that period``, and the next RTT has neither QA nor MD.
