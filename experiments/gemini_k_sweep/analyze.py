@@ -21,18 +21,16 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+from uno.core.units import PS_PER_MS  # noqa: E402
 from uno.metrics.analysis import (  # noqa: E402
     analysis_parser,
     load_runs,
     output_dir,
     scheme_label,
-    steady_state_start_ps,
+    steady_state_window_ps,
     write_json,
 )
 from uno.metrics.summary import jain_index  # noqa: E402
-
-PS_PER_MS = 10**9
-PS_PER_US = 10**6
 
 
 def analyse_run(run: dict, from_ms: float | None) -> dict:
@@ -43,8 +41,7 @@ def analyse_run(run: dict, from_ms: float | None) -> dict:
     tp = cfg["transport"]
     pkt_bytes = int(tp["mtu_bytes"]) + int(tp["header_bytes"])
     k_pkts = float(cfg["switch"]["ecn"]["kmin_bytes"]) / pkt_bytes
-    end_ps = int(round(summary["run"]["sim_time_us"] * PS_PER_US))
-    start_ps = steady_state_start_ps(end_ps, from_ms)
+    start_ps, end_ps = steady_state_window_ps(summary, from_ms)
     win = rates[rates["time_ps"] > start_ps]
     inter_ids = flows.loc[flows["cls"] == "inter", "flow_id"]
     win = win[win["flow_id"].isin(inter_ids)]

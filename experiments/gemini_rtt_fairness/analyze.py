@@ -24,18 +24,17 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from uno.core.units import PS_PER_MS, PS_PER_US  # noqa: E402
 from uno.metrics.analysis import (  # noqa: E402
     analysis_parser,
     load_runs,
     output_dir,
     scheme_label,
-    steady_state_start_ps,
+    steady_state_window_ps,
     write_json,
 )
 from uno.metrics.summary import jain_index  # noqa: E402
 
-PS_PER_MS = 10**9
-PS_PER_US = 10**6
 SUB_WINDOW_PS = 1000 * PS_PER_MS  # 1 s sub-windows for the stability range
 
 
@@ -49,8 +48,7 @@ def class_throughput(rates: pd.DataFrame, flows: pd.DataFrame, start_ps: int) ->
 
 def analyse_run(run: dict, from_ms: float | None) -> dict:
     flows, rates, summary = run["flows"], run["rates"], run["summary"]
-    end_ps = int(round(summary["run"]["sim_time_us"] * PS_PER_US))
-    start_ps = steady_state_start_ps(end_ps, from_ms)
+    start_ps, end_ps = steady_state_window_ps(summary, from_ms)
     per_class = class_throughput(rates, flows, start_ps)
     intra = float(per_class["intra"].mean())
     inter = float(per_class["inter"].mean())

@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 import yaml
 
+from uno.core.units import ms_to_ps, us_to_ps
 from uno.metrics.io import SUMMARY_FILE, read_run
 from uno.metrics.summary import jain_index
 
@@ -118,7 +119,7 @@ def analysis_parser(doc: str | None, steady_state: bool = False) -> argparse.Arg
     """The command line every ``experiments/*/analyze.py`` shares: a run or sweep directory
     and ``--out`` for the figure and JSON (default: that directory). ``steady_state`` adds
     ``--from-ms``, the start of a long run's steady-state window (see
-    :func:`steady_state_start_ps`)."""
+    :func:`steady_state_window_ps`)."""
     ap = argparse.ArgumentParser(
         description=doc, formatter_class=argparse.RawDescriptionHelpFormatter
     )
@@ -134,10 +135,11 @@ def analysis_parser(doc: str | None, steady_state: bool = False) -> argparse.Arg
     return ap
 
 
-def steady_state_start_ps(end_ps: int, from_ms: float | None) -> int:
-    """Start of the steady-state window of a run that ends at ``end_ps``: ``from_ms`` if given,
-    else half the run."""
-    return int(from_ms * 10**9) if from_ms is not None else end_ps // 2
+def steady_state_window_ps(summary: dict, from_ms: float | None) -> tuple[int, int]:
+    """(start, end) in ps of a run's steady-state window: from ``from_ms`` (default: half the
+    simulated time) to the end of the run, read from the run's ``summary``."""
+    end_ps = us_to_ps(summary["run"]["sim_time_us"])
+    return (ms_to_ps(from_ms) if from_ms is not None else end_ps // 2), end_ps
 
 
 def output_dir(args: argparse.Namespace) -> Path:
