@@ -24,6 +24,7 @@ from uno.cc.bbr import (
     BbrParams,
     WindowedMax,
 )
+from uno.config.validate import check_fields
 from uno.core.errors import ConfigError
 
 MSS = 1000
@@ -528,7 +529,7 @@ def test_timeout_sets_one_mss_without_restoring():
 
 # ---- config --------------------------------------------------------------------------
 def test_default_params_pass_check():
-    BbrParams().check("cc.bbr")
+    check_fields(BbrParams(), "cc.bbr")
 
 
 @pytest.mark.parametrize(
@@ -556,5 +557,5 @@ def test_default_params_pass_check():
 def test_check_rejects_bad_values(field, value):
     p = BbrParams(**{field: value})
     with pytest.raises(ConfigError) as exc:
-        p.check("cc.bbr")
+        check_fields(p, "cc.bbr")
     assert exc.value.field == f"cc.bbr.{field}"

@@ -14,6 +14,7 @@ import pytest
 
 from uno.cc.base import FlowContext
 from uno.cc.gemini import Gemini, GeminiParams
+from uno.config.validate import check_fields
 from uno.core.errors import ConfigError
 
 MS = 1_000_000_000  # ps
@@ -291,13 +292,13 @@ def test_nack_halves_once_per_rtt():
 def test_check_rejects_out_of_range(field, value):
     params = dataclasses.replace(GeminiParams(), **{field: value})
     with pytest.raises(ConfigError) as err:
-        params.check("cc.gemini")
+        check_fields(params, "cc.gemini")
     assert err.value.field == f"cc.gemini.{field}"
 
 
 def test_check_accepts_defaults_and_artifact_values():
-    GeminiParams().check("cc.gemini")
-    GeminiParams(
+    check_fields(GeminiParams(), "cc.gemini")
+    artifact = GeminiParams(
         h_bytes_per_rtt=5376.0,
         beta=0.1,
         t_us=100.0,
@@ -306,4 +307,5 @@ def test_check_accepts_defaults_and_artifact_values():
         alpha_init=0.0,
         max_cwnd_bdp=1.0,
         delay_signal_intra=False,
-    ).check("cc.gemini")
+    )
+    check_fields(artifact, "cc.gemini")

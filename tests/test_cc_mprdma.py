@@ -11,6 +11,7 @@ import pytest
 
 from uno.cc.base import FlowContext
 from uno.cc.mprdma import Mprdma, MprdmaParams
+from uno.config.validate import check_fields
 from uno.core.errors import ConfigError
 
 US = 1_000_000  # ps
@@ -113,10 +114,10 @@ def test_timeout_reaction():
 def test_check_rejects_out_of_range(field, value):
     params = dataclasses.replace(MprdmaParams(), **{field: value})
     with pytest.raises(ConfigError) as err:
-        params.check("cc.mprdma")
+        check_fields(params, "cc.mprdma")
     assert err.value.field == f"cc.mprdma.{field}"
 
 
 def test_check_accepts_defaults():
-    MprdmaParams().check("cc.mprdma")
-    MprdmaParams(ecn_decrease_mss=0.15, max_cwnd_bdp=0.0).check("cc.mprdma")
+    check_fields(MprdmaParams(), "cc.mprdma")
+    check_fields(MprdmaParams(ecn_decrease_mss=0.15, max_cwnd_bdp=0.0), "cc.mprdma")

@@ -6,6 +6,7 @@ import pytest
 
 from uno.cc.base import FlowContext
 from uno.cc.uno import UnoCC, UnoParams
+from uno.config.validate import check_fields
 from uno.core.errors import ConfigError
 
 US = 1_000_000
@@ -228,7 +229,7 @@ def test_timeout_reaction_is_configurable():
 )
 def test_check_rejects_bad_values(field, value):
     with pytest.raises(ConfigError) as err:
-        UnoParams(**{field: value}).check("cc.uno")
+        check_fields(UnoParams(**{field: value}), "cc.uno")
     assert err.value.field == f"cc.uno.{field}"
 
 

@@ -110,8 +110,7 @@ from collections import deque
 from dataclasses import dataclass
 
 from uno.cc.base import CongestionControl, FlowContext, SendTimeWindow
-from uno.cc.params import check_fields
-from uno.core.errors import ConfigError
+from uno.config.fields import num
 
 STARTUP = "startup"
 DRAIN = "drain"
@@ -126,55 +125,24 @@ PACING_GAIN_CYCLE = (1.25, 0.75, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0)
 _BPS_PS_PER_BYTE = 8e12  # bytes = bit/s x ps / 8e12
 
 
-def _is_int(x) -> bool:
-    return isinstance(x, int) and not isinstance(x, bool)
-
-
 @dataclass
 class BbrParams:
     """BBR v1 settings (see the module docstring for each default's source)."""
 
-    high_gain: float = HIGH_GAIN
-    cwnd_gain: float = 2.0
-    bw_window_rounds: int = 10
-    min_rtt_window_s: float = 10.0
-    full_bw_growth: float = 1.25
-    full_bw_rounds: int = 3
-    cycle_start_index: int = 0
+    high_gain: float = num(HIGH_GAIN, "> 1")
+    cwnd_gain: float = num(2.0, ">= 1")
+    bw_window_rounds: int = num(10, "[1, 1000000]")
+    min_rtt_window_s: float = num(10.0, "> 0")
+    full_bw_growth: float = num(1.25, "> 1")
+    full_bw_rounds: int = num(3, "[1, 1000000]")
+    cycle_start_index: int = num(0, "[0, 7]")
     phase_inflight_checks: bool = True
     probe_rtt: bool = True
-    probe_rtt_duration_s: float = 0.2
-    min_pipe_cwnd_mss: float = 4.0
+    probe_rtt_duration_s: float = num(0.2, ">= 0")
+    min_pipe_cwnd_mss: float = num(4.0, "> 0")
     seed_rtprop_base_rtt: bool = True
-    init_cwnd_bdp: float = 1.0
-    max_cwnd_bdp: float = 0.0  # 0: no cap
-
-    def check(self, prefix: str) -> None:
-        """Raise ConfigError for out-of-range values (``prefix`` names the config node)."""
-        rules = {
-            "high_gain": "> 1",
-            "cwnd_gain": ">= 1",
-            "bw_window_rounds": "int >= 1",
-            "min_rtt_window_s": "> 0",
-            "full_bw_growth": "> 1",
-            "full_bw_rounds": "int >= 1",
-            "probe_rtt_duration_s": ">= 0",
-            "min_pipe_cwnd_mss": "> 0",
-            "init_cwnd_bdp": "> 0",
-            "max_cwnd_bdp": ">= 0",
-        }
-        check_fields(prefix, self, rules)
-        n = len(PACING_GAIN_CYCLE)
-        if not _is_int(self.cycle_start_index) or not 0 <= self.cycle_start_index < n:
-            raise ConfigError(
-                f"{prefix}.cycle_start_index",
-                f"must be an integer in [0, {n - 1}], got {self.cycle_start_index!r}",
-            )
-        for name in ("phase_inflight_checks", "probe_rtt", "seed_rtprop_base_rtt"):
-            if not isinstance(getattr(self, name), bool):
-                raise ConfigError(
-                    f"{prefix}.{name}", f"must be a boolean, got {getattr(self, name)!r}"
-                )
+    init_cwnd_bdp: float = num(1.0, "> 0")
+    max_cwnd_bdp: float = num(0.0, ">= 0")  # 0: no cap
 
 
 class WindowedMax:

@@ -16,23 +16,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from uno.cc.base import CongestionControl, FlowContext, SendTimeWindow
-from uno.cc.params import WINDOW_RULES, check_fields
+from uno.config.fields import num
 
 
 @dataclass
 class DctcpParams:
     """DCTCP settings. Windows are in multiples of the flow's path BDP or of the MSS."""
 
-    g: float = 1.0 / 16.0
-    alpha_init: float = 1.0
-    init_cwnd_bdp: float = 1.0
-    min_cwnd_mss: float = 1.0
-    max_cwnd_bdp: float = 0.0  # 0: no cap
+    g: float = num(1.0 / 16.0, "(0, 1]")
+    alpha_init: float = num(1.0, "[0, 1]")
+    init_cwnd_bdp: float = num(1.0, "> 0")
+    min_cwnd_mss: float = num(1.0, "> 0")
+    max_cwnd_bdp: float = num(0.0, ">= 0")  # 0: no cap
     pacing: bool = False
-
-    def check(self, prefix: str) -> None:
-        """Raise ConfigError for out-of-range values (``prefix`` names the config node)."""
-        check_fields(prefix, self, {"g": "(0, 1]", "alpha_init": "[0, 1]", **WINDOW_RULES})
 
 
 class Dctcp(CongestionControl):

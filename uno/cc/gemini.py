@@ -92,7 +92,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from uno.cc.base import CongestionControl, FlowContext, SendTimeWindow
-from uno.cc.params import WINDOW_RULES, check_fields
+from uno.config.fields import num
 from uno.core.errors import ConfigError
 
 _PS_PER_S = 1e12
@@ -105,48 +105,33 @@ class GeminiParams:
     """GEMINI settings (defaults: the paper's Table IV / §III-C, see the module docstring)."""
 
     #: H (Table IV): h = H x C[bit/s] x RTT_base[s] MSS per RTT
-    h_coeff: float = 1.2e-7
+    h_coeff: float = num(1.2e-7, "> 0")
     #: clamp on the paper-formula h, MSS per RTT (§III-C)
-    h_min_mss: float = 0.1
-    h_max_mss: float = 5.0
+    h_min_mss: float = num(0.1, "> 0")
+    h_max_mss: float = num(5.0, "> 0")
     #: absolute h in wire bytes per RTT; overrides H and bypasses the clamp (None: paper formula)
-    h_bytes_per_rtt: float | None = None
+    h_bytes_per_rtt: float | None = num(None, "> 0")
     #: beta, WAN window-reduction factor (Table IV)
-    beta: float = 0.2
+    beta: float = num(0.2, "[0, 1)")
     #: T, delay threshold in microseconds (Table IV: 5 ms)
-    t_us: float = 5000.0
+    t_us: float = num(5000.0, ">= 0")
     #: K in full packets per Gbps of bottleneck rate (Table IV)
-    k_pkts_per_gbps: float = 50.0
+    k_pkts_per_gbps: float = num(50.0, "> 0")
     #: absolute K in bytes; overrides k_pkts_per_gbps (None: derive from the bottleneck rate)
-    k_bytes: float | None = None
+    k_bytes: float | None = num(None, "> 0")
     #: EWMA gain for alpha (not in the paper; DCTCP's 1/16)
-    g: float = 1.0 / 16.0
-    alpha_init: float = 1.0
+    g: float = num(1.0 / 16.0, "(0, 1]")
+    alpha_init: float = num(1.0, "[0, 1]")
     #: upper bound on the cut fraction max(alpha F, beta) (not in the paper)
-    max_cut: float = 1.0
+    max_cut: float = num(1.0, "(0, 1]")
     delay_signal_intra: bool = True
     delay_signal_inter: bool = True
     pacing: bool = True
-    init_cwnd_bdp: float = 1.0
-    min_cwnd_mss: float = 1.0
-    max_cwnd_bdp: float = 0.0  # 0: no cap
+    init_cwnd_bdp: float = num(1.0, "> 0")
+    min_cwnd_mss: float = num(1.0, "> 0")
+    max_cwnd_bdp: float = num(0.0, ">= 0")  # 0: no cap
 
-    def check(self, prefix: str) -> None:
-        """Raise ConfigError for out-of-range values (``prefix`` names the config node)."""
-        rules = {
-            "h_coeff": "> 0",
-            "h_min_mss": "> 0",
-            "h_bytes_per_rtt": "> 0",
-            "beta": "[0, 1)",
-            "t_us": ">= 0",
-            "k_pkts_per_gbps": "> 0",
-            "k_bytes": "> 0",
-            "g": "(0, 1]",
-            "alpha_init": "[0, 1]",
-            "max_cut": "(0, 1]",
-            **WINDOW_RULES,
-        }
-        check_fields(prefix, self, rules, nullable=("h_bytes_per_rtt", "k_bytes"))
+    def check_consistency(self, prefix: str) -> None:
         if not self.h_max_mss >= self.h_min_mss:
             raise ConfigError(
                 f"{prefix}.h_max_mss",

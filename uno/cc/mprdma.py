@@ -30,7 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from uno.cc.base import CongestionControl, FlowContext
-from uno.cc.params import WINDOW_RULES, check_fields
+from uno.config.fields import num
 
 
 @dataclass
@@ -38,16 +38,12 @@ class MprdmaParams:
     """MP-RDMA settings. Windows are in multiples of the flow's path BDP or of the MSS."""
 
     #: window decrement per ECN-marked ACK, in MSS (MP-RDMA paper: 1/2; Uno artifact: 0.15)
-    ecn_decrease_mss: float = 0.5
+    ecn_decrease_mss: float = num(0.5, "> 0")
     pacing: bool = True
-    init_cwnd_bdp: float = 1.0
-    min_cwnd_mss: float = 1.0
-    max_cwnd_bdp: float = 1.0  # 0: no cap
+    init_cwnd_bdp: float = num(1.0, "> 0")
+    min_cwnd_mss: float = num(1.0, "> 0")
+    max_cwnd_bdp: float = num(1.0, ">= 0")  # 0: no cap
     timeout_resets_cwnd: bool = False
-
-    def check(self, prefix: str) -> None:
-        """Raise ConfigError for out-of-range values (``prefix`` names the config node)."""
-        check_fields(prefix, self, {"ecn_decrease_mss": "> 0", **WINDOW_RULES})
 
 
 class Mprdma(CongestionControl):

@@ -53,7 +53,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from uno.cc.base import CongestionControl, FlowContext
-from uno.cc.params import WINDOW_RULES, check_fields
+from uno.config.fields import num
 from uno.core.errors import ConfigError
 from uno.core.units import PS_PER_US
 
@@ -63,57 +63,40 @@ class UnoParams:
     """UnoCC constants (defaults: the Uno paper's Table 2 and §4.1; see the module docstring)."""
 
     #: alpha = ai_bdp_frac x flow BDP (Table 2: 0.001)
-    ai_bdp_frac: float = 0.001
+    ai_bdp_frac: float = num(0.001, "> 0")
     #: Quick Adapt threshold beta (Table 2: 0.5)
-    qa_beta: float = 0.5
+    qa_beta: float = num(0.5, "(0, 1]")
     #: K in bytes; null: intra-DC BDP / k_intra_bdp_divisor (Table 2: K = intra-DC BDP / 7)
-    k_bytes: float | None = None
-    k_intra_bdp_divisor: float = 7.0
+    k_bytes: float | None = num(None, "> 0")
+    k_intra_bdp_divisor: float = num(7.0, "> 0")
     #: EWMA gain of E, the marked fraction across epochs (paper silent: DCTCP's 1/16)
-    ecn_ewma_gain: float = 0.0625
+    ecn_ewma_gain: float = num(0.0625, "(0, 1]")
     #: epoch period = epoch_period_intra_rtt x intra-DC base RTT, for every flow (§4.1.1)
-    epoch_period_intra_rtt: float = 1.0
+    epoch_period_intra_rtt: float = num(1.0, "> 0")
     #: gentle reduction factor (Alg. 1 line 10: 0.3)
-    gentle_factor: float = 0.3
+    gentle_factor: float = num(0.3, "(0, 1]")
     #: true: MD_scale <- MD_scale x factor (Alg. 1); false: MD_scale = factor each time (artifact)
     gentle_compounds: bool = True
     #: "no physical queueing" if RTT - base RTT < gentle_qdelay_us + frac x base RTT
-    gentle_qdelay_us: float = 1.0
-    gentle_qdelay_base_rtt_frac: float = 0.0
+    gentle_qdelay_us: float = num(1.0, ">= 0")
+    gentle_qdelay_base_rtt_frac: float = num(0.0, ">= 0")
     #: QA is evaluated once per qa_period_base_rtt x base RTT (§4.1.2: once per RTT)
-    qa_period_base_rtt: float = 1.0
+    qa_period_base_rtt: float = num(1.0, "> 0")
     #: window after QA = qa_window_scale x bytes acked in the period (paper: 1.0)
-    qa_window_scale: float = 1.0
+    qa_window_scale: float = num(1.0, "(0, 1]")
     #: initial window and cap, in flow BDPs (the artifact: 1 and 1)
-    init_cwnd_bdp: float = 1.0
-    max_cwnd_bdp: float = 1.0
-    min_cwnd_mss: float = 1.0
+    init_cwnd_bdp: float = num(1.0, "> 0")
+    max_cwnd_bdp: float = num(1.0, ">= 0")
+    min_cwnd_mss: float = num(1.0, "> 0")
     #: pace at cwnd / base RTT
     pacing: bool = True
     #: window after a retransmission timeout, in MSS; 0 leaves cwnd unchanged (artifact -noRto)
-    timeout_cwnd_mss: float = 0.0
+    timeout_cwnd_mss: float = num(0.0, ">= 0")
     #: artifact only (not in the paper): in a congested epoch where E fell since the previous
     #: epoch (and 0 < previous E, E <= 0.9), add alpha x epoch bytes / cwnd instead of an MD
     ewma_fall_increase: bool = False
 
-    def check(self, prefix: str) -> None:
-        """Raise ConfigError for out-of-range values (``prefix`` names the config node)."""
-        rules = {
-            "ai_bdp_frac": "> 0",
-            "k_intra_bdp_divisor": "> 0",
-            "epoch_period_intra_rtt": "> 0",
-            "qa_period_base_rtt": "> 0",
-            "qa_beta": "(0, 1]",
-            "ecn_ewma_gain": "(0, 1]",
-            "gentle_factor": "(0, 1]",
-            "qa_window_scale": "(0, 1]",
-            "gentle_qdelay_us": ">= 0",
-            "gentle_qdelay_base_rtt_frac": ">= 0",
-            "timeout_cwnd_mss": ">= 0",
-            "k_bytes": "> 0",
-            **WINDOW_RULES,
-        }
-        check_fields(prefix, self, rules, nullable=("k_bytes",))
+    def check_consistency(self, prefix: str) -> None:
         if 0 < self.max_cwnd_bdp < self.init_cwnd_bdp:
             raise ConfigError(
                 f"{prefix}.max_cwnd_bdp",

@@ -6,139 +6,184 @@ bytes) that :mod:`uno.build` converts to picoseconds and bits/s in one place."""
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from typing import Any
 
 from hydra.core.config_store import ConfigStore
-from omegaconf import MISSING
+from omegaconf import MISSING, OmegaConf
 
 from uno.cc.bbr import BbrParams
 from uno.cc.dctcp import DctcpParams
 from uno.cc.gemini import GeminiParams
 from uno.cc.mprdma import MprdmaParams
 from uno.cc.uno import UnoParams
+from uno.config.fields import choice, num
+from uno.core.errors import ConfigError
+from uno.workload.incast import PLACEMENTS
+from uno.workload.permutation import SCOPES
+from uno.workload.rpc import ARRIVALS, RPC_SOURCES
 
 MIB = 1 << 20
 GIB = 1 << 30
 
 
 # ---- topology -----------------------------------------------------------------------------
+def _topo_kinds():
+    from uno.topo.registry import TOPO_KINDS
+
+    return TOPO_KINDS
+
+
+def _workload_kinds():
+    from uno.workload.registry import WORKLOAD_REGISTRY
+
+    return WORKLOAD_REGISTRY
+
+
+def _cc_names():
+    from uno.cc.registry import CC_REGISTRY
+
+    return CC_REGISTRY
+
+
+def _lb_names():
+    from uno.lb.registry import LB_REGISTRY
+
+    return LB_REGISTRY
+
+
+#: host ids must fit in the 20 bits the ECMP hash key gives them (uno.core.packet)
+MAX_HOSTS = "[1, 65536]"
+
+
 @dataclass
 class DumbbellTopo:
-    kind: str = "dumbbell"
-    n_senders: int = 4
-    n_receivers: int = 1
-    host_rate_gbps: float = 100.0
-    bottleneck_rate_gbps: float = 100.0
-    link_delay_us: float = 1.0
-    bottleneck_delay_us: float = 1.0
-    buffer_bytes: int = MIB
-    nic_buffer_bytes: int = GIB
+    kind: str = choice("dumbbell", _topo_kinds)
+    n_senders: int = num(4, MAX_HOSTS)
+    n_receivers: int = num(1, MAX_HOSTS)
+    host_rate_gbps: float = num(100.0, "> 0")
+    bottleneck_rate_gbps: float = num(100.0, "> 0")
+    link_delay_us: float = num(1.0, ">= 0")
+    bottleneck_delay_us: float = num(1.0, ">= 0")
+    buffer_bytes: int = num(MIB, "> 0")
+    nic_buffer_bytes: int = num(GIB, "> 0")
 
 
 @dataclass
 class FatTreeTopo:
-    kind: str = "fat_tree"
-    k: int = 8
-    link_rate_gbps: float = 100.0
-    link_delay_us: float = 1.0
-    buffer_bytes: int = MIB
-    nic_buffer_bytes: int = GIB
+    kind: str = choice("fat_tree", _topo_kinds)
+    #: switch radix; hosts = k^3/4 per fat tree
+    k: int = num(8, "[2, 64]")
+    link_rate_gbps: float = num(100.0, "> 0")
+    link_delay_us: float = num(1.0, ">= 0")
+    buffer_bytes: int = num(MIB, "> 0")
+    nic_buffer_bytes: int = num(GIB, "> 0")
+
+    def check_consistency(self, prefix: str) -> None:
+        if self.k % 2:
+            raise ConfigError(f"{prefix}.k", f"must be an even integer in [2, 64], got {self.k}")
 
 
 @dataclass
-class TwoDcTopo:
-    kind: str = "two_dc"
-    k: int = 8
-    link_rate_gbps: float = 100.0
-    link_delay_us: float = 1.0
-    core_border_links: int = 8
-    wan_links: int = 8
-    wan_rate_gbps: float = 100.0
-    wan_delay_us: float = 886.5
+class TwoDcTopo(FatTreeTopo):
+    kind: str = choice("two_dc", _topo_kinds)
+    core_border_links: int = num(8, "[1, 1024]")
+    wan_links: int = num(8, "[1, 4096]")
+    wan_rate_gbps: float = num(100.0, "> 0")
+    wan_delay_us: float = num(886.5, ">= 0")
     #: if set, overrides wan_delay_us so that inter-DC base RTT = ratio x intra-DC base RTT
-    inter_rtt_ratio: float | None = None
-    buffer_bytes: int = MIB
-    intra_buffer_bytes: int | None = None
-    inter_buffer_bytes: int | None = None
-    nic_buffer_bytes: int = GIB
+    inter_rtt_ratio: float | None = num(None, "> 1")
+    intra_buffer_bytes: int | None = num(None, "> 0")
+    inter_buffer_bytes: int | None = num(None, "> 0")
 
 
 # ---- workload -----------------------------------------------------------------------------
 @dataclass
 class FlowEntry:
-    src: int = MISSING
-    dst: int = MISSING
-    size_bytes: int = MISSING
-    start_us: float = 0.0
+    src: int = num(MISSING, ">= 0")
+    dst: int = num(MISSING, ">= 0")
+    size_bytes: int = num(MISSING, "> 0")
+    start_us: float = num(0.0, ">= 0")
     tag: str = ""
 
 
 @dataclass
 class FlowsWorkload:
-    kind: str = "flows"
+    kind: str = choice("flows", _workload_kinds)
     flows: list[FlowEntry] = field(default_factory=list)
 
 
 @dataclass
 class IncastWorkload:
-    kind: str = "incast"
-    receiver: int = 0
-    n_intra: int = 4
-    n_inter: int = 4
-    size_bytes: int = 1_000_000
-    start_us: float = 0.0
+    kind: str = choice("incast", _workload_kinds)
+    receiver: int = num(0, ">= 0")
+    n_intra: int = num(4, "[0, 65536]")
+    n_inter: int = num(4, "[0, 65536]")
+    size_bytes: int = num(1_000_000, "> 0")
+    start_us: float = num(0.0, ">= 0")
     #: start of sender i = start_us + i * stagger_us
-    stagger_us: float = 0.0
+    stagger_us: float = num(0.0, ">= 0")
     #: how senders are chosen: "random" (seeded) or "spread" (round-robin over racks)
-    placement: str = "random"
+    placement: str = choice("random", PLACEMENTS)
+
+    def check_consistency(self, prefix: str) -> None:
+        if self.n_intra + self.n_inter == 0:
+            raise ConfigError(f"{prefix}.n_intra", "n_intra and n_inter must not both be 0")
 
 
 @dataclass
 class RpcIncastWorkload(IncastWorkload):
-    kind: str = "rpc_incast"
-    rpc_count: int = 1000
+    kind: str = choice("rpc_incast", _workload_kinds)
+    rpc_count: int = num(1000, "[0, 10000000]")
     #: "same_rack" (hosts under the receiver's ToR) or "same_dc"
-    rpc_sources: str = "same_rack"
+    rpc_sources: str = choice("same_rack", RPC_SOURCES)
     #: shipped CDF name (data/cdf/<name>.csv) or a path to a CDF file
     rpc_cdf: str = "google_rpc"
-    rpc_max_bytes: int | None = None
-    rpc_start_us: float = 15000.0
-    rpc_interval_us: float = 25.0
+    rpc_max_bytes: int | None = num(None, "> 0")
+    rpc_start_us: float = num(15000.0, ">= 0")
+    rpc_interval_us: float = num(25.0, "> 0")
     #: "periodic" (every rpc_interval_us) or "poisson" (exponential gaps of that mean)
-    rpc_arrivals: str = "periodic"
+    rpc_arrivals: str = choice("periodic", ARRIVALS)
+
+    def check_consistency(self, prefix: str) -> None:
+        # the background incast may be empty when RPCs are what is studied
+        if self.n_intra + self.n_inter + self.rpc_count == 0:
+            raise ConfigError(
+                f"{prefix}.rpc_count", "no flows: n_intra, n_inter and rpc_count are 0"
+            )
 
 
 @dataclass
 class PermutationWorkload:
-    kind: str = "permutation"
-    size_bytes: int = 1_000_000
-    start_us: float = 0.0
+    kind: str = choice("permutation", _workload_kinds)
+    size_bytes: int = num(1_000_000, "> 0")
+    start_us: float = num(0.0, ">= 0")
     #: "all" (any other host), "intra" (same DC), "inter" (other DC)
-    scope: str = "all"
+    scope: str = choice("all", SCOPES)
 
 
 # ---- transport / cc / lb / switch / engine -------------------------------------------------
 @dataclass
 class TransportConfig:
-    mtu_bytes: int = 4096  # payload per data packet
-    header_bytes: int = 64
-    ack_bytes: int = 64
+    mtu_bytes: int = num(4096, "[64, 1048576]")  # payload per data packet
+    header_bytes: int = num(64, "[0, 65536]")
+    ack_bytes: int = num(64, "[1, 65536]")
     #: fixed RTO for every flow; if unset, RTO = base RTT + rto_queue_factor x (time to drain
     #: a full buffer at every switch queue on the path), as in the Uno authors' artifact.
-    rto_us: float | None = None
-    rto_queue_factor: float = 1.0
-    rto_min_us: float = 0.0
+    rto_us: float | None = num(None, "> 0")
+    rto_queue_factor: float = num(1.0, "[0, 1000]")
+    rto_min_us: float = num(0.0, ">= 0")
     #: the retransmission timer is checked at most this often (htsim scans every 1 us)
-    timer_granularity_us: float = 1.0
+    timer_granularity_us: float = num(1.0, "> 0")
 
 
 @dataclass
 class CcConfig:
     #: algorithm for every flow unless ``intra``/``inter`` name one for that class
-    algo: str = "dctcp"
-    intra: str | None = None
-    inter: str | None = None
+    algo: str = choice("dctcp", _cc_names)
+    intra: str | None = choice(None, _cc_names)
+    inter: str | None = choice(None, _cc_names)
     dctcp: DctcpParams = field(default_factory=DctcpParams)
     uno: UnoParams = field(default_factory=UnoParams)
     gemini: GeminiParams = field(default_factory=GeminiParams)
@@ -148,29 +193,52 @@ class CcConfig:
 
 @dataclass
 class LbConfig:
-    algo: str = "ecmp"
+    algo: str = choice("ecmp", _lb_names)
     #: distinct entropy values a spraying flow draws from (htsim: 256 path ids)
-    n_entropies: int = 256
+    n_entropies: int = num(256, "[1, 65536]")
+
+
+def _check_thresholds(prefix: str, node, low: str, high: str) -> None:
+    lo, hi = getattr(node, low), getattr(node, high)
+    if lo is not None and hi is not None and lo > hi:
+        raise ConfigError(f"{prefix}.{low}", f"must be <= {prefix}.{high} ({hi}), got {lo}")
 
 
 @dataclass
 class EcnConfig:
     enabled: bool = True
-    kmin_frac: float = 0.25
-    kmax_frac: float = 0.75
+    kmin_frac: float = num(0.25, "[0, 1]")
+    kmax_frac: float = num(0.75, "[0, 1]")
     #: absolute thresholds (bytes) override the fractions of the port buffer when set
-    kmin_bytes: int | None = None
-    kmax_bytes: int | None = None
+    kmin_bytes: int | None = num(None, ">= 0")
+    kmax_bytes: int | None = num(None, ">= 0")
+
+    def check_consistency(self, prefix: str) -> None:
+        _check_thresholds(prefix, self, "kmin_frac", "kmax_frac")
+        if (self.kmin_bytes is None) != (self.kmax_bytes is None):
+            raise ConfigError(
+                f"{prefix}.kmin_bytes", "set both kmin_bytes and kmax_bytes, or neither"
+            )
+        _check_thresholds(prefix, self, "kmin_bytes", "kmax_bytes")
 
 
 @dataclass
 class PhantomConfig:
     enabled: bool = False
-    drain_frac: float = 0.9
+    drain_frac: float = num(0.9, "(0, 1]")
     #: default (null): the largest base-path BDP in the topology (the inter-DC BDP on two_dc)
-    size_bytes: int | None = None
-    kmin_frac: float = 0.25
-    kmax_frac: float = 0.75
+    size_bytes: int | None = num(None, "> 0")
+    kmin_frac: float = num(0.25, "[0, 1]")
+    kmax_frac: float = num(0.75, "[0, 1]")
+
+    def check_consistency(self, prefix: str) -> None:
+        _check_thresholds(prefix, self, "kmin_frac", "kmax_frac")
+
+
+def _mark_sources():
+    from uno.net.port import MARK_SOURCES
+
+    return (*MARK_SOURCES, "auto")
 
 
 @dataclass
@@ -178,34 +246,43 @@ class SwitchConfig:
     ecn: EcnConfig = field(default_factory=EcnConfig)
     phantom: PhantomConfig = field(default_factory=PhantomConfig)
     #: which queue's RED marks: auto (phantom if enabled, else physical), physical, phantom, either
-    mark_source: str = "auto"
+    mark_source: str = choice("auto", _mark_sources)
     #: link kinds whose switch ports mark (empty: all switch ports)
     port_kinds: list[str] = field(default_factory=list)
+
+    def check_consistency(self, prefix: str) -> None:
+        if self.mark_source in ("phantom", "either") and not self.phantom.enabled:
+            raise ConfigError(
+                f"{prefix}.mark_source",
+                f"{self.mark_source!r} needs {prefix}.phantom.enabled=true",
+            )
 
 
 @dataclass
 class EngineConfig:
-    kind: str = "packet"
+    kind: str = choice("packet", ("packet",))
     #: stop at this simulated time even if flows are unfinished
-    max_sim_time_ms: float = 1000.0
+    max_sim_time_ms: float = num(1000.0, "> 0")
     #: sampling interval of rates/cwnd/queues tables; 0 disables sampling
-    sample_interval_us: float = 10.0
+    sample_interval_us: float = num(10.0, ">= 0")
     sample_rates: bool = True
     sample_cwnd: bool = True
     sample_queues: bool = True
     #: ports whose queues are sampled: "receivers" (switch ports into flow destinations),
-    #: "busy" (any port non-empty at the sample), "all", or glob patterns of port names
+    #: "busy" (any port non-empty at the sample), "all", or glob patterns of port names; a
+    #: pattern that matches no port is refused
     queue_ports: list[str] = field(default_factory=lambda: ["receivers"])
     #: end the run once every flow carrying one of these tags finished (empty: all flows)
     stop_when_done: list[str] = field(default_factory=list)
-    progress: bool = False
+    #: progress bar on stderr: null shows it when stderr is a terminal and $CI is unset
+    progress: bool | None = None
     check_invariants: bool = True
 
 
 @dataclass
 class RunConfig:
     name: str = "run"
-    seed: int = 1
+    seed: int = num(1, ">= 0")
     topo: Any = MISSING
     workload: Any = MISSING
     transport: TransportConfig = field(default_factory=TransportConfig)
@@ -213,8 +290,15 @@ class RunConfig:
     lb: LbConfig = field(default_factory=LbConfig)
     switch: SwitchConfig = field(default_factory=SwitchConfig)
     engine: EngineConfig = field(default_factory=EngineConfig)
-    #: where results go; null means Hydra's run directory (or the current directory)
+    #: where results go; null means Hydra's run directory (a multirun: <out_dir>/<job number>)
     out_dir: str | None = None
+    #: replace a complete run already in the result folder (otherwise it is refused, or in a
+    #: multirun skipped when its config hash matches)
+    overwrite: bool = False
+
+
+#: fields that say how and where to run, not what to simulate: left out of the config hash
+RUN_CONTROL_KEYS = ("out_dir", "overwrite", "engine.progress")
 
 
 TOPO_SCHEMAS = {"dumbbell": DumbbellTopo, "fat_tree": FatTreeTopo, "two_dc": TwoDcTopo}
@@ -227,7 +311,11 @@ WORKLOAD_SCHEMAS = {
 
 
 def register_configs() -> None:
-    """Register the schemas with Hydra's ConfigStore (idempotent)."""
+    """Register the schemas with Hydra's ConfigStore and the ``uno_pid`` resolver that makes
+    run directory names unique per process (idempotent)."""
+    if not OmegaConf.has_resolver("uno_pid"):
+        # cached: every evaluation in one config (and Hydra's copies of it) gives one value
+        OmegaConf.register_new_resolver("uno_pid", lambda: str(os.getpid()), use_cache=True)
     cs = ConfigStore.instance()
     cs.store(name="run_schema", node=RunConfig)
     for name, node in TOPO_SCHEMAS.items():

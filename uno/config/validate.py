@@ -1,154 +1,181 @@
-"""Range checks that types alone cannot express. Each failure raises one
-:class:`uno.core.errors.ConfigError` naming the field and the accepted values, before any
-simulation starts. Checks that need the built topology (host ids, link kinds) are in
-:func:`check_against_topology`."""
+"""One validator for every config field, driven by the schema.
+
+:func:`check_composed` looks at the composed (Hydra) config: keys the schema does not know,
+including ones added with Hydra's ``+`` prefix, and mandatory values left unset.
+:func:`check_fields` walks the resolved dataclasses: every field is checked against the rule it
+declares (:mod:`uno.config.fields`), numbers must be finite and fit the engine's integer units,
+and a dataclass may add cross-field rules in a ``check_consistency(prefix)`` method. Checks that
+need the built topology (host ids, port names, link kinds) are in :func:`check_against_topology`
+and the workload generators. Each failure raises one :class:`ConfigError` naming the field, the
+value and what is accepted, before anything runs or is written.
+"""
 
 from __future__ import annotations
 
-from uno.cc.registry import CC_REGISTRY
+import dataclasses
+import difflib
+import math
+import types
+import typing
+from functools import cache
+from typing import Any
+
+from omegaconf import DictConfig, ListConfig, OmegaConf
+
+from uno.config.fields import ENGINE_LIMIT, INT_LIMIT, Rule, unit_of
 from uno.core.errors import ConfigError
-from uno.lb.registry import LB_REGISTRY
-from uno.net.port import MARK_SOURCES
-from uno.topo.registry import TOPO_KINDS
-from uno.workload.registry import WORKLOAD_REGISTRY
+
+# ---- the composed config ----------------------------------------------------------------
 
 
-def _positive(value, field: str) -> None:
-    if value is None or value <= 0:
-        raise ConfigError(field, f"must be > 0, got {value}")
+def check_composed(cfg: DictConfig) -> None:
+    """Refuse keys the schema does not declare and mandatory values that are unset."""
+    _check_known_keys(cfg, "")
+    missing = sorted(OmegaConf.missing_keys(cfg))
+    if missing:
+        raise ConfigError(missing[0], "is required but not set")
 
 
-def _non_negative(value, field: str) -> None:
-    if value is None or value < 0:
-        raise ConfigError(field, f"must be >= 0, got {value}")
+def _join(prefix: str, key: Any) -> str:
+    return f"{prefix}.{key}" if prefix else str(key)
 
 
-def _fraction(value, field: str, allow_zero: bool = True) -> None:
-    low_ok = value >= 0 if allow_zero else value > 0
-    if not (low_ok and value <= 1):
-        interval = "[0, 1]" if allow_zero else "(0, 1]"
-        raise ConfigError(field, f"must be in {interval}, got {value}")
+def _check_known_keys(node: Any, prefix: str) -> None:
+    if isinstance(node, ListConfig):
+        for i in range(len(node)):
+            _check_known_keys(node._get_node(i), f"{prefix}[{i}]")
+        return
+    if not isinstance(node, DictConfig) or node._is_missing() or node._is_none():
+        return
+    schema = OmegaConf.get_type(node)
+    if dataclasses.is_dataclass(schema):
+        known = [f.name for f in dataclasses.fields(schema)]
+        for key in node.keys():
+            if key not in known:
+                raise ConfigError(_join(prefix, key), _unknown_key_text(str(key), known, prefix))
+    for key in node.keys():
+        _check_known_keys(node._get_node(key), _join(prefix, key))
 
 
-def _one_of(value, choices, field: str) -> None:
-    if value not in choices:
-        raise ConfigError(field, f"must be one of {sorted(choices)}, got {value!r}")
+def _unknown_key_text(key: str, known: list[str], prefix: str) -> str:
+    close = difflib.get_close_matches(key, known, n=1)
+    hint = f"did you mean {_join(prefix, close[0])!r}? " if close else ""
+    where = f"under {prefix!r}" if prefix else "at the top level"
+    return f"unknown key; {hint}keys {where} are {known}"
 
 
-def check_topo(t) -> None:
-    _one_of(t.kind, TOPO_KINDS, "topo.kind")
-    if t.kind == "dumbbell":
-        _positive(t.n_senders, "topo.n_senders")
-        _positive(t.n_receivers, "topo.n_receivers")
-        _positive(t.host_rate_gbps, "topo.host_rate_gbps")
-        _positive(t.bottleneck_rate_gbps, "topo.bottleneck_rate_gbps")
-        _non_negative(t.link_delay_us, "topo.link_delay_us")
-        _non_negative(t.bottleneck_delay_us, "topo.bottleneck_delay_us")
-    else:
-        if t.k < 2 or t.k % 2:
-            raise ConfigError("topo.k", f"must be an even integer >= 2, got {t.k}")
-        _positive(t.link_rate_gbps, "topo.link_rate_gbps")
-        _non_negative(t.link_delay_us, "topo.link_delay_us")
-    if t.kind == "two_dc":
-        _positive(t.core_border_links, "topo.core_border_links")
-        _positive(t.wan_links, "topo.wan_links")
-        _positive(t.wan_rate_gbps, "topo.wan_rate_gbps")
-        _non_negative(t.wan_delay_us, "topo.wan_delay_us")
-        if t.inter_rtt_ratio is not None and t.inter_rtt_ratio <= 1:
-            raise ConfigError(
-                "topo.inter_rtt_ratio", f"must be > 1 (or null), got {t.inter_rtt_ratio}"
-            )
-        for name in ("intra_buffer_bytes", "inter_buffer_bytes"):
-            value = getattr(t, name)
-            if value is not None:
-                _positive(value, f"topo.{name}")
-    _positive(t.buffer_bytes, "topo.buffer_bytes")
-    _positive(t.nic_buffer_bytes, "topo.nic_buffer_bytes")
+# ---- the resolved dataclasses ----------------------------------------------------------
 
 
-def check_transport(tp) -> None:
-    _positive(tp.mtu_bytes, "transport.mtu_bytes")
-    _non_negative(tp.header_bytes, "transport.header_bytes")
-    _positive(tp.ack_bytes, "transport.ack_bytes")
-    if tp.rto_us is not None:
-        _positive(tp.rto_us, "transport.rto_us")
-    _non_negative(tp.rto_queue_factor, "transport.rto_queue_factor")
-    _non_negative(tp.rto_min_us, "transport.rto_min_us")
-    _positive(tp.timer_granularity_us, "transport.timer_granularity_us")
+@cache
+def _hints(cls: type) -> dict[str, Any]:
+    return typing.get_type_hints(cls)
 
 
-def check_cc(cc) -> None:
-    names = set(CC_REGISTRY)
-    _one_of(cc.algo, names, "cc.algo")
-    for cls in ("intra", "inter"):
-        value = getattr(cc, cls)
-        if value is not None:
-            _one_of(value, names, f"cc.{cls}")
-    for entry in CC_REGISTRY.values():
-        params = getattr(cc, entry.params_field)
-        check = getattr(params, "check", None)
-        if check is not None:
-            check(f"cc.{entry.params_field}")
+def _unwrap(tp: Any) -> tuple[Any, bool]:
+    """(type without Optional, whether None is allowed)."""
+    args = typing.get_args(tp)
+    if typing.get_origin(tp) in (typing.Union, types.UnionType):
+        rest = [a for a in args if a is not type(None)]
+        return (rest[0] if len(rest) == 1 else Any), len(rest) < len(args)
+    return tp, False
 
 
-def check_switch(sw) -> None:
-    ecn = sw.ecn
-    _fraction(ecn.kmin_frac, "switch.ecn.kmin_frac")
-    _fraction(ecn.kmax_frac, "switch.ecn.kmax_frac")
-    if ecn.kmin_frac > ecn.kmax_frac:
+def _fmt(value: Any) -> str:
+    if isinstance(value, int) and abs(value) >= 10**16:
+        return f"{float(value):.3e}"
+    return repr(value)
+
+
+def _accepted(base: type, rule: Rule | None, nullable: bool) -> str:
+    what = "an integer" if base is int else "a finite number"
+    text = f"{what} {rule.text}" if rule is not None else what
+    return text + (" (or null)" if nullable else "")
+
+
+def check_number(path: str, value: Any, base: type, rule: Rule | None, nullable: bool) -> None:
+    """Type, finiteness, magnitude, unit range and the declared rule of one numeric value."""
+    accepted = _accepted(base, rule, nullable)
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ConfigError(path, f"must be {accepted}, got {value!r}")
+    if base is int and not isinstance(value, int):
+        raise ConfigError(path, f"must be {accepted}, got {value!r}")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ConfigError(path, f"must be {accepted}, got {value!r}")
+    if rule is not None and not rule.accepts(value):
+        raise ConfigError(path, f"must be {accepted}, got {_fmt(value)}")
+    limit, why = float(INT_LIMIT), "2**53"
+    unit = unit_of(path.rsplit(".", 1)[-1])
+    if unit is not None and ENGINE_LIMIT / unit[0] < limit:
+        limit, why = ENGINE_LIMIT / unit[0], f"2**62 {unit[1]} in the engine"
+    if abs(value) > limit:
         raise ConfigError(
-            "switch.ecn.kmin_frac",
-            f"must be <= switch.ecn.kmax_frac ({ecn.kmax_frac}), got {ecn.kmin_frac}",
-        )
-    if (ecn.kmin_bytes is None) != (ecn.kmax_bytes is None):
-        raise ConfigError("switch.ecn.kmin_bytes", "set both kmin_bytes and kmax_bytes, or neither")
-    if ecn.kmin_bytes is not None:
-        _non_negative(ecn.kmin_bytes, "switch.ecn.kmin_bytes")
-        if ecn.kmin_bytes > ecn.kmax_bytes:
-            raise ConfigError(
-                "switch.ecn.kmin_bytes",
-                f"must be <= switch.ecn.kmax_bytes ({ecn.kmax_bytes}), got {ecn.kmin_bytes}",
-            )
-    ph = sw.phantom
-    _fraction(ph.drain_frac, "switch.phantom.drain_frac", allow_zero=False)
-    _fraction(ph.kmin_frac, "switch.phantom.kmin_frac")
-    _fraction(ph.kmax_frac, "switch.phantom.kmax_frac")
-    if ph.kmin_frac > ph.kmax_frac:
-        raise ConfigError(
-            "switch.phantom.kmin_frac",
-            f"must be <= switch.phantom.kmax_frac ({ph.kmax_frac}), got {ph.kmin_frac}",
-        )
-    if ph.size_bytes is not None:
-        _positive(ph.size_bytes, "switch.phantom.size_bytes")
-    _one_of(sw.mark_source, set(MARK_SOURCES) | {"auto"}, "switch.mark_source")
-    if sw.mark_source in ("phantom", "either") and not ph.enabled:
-        raise ConfigError(
-            "switch.mark_source", f"{sw.mark_source!r} needs switch.phantom.enabled=true"
+            path, f"must be {accepted} and at most {limit:.4g} ({why}), got {_fmt(value)}"
         )
 
 
-def check_engine(en) -> None:
-    _one_of(en.kind, {"packet"}, "engine.kind")
-    _positive(en.max_sim_time_ms, "engine.max_sim_time_ms")
-    _non_negative(en.sample_interval_us, "engine.sample_interval_us")
+def accepted_text(cls: type, spec: dataclasses.Field) -> str | None:
+    """What field ``spec`` of dataclass ``cls`` accepts, in words (None if unknown)."""
+    base, nullable = _unwrap(_hints(cls)[spec.name])
+    if base in (int, float):
+        return _accepted(base, spec.metadata.get("rule"), nullable)
+    if base is bool:
+        return "true or false"
+    if "choices" in spec.metadata:
+        choices = spec.metadata["choices"]
+        return f"one of {sorted(choices() if callable(choices) else choices)}"
+    if typing.get_origin(base) is list:
+        return "a list, e.g. [a,b]"
+    return None
+
+
+def _check_choice(path: str, value: Any, choices: Any, nullable: bool) -> None:
+    allowed = sorted(choices() if callable(choices) else choices)
+    if value not in allowed:
+        extra = " (or null)" if nullable else ""
+        raise ConfigError(path, f"must be one of {allowed}{extra}, got {value!r}")
+
+
+def check_fields(node: Any, prefix: str = "") -> None:
+    """Check every field of dataclass ``node`` (recursively) against the schema's rules."""
+    hints = _hints(type(node))
+    for f in dataclasses.fields(node):
+        path = _join(prefix, f.name)
+        value = getattr(node, f.name)
+        base, nullable = _unwrap(hints[f.name])
+        if value is None:
+            if nullable:
+                continue
+            raise ConfigError(path, "must be set, got null")
+        if dataclasses.is_dataclass(value):
+            check_fields(value, path)
+        elif isinstance(value, list):
+            for i, item in enumerate(value):
+                if dataclasses.is_dataclass(item):
+                    check_fields(item, f"{path}[{i}]")
+        elif base in (int, float):
+            check_number(path, value, base, f.metadata.get("rule"), nullable)
+        elif base is bool and not isinstance(value, bool):
+            raise ConfigError(path, f"must be true or false, got {value!r}")
+        elif "choices" in f.metadata:
+            _check_choice(path, value, f.metadata["choices"], nullable)
+    consistency = getattr(node, "check_consistency", None)
+    if consistency is not None:
+        consistency(prefix)
 
 
 def check_config(cfg) -> None:
-    """All checks that need only the config."""
-    _non_negative(cfg.seed, "seed")
-    check_topo(cfg.topo)
-    _one_of(cfg.workload.kind, set(WORKLOAD_REGISTRY), "workload.kind")
-    check_transport(cfg.transport)
-    check_cc(cfg.cc)
-    _one_of(cfg.lb.algo, set(LB_REGISTRY), "lb.algo")
-    if not 1 <= cfg.lb.n_entropies <= 1 << 16:
-        raise ConfigError("lb.n_entropies", f"must be in [1, 65536], got {cfg.lb.n_entropies}")
-    check_switch(cfg.switch)
-    check_engine(cfg.engine)
+    """All checks that need only the (resolved) config."""
+    check_fields(cfg)
 
+
+# ---- checks against the built topology --------------------------------------------------
 
 #: link kinds the topology builders produce
 LINK_KINDS = ("host", "fabric", "border", "wan", "bottleneck")
+
+#: queue-port selectors that are not port-name patterns
+QUEUE_PORT_KEYWORDS = ("receivers", "busy", "all")
 
 
 def check_against_topology(cfg, link_kinds: set[str]) -> None:
@@ -164,3 +191,19 @@ def check_against_topology(cfg, link_kinds: set[str]) -> None:
             "switch.port_kinds",
             f"none of {kinds} exists in this topology, which has {sorted(link_kinds)}",
         )
+
+
+def check_queue_ports(selectors: list[str], port_names: list[str]) -> None:
+    """Every selector of ``engine.queue_ports`` is a keyword or matches at least one port."""
+    import fnmatch
+
+    for i, sel in enumerate(selectors):
+        if sel in QUEUE_PORT_KEYWORDS:
+            continue
+        if not any(fnmatch.fnmatchcase(name, sel) for name in port_names):
+            examples = ", ".join(port_names[:3])
+            raise ConfigError(
+                f"engine.queue_ports[{i}]",
+                f"{sel!r} matches no port; give one of {list(QUEUE_PORT_KEYWORDS)} or a glob "
+                f"pattern of port names (e.g. {examples}, ...)",
+            )

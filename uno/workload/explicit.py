@@ -26,10 +26,6 @@ def explicit_flows(cfg, hosts: HostFacts, rng=None) -> list[FlowSpec]:
             raise ConfigError(
                 f"workload.flows[{i}].dst", f"equals src ({f.src}); a flow needs two hosts"
             )
-        if f.size_bytes <= 0:
-            raise ConfigError(f"workload.flows[{i}].size_bytes", f"must be > 0, got {f.size_bytes}")
-        if f.start_us < 0:
-            raise ConfigError(f"workload.flows[{i}].start_us", f"must be >= 0, got {f.start_us}")
         specs.append(
             FlowSpec(i, int(f.src), int(f.dst), int(f.size_bytes), us_to_ps(f.start_us), f.tag)
         )

@@ -35,16 +35,6 @@ def incast_flows(cfg, hosts: HostFacts, rng: np.random.Generator) -> list[FlowSp
         raise ConfigError(
             "workload.receiver", f"host {r} does not exist; hosts are 0..{hosts.n_hosts - 1}"
         )
-    if cfg.placement not in PLACEMENTS:
-        raise ConfigError(
-            "workload.placement", f"must be one of {PLACEMENTS}, got {cfg.placement!r}"
-        )
-    if cfg.size_bytes <= 0:
-        raise ConfigError("workload.size_bytes", f"must be > 0, got {cfg.size_bytes}")
-    if cfg.start_us < 0 or cfg.stagger_us < 0:
-        raise ConfigError("workload.start_us", "start_us and stagger_us must be >= 0")
-    if cfg.n_intra < 0 or cfg.n_inter < 0 or cfg.n_intra + cfg.n_inter == 0:
-        raise ConfigError("workload.n_intra", "n_intra and n_inter must be >= 0 and not both 0")
     dc = hosts.dc[r]
     intra = [h for h in hosts.in_dc(dc) if h != r]
     inter = [h for h in range(hosts.n_hosts) if hosts.dc[h] != dc]

@@ -24,12 +24,6 @@ def _derangement(items: list[int], rng: np.random.Generator) -> list[int]:
 
 
 def permutation_flows(cfg, hosts: HostFacts, rng: np.random.Generator) -> list[FlowSpec]:
-    if cfg.scope not in SCOPES:
-        raise ConfigError("workload.scope", f"must be one of {SCOPES}, got {cfg.scope!r}")
-    if cfg.size_bytes <= 0:
-        raise ConfigError("workload.size_bytes", f"must be > 0, got {cfg.size_bytes}")
-    if cfg.start_us < 0:
-        raise ConfigError("workload.start_us", f"must be >= 0, got {cfg.start_us}")
     n = hosts.n_hosts
     dst = [-1] * n
     if cfg.scope == "all":

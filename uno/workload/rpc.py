@@ -21,24 +21,6 @@ ARRIVALS = ("periodic", "poisson")
 
 def rpc_incast_flows(cfg, hosts: HostFacts, rng: np.random.Generator) -> list[FlowSpec]:
     background = incast_flows(cfg, hosts, rng)
-    if cfg.rpc_count < 0:
-        raise ConfigError("workload.rpc_count", f"must be >= 0, got {cfg.rpc_count}")
-    if cfg.rpc_sources not in RPC_SOURCES:
-        raise ConfigError(
-            "workload.rpc_sources", f"must be one of {RPC_SOURCES}, got {cfg.rpc_sources!r}"
-        )
-    if cfg.rpc_arrivals not in ARRIVALS:
-        raise ConfigError(
-            "workload.rpc_arrivals", f"must be one of {ARRIVALS}, got {cfg.rpc_arrivals!r}"
-        )
-    if cfg.rpc_interval_us <= 0:
-        raise ConfigError("workload.rpc_interval_us", f"must be > 0, got {cfg.rpc_interval_us}")
-    if cfg.rpc_start_us < 0:
-        raise ConfigError("workload.rpc_start_us", f"must be >= 0, got {cfg.rpc_start_us}")
-    if cfg.rpc_max_bytes is not None and cfg.rpc_max_bytes <= 0:
-        raise ConfigError(
-            "workload.rpc_max_bytes", f"must be > 0 (or null), got {cfg.rpc_max_bytes}"
-        )
     r = cfg.receiver
     busy = {s.src for s in background}
     if cfg.rpc_sources == "same_rack":
