@@ -162,18 +162,21 @@ def test_k_sweep_inter_dc_rtt_is_10_ms():
 
 
 def test_k_sweep_reduced_runs_and_analysis(tmp_path):
+    # Every flow times out in the start-up; until about 1.5 s the link is still recovering and
+    # the utilisation depends on the seed's ECMP paths (0.89-0.98 over 1.0-1.5 s for seeds 1-5),
+    # so the steady state is measured over 1.5-2.5 s (1.000 for seeds 1-5).
     sweep = tmp_path / "sweep"
     for i, k in enumerate((20, 320)):
         run_like_cli(
             [
                 "experiment=gemini_k_sweep",
                 f"switch.ecn.kmin_bytes={k * PKT}",
-                "engine.max_sim_time_ms=1500",
+                "engine.max_sim_time_ms=2500",
             ],
             sweep / str(i),
             "gemini",
         )
-    stdout = analyze(KSWEEP, sweep, "--from-ms", "1000")
+    stdout = analyze(KSWEEP, sweep, "--from-ms", "1500")
     assert "goodput Mb/s" in stdout
     assert (sweep / "gemini_k_sweep.png").exists()
     res = {r["k_pkts"]: r for r in json.loads((sweep / "gemini_k_sweep.json").read_text())}

@@ -7,9 +7,11 @@ import gc
 import time
 import tracemalloc
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from simpy.core import StopSimulation
 
 from uno.core.engine import Engine
 from uno.core.errors import InvariantError
@@ -26,6 +28,10 @@ class RunResult:
     flows: pd.DataFrame
     tables: dict[str, pd.DataFrame] = field(default_factory=dict)
     summary: dict = field(default_factory=dict)
+    #: the run's result folder, when it was written to one
+    run_dir: Path | None = None
+    #: loaded from a complete folder of the same config instead of simulated again
+    reused: bool = False
 
     def summary_text(self) -> str:
         return format_summary(self.summary)
@@ -44,9 +50,16 @@ class Simulation:
         self.max_time_ps = 0
         self.check_invariants = True
         self._n_done = 0
+        self.n_finished = 0  # flows finished, whatever their tags
         self._n_required = None  # flows that must finish before the run stops (None: all)
         self.stop_tags: set[str] = set()
         self._stop = self.engine.event()
+        self._started = False
+        self._finished = False
+        self._gc_paused = False  # start() disabled the collector, finish() enables it again
+        self._tracing_memory = False
+        self._wall_s = 0.0  # time inside advance() calls only
+        self._over = False
 
     # ---- flow lifecycle -----------------------------------------------------------------
     def _arrivals(self):
@@ -60,6 +73,7 @@ class Simulation:
             flow.sender.start()
 
     def flow_completed(self, flow) -> None:
+        self.n_finished += 1
         if self.stop_tags and flow.tag not in self.stop_tags:
             return
         self._n_done += 1
@@ -74,32 +88,84 @@ class Simulation:
 
     # ---- running ------------------------------------------------------------------------
     def run(self, measure_memory: bool = False) -> RunResult:
-        engine = self.engine
+        """Run to the end (all flows done, or ``max_time_ps``) and collect the results."""
+        self.start(measure_memory)
+        self.advance(self.max_time_ps)
+        return self.finish()
+
+    def start(self, measure_memory: bool = False) -> None:
+        """Schedule the flow arrivals and the recorder, and pause the cyclic collector until
+        :meth:`finish`. Then call :meth:`advance` until it returns True, and :meth:`finish`."""
+        if self._started:
+            raise InvariantError("simulation already started")
         if not self.flows:
             raise InvariantError("no flows to simulate")
+        self._started = True
+        engine = self.engine
         engine.process(self._arrivals())
         if self.recorder is not None:
             self.recorder.start()
+        # The stop event ends the engine loop (run_until catches StopSimulation). Registered
+        # once here rather than by every advance() call, so stepping adds no callbacks to it.
+        self._stop.callbacks.append(StopSimulation.callback)
         if measure_memory:
             tracemalloc.start()
+            self._tracing_memory = True
         # The run allocates millions of short-lived packets and heap entries but no reference
         # cycles (tests/test_engine_gc.py checks this), so reference counting frees everything
-        # and the cyclic collector would only rescan live objects: pause it for the run.
-        gc_was_enabled = gc.isenabled()
+        # and the cyclic collector would only rescan live objects: pause it for the run. Only a
+        # simulation that found it enabled enables it again, so interleaved simulations leave
+        # it as they found it whatever order they finish in.
+        self._gc_paused = gc.isenabled()
         gc.collect()
         gc.disable()
-        t0 = time.perf_counter()
-        try:
-            engine.run_until(self.max_time_ps, self._stop)
-        finally:
-            wall_s = time.perf_counter() - t0
-            if gc_was_enabled:
-                gc.enable()
-        peak_mem = None
-        if measure_memory:
-            peak_mem = tracemalloc.get_traced_memory()[1]
+
+    def advance(self, until_ps: int) -> bool:
+        """Run the engine up to ``until_ps`` (events due at ``until_ps`` included; capped at
+        ``max_time_ps``) or until every required flow is done. Returns whether the run is over.
+        Stepping in any increments gives the same results as one call."""
+        if not self._started or self._finished:
+            raise InvariantError("advance() needs a started, unfinished simulation")
+        engine = self.engine
+        if until_ps < engine.now:
+            raise ValueError(f"until_ps={until_ps} is before the current time {engine.now} ps")
+        if not self._over:
+            until_ps = min(until_ps, self.max_time_ps)
+            t0 = time.perf_counter()
+            try:
+                engine.run_until(until_ps)
+            except BaseException:
+                self._release()  # a broken run must not leave the process without a collector
+                raise
+            finally:
+                self._wall_s += time.perf_counter() - t0
+            # Everything due at max_time_ps has run once a call reached it (the engine processes
+            # entries due exactly at its stop time), so the run is over then.
+            self._over = self._stop.processed or until_ps == self.max_time_ps
+        return self._over
+
+    @property
+    def over(self) -> bool:
+        """Whether the run has ended: every required flow done, or ``max_time_ps`` reached."""
+        return self._over
+
+    def finish(self) -> RunResult:
+        """Restore the collector and collect the tables (at the time reached, over or not)."""
+        if not self._started or self._finished:
+            raise InvariantError("finish() needs a started, unfinished simulation")
+        self._finished = True
+        peak_mem = tracemalloc.get_traced_memory()[1] if self._tracing_memory else None
+        self._release()
+        return self._collect(self._wall_s, peak_mem)
+
+    def _release(self) -> None:
+        """Give back what start() took: the collector and memory tracing. Idempotent."""
+        if self._gc_paused:
+            self._gc_paused = False
+            gc.enable()
+        if self._tracing_memory:
+            self._tracing_memory = False
             tracemalloc.stop()
-        return self._collect(wall_s, peak_mem)
 
     def _collect(self, wall_s: float, peak_mem_bytes: int | None) -> RunResult:
         net = self.network
@@ -193,6 +259,9 @@ class Simulation:
         for p in self.network.ports:
             if p.arrivals == 0:
                 continue
+            # Settle first: packets that left by now are counted as sent, and their ECN marks
+            # decided, whether or not a sampler happened to touch the port since they left.
+            queue_bytes = p.occupancy_bytes(now)
             rows.append(
                 {
                     "port": p.name,
@@ -205,7 +274,7 @@ class Simulation:
                     "drops": p.drops,
                     "ecn_marks": p.ecn_marks,
                     "max_queue_bytes": p.max_bytes,
-                    "queue_bytes_at_end": p.occupancy_bytes(now),
+                    "queue_bytes_at_end": queue_bytes,
                 }
             )
         return pd.DataFrame(rows)

@@ -1,5 +1,5 @@
-"""ECMP: one entropy per flow, drawn once from the run's seeded stream, so every packet of the
-flow hashes onto the same path."""
+"""ECMP: one entropy per flow, drawn once from the flow's own seeded stream, so every packet of
+the flow hashes onto the same path."""
 
 from __future__ import annotations
 

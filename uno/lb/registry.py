@@ -14,4 +14,6 @@ LB_REGISTRY = {
 
 
 def make_lb(name: str, lb_cfg, uniform: UniformBuffer) -> LoadBalancer:
+    """The balancer ``name`` of one flow. ``uniform`` is the flow's own stream: with a stream
+    shared by all flows, one flow's draws would depend on when every other flow sends."""
     return LB_REGISTRY[name](lb_cfg, uniform)

@@ -1,6 +1,6 @@
 """Random packet spraying (Dixit et al., INFOCOM 2013): a fresh random entropy for every data
 packet, drawn uniformly from ``n_entropies`` values (htsim's default is 256 path ids) with the
-run's seeded stream."""
+flow's own seeded stream."""
 
 from __future__ import annotations
 

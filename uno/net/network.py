@@ -82,15 +82,23 @@ class Network:
         ]
 
     def configure_marking(self, switch_cfg, rng: RngStreams, phantom_size_bytes: float) -> None:
-        """Attach RED/ECN and phantom queues to switch ports per the ``switch`` config."""
-        uniform = rng.buffered("ecn")
+        """Attach RED/ECN and phantom queues to switch ports per the ``switch`` config.
+
+        Every port draws its marking decisions from a stream of its own: a port decides lazily,
+        when it is next touched (:mod:`uno.net.port`), so with one stream shared by all ports
+        the order in which ports are touched, which a queue sampler changes, would decide which
+        port gets which number. RED and the phantom queue of one port share the port's stream:
+        both decide in the port's FIFO departure order, whoever touches it."""
         kinds = list(switch_cfg.port_kinds) if switch_cfg.port_kinds else None
         ecn = switch_cfg.ecn
         ph = switch_cfg.phantom
+        if not ecn.enabled and not ph.enabled:
+            return
         source = switch_cfg.mark_source
         if source == "auto":
             source = MARK_PHANTOM if ph.enabled else MARK_PHYSICAL
         for port in self.switch_ports(kinds):
+            uniform = rng.buffered(f"ecn/{port.name}")
             red = None
             if ecn.enabled:
                 kmin = (
@@ -114,8 +122,6 @@ class Network:
                     ph.kmax_frac * size,
                     uniform,
                 )
-            if red is None and phantom is None:
-                continue
             port.set_marking(red, phantom, source)
 
     # ---- accounting ---------------------------------------------------------------------

@@ -3,7 +3,8 @@
 A counter that grows by every byte enqueued in the physical queue it shadows, drains
 continuously at ``drain_rate_bps`` (a fraction of line rate, Table 2: 0.9), is capped at
 ``size_bytes``, and marks ECN by its own RED thresholds. It needs no timer events: its level is
-drained lazily from the time elapsed since it was last touched.
+drained lazily from the time elapsed since it was last touched. Its RED ramp draws from the
+port's own random stream, the one the port's physical RED uses.
 """
 
 from __future__ import annotations

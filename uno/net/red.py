@@ -2,7 +2,10 @@
 
 A packet is never marked while the occupancy is at or below ``kmin_bytes``, always marked above
 ``kmax_bytes``, and marked with a probability rising linearly from 0 to 1 in between. The port
-decides at dequeue, on the occupancy left behind the departing packet (as htsim does)."""
+decides at dequeue, on the occupancy left behind the departing packet (as htsim does).
+
+``uniform`` must be the port's own random stream (shared at most with the port's phantom queue),
+so that its draws follow the port's departure order alone (see :mod:`uno.net.network`)."""
 
 from __future__ import annotations
 
