@@ -2,10 +2,32 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 
 import uno
 from uno.core.sim import RunResult
+
+#: a mixed incast of about a second: two_dc with k=4, 2 intra + 2 inter senders of 4 MB
+SMALL_INCAST = [
+    "topo.k=4",
+    "workload.size_bytes=4000000",
+    "workload.n_intra=2",
+    "workload.n_inter=2",
+]
+
+
+def uno_cli(args: list[str], cwd) -> subprocess.Popen:
+    """Start ``uno-run args`` (as ``python -m uno.cli``) in ``cwd``, output captured as text."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "uno.cli", *args],
+        cwd=cwd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def run(overrides: list[str], out_dir=None) -> RunResult:

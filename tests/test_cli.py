@@ -13,7 +13,7 @@ SMALL = ["workload.size_bytes=200000", "engine.sample_interval_us=20"]
 
 def uno_run(args, cwd):
     return subprocess.run(
-        [sys.executable, "-m", "uno.run", *args],
+        [sys.executable, "-m", "uno.cli", *args],
         cwd=cwd,
         capture_output=True,
         text=True,

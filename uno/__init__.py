@@ -4,7 +4,7 @@ Public entry points:
 
 - :func:`uno.api.compose` builds a validated run configuration from Hydra overrides;
 - :func:`uno.api.run` runs it in-process and returns a :class:`uno.api.RunResult`;
-- ``uno-run`` (``uno.run:main``) is the Hydra command line entry point.
+- ``uno-run`` (``uno.cli:main``) is the Hydra command line entry point.
 """
 
 from uno.api import RunResult, compose, run

@@ -4,19 +4,31 @@
 >>> cfg = uno.compose(["topo=dumbbell", "workload=flows", "cc=dctcp"])
 >>> result = uno.run(cfg)                 # in-process; nothing written unless out_dir is given
 >>> result.flows[["flow_id", "fct_ps", "slowdown"]]
+
+With ``out_dir`` (or ``out_dir`` in the config) the run writes its result folder the same way
+``uno-run`` does (:mod:`uno.metrics.rundir`): ``config.yaml`` (the resolved config run),
+``run.log``, the tables and ``summary.json`` last, staged and renamed into place when complete.
 """
 
 from __future__ import annotations
 
+import logging
+import time
 from pathlib import Path
 
 from omegaconf import DictConfig, OmegaConf
 
-from uno.config.schema import register_configs
+from uno.config.compose import CONFIG_MODULE
+from uno.config.compose import compose as _compose
+from uno.config.validate import check_composed, check_config
 from uno.core.sim import RunResult
-from uno.metrics.io import write_results
+from uno.metrics.io import read_run, write_results
+from uno.metrics.progress import Progress, progress_wanted
+from uno.metrics.provenance import config_hash, provenance, utc_now
+from uno.metrics.rundir import CONFIG_FILE, LOG_FILE, IfComplete, RunFolder
 
-CONFIG_MODULE = "uno.conf"
+#: the logger of runs: header, progress lines, summary (also written to each run's run.log)
+RUN_LOGGER = "uno.run"
 
 
 def config_dir() -> str:
@@ -27,18 +39,16 @@ def config_dir() -> str:
 
 
 def compose(overrides: list[str] | None = None, config_name: str = "config") -> DictConfig:
-    """Compose the run config from Hydra overrides (same syntax as on the command line)."""
-    from hydra import compose as hydra_compose
-    from hydra import initialize_config_module
-
-    register_configs()
-    with initialize_config_module(config_module=CONFIG_MODULE, version_base=None):
-        return hydra_compose(config_name=config_name, overrides=list(overrides or []))
+    """Compose the run config from Hydra overrides (same syntax as on the command line).
+    Raises :class:`uno.core.errors.ConfigError`, naming the field, for a misspelt or unknown
+    key (also with ``+``), a value of the wrong type or an unknown config option."""
+    return _compose(overrides or [], config_name)
 
 
 def to_run_config(cfg: DictConfig):
     """Resolve a composed DictConfig into plain dataclass objects (fast attribute access)."""
     if isinstance(cfg, DictConfig):
+        check_composed(cfg)
         return OmegaConf.to_object(cfg)
     return cfg
 
@@ -46,18 +56,96 @@ def to_run_config(cfg: DictConfig):
 def run(
     cfg,
     out_dir: str | Path | None = None,
+    *,
+    if_complete: IfComplete | str | None = None,
+    generated_name: bool = False,
+    progress: bool | None = None,
     measure_memory: bool = False,
     choices: dict[str, str] | None = None,
+    overrides: list[str] | None = None,
 ) -> RunResult:
-    """Validate, build and run ``cfg``; write result tables to ``out_dir`` if given.
-    ``choices`` (config group -> option, as Hydra records them) are kept in the summary."""
+    """Validate, build and run ``cfg``; with ``out_dir`` (or ``cfg.out_dir``) write its result
+        folder.
+
+        ``if_complete`` says what to do when that folder already holds a complete run: "refuse"
+        (the default; "overwrite" if ``cfg.overwrite``), "skip" (return the stored result when its
+        config hash matches, refuse otherwise) or "overwrite". ``generated_name``: the folder name
+        was made up for this run, so a collision takes the next free name instead of failing.
+        ``progress``: show a progress bar (None: ``cfg.engine.progress``, then auto-detect a
+        terminal). ``choices`` (config group -> option, as Hydra records them) and ``overrides`` (the
+    job's command-line overrides, which ``uno-collect`` turns into columns) go into the summary.
+        Every refusal raises :class:`uno.core.errors.ConfigError` before anything is written."""
     from uno.build import build_simulation
 
     run_cfg = to_run_config(cfg)
-    sim = build_simulation(run_cfg)
+    check_config(run_cfg)
+    cfg_hash = config_hash(run_cfg)
+    target = out_dir if out_dir is not None else run_cfg.out_dir
+    folder = RunFolder(target, generated_name) if target is not None else None
+    if if_complete is None:
+        if_complete = IfComplete.OVERWRITE if run_cfg.overwrite else IfComplete.REFUSE
+    if_complete = IfComplete(if_complete)
+    if folder is not None and folder.existing_run(cfg_hash, if_complete):
+        return load_result(folder.target)
+    sim = build_simulation(run_cfg)  # every remaining check (hosts, ports, tags) is here
     if choices:
         sim.meta["choices"] = dict(choices)
-    result = sim.run(measure_memory=measure_memory)
-    if out_dir is not None:
-        write_results(Path(out_dir), result.tables, result.summary)
+    if overrides is not None:
+        sim.meta["overrides"] = list(overrides)
+    log = logging.getLogger(RUN_LOGGER)
+    log.setLevel(logging.INFO)
+    handler = None
+    started = utc_now()
+    t0 = time.perf_counter()
+    try:
+        if folder is not None:
+            staging = folder.open()
+            (staging / CONFIG_FILE).write_text(OmegaConf.to_yaml(OmegaConf.structured(run_cfg)))
+            handler = logging.FileHandler(staging / LOG_FILE, encoding="utf-8")
+            handler.setFormatter(logging.Formatter("%(asctime)s %(message)s"))
+            log.addHandler(handler)
+        log.info(_header(sim, cfg_hash, folder))
+        show_bar = progress_wanted(progress if progress is not None else run_cfg.engine.progress)
+        watcher = Progress(sim, show_bar, log)
+        watcher.attach()
+        try:
+            result = sim.run(measure_memory=measure_memory)
+        finally:
+            watcher.close()
+        result.summary["provenance"] = provenance(cfg_hash, started, time.perf_counter() - t0)
+        log.info(result.summary_text())
+        if folder is not None:
+            log.info("run complete")
+            log.removeHandler(handler)
+            handler.close()
+            handler = None
+            write_results(folder.staging, result.tables, result.summary)
+            result.run_dir = folder.commit(overwrite=if_complete is IfComplete.OVERWRITE)
+    except BaseException:
+        if folder is not None:
+            folder.abandon()
+        raise
+    finally:
+        if handler is not None:
+            log.removeHandler(handler)
+            handler.close()
     return result
+
+
+def _header(sim, cfg_hash: str, folder: RunFolder | None) -> str:
+    m = sim.meta
+    where = f" -> {folder.target}" if folder is not None else ""
+    return (
+        f"uno run '{m['name']}' seed={m['seed']}: topo={m['topo']} workload={m['workload']} "
+        f"cc={m['cc']} lb={m['lb']}, {m['n_flows']} flows on {m['n_hosts']} hosts, stop at "
+        f"{sim.max_time_ps / 1e9:g} ms simulated; config {cfg_hash[:12]}{where}"
+    )
+
+
+def load_result(run_dir: str | Path) -> RunResult:
+    """A complete run folder as a :class:`RunResult` (``reused`` set)."""
+    data = read_run(run_dir)
+    summary = data.pop("summary")
+    return RunResult(
+        flows=data["flows"], tables=data, summary=summary, run_dir=Path(run_dir), reused=True
+    )

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from uno.cc.base import FlowContext
 from uno.cc.registry import make_cc
-from uno.config.validate import check_against_topology, check_config
+from uno.config.validate import check_against_topology, check_config, check_queue_ports
 from uno.core.errors import ConfigError
 from uno.core.sim import Simulation
 from uno.core.units import BITS_PER_BYTE, PS_PER_S, ms_to_ps, us_to_ps
@@ -85,7 +85,6 @@ def build_simulation(cfg) -> Simulation:
     intra_ref, widest = reference_paths(routing, hosts, data_bytes, tp.ack_bytes)
     network.configure_marking(cfg.switch, sim.rng, widest.bdp_bytes())
     sim.network = network
-    lb_uniform = sim.rng.buffered("lb")
     path_cache: dict[tuple[int, int], tuple[PathInfo, int]] = {}
     small_rtts: dict[tuple[int, int, int], int] = {}
     for spec in specs:
@@ -118,7 +117,7 @@ def build_simulation(cfg) -> Simulation:
             is_inter_dc=inter,
         )
         cc = make_cc(cc_name, cfg.cc, ctx)
-        lb = make_lb(cfg.lb.algo, cfg.lb, lb_uniform)
+        lb = make_lb(cfg.lb.algo, cfg.lb, sim.rng.buffered(f"lb/{spec.flow_id}"))
         flow.sender = Sender(
             sim.engine,
             flow,
@@ -138,6 +137,7 @@ def build_simulation(cfg) -> Simulation:
     missing = sim.stop_tags - {f.tag for f in sim.flows}
     if missing:
         raise ConfigError("engine.stop_when_done", f"no flow has tag(s) {sorted(missing)}")
+    check_queue_ports(list(en.queue_ports), [p.name for p in network.ports])
     if en.sample_interval_us > 0:
         rec = Recorder(
             sim.engine,

@@ -1,0 +1,66 @@
+"""Progress: a bar on stderr when asked (or on a terminal), none in batch runs; progress lines
+in the run's log; watching never changes the run."""
+
+from __future__ import annotations
+
+import logging
+import subprocess
+import sys
+
+import pandas as pd
+from conftest import SMALL_INCAST
+
+import uno
+from uno.api import to_run_config
+from uno.build import build_simulation
+from uno.metrics.progress import Progress, progress_wanted
+
+SMALL = SMALL_INCAST
+
+
+def run_cli(args, cwd, env=None):
+    return subprocess.run(
+        [sys.executable, "-m", "uno.cli", *SMALL, *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
+
+
+def test_bar_when_asked_and_none_in_batch(tmp_path):
+    proc = run_cli(["engine.progress=true", f"out_dir={tmp_path / 'a'}"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert (
+        "simulated" in proc.stderr and "flows 4/4" in proc.stderr and "packet-hops/s" in proc.stderr
+    )
+    # captured output is not a terminal: no bar by default
+    proc = run_cli([f"out_dir={tmp_path / 'b'}"], tmp_path)
+    assert proc.returncode == 0 and proc.stderr == "", proc.stderr
+
+
+def test_auto_detection(monkeypatch):
+    assert progress_wanted(True) and not progress_wanted(False)
+    monkeypatch.setenv("CI", "true")
+    assert not progress_wanted(None)
+    monkeypatch.delenv("CI")
+    monkeypatch.delenv("SLURM_JOB_ID", raising=False)
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True, raising=False)
+    assert progress_wanted(None)
+
+
+def test_progress_lines_go_to_the_log_and_do_not_change_the_run(caplog):
+    cfg = to_run_config(uno.compose([*SMALL, "engine.sample_interval_us=0"]))
+    alone = build_simulation(cfg).run().flows
+    sim = build_simulation(cfg)
+    log = logging.getLogger("uno.test_progress")
+    watcher = Progress(sim, show_bar=True, logger=log, log_every_s=0.0)
+    watcher.attach()
+    with caplog.at_level(logging.INFO, logger="uno.test_progress"):
+        watched = sim.run().flows
+        watcher.close()
+    lines = [r.getMessage() for r in caplog.records]
+    assert lines and all(line.startswith("progress: simulated") for line in lines)
+    assert "flows 4/4" in lines[-1]
+    pd.testing.assert_frame_equal(alone, watched)

@@ -1,0 +1,98 @@
+"""Where a result came from: the code (package version, git commit and whether the checkout
+had uncommitted changes), the software around it, the machine, when it ran, and a hash of the
+resolved config that identifies what was simulated."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import platform
+import socket
+import subprocess
+import sys
+from datetime import UTC, datetime
+from importlib import metadata
+from pathlib import Path
+
+from uno.config.compose import resolved_container
+from uno.config.schema import RUN_CONTROL_KEYS
+
+#: distributions whose versions every summary records
+LIBRARIES = ("numpy", "pandas", "pyarrow", "simpy", "hydra-core", "omegaconf", "numba", "galois")
+
+
+def config_hash(cfg) -> str:
+    """SHA-256 of the resolved config without run-control keys (where and how to run: see
+    :data:`uno.config.schema.RUN_CONTROL_KEYS`), as canonical JSON. Two runs with equal hashes
+    simulate the same thing and, the engine being deterministic, give the same tables."""
+    data = resolved_container(cfg)
+    for dotted in RUN_CONTROL_KEYS:
+        *parents, leaf = dotted.split(".")
+        node = data
+        for key in parents:
+            node = node.get(key, {}) if isinstance(node, dict) else {}
+        if isinstance(node, dict):
+            node.pop(leaf, None)
+    text = json.dumps(data, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _version(dist: str) -> str | None:
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def git_state() -> dict | None:
+    """Commit and dirtiness of the checkout ``uno`` is imported from; None when it is not
+    imported from a git checkout (e.g. installed from a wheel)."""
+    import uno
+
+    package = Path(uno.__file__).resolve().parent
+
+    def git(*args: str) -> str:
+        out = subprocess.run(
+            ["git", "-C", str(package), *args],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
+        )
+        return out.stdout.strip()
+
+    try:
+        top = Path(git("rev-parse", "--show-toplevel"))
+        # a venv inside some repository would otherwise report that repository
+        if not (top / "uno" / "__init__.py").resolve() == package / "__init__.py":
+            return None
+        commit = git("rev-parse", "HEAD")
+        dirty = bool(git("status", "--porcelain", "--untracked-files=no"))
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return {"commit": commit, "dirty": dirty}
+
+
+def provenance(cfg_hash: str, started_at: datetime, wall_s: float) -> dict:
+    """The ``provenance`` block of ``summary.json``."""
+    import uno
+
+    return {
+        "uno_version": uno.__version__,
+        "git": git_state(),
+        "python": platform.python_version(),
+        "libraries": {name: _version(name) for name in LIBRARIES},
+        "platform": platform.platform(),
+        "host": socket.gethostname(),
+        "pid": os.getpid(),
+        "argv": list(sys.argv),
+        "started_at": started_at.isoformat(timespec="seconds"),
+        "finished_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "wall_s": wall_s,
+        "config_hash": cfg_hash,
+    }
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
