@@ -17,6 +17,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import matplotlib
+import pandas as pd
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
@@ -69,7 +70,7 @@ def analyse_run(run: dict, window_ps: int, skip_ps: int) -> dict:
         ),
         "receiver_load_after_convergence": load,
         "fct_ms": {
-            int(r.flow_id): (r.fct_ps / PS_PER_MS if r.fct_ps == r.fct_ps else None)
+            int(r.flow_id): (None if pd.isna(r.fct_ps) else r.fct_ps / PS_PER_MS)
             for r in flows.itertuples()
         },
         "_jain": jain,

@@ -19,6 +19,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import matplotlib
+import pandas as pd
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
@@ -71,7 +72,7 @@ def analyse_run(run: dict) -> dict:
             "size_bytes": int(r.size_bytes),
             "fct_ms": _ms(r.fct_ps),
             "ideal_fct_ms": _ms(r.ideal_fct_ps),
-            "slowdown": float(r.slowdown) if r.slowdown == r.slowdown else None,
+            "slowdown": None if pd.isna(r.slowdown) else float(r.slowdown),
             "retransmits": int(r.retransmits),
             "timeouts": int(r.timeouts),
         }
