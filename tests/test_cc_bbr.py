@@ -559,3 +559,15 @@ def test_check_rejects_bad_values(field, value):
     with pytest.raises(ConfigError) as exc:
         check_fields(p, "cc.bbr")
     assert exc.value.field == f"cc.bbr.{field}"
+
+
+def test_artifact_window_is_never_cut_to_the_target():
+    cc = make(cwnd_cut_to_target=False)
+    t = to_probe_bw(cc)
+    w = cc.cwnd_bytes
+    assert cc.target_cwnd_bytes == pytest.approx(48_000) and w > 48_000
+    feed(cc, t + 1, 24 * G, 24_000)
+    assert cc.cwnd_bytes == w  # above the target: left alone (the draft cuts it to 48,000)
+    cc.on_timeout(t + 2)
+    feed(cc, t + 3, 24 * G, 0)
+    assert cc.cwnd_bytes == 4 * MSS  # below the target: grows (+acked, then the floor)

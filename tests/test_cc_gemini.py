@@ -309,3 +309,56 @@ def test_check_accepts_defaults_and_artifact_values():
         delay_signal_intra=False,
     )
     check_fields(artifact, "cc.gemini")
+
+
+# ---- K from the switches, and the Uno artifact's rules --------------------------------------
+def test_k_from_the_switches_on_the_path():
+    c = dataclasses.replace(ctx(), ecn_k_bytes=1_000_000 / 7)
+    cc = Gemini(c, GeminiParams())  # k_source: switch
+    assert cc.k_bytes == approx(1_000_000 / 7) and cc.f_scale == approx(0.5)
+    assert Gemini(c, GeminiParams(k_source="rule")).k_bytes == approx(75_000)
+    assert Gemini(c, GeminiParams(k_bytes=24_576.0)).k_bytes == approx(24_576)
+    # Table IV's rule counts the paper's 1.5 KB packets, not the simulator's MSS
+    big = dataclasses.replace(ctx(rate_bps=100 * GBPS, rtt_ps=14 * US), mss_bytes=4160)
+    assert Gemini(big, GeminiParams()).k_bytes == approx(50 * 100 * 1500)
+
+
+def _in_slow_start(**kw):
+    cc = Gemini(ctx(), GeminiParams(alpha_init=1.0, **kw))
+    cc.on_timeout(10 * MS)  # ssthresh = 500 kB, cwnd = 1 MSS, slow start
+    assert cc.slow_start and cc.cwnd_bytes == MSS
+    cc.on_ack(19 * MS, 1500, False, 8 * MS, sent_ps=11 * MS)
+    cc.on_ack(19 * MS + 1, 1500, True, 8 * MS, sent_ps=11 * MS)  # a cut, > 1 RTT after
+    return cc
+
+
+def test_a_cut_ends_slow_start_unless_the_artifact_rule():
+    assert not _in_slow_start().slow_start
+    cc = _in_slow_start(slow_start_exit_on_cut=False)
+    assert cc.slow_start and cc.ssthresh == approx(500_000)
+    w = cc.cwnd_bytes
+    cc.on_ack(19 * MS + 2, 1500, False, 8 * MS, sent_ps=12 * MS)
+    assert cc.cwnd_bytes == approx(w + 1500)  # still doubling per RTT
+
+
+def test_timeout_reaction_once_per_rto_in_the_artifact():
+    c = dataclasses.replace(ctx(), rto_ps=20 * MS)
+    paper = Gemini(c, GeminiParams())
+    artifact = Gemini(c, GeminiParams(timeout_holdoff="rto"))
+    for cc in (paper, artifact):
+        cc.on_timeout(10 * MS)
+        cc.on_ack(11 * MS, 1500, False, 8 * MS, sent_ps=10 * MS + 1)  # slow start: 2 MSS
+        cc.on_timeout(25 * MS)  # 15 ms later: within one RTO, after one base RTT
+    assert paper.cwnd_bytes == MSS and paper.ssthresh == approx(1500)
+    assert artifact.cwnd_bytes == 2 * MSS and artifact.ssthresh == approx(500_000)
+
+
+def test_alpha_per_base_rtt_and_no_cut_before_the_first_ack_plus_one_rtt():
+    cc = Gemini(ctx(), GeminiParams(alpha_update="base_rtt", alpha_init=0.0, g=0.5))
+    cc.on_ack(8 * MS, 1500, True, 8 * MS, sent_ps=0)  # first ACK: clocks start, no cut
+    assert cc.cwnd_bytes == approx(1_000_000)
+    cc.on_ack(9 * MS, 1500, True, 8 * MS, sent_ps=1 * MS)  # < 1 base RTT later: no cut yet
+    assert cc.cwnd_bytes == approx(1_000_000) and cc.alpha == 0.0
+    cc.on_ack(16 * MS + 1, 1500, True, 8 * MS, sent_ps=8 * MS)  # the period ends: alpha = 0.5
+    assert cc.alpha == approx(0.5)
+    assert cc.cwnd_bytes == approx(1_000_000 * (1 - 0.5 * cc.f_scale))  # and a cut

@@ -12,7 +12,17 @@ SMALL = ["workload.size_bytes=3000000", "engine.sample_interval_us=50"]
 
 @pytest.mark.parametrize(
     "cc",
-    ["dctcp", "uno", "uno_artifact", "gemini", "gemini_artifact", "mprdma", "bbr", "mprdma_bbr"],
+    [
+        "dctcp",
+        "uno",
+        "uno_artifact",
+        "gemini",
+        "gemini_artifact",
+        "mprdma",
+        "bbr",
+        "mprdma_bbr",
+        "mprdma_bbr_artifact",
+    ],
 )
 def test_each_scheme_completes_a_mixed_incast(cc):
     r = run([f"cc={cc}", *SMALL])
@@ -21,7 +31,14 @@ def test_each_scheme_completes_a_mixed_incast(cc):
     assert (
         flows["fct_ps"] >= flows["ideal_fct_ps"] - 400_000
     ).all()  # never beats the ideal (one ser.)
-    assert r.summary["packets"]["in_network"] == 0
+    # Copies of spuriously retransmitted packets (fast retransmit under spraying's reordering)
+    # and their ACKs may still be in flight when the last flow finishes; nothing else may be.
+    pk = r.summary["packets"]
+    data_drops = sum(n for k, n in pk["dropped"].items() if k.endswith("/data"))
+    spurious = int(flows["retransmits"].sum()) - data_drops
+    assert 0 <= pk["in_network"] <= 2 * spurious
+    if flows["fast_retransmits"].sum() == 0:
+        assert pk["in_network"] == 0
 
 
 def test_per_class_algorithms():

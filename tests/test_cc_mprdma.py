@@ -121,3 +121,14 @@ def test_check_rejects_out_of_range(field, value):
 def test_check_accepts_defaults():
     check_fields(MprdmaParams(), "cc.mprdma")
     check_fields(MprdmaParams(ecn_decrease_mss=0.15, max_cwnd_bdp=0.0), "cc.mprdma")
+
+
+def test_duplicate_acks_run_the_per_ack_rule_only_in_the_artifact_mode():
+    paper = Mprdma(ctx(), MprdmaParams(max_cwnd_bdp=0.0, init_cwnd_bdp=0.5))
+    artifact = Mprdma(
+        ctx(), MprdmaParams(max_cwnd_bdp=0.0, init_cwnd_bdp=0.5, update_on_duplicate_ack=True)
+    )
+    assert not paper.wants_duplicate_acks and artifact.wants_duplicate_acks
+    w = artifact.cwnd_bytes
+    artifact.on_duplicate_ack(1 * US, 1000, True, 10 * US, 0)
+    assert artifact.cwnd_bytes == approx(w - 500)

@@ -28,8 +28,17 @@ def ctx(base_rtt=RTT, bdp=BDP, inter=False):
 
 
 def make(**kw):
-    """No cap, half a BDP, and Quick Adapt effectively off unless a test sets qa_beta."""
-    params = UnoParams(**{"max_cwnd_bdp": 0.0, "init_cwnd_bdp": 0.5, "qa_beta": 1e-9, **kw})
+    """No cap, half a BDP, Quick Adapt effectively off unless a test sets qa_beta, and the
+    fixed epoch period (intra-DC base RTT) unless a test sets epoch_period."""
+    params = UnoParams(
+        **{
+            "max_cwnd_bdp": 0.0,
+            "init_cwnd_bdp": 0.5,
+            "qa_beta": 1e-9,
+            "epoch_period": "intra_rtt",
+            **kw,
+        }
+    )
     return UnoCC(ctx(), params)
 
 
@@ -72,6 +81,9 @@ def test_epoch_activates_at_first_ack_and_ends_on_packet_sent_after_it():
 
 
 def test_epoch_start_advances_by_period_not_to_now():
+    """After a stall T_epoch lags behind: each later ACK ends one epoch and advances it one
+    period until it catches up (Alg. 1 and §4.1.1 say "increases T_epoch by epoch_period"; the
+    artifact does the same), so a stall is followed by a burst of short epochs."""
     cc = make()
     cc.on_ack(RTT, MSS, False, RTT, 0)
     cc.on_ack(10 * RTT, MSS, False, RTT, 9 * RTT)  # a late ACK ends the epoch
@@ -80,8 +92,28 @@ def test_epoch_start_advances_by_period_not_to_now():
     assert cc.epochs == 2 and cc.epoch_start_ps == 3 * RTT
 
 
+def test_epoch_period_is_the_rtt_sample_scaled_to_the_intra_dc_rtt():
+    """§4.1.1: T_epoch advances by "a time span proportional to the packet's RTT", the same
+    (intra-DC) granularity for both classes: sample x intra-DC base RTT / the flow's base RTT."""
+    intra = make(epoch_period="rtt_sample")
+    intra.on_ack(RTT, MSS, False, RTT, 0)
+    intra.on_ack(2 * RTT, MSS, False, RTT + 6 * US, RTT)  # queueing: a longer period
+    assert intra.epoch_start_ps == RTT + (RTT + 6 * US)
+    inter = UnoCC(
+        ctx(base_rtt=128 * RTT, bdp=128 * BDP, inter=True),
+        UnoParams(epoch_period="rtt_sample", qa_beta=1e-9),
+    )
+    inter.on_ack(128 * RTT, MSS, False, 128 * RTT, 0)
+    inter.on_ack(129 * RTT, MSS, False, 128 * RTT, 128 * RTT)  # no queueing: one intra RTT
+    assert inter.epoch_start_ps == 129 * RTT
+    inter.on_ack(130 * RTT, MSS, False, 128 * RTT + 128 * US, 129 * RTT)
+    assert inter.epoch_start_ps == 130 * RTT + US  # 128 us of queueing / 128
+
+
 def test_inter_dc_flow_uses_the_intra_dc_epoch_period():
-    inter = UnoCC(ctx(base_rtt=128 * RTT, bdp=128 * BDP, inter=True), UnoParams())
+    inter = UnoCC(
+        ctx(base_rtt=128 * RTT, bdp=128 * BDP, inter=True), UnoParams(epoch_period="intra_rtt")
+    )
     assert inter.epoch_period_ps == RTT
     assert inter.qa_period_ps == 128 * RTT  # QA stays once per the flow's own RTT
     assert inter.md_gain == pytest.approx(4 * (BDP / 7) / (BDP / 7 + 128 * BDP))

@@ -3,10 +3,14 @@ through the experiment's analysis script.
 
 The reduced runs shorten the inter-DC RTT (inter/intra ratio 16 instead of 128) so that the long
 flows' start-up (overflow, Quick Adapt collapse, additive increase back to the link rate) is over
-by ~25 ms instead of ~200 ms, and send 400 RPCs from 30 ms. At this size the paper's direction
-holds for every seed tried (p99 RPC FCT 3.04x / 2.52x / 3.02x lower with phantom queues for seeds
-1 / 2 / 3; mean physical queue 6-11 KB vs 216-249 KB), so the test asserts the claim as the full
-experiment states it, at seed 1 (the run is deterministic)."""
+by ~25 ms instead of ~200 ms, and send 400 RPCs from 30 ms. With the paper's epoch rule (T_epoch
+advances by the RTT sample scaled to the intra-DC RTT) the p99 RPC FCT is 1.66x / 3.00x / 3.27x
+lower with phantom queues for seeds 1 / 2 / 3 (mean physical queue 17.5 / 8.9 / 7.9 KB vs
+210 / 220 / 251 KB; in seed 1 the phantom run's queue builds up at the end of the RPC window).
+(With the fixed intra-DC period the earlier default used, seed 1 gave 3.41x.) So the test runs
+the three seeds and asserts the claim as the full experiment states it for the median seed, and
+its direction (p99 lower, mean queue lower with phantom queues) for every seed. The full-size
+experiment's claim is the slow test below."""
 
 from __future__ import annotations
 
@@ -59,11 +63,10 @@ def test_default_switch_of_the_experiment_is_phantom():
     assert uno.compose(["experiment=fig4_phantom"]).switch.phantom.enabled
 
 
-def test_reduced_fig4_phantom_vs_ecn(tmp_path):
-    analyze = load_analyze()
+def run_pair(root: Path, extra: list[str]) -> None:
     for switch in ("phantom", "ecn"):
-        cfg = uno.compose(["experiment=fig4_phantom", f"switch={switch}", *REDUCED])
-        result = uno.run(cfg, out_dir=tmp_path / switch, choices={"cc": "uno", "switch": switch})
+        cfg = uno.compose(["experiment=fig4_phantom", f"switch={switch}", *extra])
+        result = uno.run(cfg, out_dir=root / switch, choices={"cc": "uno", "switch": switch})
         assert_conservation(result)
         flows = result.flows
         rpc = flows[flows["tag"] == "rpc"]
@@ -86,8 +89,21 @@ def test_reduced_fig4_phantom_vs_ecn(tmp_path):
         assert list(q["port"].unique()) == ["dc1/tor28->dc1/h112"]  # ToR -> host 240
         assert bool(q["phantom_bytes"].max() > 0) == (switch == "phantom")
 
-    out = tmp_path / "analysis"
-    results, claim = analyze.analyse(tmp_path, out)
+
+def test_reduced_fig4_phantom_vs_ecn(tmp_path):
+    analyze = load_analyze()
+    claims = []
+    for seed in (1, 2, 3):
+        root = tmp_path / f"seed{seed}"
+        run_pair(root, [*REDUCED, f"seed={seed}"])
+        results, claim = analyze.analyse(root, root / "analysis")
+        assert claim["mean_queue_lower_with_phantom"], claim
+        assert claim["p99_fct_ratio_no_phantom_over_phantom"] > 1.0, claim
+        claims.append(claim)
+    median = sorted(claims, key=lambda c: c["p99_fct_ratio_no_phantom_over_phantom"])[1]
+    assert median["p99_at_least_2x_lower_with_phantom"] and median["holds"], median
+    out = tmp_path / "seed1" / "analysis"
+    results, claim = analyze.analyse(tmp_path / "seed1", out)
     assert {r["phantom"] for r in results} == {True, False}
     for r in results:
         assert r["rpc_all_finished"] and r["rpc"]["finished"] == 400
@@ -101,11 +117,18 @@ def test_reduced_fig4_phantom_vs_ecn(tmp_path):
     )
     assert {"mean_fct_us", "p99_fct_us"} <= set(data["runs"][0]["rpc"])
     assert (out / "fig4_phantom.png").stat().st_size > 10_000
-    # the paper's claim, as the experiment checks it
-    assert claim["p99_at_least_2x_lower_with_phantom"], claim
-    assert claim["mean_queue_lower_with_phantom"], claim
-    assert claim["holds"]
-    assert "HOLDS" in analyze.format_table(results, claim)
+    assert ("HOLDS" if claim["holds"] else "DOES NOT HOLD") in analyze.format_table(results, claim)
+
+
+@pytest.mark.slow
+def test_full_fig4_claim(tmp_path):
+    """The experiment as its README runs it (about a minute): p99 RPC FCT at least 2x lower and
+    a lower mean receiver queue with phantom queues."""
+    analyze = load_analyze()
+    run_pair(tmp_path, [])
+    results, claim = analyze.analyse(tmp_path, tmp_path / "analysis")
+    print(analyze.format_table(results, claim))
+    assert claim["p99_at_least_2x_lower_with_phantom"] and claim["mean_queue_lower_with_phantom"]
 
 
 def test_artifact_rpc_size_override_is_uniform_4k_16k():

@@ -61,7 +61,11 @@ def check_gemini_paper_setting(c) -> None:
     assert c.switch.ecn.enabled and not c.switch.phantom.enabled
     assert c.switch.ecn.kmin_bytes == c.switch.ecn.kmax_bytes  # step marking
     assert sorted(c.switch.port_kinds) == ["fabric", "host"]  # DC switches only
-    assert c.cc.gemini.k_bytes == c.switch.ecn.kmin_bytes  # Gemini's F uses the switches' K
+    assert c.switch.ecn.k_intra_bdp_divisor is None  # the experiment's K, not switch=gemini's
+    if c.cc.algo == "gemini":  # Gemini's F uses the switches' K
+        assert c.cc.gemini.k_bytes is None and c.cc.gemini.k_source == "switch"
+        ks = {f.sender.cc.k_bytes for f in build_simulation(c).flows}
+        assert ks == {float(c.switch.ecn.kmin_bytes)}
     g = c.cc.gemini  # Table IV
     assert (g.h_coeff, g.beta, g.t_us) == (1.2e-7, 0.2, 5000.0)
     assert c.lb.algo == "ecmp"
@@ -149,7 +153,7 @@ def test_k_sweep_composes_for_the_sweep(cc, k):
     check_gemini_paper_setting(c)
     assert c.name == "gemini_k_sweep" and c.cc.algo == cc
     # one swept value sets the switches' step threshold and Gemini's K alike
-    assert c.switch.ecn.kmin_bytes == c.switch.ecn.kmax_bytes == c.cc.gemini.k_bytes == k * PKT
+    assert c.switch.ecn.kmin_bytes == c.switch.ecn.kmax_bytes == k * PKT
     # §IV-B: "The RTT-based WAN congestion control module is disabled here for GEMINI"
     assert not c.cc.gemini.delay_signal_inter and not c.cc.gemini.delay_signal_intra
     assert (c.workload.n_intra, c.workload.n_inter) == (0, 8)

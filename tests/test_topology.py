@@ -78,6 +78,9 @@ def test_dumbbell_bottleneck():
 
 def test_reference_paths_pick_intra_and_widest():
     _, routing = topo_of(["topo=two_dc"])
-    intra, widest = reference_paths(routing, host_facts(routing), 4160, 64)
-    assert intra.base_rtt_ps == 14_027_520
-    assert widest.base_rtt_ps == 1_792_041_280
+    refs = reference_paths(routing, host_facts(routing), 4160, 64)
+    (intra, intra_dst), (inter, inter_dst) = refs.intra, refs.inter
+    assert intra.base_rtt_ps == 14_027_520 and intra.hops == 6  # the 6-hop class path
+    assert inter.base_rtt_ps == 1_792_041_280 and inter.hops == 9  # the 9-hop class path
+    assert refs.widest.base_rtt_ps == 1_792_041_280
+    assert intra_dst < 128 <= inter_dst

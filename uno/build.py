@@ -4,6 +4,8 @@ This is the one place where config units (µs, Gb/s) become engine units (ps, bi
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from uno.cc.base import FlowContext
 from uno.cc.registry import make_cc
 from uno.config.validate import check_against_topology, check_config, check_queue_ports
@@ -35,20 +37,38 @@ def host_facts(routing: Routing) -> HostFacts:
     return HostFacts(tuple(dcs), tuple(racks))
 
 
-def reference_paths(routing: Routing, hosts: HostFacts, data_bytes: int, ack_bytes: int):
-    """(intra-DC reference path, largest-BDP path) as seen from host 0: the longest path
-    inside host 0's datacenter and the path with the largest BDP from host 0."""
-    intra = None
+@dataclass(frozen=True)
+class ReferencePaths:
+    """Paths from host 0 the network is described by: the longest intra-DC path (the intra-DC
+    RTT and BDP some controllers use as a common time base), the longest inter-DC path (None on
+    a single-datacenter topology) and the path with the largest BDP (phantom queue size). The
+    first two are also the class reference paths of ``transport.path_facts=class_reference``;
+    each is (path facts, destination host)."""
+
+    intra: tuple[PathInfo, int]
+    inter: tuple[PathInfo, int] | None
+    widest: PathInfo
+
+
+def reference_paths(
+    routing: Routing, hosts: HostFacts, data_bytes: int, ack_bytes: int
+) -> ReferencePaths:
+    intra = inter = None
     widest = None
     for h in range(1, hosts.n_hosts):
         info = routing.path_info(0, h, data_bytes, ack_bytes)
-        if hosts.dc[h] == hosts.dc[0] and (intra is None or info.base_rtt_ps > intra.base_rtt_ps):
-            intra = info
+        same_dc = hosts.dc[h] == hosts.dc[0]
+        best = intra if same_dc else inter
+        if best is None or info.base_rtt_ps > best[0].base_rtt_ps:
+            if same_dc:
+                intra = (info, h)
+            else:
+                inter = (info, h)
         if widest is None or info.bdp_bytes() > widest.bdp_bytes():
             widest = info
-    if intra is None:  # a single host per DC: fall back to the widest path
-        intra = widest
-    return intra, widest
+    if intra is None:  # a single host per DC: fall back to the inter-DC path
+        intra = inter
+    return ReferencePaths(intra, inter, widest)
 
 
 def rto_for_path(routing: Routing, path: PathInfo, src: int, dst: int, tp) -> int:
@@ -63,6 +83,45 @@ def rto_for_path(routing: Routing, path: PathInfo, src: int, dst: int, tp) -> in
             drain_ps += e.buffer_bytes * BITS_PER_BYTE * PS_PER_S // e.rate_bps
     rto = path.base_rtt_ps + int(tp.rto_queue_factor * drain_ps)
     return max(rto, us_to_ps(tp.rto_min_us))
+
+
+@dataclass(frozen=True)
+class EndpointFacts:
+    """What a flow's endpoints know and how they recover from loss, times in ps."""
+
+    path: PathInfo  # the path facts its controller sees (own path or class reference)
+    rto_ps: int
+    rto_after_retransmit_ps: int | None
+    timer_granularity_ps: int
+    dupack_threshold: int
+
+
+def endpoint_facts(
+    routing: Routing, own: PathInfo, src: int, dst: int, inter: bool, refs: ReferencePaths, tp
+) -> EndpointFacts:
+    """Path facts and loss-recovery settings of one flow (``transport``: path_facts, the
+    class block ``intra``/``inter`` over the transport-wide rules)."""
+    rec = tp.inter if inter else tp.intra
+    path, src_f, dst_f = own, src, dst
+    if tp.path_facts == "class_reference":
+        ref = refs.inter if inter and refs.inter is not None else refs.intra
+        path, src_f, dst_f = ref[0], 0, ref[1]
+    if rec.rto_us is not None:
+        rto = us_to_ps(rec.rto_us)
+    elif rec.rto_base_rtts is not None:
+        rto = round(rec.rto_base_rtts * path.base_rtt_ps)
+    else:
+        rto = rto_for_path(routing, path, src_f, dst_f, tp)
+    after = rec.rto_base_rtts_after_retransmit
+    granularity = rec.timer_granularity_us or tp.timer_granularity_us
+    dupack = rec.dupack_threshold if rec.dupack_threshold is not None else tp.dupack_threshold
+    return EndpointFacts(
+        path=path,
+        rto_ps=rto,
+        rto_after_retransmit_ps=round(after * path.base_rtt_ps) if after is not None else None,
+        timer_granularity_ps=us_to_ps(granularity),
+        dupack_threshold=dupack,
+    )
 
 
 def build_simulation(cfg) -> Simulation:
@@ -82,39 +141,54 @@ def build_simulation(cfg) -> Simulation:
                 "workload", f"flow {s.flow_id}: no route from host {s.src} to host {s.dst}"
             )
     network = Network(sim.engine, routing, sim.rng)
-    intra_ref, widest = reference_paths(routing, hosts, data_bytes, tp.ack_bytes)
-    network.configure_marking(cfg.switch, sim.rng, widest.bdp_bytes())
+    refs = reference_paths(routing, hosts, data_bytes, tp.ack_bytes)
+    intra_ref = refs.intra[0]
+    network.configure_marking(
+        cfg.switch, sim.rng, refs.widest.bdp_bytes(), refs.intra[0].bdp_bytes()
+    )
     sim.network = network
-    path_cache: dict[tuple[int, int], tuple[PathInfo, int]] = {}
+    own_paths: dict[tuple[int, int], PathInfo] = {}
+    facts_cache: dict[tuple[int, int], EndpointFacts] = {}
+    ecn_k: dict[tuple[int, int], float | None] = {}
     small_rtts: dict[tuple[int, int, int], int] = {}
+    full_wire = tp.mtu_bytes + tp.header_bytes
     for spec in specs:
         key = (spec.src, spec.dst)
-        if key not in path_cache:
-            path = routing.path_info(spec.src, spec.dst, data_bytes, tp.ack_bytes)
-            path_cache[key] = (path, rto_for_path(routing, path, spec.src, spec.dst, tp))
-        path, rto_ps = path_cache[key]
         inter = hosts.dc[spec.src] != hosts.dc[spec.dst]
+        if key not in own_paths:
+            own = own_paths[key] = routing.path_info(spec.src, spec.dst, data_bytes, tp.ack_bytes)
+            facts_cache[key] = endpoint_facts(routing, own, spec.src, spec.dst, inter, refs, tp)
+            ecn_k[key] = network.marking_threshold_bytes(routing.path_edges(spec.src, spec.dst))
+        path, facts = own_paths[key], facts_cache[key]
         cls = "inter" if inter else "intra"
         cc_name = (cfg.cc.inter if inter else cfg.cc.intra) or cfg.cc.algo
         n_packets = -(-spec.size_bytes // tp.mtu_bytes)
-        wire_bytes = spec.size_bytes + n_packets * tp.header_bytes
+        if tp.pad_last_packet:
+            wire_bytes = n_packets * full_wire
+        else:
+            wire_bytes = spec.size_bytes + n_packets * tp.header_bytes
         ideal_rtt = None
-        if spec.size_bytes < tp.mtu_bytes:  # a single packet smaller than a full one
+        if spec.size_bytes < tp.mtu_bytes and not tp.pad_last_packet:
+            # a single packet smaller than a full one
             small = (spec.src, spec.dst, spec.size_bytes + tp.header_bytes)
             if small not in small_rtts:
                 small_rtts[small] = routing.path_info(
                     spec.src, spec.dst, small[2], tp.ack_bytes
                 ).base_rtt_ps
             ideal_rtt = small_rtts[small]
-        flow = Flow(spec, cls, path, n_packets, wire_bytes, rto_ps, cc_name, cfg.lb.algo, ideal_rtt)
+        flow = Flow(
+            spec, cls, path, n_packets, wire_bytes, facts.rto_ps, cc_name, cfg.lb.algo, ideal_rtt
+        )
         ctx = FlowContext(
-            base_rtt_ps=path.base_rtt_ps,
-            bdp_bytes=path.bdp_bytes(),
-            bottleneck_bps=path.bottleneck_bps,
+            base_rtt_ps=facts.path.base_rtt_ps,
+            bdp_bytes=facts.path.bdp_bytes(),
+            bottleneck_bps=facts.path.bottleneck_bps,
             mss_bytes=data_bytes,
             intra_rtt_ps=intra_ref.base_rtt_ps,
             intra_bdp_bytes=intra_ref.bdp_bytes(),
             is_inter_dc=inter,
+            rto_ps=facts.rto_ps,
+            ecn_k_bytes=ecn_k[key],
         )
         cc = make_cc(cc_name, cfg.cc, ctx)
         lb = make_lb(cfg.lb.algo, cfg.lb, sim.rng.buffered(f"lb/{spec.flow_id}"))
@@ -127,6 +201,10 @@ def build_simulation(cfg) -> Simulation:
             tp.mtu_bytes,
             tp.header_bytes,
             sim.flow_completed,
+            timer_granularity_ps=facts.timer_granularity_ps,
+            rto_after_retransmit_ps=facts.rto_after_retransmit_ps,
+            dupack_threshold=facts.dupack_threshold,
+            pad_last_packet=tp.pad_last_packet,
         )
         flow.receiver = Receiver(sim.engine, flow, network.hosts[spec.dst], tp.ack_bytes)
         sim.flows.append(flow)
@@ -165,8 +243,8 @@ def build_simulation(cfg) -> Simulation:
         "lb": cfg.lb.algo,
         "intra_base_rtt_us": intra_ref.base_rtt_ps / 1e6,
         "intra_bdp_bytes": intra_ref.bdp_bytes(),
-        "max_base_rtt_us": widest.base_rtt_ps / 1e6,
-        "max_bdp_bytes": widest.bdp_bytes(),
+        "max_base_rtt_us": refs.widest.base_rtt_ps / 1e6,
+        "max_bdp_bytes": refs.widest.bdp_bytes(),
         "n_flows": len(sim.flows),
         "n_hosts": hosts.n_hosts,
     }

@@ -16,9 +16,12 @@ from dataclasses import dataclass
 class FlowContext:
     """What a controller may know about its flow's path, fixed at flow start.
 
-    ``base_rtt_ps`` and ``bdp_bytes`` describe this flow's own path; ``intra_rtt_ps`` and
-    ``intra_bdp_bytes`` the network's intra-DC reference path (the longest path inside one
-    datacenter), which some algorithms use as a common time base."""
+    ``base_rtt_ps`` and ``bdp_bytes`` describe this flow's path as its endpoints know it (its own
+    path, or its class's reference path with ``transport.path_facts=class_reference``);
+    ``intra_rtt_ps`` and ``intra_bdp_bytes`` the network's intra-DC reference path (the longest
+    path inside one datacenter), which some algorithms use as a common time base. ``rto_ps`` is
+    the flow's retransmission timeout; ``ecn_k_bytes`` the smallest physical-queue ECN marking
+    threshold (RED's Kmin) of the switch ports on its path, None if none of them marks."""
 
     base_rtt_ps: int
     bdp_bytes: float
@@ -27,6 +30,8 @@ class FlowContext:
     intra_rtt_ps: int
     intra_bdp_bytes: float
     is_inter_dc: bool
+    rto_ps: int = 0
+    ecn_k_bytes: float | None = None
 
 
 class CongestionControl:
@@ -35,6 +40,8 @@ class CongestionControl:
     name = "base"
     #: whether the transport should call :meth:`on_rate_sample` after each :meth:`on_ack`
     wants_rate_samples = False
+    #: whether the transport should call :meth:`on_duplicate_ack` (set per instance)
+    wants_duplicate_acks = False
 
     def __init__(self, ctx: FlowContext):
         self.ctx = ctx
@@ -53,11 +60,54 @@ class CongestionControl:
         ``inflight_bytes`` is what remains in flight after this ACK. Only called when
         ``wants_rate_samples`` is true."""
 
+    def on_duplicate_ack(
+        self, now_ps: int, acked_bytes: int, ecn: bool, rtt_ps: int, sent_ps: int
+    ) -> None:
+        """An ACK for a packet already acknowledged arrived (a copy of a retransmitted packet).
+        Only called when ``wants_duplicate_acks`` is true."""
+
     def on_nack(self, now_ps: int) -> None:
-        """The receiver reported an unrecoverable loss."""
+        """A loss was detected before its timeout: a NACK from the receiver, or the transport's
+        duplicate-ACK rule (fast retransmit). At most once per base RTT."""
 
     def on_timeout(self, now_ps: int) -> None:
         """The retransmission timer fired and declared packets lost."""
+
+
+class WindowedControl(CongestionControl):
+    """The window limits and pacing the window-based controllers here share (DCTCP, Gemini,
+    MPRDMA, UnoCC): the window starts at ``init_cwnd_bdp`` BDPs, stays within
+    [``min_cwnd_mss`` MSS, ``max_cwnd_bdp`` BDPs] (0: no cap), and with ``pacing`` the sender
+    paces at cwnd / base RTT — the Uno artifact's rule for all its sources; none of the papers
+    gives a formula (each module's docstring says which of them paces)."""
+
+    def __init__(
+        self,
+        ctx: FlowContext,
+        init_cwnd_bdp: float,
+        min_cwnd_mss: float,
+        max_cwnd_bdp: float,
+        pacing: bool,
+    ):
+        super().__init__(ctx)
+        self.min_cwnd = min_cwnd_mss * ctx.mss_bytes
+        self.max_cwnd = max_cwnd_bdp * ctx.bdp_bytes if max_cwnd_bdp > 0 else float("inf")
+        self.paced = pacing
+        self._pacing_rtt_ps = ctx.base_rtt_ps
+        self.set_cwnd(init_cwnd_bdp * ctx.bdp_bytes)
+
+    def clamp(self, cwnd: float) -> float:
+        """``cwnd`` within [min, max]."""
+        if cwnd < self.min_cwnd:
+            return self.min_cwnd
+        return cwnd if cwnd < self.max_cwnd else self.max_cwnd
+
+    def set_cwnd(self, cwnd: float) -> None:
+        """Set the window (clamped) and, when pacing, the pacing rate that goes with it."""
+        cwnd = self.clamp(cwnd)
+        self.cwnd_bytes = cwnd
+        if self.paced:
+            self.pacing_rate_bps = cwnd * 8e12 / self._pacing_rtt_ps
 
 
 class SendTimeWindow:

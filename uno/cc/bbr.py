@@ -76,9 +76,14 @@ Control parameters (§4.2):
   target). The draft additionally restores the pre-loss cwnd when loss recovery ends; our
   transport does not signal the end of recovery, so we take the conservative choice and do not
   jump back (the artifact does the same: cwnd = MSS, then regrowth). A timeout also counts as the
-  loss that may end the 1.25 phase. The transport sends no NACKs today; ``on_nack`` only records
-  a loss for that test and leaves cwnd alone (the draft's fast-recovery packet conservation
-  needs per-ACK loss counts the interface does not carry).
+  loss that may end the 1.25 phase. A loss found by the transport's fast retransmit
+  (``transport.dupack_threshold``) reaches ``on_nack``, which only records a loss for that test
+  and leaves cwnd alone (the draft's fast-recovery packet conservation needs per-ACK loss counts
+  the interface does not carry).
+* ``cwnd_cut_to_target`` = true (draft). The Uno artifact never cuts the window down to the
+  target: below it, +acked per ACK up to the target; above it, unchanged. With its 1-BDP initial
+  window and cap, its BBR keeps cwnd = 1 BDP and is limited by the pacing rate alone
+  (``cc=mprdma_bbr_artifact`` sets false, with ``min_pipe_cwnd_mss`` = 1, its floor).
 
 BBR ignores ECN: the ``ecn`` flag of :meth:`Bbr.on_ack` is not read. The Uno artifact runs its
 BBR with ECN-marking queues (``-interEcn``) and ignores the marks too.
@@ -143,6 +148,10 @@ class BbrParams:
     seed_rtprop_base_rtt: bool = True
     init_cwnd_bdp: float = num(1.0, "> 0")
     max_cwnd_bdp: float = num(0.0, ">= 0")  # 0: no cap
+    #: with the pipe filled, cut a window above the target down to it at once (the draft);
+    #: false only grows a window below the target and never cuts it (the Uno artifact, whose
+    #: BBR therefore stays at its 1-BDP cap and is limited by pacing alone)
+    cwnd_cut_to_target: bool = True
 
 
 class WindowedMax:
@@ -381,8 +390,11 @@ class Bbr(CongestionControl):
         target = self.bdp_estimate_bytes(self.cwnd_gain)
         self.target_cwnd_bytes = target
         cwnd = self.cwnd_bytes
-        if self.filled_pipe:
+        if self.filled_pipe and self.p.cwnd_cut_to_target:
             cwnd = min(cwnd + acked, target)
+        elif self.filled_pipe:
+            if cwnd < target:
+                cwnd = min(cwnd + acked, target)
         elif cwnd < target or self.delivered < self.init_cwnd:
             cwnd = cwnd + acked
         cwnd = max(self.min_pipe_cwnd, min(self.max_cwnd, cwnd))

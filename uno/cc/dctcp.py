@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from uno.cc.base import CongestionControl, FlowContext, SendTimeWindow
+from uno.cc.base import FlowContext, SendTimeWindow, WindowedControl
 from uno.config.fields import num
 
 
@@ -31,31 +31,20 @@ class DctcpParams:
     pacing: bool = False
 
 
-class Dctcp(CongestionControl):
+class Dctcp(WindowedControl):
     name = "dctcp"
 
     def __init__(self, ctx: FlowContext, params: DctcpParams):
-        super().__init__(ctx)
-        self.p = params
+        p = params
+        super().__init__(ctx, p.init_cwnd_bdp, p.min_cwnd_mss, p.max_cwnd_bdp, p.pacing)
+        self.p = p
         self.mss = ctx.mss_bytes
-        self.min_cwnd = params.min_cwnd_mss * ctx.mss_bytes
-        self.max_cwnd = (
-            params.max_cwnd_bdp * ctx.bdp_bytes if params.max_cwnd_bdp > 0 else float("inf")
-        )
-        self.cwnd_bytes = max(
-            self.min_cwnd, min(self.max_cwnd, params.init_cwnd_bdp * ctx.bdp_bytes)
-        )
         self.ssthresh = float("inf")
-        self.alpha = params.alpha_init
+        self.alpha = p.alpha_init
         self.window = SendTimeWindow()
         self.cwr = SendTimeWindow()  # no second cut until this round ends
         self.acked_in_window = 0
         self.marked_in_window = 0
-        self._update_pacing()
-
-    def _update_pacing(self) -> None:
-        if self.p.pacing:
-            self.pacing_rate_bps = self.cwnd_bytes * 8e12 / self.ctx.base_rtt_ps
 
     def on_ack(self, now_ps: int, acked_bytes: int, ecn: bool, rtt_ps: int, sent_ps: int) -> None:
         self.acked_in_window += acked_bytes
@@ -72,23 +61,22 @@ class Dctcp(CongestionControl):
             window.restart(now_ps)
         if ecn:
             if not self.cwr.active or sent_ps >= self.cwr.start_ps:
-                self.cwnd_bytes = max(self.min_cwnd, self.cwnd_bytes * (1.0 - self.alpha / 2.0))
+                self.set_cwnd(self.cwnd_bytes * (1.0 - self.alpha / 2.0))
                 self.ssthresh = self.cwnd_bytes
                 self.cwr.restart(now_ps)
         elif self.cwnd_bytes < self.ssthresh:
-            self.cwnd_bytes = min(self.max_cwnd, self.cwnd_bytes + acked_bytes)
+            self.set_cwnd(self.cwnd_bytes + acked_bytes)
         else:
-            self.cwnd_bytes = min(
-                self.max_cwnd, self.cwnd_bytes + self.mss * acked_bytes / self.cwnd_bytes
-            )
-        if self.p.pacing:
-            self._update_pacing()
+            self.set_cwnd(self.cwnd_bytes + self.mss * acked_bytes / self.cwnd_bytes)
 
     def on_timeout(self, now_ps: int) -> None:
         self.ssthresh = max(self.min_cwnd, self.cwnd_bytes / 2.0)
-        self.cwnd_bytes = self.min_cwnd
+        self.set_cwnd(self.min_cwnd)
         self.cwr.restart(now_ps)
-        self._update_pacing()
 
     def on_nack(self, now_ps: int) -> None:
-        self.on_timeout(now_ps)
+        """Fast retransmit (the transport's duplicate-ACK rule): TCP's fast recovery halves the
+        window (RFC 5681 §3.2, as DCTCP keeps TCP's loss response, §3.1)."""
+        self.ssthresh = max(self.min_cwnd, self.cwnd_bytes / 2.0)
+        self.set_cwnd(self.ssthresh)
+        self.cwr.restart(now_ps)

@@ -91,8 +91,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from uno.cc.base import CongestionControl, FlowContext, SendTimeWindow
-from uno.config.fields import num
+from uno.cc.base import FlowContext, SendTimeWindow, WindowedControl
+from uno.config.fields import choice, num
 from uno.core.errors import ConfigError
 
 _PS_PER_S = 1e12
@@ -115,9 +115,15 @@ class GeminiParams:
     beta: float = num(0.2, "[0, 1)")
     #: T, delay threshold in microseconds (Table IV: 5 ms)
     t_us: float = num(5000.0, ">= 0")
-    #: K in full packets per Gbps of bottleneck rate (Table IV)
+    #: where K (the switches' marking threshold, which F assumes) comes from when ``k_bytes`` is
+    #: null: "switch" (the ECN threshold the switch ports on the flow's path are configured
+    #: with; the Table IV rule if none of them marks) or "rule" (Table IV)
+    k_source: str = choice("switch", ("switch", "rule"))
+    #: Table IV's rule: K = k_pkts_per_gbps packets of k_packet_bytes per Gbps of bottleneck rate
     k_pkts_per_gbps: float = num(50.0, "> 0")
-    #: absolute K in bytes; overrides k_pkts_per_gbps (None: derive from the bottleneck rate)
+    #: the paper's packets: 1.5 KB MTU (§II-B testbed)
+    k_packet_bytes: float = num(1500.0, "> 0")
+    #: absolute K in bytes; overrides k_source (None: see k_source)
     k_bytes: float | None = num(None, "> 0")
     #: EWMA gain for alpha (not in the paper; DCTCP's 1/16)
     g: float = num(1.0 / 16.0, "(0, 1]")
@@ -130,6 +136,17 @@ class GeminiParams:
     init_cwnd_bdp: float = num(1.0, "> 0")
     min_cwnd_mss: float = num(1.0, "> 0")
     max_cwnd_bdp: float = num(0.0, ">= 0")  # 0: no cap
+    #: an ECN or delay cut during slow start ends it (TCP: a congestion response sets ssthresh);
+    #: false keeps slow start until cwnd reaches ssthresh (the Uno artifact)
+    slow_start_exit_on_cut: bool = True
+    #: the window reacts to a retransmission timeout at most once per "base_rtt" (one loss
+    #: episode, as the transport reports them) or once per "rto" (the Uno artifact)
+    timeout_holdoff: str = choice("base_rtt", ("base_rtt", "rto"))
+    #: alpha and RTT_min bookkeeping: "window" (once per window of data, RTT_min of the previous
+    #: window: DCTCP's rule, which §III-B follows) or "base_rtt" (the Uno artifact: alpha updated
+    #: when more than one base RTT has passed since the last update or cut, RTT_min the running
+    #: minimum of that period, and no cut before one base RTT after the first ACK)
+    alpha_update: str = choice("window", ("window", "base_rtt"))
 
     def check_consistency(self, prefix: str) -> None:
         if not self.h_max_mss >= self.h_min_mss:
@@ -139,25 +156,25 @@ class GeminiParams:
             )
 
 
-class Gemini(CongestionControl):
+class Gemini(WindowedControl):
     name = "gemini"
 
     def __init__(self, ctx: FlowContext, params: GeminiParams):
-        super().__init__(ctx)
         p = params
+        super().__init__(ctx, p.init_cwnd_bdp, p.min_cwnd_mss, p.max_cwnd_bdp, p.pacing)
         self.p = p
         self.mss = ctx.mss_bytes
         self.base_rtt_ps = ctx.base_rtt_ps
-        self.min_cwnd = p.min_cwnd_mss * ctx.mss_bytes
-        self.max_cwnd = p.max_cwnd_bdp * ctx.bdp_bytes if p.max_cwnd_bdp > 0 else float("inf")
-        self.cwnd_bytes = max(self.min_cwnd, min(self.max_cwnd, p.init_cwnd_bdp * ctx.bdp_bytes))
 
         # F = 4K / (C x RTT_base + K), K and C x RTT_base in bytes.
         self.c_rtt_bytes = ctx.bottleneck_bps * ctx.base_rtt_ps / (_BITS_PER_BYTE * _PS_PER_S)
+        rule_k = p.k_pkts_per_gbps * (ctx.bottleneck_bps / 1e9) * p.k_packet_bytes
         if p.k_bytes is not None:
             self.k_bytes = float(p.k_bytes)
+        elif p.k_source == "switch" and ctx.ecn_k_bytes is not None:
+            self.k_bytes = float(ctx.ecn_k_bytes)
         else:
-            self.k_bytes = p.k_pkts_per_gbps * (ctx.bottleneck_bps / 1e9) * ctx.mss_bytes
+            self.k_bytes = rule_k
         self.f_scale = 4.0 * self.k_bytes / (self.c_rtt_bytes + self.k_bytes)
 
         # h = H x C[bit/s] x RTT_base[s] MSS per RTT, clamped; or an absolute override in bytes.
@@ -170,6 +187,8 @@ class Gemini(CongestionControl):
 
         self.t_ps = round(p.t_us * _PS_PER_US)
         self.use_delay = p.delay_signal_inter if ctx.is_inter_dc else p.delay_signal_intra
+        self.per_base_rtt = p.alpha_update == "base_rtt"
+        self.timeout_holdoff_ps = ctx.rto_ps if p.timeout_holdoff == "rto" else 0
 
         self.alpha = p.alpha_init
         self.window = SendTimeWindow()
@@ -178,20 +197,17 @@ class Gemini(CongestionControl):
         self.rtt_min_window: int | None = None  # min RTT sample of the current window
         self.rtt_min_prev: int | None = None  # RTT_min: min RTT sample of the last full window
         self.last_reduction_ps: int | None = None
+        self.cycle_start_ps: int | None = None  # alpha_update=base_rtt: start of the period
+        self.last_timeout_ps: int | None = None
         self.slow_start = False
         self.ssthresh = 0.0
-        self._update_pacing()
 
     # ---- helpers -------------------------------------------------------------------------
-    def _update_pacing(self) -> None:
-        if self.p.pacing:
-            self.pacing_rate_bps = self.cwnd_bytes * 8e12 / self.base_rtt_ps
-        else:
-            self.pacing_rate_bps = 0.0
-
     def _may_reduce(self, now_ps: int) -> bool:
         last = self.last_reduction_ps
-        return last is None or now_ps - last > self.base_rtt_ps
+        if last is None:
+            return not self.per_base_rtt
+        return now_ps - last > self.base_rtt_ps
 
     def _reset_window(self, now_ps: int) -> None:
         self.acked_in_window = 0
@@ -200,9 +216,14 @@ class Gemini(CongestionControl):
         self.window.restart(now_ps)
 
     def wan_congested(self) -> bool:
-        """RTT_min (last full window) > RTT_base + T (§III-B)."""
-        prev = self.rtt_min_prev
-        return self.use_delay and prev is not None and prev > self.base_rtt_ps + self.t_ps
+        """RTT_min > RTT_base + T (§III-B): RTT_min of the last full window, or with
+        ``alpha_update=base_rtt`` the running minimum of the current period."""
+        rtt_min = self.rtt_min_window if self.per_base_rtt else self.rtt_min_prev
+        return self.use_delay and rtt_min is not None and rtt_min > self.base_rtt_ps + self.t_ps
+
+    def _update_alpha(self) -> None:
+        frac = self.marked_in_window / self.acked_in_window
+        self.alpha = (1.0 - self.p.g) * self.alpha + self.p.g * frac
 
     # ---- hooks ---------------------------------------------------------------------------
     def on_ack(self, now_ps: int, acked_bytes: int, ecn: bool, rtt_ps: int, sent_ps: int) -> None:
@@ -210,16 +231,30 @@ class Gemini(CongestionControl):
         self.acked_in_window += acked_bytes
         if ecn:
             self.marked_in_window += acked_bytes
-        if self.rtt_min_window is None or rtt_ps < self.rtt_min_window:
-            self.rtt_min_window = rtt_ps
-        window = self.window
-        if not window.active:
-            window.restart(now_ps)
-        elif window.ended_by(sent_ps):
-            frac = self.marked_in_window / self.acked_in_window
-            self.alpha = (1.0 - self.p.g) * self.alpha + self.p.g * frac
-            self.rtt_min_prev = self.rtt_min_window
-            self._reset_window(now_ps)
+        if self.per_base_rtt:
+            if self.cycle_start_ps is None:  # first ACK: the first window is out
+                self.cycle_start_ps = now_ps
+                self.last_reduction_ps = now_ps
+            elif now_ps - self.cycle_start_ps > self.base_rtt_ps:
+                self._update_alpha()
+                self.cycle_start_ps = now_ps
+                self.acked_in_window = 0
+                self.marked_in_window = 0
+                self.rtt_min_window = None
+            if self.rtt_min_window is None or rtt_ps < self.rtt_min_window:
+                self.rtt_min_window = rtt_ps
+        else:
+            if self.rtt_min_window is None or rtt_ps < self.rtt_min_window:
+                self.rtt_min_window = rtt_ps
+            window = self.window
+            if not window.active:
+                window.restart(now_ps)
+            elif window.ended_by(sent_ps):
+                self._update_alpha()
+                self.rtt_min_prev = self.rtt_min_window
+                self._reset_window(now_ps)
+        if self.slow_start and self.cwnd_bytes >= self.ssthresh:
+            self.slow_start = False
 
         congested_dcn = ecn  # line 2
         congested_wan = self.wan_congested()  # line 3
@@ -228,35 +263,36 @@ class Gemini(CongestionControl):
                 f_dcn = self.alpha * self.f_scale if congested_dcn else 0.0  # lines 6-7
                 f_wan = self.p.beta if congested_wan else 0.0  # line 8
                 cut = min(self.p.max_cut, max(f_dcn, f_wan))
-                self.cwnd_bytes = max(self.min_cwnd, self.cwnd_bytes * (1.0 - cut))  # line 9
+                self.set_cwnd(self.cwnd_bytes * (1.0 - cut))  # line 9
                 self.last_reduction_ps = now_ps
-                if self.slow_start:
+                if self.per_base_rtt:
+                    self.cycle_start_ps = now_ps
+                if self.slow_start and self.p.slow_start_exit_on_cut:
                     self.slow_start = False
                     self.ssthresh = self.cwnd_bytes
         elif self.slow_start:
-            self.cwnd_bytes = min(self.max_cwnd, self.cwnd_bytes + acked_bytes)
-            if self.cwnd_bytes >= self.ssthresh:
-                self.slow_start = False
+            self.set_cwnd(self.cwnd_bytes + acked_bytes)
         else:  # lines 10-12: cwnd += h / cwnd per packet
-            self.cwnd_bytes = min(
-                self.max_cwnd, self.cwnd_bytes + self.h_bytes * acked_bytes / self.cwnd_bytes
-            )
-        self._update_pacing()
+            self.set_cwnd(self.cwnd_bytes + self.h_bytes * acked_bytes / self.cwnd_bytes)
 
     def on_timeout(self, now_ps: int) -> None:
+        last = self.last_timeout_ps
+        if last is not None and now_ps - last <= self.timeout_holdoff_ps:
+            return
+        self.last_timeout_ps = now_ps
         self.ssthresh = max(self.min_cwnd, self.cwnd_bytes / 2.0)
-        self.cwnd_bytes = self.min_cwnd
+        self.set_cwnd(self.min_cwnd)
         self.slow_start = self.cwnd_bytes < self.ssthresh
         self.last_reduction_ps = now_ps
         self.rtt_min_prev = None
         self._reset_window(now_ps)
-        self._update_pacing()
+        if self.per_base_rtt:
+            self.cycle_start_ps = now_ps
 
     def on_nack(self, now_ps: int) -> None:
         if not self._may_reduce(now_ps):
             return
-        self.cwnd_bytes = max(self.min_cwnd, self.cwnd_bytes / 2.0)
+        self.set_cwnd(self.cwnd_bytes / 2.0)
         self.ssthresh = self.cwnd_bytes
         self.slow_start = False
         self.last_reduction_ps = now_ps
-        self._update_pacing()

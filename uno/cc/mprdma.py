@@ -23,13 +23,22 @@ Defaults and sources:
 * ``timeout_resets_cwnd`` = false: the Uno artifact only retransmits on a timeout and leaves cwnd
   unchanged. When true, a timeout sets cwnd to the minimum window (additive increase then
   resumes from there; MP-RDMA has no slow start).
+* ``update_on_duplicate_ack`` = false: an ACK of a packet already acknowledged (a spuriously
+  retransmitted copy) changes nothing. The Uno artifact runs the per-ACK rule on every ACK,
+  duplicates included (``MprdmaSrc::processAck``); ``cc=mprdma_bbr_artifact`` sets it, together
+  with the artifact's short MPRDMA timeout (transport ``intra`` block: 3 base RTTs less a margin,
+  scanned every 4 µs), which makes spurious retransmissions, and so duplicates, common.
+
+Window unit: here the window counts wire bytes (4,160 B per full packet); the artifact counts
+payload bytes (4,096 B) against a BDP computed in wire bytes, so its 1-BDP window admits 1.6 %
+more wire bytes and its 0.15-MSS decrement is 614 B instead of 624 B. Not reproduced.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from uno.cc.base import CongestionControl, FlowContext
+from uno.cc.base import FlowContext, WindowedControl
 from uno.config.fields import num
 
 
@@ -44,37 +53,34 @@ class MprdmaParams:
     min_cwnd_mss: float = num(1.0, "> 0")
     max_cwnd_bdp: float = num(1.0, ">= 0")  # 0: no cap
     timeout_resets_cwnd: bool = False
+    #: apply the per-ACK rule to duplicate ACKs too (ACKs of retransmitted copies of packets
+    #: already acknowledged), as the Uno artifact's MprdmaSrc does
+    update_on_duplicate_ack: bool = False
 
 
-class Mprdma(CongestionControl):
+class Mprdma(WindowedControl):
     name = "mprdma"
 
     def __init__(self, ctx: FlowContext, params: MprdmaParams):
-        super().__init__(ctx)
         p = params
+        super().__init__(ctx, p.init_cwnd_bdp, p.min_cwnd_mss, p.max_cwnd_bdp, p.pacing)
         self.p = p
         self.mss = ctx.mss_bytes
-        self.min_cwnd = p.min_cwnd_mss * ctx.mss_bytes
-        self.max_cwnd = p.max_cwnd_bdp * ctx.bdp_bytes if p.max_cwnd_bdp > 0 else float("inf")
         self.ecn_decrease_bytes = p.ecn_decrease_mss * ctx.mss_bytes
-        self.cwnd_bytes = max(self.min_cwnd, min(self.max_cwnd, p.init_cwnd_bdp * ctx.bdp_bytes))
-        self._update_pacing()
-
-    def _update_pacing(self) -> None:
-        if self.p.pacing:
-            self.pacing_rate_bps = self.cwnd_bytes * 8e12 / self.ctx.base_rtt_ps
-        else:
-            self.pacing_rate_bps = 0.0
+        self.wants_duplicate_acks = p.update_on_duplicate_ack
 
     def on_ack(self, now_ps: int, acked_bytes: int, ecn: bool, rtt_ps: int, sent_ps: int) -> None:
         if ecn:
-            cwnd = self.cwnd_bytes - self.ecn_decrease_bytes
+            self.set_cwnd(self.cwnd_bytes - self.ecn_decrease_bytes)
         else:
-            cwnd = self.cwnd_bytes + self.mss * acked_bytes / self.cwnd_bytes
-        self.cwnd_bytes = max(self.min_cwnd, min(self.max_cwnd, cwnd))
-        self._update_pacing()
+            self.set_cwnd(self.cwnd_bytes + self.mss * acked_bytes / self.cwnd_bytes)
+
+    def on_duplicate_ack(
+        self, now_ps: int, acked_bytes: int, ecn: bool, rtt_ps: int, sent_ps: int
+    ) -> None:
+        """The Uno artifact applies its per-ACK rule to every ACK, duplicates included."""
+        self.on_ack(now_ps, acked_bytes, ecn, rtt_ps, sent_ps)
 
     def on_timeout(self, now_ps: int) -> None:
         if self.p.timeout_resets_cwnd:
-            self.cwnd_bytes = self.min_cwnd
-            self._update_pacing()
+            self.set_cwnd(self.min_cwnd)

@@ -52,8 +52,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from uno.cc.base import CongestionControl, FlowContext
-from uno.config.fields import num
+from uno.cc.base import FlowContext, WindowedControl
+from uno.config.fields import choice, num
 from uno.core.errors import ConfigError
 from uno.core.units import PS_PER_US
 
@@ -71,7 +71,11 @@ class UnoParams:
     k_intra_bdp_divisor: float = num(7.0, "> 0")
     #: EWMA gain of E, the marked fraction across epochs (paper silent: DCTCP's 1/16)
     ecn_ewma_gain: float = num(0.0625, "(0, 1]")
-    #: epoch period = epoch_period_intra_rtt x intra-DC base RTT, for every flow (§4.1.1)
+    #: how T_epoch advances at an epoch end (§4.1.1, see the module docstring): "rtt_sample"
+    #: (by the ending ACK's RTT sample scaled to the intra-DC RTT: x intra-DC base RTT / the
+    #: flow's base RTT) or "intra_rtt" (by the intra-DC base RTT, a fixed period)
+    epoch_period: str = choice("rtt_sample", ("rtt_sample", "intra_rtt"))
+    #: a multiplier on that period
     epoch_period_intra_rtt: float = num(1.0, "> 0")
     #: gentle reduction factor (Alg. 1 line 10: 0.3)
     gentle_factor: float = num(0.3, "(0, 1]")
@@ -104,14 +108,14 @@ class UnoParams:
             )
 
 
-class UnoCC(CongestionControl):
+class UnoCC(WindowedControl):
     """UnoCC for one flow. See the module docstring for the rules and their sources."""
 
     name = "uno"
 
     def __init__(self, ctx: FlowContext, params: UnoParams):
-        super().__init__(ctx)
         p = params
+        super().__init__(ctx, p.init_cwnd_bdp, p.min_cwnd_mss, p.max_cwnd_bdp, p.pacing)
         self.p = p
         bdp = ctx.bdp_bytes
         self.alpha_bytes = p.ai_bdp_frac * bdp
@@ -120,13 +124,16 @@ class UnoCC(CongestionControl):
         )
         self.md_gain = 4.0 * self.k_bytes / (self.k_bytes + bdp)
         self.epoch_period_ps = int(round(p.epoch_period_intra_rtt * ctx.intra_rtt_ps))
+        # rtt_sample: period = sample x intra-DC RTT / base RTT x multiplier
+        self.epoch_rtt_scale = (
+            p.epoch_period_intra_rtt * ctx.intra_rtt_ps / ctx.base_rtt_ps
+            if p.epoch_period == "rtt_sample"
+            else None
+        )
         self.qa_period_ps = int(round(p.qa_period_base_rtt * ctx.base_rtt_ps))
         self.gentle_threshold_ps = int(
             round(p.gentle_qdelay_us * PS_PER_US + p.gentle_qdelay_base_rtt_frac * ctx.base_rtt_ps)
         )
-        self.min_cwnd = p.min_cwnd_mss * ctx.mss_bytes
-        self.max_cwnd = p.max_cwnd_bdp * bdp if p.max_cwnd_bdp > 0 else float("inf")
-        self.cwnd_bytes = self._clamp(p.init_cwnd_bdp * bdp)
         self.ecn_ewma = 0.0  # E
         self.md_scale = 1.0
         # epoch state
@@ -145,17 +152,6 @@ class UnoCC(CongestionControl):
         self.md_events = 0
         self.gentle_events = 0
         self.qa_events = 0
-        self._update_pacing()
-
-    # ---- helpers ------------------------------------------------------------------------
-    def _clamp(self, cwnd: float) -> float:
-        if cwnd < self.min_cwnd:
-            return self.min_cwnd
-        return cwnd if cwnd < self.max_cwnd else self.max_cwnd
-
-    def _update_pacing(self) -> None:
-        if self.p.pacing:
-            self.pacing_rate_bps = self.cwnd_bytes * 8e12 / self.ctx.base_rtt_ps
 
     # ---- ACK processing ------------------------------------------------------------------
     def on_ack(self, now_ps: int, acked_bytes: int, ecn: bool, rtt_ps: int, sent_ps: int) -> None:
@@ -165,12 +161,9 @@ class UnoCC(CongestionControl):
             self.epoch_start_ps = now_ps
             self.qa_start_ps = now_ps
         if not ecn:
-            self.cwnd_bytes = self._clamp(
-                self.cwnd_bytes + self.alpha_bytes * acked_bytes / self.cwnd_bytes
-            )
+            self.set_cwnd(self.cwnd_bytes + self.alpha_bytes * acked_bytes / self.cwnd_bytes)
         if self.skipping:
             if sent_ps < self.qa_time_ps:
-                self._update_pacing()
                 return
             # a packet sent after the QA came back: the skipped round trip is over
             self.skipping = False
@@ -186,7 +179,6 @@ class UnoCC(CongestionControl):
             self._end_epoch(rtt_ps)
         if now_ps - self.qa_start_ps >= self.qa_period_ps:
             self._quick_adapt_check(now_ps)
-        self._update_pacing()
 
     def _end_epoch(self, rtt_ps: int) -> None:
         """Alg. 1 OnEpoch: update E; on a congested epoch, one multiplicative decrease."""
@@ -202,9 +194,7 @@ class UnoCC(CongestionControl):
             and self.ecn_ewma <= 0.9
         ):
             # artifact rule: marks are receding, so increase instead of decreasing
-            self.cwnd_bytes = self._clamp(
-                self.cwnd_bytes + self.alpha_bytes * self.epoch_bytes / self.cwnd_bytes
-            )
+            self.set_cwnd(self.cwnd_bytes + self.alpha_bytes * self.epoch_bytes / self.cwnd_bytes)
         elif self.epoch_marked > 0:
             if rtt_ps - self.ctx.base_rtt_ps < self.gentle_threshold_ps:
                 # marked, but no physical queue: the phantom queue is congested (gentle reduction)
@@ -214,17 +204,20 @@ class UnoCC(CongestionControl):
             else:
                 self.md_scale = 1.0
             md = self.ecn_ewma * self.md_gain * self.md_scale
-            self.cwnd_bytes = self._clamp(self.cwnd_bytes * (1.0 - min(md, 1.0)))
+            self.set_cwnd(self.cwnd_bytes * (1.0 - min(md, 1.0)))
             self.md_events += 1
         self.epoch_acks = 0
         self.epoch_marked = 0
         self.epoch_bytes = 0
-        self.epoch_start_ps += self.epoch_period_ps
+        if self.epoch_rtt_scale is None:
+            self.epoch_start_ps += self.epoch_period_ps
+        else:
+            self.epoch_start_ps += round(rtt_ps * self.epoch_rtt_scale)
 
     def _quick_adapt_check(self, now_ps: int) -> None:
         """Alg. 1 OnQA: a sharp drop in acknowledged bytes sets cwnd to what was delivered."""
         if self.qa_bytes < self.p.qa_beta * self.cwnd_bytes:
-            self.cwnd_bytes = self._clamp(self.p.qa_window_scale * self.qa_bytes)
+            self.set_cwnd(self.p.qa_window_scale * self.qa_bytes)
             self.qa_events += 1
             # Skip one round trip without QA or MD (see the module docstring).
             self.skipping = True
@@ -238,8 +231,7 @@ class UnoCC(CongestionControl):
     # ---- losses ------------------------------------------------------------------------
     def on_timeout(self, now_ps: int) -> None:
         if self.p.timeout_cwnd_mss > 0:
-            self.cwnd_bytes = self._clamp(self.p.timeout_cwnd_mss * self.ctx.mss_bytes)
-            self._update_pacing()
+            self.set_cwnd(self.p.timeout_cwnd_mss * self.ctx.mss_bytes)
 
     def on_nack(self, now_ps: int) -> None:
         self.on_timeout(now_ps)

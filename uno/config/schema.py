@@ -165,6 +165,24 @@ class PermutationWorkload:
 
 # ---- transport / cc / lb / switch / engine -------------------------------------------------
 @dataclass
+class ClassRecovery:
+    """Loss-recovery settings for one flow class (intra- or inter-DC); a null field keeps the
+    transport-wide setting."""
+
+    #: fixed RTO for the class's flows
+    rto_us: float | None = num(None, "> 0")
+    #: RTO = this many of the flow's base RTTs (the Uno artifact's MPRDMA: 3 base RTTs less a
+    #: margin of 1/8 base RTT, 2.875)
+    rto_base_rtts: float | None = num(None, "> 0")
+    #: from the flow's first retransmission on, RTO = this many base RTTs (the artifact's MPRDMA
+    #: widens its margin to 1/2 base RTT after a resend: 2.5)
+    rto_base_rtts_after_retransmit: float | None = num(None, "> 0")
+    timer_granularity_us: float | None = num(None, "> 0")
+    #: fast retransmit (see TransportConfig.dupack_threshold); 0 turns it off for the class
+    dupack_threshold: int | None = num(None, "[0, 1000]")
+
+
+@dataclass
 class TransportConfig:
     mtu_bytes: int = num(4096, "[64, 1048576]")  # payload per data packet
     header_bytes: int = num(64, "[0, 65536]")
@@ -176,6 +194,25 @@ class TransportConfig:
     rto_min_us: float = num(0.0, ">= 0")
     #: the retransmission timer is checked at most this often (htsim scans every 1 us)
     timer_granularity_us: float = num(1.0, "> 0")
+    #: fast retransmit, TCP's duplicate-ACK rule on selective ACKs (RFC 6675): a packet is lost
+    #: once this many packets sent after it are acknowledged (TCP: 3); 0: timeout only
+    dupack_threshold: int = num(0, "[0, 1000]")
+    #: what a flow's endpoints know of its path: "own" (its own path's base RTT, BDP and RTO) or
+    #: "class_reference" (every intra-DC flow those of the longest intra-DC path, every inter-DC
+    #: flow those of the longest inter-DC path, as htsim's Uno artifact computes them)
+    path_facts: str = choice("own", ("own", "class_reference"))
+    #: send every data packet at full size, the last one too (htsim sends whole MSS packets)
+    pad_last_packet: bool = False
+    intra: ClassRecovery = field(default_factory=ClassRecovery)
+    inter: ClassRecovery = field(default_factory=ClassRecovery)
+
+    def check_consistency(self, prefix: str) -> None:
+        for cls in ("intra", "inter"):
+            rec = getattr(self, cls)
+            if rec.rto_us is not None and rec.rto_base_rtts is not None:
+                raise ConfigError(
+                    f"{prefix}.{cls}.rto_us", "set rto_us or rto_base_rtts for a class, not both"
+                )
 
 
 @dataclass
@@ -212,6 +249,9 @@ class EcnConfig:
     #: absolute thresholds (bytes) override the fractions of the port buffer when set
     kmin_bytes: int | None = num(None, ">= 0")
     kmax_bytes: int | None = num(None, ">= 0")
+    #: step marking (Kmin = Kmax = K) with K = intra-DC BDP / this (DCTCP's guideline
+    #: K = C x RTT / 7, which Gemini §III-B follows for intra-DC flows); overrides the above
+    k_intra_bdp_divisor: float | None = num(None, "> 0")
 
     def check_consistency(self, prefix: str) -> None:
         _check_thresholds(prefix, self, "kmin_frac", "kmax_frac")
@@ -230,6 +270,11 @@ class PhantomConfig:
     size_bytes: int | None = num(None, "> 0")
     kmin_frac: float = num(0.25, "[0, 1]")
     kmax_frac: float = num(0.75, "[0, 1]")
+    #: control packets (ACKs) add to the phantom level (the paper says only "increase occupancy
+    #: on ingress"; htsim's phantom queue counts data packets only)
+    count_acks: bool = True
+    #: data packets refused by the tail drop add to the phantom level too (htsim: yes)
+    count_drops: bool = False
 
     def check_consistency(self, prefix: str) -> None:
         _check_thresholds(prefix, self, "kmin_frac", "kmax_frac")
@@ -249,8 +294,21 @@ class SwitchConfig:
     mark_source: str = choice("auto", _mark_sources)
     #: link kinds whose switch ports mark (empty: all switch ports)
     port_kinds: list[str] = field(default_factory=list)
+    #: RED thresholds (fractions of the buffer) at border and WAN ports; null: those of ``ecn``
+    #: (the Uno artifact's UnoCC without phantom queues: 20%/60% there, 10%/80% elsewhere)
+    border_kmin_frac: float | None = num(None, "[0, 1]")
+    border_kmax_frac: float | None = num(None, "[0, 1]")
+    #: control packets (ACKs) bypass the data queue at switch ports: never dropped, never
+    #: counted in buffer, RED or phantom (htsim's high-priority queue for header-only packets)
+    ack_priority: bool = False
 
     def check_consistency(self, prefix: str) -> None:
+        if (self.border_kmin_frac is None) != (self.border_kmax_frac is None):
+            raise ConfigError(
+                f"{prefix}.border_kmin_frac",
+                "set both border_kmin_frac and border_kmax_frac, or neither",
+            )
+        _check_thresholds(prefix, self, "border_kmin_frac", "border_kmax_frac")
         if self.mark_source in ("phantom", "either") and not self.phantom.enabled:
             raise ConfigError(
                 f"{prefix}.mark_source",

@@ -241,6 +241,7 @@ class Simulation:
                     "sent_packets": s.sent_packets,
                     "retransmits": s.retransmits,
                     "timeouts": s.timeouts,
+                    "fast_retransmits": s.fast_retransmits,
                     "ecn_acks": s.ecn_acks,
                     "bytes_delivered": f.receiver.bytes_received,
                     "cc": f.cc_name,

@@ -81,7 +81,13 @@ class Network:
             p for p in self.ports if isinstance(p.owner, Switch) and (not kinds or p.kind in kinds)
         ]
 
-    def configure_marking(self, switch_cfg, rng: RngStreams, phantom_size_bytes: float) -> None:
+    def configure_marking(
+        self,
+        switch_cfg,
+        rng: RngStreams,
+        phantom_size_bytes: float,
+        intra_bdp_bytes: float,
+    ) -> None:
         """Attach RED/ECN and phantom queues to switch ports per the ``switch`` config.
 
         Every port draws its marking decisions from a stream of its own: a port decides lazily,
@@ -89,6 +95,9 @@ class Network:
         the order in which ports are touched, which a queue sampler changes, would decide which
         port gets which number. RED and the phantom queue of one port share the port's stream:
         both decide in the port's FIFO departure order, whoever touches it."""
+        if switch_cfg.ack_priority:
+            for port in self.switch_ports():
+                port.enable_control_lane()
         kinds = list(switch_cfg.port_kinds) if switch_cfg.port_kinds else None
         ecn = switch_cfg.ecn
         ph = switch_cfg.phantom
@@ -100,16 +109,18 @@ class Network:
         for port in self.switch_ports(kinds):
             uniform = rng.buffered(f"ecn/{port.name}")
             red = None
-            if ecn.enabled:
+            if ecn.enabled and ecn.k_intra_bdp_divisor is not None:
+                step_k = intra_bdp_bytes / ecn.k_intra_bdp_divisor
+                red = RedMarker(step_k, step_k, uniform)
+            elif ecn.enabled:
+                kmin_frac, kmax_frac = ecn.kmin_frac, ecn.kmax_frac
+                if port.kind in ("border", "wan") and switch_cfg.border_kmin_frac is not None:
+                    kmin_frac, kmax_frac = switch_cfg.border_kmin_frac, switch_cfg.border_kmax_frac
                 kmin = (
-                    ecn.kmin_bytes
-                    if ecn.kmin_bytes is not None
-                    else ecn.kmin_frac * port.buffer_bytes
+                    ecn.kmin_bytes if ecn.kmin_bytes is not None else kmin_frac * port.buffer_bytes
                 )
                 kmax = (
-                    ecn.kmax_bytes
-                    if ecn.kmax_bytes is not None
-                    else ecn.kmax_frac * port.buffer_bytes
+                    ecn.kmax_bytes if ecn.kmax_bytes is not None else kmax_frac * port.buffer_bytes
                 )
                 red = RedMarker(kmin, kmax, uniform)
             phantom = None
@@ -123,6 +134,19 @@ class Network:
                     uniform,
                 )
             port.set_marking(red, phantom, source)
+            if phantom is not None:
+                port.set_phantom_accounting(ph.count_acks, ph.count_drops)
+
+    def marking_threshold_bytes(self, edges) -> float | None:
+        """The smallest physical-queue ECN threshold (RED Kmin) among the switch ports of
+        ``edges`` (routing edges, e.g. a flow's path), None if none of them marks on its
+        physical queue."""
+        ks = [
+            port.red.kmin_bytes
+            for port in (self.ports[e.edge_id] for e in edges)
+            if port.marks_physical
+        ]
+        return min(ks) if ks else None
 
     # ---- accounting ---------------------------------------------------------------------
     def drop(self, pkt, reason: str, port: Port) -> None:

@@ -3,13 +3,27 @@
 Sends the flow's packets (sequence numbers 0..n-1, each carrying ``mss`` payload bytes but the
 last) while the bytes in flight are below the congestion window, optionally paced at the
 controller's rate. Every packet is stamped with its send time, which its ACK echoes (RTT
-samples, send-time rounds). Loss is detected by a per-flow retransmission timeout: a packet
-unacknowledged ``rto_ps`` after its (re)transmission is declared lost and queued for
-retransmission ahead of new data. The flow completes when every packet is acknowledged.
+samples, send-time rounds). The flow completes when every packet is acknowledged.
+
+Loss detection:
+
+* Retransmission timeout: a packet unacknowledged ``rto_ps`` after its (re)transmission is
+  declared lost and queued for retransmission ahead of new data. Optionally the timeout changes
+  after the flow's first retransmission (``rto_after_retransmit_ps``; the Uno artifact's MPRDMA
+  widens its margin then).
+* Fast retransmit (``dupack_threshold`` N > 0): TCP's duplicate-ACK rule in its SACK form
+  (RFC 6675 "IsLost"): a packet is lost once N packets sent after it have been acknowledged.
+  ACKs here are per packet, so "sent after" is by send time, which is strictly increasing per
+  flow. The controller hears of it through ``on_nack`` (at most once per base RTT: one loss
+  episode, as TCP's fast recovery); the timeout still catches what this rule misses.
+
+``pad_last_packet``: every data packet is full size on the wire (htsim sends whole MSS
+packets); the last one still carries only the flow's remaining payload bytes.
 """
 
 from __future__ import annotations
 
+from bisect import insort
 from collections import deque
 from typing import TYPE_CHECKING
 
@@ -38,6 +52,9 @@ class Sender:
         header_bytes: int,
         on_complete,
         timer_granularity_ps: int = 1_000_000,
+        rto_after_retransmit_ps: int | None = None,
+        dupack_threshold: int = 0,
+        pad_last_packet: bool = False,
     ):
         self._engine = engine
         self.flow = flow
@@ -50,6 +67,10 @@ class Sender:
         n = flow.n_packets
         self.n_packets = n
         self.last_payload_bytes = flow.size_bytes - (n - 1) * mss_bytes
+        self.full_wire_bytes = mss_bytes + header_bytes
+        self.last_wire_bytes = (mss_bytes if pad_last_packet else self.last_payload_bytes) + (
+            header_bytes
+        )
         self._on_complete = on_complete
         self.acked = bytearray(n)
         self.outstanding: dict[int, int] = {}  # seq -> send time of the copy counted in flight
@@ -75,6 +96,15 @@ class Sender:
         self._timer_armed = False
         self._last_timeout_ps = 0
         self.timer_granularity_ps = timer_granularity_ps
+        self.rto_ps = flow.rto_ps
+        self._rto_after_retransmit_ps = rto_after_retransmit_ps
+        self.dupack_threshold = dupack_threshold
+        self.fast_retransmits = 0
+        self._last_fast_loss_ps: int | None = None
+        # send times of acknowledged transmissions sent after the oldest entry of _rto_fifo,
+        # sorted: its length is how many packets sent after that entry were acknowledged
+        self._acked_later: list[int] = []
+        self._dup_ack_cc = cc.wants_duplicate_acks
         self._keys: dict[int, int] = {}  # entropy -> ECMP hash key of (src, dst, entropy)
 
     # ---- sending ----------------------------------------------------------------------
@@ -115,12 +145,16 @@ class Sender:
                 seq = retx.popleft()
                 is_retx = True
                 self.retransmits += 1
+                if self._rto_after_retransmit_ps is not None:
+                    self.rto_ps = self._rto_after_retransmit_ps
             else:
                 seq = self.next_seq
                 self.next_seq = seq + 1
                 is_retx = False
-            payload = self.mss_bytes if seq < self.n_packets - 1 else self.last_payload_bytes
-            wire = payload + self.header_bytes
+            if seq < self.n_packets - 1:
+                payload, wire = self.mss_bytes, self.full_wire_bytes
+            else:
+                payload, wire = self.last_payload_bytes, self.last_wire_bytes
             flow = self.flow
             entropy = self.lb.next_entropy(now)
             key = self._keys.get(entropy)
@@ -142,7 +176,7 @@ class Sender:
                 self._next_send_ps = now + int(wire * 8e12 / rate)
             if not self._timer_armed:
                 self._timer_armed = True
-                engine.call_at(now + flow.rto_ps, self._on_timer)
+                engine.call_at(now + self.rto_ps, self._on_timer)
             self._host.send(pkt)
 
     # ---- feedback ---------------------------------------------------------------------
@@ -151,13 +185,16 @@ class Sender:
         if pkt.kind != ACK:
             raise InvariantError(f"flow {self.flow.flow_id}: unexpected control packet {pkt!r}")
         seq = pkt.seq
+        wire = self.full_wire_bytes if seq < self.n_packets - 1 else self.last_wire_bytes
         if self.acked[seq]:
             self.dup_acks += 1
+            if self._dup_ack_cc:
+                now = self._engine._now
+                self.cc.on_duplicate_ack(now, wire, pkt.ecn, now - pkt.sent_ps, pkt.sent_ps)
             return
         now = self._engine._now
         self.acked[seq] = 1
         self.n_acked += 1
-        wire = pkt.payload_bytes + self.header_bytes
         if self.outstanding.pop(seq, None) is not None:
             self.inflight_bytes -= wire
         self.acked_bytes += wire
@@ -179,8 +216,52 @@ class Sender:
             self.lb.on_ack(now, pkt.entropy, ecn)
         if self.n_acked == self.n_packets:
             self._finish(now)
-        else:
-            self._try_send()
+            return
+        if self.dupack_threshold:
+            self._detect_losses(now, pkt.sent_ps)
+        self._try_send()
+
+    def _detect_losses(self, now: int, acked_sent_ps: int) -> None:
+        """Fast retransmit: every outstanding packet with ``dupack_threshold`` or more packets
+        sent after it acknowledged is lost (oldest first, in send order)."""
+        fifo = self._rto_fifo
+        outstanding = self.outstanding
+        later = self._acked_later
+        if fifo and acked_sent_ps > fifo[0][0]:
+            insort(later, acked_sent_ps)
+        lost = 0
+        while fifo:
+            sent_ps, seq = fifo[0]
+            if outstanding.get(seq) == sent_ps:
+                if len(later) < self.dupack_threshold:
+                    break
+                del outstanding[seq]
+                self.inflight_bytes -= (
+                    self.full_wire_bytes if seq < self.n_packets - 1 else self.last_wire_bytes
+                )
+                self.retx_queue.append(seq)
+                lost += 1
+            fifo.popleft()
+            self._drop_acked_before(fifo[0][0] if fifo else None)
+        if lost:
+            self.lost_packets += lost
+            self.fast_retransmits += lost
+            last = self._last_fast_loss_ps
+            if last is None or now - last >= self.flow.path.base_rtt_ps:
+                self._last_fast_loss_ps = now
+                self.cc.on_nack(now)
+
+    def _drop_acked_before(self, oldest_sent_ps: int | None) -> None:
+        """Forget acknowledged send times at or before the new oldest entry of the fifo."""
+        later = self._acked_later
+        if oldest_sent_ps is None:
+            later.clear()
+            return
+        i = 0
+        while i < len(later) and later[i] <= oldest_sent_ps:
+            i += 1
+        if i:
+            del later[:i]
 
     def _on_timer(self, _arg=None) -> None:
         """Declare lost every packet unacknowledged ``rto_ps`` after its (re)transmission.
@@ -192,7 +273,7 @@ class Sender:
         if self.done:
             return
         now = self._engine._now
-        rto = self.flow.rto_ps
+        rto = self.rto_ps
         fifo = self._rto_fifo
         outstanding = self.outstanding
         lost = 0
@@ -205,10 +286,13 @@ class Sender:
                 break
             fifo.popleft()
             del outstanding[seq]
-            payload = self.mss_bytes if seq < self.n_packets - 1 else self.last_payload_bytes
-            self.inflight_bytes -= payload + self.header_bytes
+            self.inflight_bytes -= (
+                self.full_wire_bytes if seq < self.n_packets - 1 else self.last_wire_bytes
+            )
             self.retx_queue.append(seq)
             lost += 1
+        if self.dupack_threshold:
+            self._drop_acked_before(fifo[0][0] if fifo else None)
         if lost:
             self.lost_packets += lost
             if now - self._last_timeout_ps >= self.flow.path.base_rtt_ps or self.timeouts == 0:
