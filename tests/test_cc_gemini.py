@@ -362,3 +362,12 @@ def test_alpha_per_base_rtt_and_no_cut_before_the_first_ack_plus_one_rtt():
     cc.on_ack(16 * MS + 1, 1500, True, 8 * MS, sent_ps=8 * MS)  # the period ends: alpha = 0.5
     assert cc.alpha == approx(0.5)
     assert cc.cwnd_bytes == approx(1_000_000 * (1 - 0.5 * cc.f_scale))  # and a cut
+
+
+def test_a_loss_halves_even_right_after_an_ecn_cut():
+    cc = Gemini(ctx(), GeminiParams())
+    cc.on_ack(10 * MS, 1500, True, 8 * MS, sent_ps=2 * MS)  # ECN cut (alpha x F)
+    w = cc.cwnd_bytes
+    assert w < 1_000_000
+    cc.on_nack(10 * MS + 1)  # fast retransmit within the ECN hold-off: still halves
+    assert cc.cwnd_bytes == approx(w / 2)

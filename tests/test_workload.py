@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from omegaconf import OmegaConf
 
+import uno
 from uno.config.schema import IncastWorkload, PermutationWorkload
+from uno.core.errors import ConfigError
 from uno.workload.hosts import HostFacts
 from uno.workload.incast import incast_flows
 from uno.workload.permutation import permutation_flows
@@ -64,3 +67,73 @@ def test_permutation_scopes():
     assert all(HOSTS.dc[s.src] == HOSTS.dc[s.dst] for s in intra)
     assert all(HOSTS.dc[s.src] != HOSTS.dc[s.dst] for s in inter)
     assert sorted(s.dst for s in inter) == list(range(32))
+
+
+# ---- listed senders, listed RPC hosts, htsim connection matrices ---------------------------
+def _flows(overrides):
+    from uno.api import to_run_config
+    from uno.build import build_simulation
+
+    return build_simulation(to_run_config(uno.compose(overrides))).flows
+
+
+def test_explicit_incast_senders():
+    listed = "workload.senders=[130,140,150,160,0,10,20,30]"
+    flows = _flows(["workload.placement=explicit", listed, "workload.receiver=240"])
+    assert [(f.src, f.cls) for f in flows][:5] == [
+        (130, "intra"),
+        (140, "intra"),
+        (150, "intra"),
+        (160, "intra"),
+        (0, "inter"),
+    ]
+    with pytest.raises(ConfigError, match="n_intra=4"):
+        _flows(["workload.placement=explicit", "workload.senders=[1,2]", "workload.receiver=240"])
+    with pytest.raises(ConfigError) as err:
+        _flows([listed])  # placement random: the list would be ignored
+    assert err.value.field == "workload.senders"
+
+
+def test_listed_rpc_hosts():
+    flows = _flows(
+        ["experiment=fig4_phantom", "workload.rpc_sources=listed", "workload.rpc_hosts=[241]"]
+    )
+    assert {f.src for f in flows if f.tag == "rpc"} == {241}
+    with pytest.raises(ConfigError) as err:
+        _flows(["experiment=fig4_phantom", "workload.rpc_hosts=[241]"])
+    assert err.value.field == "workload.rpc_hosts"
+
+
+def test_connection_matrix_replays_flows(tmp_path):
+    cm = tmp_path / "x.cm"
+    cm.write_text(
+        "Nodes 32\nConnections 2\n130->240 id 1 start 0 size 1000000\n\n0->240 id 5 start 12.5 size 4096\n"
+    )
+    flows = _flows(["workload=trace", f"workload.path={cm}"])
+    assert [(f.src, f.dst, f.size_bytes, f.start_ps, f.tag) for f in flows] == [
+        (130, 240, 1_000_000, 0, "id1"),
+        (0, 240, 4096, 12_500_000, "id5"),
+    ]
+
+
+@pytest.mark.parametrize(
+    "body,reason",
+    [
+        ("Nodes 2\nConnections 1\n0->1 id 1 start 0\n", ":3: expected"),
+        ("Nodes 2\nConnections 2\n0->1 id 1 start 0 size 5\n", "'Connections 2' but 1"),
+        ("Nodes 2\n0->1 id 1 start 0 size 5\n", "no 'Connections M'"),
+        ("Connections 1\n0->1 id 1 start 0 size 0\n", ":2: size must be"),
+        ("Connections 1\n3->3 id 1 start 0 size 5\n", ":2: source and destination"),
+        ("Connections 1\n0->9999 id 1 start 0 size 5\n", "destination host 9999"),
+    ],
+)
+def test_malformed_connection_matrix_is_refused_with_file_and_line(tmp_path, body, reason):
+    cm = tmp_path / "bad.cm"
+    cm.write_text(body)
+    with pytest.raises(ConfigError) as err:
+        _flows(["workload=trace", f"workload.path={cm}"])
+    assert (
+        err.value.field == "workload.path"
+        and reason in str(err.value)
+        and "bad.cm" in str(err.value)
+    )

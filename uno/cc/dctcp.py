@@ -5,7 +5,10 @@ carried an ECN echo, updated once per window of data (§3.1, eq. 1: alpha <- (1-
 On ECN echoes it cuts the window at most once per window: cwnd <- cwnd x (1 - alpha/2) (§3.1,
 eq. 2). Otherwise it grows like TCP: slow start below ``ssthresh``, then one MSS per window of
 ACKs (cwnd += MSS x acked / cwnd). A retransmission timeout sets ssthresh = cwnd/2 and restarts
-from one MSS. Windows are delimited by send times (see :class:`uno.cc.base.SendTimeWindow`).
+from one MSS; a loss found by fast retransmit (DCTCP keeps TCP's loss recovery, §3.1;
+``cc=dctcp`` turns on the transport's duplicate-ACK rule, ``transport.dupack_threshold: 3``)
+halves the window, as TCP's fast recovery (RFC 5681). Windows are delimited by send times (see
+:class:`uno.cc.base.SendTimeWindow`). Pacing (off by default) is at cwnd / base RTT.
 
 The initial window defaults to the path BDP (line rate), as the datacenter transports in the
 Uno paper do; ``alpha_init`` defaults to 1 (Linux's ``dctcp_alpha_on_init``).

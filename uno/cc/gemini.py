@@ -41,11 +41,16 @@ Defaults and where they come from:
 * ``h_min_mss`` / ``h_max_mss`` = 0.1 / 5 MSS per RTT: §III-C (clamp on h).
 * ``beta`` = 0.2: Table IV; §III-C ("the same reduction factor as Cubic and Vegas").
 * ``t_us`` (T) = 5000 us (5 ms): Table IV; §III-C.
-* ``k_pkts_per_gbps`` = 50 packets per Gbps: Table IV; §III-C. Derived K in bytes =
-  k_pkts_per_gbps x (C / 1 Gbps) x ``ctx.mss_bytes`` (the paper's packets are full 1.5 KB MTU
-  packets, §IV-A). ``k_bytes`` overrides it. K enters only F: it is the controller's belief of
-  the switches' marking threshold and must match what the switches are configured with
-  (``switch.ecn``); the controller never marks anything itself.
+* K enters only F: it is the switches' marking threshold, which the controller must assume
+  correctly (§III-B derives F for a given K); the controller never marks anything itself. So
+  by default (``k_source: switch``) K is the threshold the switch ports on the flow's path are
+  configured with (``FlowContext.ecn_k_bytes``, the smallest RED Kmin on the path). Where no port
+  on the path marks, F is unused and K falls back to Table IV's rule: ``k_pkts_per_gbps`` = 50
+  packets of ``k_packet_bytes`` = 1,500 B (the paper's MTU, §II-B) per Gbps of bottleneck rate
+  (``k_source: rule`` forces it). ``k_bytes`` overrides both. ``cc=gemini`` pairs the controller
+  with ``switch=gemini``: step marking at K = C x RTT_intra / 7 at DC switch ports (§III-B's
+  DCTCP guideline, F = 1/2 for intra-DC flows; Table IV's 50 packets/Gbps is 7.5 MB at 100 Gb/s,
+  more than the Uno topology's 1 MiB buffers, see conf/switch/gemini.yaml).
 * ``g`` = 1/16: NOT IN THE PAPER (it gives no EWMA gain); DCTCP's gain, since §III-B says the
   ECN part follows DCTCP.
 * ``alpha_init`` = 1: NOT IN THE PAPER; Linux DCTCP's initial alpha (the paper's implementation is
@@ -69,9 +74,15 @@ avoidance only), so a flow starts in congestion avoidance at ``init_cwnd_bdp`` x
 retransmission timeout sets ssthresh = max(min cwnd, cwnd/2), cwnd = min cwnd (1 MSS), clears the
 RTT_min history and the current window's counters (alpha is kept), counts as a reduction for the
 once-per-RTT hold-off, and enters slow start (cwnd += acked per non-congested ACK) until
-cwnd >= ssthresh; a congestion cut during slow start ends it. A NACK (loss) does what §III-B keeps
-from TCP fast recovery: ssthresh = cwnd = max(min cwnd, cwnd/2), subject to the same once-per-RTT
-hold-off. A congested ACK within the hold-off neither cuts nor grows the window.
+cwnd >= ssthresh; a congestion cut during slow start ends it, as TCP's congestion response sets
+ssthresh (``slow_start_exit_on_cut``). Loss recovery: GEMINI is a Linux TCP module and keeps TCP's
+fast retransmit/recovery (§III-B); ``cc=gemini`` turns on the transport's duplicate-ACK rule
+(``transport.dupack_threshold: 3``), whose loss signal reaches :meth:`Gemini.on_nack`: ssthresh =
+cwnd = max(min cwnd, cwnd/2), at most once per base RTT of losses (its own hold-off: an ECN cut
+just before does not suppress it, as in TCP, where a loss during ECN's reduced state still
+triggers fast recovery; with one shared hold-off an inter-DC flow's tiny ECN cuts, alpha x F
+~ 0.5 %, would swallow every loss response). A congested ACK within the hold-off neither cuts nor
+grows the window.
 
 Uno artifact values (htsim ``GeminiSrc``, spcl/Uno_SC25 ``sim/gemini.cpp``; figure scripts for
 Figs 3/8/9, also Figs 10-12), for a config preset:
@@ -82,9 +93,15 @@ Figs 3/8/9, also Figs 10-12), for a config preset:
   inter-DC BDP, so the preset sets ``h_bytes_per_rtt`` (absolute h in bytes per RTT, used as is,
   no clamp) instead; it must be recomputed when the inter-DC BDP changes.
 * beta = 0.1; T = 0.1 ms (``t_us`` = 100) for Figs 3/8/9 and 5 ms for Figs 10-12; g = 0.5;
-  K = 6 x 4096 = 24,576 B (``k_bytes``); pacing at cwnd/base RTT; init cwnd = cap = 1 BDP
-  (``max_cwnd_bdp`` = 1); alpha starts at 0 (``alpha_init`` = 0); delay signal only for inter-DC
-  flows (``delay_signal_intra`` = false).
+  K = 6 x 4096 = 24,576 B (``k_bytes``: LCP's K, not the 250 KB its switches mark at); pacing
+  at cwnd/base RTT; init cwnd = cap = 1 BDP (``max_cwnd_bdp`` = 1); alpha starts at 0
+  (``alpha_init`` = 0); delay signal only for inter-DC flows (``delay_signal_intra`` = false).
+* Rules (``GeminiSrc``): a cut during slow start does not end it, slow start ends only at
+  ssthresh (``slow_start_exit_on_cut`` = false); the window reacts to a timeout at most once per
+  RTO (``timeout_holdoff`` = rto); alpha is updated when more than one base RTT has passed since
+  the last update or cut, RTT_min is the running minimum of that period, and no cut comes before
+  one base RTT after the first window is out (``alpha_update`` = base_rtt; the first window's end
+  is taken as the first ACK). Losses are found by timeout only (no fast retransmit).
 """
 
 from __future__ import annotations
@@ -199,6 +216,7 @@ class Gemini(WindowedControl):
         self.last_reduction_ps: int | None = None
         self.cycle_start_ps: int | None = None  # alpha_update=base_rtt: start of the period
         self.last_timeout_ps: int | None = None
+        self.last_loss_ps: int | None = None
         self.slow_start = False
         self.ssthresh = 0.0
 
@@ -290,8 +308,13 @@ class Gemini(WindowedControl):
             self.cycle_start_ps = now_ps
 
     def on_nack(self, now_ps: int) -> None:
-        if not self._may_reduce(now_ps):
+        """TCP fast recovery: halve, once per base RTT of losses. The hold-off is the loss's own:
+        a small ECN cut just before (an inter-DC flow's alpha x F is well below 1%) must not
+        swallow the halving, as TCP reduces on a loss even right after an ECN response."""
+        last = self.last_loss_ps
+        if last is not None and now_ps - last <= self.base_rtt_ps:
             return
+        self.last_loss_ps = now_ps
         self.set_cwnd(self.cwnd_bytes / 2.0)
         self.ssthresh = self.cwnd_bytes
         self.slow_start = False

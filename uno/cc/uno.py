@@ -7,12 +7,22 @@ A window-based AIMD controller driven by ECN, with three states (Fig. 6):
   cwnd grows by ``alpha`` per RTT.
 - **Epochs and multiplicative decrease** (Alg. 1 ``OnEpoch``, §4.1.1): the epoch activates at
   the first ACK, with start time ``T_epoch`` = that ACK's arrival. An epoch ends when an ACK
-  arrives for a data packet sent at or after ``T_epoch``; then ``T_epoch += epoch_period``. The
-  epoch period is set from the intra-DC RTT and is the same for intra- and inter-DC flows, so an
-  inter-DC flow, once its pipe is full, ends an epoch every intra-DC RTT. At each epoch end the
-  EWMA ``E`` of the fraction of ECN-marked packets is updated; if any packet of the epoch was
-  marked (a congested epoch), ``cwnd *= 1 - MD_ECN x MD_scale`` with
-  ``MD_ECN = E x 4K / (K + BDP)`` and ``K = intra-DC BDP / 7`` (Table 2).
+  arrives for a data packet sent at or after ``T_epoch``; then ``T_epoch`` advances by
+  ``epoch_period``, "a time span proportional to the packet's RTT", "set based on intra-DC RTT,
+  for both inter- and intra-DC flows" (§4.1.1). Both sentences hold with
+  ``epoch_period = RTT sample of the ending ACK x intra-DC base RTT / the flow's base RTT``
+  (``epoch_period: rtt_sample``, the default): an unqueued inter-DC flow ends an epoch every
+  intra-DC RTT, queueing stretches the period in proportion. The Uno artifact does exactly this
+  (``LcpSrc`` "short" epochs: RTT sample x BDP_intra / BDP_inter for inter-DC flows, x 1 for
+  intra-DC flows, whose base RTT is the intra-DC reference). ``epoch_period: intra_rtt`` keeps
+  the period fixed at the intra-DC base RTT (an earlier reading of the same text). After a stall
+  (no ACKs for a while), ``T_epoch`` lags behind the send times: every later ACK ends an epoch
+  and advances it by one period until it catches up, so a stall is followed by a burst of short
+  epochs (each updates E and may cut). The paper's "increases T_epoch by epoch_period" says so
+  and the artifact does the same; it is kept, not smoothed. At each epoch end the EWMA ``E`` of
+  the fraction of ECN-marked packets is updated; if any packet of the epoch was marked (a
+  congested epoch), ``cwnd *= 1 - MD_ECN x MD_scale`` with ``MD_ECN = E x 4K/(K + BDP)`` and
+  ``K = intra-DC BDP / 7`` (Table 2).
 - **Gentle reduction** (Alg. 1 lines 9-13, §4.1.1): in a congested epoch whose delay shows no
   physical queueing, ``MD_scale *= 0.3``; otherwise ``MD_scale = 1``. "No physical queueing" is
   decided here on the RTT sample of the ACK that ends the epoch:
@@ -28,8 +38,10 @@ A window-based AIMD controller driven by ECN, with three states (Fig. 6):
   acknowledged in that period``, and the next RTT has neither QA nor MD.
 
 Where the paper is silent: the EWMA gain ``g`` of ``E`` (DCTCP's 1/16 here; the artifact uses
-0.65), the window cap (1 BDP, as in the artifact), the reaction to a retransmission timeout
-(none, as the artifact's ``-noRto``), and how "skips one RTT" is measured. Here the skipped RTT
+0.65), the window cap (1 BDP, as in the artifact), pacing (the paper does not say UnoCC paces;
+here, as in the artifact, the sender paces at cwnd / base RTT, ``pacing: true``), the reaction
+to a retransmission timeout (none, as the artifact's ``-noRto``), and how "skips one RTT" is
+measured. Here the skipped RTT
 is the flow's own round trip: it ends with the first ACK for a packet sent after the Quick
 Adapt, as epochs are delimited by send times (the artifact re-arms QA the same way). A fixed
 base-RTT timer would instead end the skip while the flow may still be blocked by packets lost
@@ -43,7 +55,10 @@ The authors' artifact (spcl/Uno_SC25, class ``LcpSrc``) differs in a few constan
 after QA 0.96 x bytes acked, K = 24,576 B, EWMA gain 0.65, QA period 1.05 x base RTT, "no
 physical queueing" when RTT <= 1.055 x base RTT, and one rule the paper does not describe
 (``ewma_fall_increase``): a congested epoch in which E fell since the previous epoch gets an
-additive increase of the epoch's acknowledged bytes instead of a decrease.
+additive increase of the epoch's acknowledged bytes instead of a decrease. The artifact preset
+also takes the artifact's transport and switches: class reference paths (every intra-DC flow's
+base RTT, BDP and RTO are those of the 6-hop path), full-size packets, 10^6-B buffers, and
+phantom queues that count dropped data packets but not ACKs (docs/artifact_audit.md).
 
 Units: time in integer picoseconds, windows in wire bytes, rates in bit/s.
 """

@@ -124,8 +124,10 @@ class IncastWorkload:
     start_us: float = num(0.0, ">= 0")
     #: start of sender i = start_us + i * stagger_us
     stagger_us: float = num(0.0, ">= 0")
-    #: how senders are chosen: "random" (seeded) or "spread" (round-robin over racks)
+    #: how senders are chosen: "random" (seeded), "spread" (round-robin over racks) or
+    #: "explicit" (the hosts in ``senders``, n_intra of them in the receiver's DC)
     placement: str = choice("random", PLACEMENTS)
+    senders: list[int] = field(default_factory=list)
 
     def check_consistency(self, prefix: str) -> None:
         if self.n_intra + self.n_inter == 0:
@@ -136,8 +138,9 @@ class IncastWorkload:
 class RpcIncastWorkload(IncastWorkload):
     kind: str = choice("rpc_incast", _workload_kinds)
     rpc_count: int = num(1000, "[0, 10000000]")
-    #: "same_rack" (hosts under the receiver's ToR) or "same_dc"
+    #: "same_rack" (hosts under the receiver's ToR), "same_dc" or "listed" (``rpc_hosts``)
     rpc_sources: str = choice("same_rack", RPC_SOURCES)
+    rpc_hosts: list[int] = field(default_factory=list)
     #: shipped CDF name (data/cdf/<name>.csv) or a path to a CDF file
     rpc_cdf: str = "google_rpc"
     rpc_max_bytes: int | None = num(None, "> 0")
@@ -161,6 +164,13 @@ class PermutationWorkload:
     start_us: float = num(0.0, ">= 0")
     #: "all" (any other host), "intra" (same DC), "inter" (other DC)
     scope: str = choice("all", SCOPES)
+
+
+@dataclass
+class TraceWorkload:
+    kind: str = choice("trace", _workload_kinds)
+    #: an htsim connection-matrix file (.cm): "SRC->DST id K start US size BYTES" per flow
+    path: str = MISSING
 
 
 # ---- transport / cc / lb / switch / engine -------------------------------------------------
@@ -365,6 +375,7 @@ WORKLOAD_SCHEMAS = {
     "incast": IncastWorkload,
     "permutation": PermutationWorkload,
     "rpc_incast": RpcIncastWorkload,
+    "trace": TraceWorkload,
 }
 
 

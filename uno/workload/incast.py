@@ -1,5 +1,7 @@
 """Incast: ``n_intra`` senders in the receiver's datacenter and ``n_inter`` in other
-datacenters, each sending ``size_bytes`` to one receiver."""
+datacenters, each sending ``size_bytes`` to one receiver. Senders are drawn at random (seeded),
+spread round-robin over racks, or listed (``placement=explicit``, ``senders``: e.g. the hosts of
+a published traffic matrix)."""
 
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ from uno.core.units import us_to_ps
 from uno.transport.flow import FlowSpec
 from uno.workload.hosts import HostFacts
 
-PLACEMENTS = ("random", "spread")
+PLACEMENTS = ("random", "spread", "explicit")
 
 
 def _spread(candidates: list[int], hosts: HostFacts, avoid_rack: int, n: int) -> list[int]:
@@ -51,7 +53,11 @@ def incast_flows(cfg, hosts: HostFacts, rng: np.random.Generator) -> list[FlowSp
         raise ConfigError(
             "workload.n_inter", f"must be <= {len(inter)} (hosts in other datacenters)"
         )
-    if cfg.placement == "random":
+    if cfg.placement != "explicit" and cfg.senders:
+        raise ConfigError("workload.senders", "is only used with workload.placement=explicit")
+    if cfg.placement == "explicit":
+        chosen_intra, chosen_inter = _listed(cfg, hosts, r)
+    elif cfg.placement == "random":
         chosen_intra = (
             [int(h) for h in rng.choice(intra, size=cfg.n_intra, replace=False)]
             if cfg.n_intra
@@ -72,3 +78,24 @@ def incast_flows(cfg, hosts: HostFacts, rng: np.random.Generator) -> list[FlowSp
         tag = "intra" if i < len(chosen_intra) else "inter"
         specs.append(FlowSpec(i, src, r, int(cfg.size_bytes), start + i * stagger, tag))
     return specs
+
+
+def _listed(cfg, hosts: HostFacts, r: int) -> tuple[list[int], list[int]]:
+    """The ``senders`` list split by class; the counts must be n_intra and n_inter."""
+    intra, inter = [], []
+    for i, h in enumerate(cfg.senders):
+        if not 0 <= h < hosts.n_hosts or h == r:
+            raise ConfigError(
+                f"workload.senders[{i}]",
+                f"host {h} is not a sender; hosts are 0..{hosts.n_hosts - 1}, receiver {r}",
+            )
+        (intra if hosts.dc[h] == hosts.dc[r] else inter).append(int(h))
+    if len(set(cfg.senders)) != len(cfg.senders):
+        raise ConfigError("workload.senders", f"lists a host twice: {list(cfg.senders)}")
+    if (len(intra), len(inter)) != (cfg.n_intra, cfg.n_inter):
+        raise ConfigError(
+            "workload.senders",
+            f"holds {len(intra)} intra-DC and {len(inter)} inter-DC senders, but n_intra="
+            f"{cfg.n_intra} and n_inter={cfg.n_inter}",
+        )
+    return intra, inter

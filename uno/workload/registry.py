@@ -6,10 +6,12 @@ from uno.workload.explicit import explicit_flows
 from uno.workload.incast import incast_flows
 from uno.workload.permutation import permutation_flows
 from uno.workload.rpc import rpc_incast_flows
+from uno.workload.trace import trace_flows
 
 WORKLOAD_REGISTRY = {
     "flows": explicit_flows,
     "incast": incast_flows,
     "permutation": permutation_flows,
     "rpc_incast": rpc_incast_flows,
+    "trace": trace_flows,
 }

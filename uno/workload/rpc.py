@@ -15,7 +15,7 @@ from uno.workload.cdf import load_cdf
 from uno.workload.hosts import HostFacts
 from uno.workload.incast import incast_flows
 
-RPC_SOURCES = ("same_rack", "same_dc")
+RPC_SOURCES = ("same_rack", "same_dc", "listed")
 ARRIVALS = ("periodic", "poisson")
 
 
@@ -23,11 +23,22 @@ def rpc_incast_flows(cfg, hosts: HostFacts, rng: np.random.Generator) -> list[Fl
     background = incast_flows(cfg, hosts, rng)
     r = cfg.receiver
     busy = {s.src for s in background}
-    if cfg.rpc_sources == "same_rack":
+    if cfg.rpc_sources != "listed" and cfg.rpc_hosts:
+        raise ConfigError("workload.rpc_hosts", "is only used with workload.rpc_sources=listed")
+    if cfg.rpc_sources == "listed":
+        for i, h in enumerate(cfg.rpc_hosts):
+            if not 0 <= h < hosts.n_hosts or h == r:
+                raise ConfigError(
+                    f"workload.rpc_hosts[{i}]",
+                    f"host {h} cannot send RPCs; hosts are 0..{hosts.n_hosts - 1}, receiver {r}",
+                )
+        candidates = [int(h) for h in cfg.rpc_hosts]
+    elif cfg.rpc_sources == "same_rack":
         candidates = [h for h in range(hosts.n_hosts) if hosts.rack[h] == hosts.rack[r] and h != r]
     else:
         candidates = [h for h in hosts.in_dc(hosts.dc[r]) if h != r]
-    candidates = [h for h in candidates if h not in busy] or candidates
+    if cfg.rpc_sources != "listed":
+        candidates = [h for h in candidates if h not in busy] or candidates
     if cfg.rpc_count and not candidates:
         raise ConfigError(
             "workload.rpc_sources", f"no host other than the receiver in its {cfg.rpc_sources}"
