@@ -146,6 +146,7 @@ def build_simulation(cfg) -> Simulation:
     network.configure_marking(
         cfg.switch, sim.rng, refs.widest.bdp_bytes(), refs.intra[0].bdp_bytes()
     )
+    network.configure_faults(cfg.faults, sim.rng)
     sim.network = network
     own_paths: dict[tuple[int, int], PathInfo] = {}
     facts_cache: dict[tuple[int, int], EndpointFacts] = {}

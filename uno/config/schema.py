@@ -347,6 +347,70 @@ class EngineConfig:
     check_invariants: bool = True
 
 
+# ---- faults -------------------------------------------------------------------------------
+@dataclass
+class LinkFailure:
+    """A link that stops carrying packets (black-holes them) at ``at_us``."""
+
+    #: port names or glob patterns, e.g. "dc0/border->dc1/border#3" (a port is one direction)
+    ports: list[str] = field(default_factory=list)
+    #: fail the reverse direction of each matched link too
+    both_directions: bool = True
+    at_us: float = num(0.0, ">= 0")
+    #: the link comes back at this time (null: never)
+    until_us: float | None = num(None, "> 0")
+
+    def check_consistency(self, prefix: str) -> None:
+        if not self.ports:
+            raise ConfigError(f"{prefix}.ports", "name at least one port (a name or glob pattern)")
+        if self.until_us is not None and self.until_us <= self.at_us:
+            raise ConfigError(
+                f"{prefix}.until_us", f"must be > at_us ({self.at_us}), got {self.until_us}"
+            )
+
+
+@dataclass
+class LinkLoss:
+    """Random packet loss on links: independent (``probability``) and/or correlated per block of
+    ``block_packets`` (``block_probabilities[k-1]`` = probability that a block loses k packets,
+    the Uno paper's Table 1)."""
+
+    ports: list[str] = field(default_factory=list)
+    both_directions: bool = False
+    probability: float = num(0.0, "[0, 1]")
+    block_probabilities: list[float] = field(default_factory=list)
+    block_packets: int = num(10, "[1, 100000]")
+
+    def check_consistency(self, prefix: str) -> None:
+        import math
+
+        if not self.ports:
+            raise ConfigError(f"{prefix}.ports", "name at least one port (a name or glob pattern)")
+        for i, p in enumerate(self.block_probabilities):
+            if (
+                isinstance(p, bool)
+                or not isinstance(p, int | float)
+                or not math.isfinite(p)
+                or not 0 <= p <= 1
+            ):
+                raise ConfigError(
+                    f"{prefix}.block_probabilities[{i}]", f"must be a number in [0, 1], got {p!r}"
+                )
+        if sum(self.block_probabilities) > 1:
+            raise ConfigError(f"{prefix}.block_probabilities", "must add up to at most 1")
+        if len(self.block_probabilities) > self.block_packets:
+            raise ConfigError(
+                f"{prefix}.block_probabilities",
+                f"lists {len(self.block_probabilities)} loss counts for blocks of {self.block_packets} packets",
+            )
+
+
+@dataclass
+class FaultsConfig:
+    link_failures: list[LinkFailure] = field(default_factory=list)
+    losses: list[LinkLoss] = field(default_factory=list)
+
+
 @dataclass
 class RunConfig:
     name: str = "run"
@@ -358,6 +422,7 @@ class RunConfig:
     lb: LbConfig = field(default_factory=LbConfig)
     switch: SwitchConfig = field(default_factory=SwitchConfig)
     engine: EngineConfig = field(default_factory=EngineConfig)
+    faults: FaultsConfig = field(default_factory=FaultsConfig)
     #: where results go; null means Hydra's run directory (a multirun: <out_dir>/<job number>)
     out_dir: str | None = None
     #: replace a complete run already in the result folder (otherwise it is refused, or in a

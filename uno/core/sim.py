@@ -273,6 +273,7 @@ class Simulation:
                     "tx_packets": p.tx_packets,
                     "tx_bytes": p.tx_bytes,
                     "drops": p.drops,
+                    "fault_drops": p.fault.drops if p.fault is not None else 0,
                     "ecn_marks": p.ecn_marks,
                     "max_queue_bytes": p.max_bytes,
                     "queue_bytes_at_end": queue_bytes,

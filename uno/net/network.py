@@ -148,6 +148,53 @@ class Network:
         ]
         return min(ks) if ks else None
 
+    def _ports_matching(self, patterns: list[str], both_directions: bool, field: str) -> list[Port]:
+        import fnmatch
+
+        from uno.core.errors import ConfigError
+
+        chosen: dict[str, Port] = {}
+        for i, pat in enumerate(patterns):
+            hits = [p for p in self.ports if fnmatch.fnmatchcase(p.name, pat)]
+            if not hits:
+                raise ConfigError(f"{field}.ports[{i}]", f"{pat!r} matches no port")
+            for p in hits:
+                chosen[p.name] = p
+                if both_directions:
+                    a, _, rest = p.name.partition("->")
+                    b, sep, idx = rest.partition("#")
+                    rev = self.port_by_name.get(f"{b}->{a}{sep}{idx}")
+                    if rev is not None:
+                        chosen[rev.name] = rev
+        return list(chosen.values())
+
+    def configure_faults(self, faults_cfg, rng: RngStreams) -> None:
+        """Attach link failures and losses (``faults`` config) to the ports they name; each
+        port draws from its own ``fault/<port>`` stream."""
+        from uno.core.units import us_to_ps
+        from uno.faults.models import BlockLoss, IidLoss, LinkDown
+
+        for i, lf in enumerate(faults_cfg.link_failures):
+            end = us_to_ps(lf.until_us) if lf.until_us is not None else None
+            for port in self._ports_matching(
+                list(lf.ports), lf.both_directions, f"faults.link_failures[{i}]"
+            ):
+                port.attach_faults([LinkDown(us_to_ps(lf.at_us), end)])
+        for i, loss in enumerate(faults_cfg.losses):
+            for port in self._ports_matching(
+                list(loss.ports), loss.both_directions, f"faults.losses[{i}]"
+            ):
+                uniform = rng.buffered(f"fault/{port.name}")
+                models = []
+                if loss.probability > 0:
+                    models.append(IidLoss(loss.probability, uniform))
+                if loss.block_probabilities:
+                    models.append(
+                        BlockLoss(list(loss.block_probabilities), loss.block_packets, uniform)
+                    )
+                if models:
+                    port.attach_faults(models)
+
     # ---- accounting ---------------------------------------------------------------------
     def drop(self, pkt, reason: str, port: Port) -> None:
         self.dropped[(reason, KIND_NAMES[pkt.kind])] += 1

@@ -78,6 +78,7 @@ class Port:
         "_phantom_acks",
         "_phantom_drops",
         "control_lane",
+        "fault",
         "arrivals",
         "enqueued_bytes",
         "drops",
@@ -128,6 +129,7 @@ class Port:
         self._phantom_acks = True  # control packets count in the phantom queue
         self._phantom_drops = False  # dropped data packets count in the phantom queue
         self.control_lane: ControlLane | None = None
+        self.fault = None  # uno.faults.models.FaultyLink between this port and the next node
         self._deliver_cb = self._deliver
         # statistics
         self.arrivals = 0
@@ -164,6 +166,17 @@ class Port:
         and data packets the tail drop refused."""
         self._phantom_acks = count_control
         self._phantom_drops = count_drops
+
+    def attach_faults(self, models: list) -> None:
+        """Pass every packet leaving this link through fault ``models`` (uno.faults.models);
+        a port without faults pays nothing for the option."""
+        from uno.faults.models import FaultyLink
+
+        if self.fault is None:
+            self.fault = FaultyLink(self, models)
+            self._next_receive = self.fault.receive
+        else:
+            self.fault.models.extend(models)
 
     def enable_control_lane(self) -> None:
         """Serve control packets (ACKs, NACKs) in a lane of their own: they neither wait behind
