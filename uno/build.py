@@ -19,7 +19,7 @@ from uno.net.network import Network
 from uno.net.switch import Switch
 from uno.topo.registry import build_topology
 from uno.topo.routing import PathInfo, Routing
-from uno.transport.flow import Flow
+from uno.transport.flow import Flow, FlowCoding
 from uno.transport.receiver import Receiver
 from uno.transport.sender import Sender
 from uno.workload.hosts import HostFacts
@@ -71,17 +71,23 @@ def reference_paths(
     return ReferencePaths(intra, inter, widest)
 
 
-def rto_for_path(routing: Routing, path: PathInfo, src: int, dst: int, tp) -> int:
-    """RTO in ps: fixed ``rto_us`` if set, else base RTT + factor x time to drain a full buffer
-    at every switch queue on the forward path (the Uno artifact's rule), floored at rto_min."""
-    if tp.rto_us is not None:
-        return us_to_ps(tp.rto_us)
+def queue_drain_ps(routing: Routing, src: int, dst: int) -> int:
+    """Time to drain a full buffer at every switch queue on the path from ``src`` to ``dst``,
+    in ps: the largest queueing delay a packet can meet (the Uno artifact's estimate)."""
     drain_ps = 0
     topo = routing.topo
     for e in routing.path_edges(src, dst):
         if topo.nodes[e.src].kind != "host":
             drain_ps += e.buffer_bytes * BITS_PER_BYTE * PS_PER_S // e.rate_bps
-    rto = path.base_rtt_ps + int(tp.rto_queue_factor * drain_ps)
+    return drain_ps
+
+
+def rto_for_path(routing: Routing, path: PathInfo, src: int, dst: int, tp) -> int:
+    """RTO in ps: fixed ``rto_us`` if set, else base RTT + factor x time to drain a full buffer
+    at every switch queue on the forward path (the Uno artifact's rule), floored at rto_min."""
+    if tp.rto_us is not None:
+        return us_to_ps(tp.rto_us)
+    rto = path.base_rtt_ps + int(tp.rto_queue_factor * queue_drain_ps(routing, src, dst))
     return max(rto, us_to_ps(tp.rto_min_us))
 
 
@@ -153,6 +159,19 @@ def build_simulation(cfg) -> Simulation:
     ecn_k: dict[tuple[int, int], float | None] = {}
     small_rtts: dict[tuple[int, int, int], int] = {}
     full_wire = tp.mtu_bytes + tp.header_bytes
+    ec = cfg.ec
+    coder = None
+    if ec.kind == "mds":
+        from uno.ec.mds import BlockCoder
+
+        coder = BlockCoder(
+            ec.data_packets,
+            ec.parity_packets,
+            ec.symbols_per_packet,
+            payload=ec.payload,
+            seed=cfg.seed,
+        )
+    ec_timeouts: dict[tuple[int, int], int] = {}
     for spec in specs:
         key = (spec.src, spec.dst)
         inter = hosts.dc[spec.src] != hosts.dc[spec.dst]
@@ -177,8 +196,28 @@ def build_simulation(cfg) -> Simulation:
                     spec.src, spec.dst, small[2], tp.ack_bytes
                 ).base_rtt_ps
             ideal_rtt = small_rtts[small]
+        coding = None
+        if coder is not None and (inter or ec.scope == "all"):
+            if ec.receiver_timeout_us is not None:
+                timeout = us_to_ps(ec.receiver_timeout_us)
+            else:
+                if key not in ec_timeouts:
+                    ec_timeouts[key] = queue_drain_ps(routing, spec.src, spec.dst)
+                timeout = ec_timeouts[key]
+            layout = coder.layout(n_packets)
+            coding = FlowCoding(coder, layout, timeout)
+            n_packets = layout.n_wire
         flow = Flow(
-            spec, cls, path, n_packets, wire_bytes, facts.rto_ps, cc_name, cfg.lb.algo, ideal_rtt
+            spec,
+            cls,
+            path,
+            n_packets,
+            wire_bytes,
+            facts.rto_ps,
+            cc_name,
+            cfg.lb.algo,
+            ideal_rtt,
+            coding,
         )
         ctx = FlowContext(
             base_rtt_ps=facts.path.base_rtt_ps,
@@ -192,7 +231,7 @@ def build_simulation(cfg) -> Simulation:
             ecn_k_bytes=ecn_k[key],
         )
         cc = make_cc(cc_name, cfg.cc, ctx)
-        lb = make_lb(cfg.lb.algo, cfg.lb, sim.rng.buffered(f"lb/{spec.flow_id}"))
+        lb = make_lb(cfg.lb.algo, cfg.lb, sim.rng.buffered(f"lb/{spec.flow_id}"), ctx)
         flow.sender = Sender(
             sim.engine,
             flow,
@@ -207,7 +246,9 @@ def build_simulation(cfg) -> Simulation:
             dupack_threshold=facts.dupack_threshold,
             pad_last_packet=tp.pad_last_packet,
         )
-        flow.receiver = Receiver(sim.engine, flow, network.hosts[spec.dst], tp.ack_bytes)
+        flow.receiver = Receiver(
+            sim.engine, flow, network.hosts[spec.dst], tp.ack_bytes, tp.mtu_bytes
+        )
         sim.flows.append(flow)
     en = cfg.engine
     sim.max_time_ps = ms_to_ps(en.max_sim_time_ms)

@@ -20,6 +20,9 @@ from uno.cc.mprdma import MprdmaParams
 from uno.cc.uno import UnoParams
 from uno.config.fields import choice, num
 from uno.core.errors import ConfigError
+from uno.lb.plb import PlbParams
+from uno.lb.reps import RepsParams
+from uno.lb.unolb import UnoLbParams
 from uno.workload.incast import PLACEMENTS
 from uno.workload.permutation import SCOPES
 from uno.workload.rpc import ARRIVALS, RPC_SOURCES
@@ -241,8 +244,11 @@ class CcConfig:
 @dataclass
 class LbConfig:
     algo: str = choice("ecmp", _lb_names)
-    #: distinct entropy values a spraying flow draws from (htsim: 256 path ids)
+    #: distinct entropy values a spraying flow (spray, reps) draws from (htsim: 256 path ids)
     n_entropies: int = num(256, "[1, 65536]")
+    plb: PlbParams = field(default_factory=PlbParams)
+    unolb: UnoLbParams = field(default_factory=UnoLbParams)
+    reps: RepsParams = field(default_factory=RepsParams)
 
 
 def _check_thresholds(prefix: str, node, low: str, high: str) -> None:
@@ -347,6 +353,33 @@ class EngineConfig:
     check_invariants: bool = True
 
 
+# ---- erasure coding ------------------------------------------------------------------------
+@dataclass
+class EcConfig:
+    """UnoRC's erasure coding (Uno paper §4.2): blocks of x data + y parity packets, decoded from
+    any x; the receiver NACKs a block its timer finds undecodable."""
+
+    kind: str = choice("none", ("none", "mds"))
+    data_packets: int = num(8, "[1, 254]")
+    parity_packets: int = num(2, "[0, 254]")
+    #: which flows are coded: "inter" (inter-DC flows, as the paper) or "all"
+    scope: str = choice("inter", ("inter", "all"))
+    #: the receiver's block timer; null: the time to drain a full buffer at every switch queue
+    #: of the flow's path (the artifact's estimate of the maximum queueing: 640 us inter-DC)
+    receiver_timeout_us: float | None = num(None, "> 0")
+    #: real Reed-Solomon symbols, encoded and decoded and checked per block; false counts only
+    payload: bool = True
+    symbols_per_packet: int = num(4, "[1, 4096]")
+
+    def check_consistency(self, prefix: str) -> None:
+        if self.data_packets + self.parity_packets > 255:
+            raise ConfigError(
+                f"{prefix}.parity_packets",
+                f"data_packets + parity_packets must be <= 255 (GF(2^8) Reed-Solomon), got "
+                f"{self.data_packets} + {self.parity_packets}",
+            )
+
+
 # ---- faults -------------------------------------------------------------------------------
 @dataclass
 class LinkFailure:
@@ -423,6 +456,7 @@ class RunConfig:
     switch: SwitchConfig = field(default_factory=SwitchConfig)
     engine: EngineConfig = field(default_factory=EngineConfig)
     faults: FaultsConfig = field(default_factory=FaultsConfig)
+    ec: EcConfig = field(default_factory=EcConfig)
     #: where results go; null means Hydra's run directory (a multirun: <out_dir>/<job number>)
     out_dir: str | None = None
     #: replace a complete run already in the result folder (otherwise it is refused, or in a

@@ -30,6 +30,7 @@ class Packet:
     ``sent_ps`` is the sender's transmit time of the data packet (echoed in its ACK).
     ``hkey`` is the ECMP hash key of (src, dst, entropy) for the current direction.
     ``dep_ps`` is the departure time from the queue it currently sits in (engine bookkeeping).
+    ``info`` carries what erasure coding needs (see the attribute's comment).
     ``tx_delivered`` / ``tx_delivered_ps`` are the sender's delivered-bytes count and the time it
     last advanced, when this packet was sent (echoed for delivery-rate estimation).
     """
@@ -50,6 +51,7 @@ class Packet:
         "retx",
         "tx_delivered",
         "tx_delivered_ps",
+        "info",
     )
 
     def __init__(
@@ -81,6 +83,9 @@ class Packet:
         self.retx = retx
         self.tx_delivered = 0
         self.tx_delivered_ps = 0
+        # erasure coding: a data packet's coded symbols, an ACK's "block decoded" flag, a NACK's
+        # missing sequence numbers
+        self.info = None
 
     def __repr__(self) -> str:
         return (

@@ -190,6 +190,20 @@ class Simulation:
             "retransmits": int(flows["retransmits"].sum()),
             "timeouts": int(flows["timeouts"].sum()),
         }
+        coded = [f for f in self.flows if f.coding is not None]
+        if coded:
+            layout_wire = sum(f.coding.layout.n_wire for f in coded)
+            layout_data = sum(f.coding.layout.n_data for f in coded)
+            message = sum(f.wire_bytes for f in coded)
+            sent = sum(f.sender.sent_bytes for f in coded)
+            summary["ec"] = {
+                "coded_flows": len(coded),
+                "code_overhead": layout_wire / layout_data - 1.0,
+                "message_wire_bytes": message,
+                "sent_wire_bytes": sent,
+                "wire_overhead": sent / message - 1.0,
+                "nacks": sum(f.sender.nacks for f in coded),
+            }
         if peak_mem_bytes is not None:
             summary["run"]["peak_traced_memory_bytes"] = peak_mem_bytes
         tables = {"flows": flows}
@@ -242,6 +256,9 @@ class Simulation:
                     "retransmits": s.retransmits,
                     "timeouts": s.timeouts,
                     "fast_retransmits": s.fast_retransmits,
+                    "coded": f.coding is not None,
+                    "nacks": s.nacks,
+                    "sent_bytes": s.sent_bytes,
                     "ecn_acks": s.ecn_acks,
                     "bytes_delivered": f.receiver.bytes_received,
                     "cc": f.cc_name,

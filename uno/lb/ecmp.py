@@ -3,15 +3,15 @@ the flow hashes onto the same path."""
 
 from __future__ import annotations
 
-from uno.core.rng import UniformBuffer
-from uno.lb.base import ENTROPY_SPACE, LoadBalancer
+from uno.lb.base import LoadBalancer
 
 
 class Ecmp(LoadBalancer):
     name = "ecmp"
 
-    def __init__(self, uniform: UniformBuffer):
-        self.entropy = uniform.integer(ENTROPY_SPACE)
+    def __init__(self, ctx, uniform, cfg=None):
+        super().__init__(ctx, uniform)
+        self.entropy = self.random_entropy()
 
     def next_entropy(self, now_ps: int) -> int:
         return self.entropy

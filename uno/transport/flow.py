@@ -19,6 +19,17 @@ class FlowSpec:
     tag: str = ""
 
 
+@dataclass(frozen=True)
+class FlowCoding:
+    """Erasure coding of one flow: the shared block coder (uno.ec.mds.BlockCoder), this flow's
+    block layout (wire sequence numbers: each block's data packets, then its parity packets),
+    and the receiver's block timer in ps."""
+
+    coder: object
+    layout: object
+    receiver_timeout_ps: int
+
+
 class Flow:
     """Runtime record of one flow. ``cls`` is "intra" or "inter" (datacenter class)."""
 
@@ -40,6 +51,7 @@ class Flow:
         "sender",
         "receiver",
         "finish_ps",
+        "coding",
     )
 
     def __init__(
@@ -53,6 +65,7 @@ class Flow:
         cc_name: str,
         lb_name: str,
         ideal_base_rtt_ps: int | None = None,
+        coding: FlowCoding | None = None,
     ):
         self.flow_id = spec.flow_id
         self.src = spec.src
@@ -75,6 +88,9 @@ class Flow:
         self.sender = None
         self.receiver = None
         self.finish_ps: int | None = None
+        #: erasure coding; ``n_packets`` then counts wire packets (data and parity) while
+        #: ``wire_bytes`` and the ideal FCT are the message's own
+        self.coding = coding
 
     @property
     def fct_ps(self) -> int | None:

@@ -1,34 +1,57 @@
 """Receiver side of the reliable transport: accepts packets in any order, counts each sequence
 number once, and answers every data packet with an ACK that echoes its sequence number, ECN
-mark, send time and entropy (the data packet is turned into its ACK in place)."""
+mark, send time and entropy (the data packet is turned into its ACK in place).
+
+With erasure coding (``flow.coding``, Uno paper §4.2) the receiver keeps one block state per
+block: once any x of a block's x + y packets arrived it decodes the block (with the real coder,
+from the symbols those packets carry, checking the result against what was sent; a mismatch is
+an error) and every later ACK for the block says so (``info``). On the first packet of a block
+it starts a timer (``coding.receiver_timeout_ps``); if the timer expires before the block is
+decodable, it sends a NACK listing the block's missing packets and disarms the timer, which the
+block's next arriving packet re-arms (as the Uno artifact's ``LcpSink``). The flow is complete
+once every block is decoded.
+"""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
 from uno.core.errors import InvariantError
-from uno.core.packet import ACK, flow_hash_key
+from uno.core.packet import ACK, NACK, Packet, flow_hash_key
 
 if TYPE_CHECKING:
     from uno.net.host import Host
     from uno.transport.flow import Flow
 
+#: NACKs are sprayed round-robin over this many entropies (htsim's control packets)
+_NACK_ENTROPIES = 256
+
 
 class Receiver:
     """Receiving endpoint of one flow."""
 
-    def __init__(self, engine, flow: Flow, host: Host, ack_bytes: int):
+    def __init__(self, engine, flow: Flow, host: Host, ack_bytes: int, mss_bytes: int = 0):
         self._engine = engine
         self.flow = flow
         self._host = host
         self.ack_bytes = ack_bytes
         self.got = bytearray(flow.n_packets)
         self.n_got = 0
-        self.bytes_received = 0  # unique payload bytes
+        self.bytes_received = 0  # unique payload bytes (with coding: of decoded blocks)
         self.dup_packets = 0
         self.ecn_packets = 0
         self.complete_ps: int | None = None
         self._keys: dict[int, int] = {}  # entropy -> ECMP hash key of the ACK direction
+        coding = flow.coding
+        self.coding = coding
+        if coding is not None:
+            self.mss_bytes = mss_bytes
+            self.decoded = bytearray(coding.layout.n_blocks)
+            self.n_decoded = 0
+            self._blocks: dict = {}  # block -> uno.ec.mds.BlockReceiver, until decoded
+            self._timer_armed: set[int] = set()
+            self.nacks_sent = 0
+            self._nack_entropy = 0
 
     def on_data(self, pkt) -> None:
         seq = pkt.seq
@@ -42,17 +65,18 @@ class Receiver:
         else:
             self.got[seq] = 1
             self.n_got += 1
-            self.bytes_received += pkt.payload_bytes
-            if self.n_got == flow.n_packets:
-                self.complete_ps = self._engine._now
-                if self.bytes_received != flow.size_bytes:
-                    raise InvariantError(
-                        f"flow {flow.flow_id}: received {self.bytes_received} B, size {flow.size_bytes} B"
-                    )
+            if self.coding is None:
+                self.bytes_received += pkt.payload_bytes
+                if self.n_got == flow.n_packets:
+                    self._complete()
+        done = False
+        if self.coding is not None:
+            done = self._on_coded(seq, pkt.info)
         if pkt.ecn:
             self.ecn_packets += 1
         pkt.kind = ACK
         pkt.size_bytes = self.ack_bytes
+        pkt.info = done
         src = pkt.dst
         dst = pkt.src
         pkt.src = src
@@ -62,3 +86,66 @@ class Receiver:
             key = self._keys[pkt.entropy] = flow_hash_key(src, dst, pkt.entropy)
         pkt.hkey = key
         self._host.send(pkt)
+
+    def _complete(self) -> None:
+        self.complete_ps = self._engine._now
+        if self.bytes_received != self.flow.size_bytes:
+            raise InvariantError(
+                f"flow {self.flow.flow_id}: received {self.bytes_received} B, "
+                f"size {self.flow.size_bytes} B"
+            )
+
+    # ---- erasure coding -----------------------------------------------------------------
+    def _on_coded(self, seq: int, symbols) -> bool:
+        """Account ``seq`` in its block; whether the block is decoded now."""
+        coding = self.coding
+        block, pos = coding.layout.locate(seq)
+        if self.decoded[block]:
+            return True
+        rx = self._blocks.get(block)
+        if rx is None:
+            rx = self._blocks[block] = coding.layout.new_receiver(block)
+        if block not in self._timer_armed:
+            self._timer_armed.add(block)
+            self._engine.call_in(coding.receiver_timeout_ps, self._block_timer, block)
+        if rx.add(pos, symbols if coding.coder.payload else None):
+            coding.coder.decode_block(self.flow.flow_id, block, rx)  # raises on a wrong decode
+            self.decoded[block] = 1
+            self.n_decoded += 1
+            del self._blocks[block]
+            lay = coding.layout
+            last = lay.n_blocks - 1
+            data = lay.data_packets(block) * self.mss_bytes
+            if block == last:  # the last data packet carries only what is left of the message
+                data -= lay.n_data * self.mss_bytes - self.flow.size_bytes
+            self.bytes_received += data
+            if self.n_decoded == lay.n_blocks:
+                self._complete()
+            return True
+        return False
+
+    def _block_timer(self, block: int) -> None:
+        self._timer_armed.discard(block)
+        if self.decoded[block] or self.complete_ps is not None:
+            return
+        rx = self._blocks[block]
+        lay = self.coding.layout
+        missing = tuple(lay.wire_seq(block, p) for p in rx.missing())
+        flow = self.flow
+        entropy = self._nack_entropy
+        self._nack_entropy = (entropy + 1) % _NACK_ENTROPIES
+        nack = Packet(
+            NACK,
+            flow,
+            lay.wire_seq(block, 0),
+            self.ack_bytes,
+            0,
+            flow.dst,
+            flow.src,
+            entropy,
+            flow_hash_key(flow.dst, flow.src, entropy),
+            self._engine._now,
+        )
+        nack.info = missing
+        self.nacks_sent += 1
+        self._host.send(nack)

@@ -19,16 +19,27 @@ Loss detection:
 
 ``pad_last_packet``: every data packet is full size on the wire (htsim sends whole MSS
 packets); the last one still carries only the flow's remaining payload bytes.
+
+Erasure coding (``flow.coding``, UnoRC): the sequence space is the block layout's wire packets,
+each block's data packets followed by its parity packets (full size); with the real coder each
+data packet carries its block's coded symbols. The receiver's ACKs say when a packet's block is
+decoded; the sender then stops tracking the block's other packets (no retransmission, out of
+flight). A NACK names a block's missing packets: those still counted in flight are declared
+lost and retransmitted. The flow completes when every block is known decoded.
+
+The load balancer hears of every loss with the entropies of the lost packets (when it asks for
+them, ``wants_loss_feedback``).
 """
 
 from __future__ import annotations
 
+from array import array
 from bisect import insort
 from collections import deque
 from typing import TYPE_CHECKING
 
 from uno.core.errors import InvariantError
-from uno.core.packet import ACK, DATA, Packet, flow_hash_key
+from uno.core.packet import ACK, DATA, NACK, Packet, flow_hash_key
 
 if TYPE_CHECKING:
     from uno.cc.base import CongestionControl
@@ -66,13 +77,30 @@ class Sender:
         self.header_bytes = header_bytes
         n = flow.n_packets
         self.n_packets = n
-        self.last_payload_bytes = flow.size_bytes - (n - 1) * mss_bytes
+        coding = flow.coding
+        self._coding = coding
+        if coding is None:
+            n_data = n
+            self._last_seq = n - 1  # the message's last data packet
+        else:
+            lay = coding.layout
+            n_data = lay.n_data
+            last_block = lay.n_blocks - 1
+            self._last_seq = lay.wire_seq(last_block, lay.data_packets(last_block) - 1)
+        self.last_payload_bytes = flow.size_bytes - (n_data - 1) * mss_bytes
         self.full_wire_bytes = mss_bytes + header_bytes
         self.last_wire_bytes = (mss_bytes if pad_last_packet else self.last_payload_bytes) + (
             header_bytes
         )
         self._on_complete = on_complete
         self.acked = bytearray(n)
+        # acknowledged, or in a block known decoded: never (re)sent again
+        self.settled = bytearray(n)
+        self.block_done = bytearray(coding.layout.n_blocks) if coding is not None else None
+        self.n_blocks_done = 0
+        self.nacks = 0
+        self._symbols: dict[int, object] = {}  # block -> coded symbols (real coder only)
+        self._entropy_of = array("H", bytes(2 * n)) if lb.wants_loss_feedback else None
         self.outstanding: dict[int, int] = {}  # seq -> send time of the copy counted in flight
         self._rto_fifo: deque = deque()  # (send time, seq) in send order; stale entries skipped
         self.retx_queue: deque = deque()
@@ -127,7 +155,7 @@ class Sender:
         cc = self.cc
         while self.inflight_bytes < cc.cwnd_bytes:
             retx = self.retx_queue
-            while retx and self.acked[retx[0]]:
+            while retx and self.settled[retx[0]]:
                 retx.popleft()
             if not retx and self.next_seq >= self.n_packets:
                 break
@@ -151,18 +179,22 @@ class Sender:
                 seq = self.next_seq
                 self.next_seq = seq + 1
                 is_retx = False
-            if seq < self.n_packets - 1:
+            if seq != self._last_seq:
                 payload, wire = self.mss_bytes, self.full_wire_bytes
             else:
                 payload, wire = self.last_payload_bytes, self.last_wire_bytes
             flow = self.flow
             entropy = self.lb.next_entropy(now)
+            if self._entropy_of is not None:
+                self._entropy_of[seq] = entropy
             key = self._keys.get(entropy)
             if key is None:
                 key = self._keys[entropy] = flow_hash_key(flow.src, flow.dst, entropy)
             pkt = Packet(
                 DATA, flow, seq, wire, payload, flow.src, flow.dst, entropy, key, now, is_retx
             )
+            if self._coding is not None:
+                pkt.info = self._coded_symbols(seq)
             if self._rate_samples:
                 pkt.tx_delivered = self.acked_bytes
                 # an idle period restarts the delivery clock (as Linux does when nothing is in flight)
@@ -179,21 +211,55 @@ class Sender:
                 engine.call_at(now + self.rto_ps, self._on_timer)
             self._host.send(pkt)
 
+    def _wire_of(self, seq: int) -> int:
+        return self.full_wire_bytes if seq != self._last_seq else self.last_wire_bytes
+
+    def _coded_symbols(self, seq: int):
+        """The coded symbols packet ``seq`` carries (None in count-only mode)."""
+        coding = self._coding
+        if not coding.coder.payload:
+            return None
+        block, pos = coding.layout.locate(seq)
+        coded = self._symbols.get(block)
+        if coded is None:
+            coded = self._symbols[block] = coding.coder.encode_block(
+                self.flow.flow_id, coding.layout, block
+            )
+        return coded[pos]
+
+    def _entropies(self, seqs) -> list[int]:
+        ent = self._entropy_of
+        return [ent[s] for s in seqs] if ent is not None else []
+
     # ---- feedback ---------------------------------------------------------------------
     def on_control(self, pkt: Packet) -> None:
         """An ACK (or NACK) for this flow arrived at the sender's host."""
+        if self.done:  # late feedback (copies still in flight when the flow completed)
+            return
         if pkt.kind != ACK:
+            if pkt.kind == NACK and self._coding is not None:
+                self._on_nack(pkt)
+                return
             raise InvariantError(f"flow {self.flow.flow_id}: unexpected control packet {pkt!r}")
         seq = pkt.seq
-        wire = self.full_wire_bytes if seq < self.n_packets - 1 else self.last_wire_bytes
+        wire = self.full_wire_bytes if seq != self._last_seq else self.last_wire_bytes
+        if (
+            self._coding is not None
+            and pkt.info
+            and not self.block_done[self._coding.layout.locate(seq)[0]]
+        ):
+            self._settle_block(self._coding.layout.locate(seq)[0])
         if self.acked[seq]:
             self.dup_acks += 1
+            now = self._engine._now
             if self._dup_ack_cc:
-                now = self._engine._now
                 self.cc.on_duplicate_ack(now, wire, pkt.ecn, now - pkt.sent_ps, pkt.sent_ps)
+            if self._coding is not None and self.n_blocks_done == len(self.block_done):
+                self._finish(now)
             return
         now = self._engine._now
         self.acked[seq] = 1
+        self.settled[seq] = 1
         self.n_acked += 1
         if self.outstanding.pop(seq, None) is not None:
             self.inflight_bytes -= wire
@@ -214,11 +280,47 @@ class Sender:
             )
         if self._lb_feedback:
             self.lb.on_ack(now, pkt.entropy, ecn)
-        if self.n_acked == self.n_packets:
+        if self._coding is None:
+            if self.n_acked == self.n_packets:
+                self._finish(now)
+                return
+        elif self.n_blocks_done == len(self.block_done):
             self._finish(now)
             return
         if self.dupack_threshold:
             self._detect_losses(now, pkt.sent_ps)
+        self._try_send()
+
+    def _settle_block(self, block: int) -> None:
+        """The receiver decoded ``block``: its other packets need not arrive."""
+        self.block_done[block] = 1
+        self.n_blocks_done += 1
+        self._symbols.pop(block, None)
+        outstanding = self.outstanding
+        for seq in self._coding.layout.wire_range(block):
+            self.settled[seq] = 1
+            if outstanding.pop(seq, None) is not None:
+                self.inflight_bytes -= self._wire_of(seq)
+
+    def _on_nack(self, pkt: Packet) -> None:
+        """The receiver's block timer expired: retransmit the block's missing packets that are
+        still counted in flight (the others are acknowledged, queued for retransmission already,
+        or not sent yet)."""
+        now = self._engine._now
+        self.nacks += 1
+        outstanding = self.outstanding
+        lost = []
+        for seq in pkt.info:
+            if not self.settled[seq] and outstanding.pop(seq, None) is not None:
+                self.inflight_bytes -= self._wire_of(seq)
+                self.retx_queue.append(seq)
+                lost.append(seq)
+        self.lost_packets += len(lost)
+        self.lb.on_nack(now, self._entropies(lost))
+        last = self._last_fast_loss_ps
+        if last is None or now - last >= self.flow.path.base_rtt_ps:
+            self._last_fast_loss_ps = now
+            self.cc.on_nack(now)
         self._try_send()
 
     def _detect_losses(self, now: int, acked_sent_ps: int) -> None:
@@ -229,23 +331,22 @@ class Sender:
         later = self._acked_later
         if fifo and acked_sent_ps > fifo[0][0]:
             insort(later, acked_sent_ps)
-        lost = 0
+        lost = []
         while fifo:
             sent_ps, seq = fifo[0]
             if outstanding.get(seq) == sent_ps:
                 if len(later) < self.dupack_threshold:
                     break
                 del outstanding[seq]
-                self.inflight_bytes -= (
-                    self.full_wire_bytes if seq < self.n_packets - 1 else self.last_wire_bytes
-                )
+                self.inflight_bytes -= self._wire_of(seq)
                 self.retx_queue.append(seq)
-                lost += 1
+                lost.append(seq)
             fifo.popleft()
             self._drop_acked_before(fifo[0][0] if fifo else None)
         if lost:
-            self.lost_packets += lost
-            self.fast_retransmits += lost
+            self.lost_packets += len(lost)
+            self.fast_retransmits += len(lost)
+            self.lb.on_nack(now, self._entropies(lost))
             last = self._last_fast_loss_ps
             if last is None or now - last >= self.flow.path.base_rtt_ps:
                 self._last_fast_loss_ps = now
@@ -276,7 +377,7 @@ class Sender:
         rto = self.rto_ps
         fifo = self._rto_fifo
         outstanding = self.outstanding
-        lost = 0
+        lost = []
         while fifo:
             sent_ps, seq = fifo[0]
             if outstanding.get(seq) != sent_ps:
@@ -286,20 +387,18 @@ class Sender:
                 break
             fifo.popleft()
             del outstanding[seq]
-            self.inflight_bytes -= (
-                self.full_wire_bytes if seq < self.n_packets - 1 else self.last_wire_bytes
-            )
+            self.inflight_bytes -= self._wire_of(seq)
             self.retx_queue.append(seq)
-            lost += 1
+            lost.append(seq)
         if self.dupack_threshold:
             self._drop_acked_before(fifo[0][0] if fifo else None)
         if lost:
-            self.lost_packets += lost
+            self.lost_packets += len(lost)
+            self.lb.on_timeout(now, self._entropies(lost))
             if now - self._last_timeout_ps >= self.flow.path.base_rtt_ps or self.timeouts == 0:
                 self.timeouts += 1
                 self._last_timeout_ps = now
                 self.cc.on_timeout(now)
-                self.lb.on_timeout(now)
         if fifo:
             self._timer_armed = True
             due = fifo[0][0] + rto
