@@ -141,7 +141,12 @@ def build_simulation(cfg) -> Simulation:
     routing = Routing(topo)
     hosts = host_facts(routing)
     specs = WORKLOAD_REGISTRY[cfg.workload.kind](cfg.workload, hosts, sim.rng.stream("workload"))
+    tags = {s.tag for s in specs}
     for s in specs:
+        if s.after and (s.after not in tags or s.after == s.tag):
+            raise ConfigError(
+                "workload", f"flow {s.flow_id} waits for tag {s.after!r}, which no other flow has"
+            )
         if not routing.reachable(s.src, s.dst):
             raise ConfigError(
                 "workload", f"flow {s.flow_id}: no route from host {s.src} to host {s.dst}"

@@ -176,6 +176,19 @@ class TraceWorkload:
     path: str = MISSING
 
 
+@dataclass
+class AllreduceWorkload:
+    kind: str = choice("allreduce", _workload_kinds)
+    flows_per_iteration: int = num(8, "[1, 65536]")
+    #: inter-DC bytes of one iteration's all-reduce (Uno §5.1: ~70-500 MiB for Llama 70B)
+    iteration_bytes: int = num(70 * MIB, "> 0")
+    iterations: int = num(3, "[1, 100000]")
+    #: time between one collective's end and the next one's start (the backward pass)
+    compute_us: float = num(1000.0, ">= 0")
+    start_us: float = num(0.0, ">= 0")
+    bidirectional: bool = True
+
+
 # ---- transport / cc / lb / switch / engine -------------------------------------------------
 @dataclass
 class ClassRecovery:
@@ -475,6 +488,7 @@ WORKLOAD_SCHEMAS = {
     "permutation": PermutationWorkload,
     "rpc_incast": RpcIncastWorkload,
     "trace": TraceWorkload,
+    "allreduce": AllreduceWorkload,
 }
 
 

@@ -63,17 +63,36 @@ class Simulation:
 
     # ---- flow lifecycle -----------------------------------------------------------------
     def _arrivals(self):
-        """SimPy process starting flows at their start times (flows sorted by start)."""
+        """SimPy process starting flows at their start times (flows sorted by start). Flows
+        that wait for a group (``after``) start from :meth:`flow_completed`."""
         engine = self.engine
+        self._unfinished: dict[str, int] = {}
+        self._dependents: dict[str, list] = {}
+        for flow in self.flows:
+            self._unfinished[flow.tag] = self._unfinished.get(flow.tag, 0) + 1
+            if flow.after:
+                self._dependents.setdefault(flow.after, []).append(flow)
         for flow in sorted(self.flows, key=lambda f: (f.start_ps, f.flow_id)):
+            if flow.after:
+                continue
             if flow.start_ps > engine.now:
                 yield engine.timeout(flow.start_ps - engine.now)
-            if self.recorder is not None:
-                self.recorder.flow_started(flow)
-            flow.sender.start()
+            self._start_flow(flow)
+
+    def _start_flow(self, flow) -> None:
+        if self.recorder is not None:
+            self.recorder.flow_started(flow)
+        flow.sender.start()
 
     def flow_completed(self, flow) -> None:
         self.n_finished += 1
+        left = self._unfinished[flow.tag] - 1
+        self._unfinished[flow.tag] = left
+        if left == 0:
+            now = self.engine.now
+            for dep in self._dependents.pop(flow.tag, ()):
+                dep.start_ps += now  # its delay after the group, now an absolute time
+                self.engine.call_at(dep.start_ps, self._start_flow, dep)
         if self.stop_tags and flow.tag not in self.stop_tags:
             return
         self._n_done += 1
@@ -190,6 +209,22 @@ class Simulation:
             "retransmits": int(flows["retransmits"].sum()),
             "timeouts": int(flows["timeouts"].sum()),
         }
+        faulty = [p.fault for p in net.ports if p.fault is not None]
+        if faulty:
+            per_k: list[int] = []
+            for fault in faulty:
+                for model in fault.models:
+                    counts = getattr(model, "losses_per_block", None)
+                    if counts is not None:
+                        per_k += [0] * (len(counts) - len(per_k))
+                        for k, n in enumerate(counts):
+                            per_k[k] += n
+            summary["faults"] = {
+                "links_with_faults": len(faulty),
+                "fault_drops": sum(f.drops for f in faulty),
+                # link blocks (of block_packets) that lost k packets, k = 0, 1, 2, ...
+                "block_losses": per_k,
+            }
         coded = [f for f in self.flows if f.coding is not None]
         if coded:
             layout_wire = sum(f.coding.layout.n_wire for f in coded)

@@ -17,6 +17,8 @@ class FlowSpec:
     size_bytes: int
     start_ps: int
     tag: str = ""
+    #: start ``start_ps`` after every flow tagged ``after`` has finished ("": at ``start_ps``)
+    after: str = ""
 
 
 @dataclass(frozen=True)
@@ -52,6 +54,7 @@ class Flow:
         "receiver",
         "finish_ps",
         "coding",
+        "after",
     )
 
     def __init__(
@@ -91,6 +94,9 @@ class Flow:
         #: erasure coding; ``n_packets`` then counts wire packets (data and parity) while
         #: ``wire_bytes`` and the ideal FCT are the message's own
         self.coding = coding
+        #: the tag this flow waits for; ``start_ps`` is then its delay after that group finishes,
+        #: replaced by the actual start time once it starts
+        self.after = spec.after
 
     @property
     def fct_ps(self) -> int | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from uno.workload.allreduce import allreduce_flows
 from uno.workload.explicit import explicit_flows
 from uno.workload.incast import incast_flows
 from uno.workload.permutation import permutation_flows
@@ -14,4 +15,5 @@ WORKLOAD_REGISTRY = {
     "permutation": permutation_flows,
     "rpc_incast": rpc_incast_flows,
     "trace": trace_flows,
+    "allreduce": allreduce_flows,
 }
