@@ -27,6 +27,7 @@ REDUCE_SIZE = {"workload.size_bytes": "1000000"}
 REDUCE_BENCH = {
     "benchmarks/engine_speed.py": ["--size-bytes", "1000000", "--repeat", "1"],
     "benchmarks/fig3_speed.py": ["--size-bytes", "1000000", "--phantom-check-bytes", "1000000"],
+    "benchmarks/fig10_speed.py": ["--workload", "mixed_artifact", "workload.n_flows=100"],
 }
 
 
@@ -81,6 +82,8 @@ def to_argv(command: str) -> list[str]:
         return [sys.executable, "-m", "uno.cli", *_reduced_run(args)]
     if head == "uno-collect":
         return [sys.executable, "-m", "uno.metrics.sweep", *args]
+    if head == "uno-plot":
+        return [sys.executable, "-m", "uno.metrics.plots", *args]
     if head == "python" and args[0].startswith("benchmarks/"):
         return [sys.executable, str(ROOT / args[0]), *args[1:], *REDUCE_BENCH[args[0]]]
     if head == "python" and args[0].startswith("experiments/"):

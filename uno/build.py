@@ -27,14 +27,15 @@ from uno.workload.registry import WORKLOAD_REGISTRY
 
 
 def host_facts(routing: Routing) -> HostFacts:
-    """Datacenter and edge switch (rack) of every host."""
+    """Datacenter, edge switch (rack) and access-link rate of every host."""
     topo = routing.topo
-    dcs, racks = [], []
+    dcs, racks, rates = [], [], []
     for node in routing.host_nodes:
         dcs.append(topo.nodes[node].dc)
         (edge,) = routing.out_edges[node][:1]
         racks.append(routing.edges[edge].dst)
-    return HostFacts(tuple(dcs), tuple(racks))
+        rates.append(routing.edges[edge].rate_bps)
+    return HostFacts(tuple(dcs), tuple(racks), tuple(rates))
 
 
 @dataclass(frozen=True)

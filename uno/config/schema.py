@@ -177,6 +177,28 @@ class TraceWorkload:
 
 
 @dataclass
+class MixedWorkload:
+    """Poisson arrivals at an offered load, intra/inter-DC sizes from CDFs (uno/workload/mixed.py)."""
+
+    kind: str = choice("mixed", _workload_kinds)
+    #: offered load: bytes per second / the hosts' total access capacity
+    load: float = num(0.4, "(0, 1)")
+    #: the trace ends after this many flows, or (n_flows null) at duration_us
+    n_flows: int | None = num(5000, "[1, 100000000]")
+    duration_us: float | None = num(None, "> 0")
+    #: share of intra-DC flows, by count (the paper: 4:1 -> 0.8)
+    intra_fraction: float = num(0.8, "[0, 1]")
+    #: shipped CDF names (data/cdf/<name>.csv) or CSV paths
+    intra_cdf: str = "web_search"
+    inter_cdf: str = "alibaba_interdc"
+    start_us: float = num(0.0, ">= 0")
+
+    def check_consistency(self, prefix: str) -> None:
+        if (self.n_flows is None) == (self.duration_us is None):
+            raise ConfigError(f"{prefix}.n_flows", "set exactly one of n_flows and duration_us")
+
+
+@dataclass
 class AllreduceWorkload:
     kind: str = choice("allreduce", _workload_kinds)
     flows_per_iteration: int = num(8, "[1, 65536]")
@@ -489,6 +511,7 @@ WORKLOAD_SCHEMAS = {
     "rpc_incast": RpcIncastWorkload,
     "trace": TraceWorkload,
     "allreduce": AllreduceWorkload,
+    "mixed": MixedWorkload,
 }
 
 

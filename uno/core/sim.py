@@ -4,6 +4,7 @@ network and flows built into them. Two simulations in one process share nothing.
 from __future__ import annotations
 
 import gc
+import resource
 import time
 import tracemalloc
 from dataclasses import dataclass, field
@@ -241,6 +242,9 @@ class Simulation:
             }
         if peak_mem_bytes is not None:
             summary["run"]["peak_traced_memory_bytes"] = peak_mem_bytes
+        # the process's peak resident memory so far (this run's peak when it is the process's
+        # only or largest run)
+        summary["run"]["peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         tables = {"flows": flows}
         if self.recorder is not None:
             tables.update(self.recorder.tables())

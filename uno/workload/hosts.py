@@ -7,10 +7,12 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class HostFacts:
-    """``dc[h]`` is host h's datacenter, ``rack[h]`` the index of its edge switch."""
+    """``dc[h]`` is host h's datacenter, ``rack[h]`` the index of its edge switch,
+    ``rate_bps[h]`` the rate of its access link (empty if unknown)."""
 
     dc: tuple[int, ...]
     rack: tuple[int, ...]
+    rate_bps: tuple[int, ...] = ()
 
     @property
     def n_hosts(self) -> int:

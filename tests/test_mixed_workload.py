@@ -1,0 +1,155 @@
+"""Realistic mixed traffic (Uno §5.2.2): the generator hits its offered load and class ratio,
+its sizes follow their CDFs; sweeps aggregate and plot; the results notebook runs headless."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import nbformat
+import numpy as np
+import pandas as pd
+import pytest
+from conftest import uno_cli
+from nbclient import NotebookClient
+
+import uno
+from uno.config.schema import MixedWorkload
+from uno.core.errors import ConfigError
+from uno.metrics.plots import class_table, run_flows
+from uno.metrics.plots import main as plot_main
+from uno.metrics.sweep import collect_flows, collect_summaries
+from uno.metrics.sweep import main as collect_main
+from uno.workload.cdf import load_cdf
+from uno.workload.hosts import HostFacts
+from uno.workload.mixed import mixed_flows
+
+ROOT = Path(__file__).resolve().parents[1]
+HOSTS = HostFacts(
+    dc=(0,) * 128 + (1,) * 128,
+    rack=tuple(h // 4 for h in range(256)),
+    rate_bps=(100 * 10**9,) * 256,
+)
+
+
+def ks_distance(sizes: np.ndarray, cdf) -> float:
+    """Kolmogorov–Smirnov distance between the sample and the piecewise-linear CDF."""
+    x = np.sort(sizes.astype(float))
+    model = np.interp(x, cdf.sizes_bytes, cdf.cum_prob)
+    n = len(x)
+    return float(max(np.max(np.arange(1, n + 1) / n - model), np.max(model - np.arange(n) / n)))
+
+
+@pytest.mark.parametrize("load,intra", [(0.4, 0.8), (0.7, 0.5)])
+def test_generator_hits_load_ratio_and_size_distributions(load, intra):
+    cfg = MixedWorkload(load=load, n_flows=300_000, intra_fraction=intra)
+    specs = mixed_flows(cfg, HOSTS, np.random.default_rng(11))
+    sizes = np.array([s.size_bytes for s in specs])
+    cls_intra = np.array([HOSTS.dc[s.src] == HOSTS.dc[s.dst] for s in specs])
+    span_s = (specs[-1].start_ps - specs[0].start_ps) / 1e12
+    offered = sizes.sum() * 8 / span_s / sum(HOSTS.rate_bps)
+    assert offered == pytest.approx(load, rel=0.02)
+    assert cls_intra.mean() == pytest.approx(intra, rel=0.02)
+    for mask, name in ((cls_intra, "web_search"), (~cls_intra, "alibaba_interdc")):
+        n = int(mask.sum())
+        assert ks_distance(sizes[mask], load_cdf(name)) < 1.95 / np.sqrt(n)  # alpha = 0.001
+    assert all(s.src != s.dst for s in specs)
+
+
+def test_same_seed_same_trace_and_duration_mode():
+    a = mixed_flows(MixedWorkload(n_flows=500), HOSTS, np.random.default_rng(3))
+    b = mixed_flows(MixedWorkload(n_flows=500), HOSTS, np.random.default_rng(3))
+    assert a == b
+    c = mixed_flows(
+        MixedWorkload(n_flows=None, duration_us=2000.0), HOSTS, np.random.default_rng(3)
+    )
+    assert c and max(s.start_ps for s in c) < 2000 * 10**6
+
+
+@pytest.mark.parametrize("load", ["0", "1.0", "-0.2", "1.5"])
+def test_impossible_load_is_refused(load):
+    with pytest.raises(ConfigError) as err:
+        uno.run(uno.compose(["workload=mixed", f"workload.load={load}"]))
+    assert err.value.field == "workload.load"
+
+
+def test_malformed_cdf_is_refused_before_the_run(tmp_path):
+    bad = tmp_path / "bad.csv"
+    bad.write_text("size_bytes,cum_prob\n0,0\n100,0.7\n50,1\n")
+    with pytest.raises(ConfigError) as err:
+        uno.run(uno.compose(["workload=mixed", f"workload.intra_cdf={bad}"]))
+    assert err.value.field == "workload.intra_cdf" and "bad.csv:4" in str(err.value)
+
+
+@pytest.fixture(scope="module")
+def tiny_sweep(tmp_path_factory):
+    sweep = tmp_path_factory.mktemp("sweep")
+    i = 0
+    for load in (0.2, 0.4):
+        for scheme in ("uno_ecmp", "uno"):
+            cfg = uno.compose(
+                ["experiment=fig10_load", "workload=mixed_artifact", f"scheme={scheme}",
+                 f"workload.load={load}", "workload.n_flows=150", "ec.payload=false"]
+            )  # fmt: skip
+            uno.run(cfg, out_dir=sweep / str(i), choices={"scheme": scheme})
+            i += 1
+    return sweep
+
+
+def test_tables_and_plots_of_a_sweep(tiny_sweep, capsys):
+    flows = run_flows(tiny_sweep)
+    assert set(flows["label"]) == {"uno_ecmp", "uno"} and set(flows["load"]) == {0.2, 0.4}
+    table = class_table(flows, ["load", "label"])
+    assert set(table.index.get_level_values("cls")) == {"intra", "inter"}
+    assert (table["p99_fct_us"] >= table["mean_fct_us"] * 0.5).all()
+    assert plot_main([str(tiny_sweep)]) == 0
+    assert "class_bars.png" in capsys.readouterr().out
+    assert (tiny_sweep / "slowdown_by_size.png").stat().st_size > 10_000
+
+
+def test_results_notebook_runs_headless(tiny_sweep):
+    nb = nbformat.read(ROOT / "notebooks" / "uno_results.ipynb", as_version=4)
+    os.environ["UNO_SWEEP"] = str(tiny_sweep)
+    try:
+        NotebookClient(
+            nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(ROOT)}}
+        ).execute()
+    finally:
+        del os.environ["UNO_SWEEP"]
+    outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])]
+    assert not [o for o in outputs if o.get("output_type") == "error"]
+
+
+MIXED_TINY = ["experiment=fig10_load", "workload=mixed_artifact", "workload.n_flows=60",
+              "ec.payload=false", "engine.progress=false"]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "launcher,axis",
+    [
+        (["hydra/launcher=joblib", "hydra.launcher.n_jobs=2"], "scheme=uno_ecmp,gemini"),
+        (["hydra/launcher=submitit_local"], "workload.load=0.2,0.6"),
+    ],
+    ids=["joblib-schemes", "submitit_local-loads"],
+)
+def test_two_job_sweep_through_a_launcher_aggregates(tmp_path, launcher, axis):
+    """A 2-job fig10_load sweep through each local launcher writes both runs' tables; the
+    aggregation step (API and ``uno-collect``) turns them into one table per scheme/load."""
+    sw = tmp_path / "sw"
+    proc = uno_cli(["-m", *MIXED_TINY, *launcher, axis, f"hydra.sweep.dir={sw}"], tmp_path)
+    out, err = proc.communicate(timeout=600)
+    assert proc.returncode == 0, err
+    summaries = collect_summaries(sw)
+    assert list(summaries["job"]) == [0, 1]
+    flows = collect_flows(sw)
+    assert len(flows) == 2 * 60 and set(flows["job"]) == {0, 1}
+    table = class_table(run_flows(sw), ["load", "label"])
+    key, values = axis.split("=")
+    want = values.split(",")
+    if key == "scheme":
+        assert sorted(table.index.get_level_values("label").unique()) == sorted(want)
+    else:
+        assert sorted(table.index.get_level_values("load").unique()) == [float(v) for v in want]
+    assert table["flows"].sum() == 2 * 60 - table["unfinished"].sum()
+    assert collect_main([str(sw), "--out", str(tmp_path / "all.parquet")]) == 0
+    assert len(pd.read_parquet(tmp_path / "all.parquet")) == 2 * 60
