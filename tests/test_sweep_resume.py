@@ -29,12 +29,18 @@ def finish(proc) -> str:
     return out
 
 
+def finished_summaries(sweep_dir: Path) -> list[Path]:
+    """summary.json of the job folders in place (not of a staging folder, ``.<job>.partial-*``,
+    that holds its summary for the instant before its rename)."""
+    return [p for p in sweep_dir.glob("*/summary.json") if not p.parent.name.startswith(".")]
+
+
 def complete_jobs(sweep_dir: Path) -> set[int]:
-    return {int(p.parent.name) for p in sweep_dir.glob("*/summary.json")}
+    return {int(p.parent.name) for p in finished_summaries(sweep_dir)}
 
 
 def summary_mtimes(sweep_dir: Path) -> dict[int, int]:
-    return {int(p.parent.name): p.stat().st_mtime_ns for p in sweep_dir.glob("*/summary.json")}
+    return {int(p.parent.name): p.stat().st_mtime_ns for p in finished_summaries(sweep_dir)}
 
 
 def ran_and_skipped(out: str) -> tuple[set[int], set[int]]:

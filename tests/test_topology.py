@@ -6,7 +6,7 @@ import pytest
 
 import uno
 from uno.api import to_run_config
-from uno.build import host_facts, reference_paths
+from uno.scenario import host_facts, reference_paths
 from uno.topo.registry import build_topology
 from uno.topo.routing import Routing
 

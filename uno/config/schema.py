@@ -369,7 +369,16 @@ class SwitchConfig:
 
 @dataclass
 class EngineConfig:
-    kind: str = choice("packet", ("packet",))
+    #: packet (the discrete-event packet engine), fluid (flows as rates, queues as levels,
+    #: uno/fluid), hybrid (packets for the flows under study, fluid for the rest) or maxmin
+    #: (flow-level max-min fair rates, no queues: a baseline for the fluid engine)
+    kind: str = choice("packet", ("packet", "fluid", "hybrid", "maxmin"))
+    #: the fluid engine's time step, as a fraction of the intra-DC base RTT
+    fluid_step_intra_rtt: float = num(0.125, "(0, 1]")
+    #: hybrid: flows of at most this many bytes are simulated as packets (null: none by size)
+    hybrid_packet_max_bytes: int | None = num(None, ">= 0")
+    #: hybrid: flows with one of these tags are simulated as packets
+    hybrid_packet_tags: list[str] = field(default_factory=list)
     #: stop at this simulated time even if flows are unfinished
     max_sim_time_ms: float = num(1000.0, "> 0")
     #: sampling interval of rates/cwnd/queues tables; 0 disables sampling

@@ -18,6 +18,7 @@ from uno.core.engine import Engine
 from uno.core.errors import InvariantError
 from uno.core.rng import RngStreams
 from uno.core.units import PS_PER_US, rate_bps
+from uno.metrics.flows import FLOW_COLUMNS, flows_frame
 from uno.metrics.recorder import Recorder
 from uno.metrics.summary import class_summary, format_summary
 
@@ -268,47 +269,45 @@ class Simulation:
                 raise InvariantError(f"flow {f.flow_id}: more packets acked than received")
 
     def flows_table(self) -> pd.DataFrame:
-        rows = []
+        """The flows table (:data:`uno.metrics.flows.FLOW_COLUMNS`) of the flows so far."""
         seed = self.meta.get("seed")
+        cols: dict[str, list] = {c: [] for c in FLOW_COLUMNS}
         for f in self.flows:
             s = f.sender
             fct = f.fct_ps
-            rows.append(
-                {
-                    "flow_id": f.flow_id,
-                    "src": f.src,
-                    "dst": f.dst,
-                    "cls": f.cls,
-                    "tag": f.tag,
-                    "size_bytes": f.size_bytes,
-                    "start_ps": f.start_ps,
-                    "finish_ps": f.finish_ps,
-                    "fct_ps": fct,
-                    "ideal_fct_ps": f.ideal_fct_ps,
-                    "slowdown": fct / f.ideal_fct_ps if fct is not None else np.nan,
-                    "mean_rate_gbps": rate_bps(f.size_bytes, fct) / 1e9 if fct else np.nan,
-                    "base_rtt_ps": f.path.base_rtt_ps,
-                    "bdp_bytes": f.path.bdp_bytes(),
-                    "hops": f.path.hops,
-                    "packets": f.n_packets,
-                    "sent_packets": s.sent_packets,
-                    "retransmits": s.retransmits,
-                    "timeouts": s.timeouts,
-                    "fast_retransmits": s.fast_retransmits,
-                    "coded": f.coding is not None,
-                    "nacks": s.nacks,
-                    "sent_bytes": s.sent_bytes,
-                    "ecn_acks": s.ecn_acks,
-                    "bytes_delivered": f.receiver.bytes_received,
-                    "cc": f.cc_name,
-                    "lb": f.lb_name,
-                    "seed": seed,
-                }
-            )
-        df = pd.DataFrame(rows)
-        df["finish_ps"] = df["finish_ps"].astype("Int64")
-        df["fct_ps"] = df["fct_ps"].astype("Int64")
-        return df
+            row = {
+                "flow_id": f.flow_id,
+                "src": f.src,
+                "dst": f.dst,
+                "cls": f.cls,
+                "tag": f.tag,
+                "size_bytes": f.size_bytes,
+                "start_ps": f.start_ps,
+                "finish_ps": f.finish_ps,
+                "fct_ps": fct,
+                "ideal_fct_ps": f.ideal_fct_ps,
+                "slowdown": fct / f.ideal_fct_ps if fct is not None else np.nan,
+                "mean_rate_gbps": rate_bps(f.size_bytes, fct) / 1e9 if fct else np.nan,
+                "base_rtt_ps": f.path.base_rtt_ps,
+                "bdp_bytes": f.path.bdp_bytes(),
+                "hops": f.path.hops,
+                "packets": f.n_packets,
+                "sent_packets": s.sent_packets,
+                "retransmits": s.retransmits,
+                "timeouts": s.timeouts,
+                "fast_retransmits": s.fast_retransmits,
+                "coded": f.coding is not None,
+                "nacks": s.nacks,
+                "sent_bytes": s.sent_bytes,
+                "ecn_acks": s.ecn_acks,
+                "bytes_delivered": f.receiver.bytes_received,
+                "cc": f.cc_name,
+                "lb": f.lb_name,
+                "seed": seed,
+            }
+            for c, v in row.items():
+                cols[c].append(v)
+        return flows_frame(cols)
 
     def ports_table(self) -> pd.DataFrame:
         now = self.engine.now

@@ -67,7 +67,10 @@ class Progress:
                 "[{elapsed}<{remaining}] {postfix}",
             )
         self._t0 = self._last_log = time.perf_counter()
-        sim.engine.process(self._loop())
+        if hasattr(sim, "engine"):
+            sim.engine.process(self._loop())
+        else:  # a flow-level engine calls back between its chunks of steps
+            sim.progress_hook = self.update
 
     def _loop(self):
         engine = self.sim.engine
@@ -86,8 +89,10 @@ class Progress:
     def status(self, now_wall: float) -> tuple[float, str]:
         """(simulated µs, "flows a/b, n packet-hops/s") now."""
         sim = self.sim
-        sim_us = sim.engine.now / PS_PER_US
         elapsed = now_wall - self._t0
+        if not hasattr(sim, "engine"):
+            return sim.now_ps / PS_PER_US, sim.progress_text(elapsed)
+        sim_us = sim.engine.now / PS_PER_US
         hops = sim.network.packet_hops()
         rate = hops / elapsed if elapsed > 0 else 0.0
         return sim_us, f"flows {sim.n_finished}/{len(sim.flows)}, {rate:,.0f} packet-hops/s"

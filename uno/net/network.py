@@ -10,9 +10,10 @@ from uno.core.packet import KIND_NAMES
 from uno.core.rng import RngStreams
 from uno.net.host import Host
 from uno.net.phantom import PhantomQueue
-from uno.net.port import MARK_PHANTOM, MARK_PHYSICAL, Port
+from uno.net.port import Port
 from uno.net.red import RedMarker
 from uno.net.switch import Switch
+from uno.scenario import PortMarking, port_names
 from uno.topo.base import HOST
 from uno.topo.routing import Routing
 
@@ -20,7 +21,8 @@ from uno.topo.routing import Routing
 class Network:
     """Instantiated network elements of one simulation."""
 
-    def __init__(self, engine, routing: Routing, rng: RngStreams):
+    def __init__(self, engine, routing: Routing, ecmp_salts: list[int]):
+        """``ecmp_salts``: one per switch, in topology order (:class:`uno.scenario.Scenario`)."""
         self.engine = engine
         self.routing = routing
         topo = routing.topo
@@ -30,7 +32,7 @@ class Network:
         self.in_flight = 0
         self.hosts: list[Host] = []
         self.switches: dict[str, Switch] = {}
-        salts = rng.stream("ecmp_salt").integers(0, 2**63, size=max(1, len(topo.switches))).tolist()
+        salts = ecmp_salts
         node_objs: list = []
         for i, spec in enumerate(topo.nodes):
             if spec.kind == HOST:
@@ -43,14 +45,7 @@ class Network:
                 node_objs.append(sw)
         self.node_objs = node_objs
         self.ports: list[Port] = []
-        seen: Counter = Counter()
-        for e in routing.edges:
-            a = topo.nodes[e.src].name
-            b = topo.nodes[e.dst].name
-            seen[(a, b)] += 1
-            name = f"{a}->{b}"
-            if seen[(a, b)] > 1 or _parallel(routing, e):
-                name += f"#{seen[(a, b)] - 1}"
+        for e, name in zip(routing.edges, port_names(routing), strict=True):
             port = Port(engine, self, name, e.rate_bps, e.delay_ps, e.buffer_bytes, e.kind)
             port.connect(node_objs[e.dst])
             port.owner = node_objs[e.src]
@@ -82,13 +77,10 @@ class Network:
         ]
 
     def configure_marking(
-        self,
-        switch_cfg,
-        rng: RngStreams,
-        phantom_size_bytes: float,
-        intra_bdp_bytes: float,
+        self, switch_cfg, plan: list[PortMarking | None], rng: RngStreams
     ) -> None:
-        """Attach RED/ECN and phantom queues to switch ports per the ``switch`` config.
+        """Attach RED/ECN and phantom queues to switch ports per ``plan`` (one entry per edge,
+        :func:`uno.scenario.marking_plan` of the ``switch`` config).
 
         Every port draws its marking decisions from a stream of its own: a port decides lazily,
         when it is next touched (:mod:`uno.net.port`), so with one stream shared by all ports
@@ -98,55 +90,25 @@ class Network:
         if switch_cfg.ack_priority:
             for port in self.switch_ports():
                 port.enable_control_lane()
-        kinds = list(switch_cfg.port_kinds) if switch_cfg.port_kinds else None
-        ecn = switch_cfg.ecn
-        ph = switch_cfg.phantom
-        if not ecn.enabled and not ph.enabled:
-            return
-        source = switch_cfg.mark_source
-        if source == "auto":
-            source = MARK_PHANTOM if ph.enabled else MARK_PHYSICAL
-        for port in self.switch_ports(kinds):
+        for port, m in zip(self.ports, plan, strict=True):
+            if m is None:
+                continue
             uniform = rng.buffered(f"ecn/{port.name}")
             red = None
-            if ecn.enabled and ecn.k_intra_bdp_divisor is not None:
-                step_k = intra_bdp_bytes / ecn.k_intra_bdp_divisor
-                red = RedMarker(step_k, step_k, uniform)
-            elif ecn.enabled:
-                kmin_frac, kmax_frac = ecn.kmin_frac, ecn.kmax_frac
-                if port.kind in ("border", "wan") and switch_cfg.border_kmin_frac is not None:
-                    kmin_frac, kmax_frac = switch_cfg.border_kmin_frac, switch_cfg.border_kmax_frac
-                kmin = (
-                    ecn.kmin_bytes if ecn.kmin_bytes is not None else kmin_frac * port.buffer_bytes
-                )
-                kmax = (
-                    ecn.kmax_bytes if ecn.kmax_bytes is not None else kmax_frac * port.buffer_bytes
-                )
-                red = RedMarker(kmin, kmax, uniform)
+            if m.red_kmin_bytes is not None:
+                red = RedMarker(m.red_kmin_bytes, m.red_kmax_bytes, uniform)
             phantom = None
-            if ph.enabled:
-                size = ph.size_bytes if ph.size_bytes is not None else phantom_size_bytes
+            if m.phantom_size_bytes is not None:
                 phantom = PhantomQueue(
-                    size,
-                    ph.drain_frac * port.rate_bps,
-                    ph.kmin_frac * size,
-                    ph.kmax_frac * size,
+                    m.phantom_size_bytes,
+                    m.phantom_drain_bps,
+                    m.phantom_kmin_bytes,
+                    m.phantom_kmax_bytes,
                     uniform,
                 )
-            port.set_marking(red, phantom, source)
+            port.set_marking(red, phantom, m.source)
             if phantom is not None:
-                port.set_phantom_accounting(ph.count_acks, ph.count_drops)
-
-    def marking_threshold_bytes(self, edges) -> float | None:
-        """The smallest physical-queue ECN threshold (RED Kmin) among the switch ports of
-        ``edges`` (routing edges, e.g. a flow's path), None if none of them marks on its
-        physical queue."""
-        ks = [
-            port.red.kmin_bytes
-            for port in (self.ports[e.edge_id] for e in edges)
-            if port.marks_physical
-        ]
-        return min(ks) if ks else None
+                port.set_phantom_accounting(m.phantom_counts_acks, m.phantom_counts_drops)
 
     def _ports_matching(self, patterns: list[str], both_directions: bool, field: str) -> list[Port]:
         import fnmatch
@@ -228,8 +190,3 @@ class Network:
     def packet_hops(self) -> int:
         """Packets that entered a queue so far (data and control), summed over all ports."""
         return sum(p.arrivals for p in self.ports)
-
-
-def _parallel(routing: Routing, e) -> bool:
-    """Whether edge ``e`` has a parallel twin (same src and dst nodes)."""
-    return sum(1 for x in routing.out_edges[e.src] if routing.edges[x].dst == e.dst) > 1

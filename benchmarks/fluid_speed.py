@@ -1,0 +1,59 @@
+"""Wall time of the 40%-load fig10_load scenario (5000 flows, the artifact's traffic) in the
+fluid, max-min and packet engines, and the ratios; then a fig10_load sweep of schemes x loads in
+fluid mode (the schemes the fluid engine models).
+
+    python benchmarks/fluid_speed.py [--scheme uno_ecmp] [--skip-packet] [--skip-sweep]
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import uno
+
+BASE = ["experiment=fig10_load", "workload=mixed_artifact", "engine.progress=false",
+        "engine.sample_interval_us=0"]  # fmt: skip
+
+
+def timed(overrides: list[str]) -> tuple[float, dict]:
+    cfg = uno.compose([*BASE, *overrides])
+    t0 = time.perf_counter()
+    result = uno.run(cfg)
+    return time.perf_counter() - t0, result.summary["run"]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--scheme", default="uno_ecmp")
+    ap.add_argument("--skip-packet", action="store_true")
+    ap.add_argument("--skip-sweep", action="store_true")
+    ap.add_argument("--n-flows", type=int, default=5000)
+    args = ap.parse_args()
+    BASE.append(f"workload.n_flows={args.n_flows}")
+    timed(["engine.kind=fluid", "engine.max_sim_time_ms=0.1"])  # load the compiled kernels
+    timed(["engine.kind=maxmin", "engine.max_sim_time_ms=0.1"])
+    walls = {}
+    engines = ["fluid", "maxmin"] + ([] if args.skip_packet else ["packet"])
+    for engine in engines:
+        wall, run = timed([f"scheme={args.scheme}", "workload.load=0.4", f"engine.kind={engine}"])
+        walls[engine] = wall
+        print(f"fluid_speed {engine:6s} scheme={args.scheme} load=0.4: {run['n_flows']} flows, "
+              f"simulated {run['sim_time_us'] / 1000:.1f} ms in {wall:.2f} s wall "
+              f"(engine {run['wall_s']:.2f} s), peak RSS {run['peak_rss_mib']:.0f} MiB")  # fmt: skip
+    if "packet" in walls:
+        print(f"fluid_speed ratios: packet/fluid {walls['packet'] / walls['fluid']:.1f}x, "
+              f"packet/maxmin {walls['packet'] / walls['maxmin']:.1f}x")  # fmt: skip
+    if not args.skip_sweep:
+        t0 = time.perf_counter()
+        n = 0
+        for scheme in ("uno_ecmp", "gemini"):
+            for load in (0.2, 0.4, 0.6, 0.8):
+                timed([f"scheme={scheme}", f"workload.load={load}", "engine.kind=fluid"])
+                n += 1
+        print(f"fluid_speed sweep: {n} fluid runs (schemes uno_ecmp, gemini x 4 loads) in "
+              f"{time.perf_counter() - t0:.1f} s")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,578 @@
+"""The fluid engine (``engine.kind=fluid``): flows as rates, queues as continuous levels.
+
+It reads the run's :class:`uno.scenario.Scenario` (the same topology, routes, flows, switch
+marking and congestion-control parameters as the packet engine) into struct-of-arrays state and
+advances it in fixed steps of ``engine.fluid_step_intra_rtt`` x the intra-DC base RTT inside the
+Numba kernel :func:`uno.fluid.kernels.advance`:
+
+- **Senders** are window-based, as the packet transports: in each step a flow sends what its
+  window allows (cwnd - in flight), at most at its NIC rate, or at cwnd / base RTT when its
+  controller paces, and at most what it has left (new bytes or bytes to resend).
+- **Links** are queues with a continuous level: arrivals (the flows' rates, each thinned or
+  swelled by the departures/arrivals ratio of the hops before it at the previous step) minus
+  departures at line rate, tail drop beyond the buffer. Phantom queues take the same arrivals
+  and drain at their own rate. A byte leaving a link is marked with RED's probability at the
+  (phantom) queue level, as the packet ports' ``set_marking`` sources say.
+- **Feedback is delayed by each flow's own RTT**: what the network did to a step's bytes
+  (acknowledged, marked, lost; the RTT sample = base RTT + queueing delay on the path) enters a
+  per-flow delay line and reaches the controller one RTT later, so an inter-DC flow reacts ~128x
+  later than an intra-DC one. A loss is detected a retransmission timeout after it (the packet
+  engine's RTO rule; ``transport.dupack_threshold`` > 0: one base RTT, as fast retransmit), or,
+  for erasure-coded flows, only when a block cannot be decoded (a block of n + m packets each
+  lost with the path's loss probability fails when more than m are lost), after the receiver's
+  block timer; lost bytes are sent again.
+- **Controllers**: fluid laws of UnoCC, DCTCP and GEMINI in :mod:`uno.fluid.kernels`, applied to
+  each step's batch of ACKs with the same parameters as the packet controllers (the derived
+  constants are read from the packet controller objects built for each flow, so the two can
+  never disagree on a parameter). "Any packet of the epoch/window was marked" becomes "the
+  expected number of marked packets, carried over, reached one".
+- **Load balancing**: ECMP flows take exactly the path the packet engine's switches hash them
+  to (same entropy stream, hash and salts); packet spraying splits a flow evenly over its
+  equal-cost next hops at every switch (its long-run share of each path).
+
+Not modelled, and refused with a message naming the setting: link failures and random losses
+(``faults``), the adaptive balancers (PLB, UnoLB, REPS: an even split ignores exactly what they
+do, and on the Uno Fig. 10 traffic it loses 2.6x the packet engine's bytes), MPRDMA and BBR. ACKs are not carried as bytes (64 B per 4,160-B
+data packet, 1.5 % of the reverse traffic), so ``switch.ack_priority`` and
+``switch.phantom.count_acks`` have nothing to act on.
+
+Units: times in ps, sizes in bytes, rates in bytes/ps inside the kernels.
+"""
+
+from __future__ import annotations
+
+import math
+import resource
+import time
+
+import numpy as np
+import pandas as pd
+
+from uno.cc.registry import make_cc
+from uno.core.errors import ConfigError
+from uno.core.packet import flow_hash_key, mix64
+from uno.core.rng import RngStreams
+from uno.core.sim import RunResult
+from uno.core.units import BITS_PER_BYTE, PS_PER_S, PS_PER_US, ms_to_ps, us_to_ps
+from uno.fluid import kernels as K
+from uno.lb.base import ENTROPY_SPACE
+from uno.metrics.flows import FLOW_COLUMNS, flows_frame
+from uno.metrics.summary import class_summary
+from uno.net.port import MARK_EITHER, MARK_PHANTOM, MARK_PHYSICAL
+from uno.scenario import Scenario, build_scenario, is_switch_port, port_names
+from uno.topo.base import HOST
+
+#: controllers with a fluid law
+FLUID_CC = {"uno": K.CC_UNO, "dctcp": K.CC_DCTCP, "gemini": K.CC_GEMINI}
+#: balancers the fluid engine routes: one hashed path, or an even split
+SINGLE_PATH_LB = ("ecmp",)
+SPLIT_LB = ("spray",)
+#: bytes/ps per bit/s
+_BPS = 1.0 / (BITS_PER_BYTE * PS_PER_S)
+
+
+def check_fluid_support(cfg, engine: str = "fluid", with_cc: bool = True) -> None:
+    """Refuse, naming the setting, what the flow-level engines cannot model (``with_cc``: the
+    engine runs the congestion controllers)."""
+    where = f"engine.kind={engine}"
+    for cls_field in ("algo", "intra", "inter") if with_cc else ():
+        name = getattr(cfg.cc, cls_field)
+        if name is not None and name not in FLUID_CC:
+            raise ConfigError(
+                f"cc.{cls_field}",
+                f"{where} has fluid laws for {sorted(FLUID_CC)}, not {name!r}; use engine.kind=packet",
+            )
+    if with_cc and cfg.cc.gemini.alpha_update != "window" and "gemini" in (
+        cfg.cc.algo, cfg.cc.intra, cfg.cc.inter
+    ):  # fmt: skip
+        raise ConfigError(
+            "cc.gemini.alpha_update",
+            f"{where} models alpha_update=window only, not {cfg.cc.gemini.alpha_update!r}",
+        )
+    if cfg.lb.algo not in SINGLE_PATH_LB + SPLIT_LB:
+        raise ConfigError(
+            "lb.algo",
+            f"{where} routes {list(SINGLE_PATH_LB + SPLIT_LB)}, not {cfg.lb.algo!r} "
+            "(it moves traffic away from congested or lossy paths; no fluid model of that yet)",
+        )
+    if cfg.faults.link_failures:
+        raise ConfigError("faults.link_failures", f"{where} does not model link failures")
+    if cfg.faults.losses:
+        raise ConfigError("faults.losses", f"{where} does not model random packet losses")
+    if cfg.engine.stop_when_done:
+        raise ConfigError("engine.stop_when_done", f"{where} runs every flow to its end")
+
+
+def _ecmp_path(scenario: Scenario, src: int, dst: int, entropy: int, switch_index) -> list[int]:
+    """Edge ids of the path the packet engine's switches hash (src, dst, entropy) onto."""
+    routing = scenario.routing
+    node = routing.host_nodes[src]
+    target = routing.host_nodes[dst]
+    key = flow_hash_key(src, dst, entropy)
+    edges = []
+    while node != target:
+        hops = routing.next_hops[node][dst]
+        if len(hops) == 1:
+            e = hops[0]
+        else:
+            salt = scenario.ecmp_salts[switch_index[node]]
+            e = hops[mix64(key ^ salt) % len(hops)]
+        edges.append(e)
+        node = routing.edges[e].dst
+    return edges
+
+
+def _split_path(scenario: Scenario, src: int, dst: int) -> list[tuple[int, float]]:
+    """(edge id, share of the flow's bytes) with an even split over equal-cost next hops at
+    every node, in hop order."""
+    routing = scenario.routing
+    level = {routing.host_nodes[src]: 1.0}
+    target = routing.host_nodes[dst]
+    out: list[tuple[int, float]] = []
+    while level and target not in level:
+        nxt: dict[int, float] = {}
+        for node, w in level.items():
+            hops = routing.next_hops[node][dst]
+            share = w / len(hops)
+            for e in hops:
+                out.append((e, share))
+                d = routing.edges[e].dst
+                nxt[d] = nxt.get(d, 0.0) + share
+        level = nxt
+    return out
+
+
+class FluidSimulation:
+    """One fluid run: the scenario's state as arrays, stepped by the kernels."""
+
+    engine_name = "fluid"
+    #: whether the engine runs the flows' congestion controllers
+    runs_cc = True
+
+    def __init__(self, cfg, scenario: Scenario, rng: RngStreams):
+        check_fluid_support(cfg, self.engine_name, self.runs_cc)
+        self.cfg = cfg
+        self.scenario = scenario
+        self.meta = scenario.meta()
+        self.max_time_ps = ms_to_ps(cfg.engine.max_sim_time_ms)
+        self.dt_ps = float(cfg.engine.fluid_step_intra_rtt * scenario.intra_ref.base_rtt_ps)
+        self.progress_hook = None
+        self.n_finished = 0
+        self.now_ps = 0
+        plans = scenario.flows
+        for p in plans:
+            if p.spec.after:
+                raise ConfigError(
+                    "workload", f"engine.kind={self.engine_name} does not chain flows ('after')"
+                )
+        self.flows = plans
+        routing = scenario.routing
+        self.port_names = port_names(routing)
+        n_links = len(routing.edges)
+        ls = np.zeros((n_links, K.N_LS))
+        for e in routing.edges:
+            row = ls[e.edge_id]
+            row[K.LS_CAP] = e.rate_bps * _BPS
+            row[K.LS_BUF] = float(e.buffer_bytes)
+            row[K.LS_KMIN] = row[K.LS_KMAX] = -1.0
+            row[K.LS_PASS] = 1.0
+            m = scenario.marking[e.edge_id]
+            if m is None:
+                continue
+            if m.red_kmin_bytes is not None:
+                row[K.LS_KMIN], row[K.LS_KMAX] = m.red_kmin_bytes, m.red_kmax_bytes
+            if m.phantom_size_bytes is not None:
+                row[K.LS_PHSIZE] = m.phantom_size_bytes
+                row[K.LS_PHDRAIN] = m.phantom_drain_bps * _BPS
+                row[K.LS_PHKMIN], row[K.LS_PHKMAX] = m.phantom_kmin_bytes, m.phantom_kmax_bytes
+                row[K.LS_PHDROPS] = 1.0 if m.phantom_counts_drops else 0.0
+            physical = m.marks_physical
+            phantom = m.marks_phantom
+            row[K.LS_MODE] = (
+                K.MODE_EITHER if physical and phantom
+                else K.MODE_PHYSICAL if physical
+                else K.MODE_PHANTOM if phantom
+                else K.MODE_NONE
+            )  # fmt: skip
+            assert m.source in (MARK_PHYSICAL, MARK_PHANTOM, MARK_EITHER)
+        self.ls = ls
+        self._build_flows(cfg, rng)
+
+    # ---- setup ----------------------------------------------------------------------------
+    def _build_flows(self, cfg, rng: RngStreams) -> None:
+        sc = self.scenario
+        routing = sc.routing
+        n = len(self.flows)
+        switch_index = {}
+        for i, node in enumerate(routing.topo.nodes):
+            if node.kind != HOST:
+                switch_index[i] = len(switch_index)
+        fs = np.zeros((n, K.N_FS))
+        cp = np.zeros((n, K.N_P))
+        rt_ptr = np.zeros(n + 1, dtype=np.int64)
+        rt_link: list[int] = []
+        rt_w: list[float] = []
+        ring_len = np.zeros(n, dtype=np.int64)
+        lb = cfg.lb.algo
+        ec = cfg.ec
+        drain_cache: dict[tuple[int, int], float] = {}
+        for i, plan in enumerate(self.flows):
+            spec = plan.spec
+            if lb in SINGLE_PATH_LB:
+                entropy = rng.buffered(f"lb/{spec.flow_id}").integer(ENTROPY_SPACE)
+                route = [
+                    (e, 1.0) for e in _ecmp_path(sc, spec.src, spec.dst, entropy, switch_index)
+                ]
+            else:
+                route = _split_path(sc, spec.src, spec.dst)
+            for e, w in route:
+                rt_link.append(e)
+                rt_w.append(w)
+            rt_ptr[i + 1] = len(rt_link)
+            size = float(plan.wire_bytes)
+            if plan.ec_timeout_ps is not None:
+                n_data = plan.n_packets
+                n_blocks = -(-n_data // ec.data_packets)
+                size *= (n_data + n_blocks * ec.parity_packets) / n_data
+                fs[i, K.FS_EC_N] = min(ec.data_packets, n_data)
+                fs[i, K.FS_EC_M] = ec.parity_packets
+                fs[i, K.FS_LOSS_DELAY] = plan.ec_timeout_ps
+            elif plan.facts.dupack_threshold > 0:
+                fs[i, K.FS_LOSS_DELAY] = plan.path.base_rtt_ps
+                fs[i, K.FS_LOSS_NACK] = 1.0
+            else:
+                fs[i, K.FS_LOSS_DELAY] = plan.facts.rto_ps
+            if plan.ec_timeout_ps is not None:
+                fs[i, K.FS_LOSS_NACK] = 1.0
+            fs[i, K.FS_SIZE] = size
+            fs[i, K.FS_UNSENT] = size
+            fs[i, K.FS_START] = float(spec.start_ps)
+            fs[i, K.FS_FINISH] = -1.0
+            fs[i, K.FS_LOSS_AT] = -1.0
+            fs[i, K.FS_BASE_RTT] = float(plan.path.base_rtt_ps)
+            nic = routing.edges[routing.out_edges[routing.host_nodes[spec.src]][0]]
+            fs[i, K.FS_NIC] = nic.rate_bps * _BPS
+            key = (spec.src, spec.dst)
+            if key not in drain_cache:
+                drain_cache[key] = sum(
+                    routing.edges[e].buffer_bytes / (routing.edges[e].rate_bps * _BPS)
+                    for e, _ in route
+                    if is_switch_port(routing, routing.edges[e])
+                )
+            longest = plan.path.base_rtt_ps + drain_cache[key] + 2 * self.dt_ps
+            longest += max(1.0, size / fs[i, K.FS_NIC])
+            ring_len[i] = int(math.ceil(longest / self.dt_ps)) + 2
+            if self.runs_cc:
+                self._cc_params(cfg, plan, cp, i)
+        ring_ptr = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(ring_len, out=ring_ptr[1:])
+        ring = np.zeros((int(ring_ptr[-1]), K.N_R))
+        ring[:, K.R_RTTMIN] = np.inf
+        ring[:, K.R_SENTMAX] = -1.0
+        self.fs, self.cp = fs, cp
+        self.cs = np.zeros((n, K.N_C))
+        self.rt_ptr = rt_ptr
+        self.rt_link = np.asarray(rt_link, dtype=np.int64)
+        self.rt_w = np.asarray(rt_w, dtype=np.float64)
+        self.ring, self.ring_ptr, self.ring_len = ring, ring_ptr, ring_len
+        self.order = np.argsort(fs[:, K.FS_START], kind="stable").astype(np.int64)
+        self.counters = np.zeros(4, dtype=np.int64)
+        self.active = np.zeros(n, dtype=np.int64)
+        self.busy = np.zeros(len(self.ls), dtype=np.int64)
+
+    def _cc_params(self, cfg, plan, cp: np.ndarray, i: int) -> None:
+        """Controller parameters of flow ``i``, taken from the packet controller built with
+        the same config and FlowContext."""
+        obj = make_cc(plan.cc_name, cfg.cc, plan.ctx)
+        p = obj.p
+        row = cp[i]
+        row[K.P_KIND] = FLUID_CC[plan.cc_name]
+        row[K.P_MIN_CWND] = obj.min_cwnd
+        row[K.P_MAX_CWND] = obj.max_cwnd
+        row[K.P_PACED] = 1.0 if obj.paced else 0.0
+        row[K.P_MSS] = plan.ctx.mss_bytes
+        row[K.P_BASE_RTT] = plan.ctx.base_rtt_ps
+        row[K.P_INIT_CWND] = obj.cwnd_bytes
+        if plan.cc_name == "uno":
+            row[K.PU_ALPHA] = obj.alpha_bytes
+            row[K.PU_MD_GAIN] = obj.md_gain
+            row[K.PU_EPOCH_PERIOD] = obj.epoch_period_ps
+            row[K.PU_EPOCH_SCALE] = obj.epoch_rtt_scale if obj.epoch_rtt_scale is not None else -1.0
+            row[K.PU_QA_PERIOD] = obj.qa_period_ps
+            row[K.PU_GENTLE_THR] = obj.gentle_threshold_ps
+            row[K.PU_G] = p.ecn_ewma_gain
+            row[K.PU_GENTLE_FACTOR] = p.gentle_factor
+            row[K.PU_GENTLE_COMPOUNDS] = 1.0 if p.gentle_compounds else 0.0
+            row[K.PU_QA_BETA] = p.qa_beta
+            row[K.PU_QA_SCALE] = p.qa_window_scale
+            row[K.PU_TIMEOUT_CWND] = p.timeout_cwnd_mss * plan.ctx.mss_bytes
+            row[K.PU_FALL_INCREASE] = 1.0 if p.ewma_fall_increase else 0.0
+        elif plan.cc_name == "dctcp":
+            row[K.PD_G] = p.g
+            row[K.P_ALPHA_INIT] = p.alpha_init
+        else:
+            row[K.PG_G] = p.g
+            row[K.PG_F] = obj.f_scale
+            row[K.PG_H] = obj.h_bytes
+            row[K.PG_BETA] = p.beta
+            row[K.PG_T] = obj.t_ps
+            row[K.PG_MAX_CUT] = p.max_cut
+            row[K.PG_USE_DELAY] = 1.0 if obj.use_delay else 0.0
+            row[K.PG_SS_EXIT] = 1.0 if p.slow_start_exit_on_cut else 0.0
+            row[K.PG_TO_HOLD] = obj.timeout_holdoff_ps
+            row[K.P_ALPHA_INIT] = p.alpha_init
+
+    # ---- running --------------------------------------------------------------------------
+    def progress_text(self, elapsed_s: float) -> str:
+        return f"flows {self.n_finished}/{len(self.flows)}, {self.k_done:,} fluid steps"
+
+    def run(self, measure_memory: bool = False) -> RunResult:
+        """Step until every flow finished or ``engine.max_sim_time_ms``; collect the tables."""
+        cfg = self.cfg
+        dt = self.dt_ps
+        k_stop = int(self.max_time_ps // dt)
+        interval = cfg.engine.sample_interval_us
+        chunk = max(1, int(round(us_to_ps(interval) / dt))) if interval > 0 else 20_000
+        sampler = _Sampler(self, cfg) if interval > 0 else None
+        self.k_done = 0
+        t0 = time.perf_counter()
+        k = 0
+        n = len(self.flows)
+        while k < k_stop:
+            k = K.advance(
+                k, min(k + chunk, k_stop), dt, self.fs, self.cs, self.cp, self.ls, self.rt_ptr,
+                self.rt_link, self.rt_w, self.ring, self.ring_ptr, self.ring_len, self.order,
+                self.counters, self.active, self.busy,
+            )  # fmt: skip
+            self.k_done = k
+            self.now_ps = int(k * dt)
+            self.n_finished = int(self.counters[2])
+            if sampler is not None:
+                sampler.sample(self.now_ps)
+            if self.progress_hook is not None:
+                self.progress_hook(time.perf_counter())
+            if self.n_finished == n:
+                break
+        wall = time.perf_counter() - t0
+        return self._collect(wall, sampler)
+
+    # ---- results --------------------------------------------------------------------------
+    def flows_table(self) -> pd.DataFrame:
+        fs = self.fs
+        plans = self.flows
+        mss = self.scenario.data_bytes
+        finished = fs[:, K.FS_STATE] == 2.0
+        finish = np.where(finished, np.round(fs[:, K.FS_FINISH]), np.nan)
+        start = np.array([p.spec.start_ps for p in plans], dtype=np.int64)
+        fct = finish - start
+        ideal = np.array([p.ideal_fct_ps for p in plans], dtype=np.int64)
+        size = np.array([p.spec.size_bytes for p in plans], dtype=np.int64)
+        n_packets = np.array(
+            [
+                round(fs[i, K.FS_SIZE] / max(1.0, plans[i].wire_bytes / plans[i].n_packets))
+                for i in range(len(plans))
+            ],
+            dtype=np.int64,
+        )
+        retrans = np.round(np.maximum(0.0, fs[:, K.FS_SENT] - fs[:, K.FS_SIZE]) / mss)
+        loss_events = fs[:, K.FS_LOSS_EVENTS].astype(np.int64)
+        coded = fs[:, K.FS_EC_N] > 0
+        nack = fs[:, K.FS_LOSS_NACK] > 0
+        frac = np.minimum(1.0, fs[:, K.FS_DELIVERED] / fs[:, K.FS_SIZE])
+        cols = {
+            "flow_id": [p.spec.flow_id for p in plans],
+            "src": [p.spec.src for p in plans],
+            "dst": [p.spec.dst for p in plans],
+            "cls": [p.cls for p in plans],
+            "tag": [p.spec.tag for p in plans],
+            "size_bytes": size,
+            "start_ps": start,
+            "finish_ps": finish,
+            "fct_ps": fct,
+            "ideal_fct_ps": ideal,
+            "slowdown": fct / ideal,
+            "mean_rate_gbps": size * 8e3 / fct,
+            "base_rtt_ps": [p.path.base_rtt_ps for p in plans],
+            "bdp_bytes": [p.path.bdp_bytes() for p in plans],
+            "hops": [p.path.hops for p in plans],
+            "packets": n_packets,
+            "sent_packets": np.round(fs[:, K.FS_SENT] / mss).astype(np.int64),
+            "retransmits": retrans.astype(np.int64),
+            "timeouts": np.where(nack, 0, loss_events),
+            "fast_retransmits": np.where(nack & ~coded, loss_events, 0),
+            "coded": coded,
+            "nacks": np.where(coded, loss_events, 0),
+            "sent_bytes": np.round(fs[:, K.FS_SENT]).astype(np.int64),
+            "ecn_acks": np.round(fs[:, K.FS_MARKED] / mss).astype(np.int64),
+            "bytes_delivered": np.where(finished, size, np.floor(frac * size)).astype(np.int64),
+            "cc": [p.cc_name for p in plans],
+            "lb": [self.cfg.lb.algo] * len(plans),
+            "seed": [self.cfg.seed] * len(plans),
+        }
+        assert set(cols) == set(FLOW_COLUMNS)
+        return flows_frame(cols)
+
+    def ports_table(self) -> pd.DataFrame:
+        ls = self.ls
+        busy = np.nonzero(ls[:, K.LS_IN] > 0)[0]
+        edges = self.scenario.routing.edges
+        mss = self.scenario.data_bytes
+        return pd.DataFrame(
+            {
+                "port": [self.port_names[i] for i in busy],
+                "kind": [edges[i].kind for i in busy],
+                "rate_gbps": [edges[i].rate_bps / 1e9 for i in busy],
+                "buffer_bytes": [edges[i].buffer_bytes for i in busy],
+                "arrivals": np.round(ls[busy, K.LS_IN] / mss).astype(np.int64),
+                "tx_packets": np.round(ls[busy, K.LS_TX] / mss).astype(np.int64),
+                "tx_bytes": np.round(ls[busy, K.LS_TX]).astype(np.int64),
+                "drops": np.round(ls[busy, K.LS_DROP] / mss).astype(np.int64),
+                "fault_drops": np.zeros(len(busy), dtype=np.int64),
+                "ecn_marks": np.zeros(len(busy), dtype=np.int64),
+                "max_queue_bytes": ls[busy, K.LS_MAXQ],
+                "queue_bytes_at_end": ls[busy, K.LS_Q],
+            }
+        )
+
+    def _collect(self, wall_s: float, sampler) -> RunResult:
+        flows = self.flows_table()
+        fs = self.fs
+        delivered_ok = np.all(fs[:, K.FS_DELIVERED] <= fs[:, K.FS_SENT] * (1 + 1e-9) + 1e-6)
+        if not delivered_ok:
+            from uno.core.errors import InvariantError
+
+            raise InvariantError("fluid engine: a flow delivered more bytes than it sent")
+        summary = {
+            "run": dict(
+                self.meta,
+                sim_time_us=self.now_ps / PS_PER_US,
+                wall_s=wall_s,
+                events=0,
+                packet_hops=0,
+                packet_hops_per_s=0.0,
+                fluid_steps=int(self.k_done),
+                fluid_step_us=self.dt_ps / PS_PER_US,
+                all_flows_finished=bool(flows["finish_ps"].notna().all()),
+                peak_rss_mib=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+                lb_model=(
+                    "the packet engine's ECMP path"
+                    if self.cfg.lb.algo in SINGLE_PATH_LB
+                    else "even split over equal-cost paths"
+                ),  # fmt: skip
+            ),
+            "classes": class_summary(flows),
+            "packets": {},
+            "retransmits": int(flows["retransmits"].sum()),
+            "timeouts": int(flows["timeouts"].sum()),
+            "fluid": {
+                "lost_bytes": float(fs[:, K.FS_LOST].sum()),
+                "sent_bytes": float(fs[:, K.FS_SENT].sum()),
+                "delivered_bytes": float(fs[:, K.FS_DELIVERED].sum()),
+            },
+        }
+        tables = {"flows": flows}
+        if sampler is not None:
+            tables.update(sampler.tables())
+        tables["ports"] = self.ports_table()
+        return RunResult(flows=flows, tables=tables, summary=summary)
+
+
+class _Sampler:
+    """The rates / cwnd / queues tables of the packet engine's recorder, sampled between
+    chunks of steps (every ``engine.sample_interval_us``)."""
+
+    def __init__(self, sim: FluidSimulation, cfg):
+        import fnmatch
+
+        en = cfg.engine
+        self.sim = sim
+        self.en = en
+        names = sim.port_names
+        routing = sim.scenario.routing
+        dsts = {p.spec.dst for p in sim.flows}
+        chosen: list[int] = []
+        busy = False
+        for sel in en.queue_ports:
+            if sel == "receivers":
+                chosen += [
+                    e.edge_id
+                    for e in routing.edges
+                    if is_switch_port(routing, e)
+                    and routing.topo.nodes[e.dst].kind == HOST
+                    and routing.host_id_of_node[e.dst] in dsts
+                ]
+            elif sel == "all":
+                chosen += list(range(len(names)))
+            elif sel == "busy":
+                busy = True
+            else:
+                chosen += [i for i, nm in enumerate(names) if fnmatch.fnmatchcase(nm, sel)]
+        self.ports = np.array(sorted(set(chosen)), dtype=np.int64)
+        self.busy = busy
+        self.last_sent = np.zeros(len(sim.flows))
+        self.last_acked = np.zeros(len(sim.flows))
+        self.last_t = 0
+        # per sample: (time, flow or port indices, two value arrays)
+        self.rates: list[tuple] = []
+        self.cwnd: list[tuple] = []
+        self.queues: list[tuple] = []
+
+    def sample(self, now_ps: int) -> None:
+        sim = self.sim
+        fs, cs, ls = sim.fs, sim.cs, sim.ls
+        span = now_ps - self.last_t
+        self.last_t = now_ps
+        running = np.nonzero(fs[:, K.FS_STATE] == 1.0)[0]
+        if self.en.sample_rates and span > 0 and len(running):
+            scale = 8e3 / span  # bytes per ps -> Gb/s
+            sent = fs[running, K.FS_SENT]
+            acked = fs[running, K.FS_ACKED]
+            self.rates.append(
+                (now_ps, running, (sent - self.last_sent[running]) * scale,
+                 (acked - self.last_acked[running]) * scale)
+            )  # fmt: skip
+            self.last_sent[running] = sent
+            self.last_acked[running] = acked
+        if self.en.sample_cwnd and len(running):
+            self.cwnd.append(
+                (now_ps, running, cs[running, K.C_CWND], fs[running, K.FS_INFLIGHT].copy())
+            )
+        if self.en.sample_queues:
+            ports = self.ports
+            if self.busy:
+                ports = np.union1d(ports, np.nonzero(ls[:, K.LS_Q] > 0)[0])
+            if len(ports):
+                self.queues.append((now_ps, ports, ls[ports, K.LS_Q], ls[ports, K.LS_PH]))
+
+    def tables(self) -> dict[str, pd.DataFrame]:
+        flow_ids = np.array([p.spec.flow_id for p in self.sim.flows], dtype=np.int64)
+        names = np.array(self.sim.port_names, dtype=object)
+        out = {}
+        for name, rows, cols, key_map in (
+            ("rates", self.rates, ["flow_id", "sent_gbps", "acked_gbps"], flow_ids),
+            ("cwnd", self.cwnd, ["flow_id", "cwnd_bytes", "inflight_bytes"], flow_ids),
+            ("queues", self.queues, ["port", "queue_bytes", "phantom_bytes"], names),
+        ):
+            if not rows:
+                out[name] = pd.DataFrame({c: [] for c in ["time_ps", *cols]})
+                continue
+            lengths = [len(r[1]) for r in rows]
+            data = {"time_ps": np.repeat([r[0] for r in rows], lengths).astype(np.int64)}
+            data[cols[0]] = key_map[np.concatenate([r[1] for r in rows])]
+            data[cols[1]] = np.concatenate([r[2] for r in rows])
+            data[cols[2]] = np.concatenate([r[3] for r in rows])
+            out[name] = pd.DataFrame(data)
+        return out
+
+
+def build_flow_level(cfg):
+    """The flow-level engine ``cfg.engine.kind`` names (fluid, hybrid or maxmin) for ``cfg``."""
+    kind = cfg.engine.kind
+    rng = RngStreams(cfg.seed)
+    if kind == "fluid":
+        return FluidSimulation(cfg, build_scenario(cfg, rng), rng)
+    if kind == "maxmin":
+        from uno.fluid.maxmin import MaxMinSimulation
+
+        return MaxMinSimulation(cfg, build_scenario(cfg, rng), rng)
+    raise ConfigError("engine.kind", f"engine.kind={kind!r} is not available yet")

@@ -1,0 +1,718 @@
+"""Numba kernels of the fluid engine: link queues with phantom queues and ECN marking, the
+per-flow delay lines, and the congestion-control fluid laws. Every kernel is ``@njit(cache=True)``
+and its pure-Python twin is ``kernel.py_func`` (tests compare the two on random inputs).
+
+Units: time in picoseconds (float64), sizes in bytes, rates in bytes per picosecond.
+
+State is struct-of-arrays: 2-D float64 arrays whose columns are named by the integer constants
+below (``LS_*`` per link, ``FS_*`` per flow, ``C_*`` congestion-control state and ``P_*`` its
+parameters per flow), a CSR flow x link routing matrix (``rt_ptr``, ``rt_link``, ``rt_w``: the
+fraction of the flow's bytes that crosses each link, in path order) and per-flow rings (the delay
+lines: what the network did to the bytes a flow sent comes back one RTT later).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+# ---- links ---------------------------------------------------------------------------------
+LS_CAP = 0  # service rate, bytes/ps
+LS_BUF = 1  # buffer, bytes
+LS_Q = 2  # queue level, bytes
+LS_PH = 3  # phantom queue level, bytes
+LS_PHSIZE = 4  # phantom size (0: no phantom queue)
+LS_PHDRAIN = 5  # phantom drain rate, bytes/ps
+LS_PHKMIN = 6
+LS_PHKMAX = 7
+LS_KMIN = 8  # RED on the physical queue (-1: none)
+LS_KMAX = 9
+LS_MODE = 10  # which queue marks: MODE_*
+LS_PHDROPS = 11  # 1: the phantom queue counts dropped bytes too
+LS_ARR = 12  # arrival rate this step, bytes/ps (accumulated from the flows)
+LS_MARK = 13  # marking probability of bytes leaving now
+LS_LOSS = 14  # fraction of this step's arrivals dropped
+LS_DELAY = 15  # queueing delay, ps
+LS_PASS = 16  # departures / arrivals (what the next hop sees of each flow's rate)
+LS_TX = 17  # bytes sent (departed)
+LS_DROP = 18  # bytes dropped
+LS_MAXQ = 19  # largest queue level, bytes
+LS_IN = 20  # bytes arrived
+LS_LISTED = 21  # 1 while the link is in the busy list
+N_LS = 22
+
+MODE_NONE = 0
+MODE_PHYSICAL = 1
+MODE_PHANTOM = 2
+MODE_EITHER = 3
+
+# ---- flows ---------------------------------------------------------------------------------
+FS_SIZE = 0  # wire bytes the flow must deliver (coded flows: data + parity)
+FS_UNSENT = 1  # bytes waiting to be sent (new or to retransmit)
+FS_INFLIGHT = 2
+FS_DELIVERED = 3  # wire bytes delivered (for coded flows: of decodable blocks)
+FS_SENT = 4
+FS_LOST = 5  # bytes dropped in the network
+FS_MARKED = 6  # acknowledged bytes carrying an ECN echo
+FS_START = 7  # ps
+FS_FINISH = 8  # ps, -1 while running
+FS_BASE_RTT = 9  # ps, own path
+FS_NIC = 10  # bytes/ps
+FS_LOSS_DELAY = 11  # ps from a loss to its detection (RTO, or the EC receiver timer)
+FS_LOSS_PENDING = 12  # lost bytes not yet detected
+FS_LOSS_AT = 13  # when they will be (ps, -1: none)
+FS_SEND = 14  # bytes sent this step
+FS_EC_N = 15  # data packets per block (0: not coded)
+FS_EC_M = 16  # parity packets per block
+FS_LOSS_EVENTS = 17  # timeouts / NACK episodes
+FS_ACKED = 18  # bytes acknowledged
+FS_STATE = 19  # 0 waiting, 1 active, 2 finished
+FS_SEND_TIME = 20  # how long this step's bytes take to leave the sender, ps
+FS_LOSS_NACK = 21  # 1: losses are reported before a timeout (NACK / duplicate ACKs)
+N_FS = 22
+
+# ---- congestion control --------------------------------------------------------------------
+CC_UNO = 0
+CC_DCTCP = 1
+CC_GEMINI = 2
+
+C_CWND = 0
+# UnoCC
+CU_STARTED = 1
+CU_EPOCH_START = 2
+CU_EPOCH_BYTES = 3
+CU_EPOCH_MARKED = 4
+CU_EWMA = 5
+CU_MD_SCALE = 6
+CU_QA_START = 7
+CU_QA_BYTES = 8
+CU_SKIPPING = 9
+CU_QA_TIME = 10
+CU_CREDIT = 11
+CU_EPOCHS = 12
+CU_MDS = 13
+CU_QAS = 14
+# DCTCP
+CD_SSTHRESH = 1
+CD_ALPHA = 2
+CD_WIN_ACTIVE = 3
+CD_WIN_START = 4
+CD_ACKED = 5
+CD_MARKED = 6
+CD_CWR_ACTIVE = 7
+CD_CWR_START = 8
+CD_CREDIT = 9
+# Gemini
+CG_ALPHA = 1
+CG_WIN_ACTIVE = 2
+CG_WIN_START = 3
+CG_ACKED = 4
+CG_MARKED = 5
+CG_RTTMIN_WIN = 6  # inf: none
+CG_RTTMIN_PREV = 7  # inf: none
+CG_LAST_RED = 8  # -1: none
+CG_LAST_TO = 9
+CG_LAST_LOSS = 10
+CG_SLOW_START = 11
+CG_SSTHRESH = 12
+CG_CREDIT = 13
+N_C = 15
+
+# parameters shared by every law
+P_KIND = 0
+P_MIN_CWND = 1
+P_MAX_CWND = 2  # inf: no cap
+P_PACED = 3
+P_MSS = 4
+P_BASE_RTT = 5  # the base RTT the controller knows (ps)
+P_INIT_CWND = 6
+# UnoCC
+PU_ALPHA = 7
+PU_MD_GAIN = 8
+PU_EPOCH_PERIOD = 9
+PU_EPOCH_SCALE = 10  # <= 0: fixed period
+PU_QA_PERIOD = 11
+PU_GENTLE_THR = 12
+PU_G = 13
+PU_GENTLE_FACTOR = 14
+PU_GENTLE_COMPOUNDS = 15
+PU_QA_BETA = 16
+PU_QA_SCALE = 17
+PU_TIMEOUT_CWND = 18
+PU_FALL_INCREASE = 19
+# DCTCP
+PD_G = 7
+# Gemini
+PG_G = 7
+PG_F = 8
+PG_H = 9
+PG_BETA = 10
+PG_T = 11
+PG_MAX_CUT = 12
+PG_USE_DELAY = 13
+PG_SS_EXIT = 14
+PG_TO_HOLD = 15
+# DCTCP and Gemini
+P_ALPHA_INIT = 20
+N_P = 21
+
+# ---- rings (per-flow delay lines) ----------------------------------------------------------
+R_ACK = 0  # bytes acknowledged
+R_MARK = 1  # of which ECN-marked
+R_GOOD = 2  # wire bytes of decodable data
+R_FREE = 3  # bytes lost but absorbed by coding (leave flight with the ACKs)
+R_RTTW = 4  # sum of rtt x acked bytes
+R_RTTMIN = 5  # smallest RTT sample (inf: none)
+R_SENTMAX = 6  # latest send time among the bytes (ps, -1: none)
+R_ARRIVE = 7  # when the last of them is acknowledged (ps), for completion times
+N_R = 8
+
+
+@njit(cache=True)
+def red_probability(level: float, kmin: float, kmax: float) -> float:
+    """RED's marking probability at ``level`` (as ``uno.net.red.RedMarker.probability``)."""
+    if level <= kmin:
+        return 0.0
+    if level > kmax or kmax <= kmin:
+        return 1.0
+    return (level - kmin) / (kmax - kmin)
+
+
+@njit(cache=True)
+def update_links(ls: np.ndarray, links: np.ndarray, n_links: int, dt_ps: float) -> int:
+    """Advance the links ``links[:n_links]`` (the busy ones) by one step of ``dt_ps``: queue =
+    queue + arrivals - departures at line rate, tail drop beyond the buffer, phantom queue filled
+    by the same arrivals and drained at its own rate, and the marking probability, loss fraction,
+    queueing delay and pass ratio that the flows crossing the link see. Links left empty leave
+    the list; returns its new length."""
+    kept = 0
+    for i in range(n_links):
+        link = links[i]
+        arr = ls[link, LS_ARR] * dt_ps
+        q = ls[link, LS_Q]
+        ph = ls[link, LS_PH]
+        if arr <= 0.0 and q <= 0.0 and ph <= 0.0:
+            ls[link, LS_MARK] = 0.0
+            ls[link, LS_LOSS] = 0.0
+            ls[link, LS_DELAY] = 0.0
+            ls[link, LS_PASS] = 1.0
+            ls[link, LS_LISTED] = 0.0
+            continue
+        links[kept] = link
+        kept += 1
+        cap = ls[link, LS_CAP] * dt_ps
+        total = q + arr
+        dep = total if total < cap else cap
+        q = total - dep
+        drop = 0.0
+        if q > ls[link, LS_BUF]:
+            drop = q - ls[link, LS_BUF]
+            q = ls[link, LS_BUF]
+        if arr > 0.0:
+            ls[link, LS_LOSS] = drop / arr
+            ratio = dep / arr
+            ls[link, LS_PASS] = ratio if ratio < 16.0 else 16.0
+        else:
+            ls[link, LS_LOSS] = 0.0
+            ls[link, LS_PASS] = 1.0
+        ls[link, LS_Q] = q
+        ls[link, LS_TX] += dep
+        ls[link, LS_DROP] += drop
+        ls[link, LS_IN] += arr
+        if q > ls[link, LS_MAXQ]:
+            ls[link, LS_MAXQ] = q
+        size = ls[link, LS_PHSIZE]
+        if size > 0.0:
+            counted = arr - drop
+            if ls[link, LS_PHDROPS] > 0.0:
+                counted = arr
+            ph = ph + counted - ls[link, LS_PHDRAIN] * dt_ps
+            if ph < 0.0:
+                ph = 0.0
+            elif ph > size:
+                ph = size
+            ls[link, LS_PH] = ph
+        mode = int(ls[link, LS_MODE])
+        mark = 0.0
+        if mode == MODE_PHYSICAL or mode == MODE_EITHER:
+            mark = red_probability(q, ls[link, LS_KMIN], ls[link, LS_KMAX])
+        if mode == MODE_PHANTOM or mode == MODE_EITHER:
+            p_ph = red_probability(ph, ls[link, LS_PHKMIN], ls[link, LS_PHKMAX])
+            mark = 1.0 - (1.0 - mark) * (1.0 - p_ph)
+        ls[link, LS_MARK] = mark
+        ls[link, LS_DELAY] = q / ls[link, LS_CAP]
+    return kept
+
+
+@njit(cache=True)
+def block_failure(p: float, n: int, m: int) -> float:
+    """Probability that a block of ``n`` data + ``m`` parity packets, each lost independently
+    with probability ``p``, loses more than ``m`` (cannot be decoded)."""
+    if p <= 0.0:
+        return 0.0
+    if p >= 1.0:
+        return 1.0
+    total = n + m
+    ok = 0.0
+    comb = 1.0
+    for k in range(m + 1):
+        if k > 0:
+            comb = comb * (total - k + 1) / k
+        ok += comb * p**k * (1.0 - p) ** (total - k)
+    fail = 1.0 - ok
+    return fail if fail > 0.0 else 0.0
+
+
+@njit(cache=True)
+def path_signals(f: int, rt_ptr, rt_link, rt_w, ls: np.ndarray):
+    """(marking probability, loss probability, queueing delay in ps) of flow ``f``'s path: a
+    byte is marked (lost) unless no link marks (drops) it; split routes weigh each link by the
+    share of the flow's bytes that crosses it."""
+    log_unmarked = 0.0
+    log_kept = 0.0
+    delay = 0.0
+    for j in range(rt_ptr[f], rt_ptr[f + 1]):
+        link = rt_link[j]
+        w = rt_w[j]
+        pm = ls[link, LS_MARK]
+        pl = ls[link, LS_LOSS]
+        if pm > 0.0:
+            log_unmarked += w * math.log(max(1e-300, 1.0 - pm))
+        if pl > 0.0:
+            log_kept += w * math.log(max(1e-300, 1.0 - pl))
+        delay += w * ls[link, LS_DELAY]
+    return 1.0 - math.exp(log_unmarked), 1.0 - math.exp(log_kept), delay
+
+
+@njit(cache=True)
+def clamp_cwnd(cp: np.ndarray, f: int, cwnd: float) -> float:
+    if cwnd < cp[f, P_MIN_CWND]:
+        return cp[f, P_MIN_CWND]
+    if cwnd > cp[f, P_MAX_CWND]:
+        return cp[f, P_MAX_CWND]
+    return cwnd
+
+
+@njit(cache=True)
+def cc_init(cs: np.ndarray, cp: np.ndarray, f: int) -> None:
+    """A flow's controller state at its start (as the packet controllers' constructors)."""
+    for c in range(cs.shape[1]):
+        cs[f, c] = 0.0
+    cs[f, C_CWND] = clamp_cwnd(cp, f, cp[f, P_INIT_CWND])
+    kind = int(cp[f, P_KIND])
+    if kind == CC_UNO:
+        cs[f, CU_MD_SCALE] = 1.0
+    elif kind == CC_DCTCP:
+        cs[f, CD_SSTHRESH] = np.inf
+        cs[f, CD_ALPHA] = cp[f, P_ALPHA_INIT]
+    else:
+        cs[f, CG_ALPHA] = cp[f, P_ALPHA_INIT]
+        cs[f, CG_RTTMIN_WIN] = np.inf
+        cs[f, CG_RTTMIN_PREV] = np.inf
+        cs[f, CG_LAST_RED] = -1.0
+        cs[f, CG_LAST_TO] = -1.0
+        cs[f, CG_LAST_LOSS] = -1.0
+
+
+@njit(cache=True)
+def uno_acks(cs, cp, f, now, acked, marked, rtt, sent_max):
+    """UnoCC (uno/cc/uno.py, Uno paper Alg. 1) for a batch of ACKs arriving in one step:
+    ``acked`` bytes of which ``marked`` carried ECN, mean RTT sample ``rtt``, the latest send
+    time among them ``sent_max``. Additive increase on the unmarked bytes; an epoch ends when a
+    byte sent at or after T_epoch is acknowledged; an epoch is congested when its expected
+    number of marked packets, carried over from epoch to epoch, reaches one (so congested
+    epochs come as often as with per-packet marks); Quick Adapt once per period."""
+    mss = cp[f, P_MSS]
+    if cs[f, CU_STARTED] == 0.0:
+        cs[f, CU_STARTED] = 1.0
+        cs[f, CU_EPOCH_START] = now
+        cs[f, CU_QA_START] = now
+    unmarked = acked - marked
+    if unmarked > 0.0:
+        cwnd = cs[f, C_CWND]
+        cs[f, C_CWND] = clamp_cwnd(cp, f, cwnd + cp[f, PU_ALPHA] * unmarked / cwnd)
+    if cs[f, CU_SKIPPING] > 0.0:
+        if sent_max < cs[f, CU_QA_TIME]:
+            return
+        cs[f, CU_SKIPPING] = 0.0
+        cs[f, CU_QA_START] = now
+        cs[f, CU_QA_BYTES] = 0.0
+        cs[f, CU_EPOCH_START] = now
+    cs[f, CU_QA_BYTES] += acked
+    cs[f, CU_EPOCH_BYTES] += acked
+    cs[f, CU_EPOCH_MARKED] += marked
+    if sent_max >= cs[f, CU_EPOCH_START]:
+        # Alg. 1 OnEpoch
+        cs[f, CU_EPOCHS] += 1.0
+        ebytes = cs[f, CU_EPOCH_BYTES]
+        frac = cs[f, CU_EPOCH_MARKED] / ebytes if ebytes > 0.0 else 0.0
+        g = cp[f, PU_G]
+        old = cs[f, CU_EWMA]
+        ewma = (1.0 - g) * old + g * frac
+        cs[f, CU_EWMA] = ewma
+        cs[f, CU_CREDIT] += cs[f, CU_EPOCH_MARKED] / mss
+        congested = cs[f, CU_CREDIT] >= 1.0
+        if congested:
+            cs[f, CU_CREDIT] -= math.floor(cs[f, CU_CREDIT])
+            cwnd = cs[f, C_CWND]
+            if cp[f, PU_FALL_INCREASE] > 0.0 and 0.0 < ewma < old and ewma <= 0.9:
+                cs[f, C_CWND] = clamp_cwnd(cp, f, cwnd + cp[f, PU_ALPHA] * ebytes / cwnd)
+            else:
+                if rtt - cp[f, P_BASE_RTT] < cp[f, PU_GENTLE_THR]:
+                    base = cs[f, CU_MD_SCALE] if cp[f, PU_GENTLE_COMPOUNDS] > 0.0 else 1.0
+                    cs[f, CU_MD_SCALE] = base * cp[f, PU_GENTLE_FACTOR]
+                else:
+                    cs[f, CU_MD_SCALE] = 1.0
+                md = ewma * cp[f, PU_MD_GAIN] * cs[f, CU_MD_SCALE]
+                cs[f, C_CWND] = clamp_cwnd(cp, f, cwnd * (1.0 - min(md, 1.0)))
+                cs[f, CU_MDS] += 1.0
+        cs[f, CU_EPOCH_BYTES] = 0.0
+        cs[f, CU_EPOCH_MARKED] = 0.0
+        if cp[f, PU_EPOCH_SCALE] > 0.0:
+            cs[f, CU_EPOCH_START] += round(rtt * cp[f, PU_EPOCH_SCALE])
+        else:
+            cs[f, CU_EPOCH_START] += cp[f, PU_EPOCH_PERIOD]
+    if now - cs[f, CU_QA_START] >= cp[f, PU_QA_PERIOD]:
+        # Alg. 1 OnQA
+        if cs[f, CU_QA_BYTES] < cp[f, PU_QA_BETA] * cs[f, C_CWND]:
+            cs[f, C_CWND] = clamp_cwnd(cp, f, cp[f, PU_QA_SCALE] * cs[f, CU_QA_BYTES])
+            cs[f, CU_QAS] += 1.0
+            cs[f, CU_SKIPPING] = 1.0
+            cs[f, CU_QA_TIME] = now
+            cs[f, CU_EPOCH_BYTES] = 0.0
+            cs[f, CU_EPOCH_MARKED] = 0.0
+        cs[f, CU_QA_START] = now
+        cs[f, CU_QA_BYTES] = 0.0
+
+
+@njit(cache=True)
+def dctcp_acks(cs, cp, f, now, acked, marked, rtt, sent_max):
+    """DCTCP (uno/cc/dctcp.py, Alizadeh et al. §3.1) for a batch of ACKs: alpha updated once
+    per window of data; a cut cwnd x (1 - alpha/2) at most once per window when the expected
+    number of marked packets (carried over) reaches one; growth on the unmarked bytes (slow start
+    below ssthresh, else one MSS per window)."""
+    mss = cp[f, P_MSS]
+    cs[f, CD_ACKED] += acked
+    cs[f, CD_MARKED] += marked
+    if cs[f, CD_WIN_ACTIVE] == 0.0:
+        cs[f, CD_WIN_ACTIVE] = 1.0
+        cs[f, CD_WIN_START] = now
+    elif sent_max >= cs[f, CD_WIN_START]:
+        frac = cs[f, CD_MARKED] / cs[f, CD_ACKED] if cs[f, CD_ACKED] > 0.0 else 0.0
+        g = cp[f, PD_G]
+        cs[f, CD_ALPHA] = (1.0 - g) * cs[f, CD_ALPHA] + g * frac
+        cs[f, CD_ACKED] = 0.0
+        cs[f, CD_MARKED] = 0.0
+        cs[f, CD_WIN_START] = now
+    cs[f, CD_CREDIT] += marked / mss
+    if cs[f, CD_CREDIT] >= 1.0:
+        cs[f, CD_CREDIT] -= math.floor(cs[f, CD_CREDIT])
+        if cs[f, CD_CWR_ACTIVE] == 0.0 or sent_max >= cs[f, CD_CWR_START]:
+            cs[f, C_CWND] = clamp_cwnd(cp, f, cs[f, C_CWND] * (1.0 - cs[f, CD_ALPHA] / 2.0))
+            cs[f, CD_SSTHRESH] = cs[f, C_CWND]
+            cs[f, CD_CWR_ACTIVE] = 1.0
+            cs[f, CD_CWR_START] = now
+    unmarked = acked - marked
+    if unmarked > 0.0:
+        cwnd = cs[f, C_CWND]
+        if cwnd < cs[f, CD_SSTHRESH]:
+            cs[f, C_CWND] = clamp_cwnd(cp, f, cwnd + unmarked)
+        else:
+            cs[f, C_CWND] = clamp_cwnd(cp, f, cwnd + mss * unmarked / cwnd)
+
+
+@njit(cache=True)
+def gemini_acks(cs, cp, f, now, acked, marked, rtt, rtt_min, sent_max):
+    """GEMINI (uno/cc/gemini.py, Zeng et al. Alg. 1) for a batch of ACKs, per-window
+    bookkeeping (``alpha_update: window``): alpha and RTT_min per window of data; a DCN signal
+    when the expected number of marked packets (carried over) reaches one, a WAN signal when the
+    last window's RTT_min exceeds RTT_base + T; at most one cut per base RTT,
+    cwnd x (1 - max(alpha F, beta)); growth h per RTT on unmarked bytes unless the WAN is
+    congested (slow start after a timeout)."""
+    mss = cp[f, P_MSS]
+    base = cp[f, P_BASE_RTT]
+    cs[f, CG_ACKED] += acked
+    cs[f, CG_MARKED] += marked
+    if rtt_min < cs[f, CG_RTTMIN_WIN]:
+        cs[f, CG_RTTMIN_WIN] = rtt_min
+    if cs[f, CG_WIN_ACTIVE] == 0.0:
+        cs[f, CG_WIN_ACTIVE] = 1.0
+        cs[f, CG_WIN_START] = now
+    elif sent_max >= cs[f, CG_WIN_START]:
+        frac = cs[f, CG_MARKED] / cs[f, CG_ACKED] if cs[f, CG_ACKED] > 0.0 else 0.0
+        g = cp[f, PG_G]
+        cs[f, CG_ALPHA] = (1.0 - g) * cs[f, CG_ALPHA] + g * frac
+        cs[f, CG_RTTMIN_PREV] = cs[f, CG_RTTMIN_WIN]
+        cs[f, CG_ACKED] = 0.0
+        cs[f, CG_MARKED] = 0.0
+        cs[f, CG_RTTMIN_WIN] = np.inf
+        cs[f, CG_WIN_START] = now
+    if cs[f, CG_SLOW_START] > 0.0 and cs[f, C_CWND] >= cs[f, CG_SSTHRESH]:
+        cs[f, CG_SLOW_START] = 0.0
+    cs[f, CG_CREDIT] += marked / mss
+    dcn = cs[f, CG_CREDIT] >= 1.0
+    if dcn:
+        cs[f, CG_CREDIT] -= math.floor(cs[f, CG_CREDIT])
+    prev = cs[f, CG_RTTMIN_PREV]
+    wan = cp[f, PG_USE_DELAY] > 0.0 and prev < np.inf and prev > base + cp[f, PG_T]
+    if dcn or wan:
+        last = cs[f, CG_LAST_RED]
+        if last < 0.0 or now - last > base:
+            f_dcn = cs[f, CG_ALPHA] * cp[f, PG_F] if dcn else 0.0
+            f_wan = cp[f, PG_BETA] if wan else 0.0
+            cut = min(cp[f, PG_MAX_CUT], max(f_dcn, f_wan))
+            cs[f, C_CWND] = clamp_cwnd(cp, f, cs[f, C_CWND] * (1.0 - cut))
+            cs[f, CG_LAST_RED] = now
+            if cs[f, CG_SLOW_START] > 0.0 and cp[f, PG_SS_EXIT] > 0.0:
+                cs[f, CG_SLOW_START] = 0.0
+                cs[f, CG_SSTHRESH] = cs[f, C_CWND]
+    if not wan:
+        unmarked = acked - marked
+        if unmarked > 0.0:
+            cwnd = cs[f, C_CWND]
+            if cs[f, CG_SLOW_START] > 0.0:
+                cs[f, C_CWND] = clamp_cwnd(cp, f, cwnd + unmarked)
+            else:
+                cs[f, C_CWND] = clamp_cwnd(cp, f, cwnd + cp[f, PG_H] * unmarked / cwnd)
+
+
+@njit(cache=True)
+def cc_loss(cs, cp, f, now, nack):
+    """A loss episode detected (a retransmission timeout, or a NACK for coded flows): each
+    controller's ``on_timeout`` / ``on_nack``."""
+    kind = int(cp[f, P_KIND])
+    cwnd = cs[f, C_CWND]
+    if kind == CC_UNO:
+        if cp[f, PU_TIMEOUT_CWND] > 0.0:
+            cs[f, C_CWND] = clamp_cwnd(cp, f, cp[f, PU_TIMEOUT_CWND])
+    elif kind == CC_DCTCP:
+        half = max(cp[f, P_MIN_CWND], cwnd / 2.0)
+        cs[f, CD_SSTHRESH] = half
+        cs[f, C_CWND] = half if nack else cp[f, P_MIN_CWND]
+        cs[f, CD_CWR_ACTIVE] = 1.0
+        cs[f, CD_CWR_START] = now
+    else:
+        if nack:
+            last = cs[f, CG_LAST_LOSS]
+            if last >= 0.0 and now - last <= cp[f, P_BASE_RTT]:
+                return
+            cs[f, CG_LAST_LOSS] = now
+            cs[f, C_CWND] = clamp_cwnd(cp, f, cwnd / 2.0)
+            cs[f, CG_SSTHRESH] = cs[f, C_CWND]
+            cs[f, CG_SLOW_START] = 0.0
+            cs[f, CG_LAST_RED] = now
+            return
+        last = cs[f, CG_LAST_TO]
+        if last >= 0.0 and now - last <= cp[f, PG_TO_HOLD]:
+            return
+        cs[f, CG_LAST_TO] = now
+        cs[f, CG_SSTHRESH] = max(cp[f, P_MIN_CWND], cwnd / 2.0)
+        cs[f, C_CWND] = cp[f, P_MIN_CWND]
+        cs[f, CG_SLOW_START] = 1.0 if cs[f, C_CWND] < cs[f, CG_SSTHRESH] else 0.0
+        cs[f, CG_LAST_RED] = now
+        cs[f, CG_RTTMIN_PREV] = np.inf
+        cs[f, CG_ACKED] = 0.0
+        cs[f, CG_MARKED] = 0.0
+        cs[f, CG_RTTMIN_WIN] = np.inf
+        cs[f, CG_WIN_ACTIVE] = 1.0
+        cs[f, CG_WIN_START] = now
+
+
+@njit(cache=True)
+def advance(
+    k_start,
+    k_stop,
+    dt_ps,
+    fs,
+    cs,
+    cp,
+    ls,
+    rt_ptr,
+    rt_link,
+    rt_w,
+    ring,
+    ring_ptr,
+    ring_len,
+    order,
+    counters,
+    active,
+    busy,
+):
+    """Run steps ``k_start`` .. ``k_stop - 1`` (step k covers [k dt, (k+1) dt)). ``order``
+    lists the flows by start time; ``counters`` = [next flow of ``order`` to start, number of
+    active flows, flows finished, number of busy links]; ``active[:n_active]`` are the running
+    flows, ``busy[:n_busy]`` the links with arrivals or a non-empty (phantom) queue. Returns the
+    step reached: ``k_stop``, or earlier when every flow has finished."""
+    n_flows = fs.shape[0]
+    k = k_start
+    while k < k_stop:
+        now = k * dt_ps
+        nxt = int(counters[0])
+        n_active = int(counters[1])
+        if n_active == 0:
+            if nxt >= n_flows:
+                break
+            # idle network: jump to the next start (queues keep draining meanwhile)
+            first = int(fs[order[nxt], FS_START] // dt_ps)
+            if first > k:
+                if counters[3] == 0:
+                    k = min(first, k_stop)
+                    continue
+        # 1. flows starting within this step
+        step_end = now + dt_ps
+        while nxt < n_flows and fs[order[nxt], FS_START] < step_end:
+            f = order[nxt]
+            fs[f, FS_STATE] = 1.0
+            cc_init(cs, cp, f)
+            active[n_active] = f
+            n_active += 1
+            nxt += 1
+        counters[0] = nxt
+        # 2. feedback arriving now: ACKs (one RTT after the send) and detected losses
+        kept = 0
+        for i in range(n_active):
+            f = active[i]
+            slot = ring_ptr[f] + k % ring_len[f]
+            acked = ring[slot, R_ACK]
+            ring_arrive = ring[slot, R_ARRIVE]
+            if acked > 0.0 or ring[slot, R_FREE] > 0.0:
+                marked = ring[slot, R_MARK]
+                rtt = ring[slot, R_RTTW] / acked if acked > 0.0 else fs[f, FS_BASE_RTT]
+                fs[f, FS_INFLIGHT] -= acked + ring[slot, R_FREE]
+                if fs[f, FS_INFLIGHT] < 0.0:
+                    fs[f, FS_INFLIGHT] = 0.0
+                fs[f, FS_DELIVERED] += ring[slot, R_GOOD]
+                fs[f, FS_ACKED] += acked
+                fs[f, FS_MARKED] += marked
+                if acked > 0.0:
+                    kind = int(cp[f, P_KIND])
+                    if kind == CC_UNO:
+                        uno_acks(cs, cp, f, now, acked, marked, rtt, ring[slot, R_SENTMAX])
+                    elif kind == CC_DCTCP:
+                        dctcp_acks(cs, cp, f, now, acked, marked, rtt, ring[slot, R_SENTMAX])
+                    else:
+                        gemini_acks(
+                            cs, cp, f, now, acked, marked, rtt, ring[slot, R_RTTMIN],
+                            ring[slot, R_SENTMAX],
+                        )  # fmt: skip
+            for c in range(N_R):
+                ring[slot, c] = 0.0
+            ring[slot, R_RTTMIN] = np.inf
+            ring[slot, R_SENTMAX] = -1.0
+            if fs[f, FS_LOSS_AT] >= 0.0 and fs[f, FS_LOSS_AT] <= now:
+                lost = fs[f, FS_LOSS_PENDING]
+                fs[f, FS_LOSS_PENDING] = 0.0
+                fs[f, FS_LOSS_AT] = -1.0
+                fs[f, FS_INFLIGHT] -= lost
+                if fs[f, FS_INFLIGHT] < 0.0:
+                    fs[f, FS_INFLIGHT] = 0.0
+                fs[f, FS_UNSENT] += lost
+                fs[f, FS_LOSS_EVENTS] += 1.0
+                cc_loss(cs, cp, f, now, fs[f, FS_LOSS_NACK] > 0.0)
+            if fs[f, FS_DELIVERED] >= fs[f, FS_SIZE] * (1.0 - 1e-9):
+                # the last byte's ACK arrived within the step before ``now``
+                done_at = ring_arrive if ring_arrive > 0.0 else now
+                fs[f, FS_FINISH] = done_at if done_at <= now else now
+                fs[f, FS_STATE] = 2.0
+                counters[2] += 1
+            else:
+                active[kept] = f
+                kept += 1
+        n_active = kept
+        counters[1] = n_active
+        # 3. sends, and the rates they put on every link of their paths
+        n_busy = int(counters[3])
+        for i in range(n_busy):
+            ls[busy[i], LS_ARR] = 0.0
+        for i in range(n_active):
+            f = active[i]
+            span = dt_ps
+            if fs[f, FS_START] > now:
+                span = step_end - fs[f, FS_START]
+            cwnd = cs[f, C_CWND]
+            room = cwnd - fs[f, FS_INFLIGHT]
+            rate = fs[f, FS_NIC]
+            if cp[f, P_PACED] > 0.0:
+                paced = cwnd / cp[f, P_BASE_RTT]
+                if paced < rate:
+                    rate = paced
+            send = rate * span
+            if room < send:
+                send = room
+            if fs[f, FS_UNSENT] < send:
+                send = fs[f, FS_UNSENT]
+            if send <= 0.0:
+                fs[f, FS_SEND] = 0.0
+                continue
+            fs[f, FS_SEND] = send
+            fs[f, FS_SEND_TIME] = send / rate
+            fs[f, FS_UNSENT] -= send
+            fs[f, FS_INFLIGHT] += send
+            fs[f, FS_SENT] += send
+            # what each hop sees: the send rate, thinned or swelled by the hops before it
+            # (their departures / arrivals at the previous step). A route lists its links hop
+            # by hop, the shares of one hop summing to 1 (several links when split).
+            r = send / dt_ps
+            hop_w = 0.0
+            hop_pass = 0.0
+            for j in range(rt_ptr[f], rt_ptr[f + 1]):
+                link = rt_link[j]
+                w = rt_w[j]
+                ls[link, LS_ARR] += r * w
+                if ls[link, LS_LISTED] == 0.0:
+                    ls[link, LS_LISTED] = 1.0
+                    busy[n_busy] = link
+                    n_busy += 1
+                hop_w += w
+                hop_pass += w * ls[link, LS_PASS]
+                if hop_w >= 1.0 - 1e-9:
+                    r *= hop_pass / hop_w
+                    hop_w = 0.0
+                    hop_pass = 0.0
+        # 4. the links
+        n_busy = update_links(ls, busy, n_busy, dt_ps)
+        counters[3] = n_busy
+        # 5. what happens to this step's bytes, fed back one RTT later
+        for i in range(n_active):
+            f = active[i]
+            send = fs[f, FS_SEND]
+            if send <= 0.0:
+                continue
+            mark, loss, qdelay = path_signals(f, rt_ptr, rt_link, rt_w, ls)
+            rtt = fs[f, FS_BASE_RTT] + qdelay
+            ack = send * (1.0 - loss)
+            n_ec = int(fs[f, FS_EC_N])
+            if n_ec > 0:
+                failed = send * block_failure(loss, n_ec, int(fs[f, FS_EC_M]))
+            else:
+                failed = send - ack
+            sent_at = now if fs[f, FS_START] <= now else fs[f, FS_START]
+            arrive = sent_at + fs[f, FS_SEND_TIME] + rtt
+            lag = int(math.ceil((arrive - now) / dt_ps))
+            if lag < 1:
+                lag = 1
+            if lag >= ring_len[f]:
+                lag = ring_len[f] - 1
+            slot = ring_ptr[f] + (k + lag) % ring_len[f]
+            ring[slot, R_ACK] += ack
+            ring[slot, R_MARK] += ack * mark
+            ring[slot, R_GOOD] += send - failed
+            ring[slot, R_FREE] += send - ack - failed
+            ring[slot, R_RTTW] += ack * rtt
+            if rtt < ring[slot, R_RTTMIN]:
+                ring[slot, R_RTTMIN] = rtt
+            if sent_at > ring[slot, R_SENTMAX]:
+                ring[slot, R_SENTMAX] = sent_at
+            if arrive > ring[slot, R_ARRIVE]:
+                ring[slot, R_ARRIVE] = arrive
+            if failed > 0.0:
+                fs[f, FS_LOST] += send - ack
+                fs[f, FS_LOSS_PENDING] += failed
+                if fs[f, FS_LOSS_AT] < 0.0:
+                    fs[f, FS_LOSS_AT] = now + fs[f, FS_LOSS_DELAY]
+            elif send > ack:
+                fs[f, FS_LOST] += send - ack
+        k += 1
+    return k

@@ -1,0 +1,189 @@
+"""Max-min fair flow-level baseline (``engine.kind=maxmin``).
+
+The flow-level estimators of the literature (e.g. flowSim in m3, Li et al., SIGCOMM 2024) skip
+congestion control altogether: at every flow arrival and completion the rates of all running
+flows are recomputed as the max-min fair allocation of the link capacities by progressive
+filling (every unfrozen flow's rate grows at the same pace; a flow freezes when a link on its
+route saturates or it reaches its NIC rate), and each flow transfers its bytes at that rate
+until the next event. There are no queues, marks or losses; a flow's completion time is its
+transfer time plus its path's base RTT (so a lone flow's FCT equals its ideal FCT). It is the
+floor the fluid engine must beat in accuracy against the packet engine.
+
+It reads the same scenario as the fluid engine (routes: the packet engine's ECMP path, or an
+even split over equal-cost paths for spraying balancers; split routes load each link with the
+flow's share) and writes the same tables. Units: ps, bytes, bytes/ps.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+from numba import njit
+
+from uno.core.sim import RunResult
+from uno.fluid import kernels as K
+from uno.fluid.engine import FluidSimulation
+
+
+@njit(cache=True)
+def maxmin_rates(active, n_active, rt_ptr, rt_link, rt_w, cap, nic, rates, residual, load, frozen):
+    """Max-min fair rates (bytes/ps) of the flows ``active[:n_active]`` by progressive filling
+    over link capacities ``cap`` with per-flow caps ``nic``; written into ``rates[f]``.
+    ``residual``, ``load`` (per link) and ``frozen`` (per flow) are scratch arrays."""
+    for i in range(n_active):
+        f = active[i]
+        rates[f] = 0.0
+        frozen[f] = 0
+        for j in range(rt_ptr[f], rt_ptr[f + 1]):
+            residual[rt_link[j]] = cap[rt_link[j]]
+    unfrozen = n_active
+    while unfrozen > 0:
+        for i in range(n_active):
+            f = active[i]
+            for j in range(rt_ptr[f], rt_ptr[f + 1]):
+                load[rt_link[j]] = 0.0
+        for i in range(n_active):
+            f = active[i]
+            if frozen[f] == 0:
+                for j in range(rt_ptr[f], rt_ptr[f + 1]):
+                    load[rt_link[j]] += rt_w[j]
+        delta = np.inf
+        tight_link = -1  # the link (or, if -1, the NIC of tight_flow) that sets delta
+        tight_flow = -1
+        for i in range(n_active):
+            f = active[i]
+            if frozen[f] != 0:
+                continue
+            head = nic[f] - rates[f]
+            if head < delta:
+                delta = head
+                tight_link = -1
+                tight_flow = f
+            for j in range(rt_ptr[f], rt_ptr[f + 1]):
+                link = rt_link[j]
+                if load[link] > 0.0:
+                    room = residual[link] / load[link]
+                    if room < delta:
+                        delta = room
+                        tight_link = link
+        if delta < 0.0:
+            delta = 0.0
+        for i in range(n_active):
+            f = active[i]
+            if frozen[f] == 0:
+                rates[f] += delta
+        # charge each link once for the growth of its unfrozen flows
+        for i in range(n_active):
+            f = active[i]
+            for j in range(rt_ptr[f], rt_ptr[f + 1]):
+                link = rt_link[j]
+                if load[link] > 0.0:
+                    residual[link] -= delta * load[link]
+                    load[link] = 0.0
+        if tight_link >= 0:
+            residual[tight_link] = 0.0  # exactly saturated, whatever the rounding
+        else:
+            rates[tight_flow] = nic[tight_flow]
+        for i in range(n_active):
+            f = active[i]
+            if frozen[f] != 0:
+                continue
+            stop = rates[f] >= nic[f] * (1.0 - 1e-9)
+            if not stop:
+                for j in range(rt_ptr[f], rt_ptr[f + 1]):
+                    link = rt_link[j]
+                    if residual[link] <= cap[link] * 1e-9:
+                        stop = True
+                        break
+            if stop:
+                frozen[f] = 1
+                unfrozen -= 1
+
+
+@njit(cache=True)
+def maxmin_run(start, size, base_rtt, order, rt_ptr, rt_link, rt_w, cap, nic, stop_ps, finish):
+    """Event loop: flows start at ``start`` (ps, visited in ``order``), each must move ``size``
+    bytes; rates are recomputed at every start and completion. Writes ``finish`` (ps, transfer
+    end + base RTT; -1: not finished by ``stop_ps``). Returns (time reached, rate recomputations)."""
+    n = start.shape[0]
+    n_links = cap.shape[0]
+    remaining = size.copy()
+    rates = np.zeros(n)
+    frozen = np.zeros(n, dtype=np.int64)
+    residual = np.zeros(n_links)
+    load = np.zeros(n_links)
+    active = np.zeros(n, dtype=np.int64)
+    n_active = 0
+    nxt = 0
+    now = 0.0
+    events = 0
+    while nxt < n or n_active > 0:
+        # admit the flows starting now
+        while nxt < n and start[order[nxt]] <= now:
+            active[n_active] = order[nxt]
+            n_active += 1
+            nxt += 1
+        maxmin_rates(
+            active, n_active, rt_ptr, rt_link, rt_w, cap, nic, rates, residual, load, frozen
+        )
+        events += 1
+        # next event: a completion or a start
+        t_next = start[order[nxt]] if nxt < n else np.inf
+        for i in range(n_active):
+            f = active[i]
+            if rates[f] > 0.0:
+                t_done = now + remaining[f] / rates[f]
+                if t_done < t_next:
+                    t_next = t_done
+        if t_next > stop_ps:
+            t_next = stop_ps
+        span = t_next - now
+        kept = 0
+        for i in range(n_active):
+            f = active[i]
+            remaining[f] -= rates[f] * span
+            # done within a picosecond of transfer (times of ~1e10 ps cannot resolve less)
+            if remaining[f] <= size[f] * 1e-9 or remaining[f] <= rates[f] * 1.0:
+                finish[f] = t_next + base_rtt[f]
+            else:
+                active[kept] = f
+                kept += 1
+        n_active = kept
+        now = t_next
+        if now >= stop_ps:
+            break
+    return now, events
+
+
+class MaxMinSimulation(FluidSimulation):
+    """The max-min baseline on the fluid engine's scenario arrays."""
+
+    engine_name = "maxmin"
+    runs_cc = False
+
+    def run(self, measure_memory: bool = False) -> RunResult:
+        fs = self.fs
+        ls = self.ls
+        t0 = time.perf_counter()
+        finish = np.full(len(self.flows), -1.0)
+        now, events = maxmin_run(
+            fs[:, K.FS_START].copy(), fs[:, K.FS_SIZE].copy(), fs[:, K.FS_BASE_RTT].copy(),
+            self.order, self.rt_ptr, self.rt_link, self.rt_w, ls[:, K.LS_CAP].copy(),
+            fs[:, K.FS_NIC].copy(), float(self.max_time_ps), finish,
+        )  # fmt: skip
+        wall = time.perf_counter() - t0
+        done = finish >= 0
+        fs[:, K.FS_FINISH] = finish
+        fs[:, K.FS_STATE] = np.where(done, 2.0, 1.0)
+        fs[:, K.FS_SENT] = np.where(done, fs[:, K.FS_SIZE], 0.0)
+        fs[:, K.FS_DELIVERED] = fs[:, K.FS_SENT]
+        fs[:, K.FS_ACKED] = fs[:, K.FS_SENT]
+        self.k_done = 0
+        self.now_ps = int(min(now, self.max_time_ps)) if done.all() else int(self.max_time_ps)
+        if done.all():
+            self.now_ps = int(finish.max())
+        self.n_finished = int(done.sum())
+        result = self._collect(wall, None)
+        result.summary["run"]["maxmin_rate_computations"] = int(events)
+        return result

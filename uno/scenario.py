@@ -1,0 +1,404 @@
+"""The scenario of a run as plain data, shared by every engine (packet, fluid, max-min).
+
+:func:`build_scenario` turns a validated run configuration into the topology, its routes, the
+switch ports' marking settings, the ECMP salts, and one :class:`FlowPlan` per flow (endpoints,
+size, start, class, path facts, loss-recovery settings and the congestion controller's
+:class:`~uno.cc.base.FlowContext`). Nothing here touches an event engine; the engines in
+:mod:`uno.build` (packet) and :mod:`uno.fluid` read the same scenario, so a fluid and a packet run
+of one config and seed simulate the same flows on the same paths.
+
+This is also the one place where config units (µs, Gb/s) become engine units (ps, bit/s).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+
+from uno.cc.base import FlowContext
+from uno.config.validate import check_against_topology, check_config
+from uno.core.errors import ConfigError
+from uno.core.rng import RngStreams
+from uno.core.units import BITS_PER_BYTE, PS_PER_S, us_to_ps
+from uno.net.port import MARK_PHANTOM, MARK_PHYSICAL
+from uno.topo.base import HOST, Topology
+from uno.topo.registry import build_topology
+from uno.topo.routing import PathInfo, Routing
+from uno.transport.flow import FlowSpec
+from uno.workload.hosts import HostFacts
+from uno.workload.registry import WORKLOAD_REGISTRY
+
+
+def host_facts(routing: Routing) -> HostFacts:
+    """Datacenter, edge switch (rack) and access-link rate of every host."""
+    topo = routing.topo
+    dcs, racks, rates = [], [], []
+    for node in routing.host_nodes:
+        dcs.append(topo.nodes[node].dc)
+        (edge,) = routing.out_edges[node][:1]
+        racks.append(routing.edges[edge].dst)
+        rates.append(routing.edges[edge].rate_bps)
+    return HostFacts(tuple(dcs), tuple(racks), tuple(rates))
+
+
+@dataclass(frozen=True)
+class ReferencePaths:
+    """Paths from host 0 the network is described by: the longest intra-DC path (the intra-DC
+    RTT and BDP some controllers use as a common time base), the longest inter-DC path (None on
+    a single-datacenter topology) and the path with the largest BDP (phantom queue size). The
+    first two are also the class reference paths of ``transport.path_facts=class_reference``;
+    each is (path facts, destination host)."""
+
+    intra: tuple[PathInfo, int]
+    inter: tuple[PathInfo, int] | None
+    widest: PathInfo
+
+
+def reference_paths(
+    routing: Routing, hosts: HostFacts, data_bytes: int, ack_bytes: int
+) -> ReferencePaths:
+    intra = inter = None
+    widest = None
+    for h in range(1, hosts.n_hosts):
+        info = routing.path_info(0, h, data_bytes, ack_bytes)
+        same_dc = hosts.dc[h] == hosts.dc[0]
+        best = intra if same_dc else inter
+        if best is None or info.base_rtt_ps > best[0].base_rtt_ps:
+            if same_dc:
+                intra = (info, h)
+            else:
+                inter = (info, h)
+        if widest is None or info.bdp_bytes() > widest.bdp_bytes():
+            widest = info
+    if intra is None:  # a single host per DC: fall back to the inter-DC path
+        intra = inter
+    return ReferencePaths(intra, inter, widest)
+
+
+def queue_drain_ps(routing: Routing, src: int, dst: int) -> int:
+    """Time to drain a full buffer at every switch queue on the path from ``src`` to ``dst``,
+    in ps: the largest queueing delay a packet can meet (the Uno artifact's estimate)."""
+    drain_ps = 0
+    topo = routing.topo
+    for e in routing.path_edges(src, dst):
+        if topo.nodes[e.src].kind != "host":
+            drain_ps += e.buffer_bytes * BITS_PER_BYTE * PS_PER_S // e.rate_bps
+    return drain_ps
+
+
+def rto_for_path(routing: Routing, path: PathInfo, src: int, dst: int, tp) -> int:
+    """RTO in ps: fixed ``rto_us`` if set, else base RTT + factor x time to drain a full buffer
+    at every switch queue on the forward path (the Uno artifact's rule), floored at rto_min."""
+    if tp.rto_us is not None:
+        return us_to_ps(tp.rto_us)
+    rto = path.base_rtt_ps + int(tp.rto_queue_factor * queue_drain_ps(routing, src, dst))
+    return max(rto, us_to_ps(tp.rto_min_us))
+
+
+@dataclass(frozen=True)
+class EndpointFacts:
+    """What a flow's endpoints know and how they recover from loss, times in ps."""
+
+    path: PathInfo  # the path facts its controller sees (own path or class reference)
+    rto_ps: int
+    rto_after_retransmit_ps: int | None
+    timer_granularity_ps: int
+    dupack_threshold: int
+
+
+def endpoint_facts(
+    routing: Routing, own: PathInfo, src: int, dst: int, inter: bool, refs: ReferencePaths, tp
+) -> EndpointFacts:
+    """Path facts and loss-recovery settings of one flow (``transport``: path_facts, the
+    class block ``intra``/``inter`` over the transport-wide rules)."""
+    rec = tp.inter if inter else tp.intra
+    path, src_f, dst_f = own, src, dst
+    if tp.path_facts == "class_reference":
+        ref = refs.inter if inter and refs.inter is not None else refs.intra
+        path, src_f, dst_f = ref[0], 0, ref[1]
+    if rec.rto_us is not None:
+        rto = us_to_ps(rec.rto_us)
+    elif rec.rto_base_rtts is not None:
+        rto = round(rec.rto_base_rtts * path.base_rtt_ps)
+    else:
+        rto = rto_for_path(routing, path, src_f, dst_f, tp)
+    after = rec.rto_base_rtts_after_retransmit
+    granularity = rec.timer_granularity_us or tp.timer_granularity_us
+    dupack = rec.dupack_threshold if rec.dupack_threshold is not None else tp.dupack_threshold
+    return EndpointFacts(
+        path=path,
+        rto_ps=rto,
+        rto_after_retransmit_ps=round(after * path.base_rtt_ps) if after is not None else None,
+        timer_granularity_ps=us_to_ps(granularity),
+        dupack_threshold=dupack,
+    )
+
+
+@dataclass(frozen=True)
+class PortMarking:
+    """ECN marking settings of one switch output port (thresholds in bytes, rates in bit/s).
+    ``red_*`` is RED on the physical queue (None: none), ``phantom_*`` the phantom queue
+    (size None: none); ``source`` says which of them marks (``uno.net.port.MARK_SOURCES``)."""
+
+    red_kmin_bytes: float | None
+    red_kmax_bytes: float | None
+    phantom_size_bytes: float | None
+    phantom_drain_bps: float
+    phantom_kmin_bytes: float
+    phantom_kmax_bytes: float
+    source: str
+    phantom_counts_acks: bool
+    phantom_counts_drops: bool
+
+    @property
+    def marks_physical(self) -> bool:
+        return self.red_kmin_bytes is not None and self.source != MARK_PHANTOM
+
+    @property
+    def marks_phantom(self) -> bool:
+        return self.phantom_size_bytes is not None and self.source != MARK_PHYSICAL
+
+
+def port_names(routing: Routing) -> list[str]:
+    """The name of every edge's output port, ``"<from>-><to>"`` with ``#i`` for parallel links
+    (the names queue tables, fault and sampling patterns use in every engine)."""
+    topo = routing.topo
+    seen: Counter = Counter()
+    names = []
+    for e in routing.edges:
+        a, b = topo.nodes[e.src].name, topo.nodes[e.dst].name
+        seen[(a, b)] += 1
+        parallel = sum(1 for x in routing.out_edges[e.src] if routing.edges[x].dst == e.dst) > 1
+        name = f"{a}->{b}"
+        if seen[(a, b)] > 1 or parallel:
+            name += f"#{seen[(a, b)] - 1}"
+        names.append(name)
+    return names
+
+
+def is_switch_port(routing: Routing, edge) -> bool:
+    return routing.topo.nodes[edge.src].kind != HOST
+
+
+def marking_plan(
+    switch_cfg, routing: Routing, phantom_size_bytes: float, intra_bdp_bytes: float
+) -> list[PortMarking | None]:
+    """The marking settings of every edge's output port (None: the port does not mark), per
+    the ``switch`` config. ``phantom_size_bytes`` is the default phantom size (the largest path
+    BDP); ``intra_bdp_bytes`` the intra-DC reference BDP (``ecn.k_intra_bdp_divisor``)."""
+    plan: list[PortMarking | None] = [None] * len(routing.edges)
+    ecn = switch_cfg.ecn
+    ph = switch_cfg.phantom
+    if not ecn.enabled and not ph.enabled:
+        return plan
+    kinds = set(switch_cfg.port_kinds) if switch_cfg.port_kinds else None
+    source = switch_cfg.mark_source
+    if source == "auto":
+        source = MARK_PHANTOM if ph.enabled else MARK_PHYSICAL
+    for e in routing.edges:
+        if not is_switch_port(routing, e) or (kinds is not None and e.kind not in kinds):
+            continue
+        kmin = kmax = None
+        if ecn.enabled and ecn.k_intra_bdp_divisor is not None:
+            kmin = kmax = intra_bdp_bytes / ecn.k_intra_bdp_divisor
+        elif ecn.enabled:
+            kmin_frac, kmax_frac = ecn.kmin_frac, ecn.kmax_frac
+            if e.kind in ("border", "wan") and switch_cfg.border_kmin_frac is not None:
+                kmin_frac, kmax_frac = switch_cfg.border_kmin_frac, switch_cfg.border_kmax_frac
+            kmin = ecn.kmin_bytes if ecn.kmin_bytes is not None else kmin_frac * e.buffer_bytes
+            kmax = ecn.kmax_bytes if ecn.kmax_bytes is not None else kmax_frac * e.buffer_bytes
+        size = None
+        if ph.enabled:
+            size = ph.size_bytes if ph.size_bytes is not None else phantom_size_bytes
+        plan[e.edge_id] = PortMarking(
+            red_kmin_bytes=kmin,
+            red_kmax_bytes=kmax,
+            phantom_size_bytes=size,
+            phantom_drain_bps=ph.drain_frac * e.rate_bps,
+            phantom_kmin_bytes=ph.kmin_frac * size if size is not None else 0.0,
+            phantom_kmax_bytes=ph.kmax_frac * size if size is not None else 0.0,
+            source=source,
+            phantom_counts_acks=bool(ph.count_acks),
+            phantom_counts_drops=bool(ph.count_drops),
+        )
+    return plan
+
+
+def marking_threshold_bytes(plan: list[PortMarking | None], edges) -> float | None:
+    """The smallest physical-queue ECN threshold (RED Kmin) among the ports of ``edges`` (a
+    flow's path), None if none of them marks on its physical queue."""
+    ks = [m.red_kmin_bytes for m in (plan[e.edge_id] for e in edges) if m and m.marks_physical]
+    return min(ks) if ks else None
+
+
+@dataclass(frozen=True)
+class FlowPlan:
+    """One flow as every engine sees it. Times in ps, sizes in bytes. ``wire_bytes`` is the
+    message on the wire (payload + headers, padded per ``transport.pad_last_packet``);
+    ``n_packets`` its data packets before coding; ``ec_timeout_ps`` the erasure-coding receiver
+    timer (None: the flow is not coded)."""
+
+    spec: FlowSpec
+    cls: str
+    inter: bool
+    path: PathInfo  # the flow's own (first equal-cost) path
+    facts: EndpointFacts
+    cc_name: str
+    n_packets: int
+    wire_bytes: int
+    ideal_base_rtt_ps: int | None  # the base RTT with the flow's own largest packet, if smaller
+    ctx: FlowContext
+    ec_timeout_ps: int | None
+
+    @property
+    def ideal_fct_ps(self) -> int:
+        """Base RTT + serialisation of the message at the bottleneck rate (the flow alone)."""
+        rtt = (
+            self.ideal_base_rtt_ps if self.ideal_base_rtt_ps is not None else self.path.base_rtt_ps
+        )
+        return rtt + -(-self.wire_bytes * 8 * 10**12 // self.path.bottleneck_bps)
+
+
+@dataclass
+class Scenario:
+    """Topology, routes, marking, ECMP salts and flows of one run, as plain data."""
+
+    cfg: object
+    topo: Topology
+    routing: Routing
+    hosts: HostFacts
+    refs: ReferencePaths
+    marking: list[PortMarking | None]
+    #: per switch (in topology order), the salt its ECMP hash mixes in
+    ecmp_salts: list[int]
+    flows: list[FlowPlan]
+    data_bytes: int
+
+    @property
+    def intra_ref(self) -> PathInfo:
+        return self.refs.intra[0]
+
+    def meta(self) -> dict:
+        """The run header every engine reports in its summary."""
+        cfg = self.cfg
+        cc = cfg.cc
+        cc_label = (
+            f"{cc.intra or cc.algo}+{cc.inter or cc.algo}" if cc.intra or cc.inter else cc.algo
+        )
+        return {
+            "name": cfg.name,
+            "seed": cfg.seed,
+            "engine": cfg.engine.kind,
+            "topo": self.topo.name,
+            "workload": cfg.workload.kind,
+            "cc": cc_label,
+            "lb": cfg.lb.algo,
+            "intra_base_rtt_us": self.intra_ref.base_rtt_ps / 1e6,
+            "intra_bdp_bytes": self.intra_ref.bdp_bytes(),
+            "max_base_rtt_us": self.refs.widest.base_rtt_ps / 1e6,
+            "max_bdp_bytes": self.refs.widest.bdp_bytes(),
+            "n_flows": len(self.flows),
+            "n_hosts": self.hosts.n_hosts,
+        }
+
+
+def build_scenario(cfg, rng: RngStreams) -> Scenario:
+    """Validate ``cfg`` (a RunConfig object) and build its scenario, drawing the workload and
+    the ECMP salts from ``rng`` (the run's streams ``workload`` and ``ecmp_salt``)."""
+    check_config(cfg)
+    tp = cfg.transport
+    data_bytes = tp.mtu_bytes + tp.header_bytes
+    topo = build_topology(cfg.topo, data_bytes, tp.ack_bytes)
+    check_against_topology(cfg, topo.link_kinds())
+    routing = Routing(topo)
+    hosts = host_facts(routing)
+    specs = WORKLOAD_REGISTRY[cfg.workload.kind](cfg.workload, hosts, rng.stream("workload"))
+    tags = {s.tag for s in specs}
+    for s in specs:
+        if s.after and (s.after not in tags or s.after == s.tag):
+            raise ConfigError(
+                "workload", f"flow {s.flow_id} waits for tag {s.after!r}, which no other flow has"
+            )
+        if not routing.reachable(s.src, s.dst):
+            raise ConfigError(
+                "workload", f"flow {s.flow_id}: no route from host {s.src} to host {s.dst}"
+            )
+    n_switches = sum(1 for n in topo.nodes if n.kind != HOST)
+    salts = rng.stream("ecmp_salt").integers(0, 2**63, size=max(1, n_switches)).tolist()
+    refs = reference_paths(routing, hosts, data_bytes, tp.ack_bytes)
+    intra_ref = refs.intra[0]
+    marking = marking_plan(cfg.switch, routing, refs.widest.bdp_bytes(), intra_ref.bdp_bytes())
+    own_paths: dict[tuple[int, int], PathInfo] = {}
+    facts_cache: dict[tuple[int, int], EndpointFacts] = {}
+    ecn_k: dict[tuple[int, int], float | None] = {}
+    ec_timeouts: dict[tuple[int, int], int] = {}
+    small_rtts: dict[tuple[int, int, int], int] = {}
+    ec = cfg.ec
+    plans = []
+    for spec in specs:
+        key = (spec.src, spec.dst)
+        inter = hosts.dc[spec.src] != hosts.dc[spec.dst]
+        if key not in own_paths:
+            own = own_paths[key] = routing.path_info(spec.src, spec.dst, data_bytes, tp.ack_bytes)
+            facts_cache[key] = endpoint_facts(routing, own, spec.src, spec.dst, inter, refs, tp)
+            ecn_k[key] = marking_threshold_bytes(marking, routing.path_edges(spec.src, spec.dst))
+        path, facts = own_paths[key], facts_cache[key]
+        n_packets = -(-spec.size_bytes // tp.mtu_bytes)
+        if tp.pad_last_packet:
+            wire_bytes = n_packets * data_bytes
+        else:
+            wire_bytes = spec.size_bytes + n_packets * tp.header_bytes
+        ideal_rtt = None
+        if spec.size_bytes < tp.mtu_bytes and not tp.pad_last_packet:
+            # a single packet smaller than a full one
+            small = (spec.src, spec.dst, spec.size_bytes + tp.header_bytes)
+            if small not in small_rtts:
+                small_rtts[small] = routing.path_info(
+                    spec.src, spec.dst, small[2], tp.ack_bytes
+                ).base_rtt_ps
+            ideal_rtt = small_rtts[small]
+        ec_timeout = None
+        if ec.kind == "mds" and (inter or ec.scope == "all"):
+            if ec.receiver_timeout_us is not None:
+                ec_timeout = us_to_ps(ec.receiver_timeout_us)
+            else:
+                if key not in ec_timeouts:
+                    ec_timeouts[key] = queue_drain_ps(routing, spec.src, spec.dst)
+                ec_timeout = ec_timeouts[key]
+        ctx = FlowContext(
+            base_rtt_ps=facts.path.base_rtt_ps,
+            bdp_bytes=facts.path.bdp_bytes(),
+            bottleneck_bps=facts.path.bottleneck_bps,
+            mss_bytes=data_bytes,
+            intra_rtt_ps=intra_ref.base_rtt_ps,
+            intra_bdp_bytes=intra_ref.bdp_bytes(),
+            is_inter_dc=inter,
+            rto_ps=facts.rto_ps,
+            ecn_k_bytes=ecn_k[key],
+        )
+        plans.append(
+            FlowPlan(
+                spec=spec,
+                cls="inter" if inter else "intra",
+                inter=inter,
+                path=path,
+                facts=facts,
+                cc_name=(cfg.cc.inter if inter else cfg.cc.intra) or cfg.cc.algo,
+                n_packets=n_packets,
+                wire_bytes=wire_bytes,
+                ideal_base_rtt_ps=ideal_rtt,
+                ctx=ctx,
+                ec_timeout_ps=ec_timeout,
+            )
+        )
+    return Scenario(
+        cfg=cfg,
+        topo=topo,
+        routing=routing,
+        hosts=hosts,
+        refs=refs,
+        marking=marking,
+        ecmp_salts=[int(s) for s in salts],
+        flows=plans,
+        data_bytes=data_bytes,
+    )
