@@ -58,7 +58,6 @@ from uno.fluid import kernels as K
 from uno.lb.base import ENTROPY_SPACE
 from uno.metrics.flows import FLOW_COLUMNS, flows_frame
 from uno.metrics.summary import class_summary
-from uno.net.port import MARK_EITHER, MARK_PHANTOM, MARK_PHYSICAL
 from uno.scenario import Scenario, build_scenario, is_switch_port, port_names
 from uno.topo.base import HOST
 
@@ -194,7 +193,6 @@ class FluidSimulation:
                 else K.MODE_PHANTOM if phantom
                 else K.MODE_NONE
             )  # fmt: skip
-            assert m.source in (MARK_PHYSICAL, MARK_PHANTOM, MARK_EITHER)
         self.ls = ls
         self._build_flows(cfg, rng)
 

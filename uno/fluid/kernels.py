@@ -317,6 +317,40 @@ def cc_init(cs: np.ndarray, cp: np.ndarray, f: int) -> None:
 
 
 @njit(cache=True)
+def fire_on_marks(cs, f, col, marked_packets) -> bool:
+    """Add ``marked_packets`` (an expected, fractional count) to the carry in column ``col``;
+    True when it reaches one packet, keeping the fraction beyond the whole packets. This is how
+    a fluid law tells when "an ACK carried an ECN echo": as often as per-packet marks would."""
+    cs[f, col] += marked_packets
+    if cs[f, col] < 1.0:
+        return False
+    cs[f, col] -= math.floor(cs[f, col])
+    return True
+
+
+@njit(cache=True)
+def window_round(cs, f, now, acked, marked, sent_max, active, start, acked_col, marked_col,
+                 alpha_col, g) -> bool:  # fmt: skip
+    """DCTCP's once-per-window bookkeeping (also GEMINI's): count the batch in the window; the
+    window ends when a byte sent at or after its start is acknowledged, then alpha <- (1 - g)
+    alpha + g x marked fraction and a new window starts now. Returns whether a window ended."""
+    cs[f, acked_col] += acked
+    cs[f, marked_col] += marked
+    if cs[f, active] == 0.0:
+        cs[f, active] = 1.0
+        cs[f, start] = now
+        return False
+    if sent_max < cs[f, start]:
+        return False
+    frac = cs[f, marked_col] / cs[f, acked_col] if cs[f, acked_col] > 0.0 else 0.0
+    cs[f, alpha_col] = (1.0 - g) * cs[f, alpha_col] + g * frac
+    cs[f, acked_col] = 0.0
+    cs[f, marked_col] = 0.0
+    cs[f, start] = now
+    return True
+
+
+@njit(cache=True)
 def uno_acks(cs, cp, f, now, acked, marked, rtt, sent_max):
     """UnoCC (uno/cc/uno.py, Uno paper Alg. 1) for a batch of ACKs arriving in one step:
     ``acked`` bytes of which ``marked`` carried ECN, mean RTT sample ``rtt``, the latest send
@@ -352,10 +386,7 @@ def uno_acks(cs, cp, f, now, acked, marked, rtt, sent_max):
         old = cs[f, CU_EWMA]
         ewma = (1.0 - g) * old + g * frac
         cs[f, CU_EWMA] = ewma
-        cs[f, CU_CREDIT] += cs[f, CU_EPOCH_MARKED] / mss
-        congested = cs[f, CU_CREDIT] >= 1.0
-        if congested:
-            cs[f, CU_CREDIT] -= math.floor(cs[f, CU_CREDIT])
+        if fire_on_marks(cs, f, CU_CREDIT, cs[f, CU_EPOCH_MARKED] / mss):
             cwnd = cs[f, C_CWND]
             if cp[f, PU_FALL_INCREASE] > 0.0 and 0.0 < ewma < old and ewma <= 0.9:
                 cs[f, C_CWND] = clamp_cwnd(cp, f, cwnd + cp[f, PU_ALPHA] * ebytes / cwnd)
@@ -394,21 +425,9 @@ def dctcp_acks(cs, cp, f, now, acked, marked, rtt, sent_max):
     number of marked packets (carried over) reaches one; growth on the unmarked bytes (slow start
     below ssthresh, else one MSS per window)."""
     mss = cp[f, P_MSS]
-    cs[f, CD_ACKED] += acked
-    cs[f, CD_MARKED] += marked
-    if cs[f, CD_WIN_ACTIVE] == 0.0:
-        cs[f, CD_WIN_ACTIVE] = 1.0
-        cs[f, CD_WIN_START] = now
-    elif sent_max >= cs[f, CD_WIN_START]:
-        frac = cs[f, CD_MARKED] / cs[f, CD_ACKED] if cs[f, CD_ACKED] > 0.0 else 0.0
-        g = cp[f, PD_G]
-        cs[f, CD_ALPHA] = (1.0 - g) * cs[f, CD_ALPHA] + g * frac
-        cs[f, CD_ACKED] = 0.0
-        cs[f, CD_MARKED] = 0.0
-        cs[f, CD_WIN_START] = now
-    cs[f, CD_CREDIT] += marked / mss
-    if cs[f, CD_CREDIT] >= 1.0:
-        cs[f, CD_CREDIT] -= math.floor(cs[f, CD_CREDIT])
+    window_round(cs, f, now, acked, marked, sent_max, CD_WIN_ACTIVE, CD_WIN_START, CD_ACKED,
+                 CD_MARKED, CD_ALPHA, cp[f, PD_G])  # fmt: skip
+    if fire_on_marks(cs, f, CD_CREDIT, marked / mss):
         if cs[f, CD_CWR_ACTIVE] == 0.0 or sent_max >= cs[f, CD_CWR_START]:
             cs[f, C_CWND] = clamp_cwnd(cp, f, cs[f, C_CWND] * (1.0 - cs[f, CD_ALPHA] / 2.0))
             cs[f, CD_SSTHRESH] = cs[f, C_CWND]
@@ -433,28 +452,15 @@ def gemini_acks(cs, cp, f, now, acked, marked, rtt, rtt_min, sent_max):
     congested (slow start after a timeout)."""
     mss = cp[f, P_MSS]
     base = cp[f, P_BASE_RTT]
-    cs[f, CG_ACKED] += acked
-    cs[f, CG_MARKED] += marked
     if rtt_min < cs[f, CG_RTTMIN_WIN]:
         cs[f, CG_RTTMIN_WIN] = rtt_min
-    if cs[f, CG_WIN_ACTIVE] == 0.0:
-        cs[f, CG_WIN_ACTIVE] = 1.0
-        cs[f, CG_WIN_START] = now
-    elif sent_max >= cs[f, CG_WIN_START]:
-        frac = cs[f, CG_MARKED] / cs[f, CG_ACKED] if cs[f, CG_ACKED] > 0.0 else 0.0
-        g = cp[f, PG_G]
-        cs[f, CG_ALPHA] = (1.0 - g) * cs[f, CG_ALPHA] + g * frac
+    if window_round(cs, f, now, acked, marked, sent_max, CG_WIN_ACTIVE, CG_WIN_START, CG_ACKED,
+                    CG_MARKED, CG_ALPHA, cp[f, PG_G]):  # fmt: skip
         cs[f, CG_RTTMIN_PREV] = cs[f, CG_RTTMIN_WIN]
-        cs[f, CG_ACKED] = 0.0
-        cs[f, CG_MARKED] = 0.0
         cs[f, CG_RTTMIN_WIN] = np.inf
-        cs[f, CG_WIN_START] = now
     if cs[f, CG_SLOW_START] > 0.0 and cs[f, C_CWND] >= cs[f, CG_SSTHRESH]:
         cs[f, CG_SLOW_START] = 0.0
-    cs[f, CG_CREDIT] += marked / mss
-    dcn = cs[f, CG_CREDIT] >= 1.0
-    if dcn:
-        cs[f, CG_CREDIT] -= math.floor(cs[f, CG_CREDIT])
+    dcn = fire_on_marks(cs, f, CG_CREDIT, marked / mss)
     prev = cs[f, CG_RTTMIN_PREV]
     wan = cp[f, PG_USE_DELAY] > 0.0 and prev < np.inf and prev > base + cp[f, PG_T]
     if dcn or wan:

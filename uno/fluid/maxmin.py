@@ -167,7 +167,7 @@ class MaxMinSimulation(FluidSimulation):
         ls = self.ls
         t0 = time.perf_counter()
         finish = np.full(len(self.flows), -1.0)
-        now, events = maxmin_run(
+        _, events = maxmin_run(
             fs[:, K.FS_START].copy(), fs[:, K.FS_SIZE].copy(), fs[:, K.FS_BASE_RTT].copy(),
             self.order, self.rt_ptr, self.rt_link, self.rt_w, ls[:, K.LS_CAP].copy(),
             fs[:, K.FS_NIC].copy(), float(self.max_time_ps), finish,
@@ -180,9 +180,8 @@ class MaxMinSimulation(FluidSimulation):
         fs[:, K.FS_DELIVERED] = fs[:, K.FS_SENT]
         fs[:, K.FS_ACKED] = fs[:, K.FS_SENT]
         self.k_done = 0
-        self.now_ps = int(min(now, self.max_time_ps)) if done.all() else int(self.max_time_ps)
-        if done.all():
-            self.now_ps = int(finish.max())
+        # the last completion (transfer end + base RTT), or the stop time
+        self.now_ps = int(finish.max()) if done.all() else int(self.max_time_ps)
         self.n_finished = int(done.sum())
         result = self._collect(wall, None)
         result.summary["run"]["maxmin_rate_computations"] = int(events)

@@ -109,13 +109,26 @@ def _plt():
     return plt
 
 
+def _class_panels(classes):
+    """A figure with one panel per flow class: (pyplot, figure, [(axes, class), ...])."""
+    plt = _plt()
+    fig, axes = plt.subplots(1, len(classes), figsize=(5 * len(classes), 3.6), squeeze=False)
+    return plt, fig, list(zip(axes[0], classes, strict=True))
+
+
+def _save(plt, fig, out_png: Path, title: str) -> None:
+    fig.suptitle(title)
+    fig.tight_layout()
+    fig.savefig(out_png, dpi=120)
+    plt.close(fig)
+
+
 def plot_class_bars(table: pd.DataFrame, out_png: Path, title: str = "") -> None:
     """Bars of mean and p99 FCT per scheme, one panel per class (the table of
     :func:`class_table` grouped by ``label`` only)."""
-    plt = _plt()
     classes = sorted(set(table.index.get_level_values("cls")))
-    fig, axes = plt.subplots(1, len(classes), figsize=(5 * len(classes), 3.6), squeeze=False)
-    for ax, cls in zip(axes[0], classes, strict=True):
+    plt, fig, panels = _class_panels(classes)
+    for ax, cls in panels:
         sub = table.xs(cls, level="cls")
         x = np.arange(len(sub))
         ax.bar(x - 0.2, sub["mean_fct_us"], 0.4, label="mean")
@@ -125,18 +138,14 @@ def plot_class_bars(table: pd.DataFrame, out_png: Path, title: str = "") -> None
         ax.set_ylabel("FCT (µs)")
         ax.set_title(f"{cls}-DC flows")
         ax.legend()
-    fig.suptitle(title)
-    fig.tight_layout()
-    fig.savefig(out_png, dpi=120)
-    plt.close(fig)
+    _save(plt, fig, out_png, title)
 
 
 def plot_fct_cdfs(flows: pd.DataFrame, out_png: Path, title: str = "") -> None:
-    plt = _plt()
     done = flows[flows["finish_ps"].notna()]
     classes = sorted(done["cls"].unique())
-    fig, axes = plt.subplots(1, len(classes), figsize=(5 * len(classes), 3.6), squeeze=False)
-    for ax, cls in zip(axes[0], classes, strict=True):
+    plt, fig, panels = _class_panels(classes)
+    for ax, cls in panels:
         for label, g in done[done["cls"] == cls].groupby("label"):
             x = np.sort(g["fct_ps"].to_numpy(dtype=float) / PS_PER_US)
             ax.plot(x, np.arange(1, len(x) + 1) / len(x), label=str(label))
@@ -145,18 +154,14 @@ def plot_fct_cdfs(flows: pd.DataFrame, out_png: Path, title: str = "") -> None:
         ax.set_ylabel("CDF")
         ax.set_title(f"{cls}-DC flows")
         ax.legend(fontsize=8)
-    fig.suptitle(title)
-    fig.tight_layout()
-    fig.savefig(out_png, dpi=120)
-    plt.close(fig)
+    _save(plt, fig, out_png, title)
 
 
 def plot_slowdown_by_size(table: pd.DataFrame, out_png: Path, title: str = "") -> None:
     """p50 (dashed) and p99 (solid) slowdown per size bucket, per scheme and class."""
-    plt = _plt()
     classes = sorted(set(table.index.get_level_values("cls")))
-    fig, axes = plt.subplots(1, len(classes), figsize=(5 * len(classes), 3.6), squeeze=False)
-    for ax, cls in zip(axes[0], classes, strict=True):
+    plt, fig, panels = _class_panels(classes)
+    for ax, cls in panels:
         sub = table.xs(cls, level="cls")
         for label in sorted(set(sub.index.get_level_values(0))):
             s = sub.xs(label, level=0)
@@ -168,10 +173,7 @@ def plot_slowdown_by_size(table: pd.DataFrame, out_png: Path, title: str = "") -
         ax.set_title(f"{cls}-DC flows by size")
         ax.tick_params(axis="x", rotation=30)
         ax.legend(fontsize=7)
-    fig.suptitle(title)
-    fig.tight_layout()
-    fig.savefig(out_png, dpi=120)
-    plt.close(fig)
+    _save(plt, fig, out_png, title)
 
 
 def plot_lines(
@@ -186,10 +188,7 @@ def plot_lines(
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.legend(fontsize=8)
-    fig.suptitle(title)
-    fig.tight_layout()
-    fig.savefig(out_png, dpi=120)
-    plt.close(fig)
+    _save(plt, fig, out_png, title)
 
 
 def standard_figures(sweep_dir: str | Path, out_dir: str | Path | None = None) -> list[Path]:
