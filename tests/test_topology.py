@@ -84,3 +84,16 @@ def test_reference_paths_pick_intra_and_widest():
     assert inter.base_rtt_ps == 1_792_041_280 and inter.hops == 9  # the 9-hop class path
     assert refs.widest.base_rtt_ps == 1_792_041_280
     assert intra_dst < 128 <= inter_dst
+
+
+@pytest.mark.parametrize(
+    "overrides", [["topo=two_dc"], ["topo=fat_tree"], ["topo=dumbbell"], ["topo=two_dc", "topo.k=4"]]
+)
+def test_next_hops_equal_a_search_from_every_host(overrides):
+    """The tables shared through each host's switch are those a search rooted at every host
+    gives (the definition: out-edges to neighbours one hop closer, hosts not forwarding)."""
+    _, routing = topo_of(overrides)
+    for hid, hnode in enumerate(routing.host_nodes):
+        expect = routing._next_hops_towards(hnode)
+        got = [routing.next_hops[u][hid] for u in range(len(expect))]
+        assert got == expect, f"host {hid}"

@@ -214,6 +214,7 @@ class FluidSimulation:
         lb = cfg.lb.algo
         ec = cfg.ec
         drain_cache: dict[tuple[int, int], float] = {}
+        cc_rows: dict[tuple, np.ndarray] = {}
         for i, plan in enumerate(self.flows):
             spec = plan.spec
             if lb in SINGLE_PATH_LB:
@@ -257,16 +258,21 @@ class FluidSimulation:
                     for e, _ in route
                     if is_switch_port(routing, routing.edges[e])
                 )
+            # a step's bytes leave the sender within the step, then take one RTT (base +
+            # queueing, at most every buffer on the path full)
             longest = plan.path.base_rtt_ps + drain_cache[key] + 2 * self.dt_ps
-            longest += max(1.0, size / fs[i, K.FS_NIC])
             ring_len[i] = int(math.ceil(longest / self.dt_ps)) + 2
             if self.runs_cc:
-                self._cc_params(cfg, plan, cp, i)
+                key = (plan.cc_name, plan.ctx)  # flows with one path share their parameters
+                row = cc_rows.get(key)
+                if row is None:
+                    row = cc_rows[key] = self._cc_params(cfg, plan)
+                cp[i] = row
         ring_ptr = np.zeros(n + 1, dtype=np.int64)
         np.cumsum(ring_len, out=ring_ptr[1:])
+        # all-zero is every slot's empty state, so the pages of slots never reached are not
+        # even touched (calloc)
         ring = np.zeros((int(ring_ptr[-1]), K.N_R))
-        ring[:, K.R_RTTMIN] = np.inf
-        ring[:, K.R_SENTMAX] = -1.0
         self.fs, self.cp = fs, cp
         self.cs = np.zeros((n, K.N_C))
         self.rt_ptr = rt_ptr
@@ -278,12 +284,13 @@ class FluidSimulation:
         self.active = np.zeros(n, dtype=np.int64)
         self.busy = np.zeros(len(self.ls), dtype=np.int64)
 
-    def _cc_params(self, cfg, plan, cp: np.ndarray, i: int) -> None:
-        """Controller parameters of flow ``i``, taken from the packet controller built with
-        the same config and FlowContext."""
+    @staticmethod
+    def _cc_params(cfg, plan) -> np.ndarray:
+        """The ``P_*`` row of ``plan``'s controller parameters, taken from the packet
+        controller built with the same config and FlowContext."""
         obj = make_cc(plan.cc_name, cfg.cc, plan.ctx)
         p = obj.p
-        row = cp[i]
+        row = np.zeros(K.N_P)
         row[K.P_KIND] = FLUID_CC[plan.cc_name]
         row[K.P_MIN_CWND] = obj.min_cwnd
         row[K.P_MAX_CWND] = obj.max_cwnd
@@ -319,6 +326,7 @@ class FluidSimulation:
             row[K.PG_SS_EXIT] = 1.0 if p.slow_start_exit_on_cut else 0.0
             row[K.PG_TO_HOLD] = obj.timeout_holdoff_ps
             row[K.P_ALPHA_INIT] = p.alpha_init
+        return row
 
     # ---- running --------------------------------------------------------------------------
     def progress_text(self, elapsed_s: float) -> str:

@@ -1,5 +1,5 @@
 """Numba kernels of the fluid engine: link queues with phantom queues and ECN marking, the
-per-flow delay lines, and the congestion-control fluid laws. Every kernel is ``@njit(cache=True)``
+per-flow delay lines, and the congestion-control fluid laws. Every kernel is ``@njit(cache=True, error_model="numpy")``
 and its pure-Python twin is ``kernel.py_func`` (tests compare the two on random inputs).
 
 Units: time in picoseconds (float64), sizes in bytes, rates in bytes per picosecond.
@@ -164,13 +164,13 @@ R_MARK = 1  # of which ECN-marked
 R_GOOD = 2  # wire bytes of decodable data
 R_FREE = 3  # bytes lost but absorbed by coding (leave flight with the ACKs)
 R_RTTW = 4  # sum of rtt x acked bytes
-R_RTTMIN = 5  # smallest RTT sample (inf: none)
-R_SENTMAX = 6  # latest send time among the bytes (ps, -1: none)
+R_RTTMIN = 5  # smallest RTT sample (0: none; RTTs are > 0)
+R_SENTMAX = 6  # latest send time among the bytes, ps (read only where bytes were acked)
 R_ARRIVE = 7  # when the last of them is acknowledged (ps), for completion times
 N_R = 8
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def red_probability(level: float, kmin: float, kmax: float) -> float:
     """RED's marking probability at ``level`` (as ``uno.net.red.RedMarker.probability``)."""
     if level <= kmin:
@@ -180,7 +180,7 @@ def red_probability(level: float, kmin: float, kmax: float) -> float:
     return (level - kmin) / (kmax - kmin)
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def update_links(ls: np.ndarray, links: np.ndarray, n_links: int, dt_ps: float) -> int:
     """Advance the links ``links[:n_links]`` (the busy ones) by one step of ``dt_ps``: queue =
     queue + arrivals - departures at line rate, tail drop beyond the buffer, phantom queue filled
@@ -246,7 +246,7 @@ def update_links(ls: np.ndarray, links: np.ndarray, n_links: int, dt_ps: float) 
     return kept
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def block_failure(p: float, n: int, m: int) -> float:
     """Probability that a block of ``n`` data + ``m`` parity packets, each lost independently
     with probability ``p``, loses more than ``m`` (cannot be decoded)."""
@@ -265,7 +265,7 @@ def block_failure(p: float, n: int, m: int) -> float:
     return fail if fail > 0.0 else 0.0
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def path_signals(f: int, rt_ptr, rt_link, rt_w, ls: np.ndarray):
     """(marking probability, loss probability, queueing delay in ps) of flow ``f``'s path: a
     byte is marked (lost) unless no link marks (drops) it; split routes weigh each link by the
@@ -286,7 +286,7 @@ def path_signals(f: int, rt_ptr, rt_link, rt_w, ls: np.ndarray):
     return 1.0 - math.exp(log_unmarked), 1.0 - math.exp(log_kept), delay
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def clamp_cwnd(cp: np.ndarray, f: int, cwnd: float) -> float:
     if cwnd < cp[f, P_MIN_CWND]:
         return cp[f, P_MIN_CWND]
@@ -295,7 +295,7 @@ def clamp_cwnd(cp: np.ndarray, f: int, cwnd: float) -> float:
     return cwnd
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def cc_init(cs: np.ndarray, cp: np.ndarray, f: int) -> None:
     """A flow's controller state at its start (as the packet controllers' constructors)."""
     for c in range(cs.shape[1]):
@@ -316,7 +316,7 @@ def cc_init(cs: np.ndarray, cp: np.ndarray, f: int) -> None:
         cs[f, CG_LAST_LOSS] = -1.0
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def fire_on_marks(cs, f, col, marked_packets) -> bool:
     """Add ``marked_packets`` (an expected, fractional count) to the carry in column ``col``;
     True when it reaches one packet, keeping the fraction beyond the whole packets. This is how
@@ -328,7 +328,7 @@ def fire_on_marks(cs, f, col, marked_packets) -> bool:
     return True
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def window_round(cs, f, now, acked, marked, sent_max, active, start, acked_col, marked_col,
                  alpha_col, g) -> bool:  # fmt: skip
     """DCTCP's once-per-window bookkeeping (also GEMINI's): count the batch in the window; the
@@ -350,7 +350,7 @@ def window_round(cs, f, now, acked, marked, sent_max, active, start, acked_col, 
     return True
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def uno_acks(cs, cp, f, now, acked, marked, rtt, sent_max):
     """UnoCC (uno/cc/uno.py, Uno paper Alg. 1) for a batch of ACKs arriving in one step:
     ``acked`` bytes of which ``marked`` carried ECN, mean RTT sample ``rtt``, the latest send
@@ -418,7 +418,7 @@ def uno_acks(cs, cp, f, now, acked, marked, rtt, sent_max):
         cs[f, CU_QA_BYTES] = 0.0
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def dctcp_acks(cs, cp, f, now, acked, marked, rtt, sent_max):
     """DCTCP (uno/cc/dctcp.py, Alizadeh et al. §3.1) for a batch of ACKs: alpha updated once
     per window of data; a cut cwnd x (1 - alpha/2) at most once per window when the expected
@@ -442,7 +442,7 @@ def dctcp_acks(cs, cp, f, now, acked, marked, rtt, sent_max):
             cs[f, C_CWND] = clamp_cwnd(cp, f, cwnd + mss * unmarked / cwnd)
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def gemini_acks(cs, cp, f, now, acked, marked, rtt, rtt_min, sent_max):
     """GEMINI (uno/cc/gemini.py, Zeng et al. Alg. 1) for a batch of ACKs, per-window
     bookkeeping (``alpha_update: window``): alpha and RTT_min per window of data; a DCN signal
@@ -484,7 +484,7 @@ def gemini_acks(cs, cp, f, now, acked, marked, rtt, rtt_min, sent_max):
                 cs[f, C_CWND] = clamp_cwnd(cp, f, cwnd + cp[f, PG_H] * unmarked / cwnd)
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def cc_loss(cs, cp, f, now, nack):
     """A loss episode detected (a retransmission timeout, or a NACK for coded flows): each
     controller's ``on_timeout`` / ``on_nack``."""
@@ -526,7 +526,7 @@ def cc_loss(cs, cp, f, now, nack):
         cs[f, CG_WIN_START] = now
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def advance(
     k_start,
     k_stop,
@@ -605,8 +605,6 @@ def advance(
                         )  # fmt: skip
             for c in range(N_R):
                 ring[slot, c] = 0.0
-            ring[slot, R_RTTMIN] = np.inf
-            ring[slot, R_SENTMAX] = -1.0
             if fs[f, FS_LOSS_AT] >= 0.0 and fs[f, FS_LOSS_AT] <= now:
                 lost = fs[f, FS_LOSS_PENDING]
                 fs[f, FS_LOSS_PENDING] = 0.0
@@ -707,7 +705,7 @@ def advance(
             ring[slot, R_GOOD] += send - failed
             ring[slot, R_FREE] += send - ack - failed
             ring[slot, R_RTTW] += ack * rtt
-            if rtt < ring[slot, R_RTTMIN]:
+            if ring[slot, R_RTTMIN] == 0.0 or rtt < ring[slot, R_RTTMIN]:
                 ring[slot, R_RTTMIN] = rtt
             if sent_at > ring[slot, R_SENTMAX]:
                 ring[slot, R_SENTMAX] = sent_at
