@@ -36,6 +36,8 @@ def random_links(n: int) -> np.ndarray:
     ls[:, K.LS_MODE] = RNG.integers(0, 4, n)
     ls[:, K.LS_PHDROPS] = RNG.integers(0, 2, n)
     ls[:, K.LS_ARR] = RNG.uniform(0, 0.04, n) * (RNG.random(n) < 0.8)
+    ls[:, K.LS_EXT] = RNG.uniform(0, 5e4, n) * (RNG.random(n) < 0.5)
+    ls[:, K.LS_QF] = ls[:, K.LS_Q] * RNG.random(n)
     ls[:, K.LS_LISTED] = 1.0
     return ls
 
@@ -50,6 +52,32 @@ def test_link_kernel_matches_python():
         assert na == nb
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
         assert (a[:, K.LS_Q] <= a[:, K.LS_BUF] + 1e-9).all() and (a[:, K.LS_Q] >= 0).all()
+        # the fluid part of a queue is a part of it; the external bytes were taken in
+        assert (a[:, K.LS_QF] <= a[:, K.LS_Q] + 1e-9).all() and (a[:, K.LS_QF] >= 0).all()
+        assert (a[:, K.LS_EXT] == 0).all()
+
+
+def test_external_bytes_kernel_matches_python():
+    for _ in range(20):
+        ls = random_links(40)
+        ls[:, K.LS_LISTED] = RNG.random(40) < 0.5
+        busy0 = np.zeros(40, dtype=np.int64)
+        listed = np.nonzero(ls[:, K.LS_LISTED])[0]
+        busy0[: len(listed)] = listed
+        links = RNG.choice(40, 10, replace=False).astype(np.int64)
+        nbytes = RNG.uniform(0, 1e4, 10)
+        out = []
+        for fn in (K.add_external, K.add_external.py_func):
+            a, busy = ls.copy(), busy0.copy()
+            counters = np.array([0, 0, 0, len(listed)], dtype=np.int64)
+            fn(a, busy, counters, links, nbytes)
+            out.append((a, busy, counters))
+        np.testing.assert_array_equal(out[0][0], out[1][0])
+        np.testing.assert_array_equal(out[0][1], out[1][1])
+        np.testing.assert_array_equal(out[0][2], out[1][2])
+        a, busy, counters = out[0]
+        np.testing.assert_allclose(a[links, K.LS_EXT], ls[links, K.LS_EXT] + nbytes)
+        assert set(busy[: counters[3]]) == set(listed) | set(links)
 
 
 def test_scalar_kernels_match_python():
@@ -171,7 +199,7 @@ def test_fluid_writes_the_packet_engine_tables(tmp_path):
         ("lb=plb", "lb.algo"),
         ("scheme=uno", "lb.algo"),
         ("faults=border_link_down", "faults.link_failures"),
-        ("engine.kind=hybrid", "engine.kind"),
+        ("engine.kind=hybrid", "engine.hybrid_packet_max_bytes"),
     ],
 )
 def test_unsupported_settings_are_refused_naming_them(override, field):

@@ -87,7 +87,8 @@ def test_reference_paths_pick_intra_and_widest():
 
 
 @pytest.mark.parametrize(
-    "overrides", [["topo=two_dc"], ["topo=fat_tree"], ["topo=dumbbell"], ["topo=two_dc", "topo.k=4"]]
+    "overrides",
+    [["topo=two_dc"], ["topo=fat_tree"], ["topo=dumbbell"], ["topo=two_dc", "topo.k=4"]],
 )
 def test_next_hops_equal_a_search_from_every_host(overrides):
     """The tables shared through each host's switch are those a search rooted at every host

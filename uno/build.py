@@ -13,6 +13,7 @@ from uno.lb.registry import make_lb
 from uno.metrics.recorder import Recorder
 from uno.net.host import Host
 from uno.net.network import Network
+from uno.net.port import Port
 from uno.net.switch import Switch
 from uno.scenario import build_scenario
 from uno.transport.flow import Flow, FlowCoding
@@ -24,15 +25,25 @@ def build_simulation(cfg):
     """Build a ready-to-run simulation from ``cfg`` (a RunConfig object or DictConfig), with the
     engine ``cfg.engine.kind`` names."""
     kind = cfg.engine.kind
+    if kind == "hybrid":
+        from uno.fluid.hybrid import build_hybrid
+
+        return build_hybrid(cfg)
     if kind != "packet":
         from uno.fluid.engine import build_flow_level
 
         return build_flow_level(cfg)
     sim = Simulation(cfg.seed)
     scenario = build_scenario(cfg, sim.rng)
+    return populate_packet(cfg, sim, scenario, scenario.flows)
+
+
+def populate_packet(cfg, sim: Simulation, scenario, plans, port_cls=Port) -> Simulation:
+    """Build ``scenario``'s network into ``sim`` (every port of class ``port_cls``) and the flows
+    ``plans`` as packet senders and receivers, the recorder and the run limits."""
     tp = cfg.transport
     routing = scenario.routing
-    network = Network(sim.engine, routing, scenario.ecmp_salts)
+    network = Network(sim.engine, routing, scenario.ecmp_salts, port_cls)
     network.configure_marking(cfg.switch, scenario.marking, sim.rng)
     network.configure_faults(cfg.faults, sim.rng)
     sim.network = network
@@ -48,7 +59,7 @@ def build_simulation(cfg):
             payload=ec.payload,
             seed=cfg.seed,
         )
-    for plan in scenario.flows:
+    for plan in plans:
         spec, facts = plan.spec, plan.facts
         n_packets = plan.n_packets
         coding = None

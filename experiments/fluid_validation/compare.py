@@ -1,6 +1,8 @@
-"""Fluid engine vs packet engine (and the max-min baseline) on the same scenarios and seed:
-per-class mean and p99 FCT, mean rates of long flows, bottleneck utilisation, wall times, and the
-relative differences to the packet run.
+"""Fluid engine vs packet engine (and the max-min baseline and the packet/fluid hybrid) on the
+same scenarios and seed: per-class mean and p99 FCT, mean rates of long flows, bottleneck
+utilisation, wall times, and the relative differences to the packet run. The hybrid runs as
+packets the flows under study (``HYBRID``: the intra-DC flows of the incast, the flows of at most
+100 kB at 40% load) and is also compared on those flows alone.
 
     python experiments/fluid_validation/compare.py [--scenarios dumbbell,incast,mixed40] [--out DIR]
 
@@ -28,12 +30,18 @@ SCENARIOS = {
     "mixed40": ["experiment=fig10_load", "workload=mixed_artifact", "scheme=uno_ecmp",
                 "workload.load=0.4"],
 }  # fmt: skip
-ENGINES = ("packet", "fluid", "maxmin")
+#: the hybrid's packet flows, per scenario (no hybrid run where absent)
+HYBRID = {
+    "incast": ["engine.hybrid_packet_tags=[intra]"],
+    "mixed40": ["engine.hybrid_packet_max_bytes=100000"],
+}
+ENGINES = ("packet", "fluid", "maxmin", "hybrid")
 
 
 def run(name: str, engine: str) -> tuple[pd.DataFrame, dict, float]:
+    extra = HYBRID[name] if engine == "hybrid" else []
     cfg = uno.compose([*SCENARIOS[name], f"engine.kind={engine}", "engine.progress=false",
-                       "engine.sample_interval_us=0"])  # fmt: skip
+                       "engine.sample_interval_us=0", *extra])  # fmt: skip
     t0 = time.perf_counter()
     result = uno.run(cfg)
     return result.flows, result.summary, time.perf_counter() - t0
@@ -42,8 +50,12 @@ def run(name: str, engine: str) -> tuple[pd.DataFrame, dict, float]:
 def compare(name: str) -> dict:
     rows = {}
     tables = []
-    for engine in ENGINES:
+    engines = [e for e in ENGINES if e != "hybrid" or name in HYBRID]
+    studied = None
+    for engine in engines:
         flows, summary, wall = run(name, engine)
+        if engine == "hybrid":
+            studied = _packet_flow_ids(name, flows)
         flows = flows.assign(label=engine)
         tables.append(flows)
         rows[engine] = {"wall_s": round(wall, 2), "sim_time_us": summary["run"]["sim_time_us"]}
@@ -55,7 +67,18 @@ def compare(name: str) -> dict:
     print(table[["flows", "mean_fct_us", "p99_fct_us", "unfinished"]].round(1).to_string())
     print(rate.round(2).to_string())
     diffs = {}
-    for engine in ("fluid", "maxmin"):
+    if studied is not None:
+        sub = flows[flows["flow_id"].isin(studied)]
+        sub_table = class_table(sub, ["label"])
+        print(f"-- the hybrid's packet flows ({len(studied)}): FCT (µs)")
+        print(sub_table[["flows", "mean_fct_us", "p99_fct_us"]].round(1).to_string())
+        for cls in sorted(set(sub_table.index.get_level_values("cls"))):
+            for col in ("mean_fct_us", "p99_fct_us"):
+                ref = sub_table.loc[("packet", cls), col]
+                for engine in ("fluid", "hybrid"):
+                    val = sub_table.loc[(engine, cls), col]
+                    diffs[f"studied {engine} {cls} {col}"] = round(100.0 * (val - ref) / ref, 1)
+    for engine in [e for e in engines if e != "packet"]:
         for cls in sorted(set(table.index.get_level_values("cls"))):
             for col in ("mean_fct_us", "p99_fct_us"):
                 ref = table.loc[("packet", cls), col]
@@ -66,9 +89,20 @@ def compare(name: str) -> dict:
                 100.0 * (rate.loc[engine, cls] - ref) / ref, 1
             )
     print("difference to packet, %:", json.dumps(diffs))
-    print("wall s:", {e: rows[e]["wall_s"] for e in ENGINES},
-          "speed-up fluid:", round(rows["packet"]["wall_s"] / rows["fluid"]["wall_s"], 1))  # fmt: skip
+    print("wall s:", {e: rows[e]["wall_s"] for e in engines},
+          "speed-up:", {e: round(rows["packet"]["wall_s"] / rows[e]["wall_s"], 1)
+                        for e in engines if e != "packet"})  # fmt: skip
     return {"runs": rows, "diff_pct": diffs}
+
+
+def _packet_flow_ids(name: str, flows: pd.DataFrame) -> set[int]:
+    """The flows the hybrid ran as packets in scenario ``name``."""
+    from uno.api import to_run_config
+    from uno.fluid.hybrid import packet_selection
+
+    cfg = to_run_config(uno.compose([*SCENARIOS[name], "engine.kind=hybrid", *HYBRID[name]]))
+    chosen = packet_selection(cfg.engine, flows["size_bytes"], flows["tag"])
+    return set(flows.loc[chosen, "flow_id"])
 
 
 def main() -> None:

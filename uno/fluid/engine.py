@@ -148,7 +148,8 @@ class FluidSimulation:
     #: whether the engine runs the flows' congestion controllers
     runs_cc = True
 
-    def __init__(self, cfg, scenario: Scenario, rng: RngStreams):
+    def __init__(self, cfg, scenario: Scenario, rng: RngStreams, plans=None):
+        """``plans``: the scenario's flows this engine runs (default: all of them)."""
         check_fluid_support(cfg, self.engine_name, self.runs_cc)
         self.cfg = cfg
         self.scenario = scenario
@@ -158,7 +159,7 @@ class FluidSimulation:
         self.progress_hook = None
         self.n_finished = 0
         self.now_ps = 0
-        plans = scenario.flows
+        plans = scenario.flows if plans is None else list(plans)
         for p in plans:
             if p.spec.after:
                 raise ConfigError(
@@ -345,11 +346,7 @@ class FluidSimulation:
         k = 0
         n = len(self.flows)
         while k < k_stop:
-            k = K.advance(
-                k, min(k + chunk, k_stop), dt, self.fs, self.cs, self.cp, self.ls, self.rt_ptr,
-                self.rt_link, self.rt_w, self.ring, self.ring_ptr, self.ring_len, self.order,
-                self.counters, self.active, self.busy,
-            )  # fmt: skip
+            k = self.advance(k, min(k + chunk, k_stop))
             self.k_done = k
             self.now_ps = int(k * dt)
             self.n_finished = int(self.counters[2])
@@ -361,6 +358,15 @@ class FluidSimulation:
                 break
         wall = time.perf_counter() - t0
         return self._collect(wall, sampler)
+
+    def advance(self, k_start: int, k_stop: int) -> int:
+        """Run steps ``k_start`` .. ``k_stop - 1``; returns the step reached
+        (:func:`uno.fluid.kernels.advance`)."""
+        return K.advance(
+            k_start, k_stop, self.dt_ps, self.fs, self.cs, self.cp, self.ls, self.rt_ptr,
+            self.rt_link, self.rt_w, self.ring, self.ring_ptr, self.ring_len, self.order,
+            self.counters, self.active, self.busy,
+        )  # fmt: skip
 
     # ---- results --------------------------------------------------------------------------
     def flows_table(self) -> pd.DataFrame:

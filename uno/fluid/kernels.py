@@ -41,7 +41,9 @@ LS_DROP = 18  # bytes dropped
 LS_MAXQ = 19  # largest queue level, bytes
 LS_IN = 20  # bytes arrived
 LS_LISTED = 21  # 1 while the link is in the busy list
-N_LS = 22
+LS_EXT = 22  # bytes arriving this step from outside the fluid model (hybrid: packets)
+LS_QF = 23  # of the queue, the fluid flows' bytes (FIFO share; the rest came from LS_EXT)
+N_LS = 24
 
 MODE_NONE = 0
 MODE_PHYSICAL = 1
@@ -183,14 +185,17 @@ def red_probability(level: float, kmin: float, kmax: float) -> float:
 @njit(cache=True, error_model="numpy")
 def update_links(ls: np.ndarray, links: np.ndarray, n_links: int, dt_ps: float) -> int:
     """Advance the links ``links[:n_links]`` (the busy ones) by one step of ``dt_ps``: queue =
-    queue + arrivals - departures at line rate, tail drop beyond the buffer, phantom queue filled
-    by the same arrivals and drained at its own rate, and the marking probability, loss fraction,
-    queueing delay and pass ratio that the flows crossing the link see. Links left empty leave
-    the list; returns its new length."""
+    queue + arrivals (the flows' rates, plus ``LS_EXT`` bytes) - departures at line rate, tail
+    drop beyond the buffer, phantom queue filled by the same arrivals and drained at its own
+    rate, and the marking probability, loss fraction, queueing delay and pass ratio that the
+    flows crossing the link see. ``LS_QF`` keeps the fluid flows' part of the queue. Links left
+    empty leave the list; returns its new length."""
     kept = 0
     for i in range(n_links):
         link = links[i]
-        arr = ls[link, LS_ARR] * dt_ps
+        arr_fluid = ls[link, LS_ARR] * dt_ps
+        arr = arr_fluid + ls[link, LS_EXT]
+        ls[link, LS_EXT] = 0.0
         q = ls[link, LS_Q]
         ph = ls[link, LS_PH]
         if arr <= 0.0 and q <= 0.0 and ph <= 0.0:
@@ -210,6 +215,8 @@ def update_links(ls: np.ndarray, links: np.ndarray, n_links: int, dt_ps: float) 
         if q > ls[link, LS_BUF]:
             drop = q - ls[link, LS_BUF]
             q = ls[link, LS_BUF]
+        # FIFO: departures and drops take the fluid and external bytes in proportion
+        ls[link, LS_QF] = (ls[link, LS_QF] + arr_fluid) * (q / total) if total > 0.0 else 0.0
         if arr > 0.0:
             ls[link, LS_LOSS] = drop / arr
             ratio = dep / arr
@@ -244,6 +251,21 @@ def update_links(ls: np.ndarray, links: np.ndarray, n_links: int, dt_ps: float) 
         ls[link, LS_MARK] = mark
         ls[link, LS_DELAY] = q / ls[link, LS_CAP]
     return kept
+
+
+@njit(cache=True, error_model="numpy")
+def add_external(ls, busy, counters, links, nbytes) -> None:
+    """Bytes ``nbytes[i]`` arriving at link ``links[i]`` during the next step from outside the
+    fluid model (the hybrid engine's packets); the links join the busy list."""
+    n_busy = int(counters[3])
+    for i in range(len(links)):
+        link = links[i]
+        ls[link, LS_EXT] += nbytes[i]
+        if ls[link, LS_LISTED] == 0.0:
+            ls[link, LS_LISTED] = 1.0
+            busy[n_busy] = link
+            n_busy += 1
+    counters[3] = n_busy
 
 
 @njit(cache=True, error_model="numpy")

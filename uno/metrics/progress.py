@@ -95,7 +95,8 @@ class Progress:
         sim_us = sim.engine.now / PS_PER_US
         hops = sim.network.packet_hops()
         rate = hops / elapsed if elapsed > 0 else 0.0
-        return sim_us, f"flows {sim.n_finished}/{len(sim.flows)}, {rate:,.0f} packet-hops/s"
+        n_flows = getattr(sim, "n_flows_total", len(sim.flows))  # the hybrid's fluid flows too
+        return sim_us, f"flows {sim.n_finished}/{n_flows}, {rate:,.0f} packet-hops/s"
 
     def update(self, now_wall: float) -> None:
         sim_us, text = self.status(now_wall)

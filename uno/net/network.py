@@ -21,8 +21,9 @@ from uno.topo.routing import Routing
 class Network:
     """Instantiated network elements of one simulation."""
 
-    def __init__(self, engine, routing: Routing, ecmp_salts: list[int]):
-        """``ecmp_salts``: one per switch, in topology order (:class:`uno.scenario.Scenario`)."""
+    def __init__(self, engine, routing: Routing, ecmp_salts: list[int], port_cls=Port):
+        """``ecmp_salts``: one per switch, in topology order (:class:`uno.scenario.Scenario`);
+        ``port_cls``: the class of every port (one per routing edge, in edge order)."""
         self.engine = engine
         self.routing = routing
         topo = routing.topo
@@ -46,7 +47,7 @@ class Network:
         self.node_objs = node_objs
         self.ports: list[Port] = []
         for e, name in zip(routing.edges, port_names(routing), strict=True):
-            port = Port(engine, self, name, e.rate_bps, e.delay_ps, e.buffer_bytes, e.kind)
+            port = port_cls(engine, self, name, e.rate_bps, e.delay_ps, e.buffer_bytes, e.kind)
             port.connect(node_objs[e.dst])
             port.owner = node_objs[e.src]
             self.ports.append(port)

@@ -1,0 +1,66 @@
+"""The packet/fluid hybrid (engine.kind=hybrid, uno/fluid/hybrid.py): with every flow selected
+as packets it is the packet engine, result for result; packet and fluid flows on one bottleneck
+share it fairly and fill it (each sees the other's bytes); it writes every table, with every
+flow of the scenario in the flows table."""
+
+from __future__ import annotations
+
+import pytest
+
+import uno
+from uno.metrics.flows import FLOW_COLUMNS
+
+INCAST = ["topo=dumbbell", "workload=incast", "workload.n_intra=4", "workload.n_inter=0",
+          "cc=dctcp", "switch=ecn", "lb=ecmp", "workload.size_bytes=2000000",
+          "engine.sample_interval_us=0"]  # fmt: skip
+
+
+def shared_bottleneck(packet_senders=(1, 2)) -> list[str]:
+    """Four 20-MB DCTCP flows into host 0; those from ``packet_senders`` tagged ``pkt``."""
+    flows = ",".join(
+        f"{{src:{s},dst:0,size_bytes:20000000,tag:{'pkt' if s in packet_senders else 'bulk'}}}"
+        for s in (1, 2, 3, 4)
+    )
+    return ["topo=dumbbell", "workload=flows", f"workload.flows=[{flows}]", "cc=dctcp",
+            "switch=ecn", "lb=ecmp", "engine.sample_interval_us=0"]  # fmt: skip
+
+
+def test_every_flow_as_packets_is_the_packet_engine():
+    packet = uno.run(uno.compose(INCAST)).flows
+    hybrid = uno.run(
+        uno.compose([*INCAST, "engine.kind=hybrid", "engine.hybrid_packet_max_bytes=2000000"])
+    ).flows
+    cols = ["flow_id", "finish_ps", "sent_packets", "ecn_acks", "retransmits"]
+    assert hybrid[cols].equals(packet[cols])
+
+
+def test_packet_and_fluid_flows_share_a_bottleneck_fairly_and_fill_it():
+    r = uno.run(uno.compose([*shared_bottleneck(), "engine.kind=hybrid",
+                             "engine.hybrid_packet_tags=[pkt]"]))  # fmt: skip
+    f = r.flows
+    assert r.summary["hybrid"]["packet_flows"] == 2 and r.summary["hybrid"]["fluid_flows"] == 2
+    rates = f["mean_rate_gbps"].to_numpy()
+    assert rates.sum() ** 2 / (len(rates) * (rates**2).sum()) > 0.98  # Jain's index
+    by_kind = f.groupby("tag")["mean_rate_gbps"].mean()
+    # packets that did not wait behind the fluid bytes took twice their share
+    assert by_kind["pkt"] / by_kind["bulk"] == pytest.approx(1.0, abs=0.2)
+    # 4 x 20 MB through 100 Gb/s: the last flow ends within 5% of 6.4 ms + base RTT
+    assert f["finish_ps"].max() / 1e6 == pytest.approx(4 * 20e6 * 1.0156 * 8 / 100e3, rel=0.05)
+    # the fluid model carried the fluid flows' bytes on the receiver's link, besides the packets
+    ports = r.tables["ports"].set_index("port")
+    down = ports["fluid_tx_bytes"].idxmax()
+    assert ports.loc[down, "fluid_tx_bytes"] == pytest.approx(2 * 20e6 * 1.0156, rel=0.02)
+    assert ports.loc[down, "tx_bytes"] >= 2 * 20e6
+
+
+def test_hybrid_writes_every_table_with_every_flow(tmp_path):
+    cfg = uno.compose([*shared_bottleneck(packet_senders=(1,)), "engine.kind=hybrid",
+                       "engine.hybrid_packet_tags=[pkt]", "engine.sample_interval_us=100"])  # fmt: skip
+    r = uno.run(cfg, out_dir=tmp_path / "run")
+    for name in ("flows", "rates", "cwnd", "queues", "ports"):
+        assert (tmp_path / "run" / f"{name}.parquet").exists(), name
+    f = r.flows
+    assert list(f.columns) == list(FLOW_COLUMNS) and list(f["flow_id"]) == [0, 1, 2, 3]
+    assert f["finish_ps"].notna().all() and (f["bytes_delivered"] == f["size_bytes"]).all()
+    assert set(r.tables["rates"]["flow_id"]) == {0, 1, 2, 3}  # packet and fluid samples
+    assert r.summary["run"]["engine"] == "hybrid" and r.summary["run"]["fluid_steps"] > 0

@@ -1,0 +1,316 @@
+"""The packet/fluid hybrid (``engine.kind=hybrid``): the flows under study run as packets, the
+rest of the load as fluid, on one network.
+
+Which flows are packets: those of at most ``engine.hybrid_packet_max_bytes`` bytes and those
+tagged with one of ``engine.hybrid_packet_tags`` (a flow matching either); every other flow is
+fluid. Both kinds come from the one :class:`uno.scenario.Scenario` (same routes, ECMP salts,
+marking, controller parameters, random streams), so a flow is the same flow in every engine.
+
+The coupling, every fluid step (``engine.fluid_step_intra_rtt`` x the intra-DC base RTT), runs
+inside the packet engine's event loop:
+
+- **Fluid links see the packets' bytes.** Every port counts the bytes it accepted during the
+  step; they enter the fluid link's arrivals (:func:`uno.fluid.kernels.add_external`), so they
+  fill its queue and phantom queue, and so delay, mark and drop the fluid flows.
+- **Packets see the fluid occupancy.** The fluid link keeps its fluid flows' part of the queue
+  (``LS_QF``, a FIFO share). A packet arriving at a port waits behind it (it departs no earlier
+  than ``now + fluid bytes / rate``, and no earlier than the packets before it), is dropped when
+  its own queue plus the fluid bytes would overflow the buffer, and leaves with RED deciding on
+  the packets behind it plus the fluid bytes. On a link the fluid flows cross, the phantom
+  queue that decides is the fluid model's, which counts both kinds of bytes (one step late); on
+  a link only packets cross, ports behave exactly as in the packet engine.
+
+The approximation, stated: packets and fluid share a link as FIFO at step resolution. A packet
+waits behind the larger of the fluid backlog and its own queue rather than their sum when both
+are non-zero, and the fluid model learns of the packets' bytes one step (1/8 intra-DC RTT by
+default) after they arrived.
+
+Everything the fluid engine refuses is refused here too (:func:`check_fluid_support`); the
+packet flows may use any congestion controller the fluid flows may (``cc.*``), and the balancers
+the fluid engine routes.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from uno.build import populate_packet
+from uno.core.errors import ConfigError
+from uno.core.packet import DATA
+from uno.core.sim import RunResult, Simulation
+from uno.core.units import BITS_PER_BYTE, PS_PER_S, us_to_ps
+from uno.fluid import kernels as K
+from uno.fluid.engine import FluidSimulation, _Sampler
+from uno.net.port import DROP_BUFFER, Port
+from uno.scenario import build_scenario
+
+
+class HybridPort(Port):
+    """A port whose link the fluid flows share (see the module docstring)."""
+
+    __slots__ = ("_link", "_coupler", "_stamp", "_accounted", "_fluid_q", "_link_q",
+                 "_fluid_arr", "_fluid_ph", "_ps_per_byte")  # fmt: skip
+
+    def couple(self, coupler: HybridSimulation, link: int) -> None:
+        """Read the fluid state of routing edge ``link`` from ``coupler``'s fluid engine."""
+        ls = coupler.fluid.ls
+        self._link = link
+        self._coupler = coupler
+        self._stamp = -1
+        self._accounted = 0
+        self._fluid_q = ls[:, K.LS_QF]
+        self._link_q = ls[:, K.LS_Q]
+        self._fluid_arr = ls[:, K.LS_ARR]
+        self._fluid_ph = ls[:, K.LS_PH]
+        self._ps_per_byte = BITS_PER_BYTE * PS_PER_S / self.rate_bps
+
+    def receive(self, pkt) -> None:
+        if pkt.kind and self.control_lane is not None:
+            Port.receive(self, pkt)
+            return
+        coupler = self._coupler
+        if self._stamp != coupler.epoch:  # first bytes since the coupler last looked
+            self._stamp = coupler.epoch
+            coupler.touched.append(self)
+        link = self._link
+        fluid_bytes = float(self._fluid_q[link])
+        if fluid_bytes > 0.0 or self._fluid_arr[link] > 0.0:
+            now = self._engine._now
+            self._settle(now)
+            size = pkt.size_bytes
+            if self.bytes + fluid_bytes + size > self.buffer_bytes:
+                if self._phantom_drops and self.phantom is not None and pkt.kind == DATA:
+                    self.phantom.enqueue(now, size)
+                self.arrivals += 1
+                self.drops += 1
+                self._network.drop(pkt, DROP_BUFFER, self)
+                return
+            # FIFO behind everything the link holds (the fluid model's queue, which shares the
+            # line between both kinds), and behind the packets before it
+            behind = now + int(float(self._link_q[link]) * self._ps_per_byte)
+            if behind > self._busy_until_ps:
+                self._busy_until_ps = behind
+        Port.receive(self, pkt)
+
+    def _decide_mark(self, p, remaining: int) -> None:
+        link = self._link
+        fluid_bytes = float(self._fluid_q[link])
+        if fluid_bytes <= 0.0 and self._fluid_arr[link] <= 0.0:
+            Port._decide_mark(self, p, remaining)  # no fluid on this link
+            return
+        level = remaining + fluid_bytes
+        link_q = float(self._link_q[link])
+        if link_q > level:
+            level = link_q
+        mark = False
+        if self._mark_phantom:
+            ph = self.phantom
+            own = ph.level_bytes - (p.dep_ps - ph.last_ps) * ph.drain_bytes_per_ps
+            shared = float(self._fluid_ph[link])
+            mark = ph.red.decide(shared if shared > own else own)
+        if not mark and self._mark_physical:
+            mark = level > self.red.kmin_bytes and self.red.decide(level)
+        if mark:
+            p.ecn = True
+            self.ecn_marks += 1
+
+    def take_step_bytes(self) -> int:
+        """Bytes accepted since the last call."""
+        new = self.enqueued_bytes - self._accounted
+        self._accounted = self.enqueued_bytes
+        return new
+
+
+def packet_selection(engine_cfg, sizes_bytes, tags) -> np.ndarray:
+    """Per flow (its size and tag), whether the hybrid runs it as packets
+    (``engine.hybrid_packet_max_bytes``, ``engine.hybrid_packet_tags``)."""
+    max_bytes = engine_cfg.hybrid_packet_max_bytes
+    chosen = np.isin(np.asarray(tags, dtype=object), list(engine_cfg.hybrid_packet_tags))
+    if max_bytes is not None:
+        chosen |= np.asarray(sizes_bytes) <= max_bytes
+    return chosen
+
+
+class HybridSimulation(Simulation):
+    """The packet engine with a fluid engine stepped inside its event loop."""
+
+    engine_name = "hybrid"
+
+    def __init__(self, cfg):
+        super().__init__(cfg.seed)
+        en = cfg.engine
+        if en.hybrid_packet_max_bytes is None and not en.hybrid_packet_tags:
+            raise ConfigError(
+                "engine.hybrid_packet_max_bytes",
+                "engine.kind=hybrid needs the flows to run as packets: set "
+                "engine.hybrid_packet_max_bytes and/or engine.hybrid_packet_tags",
+            )
+        scenario = build_scenario(cfg, self.rng)
+        as_packets = packet_selection(
+            en, [p.spec.size_bytes for p in scenario.flows], [p.spec.tag for p in scenario.flows]
+        )
+        if not as_packets.any():
+            raise ConfigError(
+                "engine.hybrid_packet_max_bytes",
+                "engine.kind=hybrid: no flow matches the packet selection "
+                f"(hybrid_packet_max_bytes={en.hybrid_packet_max_bytes}, "
+                f"hybrid_packet_tags={list(en.hybrid_packet_tags)}); use engine.kind=fluid",
+            )
+        fluid_plans = [p for p, pk in zip(scenario.flows, as_packets, strict=True) if not pk]
+        packet_plans = [p for p, pk in zip(scenario.flows, as_packets, strict=True) if pk]
+        # the fluid engine checks what it cannot model (faults, balancers, controllers, ...)
+        self.fluid = FluidSimulation(cfg, scenario, self.rng, fluid_plans)
+        populate_packet(cfg, self, scenario, packet_plans, HybridPort)
+        self.n_flows_total = len(scenario.flows)
+        self._n_required = len(packet_plans) + len(fluid_plans)
+        self.step = 0  # the fluid step under way
+        self.touched: list[HybridPort] = []  # ports that accepted bytes in this epoch
+        self.epoch = 0
+        for e, port in enumerate(self.network.ports):
+            port.couple(self, e)
+        self._fluid_finished = 0
+        interval = en.sample_interval_us
+        self._sampler = _Sampler(self.fluid, cfg) if interval > 0 and fluid_plans else None
+        self._sample_every_ps = us_to_ps(interval) if interval > 0 else 0
+        self._next_sample_ps = self._sample_every_ps
+
+    # ---- coupling ---------------------------------------------------------------------------
+    def _time_of(self, k: int) -> int:
+        return int(round(k * self.fluid.dt_ps))
+
+    def start(self, measure_memory: bool = False) -> None:
+        super().start(measure_memory)
+        if len(self.fluid.flows):
+            self.engine.call_at(self._time_of(1), self._fluid_step, None)
+
+    def _fluid_step(self, _arg=None) -> None:
+        """At the end of step ``self.step``: fold in the packets' bytes of the step, advance
+        the fluid model by it, and schedule the next (or skip an idle stretch)."""
+        fluid = self.fluid
+        k = self.step
+        touched = self._take_touched()
+        if touched:
+            links = np.fromiter((p._link for p in touched), dtype=np.int64, count=len(touched))
+            nbytes = np.fromiter(
+                (p.take_step_bytes() for p in touched), dtype=np.float64, count=len(touched)
+            )
+            K.add_external(fluid.ls, fluid.busy, fluid.counters, links, nbytes)
+        fluid.advance(k, k + 1)
+        k += 1
+        self.step = k
+        fluid.k_done = k
+        fluid.now_ps = self._time_of(k)
+        counters = fluid.counters
+        finished = int(counters[2])
+        if finished > self._fluid_finished:
+            self._n_done += finished - self._fluid_finished
+            self.n_finished += finished - self._fluid_finished
+            self._fluid_finished = finished
+            fluid.n_finished = finished
+            if self._n_done == self._n_required and not self._stop.triggered:
+                self._stop.succeed()
+        if self._sampler is not None and fluid.now_ps >= self._next_sample_ps:
+            self._sampler.sample(fluid.now_ps)
+            self._next_sample_ps += self._sample_every_ps
+        n = len(fluid.flows)
+        nxt = int(counters[0])
+        if counters[1] == 0 and counters[3] == 0:
+            if nxt >= n:
+                return  # every fluid flow has finished and its links are empty
+            # nothing fluid under way: jump to the step of the next fluid start; the packets'
+            # bytes meanwhile meet no fluid flow and are dropped from the account
+            first = int(fluid.fs[fluid.order[nxt], K.FS_START] // fluid.dt_ps)
+            if first > k:
+                self.step = first
+                self.engine.call_at(self._time_of(first), self._forget_packet_bytes, None)
+                return
+        self.engine.call_at(self._time_of(k + 1), self._fluid_step, None)
+
+    def _take_touched(self) -> list[HybridPort]:
+        """The ports that accepted bytes since the last call; a new epoch starts."""
+        touched = self.touched
+        self.touched = []
+        self.epoch += 1
+        return touched
+
+    def _forget_packet_bytes(self, _arg=None) -> None:
+        for p in self._take_touched():
+            p.take_step_bytes()
+        self.engine.call_at(self._time_of(self.step + 1), self._fluid_step, None)
+
+    # ---- results ----------------------------------------------------------------------------
+    def flows_table(self) -> pd.DataFrame:
+        packets = super().flows_table()
+        if not len(self.fluid.flows):
+            return packets
+        both = pd.concat([packets, self.fluid.flows_table()], ignore_index=True)
+        return both.sort_values("flow_id", kind="stable").reset_index(drop=True)
+
+    def _collect(self, wall_s: float, peak_mem_bytes) -> RunResult:
+        result = super()._collect(wall_s, peak_mem_bytes)
+        fluid = self.fluid
+        fs = fluid.fs
+        result.summary["run"]["fluid_steps"] = int(self.step)
+        result.summary["run"]["fluid_step_us"] = fluid.dt_ps / 1e6
+        result.summary["hybrid"] = {
+            "packet_flows": len(self.flows),
+            "fluid_flows": len(fluid.flows),
+            "fluid_lost_bytes": float(fs[:, K.FS_LOST].sum()),
+            "fluid_sent_bytes": float(fs[:, K.FS_SENT].sum()),
+        }
+        tables = result.tables
+        if self._sampler is not None:
+            for name, table in self._sampler.tables().items():
+                if name in tables and len(table):
+                    tables[name] = pd.concat([tables[name], table], ignore_index=True)
+        tables["ports"] = self._ports_with_fluid(tables["ports"])
+        return result
+
+    def _ports_with_fluid(self, packet_ports: pd.DataFrame) -> pd.DataFrame:
+        """The packet engine's ports table plus, per link, the bytes the fluid flows sent
+        (``fluid_tx_bytes``) and the largest total queue the fluid model saw."""
+        fluid_ports = self.fluid.ports_table()
+        if not len(fluid_ports):
+            return packet_ports
+        ls = self.fluid.ls
+        index = {name: i for i, name in enumerate(self.fluid.port_names)}
+        links = np.array([index[n] for n in fluid_ports["port"]], dtype=np.int64)
+        ext = np.zeros(len(ls))
+        for p in self.network.ports:
+            ext[p._link] = p.enqueued_bytes
+        fluid_tx = np.maximum(0.0, ls[links, K.LS_IN] - ext[links]) * (
+            ls[links, K.LS_TX] / np.maximum(ls[links, K.LS_IN], 1e-9)
+        )
+        extra = pd.DataFrame(
+            {
+                "port": fluid_ports["port"],
+                "fluid_tx_bytes": np.round(fluid_tx).astype(np.int64),
+                "link_max_queue_bytes": fluid_ports["max_queue_bytes"],
+            }
+        )
+        if not len(packet_ports):
+            base = fluid_ports.assign(
+                arrivals=0, tx_packets=0, tx_bytes=0, drops=0, ecn_marks=0, max_queue_bytes=0.0,
+                queue_bytes_at_end=0,
+            )  # fmt: skip
+            return base.merge(extra, on="port", how="left")
+        merged = packet_ports.merge(extra, on="port", how="outer")
+        missing = merged["kind"].isna()
+        if missing.any():  # links only fluid flows crossed
+            meta = fluid_ports.set_index("port")
+            for col in ("kind", "rate_gbps", "buffer_bytes"):
+                merged.loc[missing, col] = merged.loc[missing, "port"].map(meta[col])
+            for col in ("arrivals", "tx_packets", "tx_bytes", "drops", "fault_drops",
+                        "ecn_marks", "max_queue_bytes", "queue_bytes_at_end"):  # fmt: skip
+                merged.loc[missing, col] = 0
+        merged["fluid_tx_bytes"] = merged["fluid_tx_bytes"].fillna(0).astype(np.int64)
+        for col in ("arrivals", "tx_packets", "tx_bytes", "drops", "fault_drops", "ecn_marks",
+                    "buffer_bytes"):  # fmt: skip
+            merged[col] = merged[col].astype(np.int64)
+        return merged
+
+
+def build_hybrid(cfg) -> HybridSimulation:
+    """The hybrid engine for ``cfg`` (``engine.kind=hybrid``)."""
+    return HybridSimulation(cfg)
