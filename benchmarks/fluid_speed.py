@@ -1,6 +1,7 @@
 """Wall time of the 40%-load fig10_load scenario (5000 flows, the artifact's traffic) in the
-fluid, max-min and packet engines, and the ratios; then a fig10_load sweep of schemes x loads in
-fluid mode (the schemes the fluid engine models).
+fluid, max-min, hybrid and packet engines, and the ratios; then a fig10_load sweep of schemes x
+loads in fluid mode (the schemes the fluid engine models). The hybrid runs the flows of at most
+``--hybrid-packet-max-bytes`` (100 kB: 87% of the flows, 3.0% of the bytes) as packets.
 
     python benchmarks/fluid_speed.py [--scheme uno_ecmp] [--skip-packet] [--skip-sweep]
 """
@@ -29,21 +30,25 @@ def main() -> None:
     ap.add_argument("--skip-packet", action="store_true")
     ap.add_argument("--skip-sweep", action="store_true")
     ap.add_argument("--n-flows", type=int, default=5000)
+    ap.add_argument("--hybrid-packet-max-bytes", type=int, default=100_000)
     args = ap.parse_args()
     BASE.append(f"workload.n_flows={args.n_flows}")
     timed(["engine.kind=fluid", "engine.max_sim_time_ms=0.1"])  # load the compiled kernels
     timed(["engine.kind=maxmin", "engine.max_sim_time_ms=0.1"])
     walls = {}
-    engines = ["fluid", "maxmin"] + ([] if args.skip_packet else ["packet"])
+    engines = ["fluid", "maxmin", "hybrid"] + ([] if args.skip_packet else ["packet"])
     for engine in engines:
-        wall, run = timed([f"scheme={args.scheme}", "workload.load=0.4", f"engine.kind={engine}"])
+        extra = [f"engine.hybrid_packet_max_bytes={args.hybrid_packet_max_bytes}"]
+        wall, run = timed([f"scheme={args.scheme}", "workload.load=0.4", f"engine.kind={engine}",
+                           *(extra if engine == "hybrid" else [])])  # fmt: skip
         walls[engine] = wall
         print(f"fluid_speed {engine:6s} scheme={args.scheme} load=0.4: {run['n_flows']} flows, "
               f"simulated {run['sim_time_us'] / 1000:.1f} ms in {wall:.2f} s wall "
               f"(engine {run['wall_s']:.2f} s), peak RSS {run['peak_rss_mib']:.0f} MiB")  # fmt: skip
     if "packet" in walls:
         print(f"fluid_speed ratios: packet/fluid {walls['packet'] / walls['fluid']:.1f}x, "
-              f"packet/maxmin {walls['packet'] / walls['maxmin']:.1f}x")  # fmt: skip
+              f"packet/maxmin {walls['packet'] / walls['maxmin']:.1f}x, "
+              f"packet/hybrid {walls['packet'] / walls['hybrid']:.1f}x")  # fmt: skip
     if not args.skip_sweep:
         t0 = time.perf_counter()
         n = 0

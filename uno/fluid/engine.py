@@ -21,10 +21,12 @@ Numba kernel :func:`uno.fluid.kernels.advance`:
   for erasure-coded flows, only when a block cannot be decoded (a block of n + m packets each
   lost with the path's loss probability fails when more than m are lost), after the receiver's
   block timer; lost bytes are sent again.
-- **Controllers**: fluid laws of UnoCC, DCTCP and GEMINI in :mod:`uno.fluid.kernels`, applied to
-  each step's batch of ACKs with the same parameters as the packet controllers (the derived
-  constants are read from the packet controller objects built for each flow, so the two can
-  never disagree on a parameter). "Any packet of the epoch/window was marked" becomes "the
+- **Controllers**: fluid laws of UnoCC, DCTCP, GEMINI, MP-RDMA and BBR v1 (its delivery-rate
+  samples over each batch's flight time, rounds by send time, the windowed-max BtlBw filter and
+  the STARTUP / DRAIN / PROBE_BW machine; PROBE_RTT, which needs 10 s, is refused) in
+  :mod:`uno.fluid.kernels`, applied to each step's batch of ACKs with the same parameters as the
+  packet controllers (the derived constants are read from the packet controller objects built
+  for each flow, so the two can never disagree on a parameter). "Any packet of the epoch/window was marked" becomes "the
   expected number of marked packets, carried over, reached one".
 - **Load balancing**: ECMP flows take exactly the path the packet engine's switches hash them
   to (same entropy stream, hash and salts); packet spraying splits a flow evenly over its
@@ -32,9 +34,9 @@ Numba kernel :func:`uno.fluid.kernels.advance`:
 
 Not modelled, and refused with a message naming the setting: link failures and random losses
 (``faults``), the adaptive balancers (PLB, UnoLB, REPS: an even split ignores exactly what they
-do, and on the Uno Fig. 10 traffic it loses 2.6x the packet engine's bytes), MPRDMA and BBR. ACKs are not carried as bytes (64 B per 4,160-B
-data packet, 1.5 % of the reverse traffic), so ``switch.ack_priority`` and
-``switch.phantom.count_acks`` have nothing to act on.
+do, and on the Uno Fig. 10 traffic it loses 2.6x the packet engine's bytes). ACKs are not
+carried as bytes (64 B per 4,160-B data packet, 1.5 % of the reverse traffic), so
+``switch.ack_priority`` and ``switch.phantom.count_acks`` have nothing to act on.
 
 Units: times in ps, sizes in bytes, rates in bytes/ps inside the kernels.
 """
@@ -62,7 +64,13 @@ from uno.scenario import Scenario, build_scenario, is_switch_port, port_names
 from uno.topo.base import HOST
 
 #: controllers with a fluid law
-FLUID_CC = {"uno": K.CC_UNO, "dctcp": K.CC_DCTCP, "gemini": K.CC_GEMINI}
+FLUID_CC = {
+    "uno": K.CC_UNO,
+    "dctcp": K.CC_DCTCP,
+    "gemini": K.CC_GEMINI,
+    "mprdma": K.CC_MPRDMA,
+    "bbr": K.CC_BBR,
+}
 #: balancers the fluid engine routes: one hashed path, or an even split
 SINGLE_PATH_LB = ("ecmp",)
 SPLIT_LB = ("spray",)
@@ -88,6 +96,26 @@ def check_fluid_support(cfg, engine: str = "fluid", with_cc: bool = True) -> Non
             "cc.gemini.alpha_update",
             f"{where} models alpha_update=window only, not {cfg.cc.gemini.alpha_update!r}",
         )
+    used = {cfg.cc.algo, cfg.cc.intra, cfg.cc.inter} if with_cc else set()
+    if "mprdma" in used and cfg.cc.mprdma.update_on_duplicate_ack:
+        raise ConfigError(
+            "cc.mprdma.update_on_duplicate_ack",
+            f"{where} has no duplicate ACKs (no spurious retransmissions) for it to act on",
+        )
+    if "bbr" in used:
+        bbr = cfg.cc.bbr
+        if bbr.bw_window_rounds > K.BBR_MAX_BW_ROUNDS:
+            raise ConfigError(
+                "cc.bbr.bw_window_rounds",
+                f"{where} keeps at most {K.BBR_MAX_BW_ROUNDS} rounds of BtlBw samples",
+            )
+        if bbr.probe_rtt and cfg.engine.max_sim_time_ms >= bbr.min_rtt_window_s * 1e3:
+            raise ConfigError(
+                "cc.bbr.probe_rtt",
+                f"{where} does not model PROBE_RTT, which a run of engine.max_sim_time_ms="
+                f"{cfg.engine.max_sim_time_ms} may enter after cc.bbr.min_rtt_window_s="
+                f"{bbr.min_rtt_window_s}; shorten the run or set cc.bbr.probe_rtt=false",
+            )
     if cfg.lb.algo not in SINGLE_PATH_LB + SPLIT_LB:
         raise ConfigError(
             "lb.algo",
@@ -293,13 +321,31 @@ class FluidSimulation:
         p = obj.p
         row = np.zeros(K.N_P)
         row[K.P_KIND] = FLUID_CC[plan.cc_name]
-        row[K.P_MIN_CWND] = obj.min_cwnd
-        row[K.P_MAX_CWND] = obj.max_cwnd
-        row[K.P_PACED] = 1.0 if obj.paced else 0.0
         row[K.P_MSS] = plan.ctx.mss_bytes
         row[K.P_BASE_RTT] = plan.ctx.base_rtt_ps
         row[K.P_INIT_CWND] = obj.cwnd_bytes
-        if plan.cc_name == "uno":
+        if plan.cc_name == "bbr":  # not a WindowedControl: its own floor, cap and pacing
+            row[K.P_MIN_CWND] = obj.min_pipe_cwnd
+            row[K.P_MAX_CWND] = obj.max_cwnd
+            row[K.PB_HIGH_GAIN] = p.high_gain
+            row[K.PB_CWND_GAIN] = p.cwnd_gain
+            row[K.PB_BW_ROUNDS] = p.bw_window_rounds
+            row[K.PB_RTPROP_WINDOW] = obj.rtprop_window_ps
+            row[K.PB_FULL_GROWTH] = p.full_bw_growth
+            row[K.PB_FULL_ROUNDS] = p.full_bw_rounds
+            row[K.PB_CYCLE_START] = p.cycle_start_index
+            row[K.PB_INFLIGHT_CHECKS] = 1.0 if p.phase_inflight_checks else 0.0
+            row[K.PB_CUT_TO_TARGET] = 1.0 if p.cwnd_cut_to_target else 0.0
+            row[K.PB_INIT_RTPROP] = obj.rtprop_ps
+            row[K.PB_INIT_PACING] = obj.pacing_rate_bps * _BPS
+            return row
+        row[K.P_MIN_CWND] = obj.min_cwnd
+        row[K.P_MAX_CWND] = obj.max_cwnd
+        row[K.P_PACED] = 1.0 if obj.paced else 0.0
+        if plan.cc_name == "mprdma":
+            row[K.PM_DECREASE] = obj.ecn_decrease_bytes
+            row[K.PM_TIMEOUT_RESET] = 1.0 if p.timeout_resets_cwnd else 0.0
+        elif plan.cc_name == "uno":
             row[K.PU_ALPHA] = obj.alpha_bytes
             row[K.PU_MD_GAIN] = obj.md_gain
             row[K.PU_EPOCH_PERIOD] = obj.epoch_period_ps
@@ -316,7 +362,7 @@ class FluidSimulation:
         elif plan.cc_name == "dctcp":
             row[K.PD_G] = p.g
             row[K.P_ALPHA_INIT] = p.alpha_init
-        else:
+        elif plan.cc_name == "gemini":
             row[K.PG_G] = p.g
             row[K.PG_F] = obj.f_scale
             row[K.PG_H] = obj.h_bytes

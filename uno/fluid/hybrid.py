@@ -13,10 +13,13 @@ inside the packet engine's event loop:
   step; they enter the fluid link's arrivals (:func:`uno.fluid.kernels.add_external`), so they
   fill its queue and phantom queue, and so delay, mark and drop the fluid flows.
 - **Packets see the fluid occupancy.** The fluid link keeps its fluid flows' part of the queue
-  (``LS_QF``, a FIFO share). A packet arriving at a port waits behind it (it departs no earlier
-  than ``now + fluid bytes / rate``, and no earlier than the packets before it), is dropped when
-  its own queue plus the fluid bytes would overflow the buffer, and leaves with RED deciding on
-  the packets behind it plus the fluid bytes. On a link the fluid flows cross, the phantom
+  (``LS_QF``, a FIFO share). A packet arriving at a port waits behind the link's queue (it
+  departs no earlier than ``now + the fluid model's queue / rate``, which counts the bytes of
+  both kinds sharing the line, and no earlier than the packets before it). It is dropped when
+  its own queue would overflow the buffer, and, when the packets plus the fluid bytes would,
+  with the probability the fluid model drops bytes at that link (a full fluid queue drops only
+  the excess, not every arrival). It leaves with RED deciding on the larger of the packets
+  behind it plus the fluid bytes and the link's queue. On a link the fluid flows cross, the phantom
   queue that decides is the fluid model's, which counts both kinds of bytes (one step late); on
   a link only packets cross, ports behave exactly as in the packet engine.
 
@@ -50,7 +53,7 @@ class HybridPort(Port):
     """A port whose link the fluid flows share (see the module docstring)."""
 
     __slots__ = ("_link", "_coupler", "_stamp", "_accounted", "_fluid_q", "_link_q",
-                 "_fluid_arr", "_fluid_ph", "_ps_per_byte")  # fmt: skip
+                 "_fluid_arr", "_fluid_ph", "_fluid_loss", "_drop_draw", "_ps_per_byte")  # fmt: skip
 
     def couple(self, coupler: HybridSimulation, link: int) -> None:
         """Read the fluid state of routing edge ``link`` from ``coupler``'s fluid engine."""
@@ -63,6 +66,9 @@ class HybridPort(Port):
         self._link_q = ls[:, K.LS_Q]
         self._fluid_arr = ls[:, K.LS_ARR]
         self._fluid_ph = ls[:, K.LS_PH]
+        self._fluid_loss = ls[:, K.LS_LOSS]
+        # its own stream, so the drops leave the port's marking draws as they were
+        self._drop_draw = coupler.rng.buffered(f"hybrid_drop/{self.name}")
         self._ps_per_byte = BITS_PER_BYTE * PS_PER_S / self.rate_bps
 
     def receive(self, pkt) -> None:
@@ -79,7 +85,11 @@ class HybridPort(Port):
             now = self._engine._now
             self._settle(now)
             size = pkt.size_bytes
-            if self.bytes + fluid_bytes + size > self.buffer_bytes:
+            over = self.bytes + size > self.buffer_bytes or (
+                self.bytes + fluid_bytes + size > self.buffer_bytes
+                and self._drop_draw.next() < self._fluid_loss[link]
+            )
+            if over:
                 if self._phantom_drops and self.phantom is not None and pkt.kind == DATA:
                     self.phantom.enqueue(now, size)
                 self.arrivals += 1

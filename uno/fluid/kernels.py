@@ -79,6 +79,8 @@ N_FS = 22
 CC_UNO = 0
 CC_DCTCP = 1
 CC_GEMINI = 2
+CC_MPRDMA = 3
+CC_BBR = 4
 
 C_CWND = 0
 # UnoCC
@@ -120,7 +122,34 @@ CG_LAST_LOSS = 10
 CG_SLOW_START = 11
 CG_SSTHRESH = 12
 CG_CREDIT = 13
-N_C = 15
+# BBR (the windowed-max BtlBw filter keeps, per slot, one round's largest sample)
+BBR_MAX_BW_ROUNDS = 16
+CB_STATE = 1  # BBR_STARTUP, BBR_DRAIN or BBR_PROBE_BW
+CB_PGAIN = 2
+CB_CGAIN = 3
+CB_BTLBW = 4  # bytes/ps
+CB_RTPROP = 5  # ps (inf: none)
+CB_RTPROP_STAMP = 6  # ps (-1: not yet)
+CB_ROUND_ACTIVE = 7
+CB_ROUND_START = 8  # ps
+CB_ROUNDS = 9
+CB_ROUND_STARTED = 10  # 1 when this batch began a round
+CB_FULL_BW = 11
+CB_FULL_CNT = 12
+CB_FILLED = 13
+CB_CYCLE = 14
+CB_CYCLE_STAMP = 15
+CB_PACING = 16  # bytes/ps
+CB_LOSS = 17  # a loss was reported since the last batch
+CB_BW_VAL = 18  # .. + BBR_MAX_BW_ROUNDS: slot values
+CB_BW_ROUND = CB_BW_VAL + BBR_MAX_BW_ROUNDS  # .. + BBR_MAX_BW_ROUNDS: the round of each slot
+N_C = CB_BW_ROUND + BBR_MAX_BW_ROUNDS
+
+BBR_STARTUP = 0
+BBR_DRAIN = 1
+BBR_PROBE_BW = 2
+#: ProbeBW pacing-gain cycle (uno.cc.bbr.PACING_GAIN_CYCLE)
+BBR_CYCLE = np.array([1.25, 0.75, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0])
 
 # parameters shared by every law
 P_KIND = 0
@@ -156,6 +185,21 @@ PG_MAX_CUT = 12
 PG_USE_DELAY = 13
 PG_SS_EXIT = 14
 PG_TO_HOLD = 15
+# MPRDMA
+PM_DECREASE = 7  # window decrement per ECN-marked ACK, bytes
+PM_TIMEOUT_RESET = 8
+# BBR
+PB_HIGH_GAIN = 7
+PB_CWND_GAIN = 8
+PB_BW_ROUNDS = 9
+PB_RTPROP_WINDOW = 10  # ps
+PB_FULL_GROWTH = 11
+PB_FULL_ROUNDS = 12
+PB_CYCLE_START = 13
+PB_INFLIGHT_CHECKS = 14
+PB_CUT_TO_TARGET = 15
+PB_INIT_RTPROP = 16  # ps (inf: none)
+PB_INIT_PACING = 17  # bytes/ps
 # DCTCP and Gemini
 P_ALPHA_INIT = 20
 N_P = 21
@@ -169,7 +213,8 @@ R_RTTW = 4  # sum of rtt x acked bytes
 R_RTTMIN = 5  # smallest RTT sample (0: none; RTTs are > 0)
 R_SENTMAX = 6  # latest send time among the bytes, ps (read only where bytes were acked)
 R_ARRIVE = 7  # when the last of them is acknowledged (ps), for completion times
-N_R = 8
+R_DELIVERED = 8  # bytes the flow had acknowledged when the latest of them was sent
+N_R = 9
 
 
 @njit(cache=True, error_model="numpy")
@@ -329,7 +374,16 @@ def cc_init(cs: np.ndarray, cp: np.ndarray, f: int) -> None:
     elif kind == CC_DCTCP:
         cs[f, CD_SSTHRESH] = np.inf
         cs[f, CD_ALPHA] = cp[f, P_ALPHA_INIT]
-    else:
+    elif kind == CC_BBR:
+        cs[f, CB_STATE] = BBR_STARTUP
+        cs[f, CB_PGAIN] = cp[f, PB_HIGH_GAIN]
+        cs[f, CB_CGAIN] = cp[f, PB_HIGH_GAIN]
+        cs[f, CB_RTPROP] = cp[f, PB_INIT_RTPROP]
+        cs[f, CB_RTPROP_STAMP] = -1.0
+        cs[f, CB_PACING] = cp[f, PB_INIT_PACING]
+        for i in range(BBR_MAX_BW_ROUNDS):
+            cs[f, CB_BW_ROUND + i] = -1.0
+    elif kind == CC_GEMINI:
         cs[f, CG_ALPHA] = cp[f, P_ALPHA_INIT]
         cs[f, CG_RTTMIN_WIN] = np.inf
         cs[f, CG_RTTMIN_PREV] = np.inf
@@ -507,6 +561,123 @@ def gemini_acks(cs, cp, f, now, acked, marked, rtt, rtt_min, sent_max):
 
 
 @njit(cache=True, error_model="numpy")
+def mprdma_acks(cs, cp, f, acked, marked):
+    """MP-RDMA (uno/cc/mprdma.py, Lu et al. NSDI 2018) for a batch of ACKs: + MSS x bytes / cwnd
+    for the unmarked bytes, - ``ecn_decrease_mss`` MSS per marked ACK (the expected number of
+    marked packets, fractional), then the clamp to [min, max] window."""
+    mss = cp[f, P_MSS]
+    cwnd = cs[f, C_CWND]
+    cwnd += mss * (acked - marked) / cwnd - cp[f, PM_DECREASE] * (marked / mss)
+    cs[f, C_CWND] = clamp_cwnd(cp, f, cwnd)
+
+
+@njit(cache=True, error_model="numpy")
+def bbr_bdp(cs, cp, f, gain):
+    """BBRInflight(gain) without send quanta: gain x BtlBw x RTprop, or the initial window
+    while there is no model (uno.cc.bbr.Bbr.bdp_estimate_bytes)."""
+    bw = cs[f, CB_BTLBW]
+    rtprop = cs[f, CB_RTPROP]
+    if bw <= 0.0 or rtprop == np.inf:
+        return cp[f, P_INIT_CWND]
+    return gain * bw * rtprop
+
+
+@njit(cache=True, error_model="numpy")
+def bbr_acks(cs, cp, f, now, acked, delivered, inflight, rtt_min, sent_max, delivered_at_send):
+    """BBR v1 (uno/cc/bbr.py, draft-cardwell-iccrg-bbr-congestion-control-00) for a batch of
+    ACKs, in the draft's per-ACK order: rounds by send time, the delivery-rate sample (bytes
+    delivered since the batch's latest byte was sent / its flight time) into the windowed-max
+    BtlBw filter, ProbeBW cycle phase, full pipe, drain, RTprop, pacing rate, cwnd. ``delivered``
+    counts this batch; ``inflight`` is after it. PROBE_RTT is not modelled (the fluid engine
+    refuses runs long enough for it to start)."""
+    if cs[f, CB_RTPROP_STAMP] < 0.0:
+        cs[f, CB_RTPROP_STAMP] = sent_max
+    # rounds
+    started = cs[f, CB_ROUND_ACTIVE] == 0.0 or sent_max >= cs[f, CB_ROUND_START]
+    if started:
+        cs[f, CB_ROUND_ACTIVE] = 1.0
+        cs[f, CB_ROUND_START] = now
+        cs[f, CB_ROUNDS] += 1.0
+    rnd = cs[f, CB_ROUNDS]
+    # delivery rate -> windowed max over the last PB_BW_ROUNDS rounds
+    interval = now - sent_max
+    if interval > 0.0 and delivered > delivered_at_send:
+        rate = (delivered - delivered_at_send) / interval
+        n_slots = int(cp[f, PB_BW_ROUNDS])
+        slot = int(rnd) % n_slots
+        if cs[f, CB_BW_ROUND + slot] != rnd:
+            cs[f, CB_BW_ROUND + slot] = rnd
+            cs[f, CB_BW_VAL + slot] = rate
+        elif rate > cs[f, CB_BW_VAL + slot]:
+            cs[f, CB_BW_VAL + slot] = rate
+        best = 0.0
+        for i in range(n_slots):
+            if cs[f, CB_BW_ROUND + i] > rnd - n_slots and cs[f, CB_BW_VAL + i] > best:
+                best = cs[f, CB_BW_VAL + i]
+        cs[f, CB_BTLBW] = best
+    # ProbeBW cycle phase
+    state = int(cs[f, CB_STATE])
+    if state == BBR_PROBE_BW:
+        full_length = now - cs[f, CB_CYCLE_STAMP] > cs[f, CB_RTPROP]
+        gain = cs[f, CB_PGAIN]
+        prior = inflight + acked
+        if cp[f, PB_INFLIGHT_CHECKS] == 0.0 or gain == 1.0:
+            nxt = full_length
+        elif gain > 1.0:
+            nxt = full_length and (cs[f, CB_LOSS] > 0.0 or prior >= bbr_bdp(cs, cp, f, gain))
+        else:
+            nxt = full_length or prior <= bbr_bdp(cs, cp, f, 1.0)
+        if nxt:
+            idx = (int(cs[f, CB_CYCLE]) + 1) % 8
+            cs[f, CB_CYCLE] = idx
+            cs[f, CB_PGAIN] = BBR_CYCLE[idx]
+            cs[f, CB_CYCLE_STAMP] = now
+    # full pipe, once per round
+    if cs[f, CB_FILLED] == 0.0 and started:
+        if cs[f, CB_BTLBW] >= cs[f, CB_FULL_BW] * cp[f, PB_FULL_GROWTH]:
+            cs[f, CB_FULL_BW] = cs[f, CB_BTLBW]
+            cs[f, CB_FULL_CNT] = 0.0
+        else:
+            cs[f, CB_FULL_CNT] += 1.0
+            if cs[f, CB_FULL_CNT] >= cp[f, PB_FULL_ROUNDS]:
+                cs[f, CB_FILLED] = 1.0
+    # drain
+    if state == BBR_STARTUP and cs[f, CB_FILLED] > 0.0:
+        state = BBR_DRAIN
+        cs[f, CB_STATE] = BBR_DRAIN
+        cs[f, CB_PGAIN] = 1.0 / cp[f, PB_HIGH_GAIN]
+        cs[f, CB_CGAIN] = cp[f, PB_HIGH_GAIN]
+    if state == BBR_DRAIN and inflight <= bbr_bdp(cs, cp, f, 1.0):
+        cs[f, CB_STATE] = BBR_PROBE_BW
+        cs[f, CB_CGAIN] = cp[f, PB_CWND_GAIN]
+        idx = int(cp[f, PB_CYCLE_START])
+        cs[f, CB_CYCLE] = idx
+        cs[f, CB_PGAIN] = BBR_CYCLE[idx]
+        cs[f, CB_CYCLE_STAMP] = now
+    # RTprop
+    expired = now > cs[f, CB_RTPROP_STAMP] + cp[f, PB_RTPROP_WINDOW]
+    if rtt_min > 0.0 and (rtt_min <= cs[f, CB_RTPROP] or expired):
+        cs[f, CB_RTPROP] = rtt_min
+        cs[f, CB_RTPROP_STAMP] = now
+    # pacing rate
+    rate = cs[f, CB_PGAIN] * cs[f, CB_BTLBW]
+    if rate > 0.0 and (cs[f, CB_FILLED] > 0.0 or rate > cs[f, CB_PACING]):
+        cs[f, CB_PACING] = rate
+    # cwnd
+    target = bbr_bdp(cs, cp, f, cs[f, CB_CGAIN])
+    cwnd = cs[f, C_CWND]
+    if cs[f, CB_FILLED] > 0.0 and cp[f, PB_CUT_TO_TARGET] > 0.0:
+        cwnd = min(cwnd + acked, target)
+    elif cs[f, CB_FILLED] > 0.0:
+        if cwnd < target:
+            cwnd = min(cwnd + acked, target)
+    elif cwnd < target or delivered < cp[f, P_INIT_CWND]:
+        cwnd = cwnd + acked
+    cs[f, C_CWND] = clamp_cwnd(cp, f, cwnd)
+    cs[f, CB_LOSS] = 0.0
+
+
+@njit(cache=True, error_model="numpy")
 def cc_loss(cs, cp, f, now, nack):
     """A loss episode detected (a retransmission timeout, or a NACK for coded flows): each
     controller's ``on_timeout`` / ``on_nack``."""
@@ -521,6 +692,13 @@ def cc_loss(cs, cp, f, now, nack):
         cs[f, C_CWND] = half if nack else cp[f, P_MIN_CWND]
         cs[f, CD_CWR_ACTIVE] = 1.0
         cs[f, CD_CWR_START] = now
+    elif kind == CC_MPRDMA:
+        if not nack and cp[f, PM_TIMEOUT_RESET] > 0.0:
+            cs[f, C_CWND] = cp[f, P_MIN_CWND]
+    elif kind == CC_BBR:
+        cs[f, CB_LOSS] = 1.0  # may end a 1.25 gain phase
+        if not nack:
+            cs[f, C_CWND] = cp[f, P_MSS]
     else:
         if nack:
             last = cs[f, CG_LAST_LOSS]
@@ -620,6 +798,13 @@ def advance(
                         uno_acks(cs, cp, f, now, acked, marked, rtt, ring[slot, R_SENTMAX])
                     elif kind == CC_DCTCP:
                         dctcp_acks(cs, cp, f, now, acked, marked, rtt, ring[slot, R_SENTMAX])
+                    elif kind == CC_MPRDMA:
+                        mprdma_acks(cs, cp, f, acked, marked)
+                    elif kind == CC_BBR:
+                        bbr_acks(
+                            cs, cp, f, now, acked, fs[f, FS_ACKED], fs[f, FS_INFLIGHT],
+                            ring[slot, R_RTTMIN], ring[slot, R_SENTMAX], ring[slot, R_DELIVERED],
+                        )  # fmt: skip
                     else:
                         gemini_acks(
                             cs, cp, f, now, acked, marked, rtt, ring[slot, R_RTTMIN],
@@ -638,9 +823,8 @@ def advance(
                 fs[f, FS_LOSS_EVENTS] += 1.0
                 cc_loss(cs, cp, f, now, fs[f, FS_LOSS_NACK] > 0.0)
             if fs[f, FS_DELIVERED] >= fs[f, FS_SIZE] * (1.0 - 1e-9):
-                # the last byte's ACK arrived within the step before ``now``
-                done_at = ring_arrive if ring_arrive > 0.0 else now
-                fs[f, FS_FINISH] = done_at if done_at <= now else now
+                # the last byte's ACK arrives within this step, at ``ring_arrive``
+                fs[f, FS_FINISH] = ring_arrive if ring_arrive > 0.0 else now
                 fs[f, FS_STATE] = 2.0
                 counters[2] += 1
             else:
@@ -664,6 +848,8 @@ def advance(
                 paced = cwnd / cp[f, P_BASE_RTT]
                 if paced < rate:
                     rate = paced
+            elif cp[f, P_KIND] == CC_BBR and cs[f, CB_PACING] < rate:
+                rate = cs[f, CB_PACING]
             send = rate * span
             if room < send:
                 send = room
@@ -716,7 +902,11 @@ def advance(
                 failed = send - ack
             sent_at = now if fs[f, FS_START] <= now else fs[f, FS_START]
             arrive = sent_at + fs[f, FS_SEND_TIME] + rtt
-            lag = int(math.ceil((arrive - now) / dt_ps))
+            # the batch's ACKs return from sent_at + rtt to ``arrive``; they count in the step
+            # their mean arrival falls in, whose sends (spread over the step, as the ACKs) they
+            # clock. Counting them one step boundary later would add half a step to every RTT
+            # and cost a window-limited flow dt / (2 RTT) of its rate.
+            lag = int(math.floor((sent_at + 0.5 * fs[f, FS_SEND_TIME] + rtt - now) / dt_ps))
             if lag < 1:
                 lag = 1
             if lag >= ring_len[f]:
@@ -729,8 +919,9 @@ def advance(
             ring[slot, R_RTTW] += ack * rtt
             if ring[slot, R_RTTMIN] == 0.0 or rtt < ring[slot, R_RTTMIN]:
                 ring[slot, R_RTTMIN] = rtt
-            if sent_at > ring[slot, R_SENTMAX]:
+            if sent_at >= ring[slot, R_SENTMAX]:
                 ring[slot, R_SENTMAX] = sent_at
+                ring[slot, R_DELIVERED] = fs[f, FS_ACKED]
             if arrive > ring[slot, R_ARRIVE]:
                 ring[slot, R_ARRIVE] = arrive
             if failed > 0.0:
