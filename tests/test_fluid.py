@@ -245,7 +245,8 @@ def test_fluid_writes_the_packet_engine_tables(tmp_path):
         (["cc=mprdma_bbr", "cc.bbr.min_rtt_window_s=0.5"], "cc.bbr.probe_rtt"),
         (["cc=mprdma_bbr", "cc.bbr.bw_window_rounds=20"], "cc.bbr.bw_window_rounds"),
         (["lb=plb"], "lb.algo"),
-        (["scheme=uno"], "lb.algo"),
+        (["lb=unolb", "lb.unolb.affected=silent"], "lb.unolb.affected"),
+        (["lb=reps"], "lb.algo"),
         (["faults=border_link_down"], "faults.link_failures"),
         (["engine.kind=hybrid"], "engine.hybrid_packet_max_bytes"),
     ],
@@ -255,3 +256,74 @@ def test_unsupported_settings_are_refused_naming_them(overrides, field):
     with pytest.raises(ConfigError) as err:
         uno.run(uno.compose([*kind, *overrides]))
     assert err.value.field.startswith(field), err.value.field
+
+
+def _unolb_sim(n_flows=40):
+    from uno.api import to_run_config
+    from uno.build import build_simulation
+
+    cfg = uno.compose(["experiment=fig10_load", "workload=mixed_artifact", "scheme=uno",
+                       f"workload.n_flows={n_flows}", "engine.kind=fluid"])  # fmt: skip
+    return build_simulation(to_run_config(cfg))
+
+
+def test_ecmp_path_kernel_is_the_packet_engines_hash():
+    from uno.fluid.engine import _ecmp_path
+
+    sim = _unolb_sim()
+    host_node, nh_ptr, nh_edges, edge_dst, salt = sim.lb[8:]
+    switch_index = {}
+    for i, node in enumerate(sim.scenario.routing.topo.nodes):
+        if node.kind != "host":
+            switch_index[i] = len(switch_index)
+    out = np.zeros(16, dtype=np.int64)
+    for _ in range(200):
+        src, dst = (int(h) for h in RNG.choice(len(host_node), 2, replace=False))
+        entropy = int(RNG.integers(0, 1 << 16))
+        hops = K.ecmp_path(src, dst, entropy, host_node, nh_ptr, nh_edges, edge_dst, salt, out)
+        assert list(out[:hops]) == _ecmp_path(sim.scenario, src, dst, entropy, switch_index)
+
+
+def test_coded_block_failure_is_the_poisson_binomial_tail():
+    import itertools
+
+    for _ in range(30):
+        n_sub, n, m = int(RNG.integers(1, 6)), int(RNG.integers(1, 6)), int(RNG.integers(0, 3))
+        losses = RNG.random(n_sub) * (RNG.random(n_sub) < 0.7)
+        exact = 0.0  # enumerate every loss pattern of the n + m packets
+        for pattern in itertools.product((0, 1), repeat=n + m):
+            if sum(pattern) > m:
+                pr = 1.0
+                for j, lost in enumerate(pattern):
+                    p = losses[j % n_sub]
+                    pr *= p if lost else 1.0 - p
+                exact += pr
+        got = K.coded_block_failure(losses, n_sub, n, m)
+        assert got == pytest.approx(exact, abs=1e-12)
+        assert got == pytest.approx(K.coded_block_failure.py_func(losses, n_sub, n, m))
+    same = np.full(10, 0.1)  # equal losses: the binomial tail of block_failure
+    assert K.coded_block_failure(same, 10, 8, 2) == pytest.approx(K.block_failure(0.1, 8, 2))
+
+
+def test_unolb_moves_the_lossy_subflows_once_per_rtt():
+    sim = _unolb_sim()
+    sub_n, sub_hops, sub_links, sub_ent, sub_lost, lb_last = sim.lb[:6]
+    f, rtt = 0, 1e7
+    n = sub_n[f]
+    before = sub_links[f].copy()
+    sub_lost[f, :3] = 1.0  # subflows 0..2 lost bytes
+    K.unolb_reroute(f, 5e7, rtt, sim.lb)
+    for s in range(3):  # each took the path of one of the others
+        assert any((sub_links[f, s] == before[g]).all() for g in range(3, n))
+        assert sub_ent[f, s] in set(sub_ent[f, 3:])
+    assert (sub_links[f, 3:] == before[3:]).all() and (sub_lost[f] == 0).all()
+    moved = sub_links[f].copy()
+    sub_lost[f, 5] = 1.0  # within one base RTT of the last move: nothing moves
+    K.unolb_reroute(f, 5e7 + rtt, rtt, sim.lb)
+    assert (sub_links[f] == moved).all() and (sub_lost[f] == 0).all()
+    sub_lost[f, :] = 1.0  # every subflow lost: fresh random paths, valid ones
+    K.unolb_reroute(f, 5e7 + 3 * rtt, rtt, sim.lb)
+    out = np.zeros(16, dtype=np.int64)
+    for s in range(n):
+        hops = K.ecmp_path(*sim.lb[7][f], sub_ent[f, s], *sim.lb[8:], out)
+        assert hops == sub_hops[f] and (out[:hops] == sub_links[f, s, :hops]).all()

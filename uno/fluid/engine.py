@@ -74,6 +74,8 @@ FLUID_CC = {
 #: balancers the fluid engine routes: one hashed path, or an even split
 SINGLE_PATH_LB = ("ecmp",)
 SPLIT_LB = ("spray",)
+#: balancers with a fluid law of their own (subflows on hashed paths that move on losses)
+SUBFLOW_LB = ("unolb",)
 #: bytes/ps per bit/s
 _BPS = 1.0 / (BITS_PER_BYTE * PS_PER_S)
 
@@ -116,12 +118,23 @@ def check_fluid_support(cfg, engine: str = "fluid", with_cc: bool = True) -> Non
                 f"{cfg.engine.max_sim_time_ms} may enter after cc.bbr.min_rtt_window_s="
                 f"{bbr.min_rtt_window_s}; shorten the run or set cc.bbr.probe_rtt=false",
             )
-    if cfg.lb.algo not in SINGLE_PATH_LB + SPLIT_LB:
+    routed = SINGLE_PATH_LB + SPLIT_LB + SUBFLOW_LB
+    if cfg.lb.algo not in routed:
         raise ConfigError(
             "lb.algo",
-            f"{where} routes {list(SINGLE_PATH_LB + SPLIT_LB)}, not {cfg.lb.algo!r} "
+            f"{where} routes {list(routed)}, not {cfg.lb.algo!r} "
             "(it moves traffic away from congested or lossy paths; no fluid model of that yet)",
         )
+    if cfg.lb.algo == "unolb":
+        u = cfg.lb.unolb
+        if u.subflows > K.MAX_SUBFLOWS:
+            raise ConfigError("lb.unolb.subflows", f"{where} keeps at most {K.MAX_SUBFLOWS}")
+        for name, modelled in (("affected", "lost"), ("reroute", "recent_ack")):
+            if getattr(u, name) != modelled:
+                raise ConfigError(
+                    f"lb.unolb.{name}",
+                    f"{where} models UnoLB with {name}={modelled!r} only, not {getattr(u, name)!r}",
+                )
     if cfg.faults.link_failures:
         raise ConfigError("faults.link_failures", f"{where} does not model link failures")
     if cfg.faults.losses:
@@ -167,6 +180,33 @@ def _split_path(scenario: Scenario, src: int, dst: int) -> list[tuple[int, float
                 nxt[d] = nxt.get(d, 0.0) + share
         level = nxt
     return out
+
+
+def _routing_arrays(scenario: Scenario, switch_index: dict[int, int], needed: bool):
+    """The routing tables as arrays for :func:`uno.fluid.kernels.ecmp_path` (host nodes, CSR of
+    the next hops per (node, destination host), edge heads, switch salts); empty when not
+    ``needed``."""
+    routing = scenario.routing
+    if not needed:
+        empty = np.zeros(1, dtype=np.int64)
+        return empty, empty, empty, empty, np.zeros(1, dtype=np.uint64)
+    n_hosts = len(routing.host_nodes)
+    ptr = [0]
+    flat: list[int] = []
+    for node_hops in routing.next_hops:
+        for h in range(n_hosts):
+            flat.extend(node_hops[h])
+            ptr.append(len(flat))
+    salt = np.zeros(len(routing.topo.nodes), dtype=np.uint64)
+    for node, idx in switch_index.items():
+        salt[node] = np.uint64(scenario.ecmp_salts[idx])
+    return (
+        np.asarray(routing.host_nodes, dtype=np.int64),
+        np.asarray(ptr, dtype=np.int64),
+        np.asarray(flat, dtype=np.int64),
+        np.asarray([e.dst for e in routing.edges], dtype=np.int64),
+        salt,
+    )
 
 
 class FluidSimulation:
@@ -244,9 +284,29 @@ class FluidSimulation:
         ec = cfg.ec
         drain_cache: dict[tuple[int, int], float] = {}
         cc_rows: dict[tuple, np.ndarray] = {}
+        subflows = cfg.lb.unolb.subflows if lb in SUBFLOW_LB else 0
+        max_hops = max((p.path.hops for p in self.flows), default=1)
+        sub_n = np.zeros(n, dtype=np.int64)
+        sub_hops = np.zeros(n, dtype=np.int64)
+        sub_links = np.zeros((n, max(1, subflows), max_hops), dtype=np.int64)
+        sub_ent = np.zeros((n, max(1, subflows)), dtype=np.int64)
+        lb_rng = np.zeros(n, dtype=np.uint64)
+        ends = np.zeros((n, 2), dtype=np.int64)
         for i, plan in enumerate(self.flows):
             spec = plan.spec
-            if lb in SINGLE_PATH_LB:
+            ends[i] = spec.src, spec.dst
+            if subflows:
+                # the packet UnoLB's first draws from the flow's stream: the same n paths
+                draws = rng.buffered(f"lb/{spec.flow_id}")
+                for sf in range(subflows):
+                    sub_ent[i, sf] = draws.integer(ENTROPY_SPACE)
+                    path = _ecmp_path(sc, spec.src, spec.dst, int(sub_ent[i, sf]), switch_index)
+                    sub_links[i, sf, : len(path)] = path
+                sub_n[i] = subflows
+                sub_hops[i] = len(path)
+                lb_rng[i] = draws.integer(1 << 53)  # seeds the reroutes' draws
+                route = [(int(e), 1.0) for e in sub_links[i, 0, : len(path)]]  # for the bounds
+            elif lb in SINGLE_PATH_LB:
                 entropy = rng.buffered(f"lb/{spec.flow_id}").integer(ENTROPY_SPACE)
                 route = [
                     (e, 1.0) for e in _ecmp_path(sc, spec.src, spec.dst, entropy, switch_index)
@@ -312,6 +372,8 @@ class FluidSimulation:
         self.counters = np.zeros(4, dtype=np.int64)
         self.active = np.zeros(n, dtype=np.int64)
         self.busy = np.zeros(len(self.ls), dtype=np.int64)
+        self.lb = (sub_n, sub_hops, sub_links, sub_ent, np.zeros(sub_ent.shape), np.full(n, -1.0),
+                   lb_rng, ends, *_routing_arrays(sc, switch_index, bool(subflows)))  # fmt: skip
 
     @staticmethod
     def _cc_params(cfg, plan) -> np.ndarray:
@@ -411,7 +473,7 @@ class FluidSimulation:
         return K.advance(
             k_start, k_stop, self.dt_ps, self.fs, self.cs, self.cp, self.ls, self.rt_ptr,
             self.rt_link, self.rt_w, self.ring, self.ring_ptr, self.ring_len, self.order,
-            self.counters, self.active, self.busy,
+            self.counters, self.active, self.busy, self.lb,
         )  # fmt: skip
 
     # ---- results --------------------------------------------------------------------------
@@ -515,6 +577,8 @@ class FluidSimulation:
                 lb_model=(
                     "the packet engine's ECMP path"
                     if self.cfg.lb.algo in SINGLE_PATH_LB
+                    else "UnoLB subflows on hashed paths, moved on losses"
+                    if self.cfg.lb.algo in SUBFLOW_LB
                     else "even split over equal-cost paths"
                 ),  # fmt: skip
             ),

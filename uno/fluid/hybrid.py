@@ -18,7 +18,8 @@ inside the packet engine's event loop:
   both kinds sharing the line, and no earlier than the packets before it). It is dropped when
   its own queue would overflow the buffer, and, when the packets plus the fluid bytes would,
   with the probability the fluid model drops bytes at that link (a full fluid queue drops only
-  the excess, not every arrival). It leaves with RED deciding on the larger of the packets
+  the excess, not every arrival), scaled by its size over a full packet's (an ACK fits the room
+  a full data packet leaves far more often). It leaves with RED deciding on the larger of the packets
   behind it plus the fluid bytes and the link's queue. On a link the fluid flows cross, the phantom
   queue that decides is the fluid model's, which counts both kinds of bytes (one step late); on
   a link only packets cross, ports behave exactly as in the packet engine.
@@ -53,7 +54,8 @@ class HybridPort(Port):
     """A port whose link the fluid flows share (see the module docstring)."""
 
     __slots__ = ("_link", "_coupler", "_stamp", "_accounted", "_fluid_q", "_link_q",
-                 "_fluid_arr", "_fluid_ph", "_fluid_loss", "_drop_draw", "_ps_per_byte")  # fmt: skip
+                 "_fluid_arr", "_fluid_ph", "_fluid_loss", "_drop_draw", "_full_bytes",
+                 "_ps_per_byte")  # fmt: skip
 
     def couple(self, coupler: HybridSimulation, link: int) -> None:
         """Read the fluid state of routing edge ``link`` from ``coupler``'s fluid engine."""
@@ -69,6 +71,7 @@ class HybridPort(Port):
         self._fluid_loss = ls[:, K.LS_LOSS]
         # its own stream, so the drops leave the port's marking draws as they were
         self._drop_draw = coupler.rng.buffered(f"hybrid_drop/{self.name}")
+        self._full_bytes = float(coupler.fluid.scenario.data_bytes)
         self._ps_per_byte = BITS_PER_BYTE * PS_PER_S / self.rate_bps
 
     def receive(self, pkt) -> None:
@@ -85,9 +88,11 @@ class HybridPort(Port):
             now = self._engine._now
             self._settle(now)
             size = pkt.size_bytes
+            # at a full shared queue the fluid model drops a fraction of the arriving bytes; a
+            # packet smaller than a full one fits the room a full one leaves that much more often
             over = self.bytes + size > self.buffer_bytes or (
                 self.bytes + fluid_bytes + size > self.buffer_bytes
-                and self._drop_draw.next() < self._fluid_loss[link]
+                and self._drop_draw.next() * self._full_bytes < self._fluid_loss[link] * size
             )
             if over:
                 if self._phantom_drops and self.phantom is not None and pkt.kind == DATA:

@@ -332,6 +332,138 @@ def block_failure(p: float, n: int, m: int) -> float:
     return fail if fail > 0.0 else 0.0
 
 
+# ---- UnoLB: subflows on hashed paths ---------------------------------------------------------
+#: most subflows a fluid UnoLB flow keeps
+MAX_SUBFLOWS = 64
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+
+
+@njit(cache=True, error_model="numpy")
+def mix64(x):
+    """SplitMix64 finaliser on a uint64 (uno.core.packet.mix64)."""
+    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return x ^ (x >> np.uint64(31))
+
+
+@njit(cache=True, error_model="numpy")
+def ecmp_path(src, dst, entropy, host_node, nh_ptr, nh_edges, edge_dst, node_salt, out) -> int:
+    """The edges the packet engine's switches hash (src, dst, entropy) onto, into ``out``;
+    returns the hop count. ``nh_ptr``/``nh_edges``: CSR of the equal-cost next hops of
+    (node, destination host), row node x n_hosts + host; ``node_salt``: each switch's salt."""
+    n_hosts = host_node.shape[0]
+    key = mix64((np.uint64(src) << np.uint64(40)) ^ (np.uint64(dst) << np.uint64(20))
+                ^ np.uint64(entropy))  # fmt: skip
+    node = host_node[src]
+    target = host_node[dst]
+    hops = 0
+    while node != target:
+        row = node * n_hosts + dst
+        a = nh_ptr[row]
+        count = nh_ptr[row + 1] - a
+        if count == 1:
+            e = nh_edges[a]
+        else:
+            e = nh_edges[a + np.int64(mix64(key ^ node_salt[node]) % np.uint64(count))]
+        out[hops] = e
+        hops += 1
+        node = edge_dst[e]
+    return hops
+
+
+@njit(cache=True, error_model="numpy")
+def next_uniform(lb_rng, f) -> float:
+    """A U[0, 1) draw from flow ``f``'s SplitMix64 stream (seeded from the run's seed)."""
+    lb_rng[f] += _GOLDEN
+    return float(mix64(lb_rng[f]) >> np.uint64(11)) * (1.0 / 9007199254740992.0)
+
+
+@njit(cache=True, error_model="numpy")
+def unolb_reroute(f, now, base_rtt, lb) -> None:
+    """UnoLB on a loss report (Uno paper §4.2, Alg. 2 ``OnAckOrTimeout``; uno/lb/unolb.py,
+    ``affected: lost``, ``reroute: recent_ack``): at most once per base RTT, the subflows that
+    lost bytes since the last report move to the path of a random subflow that did not (the fluid
+    reading of "recently received ACKs"), or to a fresh random entropy when every one lost."""
+    (sub_n, sub_hops, sub_links, sub_ent, sub_lost, lb_last, lb_rng, ends, host_node, nh_ptr,
+     nh_edges, edge_dst, node_salt) = lb  # fmt: skip
+    n = sub_n[f]
+    n_moving = 0
+    for s in range(n):
+        if sub_lost[f, s] > 0.0:
+            n_moving += 1
+    last = lb_last[f]
+    if n_moving == 0 or (last >= 0.0 and now - last <= base_rtt):
+        for s in range(n):
+            sub_lost[f, s] = 0.0
+        return
+    lb_last[f] = now
+    n_good = n - n_moving
+    moving = np.empty(n, dtype=np.bool_)
+    for s in range(n):
+        moving[s] = sub_lost[f, s] > 0.0
+    for s in range(n):
+        if not moving[s]:
+            continue
+        if n_good > 0:
+            pick = int(next_uniform(lb_rng, f) * n_good)
+            for g in range(n):
+                if not moving[g]:
+                    if pick == 0:
+                        sub_ent[f, s] = sub_ent[f, g]
+                        for h in range(sub_hops[f]):
+                            sub_links[f, s, h] = sub_links[f, g, h]
+                        break
+                    pick -= 1
+        else:
+            entropy = int(next_uniform(lb_rng, f) * 65536.0)
+            sub_ent[f, s] = entropy
+            ecmp_path(ends[f, 0], ends[f, 1], entropy, host_node, nh_ptr, nh_edges, edge_dst,
+                      node_salt, sub_links[f, s])  # fmt: skip
+        sub_lost[f, s] = 0.0
+
+
+@njit(cache=True, error_model="numpy")
+def coded_block_failure(losses, n_sub, n_data, n_parity) -> float:
+    """Probability that a block of ``n_data`` + ``n_parity`` packets sent round-robin over
+    ``n_sub`` subflows (packet j on subflow j mod n_sub, lost with ``losses[j mod n_sub]``)
+    loses more than ``n_parity`` (Poisson-binomial tail)."""
+    total = n_data + n_parity
+    dist = np.zeros(n_parity + 2)  # P(k lost) for k <= n_parity, and "more" in the last cell
+    dist[0] = 1.0
+    for j in range(total):
+        p = losses[j % n_sub]
+        if p <= 0.0:
+            continue
+        dist[n_parity + 1] += dist[n_parity] * p
+        for k in range(n_parity, 0, -1):
+            dist[k] = dist[k] * (1.0 - p) + dist[k - 1] * p
+        dist[0] *= 1.0 - p
+    return dist[n_parity + 1]
+
+
+@njit(cache=True, error_model="numpy")
+def subflow_signals(f, ls, lb, losses):
+    """(marking probability, loss probability, queueing delay in ps) of UnoLB flow ``f``, the
+    mean over its subflows (each carries an equal share); each subflow's loss into ``losses``."""
+    sub_n, sub_hops, sub_links = lb[0], lb[1], lb[2]
+    n = sub_n[f]
+    mark = 0.0
+    loss = 0.0
+    delay = 0.0
+    for s in range(n):
+        unmarked = 1.0
+        kept = 1.0
+        for h in range(sub_hops[f]):
+            link = sub_links[f, s, h]
+            unmarked *= 1.0 - ls[link, LS_MARK]
+            kept *= 1.0 - ls[link, LS_LOSS]
+            delay += ls[link, LS_DELAY]
+        losses[s] = 1.0 - kept
+        mark += 1.0 - unmarked
+        loss += 1.0 - kept
+    return mark / n, loss / n, delay / n
+
+
 @njit(cache=True, error_model="numpy")
 def path_signals(f: int, rt_ptr, rt_link, rt_w, ls: np.ndarray):
     """(marking probability, loss probability, queueing delay in ps) of flow ``f``'s path: a
@@ -745,13 +877,18 @@ def advance(
     counters,
     active,
     busy,
+    lb,
 ):
     """Run steps ``k_start`` .. ``k_stop - 1`` (step k covers [k dt, (k+1) dt)). ``order``
     lists the flows by start time; ``counters`` = [next flow of ``order`` to start, number of
     active flows, flows finished, number of busy links]; ``active[:n_active]`` are the running
     flows, ``busy[:n_busy]`` the links with arrivals or a non-empty (phantom) queue. Returns the
-    step reached: ``k_stop``, or earlier when every flow has finished."""
+    step reached: ``k_stop``, or earlier when every flow has finished. ``lb``: the UnoLB
+    subflows (``sub_n[f]`` > 0: flow ``f`` spreads over them instead of its ``rt_*`` route; see
+    :func:`unolb_reroute`)."""
     n_flows = fs.shape[0]
+    sub_n, sub_hops, sub_links, sub_lost = lb[0], lb[1], lb[2], lb[4]
+    sub_loss = np.zeros(sub_links.shape[1])
     k = k_start
     while k < k_stop:
         now = k * dt_ps
@@ -822,6 +959,8 @@ def advance(
                 fs[f, FS_UNSENT] += lost
                 fs[f, FS_LOSS_EVENTS] += 1.0
                 cc_loss(cs, cp, f, now, fs[f, FS_LOSS_NACK] > 0.0)
+                if sub_n[f] > 0:
+                    unolb_reroute(f, now, cp[f, P_BASE_RTT], lb)
             if fs[f, FS_DELIVERED] >= fs[f, FS_SIZE] * (1.0 - 1e-9):
                 # the last byte's ACK arrives within this step, at ``ring_arrive``
                 fs[f, FS_FINISH] = ring_arrive if ring_arrive > 0.0 else now
@@ -867,6 +1006,19 @@ def advance(
             # (their departures / arrivals at the previous step). A route lists its links hop
             # by hop, the shares of one hop summing to 1 (several links when split).
             r = send / dt_ps
+            if sub_n[f] > 0:  # UnoLB: round-robin over the subflows, an equal share each
+                r /= sub_n[f]
+                for sf in range(sub_n[f]):
+                    r_sf = r
+                    for h in range(sub_hops[f]):
+                        link = sub_links[f, sf, h]
+                        ls[link, LS_ARR] += r_sf
+                        if ls[link, LS_LISTED] == 0.0:
+                            ls[link, LS_LISTED] = 1.0
+                            busy[n_busy] = link
+                            n_busy += 1
+                        r_sf *= ls[link, LS_PASS]
+                continue
             hop_w = 0.0
             hop_pass = 0.0
             for j in range(rt_ptr[f], rt_ptr[f + 1]):
@@ -892,14 +1044,23 @@ def advance(
             send = fs[f, FS_SEND]
             if send <= 0.0:
                 continue
-            mark, loss, qdelay = path_signals(f, rt_ptr, rt_link, rt_w, ls)
+            n_sub = sub_n[f]
+            if n_sub > 0:
+                mark, loss, qdelay = subflow_signals(f, ls, lb, sub_loss)
+            else:
+                mark, loss, qdelay = path_signals(f, rt_ptr, rt_link, rt_w, ls)
             rtt = fs[f, FS_BASE_RTT] + qdelay
             ack = send * (1.0 - loss)
             n_ec = int(fs[f, FS_EC_N])
-            if n_ec > 0:
+            if n_ec > 0 and n_sub > 0:
+                failed = send * coded_block_failure(sub_loss, n_sub, n_ec, int(fs[f, FS_EC_M]))
+            elif n_ec > 0:
                 failed = send * block_failure(loss, n_ec, int(fs[f, FS_EC_M]))
             else:
                 failed = send - ack
+            if n_sub > 0 and failed > 0.0:  # the subflows a loss report will name
+                for sf in range(n_sub):
+                    sub_lost[f, sf] += sub_loss[sf]
             sent_at = now if fs[f, FS_START] <= now else fs[f, FS_START]
             arrive = sent_at + fs[f, FS_SEND_TIME] + rtt
             # the batch's ACKs return from sent_at + rtt to ``arrive``; they count in the step
