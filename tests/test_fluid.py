@@ -327,3 +327,18 @@ def test_unolb_moves_the_lossy_subflows_once_per_rtt():
     for s in range(n):
         hops = K.ecmp_path(*sim.lb[7][f], sub_ent[f, s], *sim.lb[8:], out)
         assert hops == sub_hops[f] and (out[:hops] == sub_links[f, s, :hops]).all()
+
+
+def test_fast_retransmit_needs_later_acks_and_the_timer_catches_the_rest():
+    """Four DCTCP-without-ECN flows overflow a 100-kB buffer. With the duplicate-ACK rule at 3
+    packets the losses show by later ACKs (fast retransmits); at 1,000 packets no 2-MB flow
+    sends enough after a loss, so every loss waits for the retransmission timer, as in the
+    packet engine (45 timeouts there too)."""
+    base = ["topo=dumbbell", "workload=incast", "workload.n_intra=4", "workload.n_inter=0",
+            "cc=dctcp", "switch=ecn", "switch.ecn.enabled=false", "topo.buffer_bytes=100000",
+            "workload.size_bytes=2000000", "engine.sample_interval_us=0", "engine.kind=fluid"]  # fmt: skip
+    fast = uno.run(uno.compose([*base, "transport.dupack_threshold=3"])).flows
+    assert fast["fast_retransmits"].sum() > 0
+    slow = uno.run(uno.compose([*base, "transport.dupack_threshold=1000"])).flows
+    assert slow["fast_retransmits"].sum() == 0 and slow["timeouts"].sum() > 0
+    assert slow["finish_ps"].notna().all() and fast["finish_ps"].notna().all()

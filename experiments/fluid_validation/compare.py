@@ -4,11 +4,12 @@ utilisation, wall times, and the relative differences to the packet run. The hyb
 packets the flows under study (``HYBRID``: the intra-DC flows of the incast, the flows of at most
 100 kB at 40% load) and is also compared on those flows alone.
 
-    python experiments/fluid_validation/compare.py [--scenarios dumbbell,incast,mixed40] [--out DIR]
+    python experiments/fluid_validation/compare.py [--scenarios dumbbell,incast,mixed40]
+        [--scheme uno_ecmp|uno|gemini|mprdma_bbr] [--out DIR]
 
 Scenarios: ``dumbbell`` (4 long DCTCP flows through one 100 Gb/s bottleneck), ``incast`` (the
 default run: UnoCC 4 intra + 4 inter-DC 200 MB flows into one receiver), ``mixed40`` (fig10_load
-at 40% load, the artifact's traffic, UnoCC + ECMP, 5000 flows).
+at 40% load, the artifact's traffic, 5000 flows; UnoCC + ECMP unless ``--scheme``).
 """
 
 from __future__ import annotations
@@ -109,7 +110,10 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--scenarios", default=",".join(SCENARIOS))
     ap.add_argument("--out", default=None, help="write the figures as JSON here")
+    ap.add_argument("--scheme", default="uno_ecmp", help="the scheme of mixed40 (fig10_load)")
     args = ap.parse_args()
+    SCENARIOS["mixed40"] = [s for s in SCENARIOS["mixed40"] if not s.startswith("scheme=")]
+    SCENARIOS["mixed40"].append(f"scheme={args.scheme}")
     out = {name: compare(name) for name in args.scenarios.split(",")}
     if args.out:
         Path(args.out).mkdir(parents=True, exist_ok=True)

@@ -30,11 +30,18 @@ Numba kernel :func:`uno.fluid.kernels.advance`:
   expected number of marked packets, carried over, reached one".
 - **Load balancing**: ECMP flows take exactly the path the packet engine's switches hash them
   to (same entropy stream, hash and salts); packet spraying splits a flow evenly over its
-  equal-cost next hops at every switch (its long-run share of each path).
+  equal-cost next hops at every switch (its long-run share of each path); UnoLB (Uno paper
+  §4.2, Alg. 2) keeps ``lb.unolb.subflows`` subflows on the paths of the packet UnoLB's first
+  entropies, sends an equal share on each (its round robin), and on every loss report (timeout,
+  or NACK of a coded flow), at most once per base RTT, moves the subflows that lost bytes since
+  the last report onto the path of a random subflow that did not (``reroute: recent_ack``; a
+  fresh random entropy, hashed as the switches do, when every subflow lost). A coded block
+  fails when more than its parity packets are lost, packet j riding subflow j mod n.
 
 Not modelled, and refused with a message naming the setting: link failures and random losses
-(``faults``), the adaptive balancers (PLB, UnoLB, REPS: an even split ignores exactly what they
-do, and on the Uno Fig. 10 traffic it loses 2.6x the packet engine's bytes). ACKs are not
+(``faults``), PLB and REPS (an even split ignores exactly what they do: for UnoLB it lost 2.6x
+the packet engine's bytes on the Uno Fig. 10 traffic, hence its own law above), UnoLB's
+``affected: silent`` and ``reroute: random`` options. ACKs are not
 carried as bytes (64 B per 4,160-B data packet, 1.5 % of the reverse traffic), so
 ``switch.ack_priority`` and ``switch.phantom.count_acks`` have nothing to act on.
 
@@ -111,7 +118,8 @@ def check_fluid_support(cfg, engine: str = "fluid", with_cc: bool = True) -> Non
                 "cc.bbr.bw_window_rounds",
                 f"{where} keeps at most {K.BBR_MAX_BW_ROUNDS} rounds of BtlBw samples",
             )
-        if bbr.probe_rtt and cfg.engine.max_sim_time_ms >= bbr.min_rtt_window_s * 1e3:
+        # PROBE_RTT starts once RTprop is older than the window, after a flow's first ACK
+        if bbr.probe_rtt and cfg.engine.max_sim_time_ms > bbr.min_rtt_window_s * 1e3:
             raise ConfigError(
                 "cc.bbr.probe_rtt",
                 f"{where} does not model PROBE_RTT, which a run of engine.max_sim_time_ms="
@@ -328,10 +336,12 @@ class FluidSimulation:
             elif plan.facts.dupack_threshold > 0:
                 fs[i, K.FS_LOSS_DELAY] = plan.path.base_rtt_ps
                 fs[i, K.FS_LOSS_NACK] = 1.0
+                fs[i, K.FS_DUPACK_BYTES] = plan.facts.dupack_threshold * self.scenario.data_bytes
             else:
                 fs[i, K.FS_LOSS_DELAY] = plan.facts.rto_ps
             if plan.ec_timeout_ps is not None:
                 fs[i, K.FS_LOSS_NACK] = 1.0
+            fs[i, K.FS_RTO] = plan.facts.rto_ps
             fs[i, K.FS_SIZE] = size
             fs[i, K.FS_UNSENT] = size
             fs[i, K.FS_START] = float(spec.start_ps)
@@ -518,7 +528,7 @@ class FluidSimulation:
             "packets": n_packets,
             "sent_packets": np.round(fs[:, K.FS_SENT] / mss).astype(np.int64),
             "retransmits": retrans.astype(np.int64),
-            "timeouts": np.where(nack, 0, loss_events),
+            "timeouts": np.where(nack, 0, loss_events) + fs[:, K.FS_TIMEOUTS].astype(np.int64),
             "fast_retransmits": np.where(nack & ~coded, loss_events, 0),
             "coded": coded,
             "nacks": np.where(coded, loss_events, 0),

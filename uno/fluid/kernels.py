@@ -73,7 +73,13 @@ FS_ACKED = 18  # bytes acknowledged
 FS_STATE = 19  # 0 waiting, 1 active, 2 finished
 FS_SEND_TIME = 20  # how long this step's bytes take to leave the sender, ps
 FS_LOSS_NACK = 21  # 1: losses are reported before a timeout (NACK / duplicate ACKs)
-N_FS = 22
+FS_DUPACK_BYTES = 22  # fast retransmit: acked bytes sent after a loss that reveal it (0: none)
+FS_WAIT = 23  # lost bytes waiting for that evidence
+FS_WAIT_SINCE = 24  # when the oldest of them was sent, ps
+FS_EVIDENCE = 25  # acked bytes sent since
+FS_RTO = 26  # retransmission timeout, ps: what fast retransmit misses, the timer catches
+FS_TIMEOUTS = 27  # timeouts of fast-retransmit flows
+N_FS = 28
 
 # ---- congestion control --------------------------------------------------------------------
 CC_UNO = 0
@@ -469,20 +475,24 @@ def path_signals(f: int, rt_ptr, rt_link, rt_w, ls: np.ndarray):
     """(marking probability, loss probability, queueing delay in ps) of flow ``f``'s path: a
     byte is marked (lost) unless no link marks (drops) it; split routes weigh each link by the
     share of the flow's bytes that crosses it."""
-    log_unmarked = 0.0
-    log_kept = 0.0
+    unmarked = 1.0
+    kept = 1.0
     delay = 0.0
     for j in range(rt_ptr[f], rt_ptr[f + 1]):
         link = rt_link[j]
         w = rt_w[j]
         pm = ls[link, LS_MARK]
         pl = ls[link, LS_LOSS]
-        if pm > 0.0:
-            log_unmarked += w * math.log(max(1e-300, 1.0 - pm))
-        if pl > 0.0:
-            log_kept += w * math.log(max(1e-300, 1.0 - pl))
+        if w == 1.0:  # one path: plain products (no log/exp in the common case)
+            unmarked *= 1.0 - pm
+            kept *= 1.0 - pl
+        else:  # a split hop: the geometric weighting of its links
+            if pm > 0.0:
+                unmarked *= max(1e-300, 1.0 - pm) ** w
+            if pl > 0.0:
+                kept *= max(1e-300, 1.0 - pl) ** w
         delay += w * ls[link, LS_DELAY]
-    return 1.0 - math.exp(log_unmarked), 1.0 - math.exp(log_kept), delay
+    return 1.0 - unmarked, 1.0 - kept, delay
 
 
 @njit(cache=True, error_model="numpy")
@@ -961,6 +971,18 @@ def advance(
                 cc_loss(cs, cp, f, now, fs[f, FS_LOSS_NACK] > 0.0)
                 if sub_n[f] > 0:
                     unolb_reroute(f, now, cp[f, P_BASE_RTT], lb)
+            if fs[f, FS_WAIT] > 0.0 and now >= fs[f, FS_WAIT_SINCE] + fs[f, FS_RTO]:
+                # losses no later ACK revealed (a flow's tail, a lost window): the timer's
+                lost = fs[f, FS_WAIT]
+                fs[f, FS_WAIT] = 0.0
+                fs[f, FS_INFLIGHT] -= lost
+                if fs[f, FS_INFLIGHT] < 0.0:
+                    fs[f, FS_INFLIGHT] = 0.0
+                fs[f, FS_UNSENT] += lost
+                fs[f, FS_TIMEOUTS] += 1.0
+                cc_loss(cs, cp, f, now, False)
+                if sub_n[f] > 0:
+                    unolb_reroute(f, now, cp[f, P_BASE_RTT], lb)
             if fs[f, FS_DELIVERED] >= fs[f, FS_SIZE] * (1.0 - 1e-9):
                 # the last byte's ACK arrives within this step, at ``ring_arrive``
                 fs[f, FS_FINISH] = ring_arrive if ring_arrive > 0.0 else now
@@ -1087,10 +1109,27 @@ def advance(
                 ring[slot, R_ARRIVE] = arrive
             if failed > 0.0:
                 fs[f, FS_LOST] += send - ack
+            elif send > ack:
+                fs[f, FS_LOST] += send - ack
+            if fs[f, FS_DUPACK_BYTES] > 0.0:
+                # fast retransmit (SACK "IsLost"): a loss shows once enough bytes sent after it
+                # are acknowledged, which the bytes sent now will be one RTT on
+                if failed > 0.0:
+                    if fs[f, FS_WAIT] <= 0.0:
+                        fs[f, FS_WAIT_SINCE] = sent_at
+                        fs[f, FS_EVIDENCE] = 0.0
+                    fs[f, FS_WAIT] += failed
+                    fs[f, FS_EVIDENCE] += 0.5 * ack  # on average half the batch follows a loss
+                elif fs[f, FS_WAIT] > 0.0:
+                    fs[f, FS_EVIDENCE] += ack
+                if fs[f, FS_WAIT] > 0.0 and fs[f, FS_EVIDENCE] >= fs[f, FS_DUPACK_BYTES]:
+                    fs[f, FS_LOSS_PENDING] += fs[f, FS_WAIT]
+                    fs[f, FS_WAIT] = 0.0
+                    if fs[f, FS_LOSS_AT] < 0.0:
+                        fs[f, FS_LOSS_AT] = now + fs[f, FS_LOSS_DELAY]
+            elif failed > 0.0:
                 fs[f, FS_LOSS_PENDING] += failed
                 if fs[f, FS_LOSS_AT] < 0.0:
                     fs[f, FS_LOSS_AT] = now + fs[f, FS_LOSS_DELAY]
-            elif send > ack:
-                fs[f, FS_LOST] += send - ack
         k += 1
     return k
