@@ -19,15 +19,17 @@ inside the packet engine's event loop:
   its own queue would overflow the buffer, and, when the packets plus the fluid bytes would,
   with the probability the fluid model drops bytes at that link (a full fluid queue drops only
   the excess, not every arrival), scaled by its size over a full packet's (an ACK fits the room
-  a full data packet leaves far more often). It leaves with RED deciding on the larger of the packets
-  behind it plus the fluid bytes and the link's queue. On a link the fluid flows cross, the phantom
-  queue that decides is the fluid model's, which counts both kinds of bytes (one step late); on
-  a link only packets cross, ports behave exactly as in the packet engine.
+  a full data packet leaves far more often). It leaves with RED deciding on the larger of the
+  packets behind it plus the fluid bytes and the link's queue. On a link the fluid flows cross,
+  the phantom level that decides is the larger of the port's own and the fluid model's, which
+  counts both kinds of bytes (one step late); on a link only packets cross, ports behave
+  exactly as in the packet engine (a test checks it).
 
-The approximation, stated: packets and fluid share a link as FIFO at step resolution. A packet
-waits behind the larger of the fluid backlog and its own queue rather than their sum when both
-are non-zero, and the fluid model learns of the packets' bytes one step (1/8 intra-DC RTT by
-default) after they arrived.
+The approximation, stated: packets and fluid share a link as FIFO at step resolution. The
+fluid model learns of the packets' bytes one step (1/8 intra-DC RTT by default) after they
+arrived, and a packet waits behind the larger of that model's queue and its own port's
+backlog. The packet flows see the fluid flows' queues as the fluid model has them, smoother
+than packets would make them (no window bursts into a sender's NIC, for one).
 
 Everything the fluid engine refuses is refused here too (:func:`check_fluid_support`); the
 packet flows may use any congestion controller the fluid flows may (``cc.*``), and the balancers

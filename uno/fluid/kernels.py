@@ -216,11 +216,11 @@ R_MARK = 1  # of which ECN-marked
 R_GOOD = 2  # wire bytes of decodable data
 R_FREE = 3  # bytes lost but absorbed by coding (leave flight with the ACKs)
 R_RTTW = 4  # sum of rtt x acked bytes
-R_RTTMIN = 5  # smallest RTT sample (0: none; RTTs are > 0)
+R_AUX = 5  # GEMINI: smallest RTT sample (0: none); BBR: bytes the flow had acknowledged
+#           when the latest of them was sent (one column, so a slot fills one 64-B cache line)
 R_SENTMAX = 6  # latest send time among the bytes, ps (read only where bytes were acked)
 R_ARRIVE = 7  # when the last of them is acknowledged (ps), for completion times
-R_DELIVERED = 8  # bytes the flow had acknowledged when the latest of them was sent
-N_R = 9
+N_R = 8
 
 
 @njit(cache=True, error_model="numpy")
@@ -730,8 +730,9 @@ def bbr_acks(cs, cp, f, now, acked, delivered, inflight, rtt_min, sent_max, deli
     ACKs, in the draft's per-ACK order: rounds by send time, the delivery-rate sample (bytes
     delivered since the batch's latest byte was sent / its flight time) into the windowed-max
     BtlBw filter, ProbeBW cycle phase, full pipe, drain, RTprop, pacing rate, cwnd. ``delivered``
-    counts this batch; ``inflight`` is after it. PROBE_RTT is not modelled (the fluid engine
-    refuses runs long enough for it to start)."""
+    counts this batch; ``inflight`` is after it; ``rtt_min`` is the batch's RTT sample (its
+    mean: the bytes of one step see nearly the same queues). PROBE_RTT is not modelled (the
+    fluid engine refuses runs long enough for it to start)."""
     if cs[f, CB_RTPROP_STAMP] < 0.0:
         cs[f, CB_RTPROP_STAMP] = sent_max
     # rounds
@@ -950,11 +951,11 @@ def advance(
                     elif kind == CC_BBR:
                         bbr_acks(
                             cs, cp, f, now, acked, fs[f, FS_ACKED], fs[f, FS_INFLIGHT],
-                            ring[slot, R_RTTMIN], ring[slot, R_SENTMAX], ring[slot, R_DELIVERED],
+                            rtt, ring[slot, R_SENTMAX], ring[slot, R_AUX],
                         )  # fmt: skip
                     else:
                         gemini_acks(
-                            cs, cp, f, now, acked, marked, rtt, ring[slot, R_RTTMIN],
+                            cs, cp, f, now, acked, marked, rtt, ring[slot, R_AUX],
                             ring[slot, R_SENTMAX],
                         )  # fmt: skip
             for c in range(N_R):
@@ -1100,11 +1101,13 @@ def advance(
             ring[slot, R_GOOD] += send - failed
             ring[slot, R_FREE] += send - ack - failed
             ring[slot, R_RTTW] += ack * rtt
-            if ring[slot, R_RTTMIN] == 0.0 or rtt < ring[slot, R_RTTMIN]:
-                ring[slot, R_RTTMIN] = rtt
+            kind = cp[f, P_KIND]
+            if kind == CC_GEMINI and (ring[slot, R_AUX] == 0.0 or rtt < ring[slot, R_AUX]):
+                ring[slot, R_AUX] = rtt
             if sent_at >= ring[slot, R_SENTMAX]:
                 ring[slot, R_SENTMAX] = sent_at
-                ring[slot, R_DELIVERED] = fs[f, FS_ACKED]
+                if kind == CC_BBR:
+                    ring[slot, R_AUX] = fs[f, FS_ACKED]
             if arrive > ring[slot, R_ARRIVE]:
                 ring[slot, R_ARRIVE] = arrive
             if failed > 0.0:

@@ -63,6 +63,7 @@ class Routing:
                 self.out_edges[src].append(e.edge_id)
         # next_hops[node][host_id] -> tuple of edge ids
         n_nodes = len(topo.nodes)
+        self._tails: dict[tuple[int, int], tuple[Edge, ...]] = {}
         self.next_hops: list[list[tuple[int, ...]]] = [
             [() for _ in self.host_nodes] for _ in range(n_nodes)
         ]
@@ -122,22 +123,30 @@ class Routing:
 
     def path_edges(self, src_host: int, dst_host: int) -> list[Edge]:
         """Edges of the first equal-cost path from ``src_host`` to ``dst_host``."""
-        node = self.host_nodes[src_host]
-        target = self.host_nodes[dst_host]
-        edges = []
-        while node != target:
+        return list(self._edges_from(self.host_nodes[src_host], dst_host, src_host))
+
+    def _edges_from(self, node: int, dst_host: int, src_host: int) -> tuple[Edge, ...]:
+        """The first equal-cost path's edges from ``node`` to ``dst_host``, memoised per
+        (node, destination): every host under a switch shares the switch's tail."""
+        key = (node, dst_host)
+        found = self._tails.get(key)
+        if found is not None:
+            return found
+        if node == self.host_nodes[dst_host]:
+            path: tuple[Edge, ...] = ()
+        else:
             hops = self.next_hops[node][dst_host]
             if not hops:
                 raise ValueError(f"no route from host {src_host} to host {dst_host}")
             e = self.edges[hops[0]]
-            edges.append(e)
-            node = e.dst
-        return edges
+            path = (e, *self._edges_from(e.dst, dst_host, src_host))
+        self._tails[key] = path
+        return path
 
     def path_info(self, src_host: int, dst_host: int, data_bytes: int, ack_bytes: int) -> PathInfo:
         """Base RTT of a data packet of ``data_bytes`` forward and its ACK of ``ack_bytes`` back."""
-        fwd = self.path_edges(src_host, dst_host)
-        rev = self.path_edges(dst_host, src_host)
+        fwd = self._edges_from(self.host_nodes[src_host], dst_host, src_host)
+        rev = self._edges_from(self.host_nodes[dst_host], src_host, dst_host)
         rtt = sum(e.delay_ps + serialization_ps(data_bytes, e.rate_bps) for e in fwd)
         rtt += sum(e.delay_ps + serialization_ps(ack_bytes, e.rate_bps) for e in rev)
         return PathInfo(
