@@ -342,3 +342,15 @@ def test_fast_retransmit_needs_later_acks_and_the_timer_catches_the_rest():
     slow = uno.run(uno.compose([*base, "transport.dupack_threshold=1000"])).flows
     assert slow["fast_retransmits"].sum() == 0 and slow["timeouts"].sum() > 0
     assert slow["finish_ps"].notna().all() and fast["finish_ps"].notna().all()
+
+
+def test_lost_packets_are_poisson_around_the_fluid_mean():
+    state = np.arange(1, 20_001, dtype=np.uint64) * np.uint64(7919)
+    for mean in (0.03, 0.7, 4.0):
+        draws = np.array([K.lost_packets(mean, state, i) for i in range(len(state))])
+        assert (draws == np.round(draws)).all() and (draws >= 0).all()
+        se = np.sqrt(mean / len(draws))
+        assert abs(draws.mean() - mean) < 4 * se  # Poisson: mean ...
+        assert draws.var() == pytest.approx(mean, rel=0.1)  # ... and variance
+    assert K.lost_packets(K.POISSON_MAX_MEAN + 5.5, state, 0) == K.POISSON_MAX_MEAN + 5.5
+    assert K.lost_packets(0.0, state, 0) == 0.0

@@ -21,6 +21,14 @@ Numba kernel :func:`uno.fluid.kernels.advance`:
   for erasure-coded flows, only when a block cannot be decoded (a block of n + m packets each
   lost with the path's loss probability fails when more than m are lost), after the receiver's
   block timer; lost bytes are sent again.
+- **Losses are whole packets.** A link drops the fraction of its arrivals that overflows the
+  buffer; a flow that expects to lose ``m`` of the packets it sent in a step loses a Poisson
+  number with mean ``m`` (drawn from the flow's own stream; ``m`` itself from 20 up), so a short flow crossing a lossy
+  link loses a packet now and then and finishes untouched otherwise, rather than losing a
+  sliver of every step and timing out every time (which doubled the short flows' timeouts on
+  the Uno Fig. 10 traffic). Fast retransmit (``transport.dupack_threshold`` > 0) sees a loss
+  once that many packets sent after it are acknowledged; what it misses waits for the
+  retransmission timer.
 - **Controllers**: fluid laws of UnoCC, DCTCP, GEMINI, MP-RDMA and BBR v1 (its delivery-rate
   samples over each batch's flight time, rounds by send time, the windowed-max BtlBw filter and
   the STARTUP / DRAIN / PROBE_BW machine; PROBE_RTT, which needs 10 s, is refused) in
@@ -382,6 +390,8 @@ class FluidSimulation:
         self.counters = np.zeros(4, dtype=np.int64)
         self.active = np.zeros(n, dtype=np.int64)
         self.busy = np.zeros(len(self.ls), dtype=np.int64)
+        # each flow's stream for its whole-packet losses, seeded from the run's seed
+        self.loss_rng = rng.stream("fluid/losses").integers(0, 1 << 62, n, dtype=np.uint64)
         self.lb = (sub_n, sub_hops, sub_links, sub_ent, np.zeros(sub_ent.shape), np.full(n, -1.0),
                    lb_rng, ends, *_routing_arrays(sc, switch_index, bool(subflows)))  # fmt: skip
 
@@ -483,7 +493,7 @@ class FluidSimulation:
         return K.advance(
             k_start, k_stop, self.dt_ps, self.fs, self.cs, self.cp, self.ls, self.rt_ptr,
             self.rt_link, self.rt_w, self.ring, self.ring_ptr, self.ring_len, self.order,
-            self.counters, self.active, self.busy, self.lb,
+            self.counters, self.active, self.busy, self.lb, self.loss_rng,
         )  # fmt: skip
 
     # ---- results --------------------------------------------------------------------------

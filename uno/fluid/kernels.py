@@ -384,6 +384,30 @@ def next_uniform(lb_rng, f) -> float:
     return float(mix64(lb_rng[f]) >> np.uint64(11)) * (1.0 / 9007199254740992.0)
 
 
+#: expected lost packets per step above which a flow's losses are taken as their mean
+POISSON_MAX_MEAN = 20.0
+
+
+@njit(cache=True, error_model="numpy")
+def lost_packets(mean, rng_state, f) -> float:
+    """Packets a flow loses in a step where it expects to lose ``mean``: a Poisson draw from
+    the flow's stream (a short flow crossing a lossy link loses a whole packet now and then, not
+    a sliver every time), or ``mean`` itself for a large batch."""
+    if mean <= 0.0:
+        return 0.0
+    if mean >= POISSON_MAX_MEAN:
+        return mean
+    u = next_uniform(rng_state, f)
+    k = 0
+    term = math.exp(-mean)
+    cdf = term
+    while u > cdf and k < 200:
+        k += 1
+        term *= mean / k
+        cdf += term
+    return float(k)
+
+
 @njit(cache=True, error_model="numpy")
 def unolb_reroute(f, now, base_rtt, lb) -> None:
     """UnoLB on a loss report (Uno paper §4.2, Alg. 2 ``OnAckOrTimeout``; uno/lb/unolb.py,
@@ -889,12 +913,14 @@ def advance(
     active,
     busy,
     lb,
+    loss_rng,
 ):
     """Run steps ``k_start`` .. ``k_stop - 1`` (step k covers [k dt, (k+1) dt)). ``order``
     lists the flows by start time; ``counters`` = [next flow of ``order`` to start, number of
     active flows, flows finished, number of busy links]; ``active[:n_active]`` are the running
     flows, ``busy[:n_busy]`` the links with arrivals or a non-empty (phantom) queue. Returns the
-    step reached: ``k_stop``, or earlier when every flow has finished. ``lb``: the UnoLB
+    step reached: ``k_stop``, or earlier when every flow has finished. ``loss_rng``: each
+    flow's SplitMix64 state for its packet losses (:func:`lost_packets`). ``lb``: the UnoLB
     subflows (``sub_n[f]`` > 0: flow ``f`` spreads over them instead of its ``rt_*`` route; see
     :func:`unolb_reroute`)."""
     n_flows = fs.shape[0]
@@ -1073,14 +1099,21 @@ def advance(
             else:
                 mark, loss, qdelay = path_signals(f, rt_ptr, rt_link, rt_w, ls)
             rtt = fs[f, FS_BASE_RTT] + qdelay
-            ack = send * (1.0 - loss)
             n_ec = int(fs[f, FS_EC_N])
-            if n_ec > 0 and n_sub > 0:
-                failed = send * coded_block_failure(sub_loss, n_sub, n_ec, int(fs[f, FS_EC_M]))
-            elif n_ec > 0:
-                failed = send * block_failure(loss, n_ec, int(fs[f, FS_EC_M]))
-            else:
-                failed = send - ack
+            if n_ec > 0:
+                ack = send * (1.0 - loss)  # what coding absorbs needs no whole packets
+                if n_sub > 0:
+                    p_fail = coded_block_failure(sub_loss, n_sub, n_ec, int(fs[f, FS_EC_M]))
+                else:
+                    p_fail = block_failure(loss, n_ec, int(fs[f, FS_EC_M]))
+                failed = send * p_fail
+            else:  # whole packets: lost ones are Poisson around the fluid mean
+                mss = cp[f, P_MSS]
+                lost = mss * lost_packets(send * loss / mss, loss_rng, f)
+                if lost > send:
+                    lost = send
+                ack = send - lost
+                failed = lost
             if n_sub > 0 and failed > 0.0:  # the subflows a loss report will name
                 for sf in range(n_sub):
                     sub_lost[f, sf] += sub_loss[sf]
