@@ -7,7 +7,9 @@ Numba kernel :func:`uno.fluid.kernels.advance`:
 
 - **Senders** are window-based, as the packet transports: in each step a flow sends what its
   window allows (cwnd - in flight), at most at its NIC rate, or at cwnd / base RTT when its
-  controller paces, and at most what it has left (new bytes or bytes to resend).
+  controller paces, and at most what it has left (new bytes or bytes to resend). The flows of
+  one host share its NIC as the packet hosts do (round robin, one packet each: max-min shares
+  of the line, by one round of water filling), so a host never queues behind itself.
 - **Links** are queues with a continuous level: arrivals (the flows' rates, each thinned or
   swelled by the departures/arrivals ratio of the hops before it at the previous step) minus
   departures at line rate, tail drop beyond the buffer. Phantom queues take the same arrivals
@@ -358,6 +360,7 @@ class FluidSimulation:
             fs[i, K.FS_BASE_RTT] = float(plan.path.base_rtt_ps)
             nic = routing.edges[routing.out_edges[routing.host_nodes[spec.src]][0]]
             fs[i, K.FS_NIC] = nic.rate_bps * _BPS
+            fs[i, K.FS_NIC_LINK] = routing.out_edges[routing.host_nodes[spec.src]][0]
             key = (spec.src, spec.dst)
             if key not in drain_cache:
                 drain_cache[key] = sum(

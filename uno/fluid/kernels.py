@@ -43,7 +43,13 @@ LS_IN = 20  # bytes arrived
 LS_LISTED = 21  # 1 while the link is in the busy list
 LS_EXT = 22  # bytes arriving this step from outside the fluid model (hybrid: packets)
 LS_QF = 23  # of the queue, the fluid flows' bytes (FIFO share; the rest came from LS_EXT)
-N_LS = 24
+# a host's NIC shared round-robin by its flows (scratch within a step)
+LS_DEMAND = 24  # bytes the host's flows could send this step
+LS_NDEM = 25  # how many of them
+LS_SATSUM = 26  # demand of those under the even share
+LS_NBIG = 27  # how many are above it
+LS_LEVEL = 28  # the water level: no flow sends more this step
+N_LS = 29
 
 MODE_NONE = 0
 MODE_PHYSICAL = 1
@@ -79,7 +85,8 @@ FS_WAIT_SINCE = 24  # when the oldest of them was sent, ps
 FS_EVIDENCE = 25  # acked bytes sent since
 FS_RTO = 26  # retransmission timeout, ps: what fast retransmit misses, the timer catches
 FS_TIMEOUTS = 27  # timeouts of fast-retransmit flows
-N_FS = 28
+FS_NIC_LINK = 28  # the link of its host's NIC
+N_FS = 29
 
 # ---- congestion control --------------------------------------------------------------------
 CC_UNO = 0
@@ -926,6 +933,7 @@ def advance(
     n_flows = fs.shape[0]
     sub_n, sub_hops, sub_links, sub_lost = lb[0], lb[1], lb[2], lb[4]
     sub_loss = np.zeros(sub_links.shape[1])
+    nics = np.zeros(ls.shape[0], dtype=np.int64)
     k = k_start
     while k < k_stop:
         now = k * dt_ps
@@ -1024,6 +1032,8 @@ def advance(
         n_busy = int(counters[3])
         for i in range(n_busy):
             ls[busy[i], LS_ARR] = 0.0
+        # 3a. what each flow could send (window, pacing, NIC rate, bytes left)
+        n_nics = 0
         for i in range(n_active):
             f = active[i]
             span = dt_ps
@@ -1048,6 +1058,43 @@ def advance(
                 continue
             fs[f, FS_SEND] = send
             fs[f, FS_SEND_TIME] = send / rate
+            nic = int(fs[f, FS_NIC_LINK])
+            if ls[nic, LS_NDEM] == 0.0:
+                nics[n_nics] = nic
+                n_nics += 1
+            ls[nic, LS_DEMAND] += send
+            ls[nic, LS_NDEM] += 1.0
+        # 3b. the host's NIC serves its flows round robin, one packet each (uno/net/host.py):
+        # max-min shares of the step's line capacity, by one round of water filling
+        for j in range(n_nics):
+            nic = nics[j]
+            cap = ls[nic, LS_CAP] * dt_ps
+            ls[nic, LS_LEVEL] = np.inf if ls[nic, LS_DEMAND] <= cap else cap / ls[nic, LS_NDEM]
+        for i in range(n_active):
+            f = active[i]
+            send = fs[f, FS_SEND]
+            if send > 0.0:
+                nic = int(fs[f, FS_NIC_LINK])
+                if send < ls[nic, LS_LEVEL]:
+                    ls[nic, LS_SATSUM] += send
+                else:
+                    ls[nic, LS_NBIG] += 1.0
+        for j in range(n_nics):
+            nic = nics[j]
+            if ls[nic, LS_NBIG] > 0.0:
+                cap = ls[nic, LS_CAP] * dt_ps
+                ls[nic, LS_LEVEL] = (cap - ls[nic, LS_SATSUM]) / ls[nic, LS_NBIG]
+        # 3c. the sends, and the rates they put on every link of their paths
+        for i in range(n_active):
+            f = active[i]
+            send = fs[f, FS_SEND]
+            if send <= 0.0:
+                continue
+            level = ls[int(fs[f, FS_NIC_LINK]), LS_LEVEL]
+            if send > level:  # its share of a busy NIC, spread over the step
+                send = level
+                fs[f, FS_SEND] = send
+                fs[f, FS_SEND_TIME] = dt_ps
             fs[f, FS_UNSENT] -= send
             fs[f, FS_INFLIGHT] += send
             fs[f, FS_SENT] += send
@@ -1084,6 +1131,12 @@ def advance(
                     r *= hop_pass / hop_w
                     hop_w = 0.0
                     hop_pass = 0.0
+        for j in range(n_nics):
+            nic = nics[j]
+            ls[nic, LS_DEMAND] = 0.0
+            ls[nic, LS_NDEM] = 0.0
+            ls[nic, LS_SATSUM] = 0.0
+            ls[nic, LS_NBIG] = 0.0
         # 4. the links
         n_busy = update_links(ls, busy, n_busy, dt_ps)
         counters[3] = n_busy
