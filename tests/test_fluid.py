@@ -354,3 +354,60 @@ def test_lost_packets_are_poisson_around_the_fluid_mean():
         assert draws.var() == pytest.approx(mean, rel=0.1)  # ... and variance
     assert K.lost_packets(K.POISSON_MAX_MEAN + 5.5, state, 0) == K.POISSON_MAX_MEAN + 5.5
     assert K.lost_packets(0.0, state, 0) == 0.0
+
+
+@pytest.mark.parametrize("scheme", ["uno", "mprdma_bbr"])
+def test_step_kernel_matches_python(scheme):
+    """The whole step loop (``advance``) against its Python twin, from a mid-run state of the
+    Fig. 10 traffic: UnoLB subflows, coding and whole-packet losses (``uno``), or MP-RDMA + BBR
+    with fast retransmit (``mprdma_bbr``)."""
+    import copy
+
+    from uno.api import to_run_config
+    from uno.build import build_simulation
+
+    cfg = uno.compose(["experiment=fig10_load", "workload=mixed_artifact", f"scheme={scheme}",
+                       "workload.n_flows=60", "workload.load=0.6", "engine.kind=fluid"])  # fmt: skip
+    sim = build_simulation(to_run_config(cfg))
+    k = sim.advance(0, 400)  # compiled, to a state with flows running and queues up
+    assert sim.counters[1] > 0 and sim.counters[3] > 0
+    names = ("fs", "cs", "ls", "ring", "counters", "active", "busy", "loss_rng")
+    twin = {n: copy.deepcopy(getattr(sim, n)) for n in names}
+    lb_twin = copy.deepcopy(sim.lb)
+    k_fast = sim.advance(k, k + 300)
+    with np.errstate(over="ignore"):
+        k_py = K.advance.py_func(
+            k, k + 300, sim.dt_ps, twin["fs"], twin["cs"], sim.cp, twin["ls"], sim.rt_ptr,
+            sim.rt_link, sim.rt_w, twin["ring"], sim.ring_ptr, sim.ring_len, sim.order,
+            twin["counters"], twin["active"], twin["busy"], lb_twin, twin["loss_rng"],
+        )  # fmt: skip
+    assert k_py == k_fast == k + 300
+    for n in names:
+        np.testing.assert_allclose(getattr(sim, n), twin[n], rtol=1e-9, atol=1e-6, err_msg=n)
+    for a, b in zip(sim.lb, lb_twin, strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-6)
+
+
+def test_path_kernels_match_python():
+    sim = _unolb_sim()
+    ls = random_links(len(sim.ls))
+    ls[:, K.LS_MARK] = RNG.random(len(ls)) * (RNG.random(len(ls)) < 0.5)
+    ls[:, K.LS_LOSS] = RNG.random(len(ls)) * (RNG.random(len(ls)) < 0.3)
+    ls[:, K.LS_DELAY] = RNG.uniform(0, 1e6, len(ls))
+    for f in range(len(sim.fs)):
+        a = K.path_signals(f, sim.rt_ptr, sim.rt_link, sim.rt_w, ls)
+        b = K.path_signals.py_func(f, sim.rt_ptr, sim.rt_link, sim.rt_w, ls)
+        np.testing.assert_allclose(a, b, rtol=1e-12)
+        la, lb = np.zeros(K.MAX_SUBFLOWS), np.zeros(K.MAX_SUBFLOWS)
+        a = K.subflow_signals(f, ls, sim.lb, la)
+        b = K.subflow_signals.py_func(f, ls, sim.lb, lb)
+        np.testing.assert_allclose(a, b, rtol=1e-12)
+        np.testing.assert_allclose(la, lb, rtol=1e-12)
+    out_a, out_b = np.zeros(16, dtype=np.int64), np.zeros(16, dtype=np.int64)
+    for _ in range(50):
+        src, dst = (int(h) for h in RNG.choice(256, 2, replace=False))
+        entropy = int(RNG.integers(0, 1 << 16))
+        with np.errstate(over="ignore"):
+            hb = K.ecmp_path.py_func(src, dst, entropy, *sim.lb[8:], out_b)
+        ha = K.ecmp_path(src, dst, entropy, *sim.lb[8:], out_a)
+        assert ha == hb and (out_a[:ha] == out_b[:hb]).all()

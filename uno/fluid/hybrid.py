@@ -29,7 +29,7 @@ The approximation, stated: packets and fluid share a link as FIFO at step resolu
 fluid model learns of the packets' bytes one step (1/8 intra-DC RTT by default) after they
 arrived, and a packet waits behind the larger of that model's queue and its own port's
 backlog. The packet flows see the fluid flows' queues as the fluid model has them, smoother
-than packets would make them (no window bursts into a sender's NIC, for one).
+than packets would make them (a fluid sender spreads its window over the step, no bursts).
 
 Everything the fluid engine refuses is refused here too (:func:`check_fluid_support`); the
 packet flows may use any congestion controller the fluid flows may (``cc.*``), and the balancers
