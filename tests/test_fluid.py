@@ -298,11 +298,14 @@ def test_coded_block_failure_is_the_poisson_binomial_tail():
                     p = losses[j % n_sub]
                     pr *= p if lost else 1.0 - p
                 exact += pr
-        got = K.coded_block_failure(losses, n_sub, n, m)
+        scratch = RNG.random(m + 5)  # leftovers of an earlier call must not matter
+        got = K.coded_block_failure(losses, n_sub, n, m, scratch)
         assert got == pytest.approx(exact, abs=1e-12)
-        assert got == pytest.approx(K.coded_block_failure.py_func(losses, n_sub, n, m))
+        twin = K.coded_block_failure.py_func(losses, n_sub, n, m, RNG.random(m + 2))
+        assert got == pytest.approx(twin)
     same = np.full(10, 0.1)  # equal losses: the binomial tail of block_failure
-    assert K.coded_block_failure(same, 10, 8, 2) == pytest.approx(K.block_failure(0.1, 8, 2))
+    got = K.coded_block_failure(same, 10, 8, 2, np.zeros(4))
+    assert got == pytest.approx(K.block_failure(0.1, 8, 2))
 
 
 def test_unolb_moves_the_lossy_subflows_once_per_rtt():

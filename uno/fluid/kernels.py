@@ -460,12 +460,15 @@ def unolb_reroute(f, now, base_rtt, lb) -> None:
 
 
 @njit(cache=True, error_model="numpy")
-def coded_block_failure(losses, n_sub, n_data, n_parity) -> float:
+def coded_block_failure(losses, n_sub, n_data, n_parity, dist) -> float:
     """Probability that a block of ``n_data`` + ``n_parity`` packets sent round-robin over
     ``n_sub`` subflows (packet j on subflow j mod n_sub, lost with ``losses[j mod n_sub]``)
-    loses more than ``n_parity`` (Poisson-binomial tail)."""
+    loses more than ``n_parity`` (Poisson-binomial tail). ``dist``: scratch of at least
+    ``n_parity`` + 2 cells (the caller's, so the step loop allocates nothing per flow)."""
     total = n_data + n_parity
-    dist = np.zeros(n_parity + 2)  # P(k lost) for k <= n_parity, and "more" in the last cell
+    # P(k lost) for k <= n_parity, and "more" in cell n_parity + 1
+    for k in range(n_parity + 2):
+        dist[k] = 0.0
     dist[0] = 1.0
     for j in range(total):
         p = losses[j % n_sub]
@@ -934,6 +937,7 @@ def advance(
     sub_n, sub_hops, sub_links, sub_lost = lb[0], lb[1], lb[2], lb[4]
     sub_loss = np.zeros(sub_links.shape[1])
     nics = np.zeros(ls.shape[0], dtype=np.int64)
+    block_dist = np.zeros(int(fs[:, FS_EC_M].max()) + 2 if n_flows else 2)
     k = k_start
     while k < k_stop:
         now = k * dt_ps
@@ -1156,7 +1160,9 @@ def advance(
             if n_ec > 0:
                 ack = send * (1.0 - loss)  # what coding absorbs needs no whole packets
                 if n_sub > 0:
-                    p_fail = coded_block_failure(sub_loss, n_sub, n_ec, int(fs[f, FS_EC_M]))
+                    p_fail = coded_block_failure(
+                        sub_loss, n_sub, n_ec, int(fs[f, FS_EC_M]), block_dist
+                    )
                 else:
                     p_fail = block_failure(loss, n_ec, int(fs[f, FS_EC_M]))
                 failed = send * p_fail
