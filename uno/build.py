@@ -11,8 +11,11 @@ from uno.core.sim import Simulation
 from uno.core.units import ms_to_ps, us_to_ps
 from uno.lb.registry import make_lb
 from uno.metrics.recorder import Recorder
+from uno.net.event_port import EventPort
 from uno.net.host import Host
+from uno.net.int import configure_int
 from uno.net.network import Network
+from uno.net.pfc import PauseLog, configure_pfc
 from uno.net.port import Port
 from uno.net.switch import Switch
 from uno.scenario import build_scenario
@@ -35,7 +38,22 @@ def build_simulation(cfg):
         return build_flow_level(cfg)
     sim = Simulation(cfg.seed)
     scenario = build_scenario(cfg, sim.rng)
-    return populate_packet(cfg, sim, scenario, scenario.flows)
+    return populate_packet(cfg, sim, scenario, scenario.flows, packet_port_class(cfg))
+
+
+def packet_port_class(cfg):
+    """The packet engine's port class for ``engine.port_model`` (uno/net/event_port.py)."""
+    sw = cfg.switch
+    needs_event = sw.pfc.enabled or sw.int_telemetry.enabled
+    model = cfg.engine.port_model
+    if model == "lazy" and needs_event:
+        on = "switch.pfc" if sw.pfc.enabled else "switch.int_telemetry"
+        raise ConfigError(
+            "engine.port_model",
+            f"'lazy' ports cannot pause or write INT records, which {on} needs: use 'event' or "
+            "'auto'",
+        )
+    return EventPort if model == "event" or (model == "auto" and needs_event) else Port
 
 
 def populate_packet(cfg, sim: Simulation, scenario, plans, port_cls=Port) -> Simulation:
@@ -45,6 +63,14 @@ def populate_packet(cfg, sim: Simulation, scenario, plans, port_cls=Port) -> Sim
     routing = scenario.routing
     network = Network(sim.engine, routing, scenario.ecmp_salts, port_cls)
     network.configure_marking(cfg.switch, scenario.marking, sim.rng)
+    if cfg.switch.pfc.enabled:
+        log = PauseLog()
+        for port in network.ports:
+            port.pause_log = log
+        sim.pfc = (configure_pfc(network, cfg.switch.pfc, scenario.data_bytes), log)
+    if cfg.switch.int_telemetry.enabled:
+        configure_int(network, cfg.switch.int_telemetry)
+    # after PFC: a faulty link loses packets before they reach the next switch's ingress queue
     network.configure_faults(cfg.faults, sim.rng)
     sim.network = network
     ec = cfg.ec
@@ -89,7 +115,7 @@ def populate_packet(cfg, sim: Simulation, scenario, plans, port_cls=Port) -> Sim
             lb,
             network.hosts[spec.src],
             tp.mtu_bytes,
-            tp.header_bytes,
+            scenario.header_bytes,
             sim.flow_completed,
             timer_granularity_ps=facts.timer_granularity_ps,
             rto_after_retransmit_ps=facts.rto_after_retransmit_ps,
@@ -97,7 +123,12 @@ def populate_packet(cfg, sim: Simulation, scenario, plans, port_cls=Port) -> Sim
             pad_last_packet=tp.pad_last_packet,
         )
         flow.receiver = Receiver(
-            sim.engine, flow, network.hosts[spec.dst], tp.ack_bytes, tp.mtu_bytes
+            sim.engine,
+            flow,
+            network.hosts[spec.dst],
+            scenario.ack_bytes,
+            tp.mtu_bytes,
+            cnp_interval_ps=cc.cnp_interval_ps,
         )
         sim.flows.append(flow)
     en = cfg.engine

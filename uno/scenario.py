@@ -20,6 +20,7 @@ from uno.config.validate import check_against_topology, check_config
 from uno.core.errors import ConfigError
 from uno.core.rng import RngStreams
 from uno.core.units import BITS_PER_BYTE, PS_PER_S, us_to_ps
+from uno.net.int import int_overhead_bytes
 from uno.net.port import MARK_PHANTOM, MARK_PHYSICAL
 from uno.topo.base import HOST, Topology
 from uno.topo.registry import build_topology
@@ -149,6 +150,8 @@ class PortMarking:
     source: str
     phantom_counts_acks: bool
     phantom_counts_drops: bool
+    #: RED's marking probability at red_kmax_bytes
+    red_pmax: float = 1.0
 
     @property
     def marks_physical(self) -> bool:
@@ -220,6 +223,7 @@ def marking_plan(
             source=source,
             phantom_counts_acks=bool(ph.count_acks),
             phantom_counts_drops=bool(ph.count_drops),
+            red_pmax=float(ecn.pmax),
         )
     return plan
 
@@ -272,7 +276,11 @@ class Scenario:
     #: per switch (in topology order), the salt its ECMP hash mixes in
     ecmp_salts: list[int]
     flows: list[FlowPlan]
+    #: wire bytes of a full data packet, of a data packet's header and of an ACK (transport
+    #: sizes plus INT's reserved header when INT is on)
     data_bytes: int
+    header_bytes: int
+    ack_bytes: int
 
     @property
     def intra_ref(self) -> PathInfo:
@@ -307,8 +315,12 @@ def build_scenario(cfg, rng: RngStreams) -> Scenario:
     the ECMP salts from ``rng`` (the run's streams ``workload`` and ``ecmp_salt``)."""
     check_config(cfg)
     tp = cfg.transport
-    data_bytes = tp.mtu_bytes + tp.header_bytes
-    topo = build_topology(cfg.topo, data_bytes, tp.ack_bytes)
+    # INT reserves a fixed-size header in every data packet and echoes it in every ACK
+    int_bytes = int_overhead_bytes(cfg.switch.int_telemetry)
+    header_bytes = tp.header_bytes + int_bytes
+    ack_bytes = tp.ack_bytes + int_bytes
+    data_bytes = tp.mtu_bytes + header_bytes
+    topo = build_topology(cfg.topo, data_bytes, ack_bytes)
     check_against_topology(cfg, topo.link_kinds())
     routing = Routing(topo)
     hosts = host_facts(routing)
@@ -325,7 +337,7 @@ def build_scenario(cfg, rng: RngStreams) -> Scenario:
             )
     n_switches = sum(1 for n in topo.nodes if n.kind != HOST)
     salts = rng.stream("ecmp_salt").integers(0, 2**63, size=max(1, n_switches)).tolist()
-    refs = reference_paths(routing, hosts, data_bytes, tp.ack_bytes)
+    refs = reference_paths(routing, hosts, data_bytes, ack_bytes)
     intra_ref = refs.intra[0]
     marking = marking_plan(cfg.switch, routing, refs.widest.bdp_bytes(), intra_ref.bdp_bytes())
     own_paths: dict[tuple[int, int], PathInfo] = {}
@@ -339,7 +351,7 @@ def build_scenario(cfg, rng: RngStreams) -> Scenario:
         key = (spec.src, spec.dst)
         inter = hosts.dc[spec.src] != hosts.dc[spec.dst]
         if key not in own_paths:
-            own = own_paths[key] = routing.path_info(spec.src, spec.dst, data_bytes, tp.ack_bytes)
+            own = own_paths[key] = routing.path_info(spec.src, spec.dst, data_bytes, ack_bytes)
             facts_cache[key] = endpoint_facts(routing, own, spec.src, spec.dst, inter, refs, tp)
             ecn_k[key] = marking_threshold_bytes(marking, routing.path_edges(spec.src, spec.dst))
         path, facts = own_paths[key], facts_cache[key]
@@ -347,14 +359,14 @@ def build_scenario(cfg, rng: RngStreams) -> Scenario:
         if tp.pad_last_packet:
             wire_bytes = n_packets * data_bytes
         else:
-            wire_bytes = spec.size_bytes + n_packets * tp.header_bytes
+            wire_bytes = spec.size_bytes + n_packets * header_bytes
         ideal_rtt = None
         if spec.size_bytes < tp.mtu_bytes and not tp.pad_last_packet:
             # a single packet smaller than a full one
-            small = (spec.src, spec.dst, spec.size_bytes + tp.header_bytes)
+            small = (spec.src, spec.dst, spec.size_bytes + header_bytes)
             if small not in small_rtts:
                 small_rtts[small] = routing.path_info(
-                    spec.src, spec.dst, small[2], tp.ack_bytes
+                    spec.src, spec.dst, small[2], ack_bytes
                 ).base_rtt_ps
             ideal_rtt = small_rtts[small]
         ec_timeout = None
@@ -401,4 +413,6 @@ def build_scenario(cfg, rng: RngStreams) -> Scenario:
         ecmp_salts=[int(s) for s in salts],
         flows=plans,
         data_bytes=data_bytes,
+        header_bytes=header_bytes,
+        ack_bytes=ack_bytes,
     )

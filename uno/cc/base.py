@@ -42,6 +42,14 @@ class CongestionControl:
     wants_rate_samples = False
     #: whether the transport should call :meth:`on_duplicate_ack` (set per instance)
     wants_duplicate_acks = False
+    #: whether the transport should call :meth:`on_ack_int` (with the ACK's INT records)
+    #: instead of :meth:`on_ack`
+    wants_int = False
+    #: whether the transport should call :meth:`on_send` for every data packet it sends
+    wants_send_events = False
+    #: the receiver echoes ECN as a CNP at most once per this interval (DCQCN's notification
+    #: point); 0: every marked packet's ACK echoes its mark
+    cnp_interval_ps = 0
 
     def __init__(self, ctx: FlowContext):
         self.ctx = ctx
@@ -50,6 +58,18 @@ class CongestionControl:
 
     def on_ack(self, now_ps: int, acked_bytes: int, ecn: bool, rtt_ps: int, sent_ps: int) -> None:
         """An ACK for a data packet of ``acked_bytes`` (wire) sent at ``sent_ps`` arrived."""
+
+    def on_ack_int(
+        self, now_ps: int, acked_bytes: int, ecn: bool, rtt_ps: int, sent_ps: int, hops
+    ) -> None:
+        """:meth:`on_ack` with the acknowledged packet's INT records (uno/net/int.py): a
+        sequence of ``(ts_ps, qlen_bytes, tx_bytes, rate_bps)`` per INT hop in path order, empty
+        when no switch on the path wrote one. Only called when ``wants_int`` is true."""
+        self.on_ack(now_ps, acked_bytes, ecn, rtt_ps, sent_ps)
+
+    def on_send(self, now_ps: int, wire_bytes: int) -> None:
+        """A data packet of ``wire_bytes`` left the sender (DCQCN's byte counter). Only called
+        when ``wants_send_events`` is true; the transport reads ``pacing_rate_bps`` after it."""
 
     def on_rate_sample(
         self, now_ps: int, delivered_bytes: int, interval_ps: int, rtt_ps: int, inflight_bytes: int

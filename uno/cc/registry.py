@@ -7,8 +7,10 @@ from dataclasses import dataclass
 
 from uno.cc.base import CongestionControl, FlowContext
 from uno.cc.bbr import Bbr
+from uno.cc.dcqcn import Dcqcn
 from uno.cc.dctcp import Dctcp
 from uno.cc.gemini import Gemini
+from uno.cc.hpcc import Hpcc
 from uno.cc.mprdma import Mprdma
 from uno.cc.uno import UnoCC
 
@@ -25,6 +27,8 @@ CC_REGISTRY: dict[str, CcEntry] = {
     "gemini": CcEntry(Gemini, "gemini"),
     "mprdma": CcEntry(Mprdma, "mprdma"),
     "bbr": CcEntry(Bbr, "bbr"),
+    "hpcc": CcEntry(Hpcc, "hpcc"),
+    "dcqcn": CcEntry(Dcqcn, "dcqcn"),
 }
 
 

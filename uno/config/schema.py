@@ -14,8 +14,10 @@ from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING, OmegaConf
 
 from uno.cc.bbr import BbrParams
+from uno.cc.dcqcn import DcqcnParams
 from uno.cc.dctcp import DctcpParams
 from uno.cc.gemini import GeminiParams
+from uno.cc.hpcc import HpccParams
 from uno.cc.mprdma import MprdmaParams
 from uno.cc.uno import UnoParams
 from uno.config.fields import choice, num
@@ -99,6 +101,78 @@ class TwoDcTopo(FatTreeTopo):
     inter_rtt_ratio: float | None = num(None, "> 1")
     intra_buffer_bytes: int | None = num(None, "> 0")
     inter_buffer_bytes: int | None = num(None, "> 0")
+
+
+def _check_host_count(prefix: str, field_name: str, n_hosts: int) -> None:
+    if n_hosts > 65536:
+        raise ConfigError(
+            f"{prefix}.{field_name}",
+            f"gives {n_hosts} hosts in the two datacenters; at most 65536 are allowed",
+        )
+
+
+@dataclass
+class GearTwoDcTopo:
+    """Gear §IV-B: two oversubscribed fat trees, core routers joined by WAN links
+    (uno/topo/gear_two_dc.py)."""
+
+    kind: str = choice("gear_two_dc", _topo_kinds)
+    pods: int = num(4, "[1, 256]")
+    tors_per_pod: int = num(4, "[1, 256]")
+    aggs_per_pod: int = num(4, "[1, 256]")
+    hosts_per_tor: int = num(8, "[1, 1024]")
+    #: aggregation switch a of every pod links to core group a (core_switches / aggs_per_pod)
+    core_switches: int = num(8, "[1, 4096]")
+    #: WAN links between core c of DC 0 and core c of DC 1
+    wan_links_per_core: int = num(1, "[1, 64]")
+    host_rate_gbps: float = num(100.0, "> 0")
+    fabric_rate_gbps: float = num(100.0, "> 0")
+    wan_rate_gbps: float = num(100.0, "> 0")
+    #: one-way propagation between hosts in different pods, spread over the path's 6 links
+    inter_pod_delay_us: float = num(20.0, ">= 0")
+    wan_delay_us: float = num(25000.0, ">= 0")
+    buffer_bytes: int = num(10_000_000, "> 0")
+    wan_buffer_bytes: int = num(10_000_000, "> 0")
+    nic_buffer_bytes: int = num(GIB, "> 0")
+
+    def check_consistency(self, prefix: str) -> None:
+        if self.core_switches % self.aggs_per_pod:
+            raise ConfigError(
+                f"{prefix}.core_switches",
+                f"must be a multiple of aggs_per_pod ({self.aggs_per_pod}), "
+                f"got {self.core_switches}",
+            )
+        n = 2 * self.pods * self.tors_per_pod * self.hosts_per_tor
+        _check_host_count(prefix, "hosts_per_tor", n)
+
+
+@dataclass
+class MlccTwoDcTopo:
+    """MLCC §4.1: two leaf-spine datacenters, DCI switches joined by long-distance links
+    (uno/topo/mlcc_two_dc.py)."""
+
+    kind: str = choice("mlcc_two_dc", _topo_kinds)
+    spines: int = num(2, "[1, 256]")
+    leaves: int = num(4, "[1, 1024]")
+    hosts_per_leaf: int = num(32, "[1, 1024]")
+    #: links from every spine to its datacenter's DCI switch
+    spine_dci_links: int = num(1, "[1, 64]")
+    #: long-distance links between the two DCI switches
+    wan_links: int = num(2, "[1, 1024]")
+    host_rate_gbps: float = num(25.0, "> 0")
+    fabric_rate_gbps: float = num(100.0, "> 0")
+    wan_rate_gbps: float = num(100.0, "> 0")
+    host_delay_us: float = num(1.0, ">= 0")
+    fabric_delay_us: float = num(5.0, ">= 0")
+    wan_delay_us: float = num(3000.0, ">= 0")
+    #: every output port of an intra-DC (leaf, spine) switch
+    switch_buffer_bytes: int = num(22 * MIB, "> 0")
+    #: every output port of a DCI switch
+    dci_buffer_bytes: int = num(128 * MIB, "> 0")
+    nic_buffer_bytes: int = num(GIB, "> 0")
+
+    def check_consistency(self, prefix: str) -> None:
+        _check_host_count(prefix, "hosts_per_leaf", 2 * self.leaves * self.hosts_per_leaf)
 
 
 # ---- workload -----------------------------------------------------------------------------
@@ -274,6 +348,8 @@ class CcConfig:
     gemini: GeminiParams = field(default_factory=GeminiParams)
     mprdma: MprdmaParams = field(default_factory=MprdmaParams)
     bbr: BbrParams = field(default_factory=BbrParams)
+    hpcc: HpccParams = field(default_factory=HpccParams)
+    dcqcn: DcqcnParams = field(default_factory=DcqcnParams)
 
 
 @dataclass
@@ -300,6 +376,8 @@ class EcnConfig:
     #: absolute thresholds (bytes) override the fractions of the port buffer when set
     kmin_bytes: int | None = num(None, ">= 0")
     kmax_bytes: int | None = num(None, ">= 0")
+    #: marking probability reached at kmax (DCQCN's RED: Pmax); above kmax every packet is marked
+    pmax: float = num(1.0, "(0, 1]")
     #: step marking (Kmin = Kmax = K) with K = intra-DC BDP / this (DCTCP's guideline
     #: K = C x RTT / 7, which Gemini §III-B follows for intra-DC flows); overrides the above
     k_intra_bdp_divisor: float | None = num(None, "> 0")
@@ -331,6 +409,49 @@ class PhantomConfig:
         _check_thresholds(prefix, self, "kmin_frac", "kmax_frac")
 
 
+@dataclass
+class PfcConfig:
+    """Priority flow control, a lossless fabric (uno/net/pfc.py). Needs the event port model."""
+
+    enabled: bool = False
+    #: pause threshold of every ingress queue; null: derived per switch so that no packet that
+    #: entered through a PFC queue can be dropped (smallest port buffer / ingress queues - headroom)
+    xoff_bytes: int | None = num(None, "> 0")
+    #: resume threshold; null: xoff_bytes less two full data packets
+    xon_bytes: int | None = num(None, ">= 0")
+    #: bytes an ingress queue may take after pausing; null: per link, 2 x delay x rate + PAUSE
+    #: frame + two full packets
+    headroom_bytes: int | None = num(None, ">= 0")
+    #: link kinds with lossless ingress queues (empty: all); a switch with any incoming link of
+    #: another kind stays lossy as a whole (uno/net/pfc.py)
+    port_kinds: list[str] = field(default_factory=list)
+
+    def check_consistency(self, prefix: str) -> None:
+        _check_thresholds(prefix, self, "xon_bytes", "xoff_bytes")
+
+
+def _int_replacements():
+    from uno.net.int import REPLACEMENTS
+
+    return REPLACEMENTS
+
+
+@dataclass
+class IntTelemetryConfig:
+    """In-band network telemetry records in data packets, echoed in ACKs (uno/net/int.py)."""
+
+    enabled: bool = False
+    #: switch tiers whose egress ports add a record; null: every tier but "border" (DCI)
+    tiers: list[str] | None = None
+    max_records: int = num(5, "[1, 64]")
+    #: when the records are full: "none" (later hops add nothing) or "gear" (Gear eq. 3: keep
+    #: the records with the longest queue-drain time)
+    replacement: str = choice("none", _int_replacements)
+    #: wire bytes per record and of the INT header (HPCC's ns-3 IntHeader: 8 and 2)
+    hop_bytes: int = num(8, "[0, 1024]")
+    header_bytes: int = num(2, "[0, 1024]")
+
+
 def _mark_sources():
     from uno.net.port import MARK_SOURCES
 
@@ -352,6 +473,8 @@ class SwitchConfig:
     #: control packets (ACKs) bypass the data queue at switch ports: never dropped, never
     #: counted in buffer, RED or phantom (htsim's high-priority queue for header-only packets)
     ack_priority: bool = False
+    pfc: PfcConfig = field(default_factory=PfcConfig)
+    int_telemetry: IntTelemetryConfig = field(default_factory=IntTelemetryConfig)
 
     def check_consistency(self, prefix: str) -> None:
         if (self.border_kmin_frac is None) != (self.border_kmax_frac is None):
@@ -395,6 +518,10 @@ class EngineConfig:
     #: progress bar on stderr: null shows it when stderr is a terminal and $CI is unset
     progress: bool | None = None
     check_invariants: bool = True
+    #: packet engine ports: "lazy" (departure computed at enqueue, one event per packet-hop),
+    #: "event" (departure decided when the previous one ends: can pause, serve priorities and
+    #: write INT) or "auto" (event when PFC or INT is on, lazy otherwise)
+    port_model: str = choice("auto", ("auto", "lazy", "event"))
 
 
 # ---- erasure coding ------------------------------------------------------------------------
@@ -512,7 +639,13 @@ class RunConfig:
 RUN_CONTROL_KEYS = ("out_dir", "overwrite", "engine.progress")
 
 
-TOPO_SCHEMAS = {"dumbbell": DumbbellTopo, "fat_tree": FatTreeTopo, "two_dc": TwoDcTopo}
+TOPO_SCHEMAS = {
+    "dumbbell": DumbbellTopo,
+    "fat_tree": FatTreeTopo,
+    "two_dc": TwoDcTopo,
+    "gear_two_dc": GearTwoDcTopo,
+    "mlcc_two_dc": MlccTwoDcTopo,
+}
 WORKLOAD_SCHEMAS = {
     "flows": FlowsWorkload,
     "incast": IncastWorkload,

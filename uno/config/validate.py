@@ -180,17 +180,19 @@ QUEUE_PORT_KEYWORDS = ("receivers", "busy", "all")
 
 def check_against_topology(cfg, link_kinds: set[str]) -> None:
     """Checks that need the built topology."""
-    kinds = list(cfg.switch.port_kinds)
-    unknown = [k for k in kinds if k not in LINK_KINDS]
-    if unknown:
-        raise ConfigError(
-            "switch.port_kinds", f"unknown link kinds {unknown}; link kinds are {list(LINK_KINDS)}"
-        )
-    if kinds and not set(kinds) & link_kinds:
-        raise ConfigError(
-            "switch.port_kinds",
-            f"none of {kinds} exists in this topology, which has {sorted(link_kinds)}",
-        )
+    for field, kinds in (
+        ("switch.port_kinds", list(cfg.switch.port_kinds)),
+        ("switch.pfc.port_kinds", list(cfg.switch.pfc.port_kinds)),
+    ):
+        unknown = [k for k in kinds if k not in LINK_KINDS]
+        if unknown:
+            raise ConfigError(
+                field, f"unknown link kinds {unknown}; link kinds are {list(LINK_KINDS)}"
+            )
+        if kinds and not set(kinds) & link_kinds:
+            raise ConfigError(
+                field, f"none of {kinds} exists in this topology, which has {sorted(link_kinds)}"
+            )
 
 
 def check_queue_ports(selectors: list[str], port_names: list[str]) -> None:

@@ -52,6 +52,10 @@ class Packet:
         "tx_delivered",
         "tx_delivered_ps",
         "info",
+        # set only where used (read with getattr): the PFC ingress queue the packet entered its
+        # current switch through (uno.net.pfc), its INT records (uno.net.int)
+        "ingress",
+        "int_hops",
     )
 
     def __init__(

@@ -47,6 +47,8 @@ class Simulation:
         self.rng = RngStreams(seed)
         self.recorder: Recorder | None = None
         self.network = None
+        #: (ingress queues, PauseLog) when PFC is on (uno.net.pfc)
+        self.pfc = None
         self.flows: list = []
         self.meta: dict = {}
         self.max_time_ps = 0
@@ -241,6 +243,13 @@ class Simulation:
                 "wire_overhead": sent / message - 1.0,
                 "nacks": sum(f.sender.nacks for f in coded),
             }
+        if self.pfc is not None:
+            from uno.net.pfc import pfc_summary
+
+            ingresses, log = self.pfc
+            summary["pfc"] = pfc_summary(
+                ingresses, log, sim_time_ps, self.check_invariants, len(net.switches)
+            )
         if peak_mem_bytes is not None:
             summary["run"]["peak_traced_memory_bytes"] = peak_mem_bytes
         # the process's peak resident memory so far (this run's peak when it is the process's
@@ -250,6 +259,8 @@ class Simulation:
         if self.recorder is not None:
             tables.update(self.recorder.tables())
         tables["ports"] = self.ports_table()
+        if self.pfc is not None:
+            tables["pauses"] = self.pfc[1].table(sim_time_ps)
         return RunResult(flows=flows, tables=tables, summary=summary)
 
     def _check_flows(self) -> None:

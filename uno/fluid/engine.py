@@ -159,6 +159,16 @@ def check_fluid_support(cfg, engine: str = "fluid", with_cc: bool = True) -> Non
         raise ConfigError("faults.losses", f"{where} does not model random packet losses")
     if cfg.engine.stop_when_done:
         raise ConfigError("engine.stop_when_done", f"{where} runs every flow to its end")
+    if cfg.switch.ecn.pmax != 1.0:
+        raise ConfigError("switch.ecn.pmax", f"{where} models RED ramps up to 1 only")
+    if cfg.switch.pfc.enabled:
+        raise ConfigError("switch.pfc.enabled", f"{where} does not model PFC pauses")
+    if cfg.switch.int_telemetry.enabled:
+        raise ConfigError("switch.int_telemetry.enabled", f"{where} does not model INT records")
+    if cfg.engine.port_model != "auto":
+        raise ConfigError(
+            "engine.port_model", f"{where} has no packet ports; leave port_model at 'auto'"
+        )
 
 
 def _ecmp_path(scenario: Scenario, src: int, dst: int, entropy: int, switch_index) -> list[int]:

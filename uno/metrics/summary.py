@@ -84,4 +84,11 @@ def format_summary(summary: dict) -> str:
             f"dropped {sum(drops.values()):,} {drops if drops else ''}, retransmitted "
             f"{summary.get('retransmits', 0):,}, in network at end {pk.get('in_network', 0):,}"
         )
+    pfc = summary.get("pfc")
+    if pfc:
+        lines.append(
+            f"PFC: {pfc['pause_frames']:,} pauses at {pfc['ports_paused']} ports, "
+            f"{pfc['total_pause_us']:.1f} us paused in all, peak ingress queue "
+            f"{pfc['max_ingress_bytes']:,} B, lossless violations {pfc['lossless_violations']}"
+        )
     return "\n".join(lines)

@@ -5,7 +5,8 @@ Data leaves a host the way a NIC pulls it: a sender hands over a data packet onl
 NIC is idle, so the packet's send time is the moment it starts on the wire (RTT samples and
 retransmission timers never include time spent behind the host's own backlog), and flows of
 one host share the NIC round-robin, one packet at a time. Control packets (ACKs) are pushed
-into the NIC queue immediately.
+into the NIC queue immediately. A NIC that PFC paused (``PAUSED_PS``) takes no data until it
+is resumed.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 from collections import deque
 
 from uno.core.packet import DATA
+from uno.net.event_port import PAUSED_PS
 
 
 class Host:
@@ -40,9 +42,10 @@ class Host:
         if not sender.nic_waiting:
             sender.nic_waiting = True
             self._waiting.append(sender)
-        if not self._wake_pending:
+        busy = self.nic._busy_until_ps
+        if not self._wake_pending and busy < PAUSED_PS:
             self._wake_pending = True
-            self._engine.call_at(self.nic._busy_until_ps, self._wake)
+            self._engine.call_at(busy, self._wake)
 
     def _wake(self, _arg=None) -> None:
         self._wake_pending = False
@@ -53,9 +56,16 @@ class Host:
             sender = waiting.popleft()
             sender.nic_waiting = False
             sender.nic_ready()
-        if waiting and not self._wake_pending:
+        if waiting and not self._wake_pending and nic._busy_until_ps < PAUSED_PS:
             self._wake_pending = True
             self._engine.call_at(max(nic._busy_until_ps, now), self._wake)
+
+    def nic_resumed(self) -> None:
+        """PFC resumed the NIC (:class:`uno.net.event_port.EventPort`): wake the waiting
+        senders when it is next free (while paused, :meth:`wait_for_nic` schedules nothing)."""
+        if self._waiting and not self._wake_pending:
+            self._wake_pending = True
+            self._engine.call_at(max(self.nic._busy_until_ps, self._engine._now), self._wake)
 
     def send(self, pkt) -> None:
         """Hand a packet from a local transport endpoint to the NIC queue."""

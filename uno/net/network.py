@@ -97,7 +97,7 @@ class Network:
             uniform = rng.buffered(f"ecn/{port.name}")
             red = None
             if m.red_kmin_bytes is not None:
-                red = RedMarker(m.red_kmin_bytes, m.red_kmax_bytes, uniform)
+                red = RedMarker(m.red_kmin_bytes, m.red_kmax_bytes, uniform, m.red_pmax)
             phantom = None
             if m.phantom_size_bytes is not None:
                 phantom = PhantomQueue(

@@ -1,7 +1,8 @@
 """RED-style ECN marking on the instantaneous queue (Uno paper §5.1, "Parameter settings").
 
 A packet is never marked while the occupancy is at or below ``kmin_bytes``, always marked above
-``kmax_bytes``, and marked with a probability rising linearly from 0 to 1 in between. The port
+``kmax_bytes``, and marked with a probability rising linearly from 0 to ``pmax`` (default 1;
+DCQCN's RED uses a small Pmax) in between. The port
 decides at dequeue, on the occupancy left behind the departing packet (as htsim does).
 
 ``uniform`` must be the port's own random stream (shared at most with the port's phantom queue),
@@ -17,12 +18,18 @@ class RedMarker:
 
     __slots__ = ("kmin_bytes", "kmax_bytes", "_span", "_uniform")
 
-    def __init__(self, kmin_bytes: float, kmax_bytes: float, uniform: UniformBuffer):
+    def __init__(
+        self, kmin_bytes: float, kmax_bytes: float, uniform: UniformBuffer, pmax: float = 1.0
+    ):
         if kmin_bytes < 0 or kmax_bytes < kmin_bytes:
             raise ValueError(f"need 0 <= kmin_bytes ({kmin_bytes}) <= kmax_bytes ({kmax_bytes})")
+        if not 0 < pmax <= 1:
+            raise ValueError(f"need 0 < pmax <= 1, got {pmax}")
         self.kmin_bytes = kmin_bytes
         self.kmax_bytes = kmax_bytes
-        self._span = kmax_bytes - kmin_bytes
+        # the ramp reaches pmax at kmax: probability (q - kmin) / (span / pmax); span / 1.0 is
+        # span exactly, so pmax = 1 draws and decides as before
+        self._span = (kmax_bytes - kmin_bytes) / pmax
         self._uniform = uniform
 
     def probability(self, occupancy_bytes: float) -> float:

@@ -6,9 +6,11 @@ from uno.core.errors import ConfigError
 from uno.topo.base import Topology
 from uno.topo.dumbbell import build_dumbbell
 from uno.topo.fat_tree import build_fat_tree
+from uno.topo.gear_two_dc import build_gear_two_dc
+from uno.topo.mlcc_two_dc import build_mlcc_two_dc
 from uno.topo.two_dc import build_two_dc
 
-TOPO_KINDS = ("dumbbell", "fat_tree", "two_dc")
+TOPO_KINDS = ("dumbbell", "fat_tree", "two_dc", "gear_two_dc", "mlcc_two_dc")
 
 
 def build_topology(cfg, data_wire_bytes: int, ack_bytes: int) -> Topology:
@@ -19,6 +21,10 @@ def build_topology(cfg, data_wire_bytes: int, ack_bytes: int) -> Topology:
         topo = build_fat_tree(cfg)
     elif cfg.kind == "two_dc":
         topo = build_two_dc(cfg, data_wire_bytes, ack_bytes)
+    elif cfg.kind == "gear_two_dc":
+        topo = build_gear_two_dc(cfg)
+    elif cfg.kind == "mlcc_two_dc":
+        topo = build_mlcc_two_dc(cfg)
     else:
         raise ConfigError("topo.kind", f"must be one of {TOPO_KINDS}, got {cfg.kind!r}")
     topo.validate()

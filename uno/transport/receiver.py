@@ -10,6 +10,11 @@ it starts a timer (``coding.receiver_timeout_ps``); if the timer expires before 
 decodable, it sends a NACK listing the block's missing packets and disarms the timer, which the
 block's next arriving packet re-arms (as the Uno artifact's ``LcpSink``). The flow is complete
 once every block is decoded.
+
+With ``cnp_interval_ps`` (DCQCN's notification point, Zhu et al., SIGCOMM 2015, §3.2) an ACK
+echoes a mark as a congestion notification (CNP) only if no CNP went to the flow's sender in the
+last ``cnp_interval_ps``; the CNP rides on the marked packet's ACK, which leaves at the moment a
+separate CNP would.
 """
 
 from __future__ import annotations
@@ -30,7 +35,15 @@ _NACK_ENTROPIES = 256
 class Receiver:
     """Receiving endpoint of one flow."""
 
-    def __init__(self, engine, flow: Flow, host: Host, ack_bytes: int, mss_bytes: int = 0):
+    def __init__(
+        self,
+        engine,
+        flow: Flow,
+        host: Host,
+        ack_bytes: int,
+        mss_bytes: int = 0,
+        cnp_interval_ps: int = 0,
+    ):
         self._engine = engine
         self.flow = flow
         self._host = host
@@ -42,6 +55,11 @@ class Receiver:
         self.ecn_packets = 0
         self.complete_ps: int | None = None
         self._keys: dict[int, int] = {}  # entropy -> ECMP hash key of the ACK direction
+        # DCQCN's notification point: ECN echoed as a CNP at most once per interval (0: every
+        # marked packet's ACK echoes its mark)
+        self._cnp_interval_ps = cnp_interval_ps
+        self._last_cnp_ps: int | None = None
+        self.cnps_sent = 0
         coding = flow.coding
         self.coding = coding
         if coding is not None:
@@ -74,6 +92,14 @@ class Receiver:
             done = self._on_coded(seq, pkt.info)
         if pkt.ecn:
             self.ecn_packets += 1
+            if self._cnp_interval_ps:
+                now = self._engine._now
+                last = self._last_cnp_ps
+                if last is None or now - last >= self._cnp_interval_ps:
+                    self._last_cnp_ps = now
+                    self.cnps_sent += 1
+                else:
+                    pkt.ecn = False  # no CNP: one was sent for this flow within the interval
         pkt.kind = ACK
         pkt.size_bytes = self.ack_bytes
         pkt.info = done

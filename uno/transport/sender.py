@@ -133,6 +133,8 @@ class Sender:
         # sorted: its length is how many packets sent after that entry were acknowledged
         self._acked_later: list[int] = []
         self._dup_ack_cc = cc.wants_duplicate_acks
+        self._int_cc = cc.wants_int
+        self._send_events = cc.wants_send_events
         self._keys: dict[int, int] = {}  # entropy -> ECMP hash key of (src, dst, entropy)
 
     # ---- sending ----------------------------------------------------------------------
@@ -204,6 +206,9 @@ class Sender:
             self._rto_fifo.append((now, seq))
             self.sent_bytes += wire
             self.sent_packets += 1
+            if self._send_events:
+                cc.on_send(now, wire)
+                rate = cc.pacing_rate_bps
             if rate > 0.0:
                 self._next_send_ps = now + int(wire * 8e12 / rate)
             if not self._timer_armed:
@@ -268,7 +273,11 @@ class Sender:
         if ecn:
             self.ecn_acks += 1
         rtt = now - pkt.sent_ps
-        self.cc.on_ack(now, wire, ecn, rtt, pkt.sent_ps)
+        if self._int_cc:
+            hops = getattr(pkt, "int_hops", None)
+            self.cc.on_ack_int(now, wire, ecn, rtt, pkt.sent_ps, hops if hops is not None else ())
+        else:
+            self.cc.on_ack(now, wire, ecn, rtt, pkt.sent_ps)
         if self._rate_samples:
             self._delivered_ps = now
             self.cc.on_rate_sample(

@@ -1,0 +1,368 @@
+"""An output port that decides each departure when the previous one ends: what a port must do
+to be paused (PFC), to serve priorities and to write in-band telemetry at departure.
+
+:class:`uno.net.port.Port` computes a packet's departure time when it is enqueued, which is
+exact for one FIFO at a constant rate and costs one engine event per packet-hop. A PFC PAUSE
+stops a port between two packets at a time no enqueue can foresee, and a strict-priority queue
+lets a later control packet overtake queued data; both break that precomputation. This port
+keeps the link's state explicitly instead:
+
+* two FIFOs, served by strict priority: control packets (ACKs, NACKs) ahead of data when the
+  switch runs ``ack_priority`` (the Uno artifact serves header-only packets from a separate
+  high-priority queue; here strictly, not 20:1), otherwise one FIFO for everything;
+* at the end of each serialisation (one engine event) the departing packet is settled — its
+  bytes leave the queue, RED / the phantom queue decide its ECN mark on the occupancy behind
+  it, it releases its PFC ingress share, an INT record is written — and the next packet starts
+  unless its priority is paused; a paused port finishes the packet in service (a frame is never
+  cut) and resumes where it stopped;
+* packets on the wire are a FIFO with at most one pending delivery event, as in ``Port``.
+
+So a busy port costs two events per packet-hop (end of serialisation, arrival) where ``Port``
+costs one; ``engine.port_model=auto`` uses this port only when PFC or INT is on. With neither
+and no pause, the departures, marks and deliveries are those of ``Port`` (marking at dequeue on
+the occupancy behind the packet, the same per-port random stream in the same order); the tests
+run the existing experiments' scenarios with both and compare ``flows.parquet``.
+
+Buffer accounting is ``Port``'s: ``bytes`` counts the data FIFO including the packet in service;
+the control FIFO (with ``ack_priority``) is never dropped and counts in neither the buffer, RED
+nor the phantom queue.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from heapq import heappush
+from typing import TYPE_CHECKING
+
+from uno.core.packet import DATA
+from uno.core.units import serialization_ps
+from uno.net.port import DROP_BUFFER, MARK_PHANTOM, MARK_PHYSICAL, MARK_SOURCES
+
+if TYPE_CHECKING:
+    from uno.core.engine import Engine
+    from uno.net.network import Network
+
+#: priority classes: control (served first when the port has a control lane) and data
+CONTROL = 0
+DATA_PRIORITY = 1
+#: ``_busy_until_ps`` of a port whose data priority is paused: hosts wait for ``resume``
+PAUSED_PS = 1 << 62
+
+
+class EventPort:
+    """Output queue + link from its ``owner`` node to ``next_node``, pausable per priority."""
+
+    __slots__ = (
+        "name",
+        "kind",
+        "rate_bps",
+        "delay_ps",
+        "buffer_bytes",
+        "_engine",
+        "_heap",
+        "_eid",
+        "_network",
+        "_queues",
+        "_ser",
+        "_tx_pkt",
+        "_tx_queue",
+        "_tx_done_cb",
+        "_wire",
+        "_wire_pending",
+        "_deliver_cb",
+        "_busy_until_ps",
+        "_next_receive",
+        "next_node",
+        "owner",
+        "bytes",
+        "red",
+        "phantom",
+        "_mark_physical",
+        "_mark_phantom",
+        "_marking",
+        "_phantom_acks",
+        "_phantom_drops",
+        "control_lane",
+        "fault",
+        "paused",
+        "pause_log",
+        "int_stamper",
+        "tx_done_bytes",
+        "arrivals",
+        "enqueued_bytes",
+        "drops",
+        "ecn_marks",
+        "max_bytes",
+    )
+
+    def __init__(
+        self,
+        engine: Engine,
+        network: Network,
+        name: str,
+        rate_bps: int,
+        delay_ps: int,
+        buffer_bytes: int,
+        kind: str = "",
+    ):
+        if rate_bps <= 0:
+            raise ValueError(f"port {name}: rate_bps must be > 0")
+        if delay_ps < 0:
+            raise ValueError(f"port {name}: delay_ps must be >= 0")
+        if buffer_bytes <= 0:
+            raise ValueError(f"port {name}: buffer_bytes must be > 0")
+        self.name = name
+        self.kind = kind
+        self.rate_bps = rate_bps
+        self.delay_ps = delay_ps
+        self.buffer_bytes = buffer_bytes
+        self._engine = engine
+        self._heap = engine._queue
+        self._eid = engine._eid
+        self._network = network
+        self._queues = (deque(), deque())  # by priority: CONTROL, DATA_PRIORITY
+        self._ser: dict[int, int] = {}
+        self._tx_pkt = None  # the packet in service
+        self._tx_queue = DATA_PRIORITY
+        self._tx_done_cb = self._tx_done
+        self._wire: deque = deque()  # (arrival time, packet) of the packets started, in order
+        self._wire_pending = False
+        self._deliver_cb = self._deliver
+        self._busy_until_ps = 0  # when everything accepted so far will have left (unpaused)
+        self._next_receive = None
+        self.next_node = None
+        self.owner = None
+        self.bytes = 0
+        self.red = None
+        self.phantom = None
+        self._mark_physical = False
+        self._mark_phantom = False
+        self._marking = False
+        self._phantom_acks = True
+        self._phantom_drops = False
+        self.control_lane = False  # control packets in a strict-priority FIFO of their own
+        self.fault = None
+        self.paused = [False, False]
+        self.pause_log = None  # uno.net.pfc.PauseLog when PFC can pause this port
+        self.int_stamper = None  # uno.net.int.IntStamper when this port writes INT records
+        self.tx_done_bytes = 0  # bytes whose serialisation ended (INT's txBytes)
+        self.arrivals = 0
+        self.enqueued_bytes = 0
+        self.drops = 0
+        self.ecn_marks = 0
+        self.max_bytes = 0
+
+    # ---- wiring (as Port) -----------------------------------------------------------
+    def connect(self, next_node) -> None:
+        self.next_node = next_node
+        self._next_receive = next_node.receive
+
+    def set_marking(self, red, phantom, mark_source: str) -> None:
+        if mark_source not in MARK_SOURCES:
+            raise ValueError(f"mark_source must be one of {MARK_SOURCES}, got {mark_source!r}")
+        if mark_source != MARK_PHYSICAL and phantom is None:
+            raise ValueError(f"port {self.name}: mark_source={mark_source!r} needs a phantom queue")
+        self.red = red
+        self.phantom = phantom
+        self._mark_physical = red is not None and mark_source != MARK_PHANTOM
+        self._mark_phantom = phantom is not None and mark_source != MARK_PHYSICAL
+        self._marking = self._mark_physical or self._mark_phantom
+
+    def set_phantom_accounting(self, count_control: bool, count_drops: bool) -> None:
+        self._phantom_acks = count_control
+        self._phantom_drops = count_drops
+
+    def attach_faults(self, models: list) -> None:
+        from uno.faults.models import FaultyLink
+
+        if self.fault is None:
+            self.fault = FaultyLink(self, models)
+            self._next_receive = self.fault.receive
+        else:
+            self.fault.models.extend(models)
+
+    def enable_control_lane(self) -> None:
+        """Serve control packets from a FIFO of their own, strictly ahead of data."""
+        self.control_lane = True
+
+    @property
+    def marks_physical(self) -> bool:
+        return self._mark_physical
+
+    def serialization_ps(self, size_bytes: int) -> int:
+        ser = self._ser.get(size_bytes)
+        if ser is None:
+            ser = self._ser[size_bytes] = serialization_ps(size_bytes, self.rate_bps)
+        return ser
+
+    # ---- queueing ---------------------------------------------------------------------
+    def receive(self, pkt) -> None:
+        now = self._engine._now
+        tx = self._tx_pkt
+        if tx is not None and tx.dep_ps <= now:
+            # the packet in service leaves now: settle it before this arrival, as Port does
+            # (its end-of-serialisation event may come after this one at the same time)
+            self._tx_done(tx)
+        self.arrivals += 1
+        if pkt.kind and self.control_lane:
+            queue = CONTROL
+        else:
+            queue = DATA_PRIORITY
+            size = pkt.size_bytes
+            qbytes = self.bytes + size
+            if qbytes > self.buffer_bytes:
+                if self._phantom_drops and self.phantom is not None and pkt.kind == DATA:
+                    self.phantom.enqueue(now, size)
+                self.drops += 1
+                ingress = getattr(pkt, "ingress", None)
+                if ingress is not None:
+                    pkt.ingress = None
+                    ingress.dropped(pkt, self)
+                self._network.drop(pkt, DROP_BUFFER, self)
+                return
+            self.bytes = qbytes
+            self.enqueued_bytes += size
+            if qbytes > self.max_bytes:
+                self.max_bytes = qbytes
+            if self.phantom is not None and (self._phantom_acks or pkt.kind == DATA):
+                self.phantom.enqueue(now, size)
+        self._queues[queue].append(pkt)
+        busy = self._busy_until_ps
+        if busy != PAUSED_PS:
+            self._busy_until_ps = (busy if busy > now else now) + self.serialization_ps(
+                pkt.size_bytes
+            )
+        if self._tx_pkt is None:
+            self._start(now)
+
+    def _start(self, now: int) -> None:
+        """Put the next unpaused packet, by priority, on the link (the link is idle).
+
+        A started frame is never cut, so its arrival at the next node is known now: it joins
+        the wire FIFO at once, and its delivery event is pushed when ``Port`` would push it
+        (now if the wire is idle, else at the previous packet's delivery), which keeps the
+        order of same-time events, and so the results, those of ``Port``."""
+        queues = self._queues
+        paused = self.paused
+        if queues[CONTROL] and not paused[CONTROL]:
+            queue = CONTROL
+        elif queues[DATA_PRIORITY] and not paused[DATA_PRIORITY]:
+            queue = DATA_PRIORITY
+        else:
+            return
+        pkt = queues[queue].popleft()
+        end = now + self.serialization_ps(pkt.size_bytes)
+        pkt.dep_ps = end
+        self._tx_pkt = pkt
+        self._tx_queue = queue
+        heappush(self._heap, (end, 1, next(self._eid), self._tx_done_cb, pkt))
+        arrival = end + self.delay_ps
+        self._wire.append((arrival, pkt))
+        if not self._wire_pending:
+            self._wire_pending = True
+            heappush(self._heap, (arrival, 1, next(self._eid), self._deliver_cb, None))
+
+    def _tx_done(self, pkt) -> None:
+        """``pkt``'s serialisation ended: settle it (queue bytes, ECN mark on the occupancy
+        behind it, PFC ingress share, INT record) and start the next packet. Runs once per
+        packet: from its event, or earlier at the same time from ``receive`` / ``_deliver``."""
+        if pkt is not self._tx_pkt:
+            return  # already settled
+        self._tx_pkt = None
+        now = pkt.dep_ps
+        size = pkt.size_bytes
+        remaining = self.bytes
+        if self._tx_queue == DATA_PRIORITY:
+            remaining -= size
+            self.bytes = remaining
+            if self._marking and pkt.kind == DATA and not pkt.ecn:
+                self._decide_mark(pkt, remaining)
+        self.tx_done_bytes += size
+        ingress = getattr(pkt, "ingress", None)
+        if ingress is not None:
+            pkt.ingress = None
+            ingress.release(size)
+        if self.int_stamper is not None and pkt.kind == DATA:
+            self.int_stamper.stamp(pkt, now, remaining, self.tx_done_bytes, self.rate_bps)
+        self._start(now)
+
+    def _deliver(self, _arg=None) -> None:
+        wire = self._wire
+        _, pkt = wire.popleft()
+        if pkt is self._tx_pkt:  # zero-delay link: its end of serialisation is now too
+            self._tx_done(pkt)
+        if wire:
+            heappush(self._heap, (wire[0][0], 1, next(self._eid), self._deliver_cb, None))
+        else:
+            self._wire_pending = False
+        self._next_receive(pkt)
+
+    def _decide_mark(self, p, remaining: int) -> None:
+        if (self._mark_phantom and self.phantom.decide_mark(p.dep_ps)) or (
+            self._mark_physical and remaining > self.red.kmin_bytes and self.red.decide(remaining)
+        ):
+            p.ecn = True
+            self.ecn_marks += 1
+
+    # ---- PFC ----------------------------------------------------------------------------
+    def pause(self, priority: int) -> None:
+        """A PAUSE for ``priority`` arrived: start no packet of it until :meth:`resume`."""
+        if self.paused[priority]:
+            return
+        self.paused[priority] = True
+        now = self._engine._now
+        if self.pause_log is not None:
+            self.pause_log.paused(self, priority, now)
+        if priority == DATA_PRIORITY:
+            self._busy_until_ps = PAUSED_PS
+
+    def resume(self, priority: int) -> None:
+        """A RESUME for ``priority`` arrived: carry on where the port stopped."""
+        if not self.paused[priority]:
+            return
+        self.paused[priority] = False
+        now = self._engine._now
+        if self.pause_log is not None:
+            self.pause_log.resumed(self, priority, now)
+        if priority == DATA_PRIORITY:
+            self._busy_until_ps = self._drain_end(now)
+        if self._tx_pkt is None:
+            self._start(now)
+        resumed = getattr(self.owner, "nic_resumed", None)
+        if resumed is not None:
+            resumed()
+
+    def _drain_end(self, now: int) -> int:
+        """When the packets queued now will have left, if nothing pauses the port again."""
+        t = self._tx_pkt.dep_ps if self._tx_pkt is not None else now
+        ser = self.serialization_ps
+        for queue in self._queues:
+            for p in queue:
+                t += ser(p.size_bytes)
+        return t
+
+    # ---- observation (as Port) ----------------------------------------------------------
+    def _waiting(self) -> int:
+        return len(self._queues[0]) + len(self._queues[1]) + (self._tx_pkt is not None)
+
+    def packets_held(self) -> int:
+        """Packets accepted and not yet handed on (queued or on the wire, in service too)."""
+        return len(self._queues[0]) + len(self._queues[1]) + len(self._wire)
+
+    @property
+    def tx_packets(self) -> int:
+        """Packets that entered the queue and are no longer in it (sent or on the wire)."""
+        return self.arrivals - self.drops - self._waiting()
+
+    @property
+    def tx_bytes(self) -> int:
+        return self.enqueued_bytes - self.bytes
+
+    def occupancy_bytes(self, now: int) -> int:
+        return self.bytes
+
+    def phantom_bytes(self, now: int) -> float:
+        return self.phantom.level_at(now) if self.phantom is not None else 0.0
+
+    def __repr__(self) -> str:
+        return f"EventPort({self.name}, {self.rate_bps / 1e9:g} Gb/s, {self.delay_ps} ps)"
