@@ -53,11 +53,7 @@ class Network:
             self.ports.append(port)
             owner = node_objs[e.src]
             if isinstance(owner, Host):
-                if owner.nic is not None:
-                    raise ValueError(
-                        f"host {owner.name} has more than one link; hosts have one NIC"
-                    )
-                owner.nic = port
+                owner.attach_nic(port)
             else:
                 owner.ports.append(port)
         for host in self.hosts:

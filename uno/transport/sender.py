@@ -120,7 +120,7 @@ class Sender:
         self.done = False
         self._next_send_ps = 0
         self._wake_pending = False
-        self.nic_waiting = False
+        self._nic = host.nic_scheduler  # the host's NIC turn-taking (uno.net.nic)
         self._timer_armed = False
         self._last_timeout_ps = 0
         self.timer_granularity_ps = timer_granularity_ps
@@ -167,9 +167,8 @@ class Sender:
                     self._wake_pending = True
                     engine.call_at(self._next_send_ps, self._wake)
                 break
-            host = self._host
-            if host.nic._busy_until_ps > now:
-                host.wait_for_nic(self)
+            if not self._nic.free(now):
+                self._nic.wait(self)
                 break
             if retx:
                 seq = retx.popleft()
