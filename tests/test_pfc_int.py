@@ -410,3 +410,56 @@ def test_pfc_spreading_pauses_reach_the_victims_and_slow_them():
         assert pauses.loc[pauses["port"].str.startswith(f"h{src}->"), "duration_us"].sum() > 0
     assert (victims["fct_ps"].to_numpy() > 2 * alone.flows["fct_ps"].max()).all()
     assert alone.summary["pfc"]["pause_frames"] == 0
+
+
+def test_sender_wakes_when_a_rate_timer_raises_the_rate_within_a_pacing_gap():
+    """A rate-based controller whose timer raises the rate during a long pacing gap (DCQCN's
+    rate-increase timer at a low rate) shortens the gap: the next packet leaves at the timer,
+    not at the end of the gap the old rate set."""
+    from uno.build import build_simulation
+    from uno.cc.base import CongestionControl
+
+    cfg = uno.api.to_run_config(
+        uno.compose(
+            [
+                "topo=fat_tree",
+                "topo.k=4",
+                "workload=flows",
+                flows_override([(0, 15, 3 * 4096)]),
+                "cc=dctcp",
+                "engine.sample_interval_us=0",
+            ]
+        )
+    )
+    sim = build_simulation(cfg)
+    sender = sim.flows[0].sender
+    sends = []
+
+    class Timed(CongestionControl):
+        wants_send_events = True
+
+        def __init__(self, ctx):
+            super().__init__(ctx)
+            self.cwnd_bytes = float("inf")
+            self.pacing_rate_bps = 1e9  # a 4,160-byte gap is 33.28 us
+            self.timer_ps = 5 * US
+
+        def on_send(self, now_ps, wire_bytes):
+            sends.append(now_ps)
+
+        def next_rate_change_ps(self):
+            return self.timer_ps
+
+        def advance(self, now_ps):
+            if self.timer_ps is not None and now_ps >= self.timer_ps:
+                self.pacing_rate_bps = 100e9
+                self.timer_ps = None
+
+    sender.cc = Timed(sender.cc.ctx)
+    sender._send_events = True
+    sim.run()
+    assert sends[0] == 0
+    # at 5 us the rate is 100 Gb/s: the gap after packet 0 is 332.8 ns, already over, so the
+    # second packet leaves at the timer; the third 332.8 ns after it
+    assert sends[1] == 5 * US
+    assert sends[2] == 5 * US + serialization_ps(4160, 100 * GBPS)

@@ -71,6 +71,14 @@ class CongestionControl:
         """A data packet of ``wire_bytes`` left the sender (DCQCN's byte counter). Only called
         when ``wants_send_events`` is true; the transport reads ``pacing_rate_bps`` after it."""
 
+    def next_rate_change_ps(self) -> int | None:
+        """When a timer of the controller may next change ``pacing_rate_bps`` by itself (None:
+        only feedback changes it). The transport then calls :meth:`advance` at that time."""
+        return None
+
+    def advance(self, now_ps: int) -> None:
+        """Apply the controller's timers due at or before ``now_ps``."""
+
     def on_rate_sample(
         self, now_ps: int, delivered_bytes: int, interval_ps: int, rtt_ps: int, inflight_bytes: int
     ) -> None:

@@ -48,11 +48,11 @@ is read only by a CNP's cut; the increase events do not read alpha), so the alph
 applied in closed form, alpha (1 - g)^n. As long as the transport reads ``pacing_rate_bps`` only
 when it sends, and calls ``on_send`` before it reads it for the next send time, it reads exactly
 the rate an eager implementation would hold at that instant. What the lazy form does not do is
-change a pacing gap already computed: a timer raising the rate while the sender waits for its
-next send time takes effect from the next packet (a rate limiter that latches the rate per
-packet; HPCC's simulator instead rescales the pending gap). With T = 60-300 µs against a packet
-time of ~0.3 µs at 100 Gb/s the difference is small; a transport that wants it can wake at
-:meth:`Dcqcn.next_rate_timer_ps` (the next expiry that can change the rate) and re-read the rate.
+change a pacing gap already computed by itself: the transport asks for
+:meth:`Dcqcn.next_rate_change_ps` after each send and, if a rate timer is due before the next
+send time, wakes then and shortens the gap to the last packet's size at the new rate (as HPCC's
+simulator rescales the pending gap); this matters only when a gap exceeds T, i.e. at rates below
+about wire size / T (0.6 Gb/s for 4 KB packets and T = 55 µs).
 :meth:`Dcqcn.next_timer_ps` gives the next expiry of either timer.
 
 Loss
@@ -234,6 +234,10 @@ class Dcqcn(CongestionControl):
         if self._alpha_next_ps is None:
             return None
         return min(self._alpha_next_ps, self._rate_next_ps)
+
+    def next_rate_change_ps(self) -> int | None:
+        """The transport wakes at the next rate-increase timer (:meth:`next_rate_timer_ps`)."""
+        return self.next_rate_timer_ps()
 
     def next_rate_timer_ps(self) -> int | None:
         """Time of the next rate-increase timer expiry that can change the rate: None before the

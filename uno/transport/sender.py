@@ -210,10 +210,38 @@ class Sender:
                 rate = cc.pacing_rate_bps
             if rate > 0.0:
                 self._next_send_ps = now + int(wire * 8e12 / rate)
+                if self._send_events:
+                    self._watch_rate(now, wire)
             if not self._timer_armed:
                 self._timer_armed = True
                 engine.call_at(now + self.rto_ps, self._on_timer)
             self._host.send(pkt)
+
+    def _watch_rate(self, sent_ps: int, wire: int) -> None:
+        """A rate-based controller's timer may raise the rate before the next send time the
+        last packet's gap set (DCQCN's rate-increase timer): wake then and shorten the gap."""
+        due = self.cc.next_rate_change_ps()
+        if due is not None and due < self._next_send_ps:
+            self._engine.call_at(due, self._rate_changed, (sent_ps, wire))
+
+    def _rate_changed(self, last) -> None:
+        """Re-read the rate at a controller timer: the gap after the last packet sent at
+        ``sent_ps`` becomes its size at the new rate (as a rate limiter rescales the pending
+        gap), never ending before now."""
+        if self.done:
+            return
+        sent_ps, wire = last
+        now = self._engine._now
+        cc = self.cc
+        cc.advance(now)
+        rate = cc.pacing_rate_bps
+        if rate <= 0.0 or self._next_send_ps <= now:
+            return
+        nxt = max(now, sent_ps + int(wire * 8e12 / rate))
+        if nxt < self._next_send_ps:
+            self._next_send_ps = nxt
+            self._engine.call_at(nxt, self._wake)  # the wake already pending is later: harmless
+        self._watch_rate(sent_ps, wire)
 
     def _wire_of(self, seq: int) -> int:
         return self.full_wire_bytes if seq != self._last_seq else self.last_wire_bytes
