@@ -29,6 +29,16 @@ REDUCE_BENCH = {
     "benchmarks/fig3_speed.py": ["--size-bytes", "1000000", "--phantom-check-bytes", "1000000"],
     "benchmarks/fig10_speed.py": ["--workload", "mixed_artifact", "workload.n_flows=100"],
     "benchmarks/fluid_speed.py": ["--n-flows", "100", "--skip-sweep"],
+    "benchmarks/scaling.py": [
+        "--ks",
+        "4",
+        "--flows",
+        "8",
+        "--size-bytes",
+        "50000",
+        "--repeat",
+        "1",
+    ],
 }
 
 
