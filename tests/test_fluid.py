@@ -414,3 +414,69 @@ def test_path_kernels_match_python():
             hb = K.ecmp_path.py_func(src, dst, entropy, *sim.lb[8:], out_b)
         ha = K.ecmp_path(src, dst, entropy, *sim.lb[8:], out_a)
         assert ha == hb and (out_a[:ha] == out_b[:hb]).all()
+
+
+def test_ecmp_routes_of_all_flows_are_the_packet_engines_hash():
+    """The fluid engine's setup routes every flow at once (array operations, hop by hop):
+    each path is the one the packet engine's switches hash the flow onto."""
+    from uno.fluid.engine import _ecmp_path, _ecmp_routes
+
+    sim = _unolb_sim()
+    host_node, nh_ptr, nh_edges, edge_dst, salt = sim.lb[8:]
+    switch_index = {}
+    for i, node in enumerate(sim.scenario.routing.topo.nodes):
+        if node.kind != "host":
+            switch_index[i] = len(switch_index)
+    n = 300
+    src = RNG.integers(0, len(host_node), n)
+    dst = (src + RNG.integers(1, len(host_node), n)) % len(host_node)
+    entropy = RNG.integers(0, 1 << 16, n)
+    links, hops = _ecmp_routes(src, dst, entropy, 16, host_node, nh_ptr, nh_edges, edge_dst, salt)
+    for i in range(n):
+        expect = _ecmp_path(sim.scenario, int(src[i]), int(dst[i]), int(entropy[i]), switch_index)
+        assert list(links[i, : hops[i]]) == expect
+        assert (links[i, hops[i] :] == 0).all()
+
+
+def test_first_uniforms_are_each_streams_first_draws():
+    """RngStreams.first_uniforms computes many named streams' first draws at once: exactly the
+    values their own generators give, and a stream asked for later goes on after them."""
+    from uno.core.rng import RngStreams
+
+    names = [f"lb/{i}" for i in range(200)]
+    for seed in (0, 1, 7, 2**32 - 1, 2**32 + 5, 2**70 + 3):
+        ahead = RngStreams(seed)
+        got = ahead.first_uniforms(names, 3)
+        ref = RngStreams(seed)
+        expect = np.array([[ref.buffered(nm).next() for _ in range(3)] for nm in names])
+        assert np.array_equal(got, expect)
+        # later draws continue each stream, buffered or as a generator
+        fresh = RngStreams(seed)
+        assert ahead.buffered(names[5]).next() == [fresh.buffered(names[5]).next()
+                                                   for _ in range(4)][3]  # fmt: skip
+        assert ahead.stream(names[6]).random() == fresh.stream(names[6]).random(4)[3]
+    with pytest.raises(ValueError, match="named twice"):
+        RngStreams(1).first_uniforms(["a", "a"], 1)
+    used = RngStreams(1)
+    used.buffered("b")
+    with pytest.raises(ValueError, match="already in use"):
+        used.first_uniforms(["b"], 1)
+
+
+def test_route_drains_add_in_route_order():
+    """The delay lines' length reads each route's full-buffer drain time: the sum over its
+    switch ports, added in route order as Python's sum adds."""
+    from uno.fluid.engine import _BPS, _route_drains_ps
+    from uno.scenario import is_switch_port
+
+    sim = _unolb_sim()
+    routing = sim.scenario.routing
+    drains = _route_drains_ps(routing, sim.rt_ptr, sim.rt_link)
+    for f in range(len(sim.flows)):
+        route = sim.rt_link[sim.rt_ptr[f] : sim.rt_ptr[f + 1]].tolist()
+        expect = sum(
+            routing.edges[e].buffer_bytes / (routing.edges[e].rate_bps * _BPS)
+            for e in route
+            if is_switch_port(routing, routing.edges[e])
+        )
+        assert drains[f] == expect

@@ -98,3 +98,51 @@ def test_next_hops_equal_a_search_from_every_host(overrides):
         expect = routing._next_hops_towards(hnode)
         got = [routing.next_hops[u][hid] for u in range(len(expect))]
         assert got == expect, f"host {hid}"
+
+
+@pytest.mark.parametrize(
+    "overrides",
+    [["topo=two_dc"], ["topo=fat_tree"], ["topo=dumbbell"], ["topo=gear_two_dc"],
+     ["topo=mlcc_two_dc"]],
+)  # fmt: skip
+def test_path_tables_for_all_pairs_match_one_pair_at_a_time(overrides):
+    """The array forms of the routing tables and path facts (the CSR of next hops, the
+    first-path matrix, path infos, base RTTs, drain times, marking thresholds) equal the
+    one-pair-at-a-time definitions, value and type."""
+    import numpy as np
+
+    from uno.scenario import (
+        marking_plan,
+        marking_threshold_bytes,
+        marking_thresholds_bytes,
+        queue_drain_ps,
+    )
+
+    cfg = to_run_config(uno.compose([*overrides, "switch=ecn"]))
+    topo = build_topology(cfg.topo, 4160, 64)
+    routing = Routing(topo)
+    n_hosts = len(routing.host_nodes)
+    ptr, flat = routing.next_hop_table()
+    for u in range(len(topo.nodes)):
+        for h in range(n_hosts):
+            row = u * n_hosts + h
+            assert tuple(flat[ptr[row] : ptr[row + 1]].tolist()) == routing.next_hops[u][h]
+    rng = np.random.default_rng(3)
+    src = rng.integers(0, n_hosts, 400)
+    dst = (src + rng.integers(1, n_hosts, 400)) % n_hosts
+    paths = routing.path_edge_matrix(src, dst)
+    infos = routing.path_infos(src, dst, 4160, 64)
+    sizes = rng.integers(64, 4160, 400)
+    rtts = routing.base_rtts_ps(src, dst, sizes, 64)
+    drains = routing.queue_drains_ps(src, dst)
+    refs = reference_paths(routing, host_facts(routing), 4160, 64)
+    marking = marking_plan(cfg.switch, routing, refs.widest.bdp_bytes(), refs.intra[0].bdp_bytes())
+    ks = marking_thresholds_bytes(marking, routing, src, dst)
+    for i, (s, d) in enumerate(zip(src.tolist(), dst.tolist(), strict=True)):
+        edges = routing.path_edges(s, d)
+        assert [e for e in paths[i].tolist() if e >= 0] == [e.edge_id for e in edges]
+        assert infos[i] == routing.path_info(s, d, 4160, 64)
+        assert rtts[i] == routing.path_info(s, d, int(sizes[i]), 64).base_rtt_ps
+        assert drains[i] == queue_drain_ps(routing, s, d)
+        k = marking_threshold_bytes(marking, edges)
+        assert ks[i] == k and type(ks[i]) is type(k)

@@ -12,8 +12,11 @@ This is also the one place where config units (µs, Gb/s) become engine units (p
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from dataclasses import dataclass
+
+import numpy as np
 
 from uno.cc.base import FlowContext
 from uno.config.validate import check_against_topology, check_config
@@ -60,8 +63,9 @@ def reference_paths(
 ) -> ReferencePaths:
     intra = inter = None
     widest = None
-    for h in range(1, hosts.n_hosts):
-        info = routing.path_info(0, h, data_bytes, ack_bytes)
+    others = np.arange(1, hosts.n_hosts)
+    infos = routing.path_infos(np.zeros_like(others), others, data_bytes, ack_bytes)
+    for h, info in enumerate(infos, start=1):
         same_dc = hosts.dc[h] == hosts.dc[0]
         best = intra if same_dc else inter
         if best is None or info.base_rtt_ps > best[0].base_rtt_ps:
@@ -166,12 +170,13 @@ def port_names(routing: Routing) -> list[str]:
     """The name of every edge's output port, ``"<from>-><to>"`` with ``#i`` for parallel links
     (the names queue tables, fault and sampling patterns use in every engine)."""
     topo = routing.topo
+    links = Counter((e.src, e.dst) for e in routing.edges)  # parallel links: more than one
     seen: Counter = Counter()
     names = []
     for e in routing.edges:
         a, b = topo.nodes[e.src].name, topo.nodes[e.dst].name
         seen[(a, b)] += 1
-        parallel = sum(1 for x in routing.out_edges[e.src] if routing.edges[x].dst == e.dst) > 1
+        parallel = links[(e.src, e.dst)] > 1
         name = f"{a}->{b}"
         if seen[(a, b)] > 1 or parallel:
             name += f"#{seen[(a, b)] - 1}"
@@ -233,6 +238,20 @@ def marking_threshold_bytes(plan: list[PortMarking | None], edges) -> float | No
     flow's path), None if none of them marks on its physical queue."""
     ks = [m.red_kmin_bytes for m in (plan[e.edge_id] for e in edges) if m and m.marks_physical]
     return min(ks) if ks else None
+
+
+def marking_thresholds_bytes(
+    plan: list[PortMarking | None], routing: Routing, src_hosts, dst_hosts
+) -> list[float | None]:
+    """:func:`marking_threshold_bytes` of the first path of every (src, dst) host pair."""
+    k = [m.red_kmin_bytes if m and m.marks_physical else None for m in plan]
+    k_or_inf = np.array([math.inf if v is None else v for v in k] + [math.inf])
+    paths = routing.path_edge_matrix(src_hosts, dst_hosts)
+    if paths.shape[1] == 0:
+        return [None] * len(paths)
+    # the first port of the path with the lowest threshold, as min() picks it
+    lowest = paths[np.arange(len(paths)), np.argmin(k_or_inf[paths], axis=1)]
+    return [k[e] if e >= 0 else None for e in lowest.tolist()]
 
 
 @dataclass(frozen=True)
@@ -310,6 +329,112 @@ class Scenario:
         }
 
 
+def flow_plans(
+    cfg,
+    specs: list[FlowSpec],
+    routing: Routing,
+    hosts: HostFacts,
+    refs: ReferencePaths,
+    marking: list[PortMarking | None],
+    data_bytes: int,
+    header_bytes: int,
+    ack_bytes: int,
+) -> list[FlowPlan]:
+    """One :class:`FlowPlan` per flow spec. The path facts are computed once per (src, dst)
+    pair, for all pairs together (:meth:`~uno.topo.routing.Routing.path_infos`); the endpoint
+    facts and controller contexts, of which a run has a few distinct values, are shared by the
+    pairs with equal values."""
+    tp = cfg.transport
+    ec = cfg.ec
+    n = len(specs)
+    src = np.fromiter((s.src for s in specs), dtype=np.int64, count=n)
+    dst = np.fromiter((s.dst for s in specs), dtype=np.int64, count=n)
+    size = np.fromiter((s.size_bytes for s in specs), dtype=np.int64, count=n)
+    pair_of, first = _pairs(src, dst, hosts.n_hosts)
+    p_src, p_dst = src[first], dst[first]
+    own_paths = routing.path_infos(p_src, p_dst, data_bytes, ack_bytes)
+    # endpoint_facts reads a pair only through its path and its queues' drain time
+    drains = routing.queue_drains_ps(p_src, p_dst)
+    ecn_k = marking_thresholds_bytes(marking, routing, p_src, p_dst)
+    dcs = hosts.dc
+    intra_ref = refs.intra[0]
+    intra_rtt_ps, intra_bdp = intra_ref.base_rtt_ps, intra_ref.bdp_bytes()
+    own_rto_rule = tp.path_facts != "class_reference"
+    facts_by_value: dict[tuple, EndpointFacts] = {}
+    ctx_by_value: dict[tuple, FlowContext] = {}
+    pair_facts = []  # per pair: (inter, own path, endpoint facts, controller context)
+    for j, (s, d) in enumerate(zip(p_src.tolist(), p_dst.tolist(), strict=True)):
+        own, inter = own_paths[j], dcs[s] != dcs[d]
+        # (own paths and facts are shared objects per value: their ids are their values)
+        fkey = (id(own), inter, drains[j] if own_rto_rule else None)
+        facts = facts_by_value.get(fkey)
+        if facts is None:
+            facts = facts_by_value[fkey] = endpoint_facts(routing, own, s, d, inter, refs, tp)
+        ckey = (id(facts), inter, ecn_k[j], type(ecn_k[j]))  # a config's int stays an int
+        ctx = ctx_by_value.get(ckey)
+        if ctx is None:
+            ctx = ctx_by_value[ckey] = FlowContext(
+                base_rtt_ps=facts.path.base_rtt_ps,
+                bdp_bytes=facts.path.bdp_bytes(),
+                bottleneck_bps=facts.path.bottleneck_bps,
+                mss_bytes=data_bytes,
+                intra_rtt_ps=intra_rtt_ps,
+                intra_bdp_bytes=intra_bdp,
+                is_inter_dc=inter,
+                rto_ps=facts.rto_ps,
+                ecn_k_bytes=ecn_k[j],
+            )
+        pair_facts.append((inter, own, facts, ctx))
+    mtu, pad = tp.mtu_bytes, tp.pad_last_packet
+    # a single packet smaller than a full one: the base RTT with that packet
+    ideal_rtt: list[int | None] = [None] * n
+    if not pad:
+        small = np.nonzero(size < mtu)[0]
+        rtts = routing.base_rtts_ps(src[small], dst[small], size[small] + header_bytes, ack_bytes)
+        for i, rtt in zip(small.tolist(), rtts.tolist(), strict=True):
+            ideal_rtt[i] = rtt
+    cc_intra = cfg.cc.intra or cfg.cc.algo
+    cc_inter = cfg.cc.inter or cfg.cc.algo
+    coded = ec.kind == "mds"
+    fixed_ec_timeout = (
+        us_to_ps(ec.receiver_timeout_us) if ec.receiver_timeout_us is not None else None
+    )
+    plans = []
+    for i, (spec, j) in enumerate(zip(specs, pair_of.tolist(), strict=True)):
+        inter, path, facts, ctx = pair_facts[j]
+        n_packets = -(-spec.size_bytes // mtu)
+        if pad:
+            wire_bytes = n_packets * data_bytes
+        else:
+            wire_bytes = spec.size_bytes + n_packets * header_bytes
+        ec_timeout = None
+        if coded and (inter or ec.scope == "all"):
+            ec_timeout = fixed_ec_timeout if fixed_ec_timeout is not None else drains[j]
+        plans.append(
+            FlowPlan(
+                spec=spec,
+                cls="inter" if inter else "intra",
+                inter=inter,
+                path=path,
+                facts=facts,
+                cc_name=cc_inter if inter else cc_intra,
+                n_packets=n_packets,
+                wire_bytes=wire_bytes,
+                ideal_base_rtt_ps=ideal_rtt[i],
+                ctx=ctx,
+                ec_timeout_ps=ec_timeout,
+            )
+        )
+    return plans
+
+
+def _pairs(src: np.ndarray, dst: np.ndarray, n_hosts: int) -> tuple[np.ndarray, np.ndarray]:
+    """Each flow's (src, dst) pair as an index into the distinct pairs, and the first flow of
+    each distinct pair."""
+    _, first, pair_of = np.unique(src * n_hosts + dst, return_index=True, return_inverse=True)
+    return pair_of.reshape(-1), first
+
+
 def build_scenario(cfg, rng: RngStreams) -> Scenario:
     """Validate ``cfg`` (a RunConfig object) and build its scenario, drawing the workload and
     the ECMP salts from ``rng`` (the run's streams ``workload`` and ``ecmp_salt``)."""
@@ -340,69 +465,9 @@ def build_scenario(cfg, rng: RngStreams) -> Scenario:
     refs = reference_paths(routing, hosts, data_bytes, ack_bytes)
     intra_ref = refs.intra[0]
     marking = marking_plan(cfg.switch, routing, refs.widest.bdp_bytes(), intra_ref.bdp_bytes())
-    own_paths: dict[tuple[int, int], PathInfo] = {}
-    facts_cache: dict[tuple[int, int], EndpointFacts] = {}
-    ecn_k: dict[tuple[int, int], float | None] = {}
-    ec_timeouts: dict[tuple[int, int], int] = {}
-    small_rtts: dict[tuple[int, int, int], int] = {}
-    ec = cfg.ec
-    plans = []
-    for spec in specs:
-        key = (spec.src, spec.dst)
-        inter = hosts.dc[spec.src] != hosts.dc[spec.dst]
-        if key not in own_paths:
-            own = own_paths[key] = routing.path_info(spec.src, spec.dst, data_bytes, ack_bytes)
-            facts_cache[key] = endpoint_facts(routing, own, spec.src, spec.dst, inter, refs, tp)
-            ecn_k[key] = marking_threshold_bytes(marking, routing.path_edges(spec.src, spec.dst))
-        path, facts = own_paths[key], facts_cache[key]
-        n_packets = -(-spec.size_bytes // tp.mtu_bytes)
-        if tp.pad_last_packet:
-            wire_bytes = n_packets * data_bytes
-        else:
-            wire_bytes = spec.size_bytes + n_packets * header_bytes
-        ideal_rtt = None
-        if spec.size_bytes < tp.mtu_bytes and not tp.pad_last_packet:
-            # a single packet smaller than a full one
-            small = (spec.src, spec.dst, spec.size_bytes + header_bytes)
-            if small not in small_rtts:
-                small_rtts[small] = routing.path_info(
-                    spec.src, spec.dst, small[2], ack_bytes
-                ).base_rtt_ps
-            ideal_rtt = small_rtts[small]
-        ec_timeout = None
-        if ec.kind == "mds" and (inter or ec.scope == "all"):
-            if ec.receiver_timeout_us is not None:
-                ec_timeout = us_to_ps(ec.receiver_timeout_us)
-            else:
-                if key not in ec_timeouts:
-                    ec_timeouts[key] = queue_drain_ps(routing, spec.src, spec.dst)
-                ec_timeout = ec_timeouts[key]
-        ctx = FlowContext(
-            base_rtt_ps=facts.path.base_rtt_ps,
-            bdp_bytes=facts.path.bdp_bytes(),
-            bottleneck_bps=facts.path.bottleneck_bps,
-            mss_bytes=data_bytes,
-            intra_rtt_ps=intra_ref.base_rtt_ps,
-            intra_bdp_bytes=intra_ref.bdp_bytes(),
-            is_inter_dc=inter,
-            rto_ps=facts.rto_ps,
-            ecn_k_bytes=ecn_k[key],
-        )
-        plans.append(
-            FlowPlan(
-                spec=spec,
-                cls="inter" if inter else "intra",
-                inter=inter,
-                path=path,
-                facts=facts,
-                cc_name=(cfg.cc.inter if inter else cfg.cc.intra) or cfg.cc.algo,
-                n_packets=n_packets,
-                wire_bytes=wire_bytes,
-                ideal_base_rtt_ps=ideal_rtt,
-                ctx=ctx,
-                ec_timeout_ps=ec_timeout,
-            )
-        )
+    plans = flow_plans(
+        cfg, specs, routing, hosts, refs, marking, data_bytes, header_bytes, ack_bytes
+    )
     return Scenario(
         cfg=cfg,
         topo=topo,

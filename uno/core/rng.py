@@ -11,7 +11,9 @@ FIFO departure order, a flow's send order)."""
 
 from __future__ import annotations
 
+import math
 import zlib
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -36,6 +38,8 @@ class RngStreams:
         self._streams: dict[str, np.random.Generator | UniformBuffer] = {}
         # CRC-32 key -> name: two names with one key would silently get the same stream.
         self._owner_of_key: dict[int, str] = {}
+        # stream name -> U[0,1) draws already handed out by first_uniforms
+        self._read_ahead: dict[str, int] = {}
 
     def _key(self, name: str) -> int:
         key = _name_key(name)
@@ -52,6 +56,9 @@ class RngStreams:
         if gen is None:
             seq = np.random.SeedSequence(entropy=self.seed, spawn_key=(self._key(name),))
             gen = np.random.Generator(np.random.PCG64(seq))
+            skip = self._read_ahead.pop(name, 0)
+            if skip:
+                gen.random(skip)  # one 64-bit output per float: past the values read ahead
             self._streams[name] = gen
         elif not isinstance(gen, np.random.Generator):
             raise ValueError(f"random stream {name!r} is already in use as a buffered stream")
@@ -63,12 +70,48 @@ class RngStreams:
         buf = self._streams.get(name)
         if buf is None:
             buf = UniformBuffer(
-                max_block=max_block, entropy=self.seed, spawn_key=(self._key(name),)
+                max_block=max_block,
+                entropy=self.seed,
+                spawn_key=(self._key(name),),
+                skip=self._read_ahead.pop(name, 0),
             )
             self._streams[name] = buf
         elif not isinstance(buf, UniformBuffer):
             raise ValueError(f"random stream {name!r} is already in use as a generator")
         return buf
+
+    def first_uniforms(self, names: Sequence[str], count: int) -> np.ndarray:
+        """The first ``count`` U[0,1) draws of each stream in ``names``, as an array of shape
+        (len(names), count): row i holds exactly what ``buffered(names[i])`` (or
+        ``stream(names[i]).random``) would return first, computed for all streams at once
+        without building a generator per stream (a run's thousands of per-flow streams that
+        each draw a few values). The streams must be new; asking for one of them later goes
+        on after the values read here."""
+        n = len(names)
+        if len(set(names)) != n:
+            raise ValueError("first_uniforms: a stream is named twice")
+        out = np.zeros((n, count))
+        if n == 0 or count == 0:
+            return out
+        keys = np.empty(n, dtype=np.uint32)
+        for i, name in enumerate(names):
+            if name in self._streams or name in self._read_ahead:
+                raise ValueError(f"random stream {name!r} is already in use")
+            keys[i] = self._key(name)
+        out = _pcg64_first_uniforms(self.seed, keys, count)
+        # numpy's generators are the reference: should their seeding ever change, fall back
+        first = np.random.Generator(np.random.PCG64(self._seed_sequence(int(keys[0]))))
+        if not np.array_equal(first.random(count), out[0]):
+            out = np.array([
+                np.random.Generator(np.random.PCG64(self._seed_sequence(int(k)))).random(count)
+                for k in keys
+            ])  # fmt: skip
+        for name in names:
+            self._read_ahead[name] = count
+        return out
+
+    def _seed_sequence(self, key: int) -> np.random.SeedSequence:
+        return np.random.SeedSequence(entropy=self.seed, spawn_key=(key,))
 
 
 class UniformBuffer:
@@ -76,12 +119,13 @@ class UniformBuffer:
     per-packet draw costs one step of a list iterator instead of a numpy call.
 
     The generator is either given (``gen``) or built from ``SeedSequence(entropy, spawn_key)``
-    at the first draw, so a stream that never draws costs a small object and no numpy state.
+    at the first draw, so a stream that never draws costs a small object and no numpy state;
+    ``skip``: the first values of that sequence were already used (read ahead), pass them over.
     Blocks start at :data:`FIRST_BLOCK` values and double up to ``max_block``. PCG64 spends one
     64-bit output per float, so the values are the generator's own sequence however it is cut
     into blocks: they depend only on the seed and the stream name."""
 
-    __slots__ = ("_gen", "_entropy", "_spawn_key", "_block", "_max_block", "_it")
+    __slots__ = ("_gen", "_entropy", "_spawn_key", "_skip", "_block", "_max_block", "_it")
 
     def __init__(
         self,
@@ -90,6 +134,7 @@ class UniformBuffer:
         *,
         entropy: int | None = None,
         spawn_key: tuple[int, ...] = (),
+        skip: int = 0,
     ):
         if (gen is None) == (entropy is None):
             raise ValueError("give either a generator or the entropy to build one from")
@@ -98,6 +143,7 @@ class UniformBuffer:
         self._gen = gen
         self._entropy = entropy
         self._spawn_key = spawn_key
+        self._skip = skip  # values of the sequence already used elsewhere, passed over first
         self._block = min(FIRST_BLOCK, max_block)
         self._max_block = max_block
         self._it = iter(())
@@ -115,6 +161,9 @@ class UniformBuffer:
         if gen is None:
             seq = np.random.SeedSequence(entropy=self._entropy, spawn_key=self._spawn_key)
             gen = self._gen = np.random.Generator(np.random.PCG64(seq))
+        if self._skip:
+            gen.random(self._skip)
+            self._skip = 0
         block = self._block
         self._block = min(2 * block, self._max_block)
         it = self._it = iter(gen.random(block).tolist())
@@ -123,3 +172,78 @@ class UniformBuffer:
     def integer(self, n: int) -> int:
         """A uniform integer in [0, n)."""
         return int(self.next() * n)
+
+
+# ---- many streams' first draws at once ----------------------------------------------------
+# numpy's SeedSequence (numpy/random/bit_generator.pyx: 32-bit hash mixing of the entropy words
+# into a pool of 4, then 8 words of state out of it) and PCG64 (numpy/random/src/pcg64: a
+# 128-bit LCG seeded with (state, increment), XSL-RR output), evaluated for many spawn keys at
+# once; RngStreams.first_uniforms checks the result against numpy's own generator every time.
+_POOL_SIZE = 4
+_INIT_A, _MULT_A = 0x43B0D7E5, 0x931E8875
+_INIT_B, _MULT_B = 0x8B51F9DD, 0x58F38DED
+_MIX_MULT_L, _MIX_MULT_R = 0xCA01F9DD, 0x4973F715
+_MASK32, _MASK64, _MASK128 = (1 << 32) - 1, (1 << 64) - 1, (1 << 128) - 1
+_PCG_MULT = 0x2360ED051FC65DA44385DF649FCCF645
+_TO_UNIT = 1.0 / 9007199254740992.0  # 2**-53: a 53-bit integer to a float in [0, 1)
+
+
+def _uint32_words(value: int) -> list[int]:
+    """``value`` as little-endian 32-bit words, at least one (numpy's coercion of an int)."""
+    n_words = max(1, math.ceil(value.bit_length() / 32))
+    return [(value >> (32 * i)) & _MASK32 for i in range(n_words)]
+
+
+def _pcg64_first_uniforms(seed: int, keys: np.ndarray, count: int) -> np.ndarray:
+    """First ``count`` U[0,1) floats of ``Generator(PCG64(SeedSequence(seed, spawn_key=(k,))))``
+    for every 32-bit key ``k`` of ``keys`` (shape (len(keys), count))."""
+    n = len(keys)
+    hash_const = _INIT_A
+
+    def hashmix(value: np.ndarray) -> np.ndarray:
+        nonlocal hash_const
+        value = value ^ np.uint32(hash_const)
+        hash_const = hash_const * _MULT_A & _MASK32
+        value = value * np.uint32(hash_const)
+        return value ^ (value >> np.uint32(16))
+
+    def mix(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        result = np.uint32(_MIX_MULT_L) * x - np.uint32(_MIX_MULT_R) * y
+        return result ^ (result >> np.uint32(16))
+
+    run = _uint32_words(seed)
+    run += [0] * (_POOL_SIZE - len(run))  # padded when there is a spawn key
+    entropy = [np.full(n, w, dtype=np.uint32) for w in run] + [keys.astype(np.uint32)]
+    pool = [hashmix(entropy[i]) for i in range(_POOL_SIZE)]
+    for i_src in range(_POOL_SIZE):
+        for i_dst in range(_POOL_SIZE):
+            if i_src != i_dst:
+                pool[i_dst] = mix(pool[i_dst], hashmix(pool[i_src]))
+    for word in entropy[_POOL_SIZE:]:
+        for i_dst in range(_POOL_SIZE):
+            pool[i_dst] = mix(pool[i_dst], hashmix(word))
+    # generate_state(4, uint64): 8 words from the pool, paired little-endian
+    hash_const = _INIT_B
+    words = []
+    for i in range(8):
+        value = pool[i % _POOL_SIZE] ^ np.uint32(hash_const)
+        hash_const = hash_const * _MULT_B & _MASK32
+        value = value * np.uint32(hash_const)
+        words.append((value ^ (value >> np.uint32(16))).astype(np.uint64))
+    seed_hi, seed_lo, inc_hi, inc_lo = (
+        (words[2 * j] | (words[2 * j + 1] << np.uint64(32))).astype(object) for j in range(4)
+    )
+    # PCG64 in exact integers (object arrays of Python ints). Seeding: state 0, one step
+    # (state = increment), add the seed, one more step; each draw steps, then outputs XSL-RR
+    # of the new state, and a float takes its top 53 bits.
+    inc = (((inc_hi << 64) | inc_lo) << 1 | 1) & _MASK128
+    state = (inc + ((seed_hi << 64) | seed_lo)) & _MASK128
+    state = (state * _PCG_MULT + inc) & _MASK128
+    out = np.empty((n, count))
+    for j in range(count):
+        state = (state * _PCG_MULT + inc) & _MASK128
+        xored = ((state >> 64) ^ state) & _MASK64
+        rot = state >> 122
+        raw = ((xored >> rot) | (xored << ((64 - rot) & 63))) & _MASK64
+        out[:, j] = (raw >> 11).astype(np.float64) * _TO_UNIT
+    return out

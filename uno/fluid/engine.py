@@ -60,7 +60,6 @@ Units: times in ps, sizes in bytes, rates in bytes/ps inside the kernels.
 
 from __future__ import annotations
 
-import math
 import resource
 import time
 
@@ -172,7 +171,8 @@ def check_fluid_support(cfg, engine: str = "fluid", with_cc: bool = True) -> Non
 
 
 def _ecmp_path(scenario: Scenario, src: int, dst: int, entropy: int, switch_index) -> list[int]:
-    """Edge ids of the path the packet engine's switches hash (src, dst, entropy) onto."""
+    """Edge ids of the path the packet engine's switches hash (src, dst, entropy) onto (one
+    flow, in Python: the reference of :func:`_ecmp_routes`)."""
     routing = scenario.routing
     node = routing.host_nodes[src]
     target = routing.host_nodes[dst]
@@ -210,6 +210,28 @@ def _split_path(scenario: Scenario, src: int, dst: int) -> list[tuple[int, float
     return out
 
 
+def _split_routes(scenario: Scenario, src: np.ndarray, dst: np.ndarray):
+    """Every flow's even split over its equal-cost paths (:func:`_split_path`, computed once
+    per (src, dst) pair) as the kernels' CSR: pointers, edge ids and shares of the rate."""
+    per_pair: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}
+    links, shares = [], []
+    for s, d in zip(src.tolist(), dst.tolist(), strict=True):
+        route = per_pair.get((s, d))
+        if route is None:
+            split = _split_path(scenario, s, d)
+            route = per_pair[(s, d)] = (
+                np.array([e for e, _ in split], dtype=np.int64),
+                np.array([w for _, w in split], dtype=np.float64),
+            )
+        links.append(route[0])
+        shares.append(route[1])
+    rt_ptr = np.zeros(len(links) + 1, dtype=np.int64)
+    np.cumsum([len(x) for x in links], out=rt_ptr[1:])
+    if not links:
+        return rt_ptr, np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
+    return rt_ptr, np.concatenate(links), np.concatenate(shares)
+
+
 def _routing_arrays(scenario: Scenario, switch_index: dict[int, int], needed: bool):
     """The routing tables as arrays for :func:`uno.fluid.kernels.ecmp_path` (host nodes, CSR of
     the next hops per (node, destination host), edge heads, switch salts); empty when not
@@ -218,23 +240,97 @@ def _routing_arrays(scenario: Scenario, switch_index: dict[int, int], needed: bo
     if not needed:
         empty = np.zeros(1, dtype=np.int64)
         return empty, empty, empty, empty, np.zeros(1, dtype=np.uint64)
-    n_hosts = len(routing.host_nodes)
-    ptr = [0]
-    flat: list[int] = []
-    for node_hops in routing.next_hops:
-        for h in range(n_hosts):
-            flat.extend(node_hops[h])
-            ptr.append(len(flat))
+    ptr, flat = routing.next_hop_table()
     salt = np.zeros(len(routing.topo.nodes), dtype=np.uint64)
     for node, idx in switch_index.items():
         salt[node] = np.uint64(scenario.ecmp_salts[idx])
     return (
         np.asarray(routing.host_nodes, dtype=np.int64),
-        np.asarray(ptr, dtype=np.int64),
-        np.asarray(flat, dtype=np.int64),
+        ptr,
+        flat,
         np.asarray([e.dst for e in routing.edges], dtype=np.int64),
         salt,
     )
+
+
+def _balancer_draws(rng: RngStreams, specs, count: int) -> np.ndarray:
+    """The first ``count`` U[0,1) draws of each flow's balancer stream ``lb/<flow id>`` (the
+    packet balancers' stream), one row per flow."""
+    names = [f"lb/{s.flow_id}" for s in specs]
+    if len(set(names)) == len(names):
+        return rng.first_uniforms(names, count)
+    # flows with one id share a stream, each drawing after the one before (as packet flows)
+    return np.array(
+        [[buf.next() for _ in range(count)] for buf in map(rng.buffered, names)]
+    ).reshape(len(names), count)
+
+
+def _mix64(x: np.ndarray) -> np.ndarray:
+    """SplitMix64 finaliser of every uint64 of ``x`` (:func:`uno.core.packet.mix64`)."""
+    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return x ^ (x >> np.uint64(31))
+
+
+def _ecmp_routes(src, dst, entropy, max_hops, host_node, nh_ptr, nh_edges, edge_dst, node_salt):
+    """The path the packet engine's switches hash each flow (src, dst, entropy) onto, as
+    :func:`uno.fluid.kernels.ecmp_path` walks it, for all flows at once, hop by hop: edge ids,
+    one row per flow padded with 0, and the hop counts."""
+    n = len(src)
+    n_hosts = len(host_node)
+    links = np.zeros((n, max_hops), dtype=np.int64)
+    hops = np.zeros(n, dtype=np.int64)
+    key = _mix64(
+        (src.astype(np.uint64) << np.uint64(40))
+        ^ (dst.astype(np.uint64) << np.uint64(20))
+        ^ entropy.astype(np.uint64)
+    )
+    node = host_node[src]
+    target = host_node[dst]
+    moving = np.nonzero(node != target)[0]
+    while len(moving):
+        f = moving
+        row = node[f] * n_hosts + dst[f]
+        first = nh_ptr[row]
+        count = nh_ptr[row + 1] - first
+        pick = np.zeros(len(f), dtype=np.int64)
+        many = count > 1
+        if many.any():
+            mixed = _mix64(key[f[many]] ^ node_salt[node[f[many]]])
+            pick[many] = (mixed % count[many].astype(np.uint64)).astype(np.int64)
+        e = nh_edges[first + pick]
+        links[f, hops[f]] = e
+        hops[f] += 1
+        node[f] = edge_dst[e]
+        moving = f[node[f] != target[f]]
+    return links, hops
+
+
+def _csr_routes(links: np.ndarray, hops: np.ndarray):
+    """Single-path routes (``links[i, :hops[i]]``) as the kernels' CSR: pointers, edge ids
+    and weights (1: the flow's whole rate)."""
+    rt_ptr = np.zeros(len(hops) + 1, dtype=np.int64)
+    np.cumsum(hops, out=rt_ptr[1:])
+    rt_link = links[np.arange(links.shape[1]) < hops[:, None]]
+    return rt_ptr, rt_link, np.ones(len(rt_link), dtype=np.float64)
+
+
+def _route_drains_ps(routing, rt_ptr: np.ndarray, rt_link: np.ndarray) -> np.ndarray:
+    """Per route (CSR), the time in ps to drain a full buffer at every switch port it
+    crosses: the sum of buffer / rate over its switch ports, added in route order."""
+    per_edge = np.array(
+        [e.buffer_bytes / (e.rate_bps * _BPS) if is_switch_port(routing, e) else 0.0
+         for e in routing.edges],
+        dtype=np.float64,
+    )  # fmt: skip
+    n = len(rt_ptr) - 1
+    counts = np.diff(rt_ptr)
+    drain = np.zeros(n)
+    # one route position at a time, so that every route's sum is added left to right
+    for j in range(int(counts.max(initial=0))):
+        has = np.nonzero(counts > j)[0]
+        drain[has] = drain[has] + per_edge[rt_link[rt_ptr[has] + j]]
+    return drain
 
 
 class FluidSimulation:
@@ -295,109 +391,104 @@ class FluidSimulation:
 
     # ---- setup ----------------------------------------------------------------------------
     def _build_flows(self, cfg, rng: RngStreams) -> None:
+        """The per-flow arrays: flow state ``fs``, controller parameters ``cp``, routes
+        (``rt_*``), delay lines and the balancers' state, built for all flows at once."""
         sc = self.scenario
         routing = sc.routing
-        n = len(self.flows)
+        plans = self.flows
+        n = len(plans)
         switch_index = {}
         for i, node in enumerate(routing.topo.nodes):
             if node.kind != HOST:
                 switch_index[i] = len(switch_index)
-        fs = np.zeros((n, K.N_FS))
-        cp = np.zeros((n, K.N_P))
-        rt_ptr = np.zeros(n + 1, dtype=np.int64)
-        rt_link: list[int] = []
-        rt_w: list[float] = []
-        ring_len = np.zeros(n, dtype=np.int64)
         lb = cfg.lb.algo
         ec = cfg.ec
-        drain_cache: dict[tuple[int, int], float] = {}
-        cc_rows: dict[tuple, np.ndarray] = {}
         subflows = cfg.lb.unolb.subflows if lb in SUBFLOW_LB else 0
-        max_hops = max((p.path.hops for p in self.flows), default=1)
+        max_hops = max((p.path.hops for p in plans), default=1)
+        specs = [p.spec for p in plans]
+        src = np.fromiter((s.src for s in specs), dtype=np.int64, count=n)
+        dst = np.fromiter((s.dst for s in specs), dtype=np.int64, count=n)
         sub_n = np.zeros(n, dtype=np.int64)
         sub_hops = np.zeros(n, dtype=np.int64)
         sub_links = np.zeros((n, max(1, subflows), max_hops), dtype=np.int64)
         sub_ent = np.zeros((n, max(1, subflows)), dtype=np.int64)
         lb_rng = np.zeros(n, dtype=np.uint64)
-        ends = np.zeros((n, 2), dtype=np.int64)
-        for i, plan in enumerate(self.flows):
-            spec = plan.spec
-            ends[i] = spec.src, spec.dst
-            if subflows:
-                # the packet UnoLB's first draws from the flow's stream: the same n paths
-                draws = rng.buffered(f"lb/{spec.flow_id}")
-                for sf in range(subflows):
-                    sub_ent[i, sf] = draws.integer(ENTROPY_SPACE)
-                    path = _ecmp_path(sc, spec.src, spec.dst, int(sub_ent[i, sf]), switch_index)
-                    sub_links[i, sf, : len(path)] = path
-                sub_n[i] = subflows
-                sub_hops[i] = len(path)
-                lb_rng[i] = draws.integer(1 << 53)  # seeds the reroutes' draws
-                route = [(int(e), 1.0) for e in sub_links[i, 0, : len(path)]]  # for the bounds
-            elif lb in SINGLE_PATH_LB:
-                entropy = rng.buffered(f"lb/{spec.flow_id}").integer(ENTROPY_SPACE)
-                route = [
-                    (e, 1.0) for e in _ecmp_path(sc, spec.src, spec.dst, entropy, switch_index)
-                ]
-            else:
-                route = _split_path(sc, spec.src, spec.dst)
-            for e, w in route:
-                rt_link.append(e)
-                rt_w.append(w)
-            rt_ptr[i + 1] = len(rt_link)
-            size = float(plan.wire_bytes)
-            if plan.ec_timeout_ps is not None:
-                n_data = plan.n_packets
-                n_blocks = -(-n_data // ec.data_packets)
-                size *= (n_data + n_blocks * ec.parity_packets) / n_data
-                fs[i, K.FS_EC_N] = min(ec.data_packets, n_data)
-                fs[i, K.FS_EC_M] = ec.parity_packets
-                fs[i, K.FS_LOSS_DELAY] = plan.ec_timeout_ps
-            elif plan.facts.dupack_threshold > 0:
-                fs[i, K.FS_LOSS_DELAY] = plan.path.base_rtt_ps
-                fs[i, K.FS_LOSS_NACK] = 1.0
-                fs[i, K.FS_DUPACK_BYTES] = plan.facts.dupack_threshold * self.scenario.data_bytes
-            else:
-                fs[i, K.FS_LOSS_DELAY] = plan.facts.rto_ps
-            if plan.ec_timeout_ps is not None:
-                fs[i, K.FS_LOSS_NACK] = 1.0
-            fs[i, K.FS_RTO] = plan.facts.rto_ps
-            fs[i, K.FS_SIZE] = size
-            fs[i, K.FS_UNSENT] = size
-            fs[i, K.FS_START] = float(spec.start_ps)
-            fs[i, K.FS_FINISH] = -1.0
-            fs[i, K.FS_LOSS_AT] = -1.0
-            fs[i, K.FS_BASE_RTT] = float(plan.path.base_rtt_ps)
-            nic = routing.edges[routing.out_edges[routing.host_nodes[spec.src]][0]]
-            fs[i, K.FS_NIC] = nic.rate_bps * _BPS
-            fs[i, K.FS_NIC_LINK] = routing.out_edges[routing.host_nodes[spec.src]][0]
-            key = (spec.src, spec.dst)
-            if key not in drain_cache:
-                drain_cache[key] = sum(
-                    routing.edges[e].buffer_bytes / (routing.edges[e].rate_bps * _BPS)
-                    for e, _ in route
-                    if is_switch_port(routing, routing.edges[e])
-                )
-            # a step's bytes leave the sender within the step, then take one RTT (base +
-            # queueing, at most every buffer on the path full)
-            longest = plan.path.base_rtt_ps + drain_cache[key] + 2 * self.dt_ps
-            ring_len[i] = int(math.ceil(longest / self.dt_ps)) + 2
-            if self.runs_cc:
-                key = (plan.cc_name, plan.ctx)  # flows with one path share their parameters
-                row = cc_rows.get(key)
-                if row is None:
-                    row = cc_rows[key] = self._cc_params(cfg, plan)
-                cp[i] = row
+        ends = np.stack([src, dst], axis=1)
+        tables = _routing_arrays(sc, switch_index, lb in SINGLE_PATH_LB + SUBFLOW_LB)
+        if subflows:
+            # the packet UnoLB's first draws from the flow's stream: the same n paths, then
+            # the seed of the reroutes' draws
+            draws = _balancer_draws(rng, specs, subflows + 1)
+            sub_ent[:] = (draws[:, :subflows] * ENTROPY_SPACE).astype(np.int64)
+            for sf in range(subflows):
+                links, hops = _ecmp_routes(src, dst, sub_ent[:, sf], max_hops, *tables)
+                sub_links[:, sf, :] = links
+                sub_hops[:] = hops
+            sub_n[:] = subflows
+            lb_rng[:] = (draws[:, subflows] * (1 << 53)).astype(np.uint64)
+            rt_ptr, rt_link, rt_w = _csr_routes(sub_links[:, 0, :], sub_hops)  # for the bounds
+        elif lb in SINGLE_PATH_LB:
+            entropy = (_balancer_draws(rng, specs, 1)[:, 0] * ENTROPY_SPACE).astype(np.int64)
+            links, hops = _ecmp_routes(src, dst, entropy, max_hops, *tables)
+            rt_ptr, rt_link, rt_w = _csr_routes(links, hops)
+        else:
+            rt_ptr, rt_link, rt_w = _split_routes(sc, src, dst)
+        fs = np.zeros((n, K.N_FS))
+        wire = np.fromiter((p.wire_bytes for p in plans), dtype=np.int64, count=n)
+        n_packets = np.fromiter((p.n_packets for p in plans), dtype=np.int64, count=n)
+        base_rtt = np.fromiter((p.path.base_rtt_ps for p in plans), dtype=np.int64, count=n)
+        rto = np.fromiter((p.facts.rto_ps for p in plans), dtype=np.int64, count=n)
+        dupack = np.fromiter((p.facts.dupack_threshold for p in plans), dtype=np.int64, count=n)
+        coded = np.fromiter((p.ec_timeout_ps is not None for p in plans), dtype=bool, count=n)
+        size = wire.astype(np.float64)
+        if coded.any():
+            # parity packets: each block of up to ec.data_packets data packets gets its own
+            n_data = n_packets[coded]
+            n_blocks = -(-n_data // ec.data_packets)
+            size[coded] *= (n_data + n_blocks * ec.parity_packets) / n_data
+            fs[coded, K.FS_EC_N] = np.minimum(ec.data_packets, n_data)
+            fs[coded, K.FS_EC_M] = ec.parity_packets
+            timeouts = [p.ec_timeout_ps for p in plans]
+            fs[coded, K.FS_LOSS_DELAY] = [t for t in timeouts if t is not None]
+        fast = ~coded & (dupack > 0)
+        timer = ~coded & (dupack <= 0)
+        fs[fast, K.FS_LOSS_DELAY] = base_rtt[fast]
+        fs[fast, K.FS_DUPACK_BYTES] = dupack[fast] * sc.data_bytes
+        fs[timer, K.FS_LOSS_DELAY] = rto[timer]
+        fs[fast | coded, K.FS_LOSS_NACK] = 1.0
+        fs[:, K.FS_RTO] = rto
+        fs[:, K.FS_SIZE] = size
+        fs[:, K.FS_UNSENT] = size
+        fs[:, K.FS_START] = np.fromiter((s.start_ps for s in specs), dtype=np.int64, count=n)
+        fs[:, K.FS_FINISH] = -1.0
+        fs[:, K.FS_LOSS_AT] = -1.0
+        fs[:, K.FS_BASE_RTT] = base_rtt
+        nic_link = np.array([routing.out_edges[h][0] for h in routing.host_nodes], dtype=np.int64)
+        nic_rate = np.array([routing.edges[e].rate_bps for e in nic_link.tolist()], dtype=np.int64)
+        fs[:, K.FS_NIC] = nic_rate[src] * _BPS
+        fs[:, K.FS_NIC_LINK] = nic_link[src]
+        # a step's bytes leave the sender within the step, then take one RTT (base +
+        # queueing, at most every buffer on the path full); the drain time of the queues is
+        # that of the route of the pair's first flow
+        drain = _route_drains_ps(routing, rt_ptr, rt_link)
+        if n:
+            _, first, pair_of = np.unique(
+                src * len(routing.host_nodes) + dst, return_index=True, return_inverse=True
+            )
+            drain = drain[first][pair_of.reshape(-1)]
+        longest = base_rtt + drain + 2 * self.dt_ps
+        ring_len = np.ceil(longest / self.dt_ps).astype(np.int64) + 2
         ring_ptr = np.zeros(n + 1, dtype=np.int64)
         np.cumsum(ring_len, out=ring_ptr[1:])
         # all-zero is every slot's empty state, so the pages of slots never reached are not
         # even touched (calloc)
         ring = np.zeros((int(ring_ptr[-1]), K.N_R))
-        self.fs, self.cp = fs, cp
+        self.fs = fs
+        self.cp = self._cc_rows(cfg, plans) if self.runs_cc else np.zeros((n, K.N_P))
         self.cs = np.zeros((n, K.N_C))
         self.rt_ptr = rt_ptr
-        self.rt_link = np.asarray(rt_link, dtype=np.int64)
-        self.rt_w = np.asarray(rt_w, dtype=np.float64)
+        self.rt_link = rt_link
+        self.rt_w = rt_w
         self.ring, self.ring_ptr, self.ring_len = ring, ring_ptr, ring_len
         self.order = np.argsort(fs[:, K.FS_START], kind="stable").astype(np.int64)
         self.counters = np.zeros(4, dtype=np.int64)
@@ -405,8 +496,32 @@ class FluidSimulation:
         self.busy = np.zeros(len(self.ls), dtype=np.int64)
         # each flow's stream for its whole-packet losses, seeded from the run's seed
         self.loss_rng = rng.stream("fluid/losses").integers(0, 1 << 62, n, dtype=np.uint64)
+        if not subflows:
+            tables = _routing_arrays(sc, switch_index, False)
         self.lb = (sub_n, sub_hops, sub_links, sub_ent, np.zeros(sub_ent.shape), np.full(n, -1.0),
-                   lb_rng, ends, *_routing_arrays(sc, switch_index, bool(subflows)))  # fmt: skip
+                   lb_rng, ends, *tables)  # fmt: skip
+
+    def _cc_rows(self, cfg, plans) -> np.ndarray:
+        """The ``P_*`` rows of every flow (:meth:`_cc_params`), built once per distinct
+        (controller, FlowContext)."""
+        rows: list[np.ndarray] = []
+        row_of: dict[tuple, int] = {}  # (controller, context) -> row
+        by_object: dict[tuple[str, int], int] = {}  # (controller, id of a context) -> row
+        index = np.empty(len(plans), dtype=np.int64)
+        for i, plan in enumerate(plans):
+            key = (plan.cc_name, id(plan.ctx))  # plans share context objects: cheap first
+            r = by_object.get(key)
+            if r is None:
+                vkey = (plan.cc_name, plan.ctx)  # flows with one path share their parameters
+                r = row_of.get(vkey)
+                if r is None:
+                    r = row_of[vkey] = len(rows)
+                    rows.append(self._cc_params(cfg, plan))
+                by_object[key] = r
+            index[i] = r
+        if not rows:
+            return np.zeros((0, K.N_P))
+        return np.stack(rows)[index]
 
     @staticmethod
     def _cc_params(cfg, plan) -> np.ndarray:
@@ -513,31 +628,32 @@ class FluidSimulation:
     def flows_table(self) -> pd.DataFrame:
         fs = self.fs
         plans = self.flows
+        n = len(plans)
         mss = self.scenario.data_bytes
+        specs = [p.spec for p in plans]
+        paths = [p.path for p in plans]
         finished = fs[:, K.FS_STATE] == 2.0
         finish = np.where(finished, np.round(fs[:, K.FS_FINISH]), np.nan)
-        start = np.array([p.spec.start_ps for p in plans], dtype=np.int64)
+        start = np.fromiter((s.start_ps for s in specs), dtype=np.int64, count=n)
         fct = finish - start
-        ideal = np.array([p.ideal_fct_ps for p in plans], dtype=np.int64)
-        size = np.array([p.spec.size_bytes for p in plans], dtype=np.int64)
-        n_packets = np.array(
-            [
-                round(fs[i, K.FS_SIZE] / max(1.0, plans[i].wire_bytes / plans[i].n_packets))
-                for i in range(len(plans))
-            ],
-            dtype=np.int64,
-        )
+        ideal = np.fromiter((p.ideal_fct_ps for p in plans), dtype=np.int64, count=n)
+        size = np.fromiter((s.size_bytes for s in specs), dtype=np.int64, count=n)
+        wire = np.fromiter((p.wire_bytes for p in plans), dtype=np.int64, count=n)
+        packets = np.fromiter((p.n_packets for p in plans), dtype=np.int64, count=n)
+        # the packets of the sent size (parity included), at the flow's mean packet size
+        n_packets = np.round(fs[:, K.FS_SIZE] / np.maximum(1.0, wire / packets)).astype(np.int64)
+        bdp_of = {id(path): path.bdp_bytes() for path in paths}  # paths are shared objects
         retrans = np.round(np.maximum(0.0, fs[:, K.FS_SENT] - fs[:, K.FS_SIZE]) / mss)
         loss_events = fs[:, K.FS_LOSS_EVENTS].astype(np.int64)
         coded = fs[:, K.FS_EC_N] > 0
         nack = fs[:, K.FS_LOSS_NACK] > 0
         frac = np.minimum(1.0, fs[:, K.FS_DELIVERED] / fs[:, K.FS_SIZE])
         cols = {
-            "flow_id": [p.spec.flow_id for p in plans],
-            "src": [p.spec.src for p in plans],
-            "dst": [p.spec.dst for p in plans],
+            "flow_id": [s.flow_id for s in specs],
+            "src": [s.src for s in specs],
+            "dst": [s.dst for s in specs],
             "cls": [p.cls for p in plans],
-            "tag": [p.spec.tag for p in plans],
+            "tag": [s.tag for s in specs],
             "size_bytes": size,
             "start_ps": start,
             "finish_ps": finish,
@@ -545,9 +661,9 @@ class FluidSimulation:
             "ideal_fct_ps": ideal,
             "slowdown": fct / ideal,
             "mean_rate_gbps": size * 8e3 / fct,
-            "base_rtt_ps": [p.path.base_rtt_ps for p in plans],
-            "bdp_bytes": [p.path.bdp_bytes() for p in plans],
-            "hops": [p.path.hops for p in plans],
+            "base_rtt_ps": [path.base_rtt_ps for path in paths],
+            "bdp_bytes": [bdp_of[id(path)] for path in paths],
+            "hops": [path.hops for path in paths],
             "packets": n_packets,
             "sent_packets": np.round(fs[:, K.FS_SENT] / mss).astype(np.int64),
             "retransmits": retrans.astype(np.int64),
@@ -559,8 +675,8 @@ class FluidSimulation:
             "ecn_acks": np.round(fs[:, K.FS_MARKED] / mss).astype(np.int64),
             "bytes_delivered": np.where(finished, size, np.floor(frac * size)).astype(np.int64),
             "cc": [p.cc_name for p in plans],
-            "lb": [self.cfg.lb.algo] * len(plans),
-            "seed": [self.cfg.seed] * len(plans),
+            "lb": [self.cfg.lb.algo] * n,
+            "seed": [self.cfg.seed] * n,
         }
         assert set(cols) == set(FLOW_COLUMNS)
         return flows_frame(cols)
