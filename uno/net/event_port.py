@@ -35,8 +35,7 @@ from heapq import heappush
 from typing import TYPE_CHECKING
 
 from uno.core.packet import DATA
-from uno.core.units import serialization_ps
-from uno.net.port import DROP_BUFFER, MARK_PHANTOM, MARK_PHYSICAL, MARK_SOURCES
+from uno.net.port import DROP_BUFFER, PortBase
 
 if TYPE_CHECKING:
     from uno.core.engine import Engine
@@ -49,7 +48,7 @@ DATA_PRIORITY = 1
 PAUSED_PS = 1 << 62
 
 
-class EventPort:
+class EventPort(PortBase):
     """Output queue + link from its ``owner`` node to ``next_node``, pausable per priority."""
 
     __slots__ = (
@@ -105,95 +104,23 @@ class EventPort:
         buffer_bytes: int,
         kind: str = "",
     ):
-        if rate_bps <= 0:
-            raise ValueError(f"port {name}: rate_bps must be > 0")
-        if delay_ps < 0:
-            raise ValueError(f"port {name}: delay_ps must be >= 0")
-        if buffer_bytes <= 0:
-            raise ValueError(f"port {name}: buffer_bytes must be > 0")
-        self.name = name
-        self.kind = kind
-        self.rate_bps = rate_bps
-        self.delay_ps = delay_ps
-        self.buffer_bytes = buffer_bytes
-        self._engine = engine
-        self._heap = engine._queue
-        self._eid = engine._eid
-        self._network = network
+        self._init_link(engine, network, name, rate_bps, delay_ps, buffer_bytes, kind)
         self._queues = (deque(), deque())  # by priority: CONTROL, DATA_PRIORITY
-        self._ser: dict[int, int] = {}
         self._tx_pkt = None  # the packet in service
         self._tx_queue = DATA_PRIORITY
         self._tx_done_cb = self._tx_done
         self._wire: deque = deque()  # (arrival time, packet) of the packets started, in order
         self._wire_pending = False
         self._deliver_cb = self._deliver
-        self._busy_until_ps = 0  # when everything accepted so far will have left (unpaused)
-        self._next_receive = None
-        self.next_node = None
-        self.owner = None
-        self.bytes = 0
-        self.red = None
-        self.phantom = None
-        self._mark_physical = False
-        self._mark_phantom = False
-        self._marking = False
-        self._phantom_acks = True
-        self._phantom_drops = False
         self.control_lane = False  # control packets in a strict-priority FIFO of their own
-        self.fault = None
         self.paused = [False, False]
         self.pause_log = None  # uno.net.pfc.PauseLog when PFC can pause this port
         self.int_stamper = None  # uno.net.int.IntStamper when this port writes INT records
         self.tx_done_bytes = 0  # bytes whose serialisation ended (INT's txBytes)
-        self.arrivals = 0
-        self.enqueued_bytes = 0
-        self.drops = 0
-        self.ecn_marks = 0
-        self.max_bytes = 0
-
-    # ---- wiring (as Port) -----------------------------------------------------------
-    def connect(self, next_node) -> None:
-        self.next_node = next_node
-        self._next_receive = next_node.receive
-
-    def set_marking(self, red, phantom, mark_source: str) -> None:
-        if mark_source not in MARK_SOURCES:
-            raise ValueError(f"mark_source must be one of {MARK_SOURCES}, got {mark_source!r}")
-        if mark_source != MARK_PHYSICAL and phantom is None:
-            raise ValueError(f"port {self.name}: mark_source={mark_source!r} needs a phantom queue")
-        self.red = red
-        self.phantom = phantom
-        self._mark_physical = red is not None and mark_source != MARK_PHANTOM
-        self._mark_phantom = phantom is not None and mark_source != MARK_PHYSICAL
-        self._marking = self._mark_physical or self._mark_phantom
-
-    def set_phantom_accounting(self, count_control: bool, count_drops: bool) -> None:
-        self._phantom_acks = count_control
-        self._phantom_drops = count_drops
-
-    def attach_faults(self, models: list) -> None:
-        from uno.faults.models import FaultyLink
-
-        if self.fault is None:
-            self.fault = FaultyLink(self, models)
-            self._next_receive = self.fault.receive
-        else:
-            self.fault.models.extend(models)
 
     def enable_control_lane(self) -> None:
         """Serve control packets from a FIFO of their own, strictly ahead of data."""
         self.control_lane = True
-
-    @property
-    def marks_physical(self) -> bool:
-        return self._mark_physical
-
-    def serialization_ps(self, size_bytes: int) -> int:
-        ser = self._ser.get(size_bytes)
-        if ser is None:
-            ser = self._ser[size_bytes] = serialization_ps(size_bytes, self.rate_bps)
-        return ser
 
     # ---- queueing ---------------------------------------------------------------------
     def receive(self, pkt) -> None:
@@ -217,7 +144,7 @@ class EventPort:
                 ingress = getattr(pkt, "ingress", None)
                 if ingress is not None:
                     pkt.ingress = None
-                    ingress.dropped(pkt, self)
+                    ingress.dropped(pkt)
                 self._network.drop(pkt, DROP_BUFFER, self)
                 return
             self.bytes = qbytes
@@ -297,13 +224,6 @@ class EventPort:
             self._wire_pending = False
         self._next_receive(pkt)
 
-    def _decide_mark(self, p, remaining: int) -> None:
-        if (self._mark_phantom and self.phantom.decide_mark(p.dep_ps)) or (
-            self._mark_physical and remaining > self.red.kmin_bytes and self.red.decide(remaining)
-        ):
-            p.ecn = True
-            self.ecn_marks += 1
-
     # ---- PFC ----------------------------------------------------------------------------
     def pause(self, priority: int) -> None:
         """A PAUSE for ``priority`` arrived: start no packet of it until :meth:`resume`."""
@@ -354,15 +274,8 @@ class EventPort:
         """Packets that entered the queue and are no longer in it (sent or on the wire)."""
         return self.arrivals - self.drops - self._waiting()
 
-    @property
-    def tx_bytes(self) -> int:
-        return self.enqueued_bytes - self.bytes
-
     def occupancy_bytes(self, now: int) -> int:
         return self.bytes
-
-    def phantom_bytes(self, now: int) -> float:
-        return self.phantom.level_at(now) if self.phantom is not None else 0.0
 
     def __repr__(self) -> str:
         return f"EventPort({self.name}, {self.rate_bps / 1e9:g} Gb/s, {self.delay_ps} ps)"

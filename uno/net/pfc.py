@@ -160,8 +160,8 @@ class PfcIngress:
             self.pausing = False
             self._engine.call_in(self._signal_ps, self.upstream.resume, DATA_PRIORITY)
 
-    def dropped(self, pkt, port) -> None:
-        """A packet that entered through this lossless queue was dropped at egress ``port``."""
+    def dropped(self, pkt) -> None:
+        """A packet that entered through this lossless queue was dropped at an egress port."""
         self.violations += 1
         self.release(pkt.size_bytes)
 

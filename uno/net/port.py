@@ -46,7 +46,122 @@ MARK_EITHER = "either"
 MARK_SOURCES = (MARK_PHYSICAL, MARK_PHANTOM, MARK_EITHER)
 
 
-class Port:
+class PortBase:
+    """What every output port shares: the link's facts and counters, wiring (next node, ECN
+    marking, phantom accounting, faults) and the marking decision at dequeue. Subclasses keep
+    the slots and the queueing: :class:`Port` (lazy FIFO), :class:`uno.net.event_port.EventPort`
+    (pausable, by priority)."""
+
+    __slots__ = ()
+
+    def _init_link(self, engine, network, name, rate_bps, delay_ps, buffer_bytes, kind) -> None:
+        """Check and set the link's facts, the wiring and the counters."""
+        if rate_bps <= 0:
+            raise ValueError(f"port {name}: rate_bps must be > 0")
+        if delay_ps < 0:
+            raise ValueError(f"port {name}: delay_ps must be >= 0")
+        if buffer_bytes <= 0:
+            raise ValueError(f"port {name}: buffer_bytes must be > 0")
+        self.name = name
+        self.kind = kind
+        self.rate_bps = rate_bps
+        self.delay_ps = delay_ps
+        self.buffer_bytes = buffer_bytes
+        self._engine = engine
+        self._heap = engine._queue
+        self._eid = engine._eid
+        self._network = network
+        self._ser: dict[int, int] = {}
+        self._busy_until_ps = 0
+        self._next_receive = None
+        self.next_node = None
+        self.owner = None
+        self.bytes = 0
+        self.red: RedMarker | None = None
+        self.phantom: PhantomQueue | None = None
+        self._mark_physical = False
+        self._mark_phantom = False
+        self._marking = False
+        self._phantom_acks = True  # control packets count in the phantom queue
+        self._phantom_drops = False  # dropped data packets count in the phantom queue
+        self.fault = None  # uno.faults.models.FaultyLink between this port and the next node
+        # statistics
+        self.arrivals = 0
+        self.enqueued_bytes = 0
+        self.drops = 0
+        self.ecn_marks = 0
+        self.max_bytes = 0
+
+    # ---- wiring -----------------------------------------------------------------------
+    def connect(self, next_node) -> None:
+        """Deliver packets leaving this port to ``next_node.receive``."""
+        self.next_node = next_node
+        self._next_receive = next_node.receive
+
+    def set_marking(
+        self,
+        red: RedMarker | None,
+        phantom: PhantomQueue | None,
+        mark_source: str,
+    ) -> None:
+        """Attach ECN marking. ``mark_source`` picks which queue's RED decides (see MARK_*)."""
+        if mark_source not in MARK_SOURCES:
+            raise ValueError(f"mark_source must be one of {MARK_SOURCES}, got {mark_source!r}")
+        if mark_source in (MARK_PHANTOM, MARK_EITHER) and phantom is None:
+            raise ValueError(f"port {self.name}: mark_source={mark_source!r} needs a phantom queue")
+        self.red = red
+        self.phantom = phantom
+        self._mark_physical = red is not None and mark_source in (MARK_PHYSICAL, MARK_EITHER)
+        self._mark_phantom = phantom is not None and mark_source in (MARK_PHANTOM, MARK_EITHER)
+        self._marking = self._mark_physical or self._mark_phantom
+
+    def set_phantom_accounting(self, count_control: bool, count_drops: bool) -> None:
+        """What the phantom queue counts besides accepted data packets: control packets (ACKs)
+        and data packets the tail drop refused."""
+        self._phantom_acks = count_control
+        self._phantom_drops = count_drops
+
+    def attach_faults(self, models: list) -> None:
+        """Pass every packet leaving this link through fault ``models`` (uno.faults.models);
+        a port without faults pays nothing for the option."""
+        from uno.faults.models import FaultyLink
+
+        if self.fault is None:
+            self.fault = FaultyLink(self, models)
+            self._next_receive = self.fault.receive
+        else:
+            self.fault.models.extend(models)
+
+    @property
+    def marks_physical(self) -> bool:
+        """Whether RED on the physical queue marks packets leaving this port."""
+        return self._mark_physical
+
+    def serialization_ps(self, size_bytes: int) -> int:
+        """Time to serialise ``size_bytes`` on this link, in picoseconds."""
+        ser = self._ser.get(size_bytes)
+        if ser is None:
+            ser = self._ser[size_bytes] = serialization_ps(size_bytes, self.rate_bps)
+        return ser
+
+    def _decide_mark(self, p, remaining: int) -> None:
+        """ECN decision for data packet ``p`` leaving with ``remaining`` bytes behind it."""
+        if (self._mark_phantom and self.phantom.decide_mark(p.dep_ps)) or (
+            self._mark_physical and remaining > self.red.kmin_bytes and self.red.decide(remaining)
+        ):
+            p.ecn = True
+            self.ecn_marks += 1
+
+    @property
+    def tx_bytes(self) -> int:
+        return self.enqueued_bytes - self.bytes
+
+    def phantom_bytes(self, now: int) -> float:
+        """Phantom queue occupancy at ``now`` (0 if the port has none)."""
+        return self.phantom.level_at(now) if self.phantom is not None else 0.0
+
+
+class Port(PortBase):
     """Output queue + link from its ``owner`` node to ``next_node``."""
 
     __slots__ = (
@@ -96,105 +211,19 @@ class Port:
         buffer_bytes: int,
         kind: str = "",
     ):
-        if rate_bps <= 0:
-            raise ValueError(f"port {name}: rate_bps must be > 0")
-        if delay_ps < 0:
-            raise ValueError(f"port {name}: delay_ps must be >= 0")
-        if buffer_bytes <= 0:
-            raise ValueError(f"port {name}: buffer_bytes must be > 0")
-        self.name = name
-        self.kind = kind
-        self.rate_bps = rate_bps
-        self.delay_ps = delay_ps
-        self.buffer_bytes = buffer_bytes
-        self._engine = engine
-        self._heap = engine._queue
-        self._eid = engine._eid
-        self._network = network
+        self._init_link(engine, network, name, rate_bps, delay_ps, buffer_bytes, kind)
         self._fifo: list = []  # accepted, not yet delivered; [_head, _qhead) on the wire
         self._head = 0
         self._qhead = 0
         self._event_pending = False
-        self._ser: dict[int, int] = {}
-        self._busy_until_ps = 0
-        self._next_receive = None
-        self.next_node = None
-        self.owner = None
-        self.bytes = 0
-        self.red: RedMarker | None = None
-        self.phantom: PhantomQueue | None = None
-        self._mark_physical = False
-        self._mark_phantom = False
-        self._marking = False
-        self._phantom_acks = True  # control packets count in the phantom queue
-        self._phantom_drops = False  # dropped data packets count in the phantom queue
         self.control_lane: ControlLane | None = None
-        self.fault = None  # uno.faults.models.FaultyLink between this port and the next node
         self._deliver_cb = self._deliver
-        # statistics
-        self.arrivals = 0
-        self.enqueued_bytes = 0
-        self.drops = 0
-        self.ecn_marks = 0
-        self.max_bytes = 0
-
-    # ---- wiring -----------------------------------------------------------------------
-    def connect(self, next_node) -> None:
-        """Deliver packets leaving this port to ``next_node.receive``."""
-        self.next_node = next_node
-        self._next_receive = next_node.receive
-
-    def set_marking(
-        self,
-        red: RedMarker | None,
-        phantom: PhantomQueue | None,
-        mark_source: str,
-    ) -> None:
-        """Attach ECN marking. ``mark_source`` picks which queue's RED decides (see MARK_*)."""
-        if mark_source not in MARK_SOURCES:
-            raise ValueError(f"mark_source must be one of {MARK_SOURCES}, got {mark_source!r}")
-        if mark_source in (MARK_PHANTOM, MARK_EITHER) and phantom is None:
-            raise ValueError(f"port {self.name}: mark_source={mark_source!r} needs a phantom queue")
-        self.red = red
-        self.phantom = phantom
-        self._mark_physical = red is not None and mark_source in (MARK_PHYSICAL, MARK_EITHER)
-        self._mark_phantom = phantom is not None and mark_source in (MARK_PHANTOM, MARK_EITHER)
-        self._marking = self._mark_physical or self._mark_phantom
-
-    def set_phantom_accounting(self, count_control: bool, count_drops: bool) -> None:
-        """What the phantom queue counts besides accepted data packets: control packets (ACKs)
-        and data packets the tail drop refused."""
-        self._phantom_acks = count_control
-        self._phantom_drops = count_drops
-
-    def attach_faults(self, models: list) -> None:
-        """Pass every packet leaving this link through fault ``models`` (uno.faults.models);
-        a port without faults pays nothing for the option."""
-        from uno.faults.models import FaultyLink
-
-        if self.fault is None:
-            self.fault = FaultyLink(self, models)
-            self._next_receive = self.fault.receive
-        else:
-            self.fault.models.extend(models)
 
     def enable_control_lane(self) -> None:
         """Serve control packets (ACKs, NACKs) in a lane of their own: they neither wait behind
         nor delay data, and count in neither the buffer, RED nor the phantom queue (htsim's
         high-priority queue for header-only packets, as an approximation: see ControlLane)."""
         self.control_lane = ControlLane(self)
-
-    @property
-    def marks_physical(self) -> bool:
-        """Whether RED on the physical queue marks packets leaving this port."""
-        return self._mark_physical
-
-    def serialization_ps(self, size_bytes: int) -> int:
-        """Time to serialise ``size_bytes`` on this link, in picoseconds."""
-        ser = self._ser.get(size_bytes)
-        if ser is None:
-            ser = self._ser[size_bytes] = serialization_ps(size_bytes, self.rate_bps)
-        return ser
 
     # ---- hot path ---------------------------------------------------------------------
     def receive(self, pkt) -> None:
@@ -277,14 +306,6 @@ class Port:
         self._head = head
         self._next_receive(pkt)
 
-    def _decide_mark(self, p, remaining: int) -> None:
-        """ECN decision for data packet ``p`` leaving with ``remaining`` bytes behind it."""
-        if (self._mark_phantom and self.phantom.decide_mark(p.dep_ps)) or (
-            self._mark_physical and remaining > self.red.kmin_bytes and self.red.decide(remaining)
-        ):
-            p.ecn = True
-            self.ecn_marks += 1
-
     def _settle(self, now: int) -> None:
         """Settle every queued packet that has left by ``now``, deciding its ECN mark."""
         fifo = self._fifo
@@ -312,18 +333,10 @@ class Port:
             waiting += self.control_lane.waiting(self._engine._now)
         return self.arrivals - self.drops - waiting
 
-    @property
-    def tx_bytes(self) -> int:
-        return self.enqueued_bytes - self.bytes
-
     def occupancy_bytes(self, now: int) -> int:
         """Physical queue occupancy at ``now`` (settles departed packets first)."""
         self._settle(now)
         return self.bytes
-
-    def phantom_bytes(self, now: int) -> float:
-        """Phantom queue occupancy at ``now`` (0 if the port has none)."""
-        return self.phantom.level_at(now) if self.phantom is not None else 0.0
 
     def packets_held(self) -> int:
         """Packets accepted and not yet handed on (queued, in service, or on the wire)."""
