@@ -4,17 +4,21 @@ flows on the two-datacenter topology, DCTCP, ECMP.
 Prints packet-hops per wall-second (a packet-hop is one packet, data or control, entering one
 queue), wall time and peak memory (resident set size of this process) for each repetition.
 
-The same scenario runs with each packet port model (``engine.port_model``, ``--models``;
-default both): first ``lazy`` (uno/net/port.py, the default model for this scenario; its
+The same scenario runs with each data plane and port model (``--models``; default all):
+first ``lazy`` (the Python data plane, uno/net/port.py, the default for this scenario; its
 ``run i:`` and ``engine_speed:`` lines keep the format of earlier recorded figures), then
-``event`` (uno/net/event_port.py) and the event port with PFC on (lossless DC links:
-``switch.pfc.port_kinds=[host,fabric]``, the border and WAN links stay lossy). A last table
-puts the models side by side: packet-hops/s (best, median), median wall time, events scheduled
-per packet-hop and the ratio event/lazy. A model the scenario refuses (configuration or
-invariant error) is reported as skipped with the error. Peak RSS is the process's peak so far.
+``compiled`` (the same ports, links and switches in Numba kernels, ``engine.dataplane=compiled``,
+uno/net/compiled.py; its kernels are compiled, or loaded from Numba's cache, by a short warm-up
+run first, whose wall time is printed), then ``event`` (uno/net/event_port.py) and the event
+port with PFC on (lossless DC links: ``switch.pfc.port_kinds=[host,fabric]``, the border and
+WAN links stay lossy). A last table puts them side by side: packet-hops/s (best, median),
+median wall time, events scheduled per packet-hop, peak RSS after the model's runs, and the
+ratio to ``lazy``. A model the scenario refuses (configuration or invariant error) is reported
+as skipped with the error. Peak RSS is the process's peak so far (so it can only grow from one
+model to the next).
 
-    python benchmarks/engine_speed.py [--size-bytes 100000000] [--repeat 3] [--models lazy,event]
-        [--event-repeat 3] [--pfc-repeat 1] [overrides ...]
+    python benchmarks/engine_speed.py [--size-bytes 100000000] [--repeat 3]
+        [--models lazy,compiled,event] [--event-repeat 3] [--pfc-repeat 1] [overrides ...]
 """
 
 from __future__ import annotations
@@ -41,7 +45,13 @@ SCENARIO = [
     "seed=1",
 ]
 
-MODELS = ("lazy", "event")
+MODELS = ("lazy", "compiled", "event")
+#: the overrides of each model
+MODEL_OVERRIDES = {
+    "lazy": ["engine.port_model=lazy"],
+    "compiled": ["engine.dataplane=compiled"],
+    "event": ["engine.port_model=event"],
+}
 #: the event port with priority flow control on the DC links (uno/net/pfc.py)
 PFC = ["switch.pfc.enabled=true", "switch.pfc.port_kinds=[host,fabric]"]
 
@@ -93,8 +103,8 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3, help="runs of the lazy model")
     ap.add_argument(
         "--models",
-        default="lazy,event",
-        help="comma-separated port models to measure: lazy, event (default: both); with "
+        default="lazy,compiled,event",
+        help="comma-separated models to measure: lazy, compiled, event (default: all); with "
         "event, also the event port with PFC on (see --pfc-repeat)",
     )
     ap.add_argument(
@@ -102,6 +112,12 @@ def main() -> None:
         type=int,
         default=None,
         help="runs of the event model (default: --repeat)",
+    )
+    ap.add_argument(
+        "--compiled-repeat",
+        type=int,
+        default=None,
+        help="runs of the compiled data plane (default: --repeat)",
     )
     ap.add_argument(
         "--pfc-repeat", type=int, default=1, help="runs of the event model with PFC on (0: none)"
@@ -114,19 +130,31 @@ def main() -> None:
         ap.error(f"--models: choose from {', '.join(MODELS)}, got {args.models!r}")
     repeats = {
         "lazy": args.repeat,
+        "compiled": args.compiled_repeat if args.compiled_repeat is not None else args.repeat,
         "event": args.event_repeat if args.event_repeat is not None else args.repeat,
         "event+pfc": min(args.pfc_repeat, args.repeat),
     }
     base = SCENARIO + [f"workload.size_bytes={args.size_bytes}"] + args.overrides
-    runs = [(m, [f"engine.port_model={m}"]) for m in MODELS if m in models]
+    runs = [(m, MODEL_OVERRIDES[m]) for m in MODELS if m in models]
     if "event" in models and repeats["event+pfc"] > 0:
         runs.append(("event+pfc", ["engine.port_model=event", *PFC]))
 
     results = {}
+    peaks = {}
     for label, extra in runs:
+        if label == "compiled":
+            t0 = time.perf_counter()
+            warm = SCENARIO + ["workload.size_bytes=100000", *extra]
+            build_simulation(to_run_config(uno.compose(warm))).run()
+            print(
+                f"compiled warm-up (kernels compiled or loaded from Numba's cache, one small "
+                f"run): {time.perf_counter() - t0:.2f} s",
+                flush=True,
+            )
         # the lazy model's lines keep their earlier format (no prefix)
         res = measure(base + extra, repeats[label], "" if label == "lazy" else f"{label} ")
         results[label] = res
+        peaks[label] = _peak_mib()
         if "error" in res:
             print(f"{label}: skipped: {res['error']}", flush=True)
         elif label == "lazy":
@@ -138,7 +166,8 @@ def main() -> None:
             )
 
     print(
-        "engine_speed by port model (packet-hops/s best / median, median wall, events per packet-hop):"
+        "engine_speed by data plane and port model (packet-hops/s best / median, median wall, "
+        "events per packet-hop, peak RSS so far):"
     )
     lazy = results.get("lazy")
     for label, res in results.items():
@@ -149,7 +178,7 @@ def main() -> None:
         wall, per_hop = statistics.median(res["walls"]), statistics.median(res["per_hop"])
         line = (
             f"  {label:<10} best {best:>11,.0f}  median {med:>11,.0f}  wall {wall:7.2f} s  "
-            f"events/hop {per_hop:.3f}  runs {len(res['rates'])}"
+            f"events/hop {per_hop:.3f}  RSS {peaks[label]:,.0f} MiB  runs {len(res['rates'])}"
         )
         if label != "lazy" and lazy is not None and "error" not in lazy:
             line += (

@@ -28,6 +28,10 @@ def build_simulation(cfg):
     """Build a ready-to-run simulation from ``cfg`` (a RunConfig object or DictConfig), with the
     engine ``cfg.engine.kind`` names."""
     kind = cfg.engine.kind
+    if kind != "packet" and cfg.engine.dataplane != "python":
+        raise ConfigError(
+            "engine.dataplane", f"is the packet engine's; engine.kind={kind} has no packet ports"
+        )
     if kind == "hybrid":
         from uno.fluid.hybrid import build_hybrid
 
@@ -36,6 +40,10 @@ def build_simulation(cfg):
         from uno.fluid.engine import build_flow_level
 
         return build_flow_level(cfg)
+    if cfg.engine.dataplane == "compiled":
+        from uno.net.compiled import check_compiled_support
+
+        check_compiled_support(cfg)
     sim = Simulation(cfg.seed)
     scenario = build_scenario(cfg, sim.rng)
     return populate_packet(cfg, sim, scenario, scenario.flows, packet_port_class(cfg))
@@ -72,6 +80,10 @@ def populate_packet(cfg, sim: Simulation, scenario, plans, port_cls=Port) -> Sim
         configure_int(network, cfg.switch.int_telemetry)
     # after PFC: a faulty link loses packets before they reach the next switch's ingress queue
     network.configure_faults(cfg.faults, sim.rng)
+    if cfg.engine.dataplane == "compiled":
+        from uno.net.compiled import CompiledDataplane
+
+        CompiledDataplane(sim.engine, network)
     sim.network = network
     ec = cfg.ec
     coder = None

@@ -522,6 +522,9 @@ class EngineConfig:
     #: "event" (departure decided when the previous one ends: can pause, serve priorities and
     #: write INT) or "auto" (event when PFC or INT is on, lazy otherwise)
     port_model: str = choice("auto", ("auto", "lazy", "event"))
+    #: packet engine data plane: "python" (uno/net: the reference) or "compiled" (ports, links
+    #: and switches in Numba kernels, uno/net/compiled.py; same results; no PFC, INT, faults)
+    dataplane: str = choice("python", ("python", "compiled"))
 
 
 # ---- erasure coding ------------------------------------------------------------------------

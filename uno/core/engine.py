@@ -21,6 +21,8 @@ from simpy.events import NORMAL, Event
 
 #: priority of the end-of-run sentinel: after SimPy's URGENT (0) and NORMAL (1) at the same time
 _AFTER_ALL = 2
+#: a time after every event (uno.net.compiled.NEVER_PS, the top of an empty kernel heap)
+_NEVER_PS = 1 << 62
 
 
 class _Stop(Exception):
@@ -32,11 +34,23 @@ class Engine(simpy.Environment):
 
     def __init__(self) -> None:
         super().__init__(initial_time=0)
+        #: the compiled data plane (uno.net.compiled), whose kernel keeps the packet events
+        self._dataplane = None
+
+    def attach_dataplane(self, dataplane) -> None:
+        """Let ``dataplane``'s kernel hold the packet events: :meth:`run_until` interleaves them
+        with this heap's entries by (time, priority, eid), the kernel's events being priority 1
+        with eids from this engine's counter."""
+        self._dataplane = dataplane
 
     @property
     def events_scheduled(self) -> int:
-        """Entries ever scheduled (SimPy events and fast calls)."""
-        return next(self._eid) - 1  # peeking consumes one id; ids are only compared, never reused
+        """Entries ever scheduled (SimPy events, fast calls and the compiled data plane's)."""
+        # peeking consumes one id; ids are only compared, never reused
+        n = next(self._eid) - 1
+        if self._dataplane is not None:
+            n += self._dataplane.events_scheduled
+        return n
 
     # ---- fast path -------------------------------------------------------------------
     def call_at(self, time_ps: int, fn: Callable[[Any], None], arg: Any = None) -> None:
@@ -49,7 +63,18 @@ class Engine(simpy.Environment):
 
     # ---- SimPy compatibility ---------------------------------------------------------
     def step(self) -> None:
-        """Process one entry (SimPy event or fast callback). Used by :meth:`simpy.Environment.run`."""
+        """Process one entry (SimPy event or fast callback). Used by :meth:`simpy.Environment.run`.
+        With a compiled data plane whose next event comes first, that step is the kernel's run
+        up to the heap's next entry or the first delivery to a host."""
+        dp = self._dataplane
+        if dp is not None and dp.top[0] < _NEVER_PS:
+            queue = self._queue
+            top = queue[0] if queue else (_NEVER_PS, _AFTER_ALL, 0)
+            if _kernel_first(dp.top, top):
+                delivery = dp.run(top[0], top[1], top[2])
+                if delivery is not None:
+                    delivery[1].receive(delivery[0])
+                return
         try:
             entry = heappop(self._queue)
         except IndexError:
@@ -75,6 +100,8 @@ class Engine(simpy.Environment):
         queue = self._queue
         pop = heappop
         try:
+            if self._dataplane is not None:
+                self._loop_dataplane()
             while queue:
                 entry = pop(queue)
                 self._now = entry[0]
@@ -90,6 +117,38 @@ class Engine(simpy.Environment):
                 heapify(queue)
             except ValueError:
                 pass  # the sentinel itself ended the run
+
+    def _loop_dataplane(self) -> None:
+        """The loop of :meth:`run_until` with a compiled data plane: before each heap entry, the
+        kernel runs its events that come first ((time, 1, eid) < the entry's key); a delivery to
+        a host stops it and is handed to the host here. Ends by raising like the plain loop (the
+        sentinel is always in the heap)."""
+        dp = self._dataplane
+        queue = self._queue
+        pop = heappop
+        while queue:
+            top = queue[0]
+            t = top[0]
+            k_t, k_eid = dp.top
+            # the kernel's next event (k_t, 1, k_eid) before the entry's key (inlined _kernel_first)
+            if k_t < t or (k_t == t and (top[1] > 1 or (top[1] == 1 and k_eid < top[2]))):
+                delivery = dp.run(t, top[1], top[2])
+                if delivery is not None:
+                    delivery[1].receive(delivery[0])
+                continue
+            entry = pop(queue)
+            self._now = t
+            if len(entry) == 5:
+                entry[3](entry[4])
+            else:
+                _fire(entry[3])
+
+
+def _kernel_first(kernel_top: tuple[int, int], entry: tuple) -> bool:
+    """Whether the kernel event keyed (time, 1, eid) comes before heap ``entry``."""
+    k_t, k_eid = kernel_top
+    t = entry[0]
+    return k_t < t or (k_t == t and (entry[1] > 1 or (entry[1] == 1 and k_eid < entry[2])))
 
 
 def _fire(event: Event) -> None:

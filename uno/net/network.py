@@ -31,6 +31,8 @@ class Network:
         self.delivered = [0, 0, 0]
         self.dropped: Counter = Counter()  # (reason, kind name) -> packets
         self.in_flight = 0
+        #: the compiled data plane (uno.net.compiled) when it carries the packets
+        self.dataplane = None
         self.hosts: list[Host] = []
         self.switches: dict[str, Switch] = {}
         salts = ecmp_salts
@@ -168,10 +170,17 @@ class Network:
 
     def check_conservation(self) -> dict:
         """Every injected packet is delivered, dropped, or still in the network. Raises if not."""
+        if self.dataplane is not None:
+            self.dataplane.sync_network()
         injected = sum(self.injected)
         delivered = sum(self.delivered)
         dropped = sum(self.dropped.values())
         in_network = self.packets_in_network()
+        if self.dataplane is not None and self.dataplane.packets_in_network() != in_network:
+            raise InvariantError(
+                f"compiled data plane: {self.dataplane.packets_in_network()} packets in its pool, "
+                f"{in_network} held by its ports"
+            )
         if injected != delivered + dropped + in_network or self.in_flight != in_network:
             raise InvariantError(
                 f"packet conservation broken: injected {injected} != delivered {delivered} + dropped "

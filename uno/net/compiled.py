@@ -1,0 +1,825 @@
+"""The compiled data plane (``engine.dataplane=compiled``): every packet's journey between two
+hosts — NIC port, switch ports, links, the ECMP hash, tail drop, RED/ECN at dequeue, the phantom
+queue, the control lane of ``switch.ack_priority`` — runs inside ``@njit(cache=True)`` kernels
+over struct-of-arrays state, and Python sees only what an endpoint must see: a packet arriving at
+a host. It is the lazy port model of :mod:`uno.net.port` (the Python data plane, kept as the
+reference implementation and test oracle), translated statement by statement, so both give the
+same results bit for bit (``tests/test_compiled_dataplane.py``).
+
+State (built by :class:`CompiledDataplane` from a configured :class:`uno.net.network.Network`):
+
+- ``ST`` (int64, flat): a header of scalars and section offsets (``_H_*``), the ports table
+  (``_P_*`` columns: busy-until, the FIFO as a linked list through the packet pool, bytes,
+  counters, flags), switch forwarding (per switch and destination host an offset and count into
+  a list of equal-cost ports), the node → host-id map and the event heap (time, eid, payload).
+- ``F`` (float64, ports x ``_F_*``): RED thresholds, phantom queue parameters and level.
+- ``U`` (uint64, flat): each marking port's PCG64 state (its ``ecn/<port>`` stream: the kernel
+  draws exactly the doubles numpy's ``Generator.random`` would) and each switch's ECMP salt.
+- ``PK`` (int64, packets x ``_K_*``): the packet pool. A packet in the network is a row (kind,
+  wire size, destination host, ECN, departure time, next row in its port's FIFO, hash key);
+  free rows are chained through the same next column. Rows never move, so a port's FIFO is a
+  linked list of rows: no per-port ring buffer has to be sized for a WAN link's packets.
+
+Events: a port has at most one pending delivery event per lane (data, control), keyed like the
+Python engine's ``(time, priority 1, eid)``. Each call into the kernel reserves one eid ``e`` of
+the engine's counter, and the events it schedules take ``e << EID_SHIFT`` + 0, 1, 2, ...: they
+sort after every event scheduled before the call and before every event scheduled after it,
+in creation order, exactly as the Python ports' eids would. So kernel events and Python events
+(timers, NIC wakes, SimPy processes) interleave exactly as in the Python data plane: :meth:`uno.core.engine.Engine.run_until` runs the kernel up to the key of
+the next Python event, and the kernel returns early at the first delivery to a host (one at a
+time: the receiving endpoint may send at once). ``inject`` is a host's NIC port receiving a
+packet from Python (:meth:`CompiledPort.receive`), taking the eid the Python port would take.
+
+Not modelled here (refused by :func:`check_compiled_support`, naming the setting): PFC and INT
+(the event port), link faults. The host endpoints (transport, congestion control) stay in
+Python; moving them in is the next step of the compiled engine (docs/design.md).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+from numba import njit
+
+from uno.core.errors import ConfigError
+from uno.core.packet import DATA, KIND_NAMES
+from uno.net.port import DROP_BUFFER
+from uno.net.switch import Switch
+
+# ---- layout --------------------------------------------------------------------------------
+# header of ST
+_H_NOW, _H_HEAP_N, _H_FREE, _H_EID = 0, 1, 2, 3
+_H_OFF_P, _H_N_PORTS, _H_OFF_FIBOFF, _H_OFF_FIBN, _H_OFF_FIBPORTS = 4, 5, 6, 7, 8
+_H_N_HOSTS, _H_OFF_NODEHOST, _H_OFF_NODESALT = 9, 10, 11
+_H_OFF_HT, _H_OFF_HE, _H_OFF_HP, _H_HEAP_CAP = 12, 13, 14, 15
+_H_DROP0 = 16  # tail drops by packet kind: 16, 17, 18
+_H_IN_POOL = 19  # packets held in the pool (in the network)
+_H_N_HOPS = 20  # packets that entered a queue (sum of port arrivals)
+_H_PUSHES = 21  # events the kernel scheduled
+_H_EID_BASE = 22  # the first sub-eid of the current call
+_HEADER = 24
+
+# ports (ST rows)
+(_P_BUSY, _P_HEAD, _P_QHEAD, _P_TAIL, _P_PENDING, _P_BYTES, _P_BUFFER, _P_RATE, _P_DELAY,
+ _P_NEXT, _P_ARRIVALS, _P_DROPS, _P_MARKS, _P_MAXB, _P_ENQB, _P_FLAGS, _P_PH_LAST,
+ _P_C_BUSY, _P_C_HEAD, _P_C_TAIL, _P_C_PENDING, _P_RNG, _P_HELD) = range(23)  # fmt: skip
+_NPC = 23
+# port flags
+_FL_MARK_PHYS, _FL_MARK_PHANT, _FL_PH_ACKS, _FL_PH_DROPS, _FL_PHANTOM, _FL_CTRL = (
+    1, 2, 4, 8, 16, 32)  # fmt: skip
+# port floats (F columns)
+_F_RED_KMIN, _F_RED_KMAX, _F_RED_SPAN = 0, 1, 2
+_F_PH_SIZE, _F_PH_DRAIN, _F_PH_LEVEL, _F_PH_KMIN, _F_PH_KMAX, _F_PH_SPAN = 3, 4, 5, 6, 7, 8
+_NFC = 9
+# packet pool columns
+_K_KIND, _K_SIZE, _K_DST, _K_ECN, _K_DEP, _K_NEXT, _K_HKEY = range(7)
+_NKC = 7
+
+#: a time after every event (an empty heap's top)
+NEVER_PS = 1 << 62
+#: kernel eids are (engine eid reserved by the call) << EID_SHIFT + the call's push count
+EID_SHIFT = 20
+_EID_ROOM = (1 << EID_SHIFT) - 4  # a call stops before it could run out of sub-eids
+_PS_BITS_PER_S = 8 * 10**12  # bits per byte x picoseconds per second
+
+# uint64 constants: numba types a mix of uint64 and int64 as float64, so every literal that
+# meets a uint64 is a uint64 itself
+_U11, _U20, _U27, _U30, _U31, _U32, _U40, _U58, _U63, _U64 = (np.uint64(k) for k in (11, 20, 27, 30, 31, 32, 40, 58, 63, 64))  # fmt: skip
+_M32 = np.uint64(0xFFFFFFFF)
+_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
+_MIX2 = np.uint64(0x94D049BB133111EB)
+_PCG_MULT_HI = np.uint64(0x2360ED051FC65DA4)
+_PCG_MULT_LO = np.uint64(0x4385DF649FCCF645)
+_ONE = np.uint64(1)
+_TO_UNIT = 1.0 / 9007199254740992.0  # 2**-53
+
+
+# ---- per-packet kernels (each has a pure-Python twin: .py_func) --------------------------------
+@njit(cache=True)
+def mix64(x):
+    """SplitMix64 finaliser of a uint64 (:func:`uno.core.packet.mix64`)."""
+    x = (x ^ (x >> _U30)) * _MIX1
+    x = (x ^ (x >> _U27)) * _MIX2
+    return x ^ (x >> _U31)
+
+
+@njit(cache=True)
+def ecmp_pick(hkey, salt, n_ports):
+    """Index in [0, n_ports) a switch with ``salt`` picks for ``hkey`` (both uint64;
+    :func:`uno.net.switch.ecmp_index`)."""
+    return np.int64(mix64(hkey ^ salt) % np.uint64(n_ports))
+
+
+@njit(cache=True)
+def _mul64(a, b):
+    """Full 128-bit product of two uint64: (high, low)."""
+    a0 = a & _M32
+    a1 = a >> _U32
+    b0 = b & _M32
+    b1 = b >> _U32
+    p00 = a0 * b0
+    p01 = a0 * b1
+    p10 = a1 * b0
+    p11 = a1 * b1
+    mid = (p00 >> _U32) + (p01 & _M32) + (p10 & _M32)
+    low = (mid << _U32) | (p00 & _M32)
+    high = p11 + (p01 >> _U32) + (p10 >> _U32) + (mid >> _U32)
+    return high, low
+
+
+@njit(cache=True)
+def pcg64_next_double(U, base):
+    """Step the PCG64 generator whose (state high, state low, increment high, increment low)
+    words are ``U[base:base + 4]`` and return the double numpy's ``Generator.random`` gives:
+    a 128-bit LCG step, the XSL-RR output of the new state, its top 53 bits."""
+    sh = U[base]
+    sl = U[base + 1]
+    high, low = _mul64(sl, _PCG_MULT_LO)
+    high = high + sh * _PCG_MULT_LO + sl * _PCG_MULT_HI
+    new_low = low + U[base + 3]
+    carry = _ONE if new_low < low else np.uint64(0)
+    new_high = high + U[base + 2] + carry
+    U[base] = new_high
+    U[base + 1] = new_low
+    xored = new_high ^ new_low
+    rot = new_high >> _U58
+    out = (xored >> rot) | (xored << ((_U64 - rot) & _U63))
+    return np.float64(out >> _U11) * _TO_UNIT
+
+
+@njit(cache=True)
+def serialization_ps(size_bytes, rate_bps):
+    """Integer picoseconds to serialise ``size_bytes`` at ``rate_bps``, rounded up
+    (:func:`uno.core.units.serialization_ps`)."""
+    bits_ps = size_bytes * _PS_BITS_PER_S
+    return (bits_ps + rate_bps - 1) // rate_bps
+
+
+@njit(cache=True)
+def red_decide(U, rng_base, kmin, kmax, span, occupancy):
+    """RED at ``occupancy`` bytes (:meth:`uno.net.red.RedMarker.decide`): one draw in the ramp."""
+    if occupancy <= kmin:
+        return False
+    if occupancy > kmax or span <= 0.0:
+        return True
+    return pcg64_next_double(U, rng_base) * span < occupancy - kmin
+
+
+@njit(cache=True)
+def phantom_enqueue(ST, F, p, pb, now, size):
+    """Phantom queue of port ``p`` (row base ``pb`` in ST): drain since its last touch, add
+    ``size`` bytes, cap (:meth:`uno.net.phantom.PhantomQueue.enqueue`)."""
+    level = F[p, _F_PH_LEVEL] - (now - ST[pb + _P_PH_LAST]) * F[p, _F_PH_DRAIN]
+    if level < 0.0:
+        level = 0.0
+    level += size
+    size_cap = F[p, _F_PH_SIZE]
+    F[p, _F_PH_LEVEL] = level if level < size_cap else size_cap
+    ST[pb + _P_PH_LAST] = now
+
+
+@njit(cache=True)
+def _decide_mark(ST, F, U, PK, p, pb, slot, remaining):
+    """ECN for the data packet in ``slot`` leaving port ``p`` with ``remaining`` bytes behind
+    it: the phantom queue's RED at its departure, then the physical queue's
+    (:meth:`uno.net.port.PortBase._decide_mark`: the same draws in the same order)."""
+    flags = ST[pb + _P_FLAGS]
+    rng = ST[pb + _P_RNG]
+    marked = False
+    if flags & _FL_MARK_PHANT:
+        level = F[p, _F_PH_LEVEL] - (PK[slot, _K_DEP] - ST[pb + _P_PH_LAST]) * F[p, _F_PH_DRAIN]
+        if level > F[p, _F_PH_KMIN]:
+            marked = red_decide(U, rng, F[p, _F_PH_KMIN], F[p, _F_PH_KMAX], F[p, _F_PH_SPAN], level)
+    if not marked and flags & _FL_MARK_PHYS and remaining > F[p, _F_RED_KMIN]:
+        marked = red_decide(
+            U, rng, F[p, _F_RED_KMIN], F[p, _F_RED_KMAX], F[p, _F_RED_SPAN], np.float64(remaining)
+        )
+    if marked:
+        PK[slot, _K_ECN] = 1
+        ST[pb + _P_MARKS] += 1
+
+
+@njit(cache=True)
+def _settle(ST, F, U, PK, p, pb, now):
+    """Settle every queued packet of port ``p`` that has left by ``now``
+    (:meth:`uno.net.port.Port._settle`)."""
+    slot = ST[pb + _P_QHEAD]
+    remaining = ST[pb + _P_BYTES]
+    marking = ST[pb + _P_FLAGS] & (_FL_MARK_PHYS | _FL_MARK_PHANT)
+    while slot >= 0:
+        if PK[slot, _K_DEP] > now:
+            break
+        remaining -= PK[slot, _K_SIZE]
+        if marking and PK[slot, _K_KIND] == DATA and PK[slot, _K_ECN] == 0:
+            _decide_mark(ST, F, U, PK, p, pb, slot, remaining)
+        slot = PK[slot, _K_NEXT]
+    ST[pb + _P_QHEAD] = slot
+    ST[pb + _P_BYTES] = remaining
+
+
+@njit(cache=True)
+def _heap_push(ST, t, eid, payload):
+    """Push event (t, eid) -> ``payload`` (port * 2 + lane) on the kernel's binary heap."""
+    n = ST[_H_HEAP_N]
+    if n >= ST[_H_HEAP_CAP]:
+        raise RuntimeError("compiled data plane: event heap full")
+    ht = ST[_H_OFF_HT]
+    he = ST[_H_OFF_HE]
+    hp = ST[_H_OFF_HP]
+    i = n
+    while i > 0:
+        parent = (i - 1) >> 1
+        pt = ST[ht + parent]
+        if pt < t or (pt == t and ST[he + parent] < eid):
+            break
+        ST[ht + i] = pt
+        ST[he + i] = ST[he + parent]
+        ST[hp + i] = ST[hp + parent]
+        i = parent
+    ST[ht + i] = t
+    ST[he + i] = eid
+    ST[hp + i] = payload
+    ST[_H_HEAP_N] = n + 1
+
+
+@njit(cache=True)
+def _heap_pop(ST):
+    """Remove the heap's top; returns its payload (the caller read its time and eid)."""
+    ht = ST[_H_OFF_HT]
+    he = ST[_H_OFF_HE]
+    hp = ST[_H_OFF_HP]
+    payload = ST[hp]
+    n = ST[_H_HEAP_N] - 1
+    ST[_H_HEAP_N] = n
+    if n == 0:
+        return payload
+    t = ST[ht + n]
+    eid = ST[he + n]
+    pl = ST[hp + n]
+    i = 0
+    while True:
+        child = 2 * i + 1
+        if child >= n:
+            break
+        right = child + 1
+        if right < n and (
+            ST[ht + right] < ST[ht + child]
+            or (ST[ht + right] == ST[ht + child] and ST[he + right] < ST[he + child])
+        ):
+            child = right
+        ct = ST[ht + child]
+        if t < ct or (t == ct and eid < ST[he + child]):
+            break
+        ST[ht + i] = ct
+        ST[he + i] = ST[he + child]
+        ST[hp + i] = ST[hp + child]
+        i = child
+    ST[ht + i] = t
+    ST[he + i] = eid
+    ST[hp + i] = pl
+    return payload
+
+
+@njit(cache=True)
+def _next_eid(ST):
+    """The eid of the next event this call schedules."""
+    eid = ST[_H_EID]
+    ST[_H_EID] = eid + 1
+    ST[_H_PUSHES] += 1
+    return eid
+
+
+@njit(cache=True)
+def _free(ST, PK, slot):
+    PK[slot, _K_NEXT] = ST[_H_FREE]
+    ST[_H_FREE] = slot
+    ST[_H_IN_POOL] -= 1
+
+
+@njit(cache=True)
+def _port_receive(ST, F, U, PK, p, slot, now):
+    """Port ``p`` receives the packet in ``slot`` at ``now`` (:meth:`uno.net.port.Port.receive`):
+    settle, tail drop, phantom accounting, FIFO append, the delivery event if none is pending."""
+    pb = ST[_H_OFF_P] + p * _NPC
+    kind = PK[slot, _K_KIND]
+    size = PK[slot, _K_SIZE]
+    flags = ST[pb + _P_FLAGS]
+    ST[pb + _P_ARRIVALS] += 1
+    ST[_H_N_HOPS] += 1
+    if kind != DATA and flags & _FL_CTRL:
+        # control lane: its own FIFO at line rate, never dropped, outside buffer/RED/phantom
+        busy = ST[pb + _P_C_BUSY]
+        dep = (busy if busy > now else now) + serialization_ps(size, ST[pb + _P_RATE])
+        ST[pb + _P_C_BUSY] = dep
+        PK[slot, _K_DEP] = dep
+        PK[slot, _K_NEXT] = -1
+        tail = ST[pb + _P_C_TAIL]
+        if tail >= 0:
+            PK[tail, _K_NEXT] = slot
+        else:
+            ST[pb + _P_C_HEAD] = slot
+        ST[pb + _P_C_TAIL] = slot
+        ST[pb + _P_HELD] += 1
+        if ST[pb + _P_C_PENDING] == 0:
+            ST[pb + _P_C_PENDING] = 1
+            _heap_push(ST, dep + ST[pb + _P_DELAY], _next_eid(ST), p * 2 + 1)
+        return
+    qhead = ST[pb + _P_QHEAD]
+    if qhead >= 0 and PK[qhead, _K_DEP] <= now:
+        _settle(ST, F, U, PK, p, pb, now)
+    qbytes = ST[pb + _P_BYTES] + size
+    if qbytes > ST[pb + _P_BUFFER]:
+        if flags & _FL_PH_DROPS and flags & _FL_PHANTOM and kind == DATA:
+            phantom_enqueue(ST, F, p, pb, now, size)
+        ST[pb + _P_DROPS] += 1
+        ST[_H_DROP0 + kind] += 1
+        _free(ST, PK, slot)
+        return
+    ST[pb + _P_BYTES] = qbytes
+    ST[pb + _P_ENQB] += size
+    if qbytes > ST[pb + _P_MAXB]:
+        ST[pb + _P_MAXB] = qbytes
+    if flags & _FL_PHANTOM and (flags & _FL_PH_ACKS or kind == DATA):
+        phantom_enqueue(ST, F, p, pb, now, size)
+    busy = ST[pb + _P_BUSY]
+    dep = (busy if busy > now else now) + serialization_ps(size, ST[pb + _P_RATE])
+    ST[pb + _P_BUSY] = dep
+    PK[slot, _K_DEP] = dep
+    PK[slot, _K_NEXT] = -1
+    tail = ST[pb + _P_TAIL]
+    if tail >= 0:
+        PK[tail, _K_NEXT] = slot
+    else:
+        ST[pb + _P_HEAD] = slot
+    ST[pb + _P_TAIL] = slot
+    if ST[pb + _P_QHEAD] < 0:
+        ST[pb + _P_QHEAD] = slot
+    ST[pb + _P_HELD] += 1
+    if ST[pb + _P_PENDING] == 0:
+        ST[pb + _P_PENDING] = 1
+        _heap_push(ST, dep + ST[pb + _P_DELAY], _next_eid(ST), p * 2)
+
+
+@njit(cache=True)
+def _deliver(ST, F, U, PK, payload, now):
+    """The delivery event ``payload`` (port * 2 + lane) at ``now``: the lane's oldest packet
+    leaves the wire (:meth:`uno.net.port.Port._deliver`) into a switch, which forwards it at
+    once, or into a host. Returns (host id, slot) for a host, (-1, -1) otherwise."""
+    p = payload >> 1
+    pb = ST[_H_OFF_P] + p * _NPC
+    if payload & 1:
+        slot = ST[pb + _P_C_HEAD]
+        nxt = PK[slot, _K_NEXT]
+        ST[pb + _P_C_HEAD] = nxt
+        if nxt >= 0:
+            _heap_push(ST, PK[nxt, _K_DEP] + ST[pb + _P_DELAY], _next_eid(ST), payload)
+        else:
+            ST[pb + _P_C_PENDING] = 0
+            ST[pb + _P_C_TAIL] = -1
+    else:
+        slot = ST[pb + _P_HEAD]
+        if ST[pb + _P_QHEAD] == slot:
+            # not settled by a later arrival: everything behind it arrived before it left
+            nxt_q = PK[slot, _K_NEXT]
+            ST[pb + _P_QHEAD] = nxt_q
+            remaining = ST[pb + _P_BYTES] - PK[slot, _K_SIZE]
+            ST[pb + _P_BYTES] = remaining
+            if (
+                ST[pb + _P_FLAGS] & (_FL_MARK_PHYS | _FL_MARK_PHANT)
+                and PK[slot, _K_KIND] == DATA
+                and PK[slot, _K_ECN] == 0
+            ):
+                _decide_mark(ST, F, U, PK, p, pb, slot, remaining)
+        nxt = PK[slot, _K_NEXT]
+        ST[pb + _P_HEAD] = nxt
+        if nxt >= 0:
+            _heap_push(ST, PK[nxt, _K_DEP] + ST[pb + _P_DELAY], _next_eid(ST), payload)
+        else:
+            ST[pb + _P_PENDING] = 0
+            ST[pb + _P_TAIL] = -1
+            ST[pb + _P_QHEAD] = -1
+    ST[pb + _P_HELD] -= 1
+    node = ST[pb + _P_NEXT]
+    host = ST[ST[_H_OFF_NODEHOST] + node]
+    if host >= 0:
+        return host, slot
+    # a switch: forward by destination, hashing among equal-cost ports
+    n_hosts = ST[_H_N_HOSTS]
+    dst = PK[slot, _K_DST]
+    cell = node * n_hosts + dst
+    off = ST[ST[_H_OFF_FIBOFF] + cell]
+    n = ST[ST[_H_OFF_FIBN] + cell]
+    ports = ST[_H_OFF_FIBPORTS]
+    if n == 1:
+        out = ST[ports + off]
+    else:
+        salt = U[ST[_H_OFF_NODESALT] + node]
+        out = ST[ports + off + ecmp_pick(np.uint64(PK[slot, _K_HKEY]), salt, n)]
+    _port_receive(ST, F, U, PK, out, slot, now)
+    return -1, -1
+
+
+@njit(cache=True)
+def run(ST, F, U, PK, lim_t, lim_prio, lim_eid, eid):
+    """Process kernel events in (time, eid) order while they come before the Python event
+    keyed (``lim_t``, ``lim_prio``, ``lim_eid``) (kernel events have priority 1); the events
+    this call schedules take sub-eids of the engine eid ``eid``. Stops after the first delivery
+    to a host (or before the call's sub-eids could run out).
+
+    Returns (host id or -1, slot, the packet's ECN, time of the last event, kernel top time,
+    kernel top's engine eid)."""
+    base = eid << EID_SHIFT
+    ST[_H_EID] = base
+    ht = ST[_H_OFF_HT]
+    he = ST[_H_OFF_HE]
+    host = -1
+    slot = -1
+    ecn = 0
+    now = ST[_H_NOW]
+    while ST[_H_HEAP_N] > 0 and ST[_H_EID] - base < _EID_ROOM:
+        t = ST[ht]
+        e = ST[he] >> EID_SHIFT
+        if t > lim_t or (t == lim_t and (lim_prio < 1 or (lim_prio == 1 and e > lim_eid))):
+            break
+        payload = _heap_pop(ST)
+        now = t
+        ST[_H_NOW] = t
+        host, slot = _deliver(ST, F, U, PK, payload, t)
+        if host >= 0:
+            ecn = PK[slot, _K_ECN]
+            _free(ST, PK, slot)  # Python takes the packet from objs[slot] before any reuse
+            break
+    if ST[_H_HEAP_N] > 0:
+        return host, slot, ecn, now, ST[ht], ST[he] >> EID_SHIFT
+    return host, slot, ecn, now, NEVER_PS, 0
+
+
+@njit(cache=True)
+def inject(ST, F, U, PK, p, kind, size, src, dst, entropy, ecn, now, eid):
+    """Host NIC port ``p`` receives a packet from Python at ``now`` (its ECMP hash key is that
+    of (``src``, ``dst``, ``entropy``): :func:`uno.core.packet.flow_hash_key`); a delivery event
+    it schedules takes a sub-eid of engine eid ``eid``. Returns (pool slot or -1 if the pool is
+    full, kernel top time, kernel top's engine eid)."""
+    slot = ST[_H_FREE]
+    if slot < 0:
+        return -1, NEVER_PS, 0
+    ST[_H_FREE] = PK[slot, _K_NEXT]
+    ST[_H_IN_POOL] += 1
+    PK[slot, _K_KIND] = kind
+    PK[slot, _K_SIZE] = size
+    PK[slot, _K_DST] = dst
+    PK[slot, _K_ECN] = ecn
+    key = (np.uint64(src) << _U40) ^ (np.uint64(dst) << _U20) ^ np.uint64(entropy)
+    PK[slot, _K_HKEY] = np.int64(mix64(key))
+    ST[_H_EID] = eid << EID_SHIFT
+    ST[_H_NOW] = now
+    _port_receive(ST, F, U, PK, p, slot, now)
+    if ST[_H_HEAP_N] > 0:
+        return slot, ST[ST[_H_OFF_HT]], ST[ST[_H_OFF_HE]] >> EID_SHIFT
+    return slot, NEVER_PS, 0
+
+
+@njit(cache=True)
+def settle_port(ST, F, U, PK, p, now):
+    """Settle port ``p`` at ``now``; returns (queued bytes, data packets queued, control
+    packets not yet departed)."""
+    pb = ST[_H_OFF_P] + p * _NPC
+    _settle(ST, F, U, PK, p, pb, now)
+    queued = 0
+    slot = ST[pb + _P_QHEAD]
+    while slot >= 0:
+        queued += 1
+        slot = PK[slot, _K_NEXT]
+    waiting = 0
+    slot = ST[pb + _P_C_HEAD]
+    while slot >= 0:
+        if PK[slot, _K_DEP] > now:
+            waiting += 1
+        slot = PK[slot, _K_NEXT]
+    return ST[pb + _P_BYTES], queued, waiting
+
+
+# ---- Python side -----------------------------------------------------------------------------
+def check_compiled_support(cfg) -> None:
+    """Refuse what the compiled data plane does not model, naming the setting."""
+    if cfg.engine.dataplane != "compiled":
+        return
+    sw = cfg.switch
+    for on, field in (
+        (sw.pfc.enabled, "switch.pfc.enabled"),
+        (sw.int_telemetry.enabled, "switch.int_telemetry.enabled"),
+        (cfg.engine.port_model == "event", "engine.port_model=event"),
+        (bool(cfg.faults.link_failures) or bool(cfg.faults.losses), "faults"),
+    ):
+        if on:
+            raise ConfigError(
+                "engine.dataplane",
+                f"'compiled' does not model {field} yet (the Python data plane does: "
+                "engine.dataplane=python)",
+            )
+
+
+def _pcg64_words(uniform) -> tuple[int, int, int, int]:
+    """(state high, state low, increment high, increment low) of a port's not yet drawn
+    :class:`uno.core.rng.UniformBuffer`, past the values it must skip."""
+    if uniform._gen is not None:
+        raise ValueError("compiled data plane: a port's random stream was drawn from already")
+    seq = np.random.SeedSequence(entropy=uniform._entropy, spawn_key=uniform._spawn_key)
+    bitgen = np.random.PCG64(seq)
+    if uniform._skip:
+        np.random.Generator(bitgen).random(uniform._skip)
+    state = bitgen.state["state"]
+    s, inc = state["state"], state["inc"]
+    mask = (1 << 64) - 1
+    return s >> 64, s & mask, inc >> 64, inc & mask
+
+
+class CompiledDataplane:
+    """The network of one simulation as kernel state; built from a configured Network, whose
+    ports it replaces by :class:`CompiledPort` views (same names and statistics)."""
+
+    def __init__(self, engine, network, pool_packets: int = 4096):
+        self.engine = engine
+        self.network = network
+        ports = network.ports
+        for port in ports:
+            if type(port).__name__ != "Port":
+                raise ValueError(
+                    f"compiled data plane: port {port.name} is a {type(port).__name__}"
+                )
+            if port.fault is not None:
+                raise ValueError(f"compiled data plane: port {port.name} has faults")
+        n_ports = len(ports)
+        nodes = network.node_objs
+        n_nodes = len(nodes)
+        n_hosts = len(network.hosts)
+        index_of = {id(p): i for i, p in enumerate(ports)}
+        node_index = {id(obj): i for i, obj in enumerate(nodes)}
+        # forwarding: per (node, destination host) an offset and count into one port list
+        fib_off = np.zeros(n_nodes * n_hosts, dtype=np.int64)
+        fib_n = np.zeros(n_nodes * n_hosts, dtype=np.int64)
+        fib_ports: list[int] = []
+        salts = np.zeros(n_nodes, dtype=np.uint64)
+        node_host = np.full(n_nodes, -1, dtype=np.int64)
+        for i, obj in enumerate(nodes):
+            if isinstance(obj, Switch):
+                salts[i] = np.uint64(obj.salt & ((1 << 64) - 1))
+                for dst, cands in enumerate(obj.fib):
+                    fib_off[i * n_hosts + dst] = len(fib_ports)
+                    fib_n[i * n_hosts + dst] = len(cands)
+                    fib_ports.extend(index_of[id(c)] for c in cands)
+            else:
+                node_host[i] = obj.host_id
+        heap_cap = 2 * n_ports + 1
+        sizes = [_HEADER, n_ports * _NPC, len(fib_off), len(fib_n), len(fib_ports), n_nodes,
+                 heap_cap, heap_cap, heap_cap]  # fmt: skip
+        offs = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+        ST = np.zeros(int(offs[-1]), dtype=np.int64)
+        ST[_H_OFF_P] = offs[1]
+        ST[_H_N_PORTS] = n_ports
+        ST[_H_OFF_FIBOFF], ST[_H_OFF_FIBN], ST[_H_OFF_FIBPORTS] = offs[2], offs[3], offs[4]
+        ST[offs[2] : offs[3]] = fib_off
+        ST[offs[3] : offs[4]] = fib_n
+        ST[offs[4] : offs[5]] = fib_ports
+        ST[_H_N_HOSTS] = n_hosts
+        ST[_H_OFF_NODEHOST] = offs[5]
+        ST[offs[5] : offs[6]] = node_host
+        ST[_H_OFF_HT], ST[_H_OFF_HE], ST[_H_OFF_HP] = offs[6], offs[7], offs[8]
+        ST[_H_HEAP_CAP] = heap_cap
+        F = np.zeros((n_ports, _NFC))
+        rng_words: list[int] = []
+        P = ST[offs[1] : offs[2]].reshape(n_ports, _NPC)
+        for i, port in enumerate(ports):
+            row = P[i]
+            row[[_P_HEAD, _P_QHEAD, _P_TAIL, _P_C_HEAD, _P_C_TAIL]] = -1
+            row[_P_BUFFER] = port.buffer_bytes
+            row[_P_RATE] = port.rate_bps
+            row[_P_DELAY] = port.delay_ps
+            row[_P_NEXT] = node_index[id(port.next_node)]
+            flags = 0
+            if port._mark_physical:
+                flags |= _FL_MARK_PHYS
+            if port._mark_phantom:
+                flags |= _FL_MARK_PHANT
+            if port._phantom_acks:
+                flags |= _FL_PH_ACKS
+            if port._phantom_drops:
+                flags |= _FL_PH_DROPS
+            if port.control_lane is not None:
+                flags |= _FL_CTRL
+            uniform = None
+            if port.red is not None:
+                F[i, _F_RED_KMIN] = port.red.kmin_bytes
+                F[i, _F_RED_KMAX] = port.red.kmax_bytes
+                F[i, _F_RED_SPAN] = port.red._span
+                uniform = port.red._uniform
+            if port.phantom is not None:
+                ph = port.phantom
+                flags |= _FL_PHANTOM
+                F[i, _F_PH_SIZE] = ph.size_bytes
+                F[i, _F_PH_DRAIN] = ph.drain_bytes_per_ps
+                F[i, _F_PH_KMIN] = ph.red.kmin_bytes
+                F[i, _F_PH_KMAX] = ph.red.kmax_bytes
+                F[i, _F_PH_SPAN] = ph.red._span
+                if uniform is not None and ph.red._uniform is not uniform:
+                    raise ValueError(f"port {port.name}: RED and phantom queue must share a stream")
+                uniform = ph.red._uniform
+            row[_P_FLAGS] = flags
+            if uniform is not None:
+                row[_P_RNG] = len(rng_words)
+                rng_words.extend(_pcg64_words(uniform))
+        n_rng = len(rng_words)
+        U = np.zeros(n_rng + n_nodes, dtype=np.uint64)
+        U[:n_rng] = np.array(rng_words, dtype=np.uint64)
+        U[n_rng:] = salts
+        ST[_H_OFF_NODESALT] = n_rng
+        self.ST, self.F, self.U = ST, F, U
+        self._prow = offs[1]  # ports' rows start here in ST
+        self.PK = np.zeros((0, _NKC), dtype=np.int64)
+        self.objs: list = []
+        ST[_H_FREE] = -1
+        self._grow(pool_packets)
+        self.top = (NEVER_PS, 0)  # the kernel's next event (time, engine eid)
+        self.calls = 0  # calls into the kernel: each took one engine eid
+        self._hosts = network.hosts
+        self._dropped_seen = [0, 0, 0]
+        self.views = [CompiledPort(self, i, p) for i, p in enumerate(ports)]
+        for view in self.views:
+            owner = view.owner
+            if not isinstance(owner, Switch):
+                owner.nic = view
+                owner.nic_scheduler.port = view
+            else:
+                owner.ports[owner.ports.index(view._python_port)] = view
+        network.ports = self.views
+        network.port_by_name = {v.name: v for v in self.views}
+        network.dataplane = self
+        engine.attach_dataplane(self)
+
+    def _grow(self, extra: int) -> None:
+        """Add ``extra`` free rows to the packet pool."""
+        old = self.PK
+        n = len(old)
+        PK = np.zeros((n + extra, _NKC), dtype=np.int64)
+        PK[:n] = old
+        PK[n:, _K_NEXT] = np.arange(n + 1, n + extra + 1)
+        PK[n + extra - 1, _K_NEXT] = self.ST[_H_FREE]
+        self.ST[_H_FREE] = n
+        self.PK = PK
+        self.objs.extend([None] * extra)
+
+    # ---- the boundary ---------------------------------------------------------------------
+    def send(self, port: int, pkt) -> None:
+        """Host NIC port ``port`` receives ``pkt`` now."""
+        engine = self.engine
+        self.calls += 1
+        while True:
+            slot, top_t, top_e = inject(
+                self.ST, self.F, self.U, self.PK, port, pkt.kind, pkt.size_bytes, pkt.src,
+                pkt.dst, pkt.entropy, pkt.ecn, engine._now, next(engine._eid),
+            )  # fmt: skip
+            if slot >= 0:
+                break
+            self._grow(len(self.PK))
+            self.calls += 1
+        self.objs[slot] = pkt
+        self.top = (top_t, top_e)
+
+    def run(self, lim_t: int, lim_prio: int, lim_eid: int):
+        """Run the kernel up to the Python event keyed (lim_t, lim_prio, lim_eid). Returns the
+        packet delivered to a host, and the host, or None."""
+        engine = self.engine
+        self.calls += 1
+        host, slot, ecn, now, top_t, top_e = run(
+            self.ST, self.F, self.U, self.PK, lim_t, lim_prio, lim_eid, next(engine._eid)
+        )
+        self.top = (top_t, top_e)
+        if host < 0:
+            return None
+        engine._now = now
+        pkt = self.objs[slot]
+        pkt.ecn = ecn == 1
+        return pkt, self._hosts[host]
+
+    @property
+    def events_scheduled(self) -> int:
+        """Events the kernel scheduled (each call also took one engine eid, not an event)."""
+        return int(self.ST[_H_PUSHES]) - self.calls
+
+    # ---- accounting -----------------------------------------------------------------------
+    def sync_network(self) -> None:
+        """Bring the network's drop counters and in-flight count up to the kernel's."""
+        net = self.network
+        for kind in range(3):
+            n = int(self.ST[_H_DROP0 + kind])
+            new = n - self._dropped_seen[kind]
+            if new:
+                net.dropped[(DROP_BUFFER, KIND_NAMES[kind])] += new
+                net.in_flight -= new
+                self._dropped_seen[kind] = n
+
+    def packets_in_network(self) -> int:
+        return int(self.ST[_H_IN_POOL])
+
+    def packet_hops(self) -> int:
+        return int(self.ST[_H_N_HOPS])
+
+    def drops_by_kind(self) -> Counter:
+        return Counter({KIND_NAMES[k]: int(self.ST[_H_DROP0 + k]) for k in range(3)})
+
+
+class CompiledPort:
+    """A port of the compiled data plane, seen from Python: the facts and statistics a
+    :class:`uno.net.port.Port` offers (read from the kernel's arrays), and ``receive`` for a
+    host's NIC."""
+
+    __slots__ = ("_dp", "index", "_row", "_python_port", "name", "kind", "rate_bps", "delay_ps",
+                 "buffer_bytes", "owner", "next_node", "red", "phantom", "fault", "control_lane")  # fmt: skip
+
+    def __init__(self, dataplane: CompiledDataplane, index: int, port):
+        self._dp = dataplane
+        self.index = index
+        self._row = dataplane._prow + index * _NPC
+        self._python_port = port
+        for attr in ("name", "kind", "rate_bps", "delay_ps", "buffer_bytes", "owner",
+                     "next_node", "red", "phantom", "control_lane"):  # fmt: skip
+            setattr(self, attr, getattr(port, attr))
+        self.fault = None
+
+    def receive(self, pkt) -> None:
+        self._dp.send(self.index, pkt)
+
+    def _int(self, col: int) -> int:
+        return int(self._dp.ST[self._row + col])
+
+    @property
+    def _busy_until_ps(self) -> int:
+        return int(self._dp.ST[self._row + _P_BUSY])
+
+    @property
+    def marks_physical(self) -> bool:
+        return bool(self._int(_P_FLAGS) & _FL_MARK_PHYS)
+
+    @property
+    def arrivals(self) -> int:
+        return self._int(_P_ARRIVALS)
+
+    @property
+    def drops(self) -> int:
+        return self._int(_P_DROPS)
+
+    @property
+    def ecn_marks(self) -> int:
+        return self._int(_P_MARKS)
+
+    @property
+    def max_bytes(self) -> int:
+        return self._int(_P_MAXB)
+
+    @property
+    def enqueued_bytes(self) -> int:
+        return self._int(_P_ENQB)
+
+    @property
+    def bytes(self) -> int:
+        return self._int(_P_BYTES)
+
+    @property
+    def tx_bytes(self) -> int:
+        return self.enqueued_bytes - self.bytes
+
+    def _settled(self, now: int) -> tuple[int, int, int]:
+        dp = self._dp
+        q, queued, waiting = settle_port(dp.ST, dp.F, dp.U, dp.PK, self.index, now)
+        return int(q), int(queued), int(waiting)
+
+    def occupancy_bytes(self, now: int) -> int:
+        return self._settled(now)[0]
+
+    @property
+    def tx_packets(self) -> int:
+        _, queued, waiting = self._settled(self._dp.engine._now)
+        return self.arrivals - self.drops - queued - waiting
+
+    def packets_held(self) -> int:
+        return self._int(_P_HELD)
+
+    def phantom_bytes(self, now: int) -> float:
+        if self.phantom is None:
+            return 0.0
+        dp = self._dp
+        level = (
+            dp.F[self.index, _F_PH_LEVEL]
+            - (now - self._int(_P_PH_LAST)) * dp.F[self.index, _F_PH_DRAIN]
+        )
+        return float(level) if level > 0.0 else 0.0
+
+    def serialization_ps(self, size_bytes: int) -> int:
+        return int(serialization_ps(size_bytes, self.rate_bps))
+
+    def __repr__(self) -> str:
+        return f"CompiledPort({self.name}, {self.rate_bps / 1e9:g} Gb/s, {self.delay_ps} ps)"
+
+
+__all__ = ["CompiledDataplane", "CompiledPort", "check_compiled_support"]
