@@ -80,10 +80,6 @@ def populate_packet(cfg, sim: Simulation, scenario, plans, port_cls=Port) -> Sim
         configure_int(network, cfg.switch.int_telemetry)
     # after PFC: a faulty link loses packets before they reach the next switch's ingress queue
     network.configure_faults(cfg.faults, sim.rng)
-    if cfg.engine.dataplane == "compiled":
-        from uno.net.compiled import CompiledDataplane
-
-        CompiledDataplane(sim.engine, network)
     sim.network = network
     ec = cfg.ec
     coder = None
@@ -143,6 +139,10 @@ def populate_packet(cfg, sim: Simulation, scenario, plans, port_cls=Port) -> Sim
             cnp_interval_ps=cc.cnp_interval_ps,
         )
         sim.flows.append(flow)
+    if cfg.engine.dataplane == "compiled":
+        from uno.net.compiled import CompiledDataplane
+
+        CompiledDataplane(sim.engine, network, sim.flows)
     en = cfg.engine
     sim.max_time_ps = ms_to_ps(en.max_sim_time_ms)
     sim.check_invariants = bool(en.check_invariants)

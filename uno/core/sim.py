@@ -282,6 +282,8 @@ class Simulation:
     def flows_table(self) -> pd.DataFrame:
         """The flows table (:data:`uno.metrics.flows.FLOW_COLUMNS`) of the flows so far."""
         seed = self.meta.get("seed")
+        if self.network is not None and self.network.dataplane is not None:
+            self.network.dataplane.sync()  # the kernel's receivers' counts
         cols: dict[str, list] = {c: [] for c in FLOW_COLUMNS}
         for f in self.flows:
             s = f.sender

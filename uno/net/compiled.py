@@ -42,8 +42,8 @@ from collections import Counter
 import numpy as np
 from numba import njit
 
-from uno.core.errors import ConfigError
-from uno.core.packet import DATA, KIND_NAMES
+from uno.core.errors import ConfigError, InvariantError
+from uno.core.packet import ACK, DATA, KIND_NAMES, flow_hash_key
 from uno.net.port import DROP_BUFFER
 from uno.net.switch import Switch
 
@@ -57,8 +57,16 @@ _H_DROP0 = 16  # tail drops by packet kind: 16, 17, 18
 _H_IN_POOL = 19  # packets held in the pool (in the network)
 _H_N_HOPS = 20  # packets that entered a queue (sum of port arrivals)
 _H_PUSHES = 21  # events the kernel scheduled
-_H_EID_BASE = 22  # the first sub-eid of the current call
-_HEADER = 24
+_H_OFF_FLOWS, _H_N_FLOWS, _H_OFF_HOSTNIC = 22, 23, 24  # flows table, host -> NIC port
+_H_RX_DATA = 25  # data packets the kernel's receivers took (each answered by an ACK)
+_H_ERROR, _H_ERROR_ARG = 26, 27  # what stopped the kernel (_ERR_*) and its argument
+_HEADER = 32
+# errors the kernel reports (the Python side raises InvariantError)
+_ERR_MISROUTED, _ERR_SEQ, _ERR_BYTES = 1, 2, 3
+# flows (ST rows): the kernel's receiver of a flow (ACK generation, counts) when _R_KERNEL
+(_R_KERNEL, _R_N_PACKETS, _R_SIZE, _R_ACK_BYTES, _R_GOT_OFF, _R_N_GOT, _R_BYTES, _R_DUP,
+ _R_ECN, _R_COMPLETE) = range(10)  # fmt: skip
+_NRC = 10
 
 # ports (ST rows)
 (_P_BUSY, _P_HEAD, _P_QHEAD, _P_TAIL, _P_PENDING, _P_BYTES, _P_BUFFER, _P_RATE, _P_DELAY,
@@ -73,8 +81,9 @@ _F_RED_KMIN, _F_RED_KMAX, _F_RED_SPAN = 0, 1, 2
 _F_PH_SIZE, _F_PH_DRAIN, _F_PH_LEVEL, _F_PH_KMIN, _F_PH_KMAX, _F_PH_SPAN = 3, 4, 5, 6, 7, 8
 _NFC = 9
 # packet pool columns
-_K_KIND, _K_SIZE, _K_DST, _K_ECN, _K_DEP, _K_NEXT, _K_HKEY = range(7)
-_NKC = 7
+(_K_KIND, _K_SIZE, _K_DST, _K_ECN, _K_DEP, _K_NEXT, _K_HKEY, _K_FLOW, _K_SEQ, _K_PAYLOAD,
+ _K_SRC, _K_ENTROPY) = range(12)  # fmt: skip
+_NKC = 12
 
 #: a time after every event (an empty heap's top)
 NEVER_PS = 1 << 62
@@ -421,20 +430,75 @@ def _deliver(ST, F, U, PK, payload, now):
 
 
 @njit(cache=True)
+def hash_key(src, dst, entropy):
+    """ECMP hash key of (src, dst, entropy) as an int64 (:func:`uno.core.packet.flow_hash_key`)."""
+    key = (np.uint64(src) << _U40) ^ (np.uint64(dst) << _U20) ^ np.uint64(entropy)
+    return np.int64(mix64(key))
+
+
+@njit(cache=True)
+def _receive_data(ST, F, U, PK, host, slot, now):
+    """The kernel's receiver of the flow of data packet ``slot``, arrived at ``host`` at
+    ``now`` (:meth:`uno.transport.receiver.Receiver.on_data` without coding or CNPs): count the
+    sequence number once, complete the flow, and send the packet back as its ACK at once
+    (:meth:`uno.net.host.Host.send`). Returns an _ERR_* code, 0 when all is well."""
+    if PK[slot, _K_DST] != host:
+        ST[_H_ERROR_ARG] = slot
+        return _ERR_MISROUTED
+    fb = ST[_H_OFF_FLOWS] + PK[slot, _K_FLOW] * _NRC
+    seq = PK[slot, _K_SEQ]
+    if seq < 0 or seq >= ST[fb + _R_N_PACKETS]:
+        ST[_H_ERROR_ARG] = slot
+        return _ERR_SEQ
+    word = ST[fb + _R_GOT_OFF] + (seq >> 6)
+    bit = np.int64(1) << (seq & 63)
+    if ST[word] & bit:
+        ST[fb + _R_DUP] += 1
+    else:
+        ST[word] |= bit
+        ST[fb + _R_N_GOT] += 1
+        ST[fb + _R_BYTES] += PK[slot, _K_PAYLOAD]
+        if ST[fb + _R_N_GOT] == ST[fb + _R_N_PACKETS]:
+            ST[fb + _R_COMPLETE] = now
+            if ST[fb + _R_BYTES] != ST[fb + _R_SIZE]:
+                ST[_H_ERROR_ARG] = slot
+                return _ERR_BYTES
+    if PK[slot, _K_ECN]:
+        ST[fb + _R_ECN] += 1
+    # the data packet becomes its ACK, echoing seq, ECN, entropy (and, in Python, send time)
+    src = PK[slot, _K_DST]
+    dst = PK[slot, _K_SRC]
+    PK[slot, _K_KIND] = 1  # ACK
+    PK[slot, _K_SIZE] = ST[fb + _R_ACK_BYTES]
+    PK[slot, _K_SRC] = src
+    PK[slot, _K_DST] = dst
+    PK[slot, _K_HKEY] = hash_key(src, dst, PK[slot, _K_ENTROPY])
+    ST[_H_RX_DATA] += 1
+    _port_receive(ST, F, U, PK, ST[ST[_H_OFF_HOSTNIC] + host], slot, now)
+    return 0
+
+
+@njit(cache=True)
 def run(ST, F, U, PK, lim_t, lim_prio, lim_eid, eid):
     """Process kernel events in (time, eid) order while they come before the Python event
     keyed (``lim_t``, ``lim_prio``, ``lim_eid``) (kernel events have priority 1); the events
     this call schedules take sub-eids of the engine eid ``eid``. Stops after the first delivery
     to a host (or before the call's sub-eids could run out).
 
-    Returns (host id or -1, slot, the packet's ECN, time of the last event, kernel top time,
-    kernel top's engine eid)."""
+    A data packet whose flow has a kernel receiver is answered inside (:func:`_receive_data`);
+    a kernel error stops the call with host -2 (``_H_ERROR`` says which).
+
+    Returns (the host a packet was delivered to, or -1 for none, or -2 for an error; its
+    slot; its kind; its ECN; the time of the last event; the kernel top's time and engine
+    eid)."""
     base = eid << EID_SHIFT
     ST[_H_EID] = base
     ht = ST[_H_OFF_HT]
     he = ST[_H_OFF_HE]
+    flows = ST[_H_OFF_FLOWS]
     host = -1
     slot = -1
+    kind = 0
     ecn = 0
     now = ST[_H_NOW]
     while ST[_H_HEAP_N] > 0 and ST[_H_EID] - base < _EID_ROOM:
@@ -447,16 +511,25 @@ def run(ST, F, U, PK, lim_t, lim_prio, lim_eid, eid):
         ST[_H_NOW] = t
         host, slot = _deliver(ST, F, U, PK, payload, t)
         if host >= 0:
+            kind = PK[slot, _K_KIND]
+            if kind == DATA and ST[flows + PK[slot, _K_FLOW] * _NRC + _R_KERNEL]:
+                err = _receive_data(ST, F, U, PK, host, slot, t)
+                if err:
+                    ST[_H_ERROR] = err
+                    host = -2
+                    break
+                host = -1
+                continue
             ecn = PK[slot, _K_ECN]
             _free(ST, PK, slot)  # Python takes the packet from objs[slot] before any reuse
             break
     if ST[_H_HEAP_N] > 0:
-        return host, slot, ecn, now, ST[ht], ST[he] >> EID_SHIFT
-    return host, slot, ecn, now, NEVER_PS, 0
+        return host, slot, kind, ecn, now, ST[ht], ST[he] >> EID_SHIFT
+    return host, slot, kind, ecn, now, NEVER_PS, 0
 
 
 @njit(cache=True)
-def inject(ST, F, U, PK, p, kind, size, src, dst, entropy, ecn, now, eid):
+def inject(ST, F, U, PK, p, kind, size, src, dst, entropy, ecn, flow, seq, payload, now, eid):
     """Host NIC port ``p`` receives a packet from Python at ``now`` (its ECMP hash key is that
     of (``src``, ``dst``, ``entropy``): :func:`uno.core.packet.flow_hash_key`); a delivery event
     it schedules takes a sub-eid of engine eid ``eid``. Returns (pool slot or -1 if the pool is
@@ -470,8 +543,12 @@ def inject(ST, F, U, PK, p, kind, size, src, dst, entropy, ecn, now, eid):
     PK[slot, _K_SIZE] = size
     PK[slot, _K_DST] = dst
     PK[slot, _K_ECN] = ecn
-    key = (np.uint64(src) << _U40) ^ (np.uint64(dst) << _U20) ^ np.uint64(entropy)
-    PK[slot, _K_HKEY] = np.int64(mix64(key))
+    PK[slot, _K_HKEY] = hash_key(src, dst, entropy)
+    PK[slot, _K_FLOW] = flow
+    PK[slot, _K_SEQ] = seq
+    PK[slot, _K_PAYLOAD] = payload
+    PK[slot, _K_SRC] = src
+    PK[slot, _K_ENTROPY] = entropy
     ST[_H_EID] = eid << EID_SHIFT
     ST[_H_NOW] = now
     _port_receive(ST, F, U, PK, p, slot, now)
@@ -539,9 +616,17 @@ class CompiledDataplane:
     """The network of one simulation as kernel state; built from a configured Network, whose
     ports it replaces by :class:`CompiledPort` views (same names and statistics)."""
 
-    def __init__(self, engine, network, pool_packets: int = 4096):
+    def __init__(self, engine, network, flows: list, pool_packets: int = 4096,
+                 kernel_receivers: bool = True):  # fmt: skip
+        """``flows``: the run's flows (flow ids 0, 1, ... in order). With ``kernel_receivers``
+        the kernel answers the data packets of every flow without erasure coding or CNPs
+        itself (:func:`_receive_data`); the other flows' receivers stay in Python."""
         self.engine = engine
         self.network = network
+        for i, flow in enumerate(flows):
+            if flow.flow_id != i:
+                raise ValueError("compiled data plane: flow ids must be 0, 1, ... in order")
+        self.flows = flows
         ports = network.ports
         for port in ports:
             if type(port).__name__ != "Port":
@@ -572,8 +657,16 @@ class CompiledDataplane:
             else:
                 node_host[i] = obj.host_id
         heap_cap = 2 * n_ports + 1
+        n_flows = len(flows)
+        self._kernel_rx = [
+            kernel_receivers and f.coding is None and not f.receiver._cnp_interval_ps for f in flows
+        ]
+        got_words = [
+            (f.n_packets + 63) // 64 if k else 0
+            for f, k in zip(flows, self._kernel_rx, strict=True)
+        ]
         sizes = [_HEADER, n_ports * _NPC, len(fib_off), len(fib_n), len(fib_ports), n_nodes,
-                 heap_cap, heap_cap, heap_cap]  # fmt: skip
+                 heap_cap, heap_cap, heap_cap, n_flows * _NRC, n_hosts, sum(got_words)]  # fmt: skip
         offs = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
         ST = np.zeros(int(offs[-1]), dtype=np.int64)
         ST[_H_OFF_P] = offs[1]
@@ -587,6 +680,22 @@ class CompiledDataplane:
         ST[offs[5] : offs[6]] = node_host
         ST[_H_OFF_HT], ST[_H_OFF_HE], ST[_H_OFF_HP] = offs[6], offs[7], offs[8]
         ST[_H_HEAP_CAP] = heap_cap
+        ST[_H_OFF_FLOWS] = offs[9]
+        ST[_H_N_FLOWS] = n_flows
+        ST[_H_OFF_HOSTNIC] = offs[10]
+        R = ST[offs[9] : offs[10]].reshape(n_flows, _NRC)
+        got = int(offs[11])
+        for i, (flow, kernel) in enumerate(zip(flows, self._kernel_rx, strict=True)):
+            row = R[i]
+            row[_R_KERNEL] = kernel
+            row[_R_N_PACKETS] = flow.n_packets
+            row[_R_SIZE] = flow.size_bytes
+            row[_R_ACK_BYTES] = flow.receiver.ack_bytes
+            row[_R_GOT_OFF] = got
+            row[_R_COMPLETE] = -1
+            got += got_words[i]
+        self._flow_rows = R
+        self._got_off = offs[11]
         F = np.zeros((n_ports, _NFC))
         rng_words: list[int] = []
         P = ST[offs[1] : offs[2]].reshape(n_ports, _NPC)
@@ -644,12 +753,14 @@ class CompiledDataplane:
         self.calls = 0  # calls into the kernel: each took one engine eid
         self._hosts = network.hosts
         self._dropped_seen = [0, 0, 0]
+        self._rx_seen = 0
         self.views = [CompiledPort(self, i, p) for i, p in enumerate(ports)]
         for view in self.views:
             owner = view.owner
             if not isinstance(owner, Switch):
                 owner.nic = view
                 owner.nic_scheduler.port = view
+                ST[offs[10] + owner.host_id] = view.index
             else:
                 owner.ports[owner.ports.index(view._python_port)] = view
         network.ports = self.views
@@ -677,7 +788,8 @@ class CompiledDataplane:
         while True:
             slot, top_t, top_e = inject(
                 self.ST, self.F, self.U, self.PK, port, pkt.kind, pkt.size_bytes, pkt.src,
-                pkt.dst, pkt.entropy, pkt.ecn, engine._now, next(engine._eid),
+                pkt.dst, pkt.entropy, pkt.ecn, pkt.flow.flow_id, pkt.seq, pkt.payload_bytes,
+                engine._now, next(engine._eid),
             )  # fmt: skip
             if slot >= 0:
                 break
@@ -691,16 +803,33 @@ class CompiledDataplane:
         packet delivered to a host, and the host, or None."""
         engine = self.engine
         self.calls += 1
-        host, slot, ecn, now, top_t, top_e = run(
+        host, slot, kind, ecn, now, top_t, top_e = run(
             self.ST, self.F, self.U, self.PK, lim_t, lim_prio, lim_eid, next(engine._eid)
         )
         self.top = (top_t, top_e)
         if host < 0:
+            if host == -2:
+                self._raise_kernel_error(now)
             return None
         engine._now = now
         pkt = self.objs[slot]
         pkt.ecn = ecn == 1
+        if kind != pkt.kind:  # the kernel's receiver made it an ACK: do the same to the object
+            _as_ack(pkt)
         return pkt, self._hosts[host]
+
+    def _raise_kernel_error(self, now: int) -> None:
+        err = int(self.ST[_H_ERROR])
+        slot = int(self.ST[_H_ERROR_ARG])
+        pkt = self.objs[slot]
+        where = f"at {now} ps: {pkt!r} (kernel: dst {int(self.PK[slot, _K_DST])})"
+        if err == _ERR_MISROUTED:
+            raise InvariantError(f"compiled data plane: misrouted {where}")
+        if err == _ERR_SEQ:
+            raise InvariantError(f"flow {pkt.flow.flow_id}: received seq outside the flow {where}")
+        raise InvariantError(
+            f"flow {pkt.flow.flow_id}: complete with a byte count other than its size {where}"
+        )
 
     @property
     def events_scheduled(self) -> int:
@@ -708,9 +837,40 @@ class CompiledDataplane:
         return int(self.ST[_H_PUSHES]) - self.calls
 
     # ---- accounting -----------------------------------------------------------------------
+    def sync(self) -> None:
+        """Bring the network's counters and the kernel receivers' Python objects up to date."""
+        self.sync_network()
+        self.sync_receivers()
+
+    def sync_receivers(self) -> None:
+        """Copy the kernel receivers' state (counts, completion, the sequence numbers got) to
+        their :class:`uno.transport.receiver.Receiver` objects."""
+        rows = self._flow_rows
+        for i, flow in enumerate(self.flows):
+            if not self._kernel_rx[i]:
+                continue
+            row = rows[i]
+            rx = flow.receiver
+            rx.n_got = int(row[_R_N_GOT])
+            rx.bytes_received = int(row[_R_BYTES])
+            rx.dup_packets = int(row[_R_DUP])
+            rx.ecn_packets = int(row[_R_ECN])
+            rx.complete_ps = int(row[_R_COMPLETE]) if row[_R_COMPLETE] >= 0 else None
+            off = int(row[_R_GOT_OFF])
+            words = self.ST[off : off + (flow.n_packets + 63) // 64]
+            bits = np.unpackbits(words.view(np.uint8), bitorder="little")[: flow.n_packets]
+            rx.got = bytearray(bits.tobytes())
+
     def sync_network(self) -> None:
-        """Bring the network's drop counters and in-flight count up to the kernel's."""
+        """Bring the network's packet counters up to the kernel's: its drops, and the data
+        packets its receivers took and answered with ACKs."""
         net = self.network
+        rx = int(self.ST[_H_RX_DATA])
+        new_rx = rx - self._rx_seen
+        if new_rx:
+            net.delivered[DATA] += new_rx
+            net.injected[ACK] += new_rx
+            self._rx_seen = rx
         for kind in range(3):
             n = int(self.ST[_H_DROP0 + kind])
             new = n - self._dropped_seen[kind]
@@ -727,6 +887,24 @@ class CompiledDataplane:
 
     def drops_by_kind(self) -> Counter:
         return Counter({KIND_NAMES[k]: int(self.ST[_H_DROP0 + k]) for k in range(3)})
+
+
+def _as_ack(pkt) -> None:
+    """Turn the data packet object ``pkt`` into its ACK as its flow's Python receiver would
+    have (:meth:`uno.transport.receiver.Receiver.on_data`, no coding, no CNPs), after the
+    kernel's receiver did so to its row."""
+    rx = pkt.flow.receiver
+    pkt.kind = ACK
+    pkt.size_bytes = rx.ack_bytes
+    pkt.info = False
+    src = pkt.dst
+    dst = pkt.src
+    pkt.src = src
+    pkt.dst = dst
+    key = rx._keys.get(pkt.entropy)
+    if key is None:
+        key = rx._keys[pkt.entropy] = flow_hash_key(src, dst, pkt.entropy)
+    pkt.hkey = key
 
 
 class CompiledPort:

@@ -171,7 +171,7 @@ class Network:
     def check_conservation(self) -> dict:
         """Every injected packet is delivered, dropped, or still in the network. Raises if not."""
         if self.dataplane is not None:
-            self.dataplane.sync_network()
+            self.dataplane.sync()
         injected = sum(self.injected)
         delivered = sum(self.delivered)
         dropped = sum(self.dropped.values())
