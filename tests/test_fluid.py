@@ -381,7 +381,7 @@ def test_step_kernel_matches_python(scheme):
     with np.errstate(over="ignore"):
         k_py = K.advance.py_func(
             k, k + 300, sim.dt_ps, twin["fs"], twin["cs"], sim.cp, twin["ls"], sim.rt_ptr,
-            sim.rt_link, sim.rt_w, twin["ring"], sim.ring_ptr, sim.ring_len, sim.order,
+            sim.rt_link, sim.rt_w, sim.rv_ptr, sim.rv_link, sim.rv_w, twin["ring"], sim.ring_ptr, sim.ring_len, sim.order,
             twin["counters"], twin["active"], twin["busy"], lb_twin, twin["loss_rng"],
         )  # fmt: skip
     assert k_py == k_fast == k + 300
@@ -401,6 +401,9 @@ def test_path_kernels_match_python():
         a = K.path_signals(f, sim.rt_ptr, sim.rt_link, sim.rt_w, ls)
         b = K.path_signals.py_func(f, sim.rt_ptr, sim.rt_link, sim.rt_w, ls)
         np.testing.assert_allclose(a, b, rtol=1e-12)
+        a = K.reverse_delay(f, sim.rv_ptr, sim.rv_link, sim.rv_w, ls)
+        b = K.reverse_delay.py_func(f, sim.rv_ptr, sim.rv_link, sim.rv_w, ls)
+        assert a == pytest.approx(b, rel=1e-12)
         la, lb = np.zeros(K.MAX_SUBFLOWS), np.zeros(K.MAX_SUBFLOWS)
         a = K.subflow_signals(f, ls, sim.lb, la)
         b = K.subflow_signals.py_func(f, ls, sim.lb, lb)
@@ -480,3 +483,41 @@ def test_route_drains_add_in_route_order():
             if is_switch_port(routing, routing.edges[e])
         )
         assert drains[f] == expect
+
+
+def test_acks_wait_in_the_reverse_paths_queues():
+    """A packet receiver sends its ACKs back through the data FIFOs of the reverse path
+    (hashed on (dst, src, entropy): uno.transport.receiver, uno.net.port), so the RTT and the
+    completion of a flow include the queues its ACKs meet. On the dumbbell, two long flows
+    s0, s1 -> r0 fill the left -> right bottleneck; a short flow r0 -> s2 sends its data over
+    the empty right -> left direction and its ACKs through that full queue: it finishes about
+    one full-queue delay late, not at its ideal FCT (which it did when the fluid RTT held the
+    data path's queues only)."""
+    from conftest import flows_override
+
+    base = ["topo=dumbbell", "cc=dctcp", "switch=ecn", "switch.ecn.enabled=false",
+            "lb=ecmp", "engine.kind=fluid", "engine.sample_interval_us=0"]  # fmt: skip
+    flows = flows_override([(0, 4, 20_000_000), (1, 4, 20_000_000), (4, 2, 8_000, 1000.0)])
+    cfg = uno.compose([*base, "workload=flows", flows])
+    out = uno.run(cfg).flows.set_index("flow_id")
+    short = out.loc[2]
+    full_queue_ps = 1048576 / (100e9 / 8 / 1e12)  # the bottleneck's buffer at line rate
+    assert short["fct_ps"] - short["ideal_fct_ps"] > 0.25 * full_queue_ps
+    # the ACKs' route is the packet engine's reverse path: from r0's NIC to s2
+    from uno.api import to_run_config
+    from uno.build import build_simulation
+
+    sim = build_simulation(to_run_config(cfg))
+    edges, host_nodes = sim.scenario.routing.edges, sim.scenario.routing.host_nodes
+    back = sim.rv_link[sim.rv_ptr[2] : sim.rv_ptr[3]].tolist()
+    assert edges[back[0]].src == host_nodes[2] and edges[back[-1]].dst == host_nodes[4]
+    ls = np.zeros_like(sim.ls)
+    ls[back[1], K.LS_DELAY] = 5e6
+    assert K.reverse_delay(2, sim.rv_ptr, sim.rv_link, sim.rv_w, ls) == 5e6
+    assert K.path_signals(2, sim.rt_ptr, sim.rt_link, sim.rt_w, ls)[2] == 0.0
+    # with the switches' ACK lane (switch.ack_priority) the ACKs pass the full queue
+    lane = uno.compose([*base, "workload=flows", flows, "switch.ack_priority=true"])
+    short = uno.run(lane).flows.set_index("flow_id").loc[2]
+    assert short["fct_ps"] - short["ideal_fct_ps"] < 0.05 * full_queue_ps
+    sim = build_simulation(to_run_config(lane))
+    assert K.reverse_delay(2, sim.rv_ptr, sim.rv_link, sim.rv_w, ls) == 0.0

@@ -16,7 +16,8 @@ Numba kernel :func:`uno.fluid.kernels.advance`:
   and drain at their own rate. A byte leaving a link is marked with RED's probability at the
   (phantom) queue level, as the packet ports' ``set_marking`` sources say.
 - **Feedback is delayed by each flow's own RTT**: what the network did to a step's bytes
-  (acknowledged, marked, lost; the RTT sample = base RTT + queueing delay on the path) enters a
+  (acknowledged, marked, lost; the RTT sample = base RTT + queueing delay on the path + that
+  of the ACKs on their way back, which wait in the reverse path's data queues) enters a
   per-flow delay line and reaches the controller one RTT later, so an inter-DC flow reacts ~128x
   later than an intra-DC one. A loss is detected a retransmission timeout after it (the packet
   engine's RTO rule; ``transport.dupack_threshold`` > 0: one base RTT, as fast retransmit), or,
@@ -53,7 +54,9 @@ Not modelled, and refused with a message naming the setting: link failures and r
 the packet engine's bytes on the Uno Fig. 10 traffic, hence its own law above), UnoLB's
 ``affected: silent`` and ``reroute: random`` options. ACKs are not
 carried as bytes (64 B per 4,160-B data packet, 1.5 % of the reverse traffic), so
-``switch.ack_priority`` and ``switch.phantom.count_acks`` have nothing to act on.
+``switch.phantom.count_acks`` has nothing to act on; the queueing delay they meet on the way
+back is in the RTT, at every port of the reverse route, or only at the receiver's NIC with
+``switch.ack_priority`` (the switches' control lane).
 
 Units: times in ps, sizes in bytes, rates in bytes/ps inside the kernels.
 """
@@ -427,12 +430,20 @@ class FluidSimulation:
             sub_n[:] = subflows
             lb_rng[:] = (draws[:, subflows] * (1 << 53)).astype(np.uint64)
             rt_ptr, rt_link, rt_w = _csr_routes(sub_links[:, 0, :], sub_hops)  # for the bounds
+            # the ACKs' way back: that of the first subflow's entropy (not moved by reroutes)
+            rv_ptr, rv_link, rv_w = _csr_routes(
+                *_ecmp_routes(dst, src, sub_ent[:, 0], max_hops, *tables)
+            )
         elif lb in SINGLE_PATH_LB:
             entropy = (_balancer_draws(rng, specs, 1)[:, 0] * ENTROPY_SPACE).astype(np.int64)
             links, hops = _ecmp_routes(src, dst, entropy, max_hops, *tables)
             rt_ptr, rt_link, rt_w = _csr_routes(links, hops)
+            # a receiver's ACK carries its data packet's entropy, hashed on (dst, src, entropy)
+            # at every switch (uno.transport.receiver.Receiver.on_data)
+            rv_ptr, rv_link, rv_w = _csr_routes(*_ecmp_routes(dst, src, entropy, max_hops, *tables))
         else:
             rt_ptr, rt_link, rt_w = _split_routes(sc, src, dst)
+            rv_ptr, rv_link, rv_w = _split_routes(sc, dst, src)  # sprayed ACKs: the even split
         fs = np.zeros((n, K.N_FS))
         wire = np.fromiter((p.wire_bytes for p in plans), dtype=np.int64, count=n)
         n_packets = np.fromiter((p.n_packets for p in plans), dtype=np.int64, count=n)
@@ -470,7 +481,15 @@ class FluidSimulation:
         # a step's bytes leave the sender within the step, then take one RTT (base +
         # queueing, at most every buffer on the path full); the drain time of the queues is
         # that of the route of the pair's first flow
-        drain = _route_drains_ps(routing, rt_ptr, rt_link)
+        # (the data's route and the ACKs' route back: an ACK waits behind the reverse path's
+        # queues, see uno.fluid.kernels.reverse_delay)
+        if cfg.switch.ack_priority:
+            # switch ports serve ACKs in a lane of their own (uno.net.port.ControlLane): only
+            # the receiver's NIC queue, shared with its own data, delays them
+            rv_w = np.where(np.isin(rv_link, nic_link), rv_w, 0.0)
+        drain = _route_drains_ps(routing, rt_ptr, rt_link) + _route_drains_ps(
+            routing, rv_ptr, rv_link
+        )
         if n:
             _, first, pair_of = np.unique(
                 src * len(routing.host_nodes) + dst, return_index=True, return_inverse=True
@@ -489,6 +508,7 @@ class FluidSimulation:
         self.rt_ptr = rt_ptr
         self.rt_link = rt_link
         self.rt_w = rt_w
+        self.rv_ptr, self.rv_link, self.rv_w = rv_ptr, rv_link, rv_w
         self.ring, self.ring_ptr, self.ring_len = ring, ring_ptr, ring_len
         self.order = np.argsort(fs[:, K.FS_START], kind="stable").astype(np.int64)
         self.counters = np.zeros(4, dtype=np.int64)
@@ -620,7 +640,7 @@ class FluidSimulation:
         (:func:`uno.fluid.kernels.advance`)."""
         return K.advance(
             k_start, k_stop, self.dt_ps, self.fs, self.cs, self.cp, self.ls, self.rt_ptr,
-            self.rt_link, self.rt_w, self.ring, self.ring_ptr, self.ring_len, self.order,
+            self.rt_link, self.rt_w, self.rv_ptr, self.rv_link, self.rv_w, self.ring, self.ring_ptr, self.ring_len, self.order,
             self.counters, self.active, self.busy, self.lb, self.loss_rng,
         )  # fmt: skip
 

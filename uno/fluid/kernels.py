@@ -530,6 +530,24 @@ def path_signals(f: int, rt_ptr, rt_link, rt_w, ls: np.ndarray):
 
 
 @njit(cache=True, error_model="numpy")
+def reverse_delay(f: int, rv_ptr, rv_link, rv_w, ls: np.ndarray) -> float:
+    """Queueing delay in ps of flow ``f``'s ACKs on their way back (receiver -> sender, the
+    reverse route ``rv_*``, each link weighed by the share of the ACKs that crosses it).
+
+    The packet receiver turns each data packet into an ACK and sends it through its host's NIC
+    and the switches' output ports towards the sender (``uno.transport.receiver.Receiver.on_data``,
+    hashed on (dst, src, entropy)); without ``switch.ack_priority`` an ACK waits in the same FIFO
+    as the data (``uno.net.port.Port.receive``), behind the queue of the reverse path's ports.
+    So the packet sender's RTT samples, its ACK clock and the flow's completion (its last ACK)
+    include this delay. ACKs are not carried as bytes here (1.5 % of the data's bytes), only the
+    delay they meet."""
+    delay = 0.0
+    for j in range(rv_ptr[f], rv_ptr[f + 1]):
+        delay += rv_w[j] * ls[rv_link[j], LS_DELAY]
+    return delay
+
+
+@njit(cache=True, error_model="numpy")
 def clamp_cwnd(cp: np.ndarray, f: int, cwnd: float) -> float:
     if cwnd < cp[f, P_MIN_CWND]:
         return cp[f, P_MIN_CWND]
@@ -915,6 +933,9 @@ def advance(
     rt_ptr,
     rt_link,
     rt_w,
+    rv_ptr,
+    rv_link,
+    rv_w,
     ring,
     ring_ptr,
     ring_len,
@@ -932,7 +953,8 @@ def advance(
     step reached: ``k_stop``, or earlier when every flow has finished. ``loss_rng``: each
     flow's SplitMix64 state for its packet losses (:func:`lost_packets`). ``lb``: the UnoLB
     subflows (``sub_n[f]`` > 0: flow ``f`` spreads over them instead of its ``rt_*`` route; see
-    :func:`unolb_reroute`)."""
+    :func:`unolb_reroute`). ``rv_*``: the route of each flow's ACKs back to its sender, whose
+    queueing delay its RTT includes (:func:`reverse_delay`)."""
     n_flows = fs.shape[0]
     sub_n, sub_hops, sub_links, sub_lost = lb[0], lb[1], lb[2], lb[4]
     sub_loss = np.zeros(sub_links.shape[1])
@@ -1155,7 +1177,8 @@ def advance(
                 mark, loss, qdelay = subflow_signals(f, ls, lb, sub_loss)
             else:
                 mark, loss, qdelay = path_signals(f, rt_ptr, rt_link, rt_w, ls)
-            rtt = fs[f, FS_BASE_RTT] + qdelay
+            # the RTT sample: base RTT + the data's queueing + the ACKs' on the reverse path
+            rtt = fs[f, FS_BASE_RTT] + qdelay + reverse_delay(f, rv_ptr, rv_link, rv_w, ls)
             n_ec = int(fs[f, FS_EC_N])
             if n_ec > 0:
                 ack = send * (1.0 - loss)  # what coding absorbs needs no whole packets
