@@ -81,8 +81,8 @@ def test_same_results_as_the_python_data_plane(overrides):
         # realistic mixed traffic on the two-DC topology, the artifact's switches (ACK lane)
         ["experiment=fig10_load", "workload=mixed_artifact", "workload.n_flows=400",
          "scheme=uno_ecmp", "engine.max_sim_time_ms=40"],
-        ["experiment=fig10_load", "workload.n_flows=60", "scheme=gemini",
-         "engine.max_sim_time_ms=20"],
+        pytest.param(["experiment=fig10_load", "workload.n_flows=60", "scheme=gemini",
+                      "engine.max_sim_time_ms=20"], marks=pytest.mark.slow),
         ["experiment=fig8_incast", "workload.size_bytes=8000000", "engine.max_sim_time_ms=40"],
         # phantom queues marking (UnoCC's marks come from them here)
         ["experiment=fig4_phantom", "workload.size_bytes=20000000"],
