@@ -377,18 +377,77 @@ def test_step_kernel_matches_python(scheme):
     names = ("fs", "cs", "ls", "ring", "counters", "active", "busy", "loss_rng")
     twin = {n: copy.deepcopy(getattr(sim, n)) for n in names}
     lb_twin = copy.deepcopy(sim.lb)
+    hops_twin = copy.deepcopy(sim.hops)
     k_fast = sim.advance(k, k + 300)
     with np.errstate(over="ignore"):
         k_py = K.advance.py_func(
             k, k + 300, sim.dt_ps, twin["fs"], twin["cs"], sim.cp, twin["ls"], sim.rt_ptr,
             sim.rt_link, sim.rt_w, sim.rv_ptr, sim.rv_link, sim.rv_w, twin["ring"], sim.ring_ptr, sim.ring_len, sim.order,
-            twin["counters"], twin["active"], twin["busy"], lb_twin, twin["loss_rng"],
+            twin["counters"], twin["active"], twin["busy"], lb_twin, twin["loss_rng"], hops_twin,
         )  # fmt: skip
     assert k_py == k_fast == k + 300
     for n in names:
         np.testing.assert_allclose(getattr(sim, n), twin[n], rtol=1e-9, atol=1e-6, err_msg=n)
     for a, b in zip(sim.lb, lb_twin, strict=True):
         np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-6)
+    for i in (0, 2, 3, 4, 5, 6, 7, 8):  # levels, routes, each entry's bytes (not the scratch)
+        np.testing.assert_allclose(sim.hops[i], hops_twin[i], rtol=1e-9, atol=1e-6)
+
+
+@pytest.mark.parametrize("scheme", ["uno_ecmp", "uno"])
+def test_links_conserve_bytes_hop_by_hop(scheme):
+    """Every link passes on exactly what it lets go, in the same step: a link's arrivals are
+    the flows' sends at their first hop plus the departures of the links before it, never more
+    (before, the next hop saw each flow's rate times the departures / arrivals ratio of the hop
+    before at the previous step, up to 16x, and dropped bytes its uplink never delivered: on
+    the Fig. 10 traffic the ToR -> host ports 'received' 1.8x what the agg -> ToR ports sent).
+    Bytes: in = out + dropped + queued at every link, and the downlinks to the hosts, which
+    only pass on what their uplinks delivered at line rate, drop nothing here. The step is
+    also the Python twin's (``forward.py_func``)."""
+    from uno.api import to_run_config
+    from uno.build import build_simulation
+
+    cfg = uno.compose(["experiment=fig10_load", "workload=mixed_artifact", f"scheme={scheme}",
+                       "workload.n_flows=300", "workload.load=0.6", "engine.kind=fluid"])  # fmt: skip
+    sim = build_simulation(to_run_config(cfg))
+    routing = sim.scenario.routing
+    ls = sim.ls
+    to_host = np.array([routing.topo.nodes[e.dst].kind == "host" for e in routing.edges])
+    feeding = np.array([routing.topo.nodes[e.dst].tier == "tor" for e in routing.edges])
+    k = 0
+    steps = 0
+    while k < 4000 and sim.counters[2] < len(sim.flows):
+        tx0, in0 = ls[:, K.LS_TX].copy(), ls[:, K.LS_IN].copy()
+        if steps == 200:  # one step in the Python twin: the same state
+            import copy
+
+            twin = {a: copy.deepcopy(getattr(sim, a)) for a in ("fs", "cs", "ls", "ring",
+                    "counters", "active", "busy", "loss_rng", "lb", "hops")}  # fmt: skip
+            k_py = K.advance.py_func(
+                k, k + 1, sim.dt_ps, twin["fs"], twin["cs"], sim.cp, twin["ls"], sim.rt_ptr,
+                sim.rt_link, sim.rt_w, sim.rv_ptr, sim.rv_link, sim.rv_w, twin["ring"],
+                sim.ring_ptr, sim.ring_len, sim.order, twin["counters"], twin["active"],
+                twin["busy"], twin["lb"], twin["loss_rng"], twin["hops"],
+            )  # fmt: skip
+        k_next = sim.advance(k, k + 1)
+        if steps == 200:
+            assert k_py == k_next
+            np.testing.assert_allclose(sim.ls, twin["ls"], rtol=1e-9, atol=1e-6)
+        steps += 1
+        dep = ls[:, K.LS_TX] - tx0
+        arr = ls[:, K.LS_IN] - in0
+        # a ToR's ports to its hosts receive, in each step, what the agg -> ToR and
+        # host -> ToR ports let go in it: never more
+        assert arr[to_host].sum() <= dep[feeding].sum() * (1 + 1e-9) + 1e-6
+        k = k_next
+    # in = out + dropped + queued, link by link
+    np.testing.assert_allclose(
+        ls[:, K.LS_IN], ls[:, K.LS_TX] + ls[:, K.LS_DROP] + ls[:, K.LS_Q], rtol=1e-9, atol=1e-3
+    )
+    # a ToR's ports to its hosts receive what the agg -> ToR and host -> ToR ports let go
+    tor_in = ls[to_host, K.LS_IN].sum()
+    assert tor_in <= ls[feeding, K.LS_TX].sum() * (1 + 1e-9)
+    assert ls[to_host, K.LS_DROP].sum() == 0.0
 
 
 def test_path_kernels_match_python():

@@ -10,9 +10,12 @@ Numba kernel :func:`uno.fluid.kernels.advance`:
   controller paces, and at most what it has left (new bytes or bytes to resend). The flows of
   one host share its NIC as the packet hosts do (round robin, one packet each: max-min shares
   of the line, by one round of water filling), so a host never queues behind itself.
-- **Links** are queues with a continuous level: arrivals (the flows' rates, each thinned or
-  swelled by the departures/arrivals ratio of the hops before it at the previous step) minus
-  departures at line rate, tail drop beyond the buffer. Phantom queues take the same arrivals
+- **Links** are queues with a continuous level: arrivals minus departures at line rate, tail
+  drop beyond the buffer. They advance hop by hop within a step (:func:`uno.fluid.kernels.forward`):
+  a link's arrivals are the flows' sends at their first hop and what the links before it let
+  go in the same step, each flow's bytes at a link leaving in the link's departures / (queue +
+  arrivals) share, so bytes are conserved link by link (a byte dropped upstream never reaches
+  the next link). Phantom queues take the same arrivals
   and drain at their own rate. A byte leaving a link is marked with RED's probability at the
   (phantom) queue level, as the packet ports' ``set_marking`` sources say.
 - **Feedback is delayed by each flow's own RTT**: what the network did to a step's bytes
@@ -336,6 +339,105 @@ def _route_drains_ps(routing, rt_ptr: np.ndarray, rt_link: np.ndarray) -> np.nda
     return drain
 
 
+def _route_groups(rt_ptr: np.ndarray, rt_w: np.ndarray):
+    """Per route entry, the first entry of its hop and the first of the next hop (-1: none):
+    a route lists its links hop by hop, the shares of one hop summing to 1 (one link with
+    weight 1, or the links of an even split)."""
+    gstart = np.arange(len(rt_w), dtype=np.int64)
+    nxt = np.full(len(rt_w), -1, dtype=np.int64)
+    if len(rt_w) and (rt_w == 1.0).all():  # single paths: every entry is a hop
+        nxt[:-1] = gstart[1:]
+        nxt[rt_ptr[1:] - 1] = -1
+        return gstart, nxt
+    for f in range(len(rt_ptr) - 1):
+        groups = []
+        acc, first = 0.0, int(rt_ptr[f])
+        for j in range(int(rt_ptr[f]), int(rt_ptr[f + 1])):
+            acc += rt_w[j]
+            if acc >= 1.0 - 1e-9:
+                groups.append((first, j + 1))
+                acc, first = 0.0, j + 1
+        for (a, b), nb in zip(groups, groups[1:] + [(-1, -1)], strict=True):
+            gstart[a:b] = a
+            nxt[a:b] = nb[0]
+    return gstart, nxt
+
+
+def _hop_state(n_links, rt_ptr, rt_link, rt_w, sub_n, sub_hops, sub_links):
+    """The ``hops`` tuple of :func:`uno.fluid.kernels.forward`: the links' levels (longest
+    chain of links before it on the routes, so that a link is advanced after every link that
+    feeds it in the same step), the routes' hop structure and the per-entry state."""
+    n = len(rt_ptr) - 1
+    gstart, nxt = _route_groups(rt_ptr, rt_w)
+    # which link follows which: consecutive hops of the routes (every link of a split hop
+    # feeds every link of the next) and of the subflows
+    src, dst = [], []
+    has = nxt >= 0
+    if has.any():
+        a = np.nonzero(has)[0]
+        if (rt_w == 1.0).all():
+            src.append(rt_link[a])
+            dst.append(rt_link[nxt[a]])
+        else:
+            for j in a.tolist():
+                b = int(nxt[j])
+                e = b + 1
+                while e < len(rt_w) and gstart[e] == b:
+                    e += 1
+                src.append(np.full(e - b, rt_link[j]))
+                dst.append(rt_link[b:e])
+    if sub_n.any():
+        hmax = sub_links.shape[2]
+        for h in range(hmax - 1):
+            on = np.nonzero((sub_n > 0) & (sub_hops > h + 1))[0]
+            src.append(sub_links[on, : sub_n.max(), h].reshape(-1))
+            dst.append(sub_links[on, : sub_n.max(), h + 1].reshape(-1))
+    level = np.zeros(n_links, dtype=np.int64)
+    if src:
+        pairs = np.unique(np.stack([np.concatenate(src), np.concatenate(dst)], axis=1), axis=0)
+        pairs = pairs[pairs[:, 0] != pairs[:, 1]]
+        # Kahn's order, each link one level past the deepest link feeding it; links on a cycle
+        # (none in the Clos and dumbbell topologies) get one level after all the others
+        indeg = np.bincount(pairs[:, 1], minlength=n_links)
+        order = np.argsort(pairs[:, 0], kind="stable")
+        p_src, p_dst = pairs[order, 0], pairs[order, 1]
+        ptr = np.searchsorted(p_src, np.arange(n_links + 1))
+        frontier = np.nonzero(indeg == 0)[0]
+        done = np.zeros(n_links, dtype=bool)
+        while len(frontier):
+            done[frontier] = True
+            nxt_links = []
+            for u in frontier.tolist():
+                for v in p_dst[ptr[u] : ptr[u + 1]].tolist():
+                    if level[v] < level[u] + 1:
+                        level[v] = level[u] + 1
+                    indeg[v] -= 1
+                    if indeg[v] == 0:
+                        nxt_links.append(v)
+            frontier = np.array(nxt_links, dtype=np.int64)
+        level[~done] = level.max(initial=0) + 1
+    n_lvl = int(level.max(initial=0)) + 1
+    # a hop whose next hop is not on a later level hands its bytes on at the next step
+    lag = np.zeros(len(rt_w), dtype=np.int64)
+    if has.any():
+        a = np.nonzero(has)[0]
+        hi = np.zeros(len(rt_w), dtype=np.int64)  # per hop: the highest level of its links
+        lo = np.full(len(rt_w), 1 << 30, dtype=np.int64)  # and the lowest
+        np.maximum.at(hi, gstart, level[rt_link])
+        np.minimum.at(lo, gstart, level[rt_link])
+        lag[a] = (lo[nxt[a]] <= hi[gstart[a]]).astype(np.int64)
+    rt_flow = np.repeat(np.arange(n, dtype=np.int64), np.diff(rt_ptr))
+    n_entries = len(rt_link) + sub_links.size
+    return (
+        level, np.array([n_lvl], dtype=np.int64), rt_flow, gstart, nxt, lag,
+        np.zeros(n_entries), np.zeros(n_entries), np.zeros(n_entries),
+        np.zeros(n_entries, dtype=np.int64), np.zeros(n_lvl, dtype=np.int64),
+        np.zeros(n_links, dtype=np.int64), np.zeros(n_lvl, dtype=np.int64),
+        np.zeros(n_links, dtype=np.int64), np.zeros(n_entries, dtype=np.int64),
+        np.zeros(n_lvl, dtype=np.int64),
+    )  # fmt: skip
+
+
 class FluidSimulation:
     """One fluid run: the scenario's state as arrays, stepped by the kernels."""
 
@@ -520,6 +622,7 @@ class FluidSimulation:
             tables = _routing_arrays(sc, switch_index, False)
         self.lb = (sub_n, sub_hops, sub_links, sub_ent, np.zeros(sub_ent.shape), np.full(n, -1.0),
                    lb_rng, ends, *tables)  # fmt: skip
+        self.hops = _hop_state(len(self.ls), rt_ptr, rt_link, rt_w, sub_n, sub_hops, sub_links)
 
     def _cc_rows(self, cfg, plans) -> np.ndarray:
         """The ``P_*`` rows of every flow (:meth:`_cc_params`), built once per distinct
@@ -641,7 +744,7 @@ class FluidSimulation:
         return K.advance(
             k_start, k_stop, self.dt_ps, self.fs, self.cs, self.cp, self.ls, self.rt_ptr,
             self.rt_link, self.rt_w, self.rv_ptr, self.rv_link, self.rv_w, self.ring, self.ring_ptr, self.ring_len, self.order,
-            self.counters, self.active, self.busy, self.lb, self.loss_rng,
+            self.counters, self.active, self.busy, self.lb, self.loss_rng, self.hops,
         )  # fmt: skip
 
     # ---- results --------------------------------------------------------------------------

@@ -35,7 +35,8 @@ LS_ARR = 12  # arrival rate this step, bytes/ps (accumulated from the flows)
 LS_MARK = 13  # marking probability of bytes leaving now
 LS_LOSS = 14  # fraction of this step's arrivals dropped
 LS_DELAY = 15  # queueing delay, ps
-LS_PASS = 16  # departures / arrivals (what the next hop sees of each flow's rate)
+LS_PASS = 16  # departures / (queue + arrivals): the share of what the link holds that leaves
+#              this step (<= 1; each flow's bytes at the link leave in that share, see forward)
 LS_TX = 17  # bytes sent (departed)
 LS_DROP = 18  # bytes dropped
 LS_MAXQ = 19  # largest queue level, bytes
@@ -86,7 +87,8 @@ FS_EVIDENCE = 25  # acked bytes sent since
 FS_RTO = 26  # retransmission timeout, ps: what fast retransmit misses, the timer catches
 FS_TIMEOUTS = 27  # timeouts of fast-retransmit flows
 FS_NIC_LINK = 28  # the link of its host's NIC
-N_FS = 29
+FS_NETQ = 29  # bytes of the flow held in link queues or carried to the next step (forward)
+N_FS = 30
 
 # ---- congestion control --------------------------------------------------------------------
 CC_UNO = 0
@@ -245,8 +247,10 @@ def update_links(ls: np.ndarray, links: np.ndarray, n_links: int, dt_ps: float) 
     """Advance the links ``links[:n_links]`` (the busy ones) by one step of ``dt_ps``: queue =
     queue + arrivals (the flows' rates, plus ``LS_EXT`` bytes) - departures at line rate, tail
     drop beyond the buffer, phantom queue filled by the same arrivals and drained at its own
-    rate, and the marking probability, loss fraction, queueing delay and pass ratio that the
-    flows crossing the link see. ``LS_QF`` keeps the fluid flows' part of the queue. Links left
+    rate, and the marking probability, loss fraction (drops / arrivals: a tail drop takes
+    arriving bytes), queueing delay and pass ratio (departures / (queue + arrivals), at most 1:
+    the share of every flow's bytes at the link that leaves this step) that the flows crossing
+    the link see. ``LS_QF`` keeps the fluid flows' part of the queue. Links left
     empty leave the list; returns its new length."""
     kept = 0
     for i in range(n_links):
@@ -275,13 +279,8 @@ def update_links(ls: np.ndarray, links: np.ndarray, n_links: int, dt_ps: float) 
             q = ls[link, LS_BUF]
         # FIFO: departures and drops take the fluid and external bytes in proportion
         ls[link, LS_QF] = (ls[link, LS_QF] + arr_fluid) * (q / total) if total > 0.0 else 0.0
-        if arr > 0.0:
-            ls[link, LS_LOSS] = drop / arr
-            ratio = dep / arr
-            ls[link, LS_PASS] = ratio if ratio < 16.0 else 16.0
-        else:
-            ls[link, LS_LOSS] = 0.0
-            ls[link, LS_PASS] = 1.0
+        ls[link, LS_LOSS] = drop / arr if arr > 0.0 else 0.0
+        ls[link, LS_PASS] = dep / total if total > 0.0 else 1.0
         ls[link, LS_Q] = q
         ls[link, LS_TX] += dep
         ls[link, LS_DROP] += drop
@@ -324,6 +323,163 @@ def add_external(ls, busy, counters, links, nbytes) -> None:
             busy[n_busy] = link
             n_busy += 1
     counters[3] = n_busy
+
+
+@njit(cache=True, error_model="numpy")
+def forward(fs, ls, active, n_active, busy, n_busy, rt_ptr, rt_link, rt_w, lb, hops, dt_ps):
+    """One step of the links, hop by hop: every active flow's bytes go from link to link of its
+    route and the links are advanced (:func:`update_links`) in the order of their level, so a
+    link's arrivals are what the links before it passed on in this same step. Returns the new
+    length of the busy list ``busy``.
+
+    Each route entry ``j`` (flow, link) holds the flow's bytes in that link's queue
+    (``e_q[j]``). In a step the entry receives ``a`` bytes (the flow's send at the first hop,
+    else what the hop before it passed on); of the ``e_q[j] + a`` bytes the flow then has at
+    the link a share ``LS_PASS`` = departures / (queue + arrivals) leaves (the link's bytes
+    leave in proportion, the fluid reading of FIFO), the drops take ``LS_LOSS`` = drops /
+    arrivals of ``a`` (tail drop: a byte already queued is never dropped), and the rest stays
+    queued. What leaves is the next hop's arrival. So, as with packets, a byte dropped upstream
+    never reaches the next link, and a link passes on exactly its departures (never more than
+    it held, never more than its rate): summed over the flows at a link, ``e_q + a`` is the
+    link's queue plus its arrivals (bytes from outside the fluid model, ``LS_EXT``, apart), and
+    what leaves is its departures. A flow that sends nothing this step still moves its queued
+    bytes on (``FS_NETQ`` > 0).
+
+    ``hops`` = (``link_lvl``: each link's level, higher than that of any link before it on a
+    route where the links allow it; ``n_lvl`` (one-element array); per ``rt_*`` entry:
+    ``rt_flow`` its flow, ``rt_gstart`` the first entry of its hop (the links of a split hop
+    share what the hop before passed on by their weight), ``rt_next`` the first entry of the
+    next hop (-1: last), ``rt_lag`` 1 where the next hop's level is not above this one's (a
+    cycle of links: what leaves reaches the next hop at the next step, so no byte is lost or
+    counted twice); per entry state ``e_q``, ``e_in`` (bytes into the entry's hop this step),
+    ``e_carry`` (bytes that reach it next step), ``e_nxt``, ``e_head`` (per-level lists of
+    entries), ``l_nxt``, ``l_head`` (per-level lists of links), ``l_buf`` (scratch), ``s_nxt``,
+    ``s_head`` (per-level lists of the entries of split hops)). UnoLB
+    subflow hop ``h`` of subflow ``s`` of flow ``f`` is entry ``len(rt_link) + (f S + s) H + h``
+    (``sub_links`` of shape (n, S, H))."""
+    (link_lvl, n_lvl_arr, rt_flow, rt_gstart, rt_next, rt_lag, e_q, e_in, e_carry, e_nxt,
+     e_head, l_nxt, l_head, l_buf, s_nxt, s_head) = hops  # fmt: skip
+    sub_n, sub_hops, sub_links = lb[0], lb[1], lb[2]
+    n_sub_max = sub_links.shape[1]
+    n_hop_max = sub_links.shape[2]
+    base = rt_ptr[rt_ptr.shape[0] - 1]
+    n_lvl = n_lvl_arr[0]
+    inv_dt = 1.0 / dt_ps
+    for lv in range(n_lvl):
+        e_head[lv] = -1
+        l_head[lv] = -1
+        s_head[lv] = -1
+    # the links already busy (queues draining, outside bytes), by level
+    for i in range(n_busy):
+        link = busy[i]
+        lv = link_lvl[link]
+        l_nxt[link] = l_head[lv]
+        l_head[lv] = link
+        ls[link, LS_ARR] = 0.0
+    # every flow with bytes to send or bytes in the network: its entries, by level; the
+    # arrivals of one-link hops are added when known (the send, a carry, what the hop before
+    # passed on), those of split hops (share of the hop's bytes) in their level's first walk
+    for i in range(n_active):
+        f = active[i]
+        send = fs[f, FS_SEND]
+        if send <= 0.0:
+            if fs[f, FS_NETQ] <= 0.0:
+                continue
+            send = 0.0
+        fs[f, FS_NETQ] = 0.0
+        n_s = sub_n[f]
+        for s in range(n_s if n_s > 0 else 1):
+            if n_s > 0:
+                j0 = base + (f * n_sub_max + s) * n_hop_max
+                j1 = j0 + sub_hops[f]
+            else:
+                j0 = rt_ptr[f]
+                j1 = rt_ptr[f + 1]
+            for j in range(j0, j1):
+                link = sub_links[f, s, j - j0] if n_s > 0 else rt_link[j]
+                a = e_carry[j]
+                e_carry[j] = 0.0
+                if j == j0:
+                    a += send / n_s if n_s > 0 else send
+                e_in[j] = a
+                lv = link_lvl[link]
+                e_nxt[j] = e_head[lv]
+                e_head[lv] = j
+                if ls[link, LS_LISTED] == 0.0:
+                    ls[link, LS_LISTED] = 1.0
+                    l_nxt[link] = l_head[lv]
+                    l_head[lv] = link
+                if j < base and rt_w[j] < 1.0:
+                    s_nxt[j] = s_head[lv]
+                    s_head[lv] = j
+                elif a > 0.0:
+                    ls[link, LS_ARR] += a * inv_dt
+    n_busy = 0
+    for lv in range(n_lvl):
+        # split hops: each link's share of what the hop before passed on (earlier levels)
+        j = s_head[lv]
+        while j >= 0:
+            ls[rt_link[j], LS_ARR] += e_in[rt_gstart[j]] * rt_w[j] * inv_dt
+            j = s_nxt[j]
+        m = 0
+        link = l_head[lv]
+        while link >= 0:
+            l_buf[m] = link
+            m += 1
+            link = l_nxt[link]
+        kept = update_links(ls, l_buf, m, dt_ps)
+        for t in range(kept):
+            busy[n_busy] = l_buf[t]
+            n_busy += 1
+        # the departures: each flow's share of what the link let go, on to its next hop
+        j = e_head[lv]
+        while j >= 0:
+            if j < base:
+                w = rt_w[j]
+                a = e_in[rt_gstart[j]] * w if w < 1.0 else e_in[j]
+                held = e_q[j] + a
+                if held > 0.0:
+                    link = rt_link[j]
+                    out = held * ls[link, LS_PASS]
+                    q = held - out - a * ls[link, LS_LOSS]
+                    if q < 1e-6:  # rounding (the link let everything go: exactly 0)
+                        q = 0.0
+                    e_q[j] = q
+                    nxt = rt_next[j]
+                    if nxt >= 0 and out > 0.0:
+                        if rt_lag[j] > 0:
+                            e_carry[nxt] += out
+                            q += out
+                        else:
+                            e_in[nxt] += out
+                            if rt_w[nxt] >= 1.0:
+                                ls[rt_link[nxt], LS_ARR] += out * inv_dt
+                    fs[rt_flow[j], FS_NETQ] += q
+            else:
+                a = e_in[j]
+                held = e_q[j] + a
+                if held > 0.0:
+                    r = j - base
+                    f = r // (n_sub_max * n_hop_max)
+                    s = (r // n_hop_max) % n_sub_max
+                    h = r % n_hop_max
+                    link = sub_links[f, s, h]
+                    out = held * ls[link, LS_PASS]
+                    q = held - out - a * ls[link, LS_LOSS]
+                    if q < 1e-6:
+                        q = 0.0
+                    e_q[j] = q
+                    if h + 1 < sub_hops[f] and out > 0.0:
+                        nlink = sub_links[f, s, h + 1]
+                        if link_lvl[nlink] <= link_lvl[link]:
+                            e_carry[j + 1] += out
+                            q += out
+                        else:
+                            e_in[j + 1] += out
+                            ls[nlink, LS_ARR] += out * inv_dt
+                    fs[f, FS_NETQ] += q
+            j = e_nxt[j]
+    return n_busy
 
 
 @njit(cache=True, error_model="numpy")
@@ -457,6 +613,28 @@ def unolb_reroute(f, now, base_rtt, lb) -> None:
             ecmp_path(ends[f, 0], ends[f, 1], entropy, host_node, nh_ptr, nh_edges, edge_dst,
                       node_salt, sub_links[f, s])  # fmt: skip
         sub_lost[f, s] = 0.0
+
+
+@njit(cache=True, error_model="numpy")
+def reroute_subflows(f, now, base_rtt, lb, hops, base) -> None:
+    """:func:`unolb_reroute`, and the bytes a moved subflow had queued on its old path are no
+    longer followed (:func:`forward` keys them by subflow and hop; they still drain from the old
+    links' queues)."""
+    sub_ent, sub_links = lb[3], lb[2]
+    n = lb[0][f]
+    before = np.empty(n, dtype=np.int64)
+    for s in range(n):
+        before[s] = sub_ent[f, s]
+    unolb_reroute(f, now, base_rtt, lb)
+    e_q, e_carry = hops[6], hops[8]
+    n_sub_max = sub_links.shape[1]
+    n_hop_max = sub_links.shape[2]
+    for s in range(n):
+        if sub_ent[f, s] != before[s]:
+            j0 = base + (f * n_sub_max + s) * n_hop_max
+            for h in range(n_hop_max):
+                e_q[j0 + h] = 0.0
+                e_carry[j0 + h] = 0.0
 
 
 @njit(cache=True, error_model="numpy")
@@ -945,6 +1123,7 @@ def advance(
     busy,
     lb,
     loss_rng,
+    hops,
 ):
     """Run steps ``k_start`` .. ``k_stop - 1`` (step k covers [k dt, (k+1) dt)). ``order``
     lists the flows by start time; ``counters`` = [next flow of ``order`` to start, number of
@@ -954,9 +1133,10 @@ def advance(
     flow's SplitMix64 state for its packet losses (:func:`lost_packets`). ``lb``: the UnoLB
     subflows (``sub_n[f]`` > 0: flow ``f`` spreads over them instead of its ``rt_*`` route; see
     :func:`unolb_reroute`). ``rv_*``: the route of each flow's ACKs back to its sender, whose
-    queueing delay its RTT includes (:func:`reverse_delay`)."""
+    queueing delay its RTT includes (:func:`reverse_delay`). ``hops``: the links' levels and
+    each route entry's bytes in the network (:func:`forward`)."""
     n_flows = fs.shape[0]
-    sub_n, sub_hops, sub_links, sub_lost = lb[0], lb[1], lb[2], lb[4]
+    sub_n, sub_links, sub_lost = lb[0], lb[2], lb[4]
     sub_loss = np.zeros(sub_links.shape[1])
     nics = np.zeros(ls.shape[0], dtype=np.int64)
     block_dist = np.zeros(int(fs[:, FS_EC_M].max()) + 2 if n_flows else 2)
@@ -1031,7 +1211,7 @@ def advance(
                 fs[f, FS_LOSS_EVENTS] += 1.0
                 cc_loss(cs, cp, f, now, fs[f, FS_LOSS_NACK] > 0.0)
                 if sub_n[f] > 0:
-                    unolb_reroute(f, now, cp[f, P_BASE_RTT], lb)
+                    reroute_subflows(f, now, cp[f, P_BASE_RTT], lb, hops, rt_ptr[n_flows])
             if fs[f, FS_WAIT] > 0.0 and now >= fs[f, FS_WAIT_SINCE] + fs[f, FS_RTO]:
                 # losses no later ACK revealed (a flow's tail, a lost window): the timer's
                 lost = fs[f, FS_WAIT]
@@ -1043,7 +1223,7 @@ def advance(
                 fs[f, FS_TIMEOUTS] += 1.0
                 cc_loss(cs, cp, f, now, False)
                 if sub_n[f] > 0:
-                    unolb_reroute(f, now, cp[f, P_BASE_RTT], lb)
+                    reroute_subflows(f, now, cp[f, P_BASE_RTT], lb, hops, rt_ptr[n_flows])
             if fs[f, FS_DELIVERED] >= fs[f, FS_SIZE] * (1.0 - 1e-9):
                 # the last byte's ACK arrives within this step, at ``ring_arrive``
                 fs[f, FS_FINISH] = ring_arrive if ring_arrive > 0.0 else now
@@ -1054,10 +1234,7 @@ def advance(
                 kept += 1
         n_active = kept
         counters[1] = n_active
-        # 3. sends, and the rates they put on every link of their paths
-        n_busy = int(counters[3])
-        for i in range(n_busy):
-            ls[busy[i], LS_ARR] = 0.0
+        # 3. sends
         # 3a. what each flow could send (window, pacing, NIC rate, bytes left)
         n_nics = 0
         for i in range(n_active):
@@ -1110,7 +1287,7 @@ def advance(
             if ls[nic, LS_NBIG] > 0.0:
                 cap = ls[nic, LS_CAP] * dt_ps
                 ls[nic, LS_LEVEL] = (cap - ls[nic, LS_SATSUM]) / ls[nic, LS_NBIG]
-        # 3c. the sends, and the rates they put on every link of their paths
+        # 3c. the sends (their bytes go on their way in 4.)
         for i in range(n_active):
             f = active[i]
             send = fs[f, FS_SEND]
@@ -1124,47 +1301,15 @@ def advance(
             fs[f, FS_UNSENT] -= send
             fs[f, FS_INFLIGHT] += send
             fs[f, FS_SENT] += send
-            # what each hop sees: the send rate, thinned or swelled by the hops before it
-            # (their departures / arrivals at the previous step). A route lists its links hop
-            # by hop, the shares of one hop summing to 1 (several links when split).
-            r = send / dt_ps
-            if sub_n[f] > 0:  # UnoLB: round-robin over the subflows, an equal share each
-                r /= sub_n[f]
-                for sf in range(sub_n[f]):
-                    r_sf = r
-                    for h in range(sub_hops[f]):
-                        link = sub_links[f, sf, h]
-                        ls[link, LS_ARR] += r_sf
-                        if ls[link, LS_LISTED] == 0.0:
-                            ls[link, LS_LISTED] = 1.0
-                            busy[n_busy] = link
-                            n_busy += 1
-                        r_sf *= ls[link, LS_PASS]
-                continue
-            hop_w = 0.0
-            hop_pass = 0.0
-            for j in range(rt_ptr[f], rt_ptr[f + 1]):
-                link = rt_link[j]
-                w = rt_w[j]
-                ls[link, LS_ARR] += r * w
-                if ls[link, LS_LISTED] == 0.0:
-                    ls[link, LS_LISTED] = 1.0
-                    busy[n_busy] = link
-                    n_busy += 1
-                hop_w += w
-                hop_pass += w * ls[link, LS_PASS]
-                if hop_w >= 1.0 - 1e-9:
-                    r *= hop_pass / hop_w
-                    hop_w = 0.0
-                    hop_pass = 0.0
         for j in range(n_nics):
             nic = nics[j]
             ls[nic, LS_DEMAND] = 0.0
             ls[nic, LS_NDEM] = 0.0
             ls[nic, LS_SATSUM] = 0.0
             ls[nic, LS_NBIG] = 0.0
-        # 4. the links
-        n_busy = update_links(ls, busy, n_busy, dt_ps)
+        # 4. the links, hop by hop: what the flows' bytes do on their way
+        n_busy = forward(fs, ls, active, n_active, busy, int(counters[3]), rt_ptr, rt_link,
+                         rt_w, lb, hops, dt_ps)  # fmt: skip
         counters[3] = n_busy
         # 5. what happens to this step's bytes, fed back one RTT later
         for i in range(n_active):
