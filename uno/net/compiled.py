@@ -910,7 +910,9 @@ def _as_ack(pkt) -> None:
 class CompiledPort:
     """A port of the compiled data plane, seen from Python: the facts and statistics a
     :class:`uno.net.port.Port` offers (read from the kernel's arrays), and ``receive`` for a
-    host's NIC."""
+    host's NIC. ``red`` and ``phantom`` are the port's marking configuration (thresholds,
+    drain rate), not its state, which lives in the kernel: read the phantom level with
+    :meth:`phantom_bytes` and the queue with :meth:`occupancy_bytes`."""
 
     __slots__ = ("_dp", "index", "_row", "_python_port", "name", "kind", "rate_bps", "delay_ps",
                  "buffer_bytes", "owner", "next_node", "red", "phantom", "fault", "control_lane")  # fmt: skip
