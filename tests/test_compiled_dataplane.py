@@ -57,7 +57,7 @@ def _assert_identical(results) -> None:
         ["cc=mprdma_bbr"],
         ["cc=uno", "switch=phantom_artifact"],  # ACKs in a control lane of their own
         # receivers that stay in Python: erasure-coded flows (NACKs), DCQCN's CNP coalescing
-        ["cc=uno", "lb=unolb", "ec=mds", "ec.scope=all"],
+        ["cc=uno", "lb=unolb", "ec=mds", "ec.scope=all", "ec.payload=false"],
         ["cc=dcqcn", "lb=ecmp"],
     ],
     ids=["dctcp", "uno", "gemini", "mprdma_bbr", "uno_ack_lane", "unorc_coded", "dcqcn_cnp"],

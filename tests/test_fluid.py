@@ -347,6 +347,41 @@ def test_fast_retransmit_needs_later_acks_and_the_timer_catches_the_rest():
     assert slow["finish_ps"].notna().all() and fast["finish_ps"].notna().all()
 
 
+def test_each_loss_times_out_an_rto_after_its_own_send():
+    """Without fast retransmit evidence (duplicate-ACK rule at 1,000 packets), the bytes lost
+    at step k are declared lost at step k + ceil(RTO / dt), each batch at its own time (the
+    packet sender's timer, not one batch an RTO after the first loss), and the controller
+    hears of at most one timeout per base RTT."""
+    from uno.api import to_run_config
+    from uno.build import build_simulation
+
+    base = ["topo=dumbbell", "workload=incast", "workload.n_intra=4", "workload.n_inter=0",
+            "cc=dctcp", "switch=ecn", "switch.ecn.enabled=false", "topo.buffer_bytes=100000",
+            "workload.size_bytes=2000000", "engine.sample_interval_us=0", "engine.kind=fluid",
+            "transport.dupack_threshold=1000"]  # fmt: skip
+    sim = build_simulation(to_run_config(uno.compose(base)))
+    fs, n = sim.fs, len(sim.fs)
+    assert (fs[:, K.FS_START] == 0).all()
+    lag = np.ceil(fs[:, K.FS_RTO] / sim.dt_ps).astype(np.int64)
+    assert (lag < sim.ring_len).all()
+    lost, declared, timeouts = [], [], []
+    k = 0
+    while sim.counters[2] < n:
+        wait, was_lost = fs[:, K.FS_WAIT].copy(), fs[:, K.FS_LOST].copy()
+        k = sim.advance(k, k + 1)
+        lost.append(fs[:, K.FS_LOST] - was_lost)
+        declared.append(wait + lost[-1] - fs[:, K.FS_WAIT])
+        timeouts.append(fs[:, K.FS_TIMEOUTS].copy())
+    lost, declared, timeouts = np.array(lost), np.array(declared), np.array(timeouts)
+    for f in range(n):
+        lf = lag[f]
+        assert np.count_nonzero(lost[:, f]) > 3  # losses spread over several steps ...
+        np.testing.assert_allclose(declared[lf:, f], lost[:-lf, f], atol=1e-6)  # ... each its own
+        assert np.abs(declared[:lf, f]).max() < 1e-6
+        told = np.nonzero(np.diff(timeouts[:, f], prepend=0.0))[0] * sim.dt_ps
+        assert len(told) > 1 and (np.diff(told) >= fs[f, K.FS_BASE_RTT]).all()
+
+
 def test_lost_packets_are_poisson_around_the_fluid_mean():
     state = np.arange(1, 20_001, dtype=np.uint64) * np.uint64(7919)
     for mean in (0.03, 0.7, 4.0):

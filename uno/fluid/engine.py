@@ -575,6 +575,7 @@ class FluidSimulation:
         fs[:, K.FS_START] = np.fromiter((s.start_ps for s in specs), dtype=np.int64, count=n)
         fs[:, K.FS_FINISH] = -1.0
         fs[:, K.FS_LOSS_AT] = -1.0
+        fs[:, K.FS_WAIT_VOID] = -1.0
         fs[:, K.FS_BASE_RTT] = base_rtt
         nic_link = np.array([routing.out_edges[h][0] for h in routing.host_nodes], dtype=np.int64)
         nic_rate = np.array([routing.edges[e].rate_bps for e in nic_link.tolist()], dtype=np.int64)
@@ -598,6 +599,9 @@ class FluidSimulation:
             )
             drain = drain[first][pair_of.reshape(-1)]
         longest = base_rtt + drain + 2 * self.dt_ps
+        # the ring also holds each step's lost bytes until their retransmission timer
+        # expires (kernels.R_TIMEOUT), at most ceil(RTO / dt) + 1 steps on
+        longest = np.maximum(longest, rto + self.dt_ps)
         ring_len = np.ceil(longest / self.dt_ps).astype(np.int64) + 2
         ring_ptr = np.zeros(n + 1, dtype=np.int64)
         np.cumsum(ring_len, out=ring_ptr[1:])

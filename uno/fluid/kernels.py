@@ -81,14 +81,16 @@ FS_STATE = 19  # 0 waiting, 1 active, 2 finished
 FS_SEND_TIME = 20  # how long this step's bytes take to leave the sender, ps
 FS_LOSS_NACK = 21  # 1: losses are reported before a timeout (NACK / duplicate ACKs)
 FS_DUPACK_BYTES = 22  # fast retransmit: acked bytes sent after a loss that reveal it (0: none)
-FS_WAIT = 23  # lost bytes waiting for that evidence
-FS_WAIT_SINCE = 24  # when the oldest of them was sent, ps
+FS_WAIT = 23  # lost bytes waiting for that evidence, or (no fast retransmit) for the timer
+FS_WAIT_LAST = 24  # step at which the newest of them time out (ring column R_TIMEOUT)
 FS_EVIDENCE = 25  # acked bytes sent since
 FS_RTO = 26  # retransmission timeout, ps: what fast retransmit misses, the timer catches
 FS_TIMEOUTS = 27  # timeouts of fast-retransmit flows
 FS_NIC_LINK = 28  # the link of its host's NIC
 FS_NETQ = 29  # bytes of the flow held in link queues or carried to the next step (forward)
-N_FS = 30
+FS_WAIT_VOID = 30  # R_TIMEOUT entries due up to this step were revealed by evidence: void
+FS_LAST_TIMEOUT = 31  # when the controller last heard of a timeout, ps
+N_FS = 32
 
 # ---- congestion control --------------------------------------------------------------------
 CC_UNO = 0
@@ -226,10 +228,11 @@ R_GOOD = 2  # wire bytes of decodable data
 R_FREE = 3  # bytes lost but absorbed by coding (leave flight with the ACKs)
 R_RTTW = 4  # sum of rtt x acked bytes
 R_AUX = 5  # GEMINI: smallest RTT sample (0: none); BBR: bytes the flow had acknowledged
-#           when the latest of them was sent (one column, so a slot fills one 64-B cache line)
+#           when the latest of them was sent (one column for both: a slot stays 72 B)
 R_SENTMAX = 6  # latest send time among the bytes, ps (read only where bytes were acked)
 R_ARRIVE = 7  # when the last of them is acknowledged (ps), for completion times
-N_R = 8
+R_TIMEOUT = 8  # lost bytes (not revealed yet) whose retransmission timer expires at this step
+N_R = 9
 
 
 @njit(cache=True, error_model="numpy")
@@ -1100,6 +1103,21 @@ def cc_loss(cs, cp, f, now, nack):
 
 
 @njit(cache=True, error_model="numpy")
+def schedule_timeout(f, k, sent_at, lost, dt_ps, fs, ring, ring_ptr, ring_len) -> None:
+    """Bytes ``lost`` from the batch flow ``f`` sent at ``sent_at`` (step ``k``) wait for
+    the retransmission timer: they time out at the first step boundary ``FS_RTO`` after their
+    send, as a packet the sender's timer declares lost ``rto_ps`` after its own send."""
+    lag = int(math.ceil((sent_at + fs[f, FS_RTO]) / dt_ps)) - k
+    if lag < 1:
+        lag = 1
+    if lag >= ring_len[f]:  # the engine sizes the ring so that this never happens
+        lag = ring_len[f] - 1
+    ring[ring_ptr[f] + (k + lag) % ring_len[f], R_TIMEOUT] += lost
+    fs[f, FS_WAIT] += lost
+    fs[f, FS_WAIT_LAST] = k + lag
+
+
+@njit(cache=True, error_model="numpy")
 def advance(
     k_start,
     k_stop,
@@ -1171,6 +1189,7 @@ def advance(
             slot = ring_ptr[f] + k % ring_len[f]
             acked = ring[slot, R_ACK]
             ring_arrive = ring[slot, R_ARRIVE]
+            due = ring[slot, R_TIMEOUT]
             if acked > 0.0 or ring[slot, R_FREE] > 0.0:
                 marked = ring[slot, R_MARK]
                 rtt = ring[slot, R_RTTW] / acked if acked > 0.0 else fs[f, FS_BASE_RTT]
@@ -1212,16 +1231,22 @@ def advance(
                 cc_loss(cs, cp, f, now, fs[f, FS_LOSS_NACK] > 0.0)
                 if sub_n[f] > 0:
                     reroute_subflows(f, now, cp[f, P_BASE_RTT], lb, hops, rt_ptr[n_flows])
-            if fs[f, FS_WAIT] > 0.0 and now >= fs[f, FS_WAIT_SINCE] + fs[f, FS_RTO]:
-                # losses no later ACK revealed (a flow's tail, a lost window): the timer's
-                lost = fs[f, FS_WAIT]
-                fs[f, FS_WAIT] = 0.0
+            if due > 0.0 and fs[f, FS_WAIT] > 0.0 and k > fs[f, FS_WAIT_VOID]:
+                # losses no later ACK revealed (a flow's tail, a lost window): the timer's,
+                # each an RTO after its own send (uno.transport.sender.Sender._on_timer);
+                # the controller hears of at most one timeout per base RTT
+                lost = due
+                if lost > fs[f, FS_WAIT] or k >= fs[f, FS_WAIT_LAST]:
+                    lost = fs[f, FS_WAIT]  # the newest waiting bytes: all that is left
+                fs[f, FS_WAIT] -= lost
                 fs[f, FS_INFLIGHT] -= lost
                 if fs[f, FS_INFLIGHT] < 0.0:
                     fs[f, FS_INFLIGHT] = 0.0
                 fs[f, FS_UNSENT] += lost
-                fs[f, FS_TIMEOUTS] += 1.0
-                cc_loss(cs, cp, f, now, False)
+                if fs[f, FS_TIMEOUTS] == 0.0 or now - fs[f, FS_LAST_TIMEOUT] >= fs[f, FS_BASE_RTT]:
+                    fs[f, FS_TIMEOUTS] += 1.0
+                    fs[f, FS_LAST_TIMEOUT] = now
+                    cc_loss(cs, cp, f, now, False)
                 if sub_n[f] > 0:
                     reroute_subflows(f, now, cp[f, P_BASE_RTT], lb, hops, rt_ptr[n_flows])
             if fs[f, FS_DELIVERED] >= fs[f, FS_SIZE] * (1.0 - 1e-9):
@@ -1379,18 +1404,23 @@ def advance(
                 # are acknowledged, which the bytes sent now will be one RTT on
                 if failed > 0.0:
                     if fs[f, FS_WAIT] <= 0.0:
-                        fs[f, FS_WAIT_SINCE] = sent_at
                         fs[f, FS_EVIDENCE] = 0.0
-                    fs[f, FS_WAIT] += failed
+                    schedule_timeout(f, k, sent_at, failed, dt_ps, fs, ring, ring_ptr, ring_len)
                     fs[f, FS_EVIDENCE] += 0.5 * ack  # on average half the batch follows a loss
                 elif fs[f, FS_WAIT] > 0.0:
                     fs[f, FS_EVIDENCE] += ack
                 if fs[f, FS_WAIT] > 0.0 and fs[f, FS_EVIDENCE] >= fs[f, FS_DUPACK_BYTES]:
+                    # the evidence reveals the waiting bytes (all of them, so the oldest
+                    # first): their timer entries are void
                     fs[f, FS_LOSS_PENDING] += fs[f, FS_WAIT]
                     fs[f, FS_WAIT] = 0.0
+                    fs[f, FS_WAIT_VOID] = fs[f, FS_WAIT_LAST]
                     if fs[f, FS_LOSS_AT] < 0.0:
                         fs[f, FS_LOSS_AT] = now + fs[f, FS_LOSS_DELAY]
-            elif failed > 0.0:
+            elif n_ec == 0:
+                if failed > 0.0:  # no fast retransmit: the same timer, nothing reveals a loss
+                    schedule_timeout(f, k, sent_at, failed, dt_ps, fs, ring, ring_ptr, ring_len)
+            elif failed > 0.0:  # coded: the receiver's timer (NACK) after the first of them
                 fs[f, FS_LOSS_PENDING] += failed
                 if fs[f, FS_LOSS_AT] < 0.0:
                     fs[f, FS_LOSS_AT] = now + fs[f, FS_LOSS_DELAY]
