@@ -29,6 +29,16 @@ KSWEEP = ROOT / "experiments" / "gemini_k_sweep" / "analyze.py"
 PKT = 1500
 RATIOS = (4, 8, 16, 32, 64)
 K_PKTS = (20, 40, 80, 160, 320)
+
+
+def _ends_by_default(values):
+    """The sweep's values, the first and last checked by default and the ones between under
+    ``slow`` (each check builds a simulation: seconds apiece, kept out of the default run)."""
+    last = len(values) - 1
+    return [v if i in (0, last) else pytest.param(v, marks=pytest.mark.slow)
+            for i, v in enumerate(values)]  # fmt: skip
+
+
 US = 10**6
 
 
@@ -83,7 +93,7 @@ def base_rtts_us(c) -> dict[str, list[float]]:
 
 # ---- gemini_rtt_fairness --------------------------------------------------------------------
 @pytest.mark.parametrize("cc", ["gemini", "dctcp"])
-@pytest.mark.parametrize("ratio", RATIOS)
+@pytest.mark.parametrize("ratio", _ends_by_default(RATIOS))
 def test_rtt_fairness_composes_for_the_sweep(cc, ratio):
     c = to_run_config(
         uno.compose(["experiment=gemini_rtt_fairness", f"cc={cc}", f"topo.inter_rtt_ratio={ratio}"])
@@ -147,7 +157,7 @@ def test_rtt_fairness_reduced_runs_and_analysis(tmp_path):
 
 # ---- gemini_k_sweep -------------------------------------------------------------------------
 @pytest.mark.parametrize("cc", ["gemini", "dctcp"])
-@pytest.mark.parametrize("k", K_PKTS)
+@pytest.mark.parametrize("k", _ends_by_default(K_PKTS))
 def test_k_sweep_composes_for_the_sweep(cc, k):
     c = to_run_config(
         uno.compose(["experiment=gemini_k_sweep", f"cc={cc}", f"switch.ecn.kmin_bytes={k * PKT}"])
