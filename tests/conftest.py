@@ -18,6 +18,16 @@ SMALL_INCAST = [
     "workload.n_inter=2",
 ]
 
+#: the four schemes whose data-plane behaviour two implementations must agree on (event vs lazy
+#: port, compiled vs Python data plane): DCTCP/ECMP, UnoCC (phantom queues, spraying), Gemini,
+#: MP-RDMA+BBR
+SCHEME_OVERRIDES = [
+    ["cc=dctcp", "lb=ecmp"],
+    ["cc=uno"],
+    ["cc=gemini", "lb=ecmp"],
+    ["cc=mprdma_bbr"],
+]
+
 
 def uno_cli(args: list[str], cwd) -> subprocess.Popen:
     """Start ``uno-run args`` (as ``python -m uno.cli``) in ``cwd``, output captured as text."""

@@ -17,7 +17,7 @@ import heapq
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import SMALL_INCAST, run
+from conftest import SCHEME_OVERRIDES, SMALL_INCAST, run
 
 import uno
 from uno.core.errors import ConfigError
@@ -51,10 +51,7 @@ def _assert_identical(results) -> None:
 @pytest.mark.parametrize(
     "overrides",
     [
-        ["cc=dctcp", "lb=ecmp"],
-        ["cc=uno"],  # phantom queues, packet spraying
-        ["cc=gemini", "lb=ecmp"],
-        ["cc=mprdma_bbr"],
+        *SCHEME_OVERRIDES,
         ["cc=uno", "switch=phantom_artifact"],  # ACKs in a control lane of their own
         # receivers that stay in Python: erasure-coded flows (NACKs), DCQCN's CNP coalescing
         ["cc=uno", "lb=unolb", "ec=mds", "ec.scope=all", "ec.payload=false"],

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
-from conftest import SMALL_INCAST, flows_override, run
+from conftest import SCHEME_OVERRIDES, SMALL_INCAST, flows_override, run
 
 import uno
 from uno.core.engine import Engine
@@ -31,10 +31,7 @@ US = 1_000_000
 @pytest.mark.parametrize(
     "overrides",
     [
-        ["cc=dctcp", "lb=ecmp"],
-        ["cc=uno"],  # phantom queues, packet spraying
-        ["cc=gemini", "lb=ecmp"],
-        ["cc=mprdma_bbr"],
+        *SCHEME_OVERRIDES,
         ["cc=uno", "switch.ack_priority=false", "faults=table1_setup1"],
     ],
 )

@@ -37,13 +37,11 @@ Python; moving them in is the next step of the compiled engine (docs/design.md).
 
 from __future__ import annotations
 
-from collections import Counter
-
 import numpy as np
 from numba import njit
 
 from uno.core.errors import ConfigError, InvariantError
-from uno.core.packet import ACK, DATA, KIND_NAMES, flow_hash_key
+from uno.core.packet import ACK, DATA, KIND_NAMES
 from uno.net.port import DROP_BUFFER
 from uno.net.switch import Switch
 
@@ -468,7 +466,7 @@ def _receive_data(ST, F, U, PK, host, slot, now):
     # the data packet becomes its ACK, echoing seq, ECN, entropy (and, in Python, send time)
     src = PK[slot, _K_DST]
     dst = PK[slot, _K_SRC]
-    PK[slot, _K_KIND] = 1  # ACK
+    PK[slot, _K_KIND] = ACK
     PK[slot, _K_SIZE] = ST[fb + _R_ACK_BYTES]
     PK[slot, _K_SRC] = src
     PK[slot, _K_DST] = dst
@@ -815,7 +813,7 @@ class CompiledDataplane:
         pkt = self.objs[slot]
         pkt.ecn = ecn == 1
         if kind != pkt.kind:  # the kernel's receiver made it an ACK: do the same to the object
-            _as_ack(pkt)
+            pkt.flow.receiver.turn_into_ack(pkt)
         return pkt, self._hosts[host]
 
     def _raise_kernel_error(self, now: int) -> None:
@@ -880,31 +878,8 @@ class CompiledDataplane:
                 self._dropped_seen[kind] = n
 
     def packets_in_network(self) -> int:
+        """Packets in the pool: in queues or on links (checked against the ports' counts)."""
         return int(self.ST[_H_IN_POOL])
-
-    def packet_hops(self) -> int:
-        return int(self.ST[_H_N_HOPS])
-
-    def drops_by_kind(self) -> Counter:
-        return Counter({KIND_NAMES[k]: int(self.ST[_H_DROP0 + k]) for k in range(3)})
-
-
-def _as_ack(pkt) -> None:
-    """Turn the data packet object ``pkt`` into its ACK as its flow's Python receiver would
-    have (:meth:`uno.transport.receiver.Receiver.on_data`, no coding, no CNPs), after the
-    kernel's receiver did so to its row."""
-    rx = pkt.flow.receiver
-    pkt.kind = ACK
-    pkt.size_bytes = rx.ack_bytes
-    pkt.info = False
-    src = pkt.dst
-    dst = pkt.src
-    pkt.src = src
-    pkt.dst = dst
-    key = rx._keys.get(pkt.entropy)
-    if key is None:
-        key = rx._keys[pkt.entropy] = flow_hash_key(src, dst, pkt.entropy)
-    pkt.hkey = key
 
 
 class CompiledPort:

@@ -100,6 +100,13 @@ class Receiver:
                     self.cnps_sent += 1
                 else:
                     pkt.ecn = False  # no CNP: one was sent for this flow within the interval
+        self.turn_into_ack(pkt, done)
+        self._host.send(pkt)
+
+    def turn_into_ack(self, pkt, done: bool = False) -> None:
+        """Make data packet ``pkt`` its own ACK in place: ends swapped, the ACK's size and hash
+        key, ``info`` = whether its block is decoded (erasure coding). The compiled data plane's
+        receivers do the same to their rows and call this on the object (uno.net.compiled)."""
         pkt.kind = ACK
         pkt.size_bytes = self.ack_bytes
         pkt.info = done
@@ -111,7 +118,6 @@ class Receiver:
         if key is None:
             key = self._keys[pkt.entropy] = flow_hash_key(src, dst, pkt.entropy)
         pkt.hkey = key
-        self._host.send(pkt)
 
     def _complete(self) -> None:
         self.complete_ps = self._engine._now
