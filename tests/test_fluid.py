@@ -410,6 +410,7 @@ def test_step_kernel_matches_python(scheme):
     k = sim.advance(0, 400)  # compiled, to a state with flows running and queues up
     assert sim.counters[1] > 0 and sim.counters[3] > 0
     names = ("fs", "cs", "ls", "ring", "counters", "active", "busy", "loss_rng")
+    pool_twin = copy.deepcopy(sim.ring_pool)
     twin = {n: copy.deepcopy(getattr(sim, n)) for n in names}
     lb_twin = copy.deepcopy(sim.lb)
     hops_twin = copy.deepcopy(sim.hops)
@@ -417,13 +418,13 @@ def test_step_kernel_matches_python(scheme):
     with np.errstate(over="ignore"):
         k_py = K.advance.py_func(
             k, k + 300, sim.dt_ps, twin["fs"], twin["cs"], sim.cp, twin["ls"], sim.rt_ptr,
-            sim.rt_link, sim.rt_w, sim.rv_ptr, sim.rv_link, sim.rv_w, twin["ring"], sim.ring_ptr, sim.ring_len, sim.order,
+            sim.rt_link, sim.rt_w, sim.rv_ptr, sim.rv_link, sim.rv_w, twin["ring"], pool_twin, sim.order,
             twin["counters"], twin["active"], twin["busy"], lb_twin, twin["loss_rng"], hops_twin,
         )  # fmt: skip
     assert k_py == k_fast == k + 300
     for n in names:
         np.testing.assert_allclose(getattr(sim, n), twin[n], rtol=1e-9, atol=1e-6, err_msg=n)
-    for a, b in zip(sim.lb, lb_twin, strict=True):
+    for a, b in zip((*sim.lb, *sim.ring_pool), (*lb_twin, *pool_twin), strict=True):
         np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-6)
     for i in (0, 2, 3, 4, 5, 6, 7, 8):  # levels, routes, each entry's bytes (not the scratch)
         np.testing.assert_allclose(sim.hops[i], hops_twin[i], rtol=1e-9, atol=1e-6)
@@ -457,11 +458,11 @@ def test_links_conserve_bytes_hop_by_hop(scheme):
             import copy
 
             twin = {a: copy.deepcopy(getattr(sim, a)) for a in ("fs", "cs", "ls", "ring",
-                    "counters", "active", "busy", "loss_rng", "lb", "hops")}  # fmt: skip
+                    "counters", "active", "busy", "loss_rng", "lb", "hops", "ring_pool")}  # fmt: skip
             k_py = K.advance.py_func(
                 k, k + 1, sim.dt_ps, twin["fs"], twin["cs"], sim.cp, twin["ls"], sim.rt_ptr,
                 sim.rt_link, sim.rt_w, sim.rv_ptr, sim.rv_link, sim.rv_w, twin["ring"],
-                sim.ring_ptr, sim.ring_len, sim.order, twin["counters"], twin["active"],
+                twin["ring_pool"], sim.order, twin["counters"], twin["active"],
                 twin["busy"], twin["lb"], twin["loss_rng"], twin["hops"],
             )  # fmt: skip
         k_next = sim.advance(k, k + 1)
@@ -615,3 +616,65 @@ def test_acks_wait_in_the_reverse_paths_queues():
     assert short["fct_ps"] - short["ideal_fct_ps"] < 0.05 * full_queue_ps
     sim = build_simulation(to_run_config(lane))
     assert K.reverse_delay(2, sim.rv_ptr, sim.rv_link, sim.rv_w, ls) == 0.0
+
+
+def test_delay_lines_are_reused_without_changing_results():
+    """Running flows take their delay lines from a pool and give them back cleared when they
+    finish: the ring rows ever touched follow the flows running at once (here 160 lines for
+    400 flows), every finished flow's line is back in the pool, and the results are
+    those of a run in which no line is ever reused (each flow its own class in the pool)."""
+    from uno.api import to_run_config
+    from uno.build import build_simulation
+
+    cfg = to_run_config(uno.compose(["experiment=fig10_load", "workload=mixed_artifact",
+                                     "scheme=mprdma_bbr", "workload.n_flows=400", "workload.load=0.6",
+                                     "engine.kind=fluid", "engine.sample_interval_us=0"]))  # fmt: skip
+    pooled = build_simulation(cfg)
+    apart = build_simulation(cfg)
+    n = len(apart.flows)
+    ptr, length, _, free_rows, _, free_count, top = apart.ring_pool
+    apart.ring_pool = (ptr, length, np.arange(n, dtype=np.int64), free_rows,
+                       np.arange(n, dtype=np.int64), np.zeros(n, dtype=np.int64), top)  # fmt: skip
+    a, b = pooled.run(), apart.run()
+    assert pooled.n_finished == n
+    ptr, length, cls, _, _, free_count, top = pooled.ring_pool
+    # every line ever handed out is back in the pool, and no row twice
+    block_rows = np.zeros(len(free_count), dtype=np.int64)
+    block_rows[cls] = length
+    assert (ptr == -1).all() and (block_rows * free_count).sum() == top[0]
+    assert free_count.sum() < 0.5 * n and top[0] < 0.7 * length.sum()  # reused ...
+    assert apart.ring_pool[6][0] == length.sum()  # ... against one line per flow
+    assert not pooled.ring.any()
+    flows = a.tables["flows"]
+    assert flows["retransmits"].sum() > 0  # losses (and their timers) went through the lines
+    import pandas as pd
+
+    pd.testing.assert_frame_equal(flows, b.tables["flows"])
+
+
+@pytest.mark.parametrize("twin", [False, True])
+def test_ring_pool_hands_out_cleared_lines_of_the_right_length(twin):
+    """``ring_take`` / ``ring_give`` (and their Python twins): a line given back is cleared,
+    goes to the next flow of its length, never to a flow of another length, and fresh rows
+    come after every row handed out before."""
+    take = K.ring_take.py_func if twin else K.ring_take
+    give = K.ring_give.py_func if twin else K.ring_give
+    length = np.array([5, 3, 5, 5, 3], dtype=np.int64)
+    cls = np.array([1, 0, 1, 1, 0], dtype=np.int64)
+    pool = (np.full(5, -1, dtype=np.int64), length, cls, np.zeros(5, dtype=np.int64),
+            np.array([0, 2], dtype=np.int64), np.zeros(2, dtype=np.int64),
+            np.zeros(1, dtype=np.int64))  # fmt: skip
+    ring = np.zeros((int(length.sum()), K.N_R))
+    ptr = pool[0]
+    take(pool, 0)
+    take(pool, 1)
+    assert ptr[0] == 0 and ptr[1] == 5 and pool[6][0] == 8
+    ring[0:5] = RNG.uniform(1, 2, (5, K.N_R))  # flow 0 leaves feedback still due
+    give(ring, pool, 0)
+    assert ptr[0] == -1 and not ring.any()
+    take(pool, 4)  # length 3: not flow 0's line
+    assert ptr[4] == 8 and pool[6][0] == 11
+    take(pool, 2)  # length 5: flow 0's line
+    assert ptr[2] == 0 and pool[6][0] == 11
+    take(pool, 3)
+    assert ptr[3] == 11 and pool[6][0] == 16

@@ -603,11 +603,16 @@ class FluidSimulation:
         # expires (kernels.R_TIMEOUT), at most ceil(RTO / dt) + 1 steps on
         longest = np.maximum(longest, rto + self.dt_ps)
         ring_len = np.ceil(longest / self.dt_ps).astype(np.int64) + 2
-        ring_ptr = np.zeros(n + 1, dtype=np.int64)
-        np.cumsum(ring_len, out=ring_ptr[1:])
-        # all-zero is every slot's empty state, so the pages of slots never reached are not
-        # even touched (calloc)
-        ring = np.zeros((int(ring_ptr[-1]), K.N_R))
+        # the running flows take their delay lines from a pool (kernels.ring_take); all-zero
+        # is every slot's empty state, so rows never reached are not even touched (calloc)
+        lengths, ring_class = np.unique(ring_len, return_inverse=True)
+        per_class = np.bincount(ring_class, minlength=len(lengths))
+        free_base = np.concatenate([[0], np.cumsum(per_class)[:-1]]).astype(np.int64)
+        ring_pool = (np.full(n, -1, dtype=np.int64), ring_len,
+                     ring_class.reshape(-1).astype(np.int64), np.zeros(n, dtype=np.int64),
+                     free_base, np.zeros(len(lengths), dtype=np.int64),
+                     np.zeros(1, dtype=np.int64))  # fmt: skip
+        ring = np.zeros((int(ring_len.sum()), K.N_R))
         self.fs = fs
         self.cp = self._cc_rows(cfg, plans) if self.runs_cc else np.zeros((n, K.N_P))
         self.cs = np.zeros((n, K.N_C))
@@ -615,7 +620,7 @@ class FluidSimulation:
         self.rt_link = rt_link
         self.rt_w = rt_w
         self.rv_ptr, self.rv_link, self.rv_w = rv_ptr, rv_link, rv_w
-        self.ring, self.ring_ptr, self.ring_len = ring, ring_ptr, ring_len
+        self.ring, self.ring_pool, self.ring_len = ring, ring_pool, ring_len
         self.order = np.argsort(fs[:, K.FS_START], kind="stable").astype(np.int64)
         self.counters = np.zeros(4, dtype=np.int64)
         self.active = np.zeros(n, dtype=np.int64)
@@ -747,7 +752,7 @@ class FluidSimulation:
         (:func:`uno.fluid.kernels.advance`)."""
         return K.advance(
             k_start, k_stop, self.dt_ps, self.fs, self.cs, self.cp, self.ls, self.rt_ptr,
-            self.rt_link, self.rt_w, self.rv_ptr, self.rv_link, self.rv_w, self.ring, self.ring_ptr, self.ring_len, self.order,
+            self.rt_link, self.rt_w, self.rv_ptr, self.rv_link, self.rv_w, self.ring, self.ring_pool, self.order,
             self.counters, self.active, self.busy, self.lb, self.loss_rng, self.hops,
         )  # fmt: skip
 

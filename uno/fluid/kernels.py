@@ -1103,6 +1103,41 @@ def cc_loss(cs, cp, f, now, nack):
 
 
 @njit(cache=True, error_model="numpy")
+def ring_take(ring_pool, f) -> None:
+    """Give flow ``f``, starting, its delay line: ``ring_len[f]`` all-zero rows of the ring,
+    a block a finished flow of the same length gave back, else the next rows never used.
+    ``ring_pool`` = (``ring_ptr``: each flow's first row, ``ring_len``, ``ring_class``: index
+    of the flow's length among the distinct lengths, ``free_rows``: per class a stack of free
+    blocks' first rows, from ``free_base[class]``, ``free_count``, ``top``: one-element array,
+    the first row never used). Only the running flows hold rows, so the rows touched (and the
+    memory the ring occupies: np.zeros leaves untouched pages unmapped) follow the number of
+    flows running at once, not the workload's length, and reused rows are warm in cache."""
+    ring_ptr, ring_len, ring_class, free_rows, free_base, free_count, top = ring_pool
+    c = ring_class[f]
+    if free_count[c] > 0:
+        free_count[c] -= 1
+        ring_ptr[f] = free_rows[free_base[c] + free_count[c]]
+    else:
+        ring_ptr[f] = top[0]
+        top[0] += ring_len[f]
+
+
+@njit(cache=True, error_model="numpy")
+def ring_give(ring, ring_pool, f) -> None:
+    """Flow ``f`` finished: its delay line (cleared: feedback still due for it is never read)
+    goes back to the pool (:func:`ring_take`)."""
+    ring_ptr, ring_len, ring_class, free_rows, free_base, free_count = ring_pool[:6]
+    start = ring_ptr[f]
+    for row in range(start, start + ring_len[f]):
+        for c in range(N_R):
+            ring[row, c] = 0.0
+    c = ring_class[f]
+    free_rows[free_base[c] + free_count[c]] = start
+    free_count[c] += 1
+    ring_ptr[f] = -1
+
+
+@njit(cache=True, error_model="numpy")
 def schedule_timeout(f, k, sent_at, lost, dt_ps, fs, ring, ring_ptr, ring_len) -> None:
     """Bytes ``lost`` from the batch flow ``f`` sent at ``sent_at`` (step ``k``) wait for
     the retransmission timer: they time out at the first step boundary ``FS_RTO`` after their
@@ -1133,8 +1168,7 @@ def advance(
     rv_link,
     rv_w,
     ring,
-    ring_ptr,
-    ring_len,
+    ring_pool,
     order,
     counters,
     active,
@@ -1150,10 +1184,12 @@ def advance(
     step reached: ``k_stop``, or earlier when every flow has finished. ``loss_rng``: each
     flow's SplitMix64 state for its packet losses (:func:`lost_packets`). ``lb``: the UnoLB
     subflows (``sub_n[f]`` > 0: flow ``f`` spreads over them instead of its ``rt_*`` route; see
-    :func:`unolb_reroute`). ``rv_*``: the route of each flow's ACKs back to its sender, whose
+    :func:`unolb_reroute`). ``ring_pool``: where each running flow's delay line lies in ``ring``
+    (:func:`ring_take`, :func:`ring_give`). ``rv_*``: the route of each flow's ACKs back to its sender, whose
     queueing delay its RTT includes (:func:`reverse_delay`). ``hops``: the links' levels and
     each route entry's bytes in the network (:func:`forward`)."""
     n_flows = fs.shape[0]
+    ring_ptr, ring_len = ring_pool[0], ring_pool[1]
     sub_n, sub_links, sub_lost = lb[0], lb[2], lb[4]
     sub_loss = np.zeros(sub_links.shape[1])
     nics = np.zeros(ls.shape[0], dtype=np.int64)
@@ -1177,6 +1213,7 @@ def advance(
         while nxt < n_flows and fs[order[nxt], FS_START] < step_end:
             f = order[nxt]
             fs[f, FS_STATE] = 1.0
+            ring_take(ring_pool, f)
             cc_init(cs, cp, f)
             active[n_active] = f
             n_active += 1
@@ -1254,6 +1291,7 @@ def advance(
                 fs[f, FS_FINISH] = ring_arrive if ring_arrive > 0.0 else now
                 fs[f, FS_STATE] = 2.0
                 counters[2] += 1
+                ring_give(ring, ring_pool, f)
             else:
                 active[kept] = f
                 kept += 1
