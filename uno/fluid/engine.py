@@ -339,6 +339,16 @@ def _route_drains_ps(routing, rt_ptr: np.ndarray, rt_link: np.ndarray) -> np.nda
     return drain
 
 
+def zeros_aligned(rows: int, cols: int, dtype=np.float64) -> np.ndarray:
+    """A C-contiguous zero array of ``rows`` x ``cols`` whose data starts on a 64-byte
+    boundary, so that rows of 64 bytes (or a multiple) lie in whole cache lines: a step reads a
+    link's or an entry's hot fields with one line (numpy aligns to 16 bytes only)."""
+    itemsize = np.dtype(dtype).itemsize
+    buf = np.zeros(rows * cols + 64 // itemsize, dtype=dtype)
+    skip = (-buf.ctypes.data % 64) // itemsize
+    return buf[skip : skip + rows * cols].reshape(rows, cols)
+
+
 def _route_groups(rt_ptr: np.ndarray, rt_w: np.ndarray):
     """Per route entry, the first entry of its hop and the first of the next hop (-1: none):
     a route lists its links hop by hop, the shares of one hop summing to 1 (one link with
@@ -426,14 +436,26 @@ def _hop_state(n_links, rt_ptr, rt_link, rt_w, sub_n, sub_hops, sub_links):
         np.maximum.at(hi, gstart, level[rt_link])
         np.minimum.at(lo, gstart, level[rt_link])
         lag[a] = (lo[nxt[a]] <= hi[gstart[a]]).astype(np.int64)
-    rt_flow = np.repeat(np.arange(n, dtype=np.int64), np.diff(rt_ptr))
-    n_entries = len(rt_link) + sub_links.size
+    n_rt = len(rt_link)
+    n_entries = n_rt + sub_links.size
+    ei = zeros_aligned(n_entries, K.N_EI, np.int64)
+    ei[:] = -1
+    ef = zeros_aligned(n_entries, K.N_EF)
+    ei[:n_rt, K.EI_LINK] = rt_link
+    ei[:n_rt, K.EI_FLOW] = np.repeat(np.arange(n, dtype=np.int64), np.diff(rt_ptr))
+    ei[:n_rt, K.EI_GSTART] = gstart
+    ei[:n_rt, K.EI_NEXT] = nxt
+    ei[:n_rt, K.EI_LAG] = lag
+    ef[:n_rt, K.EF_W] = rt_w
+    # UnoLB subflow hops (their links and next hops are read from sub_links as they move)
+    sub = np.arange(n_rt, n_entries, dtype=np.int64)
+    ei[n_rt:, K.EI_FLOW] = (sub - n_rt) // max(1, sub_links.shape[1] * sub_links.shape[2])
+    ei[n_rt:, K.EI_GSTART] = sub
+    ef[n_rt:, K.EF_W] = 1.0
     return (
-        level, np.array([n_lvl], dtype=np.int64), rt_flow, gstart, nxt, lag,
-        np.zeros(n_entries), np.zeros(n_entries), np.zeros(n_entries),
-        np.zeros(n_entries, dtype=np.int64), np.zeros(n_lvl, dtype=np.int64),
-        np.zeros(n_links, dtype=np.int64), np.zeros(n_lvl, dtype=np.int64),
-        np.zeros(n_links, dtype=np.int64), np.zeros(n_entries, dtype=np.int64),
+        level, np.array([n_lvl], dtype=np.int64), ei, ef,
+        np.zeros(n_lvl, dtype=np.int64), np.zeros(n_links, dtype=np.int64),
+        np.zeros(n_lvl, dtype=np.int64), np.zeros(n_links, dtype=np.int64),
         np.zeros(n_lvl, dtype=np.int64),
     )  # fmt: skip
 
@@ -466,7 +488,7 @@ class FluidSimulation:
         routing = scenario.routing
         self.port_names = port_names(routing)
         n_links = len(routing.edges)
-        ls = np.zeros((n_links, K.N_LS))
+        ls = zeros_aligned(n_links, K.N_LS)
         for e in routing.edges:
             row = ls[e.edge_id]
             row[K.LS_CAP] = e.rate_bps * _BPS
@@ -546,7 +568,7 @@ class FluidSimulation:
         else:
             rt_ptr, rt_link, rt_w = _split_routes(sc, src, dst)
             rv_ptr, rv_link, rv_w = _split_routes(sc, dst, src)  # sprayed ACKs: the even split
-        fs = np.zeros((n, K.N_FS))
+        fs = zeros_aligned(n, K.N_FS)
         wire = np.fromiter((p.wire_bytes for p in plans), dtype=np.int64, count=n)
         n_packets = np.fromiter((p.n_packets for p in plans), dtype=np.int64, count=n)
         base_rtt = np.fromiter((p.path.base_rtt_ps for p in plans), dtype=np.int64, count=n)

@@ -19,30 +19,32 @@ import numpy as np
 from numba import njit
 
 # ---- links ---------------------------------------------------------------------------------
-LS_CAP = 0  # service rate, bytes/ps
-LS_BUF = 1  # buffer, bytes
-LS_Q = 2  # queue level, bytes
-LS_PH = 3  # phantom queue level, bytes
-LS_PHSIZE = 4  # phantom size (0: no phantom queue)
-LS_PHDRAIN = 5  # phantom drain rate, bytes/ps
-LS_PHKMIN = 6
-LS_PHKMAX = 7
-LS_KMIN = 8  # RED on the physical queue (-1: none)
-LS_KMAX = 9
-LS_MODE = 10  # which queue marks: MODE_*
-LS_PHDROPS = 11  # 1: the phantom queue counts dropped bytes too
-LS_ARR = 12  # arrival rate this step, bytes/ps (accumulated from the flows)
-LS_MARK = 13  # marking probability of bytes leaving now
-LS_LOSS = 14  # fraction of this step's arrivals dropped
-LS_DELAY = 15  # queueing delay, ps
-LS_PASS = 16  # departures / (queue + arrivals): the share of what the link holds that leaves
-#              this step (<= 1; each flow's bytes at the link leave in that share, see forward)
-LS_TX = 17  # bytes sent (departed)
-LS_DROP = 18  # bytes dropped
-LS_MAXQ = 19  # largest queue level, bytes
-LS_IN = 20  # bytes arrived
-LS_LISTED = 21  # 1 while the link is in the busy list
-LS_EXT = 22  # bytes arriving this step from outside the fluid model (hybrid: packets)
+# the columns a step reads or writes for every route entry come first: one cache line of a
+# row (the engine allocates ``ls`` with 64-byte aligned rows of 32 columns)
+LS_ARR = 0  # arrival rate this step, bytes/ps (accumulated from the flows)
+LS_PASS = 1  # departures / (queue + arrivals): the share of what the link holds that leaves
+#             this step (<= 1; each flow's bytes at the link leave in that share, see forward)
+LS_LOSS = 2  # fraction of this step's arrivals dropped
+LS_LISTED = 3  # 1 while the link is in the busy list
+LS_MARK = 4  # marking probability of bytes leaving now
+LS_DELAY = 5  # queueing delay, ps
+LS_EXT = 6  # bytes arriving this step from outside the fluid model (hybrid: packets)
+LS_Q = 7  # queue level, bytes
+LS_CAP = 8  # service rate, bytes/ps
+LS_BUF = 9  # buffer, bytes
+LS_PH = 10  # phantom queue level, bytes
+LS_PHSIZE = 11  # phantom size (0: no phantom queue)
+LS_PHDRAIN = 12  # phantom drain rate, bytes/ps
+LS_PHKMIN = 13
+LS_PHKMAX = 14
+LS_KMIN = 15  # RED on the physical queue (-1: none)
+LS_KMAX = 16
+LS_MODE = 17  # which queue marks: MODE_*
+LS_PHDROPS = 18  # 1: the phantom queue counts dropped bytes too
+LS_TX = 19  # bytes sent (departed)
+LS_DROP = 20  # bytes dropped
+LS_MAXQ = 21  # largest queue level, bytes
+LS_IN = 22  # bytes arrived
 LS_QF = 23  # of the queue, the fluid flows' bytes (FIFO share; the rest came from LS_EXT)
 # a host's NIC shared round-robin by its flows (scratch within a step)
 LS_DEMAND = 24  # bytes the host's flows could send this step
@@ -50,7 +52,22 @@ LS_NDEM = 25  # how many of them
 LS_SATSUM = 26  # demand of those under the even share
 LS_NBIG = 27  # how many are above it
 LS_LEVEL = 28  # the water level: no flow sends more this step
-N_LS = 29
+N_LS = 32  # (29 used: rows of four whole cache lines)
+
+# ---- route entries (kernels.forward): integer and float fields, one row per entry --------
+EI_LINK = 0  # the link (route entries; a subflow's hop reads it from ``sub_links``)
+EI_FLOW = 1  # the flow
+EI_GSTART = 2  # first entry of its hop (a split hop's links share what reaches the hop)
+EI_NEXT = 3  # first entry of the next hop, -1: last
+EI_LAG = 4  # 1: the next hop's level is not above this one's (bytes reach it next step)
+EI_NXT = 5  # next entry in this step's list of its level
+EI_SNXT = 6  # next entry in this step's list of its level's split-hop entries
+N_EI = 8  # (7 used; a row of 8 is one cache line)
+EF_Q = 0  # bytes of the flow queued at the link
+EF_IN = 1  # bytes into the entry's hop this step
+EF_CARRY = 2  # bytes that reach it next step
+EF_W = 3  # share of the hop's bytes that takes this link (1: a one-link hop)
+N_EF = 4
 
 MODE_NONE = 0
 MODE_PHYSICAL = 1
@@ -73,7 +90,7 @@ FS_LOSS_DELAY = 11  # ps from a loss to its detection (RTO, or the EC receiver t
 FS_LOSS_PENDING = 12  # lost bytes not yet detected
 FS_LOSS_AT = 13  # when they will be (ps, -1: none)
 FS_SEND = 14  # bytes sent this step
-FS_EC_N = 15  # data packets per block (0: not coded)
+FS_NETQ = 15  # bytes of the flow held in link queues or carried to the next step (forward)
 FS_EC_M = 16  # parity packets per block
 FS_LOSS_EVENTS = 17  # timeouts / NACK episodes
 FS_ACKED = 18  # bytes acknowledged
@@ -87,7 +104,7 @@ FS_EVIDENCE = 25  # acked bytes sent since
 FS_RTO = 26  # retransmission timeout, ps: what fast retransmit misses, the timer catches
 FS_TIMEOUTS = 27  # timeouts of fast-retransmit flows
 FS_NIC_LINK = 28  # the link of its host's NIC
-FS_NETQ = 29  # bytes of the flow held in link queues or carried to the next step (forward)
+FS_EC_N = 29  # data packets per block (0: not coded)
 FS_WAIT_VOID = 30  # R_TIMEOUT entries due up to this step were revealed by evidence: void
 FS_LAST_TIMEOUT = 31  # when the controller last heard of a timeout, ps
 N_FS = 32
@@ -329,39 +346,39 @@ def add_external(ls, busy, counters, links, nbytes) -> None:
 
 
 @njit(cache=True, error_model="numpy")
-def forward(fs, ls, active, n_active, busy, n_busy, rt_ptr, rt_link, rt_w, lb, hops, dt_ps):
+def forward(fs, ls, active, n_active, busy, n_busy, rt_ptr, lb, hops, dt_ps):
     """One step of the links, hop by hop: every active flow's bytes go from link to link of its
     route and the links are advanced (:func:`update_links`) in the order of their level, so a
     link's arrivals are what the links before it passed on in this same step. Returns the new
     length of the busy list ``busy``.
 
     Each route entry ``j`` (flow, link) holds the flow's bytes in that link's queue
-    (``e_q[j]``). In a step the entry receives ``a`` bytes (the flow's send at the first hop,
-    else what the hop before it passed on); of the ``e_q[j] + a`` bytes the flow then has at
+    (``ef[j, EF_Q]``). In a step the entry receives ``a`` bytes (the flow's send at the first
+    hop, else what the hop before it passed on); of the ``q + a`` bytes the flow then has at
     the link a share ``LS_PASS`` = departures / (queue + arrivals) leaves (the link's bytes
     leave in proportion, the fluid reading of FIFO), the drops take ``LS_LOSS`` = drops /
     arrivals of ``a`` (tail drop: a byte already queued is never dropped), and the rest stays
     queued. What leaves is the next hop's arrival. So, as with packets, a byte dropped upstream
     never reaches the next link, and a link passes on exactly its departures (never more than
-    it held, never more than its rate): summed over the flows at a link, ``e_q + a`` is the
+    it held, never more than its rate): summed over the flows at a link, ``q + a`` is the
     link's queue plus its arrivals (bytes from outside the fluid model, ``LS_EXT``, apart), and
     what leaves is its departures. A flow that sends nothing this step still moves its queued
     bytes on (``FS_NETQ`` > 0).
 
     ``hops`` = (``link_lvl``: each link's level, higher than that of any link before it on a
-    route where the links allow it; ``n_lvl`` (one-element array); per ``rt_*`` entry:
-    ``rt_flow`` its flow, ``rt_gstart`` the first entry of its hop (the links of a split hop
-    share what the hop before passed on by their weight), ``rt_next`` the first entry of the
-    next hop (-1: last), ``rt_lag`` 1 where the next hop's level is not above this one's (a
-    cycle of links: what leaves reaches the next hop at the next step, so no byte is lost or
-    counted twice); per entry state ``e_q``, ``e_in`` (bytes into the entry's hop this step),
-    ``e_carry`` (bytes that reach it next step), ``e_nxt``, ``e_head`` (per-level lists of
-    entries), ``l_nxt``, ``l_head`` (per-level lists of links), ``l_buf`` (scratch), ``s_nxt``,
-    ``s_head`` (per-level lists of the entries of split hops)). UnoLB
-    subflow hop ``h`` of subflow ``s`` of flow ``f`` is entry ``len(rt_link) + (f S + s) H + h``
+    route where the links allow it; ``n_lvl`` (one-element array); ``ei``: per entry, a row of
+    integers ``EI_*``: its link (route entries), flow, the first entry of its hop (the links of
+    a split hop share what the hop before passed on by their weight), the first entry of the
+    next hop (-1: last), whether the next hop's level is not above this one's (a cycle of
+    links: what leaves reaches the next hop at the next step, so no byte is lost or counted
+    twice), and the links of the per-level lists of entries and of split-hop entries; ``ef``:
+    per entry, a row of floats ``EF_*``: bytes queued, bytes into the entry's hop this step,
+    bytes that reach it next step, its weight; ``e_head``, ``s_head``: the lists' heads per
+    level; ``l_nxt``, ``l_head``: per-level lists of links; ``l_buf``: scratch). An entry's
+    fields share a row so that a step touches one or two cache lines per entry. UnoLB subflow
+    hop ``h`` of subflow ``s`` of flow ``f`` is entry ``rt_ptr[-1] + (f S + s) H + h``
     (``sub_links`` of shape (n, S, H))."""
-    (link_lvl, n_lvl_arr, rt_flow, rt_gstart, rt_next, rt_lag, e_q, e_in, e_carry, e_nxt,
-     e_head, l_nxt, l_head, l_buf, s_nxt, s_head) = hops  # fmt: skip
+    link_lvl, n_lvl_arr, ei, ef, e_head, l_nxt, l_head, l_buf, s_head = hops
     sub_n, sub_hops, sub_links = lb[0], lb[1], lb[2]
     n_sub_max = sub_links.shape[1]
     n_hop_max = sub_links.shape[2]
@@ -399,21 +416,21 @@ def forward(fs, ls, active, n_active, busy, n_busy, rt_ptr, rt_link, rt_w, lb, h
                 j0 = rt_ptr[f]
                 j1 = rt_ptr[f + 1]
             for j in range(j0, j1):
-                link = sub_links[f, s, j - j0] if n_s > 0 else rt_link[j]
-                a = e_carry[j]
-                e_carry[j] = 0.0
+                link = sub_links[f, s, j - j0] if n_s > 0 else ei[j, EI_LINK]
+                a = ef[j, EF_CARRY]
+                ef[j, EF_CARRY] = 0.0
                 if j == j0:
                     a += send / n_s if n_s > 0 else send
-                e_in[j] = a
+                ef[j, EF_IN] = a
                 lv = link_lvl[link]
-                e_nxt[j] = e_head[lv]
+                ei[j, EI_NXT] = e_head[lv]
                 e_head[lv] = j
                 if ls[link, LS_LISTED] == 0.0:
                     ls[link, LS_LISTED] = 1.0
                     l_nxt[link] = l_head[lv]
                     l_head[lv] = link
-                if j < base and rt_w[j] < 1.0:
-                    s_nxt[j] = s_head[lv]
+                if ef[j, EF_W] < 1.0:
+                    ei[j, EI_SNXT] = s_head[lv]
                     s_head[lv] = j
                 elif a > 0.0:
                     ls[link, LS_ARR] += a * inv_dt
@@ -422,8 +439,8 @@ def forward(fs, ls, active, n_active, busy, n_busy, rt_ptr, rt_link, rt_w, lb, h
         # split hops: each link's share of what the hop before passed on (earlier levels)
         j = s_head[lv]
         while j >= 0:
-            ls[rt_link[j], LS_ARR] += e_in[rt_gstart[j]] * rt_w[j] * inv_dt
-            j = s_nxt[j]
+            ls[ei[j, EI_LINK], LS_ARR] += ef[ei[j, EI_GSTART], EF_IN] * ef[j, EF_W] * inv_dt
+            j = ei[j, EI_SNXT]
         m = 0
         link = l_head[lv]
         while link >= 0:
@@ -437,51 +454,44 @@ def forward(fs, ls, active, n_active, busy, n_busy, rt_ptr, rt_link, rt_w, lb, h
         # the departures: each flow's share of what the link let go, on to its next hop
         j = e_head[lv]
         while j >= 0:
-            if j < base:
-                w = rt_w[j]
-                a = e_in[rt_gstart[j]] * w if w < 1.0 else e_in[j]
-                held = e_q[j] + a
-                if held > 0.0:
-                    link = rt_link[j]
-                    out = held * ls[link, LS_PASS]
-                    q = held - out - a * ls[link, LS_LOSS]
-                    if q < 1e-6:  # rounding (the link let everything go: exactly 0)
-                        q = 0.0
-                    e_q[j] = q
-                    nxt = rt_next[j]
-                    if nxt >= 0 and out > 0.0:
-                        if rt_lag[j] > 0:
-                            e_carry[nxt] += out
-                            q += out
-                        else:
-                            e_in[nxt] += out
-                            if rt_w[nxt] >= 1.0:
-                                ls[rt_link[nxt], LS_ARR] += out * inv_dt
-                    fs[rt_flow[j], FS_NETQ] += q
-            else:
-                a = e_in[j]
-                held = e_q[j] + a
-                if held > 0.0:
-                    r = j - base
-                    f = r // (n_sub_max * n_hop_max)
+            w = ef[j, EF_W]
+            a = ef[ei[j, EI_GSTART], EF_IN] * w if w < 1.0 else ef[j, EF_IN]
+            held = ef[j, EF_Q] + a
+            if held > 0.0:
+                r = j - base  # >= 0: a subflow's hop, whose links change when it moves
+                f = ei[j, EI_FLOW]
+                if r < 0:
+                    link = ei[j, EI_LINK]
+                else:
                     s = (r // n_hop_max) % n_sub_max
                     h = r % n_hop_max
                     link = sub_links[f, s, h]
-                    out = held * ls[link, LS_PASS]
-                    q = held - out - a * ls[link, LS_LOSS]
-                    if q < 1e-6:
-                        q = 0.0
-                    e_q[j] = q
-                    if h + 1 < sub_hops[f] and out > 0.0:
+                out = held * ls[link, LS_PASS]
+                q = held - out - a * ls[link, LS_LOSS]
+                if q < 1e-6:  # rounding (the link let everything go: exactly 0)
+                    q = 0.0
+                ef[j, EF_Q] = q
+                if out > 0.0:
+                    if r < 0:
+                        nxt = ei[j, EI_NEXT]
+                        if nxt >= 0:
+                            if ei[j, EI_LAG] > 0:
+                                ef[nxt, EF_CARRY] += out
+                                q += out
+                            else:
+                                ef[nxt, EF_IN] += out
+                                if ef[nxt, EF_W] >= 1.0:
+                                    ls[ei[nxt, EI_LINK], LS_ARR] += out * inv_dt
+                    elif h + 1 < sub_hops[f]:
                         nlink = sub_links[f, s, h + 1]
                         if link_lvl[nlink] <= link_lvl[link]:
-                            e_carry[j + 1] += out
+                            ef[j + 1, EF_CARRY] += out
                             q += out
                         else:
-                            e_in[j + 1] += out
+                            ef[j + 1, EF_IN] += out
                             ls[nlink, LS_ARR] += out * inv_dt
-                    fs[f, FS_NETQ] += q
-            j = e_nxt[j]
+                fs[f, FS_NETQ] += q
+            j = ei[j, EI_NXT]
     return n_busy
 
 
@@ -629,15 +639,15 @@ def reroute_subflows(f, now, base_rtt, lb, hops, base) -> None:
     for s in range(n):
         before[s] = sub_ent[f, s]
     unolb_reroute(f, now, base_rtt, lb)
-    e_q, e_carry = hops[6], hops[8]
+    ef = hops[3]
     n_sub_max = sub_links.shape[1]
     n_hop_max = sub_links.shape[2]
     for s in range(n):
         if sub_ent[f, s] != before[s]:
             j0 = base + (f * n_sub_max + s) * n_hop_max
             for h in range(n_hop_max):
-                e_q[j0 + h] = 0.0
-                e_carry[j0 + h] = 0.0
+                ef[j0 + h, EF_Q] = 0.0
+                ef[j0 + h, EF_CARRY] = 0.0
 
 
 @njit(cache=True, error_model="numpy")
@@ -1371,8 +1381,8 @@ def advance(
             ls[nic, LS_SATSUM] = 0.0
             ls[nic, LS_NBIG] = 0.0
         # 4. the links, hop by hop: what the flows' bytes do on their way
-        n_busy = forward(fs, ls, active, n_active, busy, int(counters[3]), rt_ptr, rt_link,
-                         rt_w, lb, hops, dt_ps)  # fmt: skip
+        n_busy = forward(fs, ls, active, n_active, busy, int(counters[3]), rt_ptr, lb, hops,
+                         dt_ps)  # fmt: skip
         counters[3] = n_busy
         # 5. what happens to this step's bytes, fed back one RTT later
         for i in range(n_active):
