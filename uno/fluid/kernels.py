@@ -20,7 +20,7 @@ from numba import njit
 
 # ---- links ---------------------------------------------------------------------------------
 # the columns a step reads or writes for every route entry come first: one cache line of a
-# row (the engine allocates ``ls`` with 64-byte aligned rows of 32 columns)
+# row (the engine allocates ``ls`` with 64-byte aligned rows of N_LS columns)
 LS_ARR = 0  # arrival rate this step, bytes/ps (accumulated from the flows)
 LS_PASS = 1  # departures / (queue + arrivals): the share of what the link holds that leaves
 #             this step (<= 1; each flow's bytes at the link leave in that share, see forward)
@@ -52,7 +52,8 @@ LS_NDEM = 25  # how many of them
 LS_SATSUM = 26  # demand of those under the even share
 LS_NBIG = 27  # how many are above it
 LS_LEVEL = 28  # the water level: no flow sends more this step
-N_LS = 32  # (29 used: rows of four whole cache lines)
+N_LS = 40  # (29 used: rows of five whole cache lines, an odd number so that the rows'
+#              first lines spread over every cache set; a stride of 4 lines would use a fourth)
 
 # ---- route entries (kernels.forward): integer and float fields, one row per entry --------
 EI_LINK = 0  # the link (route entries; a subflow's hop reads it from ``sub_links``)
@@ -107,7 +108,7 @@ FS_NIC_LINK = 28  # the link of its host's NIC
 FS_EC_N = 29  # data packets per block (0: not coded)
 FS_WAIT_VOID = 30  # R_TIMEOUT entries due up to this step were revealed by evidence: void
 FS_LAST_TIMEOUT = 31  # when the controller last heard of a timeout, ps
-N_FS = 32
+N_FS = 40  # (32 used: rows of five cache lines, as N_LS)
 
 # ---- congestion control --------------------------------------------------------------------
 CC_UNO = 0
