@@ -889,11 +889,15 @@ class CompiledPort:
     drain rate), not its state, which lives in the kernel: read the phantom level with
     :meth:`phantom_bytes` and the queue with :meth:`occupancy_bytes`."""
 
-    __slots__ = ("_dp", "index", "_row", "_python_port", "name", "kind", "rate_bps", "delay_ps",
-                 "buffer_bytes", "owner", "next_node", "red", "phantom", "fault", "control_lane")  # fmt: skip
+    __slots__ = ("_dp", "_st", "index", "_row", "_python_port", "name", "kind", "rate_bps",
+                 "delay_ps", "buffer_bytes", "owner", "next_node", "red", "phantom", "fault",
+                 "control_lane")  # fmt: skip
 
     def __init__(self, dataplane: CompiledDataplane, index: int, port):
         self._dp = dataplane
+        # the int64 state as a memoryview: indexing it gives a Python int directly, ~20x
+        # cheaper than a numpy scalar (the NIC scheduler reads _busy_until_ps per data packet)
+        self._st = memoryview(dataplane.ST)
         self.index = index
         self._row = dataplane._prow + index * _NPC
         self._python_port = port
@@ -906,11 +910,11 @@ class CompiledPort:
         self._dp.send(self.index, pkt)
 
     def _int(self, col: int) -> int:
-        return int(self._dp.ST[self._row + col])
+        return self._st[self._row + col]
 
     @property
     def _busy_until_ps(self) -> int:
-        return int(self._dp.ST[self._row + _P_BUSY])
+        return self._st[self._row + _P_BUSY]
 
     @property
     def marks_physical(self) -> bool:
