@@ -409,7 +409,7 @@ def test_step_kernel_matches_python(scheme):
     sim = build_simulation(to_run_config(cfg))
     k = sim.advance(0, 400)  # compiled, to a state with flows running and queues up
     assert sim.counters[1] > 0 and sim.counters[3] > 0
-    names = ("fs", "cs", "ls", "ring", "counters", "active", "busy", "loss_rng")
+    names = ("fs", "cs", "ls", "ring", "counters", "active", "busy", "loss_rng", "fx", "calendar")
     pool_twin = copy.deepcopy(sim.ring_pool)
     twin = {n: copy.deepcopy(getattr(sim, n)) for n in names}
     lb_twin = copy.deepcopy(sim.lb)
@@ -420,10 +420,14 @@ def test_step_kernel_matches_python(scheme):
             k, k + 300, sim.dt_ps, twin["fs"], twin["cs"], sim.cp, twin["ls"], sim.rt_ptr,
             sim.rt_link, sim.rt_w, sim.rv_ptr, sim.rv_link, sim.rv_w, twin["ring"], pool_twin, sim.order,
             twin["counters"], twin["active"], twin["busy"], lb_twin, twin["loss_rng"], hops_twin,
+            twin["fx"], twin["calendar"],
         )  # fmt: skip
     assert k_py == k_fast == k + 300
     for n in names:
-        np.testing.assert_allclose(getattr(sim, n), twin[n], rtol=1e-9, atol=1e-6, err_msg=n)
+        if n == "calendar":  # bitsets: exactly
+            np.testing.assert_array_equal(sim.calendar, twin[n])
+        else:
+            np.testing.assert_allclose(getattr(sim, n), twin[n], rtol=1e-9, atol=1e-6, err_msg=n)
     for a, b in zip((*sim.lb, *sim.ring_pool), (*lb_twin, *pool_twin), strict=True):
         np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-6)
     np.testing.assert_array_equal(sim.hops[0], hops_twin[0])  # levels
@@ -461,12 +465,14 @@ def test_links_conserve_bytes_hop_by_hop(scheme):
             import copy
 
             twin = {a: copy.deepcopy(getattr(sim, a)) for a in ("fs", "cs", "ls", "ring",
-                    "counters", "active", "busy", "loss_rng", "lb", "hops", "ring_pool")}  # fmt: skip
+                    "counters", "active", "busy", "loss_rng", "lb", "hops", "ring_pool", "fx",
+                    "calendar")}  # fmt: skip
             k_py = K.advance.py_func(
                 k, k + 1, sim.dt_ps, twin["fs"], twin["cs"], sim.cp, twin["ls"], sim.rt_ptr,
                 sim.rt_link, sim.rt_w, sim.rv_ptr, sim.rv_link, sim.rv_w, twin["ring"],
                 twin["ring_pool"], sim.order, twin["counters"], twin["active"],
-                twin["busy"], twin["lb"], twin["loss_rng"], twin["hops"],
+                twin["busy"], twin["lb"], twin["loss_rng"], twin["hops"], twin["fx"],
+                twin["calendar"],
             )  # fmt: skip
         k_next = sim.advance(k, k + 1)
         if steps == 200:
@@ -700,3 +706,37 @@ def test_per_step_state_rows_start_on_cache_lines():
         assert a.flags.c_contiguous and a.ctypes.data % 64 == 0
     assert sim.ls.strides[0] % 64 == 0 and sim.fs.strides[0] % 64 == 0
     assert sim.hops[2].strides[0] == 64
+
+
+@pytest.mark.parametrize("scheme", ["uno_ecmp", "uno", "mprdma_bbr"])
+def test_passing_over_flows_with_nothing_due_changes_nothing(scheme):
+    """A step passes over the running flows with nothing due (no feedback in their delay
+    line's slot, no timer, no loss report: ``calendar``) that could send nothing at their last
+    try (``FX_QUIET``). The same run with every flow marked due and none quiet at every step
+    (each flow handled every step, as before the calendar) gives the same flows table."""
+    from uno.api import to_run_config
+    from uno.build import build_simulation
+
+    cfg = to_run_config(uno.compose(["experiment=fig10_load", "workload=mixed_artifact",
+                                     f"scheme={scheme}", "workload.n_flows=80",
+                                     "workload.load=0.6", "engine.kind=fluid",
+                                     "engine.sample_interval_us=0"]))  # fmt: skip
+    fast = build_simulation(cfg)
+    fast.advance(0, 10**9)
+    every = build_simulation(cfg)
+    rows = every.calendar.shape[0]
+    passed_over = 0
+    k = 0
+    while every.counters[2] < len(every.flows):
+        n = int(every.counters[1])
+        quiet = every.fx[every.active[:n], K.FX_QUIET] > 0
+        due = np.unpackbits(every.calendar[k % rows].view(np.uint8), bitorder="little")
+        passed_over += int((quiet & (due[every.active[:n]] == 0)).sum())
+        every.calendar[k % rows] = np.iinfo(np.uint64).max
+        every.fx[:, K.FX_QUIET] = 0.0
+        k = every.advance(k, k + 1)
+    assert passed_over > 1000  # the fast run had flows to pass over
+    assert fast.counters[2] == len(fast.flows)
+    np.testing.assert_array_equal(fast.fs, every.fs)
+    np.testing.assert_array_equal(fast.cs, every.cs)
+    np.testing.assert_array_equal(fast.ls, every.ls)

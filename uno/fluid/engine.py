@@ -644,6 +644,13 @@ class FluidSimulation:
         self.rv_ptr, self.rv_link, self.rv_w = rv_ptr, rv_link, rv_w
         self.ring, self.ring_pool, self.ring_len = ring, ring_pool, ring_len
         self.order = np.argsort(fs[:, K.FS_START], kind="stable").astype(np.int64)
+        # what each step reads of every running flow, and which flows have something due at
+        # which step (a row per step, modulo a span longer than any delay line or loss report)
+        self.fx = zeros_aligned(n, K.N_FX)
+        span = int(ring_len.max(initial=1))
+        if n:
+            span = max(span, int(np.ceil(fs[:, K.FS_LOSS_DELAY].max() / self.dt_ps)) + 2)
+        self.calendar = np.zeros((span, max(1, (n + 63) // 64)), dtype=np.uint64)
         self.counters = np.zeros(4, dtype=np.int64)
         self.active = np.zeros(n, dtype=np.int64)
         self.busy = np.zeros(len(self.ls), dtype=np.int64)
@@ -775,7 +782,8 @@ class FluidSimulation:
         return K.advance(
             k_start, k_stop, self.dt_ps, self.fs, self.cs, self.cp, self.ls, self.rt_ptr,
             self.rt_link, self.rt_w, self.rv_ptr, self.rv_link, self.rv_w, self.ring, self.ring_pool, self.order,
-            self.counters, self.active, self.busy, self.lb, self.loss_rng, self.hops,
+            self.counters, self.active, self.busy, self.lb, self.loss_rng, self.hops, self.fx,
+            self.calendar,
         )  # fmt: skip
 
     # ---- results --------------------------------------------------------------------------

@@ -90,8 +90,7 @@ FS_NIC = 10  # bytes/ps
 FS_LOSS_DELAY = 11  # ps from a loss to its detection (RTO, or the EC receiver timer)
 FS_LOSS_PENDING = 12  # lost bytes not yet detected
 FS_LOSS_AT = 13  # when they will be (ps, -1: none)
-FS_SEND = 14  # bytes sent this step
-FS_NETQ = 15  # bytes of the flow held in link queues or carried to the next step (forward)
+# (columns 14 and 15: free; a step's send and bytes in the network are in ``fx``)
 FS_EC_M = 16  # parity packets per block
 FS_LOSS_EVENTS = 17  # timeouts / NACK episodes
 FS_ACKED = 18  # bytes acknowledged
@@ -108,7 +107,15 @@ FS_NIC_LINK = 28  # the link of its host's NIC
 FS_EC_N = 29  # data packets per block (0: not coded)
 FS_WAIT_VOID = 30  # R_TIMEOUT entries due up to this step were revealed by evidence: void
 FS_LAST_TIMEOUT = 31  # when the controller last heard of a timeout, ps
-N_FS = 40  # (32 used: rows of five cache lines, as N_LS)
+N_FS = 40  # (30 used: rows of five cache lines, as N_LS)
+
+# ---- what every step reads of every running flow: a compact table ``fx`` -------------------
+# (4 flows a cache line, against a row of five lines in ``fs``: a flow with nothing to do this
+# step costs no line of ``fs``, ``cs`` or its delay line)
+FX_SEND = 0  # bytes sent this step
+FX_NETQ = 1  # bytes of the flow held in link queues or carried to the next step (forward)
+FX_QUIET = 2  # 1: it could send nothing at its last try and no feedback came since
+N_FX = 4
 
 # ---- congestion control --------------------------------------------------------------------
 CC_UNO = 0
@@ -347,7 +354,7 @@ def add_external(ls, busy, counters, links, nbytes) -> None:
 
 
 @njit(cache=True, error_model="numpy")
-def forward(fs, ls, active, n_active, busy, n_busy, rt_ptr, lb, hops, dt_ps):
+def forward(fx, ls, active, n_active, busy, n_busy, rt_ptr, lb, hops, dt_ps):
     """One step of the links, hop by hop: every active flow's bytes go from link to link of its
     route and the links are advanced (:func:`update_links`) in the order of their level, so a
     link's arrivals are what the links before it passed on in this same step. Returns the new
@@ -364,7 +371,7 @@ def forward(fs, ls, active, n_active, busy, n_busy, rt_ptr, lb, hops, dt_ps):
     it held, never more than its rate): summed over the flows at a link, ``q + a`` is the
     link's queue plus its arrivals (bytes from outside the fluid model, ``LS_EXT``, apart), and
     what leaves is its departures. A flow that sends nothing this step still moves its queued
-    bytes on (``FS_NETQ`` > 0).
+    bytes on (``fx[f, FX_NETQ]`` > 0).
 
     ``hops`` = (``link_lvl``: each link's level, higher than that of any link before it on a
     route where the links allow it; ``n_lvl`` (one-element array); ``ei``: per entry, a row of
@@ -402,12 +409,12 @@ def forward(fs, ls, active, n_active, busy, n_busy, rt_ptr, lb, hops, dt_ps):
     # passed on), those of split hops (share of the hop's bytes) in their level's first walk
     for i in range(n_active):
         f = active[i]
-        send = fs[f, FS_SEND]
+        send = fx[f, FX_SEND]
         if send <= 0.0:
-            if fs[f, FS_NETQ] <= 0.0:
+            if fx[f, FX_NETQ] <= 0.0:
                 continue
             send = 0.0
-        fs[f, FS_NETQ] = 0.0
+        fx[f, FX_NETQ] = 0.0
         n_s = sub_n[f]
         for s in range(n_s if n_s > 0 else 1):
             if n_s > 0:
@@ -491,7 +498,7 @@ def forward(fs, ls, active, n_active, busy, n_busy, rt_ptr, lb, hops, dt_ps):
                         else:
                             ef[j + 1, EF_IN] += out
                             ls[nlink, LS_ARR] += out * inv_dt
-                fs[f, FS_NETQ] += q
+                fx[f, FX_NETQ] += q
             j = ei[j, EI_NXT]
     return n_busy
 
@@ -1149,7 +1156,27 @@ def ring_give(ring, ring_pool, f) -> None:
 
 
 @njit(cache=True, error_model="numpy")
-def schedule_timeout(f, k, sent_at, lost, dt_ps, fs, ring, ring_ptr, ring_len) -> None:
+def loss_due(f, k, at, dt_ps, fs, calendar) -> None:
+    """Flow ``f``'s losses are reported at ``at`` ps (``FS_LOSS_AT``), seen in the first step
+    from now whose start is not before it (as :func:`advance` compares them)."""
+    fs[f, FS_LOSS_AT] = at
+    step = int(at // dt_ps)
+    while step * dt_ps < at:
+        step += 1
+    mark_due(calendar, step if step > k else k + 1, f)
+
+
+@njit(cache=True, error_model="numpy")
+def mark_due(calendar, step, f) -> None:
+    """Flow ``f`` has something due at step ``step`` (feedback in its delay line, a timer, a
+    loss report): its bit in the calendar (rows: steps modulo their number, longer than any
+    delay; each row a bitset of the flows, 64 a word). A step handles the feedback of the
+    flows whose bit its row holds and passes over the others (:func:`advance`)."""
+    calendar[step % calendar.shape[0], f >> 6] |= np.uint64(1) << np.uint64(f & 63)
+
+
+@njit(cache=True, error_model="numpy")
+def schedule_timeout(f, k, sent_at, lost, dt_ps, fs, ring, ring_ptr, ring_len, calendar) -> None:
     """Bytes ``lost`` from the batch flow ``f`` sent at ``sent_at`` (step ``k``) wait for
     the retransmission timer: they time out at the first step boundary ``FS_RTO`` after their
     send, as a packet the sender's timer declares lost ``rto_ps`` after its own send."""
@@ -1159,6 +1186,7 @@ def schedule_timeout(f, k, sent_at, lost, dt_ps, fs, ring, ring_ptr, ring_len) -
     if lag >= ring_len[f]:  # the engine sizes the ring so that this never happens
         lag = ring_len[f] - 1
     ring[ring_ptr[f] + (k + lag) % ring_len[f], R_TIMEOUT] += lost
+    mark_due(calendar, k + lag, f)
     fs[f, FS_WAIT] += lost
     fs[f, FS_WAIT_LAST] = k + lag
 
@@ -1187,6 +1215,8 @@ def advance(
     lb,
     loss_rng,
     hops,
+    fx,
+    calendar,
 ):
     """Run steps ``k_start`` .. ``k_stop - 1`` (step k covers [k dt, (k+1) dt)). ``order``
     lists the flows by start time; ``counters`` = [next flow of ``order`` to start, number of
@@ -1197,13 +1227,18 @@ def advance(
     subflows (``sub_n[f]`` > 0: flow ``f`` spreads over them instead of its ``rt_*`` route; see
     :func:`unolb_reroute`). ``ring_pool``: where each running flow's delay line lies in ``ring``
     (:func:`ring_take`, :func:`ring_give`). ``rv_*``: the route of each flow's ACKs back to its sender, whose
-    queueing delay its RTT includes (:func:`reverse_delay`). ``hops``: the links' levels and
+    queueing delay its RTT includes (:func:`reverse_delay`). ``fx``: what each step reads of
+    every running flow (``FX_*``), ``calendar``: which flows have something due at which step
+    (:func:`mark_due`); a flow with nothing due that could send nothing at its last try
+    (``FX_QUIET``) is passed over, its state untouched, until something is due for it.
+    ``hops``: the links' levels and
     each route entry's bytes in the network (:func:`forward`)."""
     n_flows = fs.shape[0]
     ring_ptr, ring_len = ring_pool[0], ring_pool[1]
     sub_n, sub_links, sub_lost = lb[0], lb[2], lb[4]
     sub_loss = np.zeros(sub_links.shape[1])
     nics = np.zeros(ls.shape[0], dtype=np.int64)
+    senders = np.zeros(n_flows, dtype=np.int64)
     block_dist = np.zeros(int(fs[:, FS_EC_M].max()) + 2 if n_flows else 2)
     k = k_start
     while k < k_stop:
@@ -1226,14 +1261,22 @@ def advance(
             fs[f, FS_STATE] = 1.0
             ring_take(ring_pool, f)
             cc_init(cs, cp, f)
+            fx[f, FX_QUIET] = 0.0
+            mark_due(calendar, k, f)
             active[n_active] = f
             n_active += 1
             nxt += 1
         counters[0] = nxt
         # 2. feedback arriving now: ACKs (one RTT after the send) and detected losses
         kept = 0
+        row = k % calendar.shape[0]
         for i in range(n_active):
             f = active[i]
+            if (calendar[row, f >> 6] >> np.uint64(f & 63)) & np.uint64(1) == 0:
+                active[kept] = f  # nothing due: its delay line's slot is empty
+                kept += 1
+                continue
+            fx[f, FX_QUIET] = 0.0
             slot = ring_ptr[f] + k % ring_len[f]
             acked = ring[slot, R_ACK]
             ring_arrive = ring[slot, R_ARRIVE]
@@ -1306,6 +1349,8 @@ def advance(
             else:
                 active[kept] = f
                 kept += 1
+        for w in range(calendar.shape[1]):
+            calendar[row, w] = 0
         n_active = kept
         counters[1] = n_active
         # 3. sends
@@ -1313,6 +1358,8 @@ def advance(
         n_nics = 0
         for i in range(n_active):
             f = active[i]
+            if fx[f, FX_QUIET] > 0.0:
+                continue  # still nothing to send: window full or nothing left (FX_SEND = 0)
             span = dt_ps
             if fs[f, FS_START] > now:
                 span = step_end - fs[f, FS_START]
@@ -1331,9 +1378,11 @@ def advance(
             if fs[f, FS_UNSENT] < send:
                 send = fs[f, FS_UNSENT]
             if send <= 0.0:
-                fs[f, FS_SEND] = 0.0
+                fx[f, FX_SEND] = 0.0
+                if span == dt_ps:  # (a flow starting mid-step could send more next step)
+                    fx[f, FX_QUIET] = 1.0
                 continue
-            fs[f, FS_SEND] = send
+            fx[f, FX_SEND] = send
             fs[f, FS_SEND_TIME] = send / rate
             nic = int(fs[f, FS_NIC_LINK])
             if ls[nic, LS_NDEM] == 0.0:
@@ -1349,7 +1398,7 @@ def advance(
             ls[nic, LS_LEVEL] = np.inf if ls[nic, LS_DEMAND] <= cap else cap / ls[nic, LS_NDEM]
         for i in range(n_active):
             f = active[i]
-            send = fs[f, FS_SEND]
+            send = fx[f, FX_SEND]
             if send > 0.0:
                 nic = int(fs[f, FS_NIC_LINK])
                 if send < ls[nic, LS_LEVEL]:
@@ -1362,16 +1411,20 @@ def advance(
                 cap = ls[nic, LS_CAP] * dt_ps
                 ls[nic, LS_LEVEL] = (cap - ls[nic, LS_SATSUM]) / ls[nic, LS_NBIG]
         # 3c. the sends (their bytes go on their way in 4.)
+        n_senders = 0
         for i in range(n_active):
             f = active[i]
-            send = fs[f, FS_SEND]
+            send = fx[f, FX_SEND]
             if send <= 0.0:
                 continue
             level = ls[int(fs[f, FS_NIC_LINK]), LS_LEVEL]
             if send > level:  # its share of a busy NIC, spread over the step
                 send = level
-                fs[f, FS_SEND] = send
+                fx[f, FX_SEND] = send
                 fs[f, FS_SEND_TIME] = dt_ps
+            if send > 0.0:
+                senders[n_senders] = f
+                n_senders += 1
             fs[f, FS_UNSENT] -= send
             fs[f, FS_INFLIGHT] += send
             fs[f, FS_SENT] += send
@@ -1382,15 +1435,13 @@ def advance(
             ls[nic, LS_SATSUM] = 0.0
             ls[nic, LS_NBIG] = 0.0
         # 4. the links, hop by hop: what the flows' bytes do on their way
-        n_busy = forward(fs, ls, active, n_active, busy, int(counters[3]), rt_ptr, lb, hops,
+        n_busy = forward(fx, ls, active, n_active, busy, int(counters[3]), rt_ptr, lb, hops,
                          dt_ps)  # fmt: skip
         counters[3] = n_busy
         # 5. what happens to this step's bytes, fed back one RTT later
-        for i in range(n_active):
-            f = active[i]
-            send = fs[f, FS_SEND]
-            if send <= 0.0:
-                continue
+        for i in range(n_senders):
+            f = senders[i]
+            send = fx[f, FX_SEND]
             n_sub = sub_n[f]
             if n_sub > 0:
                 mark, loss, qdelay = subflow_signals(f, ls, lb, sub_loss)
@@ -1435,6 +1486,7 @@ def advance(
             ring[slot, R_GOOD] += send - failed
             ring[slot, R_FREE] += send - ack - failed
             ring[slot, R_RTTW] += ack * rtt
+            mark_due(calendar, k + lag, f)
             kind = cp[f, P_KIND]
             if kind == CC_GEMINI and (ring[slot, R_AUX] == 0.0 or rtt < ring[slot, R_AUX]):
                 ring[slot, R_AUX] = rtt
@@ -1454,7 +1506,9 @@ def advance(
                 if failed > 0.0:
                     if fs[f, FS_WAIT] <= 0.0:
                         fs[f, FS_EVIDENCE] = 0.0
-                    schedule_timeout(f, k, sent_at, failed, dt_ps, fs, ring, ring_ptr, ring_len)
+                    schedule_timeout(
+                        f, k, sent_at, failed, dt_ps, fs, ring, ring_ptr, ring_len, calendar
+                    )
                     fs[f, FS_EVIDENCE] += 0.5 * ack  # on average half the batch follows a loss
                 elif fs[f, FS_WAIT] > 0.0:
                     fs[f, FS_EVIDENCE] += ack
@@ -1465,13 +1519,15 @@ def advance(
                     fs[f, FS_WAIT] = 0.0
                     fs[f, FS_WAIT_VOID] = fs[f, FS_WAIT_LAST]
                     if fs[f, FS_LOSS_AT] < 0.0:
-                        fs[f, FS_LOSS_AT] = now + fs[f, FS_LOSS_DELAY]
+                        loss_due(f, k, now + fs[f, FS_LOSS_DELAY], dt_ps, fs, calendar)
             elif n_ec == 0:
                 if failed > 0.0:  # no fast retransmit: the same timer, nothing reveals a loss
-                    schedule_timeout(f, k, sent_at, failed, dt_ps, fs, ring, ring_ptr, ring_len)
+                    schedule_timeout(
+                        f, k, sent_at, failed, dt_ps, fs, ring, ring_ptr, ring_len, calendar
+                    )
             elif failed > 0.0:  # coded: the receiver's timer (NACK) after the first of them
                 fs[f, FS_LOSS_PENDING] += failed
                 if fs[f, FS_LOSS_AT] < 0.0:
-                    fs[f, FS_LOSS_AT] = now + fs[f, FS_LOSS_DELAY]
+                    loss_due(f, k, now + fs[f, FS_LOSS_DELAY], dt_ps, fs, calendar)
         k += 1
     return k
