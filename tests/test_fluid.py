@@ -740,3 +740,48 @@ def test_passing_over_flows_with_nothing_due_changes_nothing(scheme):
     np.testing.assert_array_equal(fast.fs, every.fs)
     np.testing.assert_array_equal(fast.cs, every.cs)
     np.testing.assert_array_equal(fast.ls, every.ls)
+
+
+def test_timer_switches_to_the_after_retransmit_timeout():
+    """With ``transport.intra.rto_base_rtts_after_retransmit`` (the Uno artifact's MPRDMA:
+    2.875 base RTTs, then 2.5 once the flow resends), a flow's timer uses the shorter timeout
+    once its first lost bytes go back to be sent, as the packet sender does when it sends its
+    first retransmission: bytes lost at step k are declared at k + ceil(RTO_after / dt) once
+    the batches timed with the first RTO are past. Before, the fluid engine ignored the
+    setting."""
+    from uno.api import to_run_config
+    from uno.build import build_simulation
+
+    base = ["topo=dumbbell", "workload=incast", "workload.n_intra=4", "workload.n_inter=0",
+            "cc=dctcp", "switch=ecn", "switch.ecn.enabled=false", "topo.buffer_bytes=100000",
+            "workload.size_bytes=2000000", "engine.sample_interval_us=0", "engine.kind=fluid",
+            "transport.dupack_threshold=1000", "transport.intra.rto_base_rtts=4",
+            "transport.intra.rto_base_rtts_after_retransmit=2"]  # fmt: skip
+    sim = build_simulation(to_run_config(uno.compose(base)))
+    fs, n = sim.fs, len(sim.fs)
+    first = fs[:, K.FS_RTO].copy()
+    after = fs[:, K.FS_RTO_AFTER].copy()
+    np.testing.assert_allclose(first, 2 * after, rtol=1e-6)
+    lag_first = np.ceil(first / sim.dt_ps).astype(np.int64)
+    lag_after = np.ceil(after / sim.dt_ps).astype(np.int64)
+    lost, declared, rto = [], [], []
+    k = 0
+    while sim.counters[2] < n:
+        wait, was_lost = fs[:, K.FS_WAIT].copy(), fs[:, K.FS_LOST].copy()
+        k = sim.advance(k, k + 1)
+        lost.append(fs[:, K.FS_LOST] - was_lost)
+        declared.append(wait + lost[-1] - fs[:, K.FS_WAIT])
+        rto.append(fs[:, K.FS_RTO].copy())
+    lost, declared, rto = np.array(lost), np.array(declared), np.array(rto)
+    checked = 0
+    for f in range(n):
+        t0 = int(np.argmax(declared[:, f] > 1e-6))  # the first declaration: the switch
+        assert t0 > 0 and declared[t0, f] > 1e-6
+        assert (rto[:t0, f] == first[f]).all() and (rto[t0:, f] == after[f]).all()
+        # from t0 + lag_first on, only batches sent at t0 or later time out: at the new lag
+        s0, la = t0 + lag_first[f], lag_after[f]
+        if s0 < len(declared):
+            np.testing.assert_allclose(declared[s0:, f], lost[s0 - la : len(lost) - la, f],
+                                       atol=1e-6)  # fmt: skip
+            checked += int(np.count_nonzero(declared[s0:, f] > 1e-6))
+    assert checked > 3

@@ -573,6 +573,9 @@ class FluidSimulation:
         n_packets = np.fromiter((p.n_packets for p in plans), dtype=np.int64, count=n)
         base_rtt = np.fromiter((p.path.base_rtt_ps for p in plans), dtype=np.int64, count=n)
         rto = np.fromiter((p.facts.rto_ps for p in plans), dtype=np.int64, count=n)
+        # the timeout once a flow has resent (0: the same; transport.*.rto_base_rtts_after_retransmit)
+        rto_after = np.fromiter((p.facts.rto_after_retransmit_ps or 0 for p in plans),
+                                dtype=np.int64, count=n)  # fmt: skip
         dupack = np.fromiter((p.facts.dupack_threshold for p in plans), dtype=np.int64, count=n)
         coded = np.fromiter((p.ec_timeout_ps is not None for p in plans), dtype=bool, count=n)
         size = wire.astype(np.float64)
@@ -592,6 +595,7 @@ class FluidSimulation:
         fs[timer, K.FS_LOSS_DELAY] = rto[timer]
         fs[fast | coded, K.FS_LOSS_NACK] = 1.0
         fs[:, K.FS_RTO] = rto
+        fs[:, K.FS_RTO_AFTER] = rto_after
         fs[:, K.FS_SIZE] = size
         fs[:, K.FS_UNSENT] = size
         fs[:, K.FS_START] = np.fromiter((s.start_ps for s in specs), dtype=np.int64, count=n)
@@ -623,7 +627,7 @@ class FluidSimulation:
         longest = base_rtt + drain + 2 * self.dt_ps
         # the ring also holds each step's lost bytes until their retransmission timer
         # expires (kernels.R_TIMEOUT), at most ceil(RTO / dt) + 1 steps on
-        longest = np.maximum(longest, rto + self.dt_ps)
+        longest = np.maximum(longest, np.maximum(rto, rto_after) + self.dt_ps)
         ring_len = np.ceil(longest / self.dt_ps).astype(np.int64) + 2
         # the running flows take their delay lines from a pool (kernels.ring_take); all-zero
         # is every slot's empty state, so rows never reached are not even touched (calloc)

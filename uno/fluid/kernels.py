@@ -90,7 +90,8 @@ FS_NIC = 10  # bytes/ps
 FS_LOSS_DELAY = 11  # ps from a loss to its detection (RTO, or the EC receiver timer)
 FS_LOSS_PENDING = 12  # lost bytes not yet detected
 FS_LOSS_AT = 13  # when they will be (ps, -1: none)
-# (columns 14 and 15: free; a step's send and bytes in the network are in ``fx``)
+FS_RTO_AFTER = 14  # retransmission timeout once the flow has resent, ps (0: FS_RTO stays)
+# (column 15: free; a step's send and bytes in the network are in ``fx``)
 FS_EC_M = 16  # parity packets per block
 FS_LOSS_EVENTS = 17  # timeouts / NACK episodes
 FS_ACKED = 18  # bytes acknowledged
@@ -107,7 +108,7 @@ FS_NIC_LINK = 28  # the link of its host's NIC
 FS_EC_N = 29  # data packets per block (0: not coded)
 FS_WAIT_VOID = 30  # R_TIMEOUT entries due up to this step were revealed by evidence: void
 FS_LAST_TIMEOUT = 31  # when the controller last heard of a timeout, ps
-N_FS = 40  # (30 used: rows of five cache lines, as N_LS)
+N_FS = 40  # (31 used: rows of five cache lines, as N_LS)
 
 # ---- what every step reads of every running flow: a compact table ``fx`` -------------------
 # (4 flows a cache line, against a row of five lines in ``fs``: a flow with nothing to do this
@@ -1156,6 +1157,16 @@ def ring_give(ring, ring_pool, f) -> None:
 
 
 @njit(cache=True, error_model="numpy")
+def resend_rto(fs, f) -> None:
+    """Flow ``f``'s lost bytes go back to be sent, so it is about to resend: from then on its
+    timer uses ``FS_RTO_AFTER`` when set (``transport.*.rto_base_rtts_after_retransmit``; the
+    packet sender switches ``rto_ps`` when it sends its first retransmission,
+    uno/transport/sender.py). Timers already running keep the timeout they were set with."""
+    if fs[f, FS_RTO_AFTER] > 0.0:
+        fs[f, FS_RTO] = fs[f, FS_RTO_AFTER]
+
+
+@njit(cache=True, error_model="numpy")
 def loss_due(f, k, at, dt_ps, fs, calendar) -> None:
     """Flow ``f``'s losses are reported at ``at`` ps (``FS_LOSS_AT``), seen in the first step
     from now whose start is not before it (as :func:`advance` compares them)."""
@@ -1318,6 +1329,7 @@ def advance(
                 if fs[f, FS_INFLIGHT] < 0.0:
                     fs[f, FS_INFLIGHT] = 0.0
                 fs[f, FS_UNSENT] += lost
+                resend_rto(fs, f)
                 fs[f, FS_LOSS_EVENTS] += 1.0
                 cc_loss(cs, cp, f, now, fs[f, FS_LOSS_NACK] > 0.0)
                 if sub_n[f] > 0:
@@ -1334,6 +1346,7 @@ def advance(
                 if fs[f, FS_INFLIGHT] < 0.0:
                     fs[f, FS_INFLIGHT] = 0.0
                 fs[f, FS_UNSENT] += lost
+                resend_rto(fs, f)
                 if fs[f, FS_TIMEOUTS] == 0.0 or now - fs[f, FS_LAST_TIMEOUT] >= fs[f, FS_BASE_RTT]:
                     fs[f, FS_TIMEOUTS] += 1.0
                     fs[f, FS_LAST_TIMEOUT] = now
