@@ -347,6 +347,29 @@ def test_fast_retransmit_needs_later_acks_and_the_timer_catches_the_rest():
     assert slow["finish_ps"].notna().all() and fast["finish_ps"].notna().all()
 
 
+#: 4 DCTCP flows into a dumbbell's 100 kB buffer without ECN: losses every few steps, all
+#: found by the timer (the duplicate-ACK rule needs 1,000 packets)
+TIMER_ONLY = ["topo=dumbbell", "workload=incast", "workload.n_intra=4", "workload.n_inter=0",
+              "cc=dctcp", "switch=ecn", "switch.ecn.enabled=false", "topo.buffer_bytes=100000",
+              "workload.size_bytes=2000000", "engine.sample_interval_us=0", "engine.kind=fluid",
+              "transport.dupack_threshold=1000"]  # fmt: skip
+
+
+def _timer_trace(sim, column: int):
+    """Step ``sim`` to its end one step at a time; per step and flow: the bytes lost, the
+    bytes the timer declared lost, and ``fs[:, column]`` after the step."""
+    fs, n = sim.fs, len(sim.fs)
+    lost, declared, tracked = [], [], []
+    k = 0
+    while sim.counters[2] < n:
+        wait, was_lost = fs[:, K.FS_WAIT].copy(), fs[:, K.FS_LOST].copy()
+        k = sim.advance(k, k + 1)
+        lost.append(fs[:, K.FS_LOST] - was_lost)
+        declared.append(wait + lost[-1] - fs[:, K.FS_WAIT])
+        tracked.append(fs[:, column].copy())
+    return np.array(lost), np.array(declared), np.array(tracked)
+
+
 def test_each_loss_times_out_an_rto_after_its_own_send():
     """Without fast retransmit evidence (duplicate-ACK rule at 1,000 packets), the bytes lost
     at step k are declared lost at step k + ceil(RTO / dt), each batch at its own time (the
@@ -355,24 +378,12 @@ def test_each_loss_times_out_an_rto_after_its_own_send():
     from uno.api import to_run_config
     from uno.build import build_simulation
 
-    base = ["topo=dumbbell", "workload=incast", "workload.n_intra=4", "workload.n_inter=0",
-            "cc=dctcp", "switch=ecn", "switch.ecn.enabled=false", "topo.buffer_bytes=100000",
-            "workload.size_bytes=2000000", "engine.sample_interval_us=0", "engine.kind=fluid",
-            "transport.dupack_threshold=1000"]  # fmt: skip
-    sim = build_simulation(to_run_config(uno.compose(base)))
+    sim = build_simulation(to_run_config(uno.compose(TIMER_ONLY)))
     fs, n = sim.fs, len(sim.fs)
     assert (fs[:, K.FS_START] == 0).all()
     lag = np.ceil(fs[:, K.FS_RTO] / sim.dt_ps).astype(np.int64)
     assert (lag < sim.ring_len).all()
-    lost, declared, timeouts = [], [], []
-    k = 0
-    while sim.counters[2] < n:
-        wait, was_lost = fs[:, K.FS_WAIT].copy(), fs[:, K.FS_LOST].copy()
-        k = sim.advance(k, k + 1)
-        lost.append(fs[:, K.FS_LOST] - was_lost)
-        declared.append(wait + lost[-1] - fs[:, K.FS_WAIT])
-        timeouts.append(fs[:, K.FS_TIMEOUTS].copy())
-    lost, declared, timeouts = np.array(lost), np.array(declared), np.array(timeouts)
+    lost, declared, timeouts = _timer_trace(sim, K.FS_TIMEOUTS)
     for f in range(n):
         lf = lag[f]
         assert np.count_nonzero(lost[:, f]) > 3  # losses spread over several steps ...
@@ -752,27 +763,16 @@ def test_timer_switches_to_the_after_retransmit_timeout():
     from uno.api import to_run_config
     from uno.build import build_simulation
 
-    base = ["topo=dumbbell", "workload=incast", "workload.n_intra=4", "workload.n_inter=0",
-            "cc=dctcp", "switch=ecn", "switch.ecn.enabled=false", "topo.buffer_bytes=100000",
-            "workload.size_bytes=2000000", "engine.sample_interval_us=0", "engine.kind=fluid",
-            "transport.dupack_threshold=1000", "transport.intra.rto_base_rtts=4",
-            "transport.intra.rto_base_rtts_after_retransmit=2"]  # fmt: skip
-    sim = build_simulation(to_run_config(uno.compose(base)))
+    sim = build_simulation(to_run_config(uno.compose([
+        *TIMER_ONLY, "transport.intra.rto_base_rtts=4",
+        "transport.intra.rto_base_rtts_after_retransmit=2"])))  # fmt: skip
     fs, n = sim.fs, len(sim.fs)
     first = fs[:, K.FS_RTO].copy()
     after = fs[:, K.FS_RTO_AFTER].copy()
     np.testing.assert_allclose(first, 2 * after, rtol=1e-6)
     lag_first = np.ceil(first / sim.dt_ps).astype(np.int64)
     lag_after = np.ceil(after / sim.dt_ps).astype(np.int64)
-    lost, declared, rto = [], [], []
-    k = 0
-    while sim.counters[2] < n:
-        wait, was_lost = fs[:, K.FS_WAIT].copy(), fs[:, K.FS_LOST].copy()
-        k = sim.advance(k, k + 1)
-        lost.append(fs[:, K.FS_LOST] - was_lost)
-        declared.append(wait + lost[-1] - fs[:, K.FS_WAIT])
-        rto.append(fs[:, K.FS_RTO].copy())
-    lost, declared, rto = np.array(lost), np.array(declared), np.array(rto)
+    lost, declared, rto = _timer_trace(sim, K.FS_RTO)
     checked = 0
     for f in range(n):
         t0 = int(np.argmax(declared[:, f] > 1e-6))  # the first declaration: the switch
