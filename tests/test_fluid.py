@@ -457,7 +457,8 @@ def test_links_conserve_bytes_hop_by_hop(scheme):
     the Fig. 10 traffic the ToR -> host ports 'received' 1.8x what the agg -> ToR ports sent).
     Bytes: in = out + dropped + queued at every link, and the downlinks to the hosts, which
     only pass on what their uplinks delivered at line rate, drop nothing here. The step is
-    also the Python twin's (``forward.py_func``)."""
+    also the Python twin's (``forward.py_func``). A flow that sends nothing is walked from the
+    first hop holding its bytes (``FX_FIRST``): no hop before it holds any."""
     from uno.api import to_run_config
     from uno.build import build_simulation
 
@@ -468,9 +469,22 @@ def test_links_conserve_bytes_hop_by_hop(scheme):
     ls = sim.ls
     to_host = np.array([routing.topo.nodes[e.dst].kind == "host" for e in routing.edges])
     feeding = np.array([routing.topo.nodes[e.dst].tier == "tor" for e in routing.edges])
+    ei, ef = sim.hops[2], sim.hops[3]
+    n_rt = int(sim.rt_ptr[-1])
+    entry_flow = ei[:n_rt, K.EI_FLOW]
+    plain = sim.lb[0][entry_flow] == 0  # UnoLB's subflow hops are walked whole
+    skipped = 0
     k = 0
     steps = 0
     while k < 4000 and sim.counters[2] < len(sim.flows):
+        # a flow that sends nothing is walked from FX_FIRST: no hop before it holds its bytes
+        first = sim.fx[entry_flow, K.FX_FIRST]
+        before = plain & (sim.fx[entry_flow, K.FX_NETQ] > 0) & (np.arange(n_rt) < first)
+        assert not (ef[:n_rt, K.EF_Q][before] > 0).any()
+        assert not (ef[:n_rt, K.EF_CARRY][before] > 0).any()
+        starts = first[plain & (sim.fx[entry_flow, K.FX_NETQ] > 0)].astype(np.int64)
+        assert (ei[starts, K.EI_GSTART] == starts).all()  # a hop's first entry
+        skipped += int(before.sum())
         tx0, in0 = ls[:, K.LS_TX].copy(), ls[:, K.LS_IN].copy()
         if steps == 200:  # one step in the Python twin: the same state
             import copy
@@ -504,6 +518,8 @@ def test_links_conserve_bytes_hop_by_hop(scheme):
     tor_in = ls[to_host, K.LS_IN].sum()
     assert tor_in <= ls[feeding, K.LS_TX].sum() * (1 + 1e-9)
     assert ls[to_host, K.LS_DROP].sum() == 0.0
+    if scheme == "uno_ecmp":
+        assert skipped > 0  # the walk did start past the first hop
 
 
 def test_path_kernels_match_python():

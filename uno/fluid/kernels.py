@@ -116,6 +116,8 @@ N_FS = 40  # (31 used: rows of five cache lines, as N_LS)
 FX_SEND = 0  # bytes sent this step
 FX_NETQ = 1  # bytes of the flow held in link queues or carried to the next step (forward)
 FX_QUIET = 2  # 1: it could send nothing at its last try and no feedback came since
+FX_FIRST = 3  # with FX_NETQ > 0: the first route entry of the hop nearest the sender that
+#              holds its bytes (forward walks a flow that sends nothing from there)
 N_FX = 4
 
 # ---- congestion control --------------------------------------------------------------------
@@ -372,7 +374,8 @@ def forward(fx, ls, active, n_active, busy, n_busy, rt_ptr, lb, hops, dt_ps):
     it held, never more than its rate): summed over the flows at a link, ``q + a`` is the
     link's queue plus its arrivals (bytes from outside the fluid model, ``LS_EXT``, apart), and
     what leaves is its departures. A flow that sends nothing this step still moves its queued
-    bytes on (``fx[f, FX_NETQ]`` > 0).
+    bytes on (``fx[f, FX_NETQ]`` > 0); it is walked from the first hop that holds its bytes
+    (``fx[f, FX_FIRST]``), as the hops before it receive nothing.
 
     ``hops`` = (``link_lvl``: each link's level, higher than that of any link before it on a
     route where the links allow it; ``n_lvl`` (one-element array); ``ei``: per entry, a row of
@@ -421,10 +424,14 @@ def forward(fx, ls, active, n_active, busy, n_busy, rt_ptr, lb, hops, dt_ps):
             if n_s > 0:
                 j0 = base + (f * n_sub_max + s) * n_hop_max
                 j1 = j0 + sub_hops[f]
+                j_walk = j0
             else:
                 j0 = rt_ptr[f]
                 j1 = rt_ptr[f + 1]
-            for j in range(j0, j1):
+                # the hops before the first that holds bytes get none this step
+                j_walk = j0 if send > 0.0 else int(fx[f, FX_FIRST])
+                fx[f, FX_FIRST] = j1
+            for j in range(j_walk, j1):
                 link = sub_links[f, s, j - j0] if n_s > 0 else ei[j, EI_LINK]
                 a = ef[j, EF_CARRY]
                 ef[j, EF_CARRY] = 0.0
@@ -500,6 +507,8 @@ def forward(fx, ls, active, n_active, busy, n_busy, rt_ptr, lb, hops, dt_ps):
                             ef[j + 1, EF_IN] += out
                             ls[nlink, LS_ARR] += out * inv_dt
                 fx[f, FX_NETQ] += q
+                if q > 0.0 and r < 0 and ei[j, EI_GSTART] < fx[f, FX_FIRST]:
+                    fx[f, FX_FIRST] = ei[j, EI_GSTART]
             j = ei[j, EI_NXT]
     return n_busy
 
