@@ -1,6 +1,8 @@
 """Fluid engine vs packet engine (and the max-min baseline and the packet/fluid hybrid) on the
 same scenarios and seed: per-class mean and p99 FCT, mean rates of long flows, bottleneck
-utilisation, wall times, and the relative differences to the packet run. The hybrid runs as
+utilisation, how evenly the losses fall on the flows (retransmissions per packet, quantiles
+over the flows of at least 100 packets), wall times, and the relative differences to the packet
+run. The hybrid runs as
 packets the flows under study (``HYBRID``: the intra-DC flows of the incast, the flows of at most
 100 kB at 40% load) and is also compared on those flows alone.
 
@@ -67,6 +69,7 @@ def compare(name: str) -> dict:
     print(f"== {name}: per-class FCT (µs) and mean flow rate (Gb/s)")
     print(table[["flows", "mean_fct_us", "p99_fct_us", "unfinished"]].round(1).to_string())
     print(rate.round(2).to_string())
+    print(_resend_spread(flows).to_string())
     diffs = {}
     if studied is not None:
         sub = flows[flows["flow_id"].isin(studied)]
@@ -94,6 +97,18 @@ def compare(name: str) -> dict:
           "speed-up:", {e: round(rows["packet"]["wall_s"] / rows[e]["wall_s"], 1)
                         for e in engines if e != "packet"})  # fmt: skip
     return {"runs": rows, "diff_pct": diffs}
+
+
+def _resend_spread(flows: pd.DataFrame, min_packets: int = 100) -> pd.DataFrame:
+    """Per engine and class, the quantiles of each flow's retransmissions per packet (flows of at
+    least ``min_packets`` packets): how evenly the losses fall on the flows. A packet queue that
+    overflows drops some flows' packets far more than others' (drop-tail lock-out); the fluid
+    links give every flow at a link the same drop fraction."""
+    big = flows[flows["packets"] >= min_packets]
+    ratio = (big["retransmits"] / big["packets"]).rename("resent_per_packet")
+    q = ratio.groupby([big["label"], big["cls"]]).quantile([0.1, 0.5, 0.9, 1.0]).unstack()
+    q.columns = [f"resent/pkt p{int(c * 100)}" for c in q.columns]
+    return q.round(2)
 
 
 def _packet_flow_ids(name: str, flows: pd.DataFrame) -> set[int]:
