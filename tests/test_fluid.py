@@ -688,6 +688,31 @@ def test_delay_lines_are_reused_without_changing_results():
     pd.testing.assert_frame_equal(flows, b.tables["flows"])
 
 
+def test_narrow_ring_gives_the_results_of_the_full_ring():
+    """Without coded flows and Gemini or BBR flows the delay lines keep only the first
+    ``N_R_NARROW`` columns (what is decodable is what is acknowledged; no coding absorbs
+    losses; no RTT or delivery sample rides along): the same flows table as with all ``N_R``."""
+    from uno.api import to_run_config
+    from uno.build import build_simulation
+
+    cfg = to_run_config(uno.compose(["experiment=fig10_load", "workload=mixed_artifact",
+                                     "scheme=uno_ecmp", "workload.n_flows=400", "workload.load=0.6",
+                                     "engine.kind=fluid", "engine.sample_interval_us=0"]))  # fmt: skip
+    narrow = build_simulation(cfg)
+    full = build_simulation(cfg)
+    assert narrow.ring.shape[1] == K.N_R_NARROW
+    full.ring = np.zeros((len(full.ring), K.N_R))
+    a, b = narrow.run(), full.run()
+    flows = a.tables["flows"]
+    assert flows["retransmits"].sum() > 0 and flows["finish_ps"].notna().all()
+    import pandas as pd
+
+    pd.testing.assert_frame_equal(flows, b.tables["flows"])
+    gemini = uno.compose(["experiment=fig10_load", "workload=mixed_artifact", "scheme=gemini",
+                          "workload.n_flows=50", "engine.kind=fluid"])  # fmt: skip
+    assert build_simulation(to_run_config(gemini)).ring.shape[1] == K.N_R
+
+
 @pytest.mark.parametrize("twin", [False, True])
 def test_ring_pool_hands_out_cleared_lines_of_the_right_length(twin):
     """``ring_take`` / ``ring_give`` (and their Python twins): a line given back is cleared,

@@ -638,9 +638,12 @@ class FluidSimulation:
                      ring_class.reshape(-1).astype(np.int64), np.zeros(n, dtype=np.int64),
                      free_base, np.zeros(len(lengths), dtype=np.int64),
                      np.zeros(1, dtype=np.int64))  # fmt: skip
-        ring = np.zeros((int(ring_len.sum()), K.N_R))
         self.fs = fs
         self.cp = self._cc_rows(cfg, plans) if self.runs_cc else np.zeros((n, K.N_P))
+        # the columns for coding and for Gemini's / BBR's samples only where a flow needs them
+        kinds = self.cp[:, K.P_KIND]
+        wide = (fs[:, K.FS_EC_N] > 0).any() or np.isin(kinds, (K.CC_GEMINI, K.CC_BBR)).any()
+        ring = np.zeros((int(ring_len.sum()), K.N_R if wide else K.N_R_NARROW))
         self.cs = np.zeros((n, K.N_C))
         self.rt_ptr = rt_ptr
         self.rt_link = rt_link

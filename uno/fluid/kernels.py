@@ -250,16 +250,20 @@ P_ALPHA_INIT = 20
 N_P = 21
 
 # ---- rings (per-flow delay lines) ----------------------------------------------------------
+# A run with no coded flow and no Gemini or BBR flow keeps only the first N_R_NARROW columns
+# (``ring.shape[1]``): the ring is the run's largest array (a slot per step of an RTT and an
+# RTO for every flow running at once) and the first touch of its pages costs more than steps.
 R_ACK = 0  # bytes acknowledged
 R_MARK = 1  # of which ECN-marked
-R_GOOD = 2  # wire bytes of decodable data
-R_FREE = 3  # bytes lost but absorbed by coding (leave flight with the ACKs)
-R_RTTW = 4  # sum of rtt x acked bytes
-R_AUX = 5  # GEMINI: smallest RTT sample (0: none); BBR: bytes the flow had acknowledged
-#           when the latest of them was sent (one column for both: a slot stays 72 B)
-R_SENTMAX = 6  # latest send time among the bytes, ps (read only where bytes were acked)
-R_ARRIVE = 7  # when the last of them is acknowledged (ps), for completion times
-R_TIMEOUT = 8  # lost bytes (not revealed yet) whose retransmission timer expires at this step
+R_RTTW = 2  # sum of rtt x acked bytes
+R_SENTMAX = 3  # latest send time among the bytes, ps (read only where bytes were acked)
+R_ARRIVE = 4  # when the last of them is acknowledged (ps), for completion times
+R_TIMEOUT = 5  # lost bytes (not revealed yet) whose retransmission timer expires at this step
+N_R_NARROW = 6
+R_GOOD = 6  # wire bytes of decodable data (narrow ring: the acknowledged bytes)
+R_FREE = 7  # bytes lost but absorbed by coding (leave flight with the ACKs; narrow: none)
+R_AUX = 8  # GEMINI: smallest RTT sample (0: none); BBR: bytes the flow had acknowledged
+#           when the latest of them was sent (one column for both)
 N_R = 9
 
 
@@ -1157,7 +1161,7 @@ def ring_give(ring, ring_pool, f) -> None:
     ring_ptr, ring_len, ring_class, free_rows, free_base, free_count = ring_pool[:6]
     start = ring_ptr[f]
     for row in range(start, start + ring_len[f]):
-        for c in range(N_R):
+        for c in range(ring.shape[1]):
             ring[row, c] = 0.0
     c = ring_class[f]
     free_rows[free_base[c] + free_count[c]] = start
@@ -1255,6 +1259,7 @@ def advance(
     each route entry's bytes in the network (:func:`forward`)."""
     n_flows = fs.shape[0]
     ring_ptr, ring_len = ring_pool[0], ring_pool[1]
+    wide = ring.shape[1] > R_GOOD  # R_GOOD, R_FREE, R_AUX kept (N_R_NARROW)
     sub_n, sub_links, sub_lost = lb[0], lb[2], lb[4]
     sub_loss = np.zeros(sub_links.shape[1])
     nics = np.zeros(ls.shape[0], dtype=np.int64)
@@ -1301,13 +1306,14 @@ def advance(
             acked = ring[slot, R_ACK]
             ring_arrive = ring[slot, R_ARRIVE]
             due = ring[slot, R_TIMEOUT]
-            if acked > 0.0 or ring[slot, R_FREE] > 0.0:
+            free = ring[slot, R_FREE] if wide else 0.0
+            if acked > 0.0 or free > 0.0:
                 marked = ring[slot, R_MARK]
                 rtt = ring[slot, R_RTTW] / acked if acked > 0.0 else fs[f, FS_BASE_RTT]
-                fs[f, FS_INFLIGHT] -= acked + ring[slot, R_FREE]
+                fs[f, FS_INFLIGHT] -= acked + free
                 if fs[f, FS_INFLIGHT] < 0.0:
                     fs[f, FS_INFLIGHT] = 0.0
-                fs[f, FS_DELIVERED] += ring[slot, R_GOOD]
+                fs[f, FS_DELIVERED] += ring[slot, R_GOOD] if wide else acked
                 fs[f, FS_ACKED] += acked
                 fs[f, FS_MARKED] += marked
                 if acked > 0.0:
@@ -1328,7 +1334,7 @@ def advance(
                             cs, cp, f, now, acked, marked, rtt, ring[slot, R_AUX],
                             ring[slot, R_SENTMAX],
                         )  # fmt: skip
-            for c in range(N_R):
+            for c in range(ring.shape[1]):
                 ring[slot, c] = 0.0
             if fs[f, FS_LOSS_AT] >= 0.0 and fs[f, FS_LOSS_AT] <= now:
                 lost = fs[f, FS_LOSS_PENDING]
@@ -1505,8 +1511,9 @@ def advance(
             slot = ring_ptr[f] + (k + lag) % ring_len[f]
             ring[slot, R_ACK] += ack
             ring[slot, R_MARK] += ack * mark
-            ring[slot, R_GOOD] += send - failed
-            ring[slot, R_FREE] += send - ack - failed
+            if wide:  # (narrow: no coding, so what is decodable is what is acknowledged)
+                ring[slot, R_GOOD] += send - failed
+                ring[slot, R_FREE] += send - ack - failed
             ring[slot, R_RTTW] += ack * rtt
             mark_due(calendar, k + lag, f)
             kind = cp[f, P_KIND]
