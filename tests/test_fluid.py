@@ -271,7 +271,7 @@ def test_ecmp_path_kernel_is_the_packet_engines_hash():
     from uno.fluid.engine import _ecmp_path
 
     sim = _unolb_sim()
-    host_node, nh_ptr, nh_edges, edge_dst, salt = sim.lb[8:]
+    host_node, nh_ptr, nh_edges, edge_dst, salt = sim.lb[8:13]
     switch_index = {}
     for i, node in enumerate(sim.scenario.routing.topo.nodes):
         if node.kind != "host":
@@ -308,11 +308,23 @@ def test_coded_block_failure_is_the_poisson_binomial_tail():
     assert got == pytest.approx(K.block_failure(0.1, 8, 2))
 
 
+def _acks_way_back(sim, f):
+    """Each subflow's ACK route (``lb[13]``) is the ECMP hash of (dst, src, its entropy)."""
+    src, dst = sim.lb[7][f]
+    out = np.zeros(16, dtype=np.int64)
+    for s in range(sim.lb[0][f]):
+        hops = K.ecmp_path(dst, src, sim.lb[3][f, s], *sim.lb[8:13], out)
+        assert hops == sim.lb[14][f] and (out[:hops] == sim.lb[13][f, s, :hops]).all()
+
+
 def test_unolb_moves_the_lossy_subflows_once_per_rtt():
+    """Lossy subflows move (with their ACKs' way back), at most once per base RTT."""
     sim = _unolb_sim()
     sub_n, sub_hops, sub_links, sub_ent, sub_lost, lb_last = sim.lb[:6]
     f, rtt = 0, 1e7
     n = sub_n[f]
+    _acks_way_back(sim, f)
+    assert len({tuple(r) for r in sim.lb[13][f, :n]}) > 1  # the subflows' ACKs part ways
     before = sub_links[f].copy()
     sub_lost[f, :3] = 1.0  # subflows 0..2 lost bytes
     K.unolb_reroute(f, 5e7, rtt, sim.lb)
@@ -320,6 +332,7 @@ def test_unolb_moves_the_lossy_subflows_once_per_rtt():
         assert any((sub_links[f, s] == before[g]).all() for g in range(3, n))
         assert sub_ent[f, s] in set(sub_ent[f, 3:])
     assert (sub_links[f, 3:] == before[3:]).all() and (sub_lost[f] == 0).all()
+    _acks_way_back(sim, f)
     moved = sub_links[f].copy()
     sub_lost[f, 5] = 1.0  # within one base RTT of the last move: nothing moves
     K.unolb_reroute(f, 5e7 + rtt, rtt, sim.lb)
@@ -328,8 +341,15 @@ def test_unolb_moves_the_lossy_subflows_once_per_rtt():
     K.unolb_reroute(f, 5e7 + 3 * rtt, rtt, sim.lb)
     out = np.zeros(16, dtype=np.int64)
     for s in range(n):
-        hops = K.ecmp_path(*sim.lb[7][f], sub_ent[f, s], *sim.lb[8:], out)
+        hops = K.ecmp_path(*sim.lb[7][f], sub_ent[f, s], *sim.lb[8:13], out)
         assert hops == sub_hops[f] and (out[:hops] == sub_links[f, s, :hops]).all()
+    _acks_way_back(sim, f)
+    # the RTT's reverse part: the mean of the subflows' ways back (also the Python twin's)
+    ls = random_links(len(sim.ls))
+    ls[:, K.LS_DELAY] = RNG.uniform(0, 1e6, len(ls))
+    want = np.mean([ls[sim.lb[13][f, s, : sim.lb[14][f]], K.LS_DELAY].sum() for s in range(n)])
+    assert K.subflow_reverse_delay(f, ls, sim.lb) == pytest.approx(want, rel=1e-12)
+    assert K.subflow_reverse_delay.py_func(f, ls, sim.lb) == pytest.approx(want, rel=1e-12)
 
 
 def test_fast_retransmit_needs_later_acks_and_the_timer_catches_the_rest():
@@ -545,8 +565,8 @@ def test_path_kernels_match_python():
         src, dst = (int(h) for h in RNG.choice(256, 2, replace=False))
         entropy = int(RNG.integers(0, 1 << 16))
         with np.errstate(over="ignore"):
-            hb = K.ecmp_path.py_func(src, dst, entropy, *sim.lb[8:], out_b)
-        ha = K.ecmp_path(src, dst, entropy, *sim.lb[8:], out_a)
+            hb = K.ecmp_path.py_func(src, dst, entropy, *sim.lb[8:13], out_b)
+        ha = K.ecmp_path(src, dst, entropy, *sim.lb[8:13], out_a)
         assert ha == hb and (out_a[:ha] == out_b[:hb]).all()
 
 
@@ -556,7 +576,7 @@ def test_ecmp_routes_of_all_flows_are_the_packet_engines_hash():
     from uno.fluid.engine import _ecmp_path, _ecmp_routes
 
     sim = _unolb_sim()
-    host_node, nh_ptr, nh_edges, edge_dst, salt = sim.lb[8:]
+    host_node, nh_ptr, nh_edges, edge_dst, salt = sim.lb[8:13]
     switch_index = {}
     for i, node in enumerate(sim.scenario.routing.topo.nodes):
         if node.kind != "host":

@@ -539,6 +539,9 @@ class FluidSimulation:
         sub_hops = np.zeros(n, dtype=np.int64)
         sub_links = np.zeros((n, max(1, subflows), max_hops), dtype=np.int64)
         sub_ent = np.zeros((n, max(1, subflows)), dtype=np.int64)
+        # each subflow's ACKs' way back, hashed on (dst, src, its entropy): moved by reroutes
+        sub_rlinks = np.zeros_like(sub_links)
+        sub_rhops = np.zeros(n, dtype=np.int64)
         lb_rng = np.zeros(n, dtype=np.uint64)
         ends = np.stack([src, dst], axis=1)
         tables = _routing_arrays(sc, switch_index, lb in SINGLE_PATH_LB + SUBFLOW_LB)
@@ -551,10 +554,14 @@ class FluidSimulation:
                 links, hops = _ecmp_routes(src, dst, sub_ent[:, sf], max_hops, *tables)
                 sub_links[:, sf, :] = links
                 sub_hops[:] = hops
+                links, hops = _ecmp_routes(dst, src, sub_ent[:, sf], max_hops, *tables)
+                sub_rlinks[:, sf, :] = links
+                sub_rhops[:] = hops
             sub_n[:] = subflows
             lb_rng[:] = (draws[:, subflows] * (1 << 53)).astype(np.uint64)
             rt_ptr, rt_link, rt_w = _csr_routes(sub_links[:, 0, :], sub_hops)  # for the bounds
-            # the ACKs' way back: that of the first subflow's entropy (not moved by reroutes)
+            # the first subflow's way back: the bounds (the ring's length); the ACKs' queueing
+            # delay is each subflow's own (sub_rlinks), unless ACKs have switch priority
             rv_ptr, rv_link, rv_w = _csr_routes(
                 *_ecmp_routes(dst, src, sub_ent[:, 0], max_hops, *tables)
             )
@@ -616,6 +623,7 @@ class FluidSimulation:
             # switch ports serve ACKs in a lane of their own (uno.net.port.ControlLane): only
             # the receiver's NIC queue, shared with its own data, delays them
             rv_w = np.where(np.isin(rv_link, nic_link), rv_w, 0.0)
+            sub_rhops[:] = 0  # so subflows' ACKs meet only that queue too (rv_*)
         drain = _route_drains_ps(routing, rt_ptr, rt_link) + _route_drains_ps(
             routing, rv_ptr, rv_link
         )
@@ -666,7 +674,7 @@ class FluidSimulation:
         if not subflows:
             tables = _routing_arrays(sc, switch_index, False)
         self.lb = (sub_n, sub_hops, sub_links, sub_ent, np.zeros(sub_ent.shape), np.full(n, -1.0),
-                   lb_rng, ends, *tables)  # fmt: skip
+                   lb_rng, ends, *tables, sub_rlinks, sub_rhops)  # fmt: skip
         self.hops = _hop_state(len(self.ls), rt_ptr, rt_link, rt_w, sub_n, sub_hops, sub_links)
 
     def _cc_rows(self, cfg, plans) -> np.ndarray:

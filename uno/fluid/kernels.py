@@ -613,7 +613,7 @@ def unolb_reroute(f, now, base_rtt, lb) -> None:
     lost bytes since the last report move to the path of a random subflow that did not (the fluid
     reading of "recently received ACKs"), or to a fresh random entropy when every one lost."""
     (sub_n, sub_hops, sub_links, sub_ent, sub_lost, lb_last, lb_rng, ends, host_node, nh_ptr,
-     nh_edges, edge_dst, node_salt) = lb  # fmt: skip
+     nh_edges, edge_dst, node_salt, sub_rlinks, sub_rhops) = lb  # fmt: skip
     n = sub_n[f]
     n_moving = 0
     for s in range(n):
@@ -640,6 +640,8 @@ def unolb_reroute(f, now, base_rtt, lb) -> None:
                         sub_ent[f, s] = sub_ent[f, g]
                         for h in range(sub_hops[f]):
                             sub_links[f, s, h] = sub_links[f, g, h]
+                        for h in range(sub_rhops[f]):
+                            sub_rlinks[f, s, h] = sub_rlinks[f, g, h]
                         break
                     pick -= 1
         else:
@@ -647,6 +649,9 @@ def unolb_reroute(f, now, base_rtt, lb) -> None:
             sub_ent[f, s] = entropy
             ecmp_path(ends[f, 0], ends[f, 1], entropy, host_node, nh_ptr, nh_edges, edge_dst,
                       node_salt, sub_links[f, s])  # fmt: skip
+            if sub_rhops[f] > 0:  # its ACKs' way back moves with it
+                ecmp_path(ends[f, 1], ends[f, 0], entropy, host_node, nh_ptr, nh_edges, edge_dst,
+                          node_salt, sub_rlinks[f, s])  # fmt: skip
         sub_lost[f, s] = 0.0
 
 
@@ -715,6 +720,21 @@ def subflow_signals(f, ls, lb, losses):
         mark += 1.0 - unmarked
         loss += 1.0 - kept
     return mark / n, loss / n, delay / n
+
+
+@njit(cache=True, error_model="numpy")
+def subflow_reverse_delay(f, ls, lb) -> float:
+    """Queueing delay in ps of UnoLB flow ``f``'s ACKs on their way back, the mean over its
+    subflows: each subflow's ACKs carry its entropy, hashed on (dst, src, entropy)
+    (:func:`reverse_delay`), so they take its own way back (``lb[13]``, ``lb[14]`` hops), which
+    :func:`unolb_reroute` moves with the subflow."""
+    sub_n, sub_rlinks, sub_rhops = lb[0], lb[13], lb[14]
+    n = sub_n[f]
+    delay = 0.0
+    for s in range(n):
+        for h in range(sub_rhops[f]):
+            delay += ls[sub_rlinks[f, s, h], LS_DELAY]
+    return delay / n
 
 
 @njit(cache=True, error_model="numpy")
@@ -1260,7 +1280,7 @@ def advance(
     n_flows = fs.shape[0]
     ring_ptr, ring_len = ring_pool[0], ring_pool[1]
     wide = ring.shape[1] > R_GOOD  # R_GOOD, R_FREE, R_AUX kept (N_R_NARROW)
-    sub_n, sub_links, sub_lost = lb[0], lb[2], lb[4]
+    sub_n, sub_links, sub_lost, sub_rhops = lb[0], lb[2], lb[4], lb[14]
     sub_loss = np.zeros(sub_links.shape[1])
     nics = np.zeros(ls.shape[0], dtype=np.int64)
     senders = np.zeros(n_flows, dtype=np.int64)
@@ -1476,7 +1496,11 @@ def advance(
             else:
                 mark, loss, qdelay = path_signals(f, rt_ptr, rt_link, rt_w, ls)
             # the RTT sample: base RTT + the data's queueing + the ACKs' on the reverse path
-            rtt = fs[f, FS_BASE_RTT] + qdelay + reverse_delay(f, rv_ptr, rv_link, rv_w, ls)
+            if n_sub > 0 and sub_rhops[f] > 0:
+                rdelay = subflow_reverse_delay(f, ls, lb)
+            else:
+                rdelay = reverse_delay(f, rv_ptr, rv_link, rv_w, ls)
+            rtt = fs[f, FS_BASE_RTT] + qdelay + rdelay
             n_ec = int(fs[f, FS_EC_N])
             if n_ec > 0:
                 ack = send * (1.0 - loss)  # what coding absorbs needs no whole packets
