@@ -24,12 +24,13 @@ import collections
 
 import numpy as np
 import pandas as pd
+from compare import SCENARIOS  # this folder's script: the scenarios it compares
 
 import uno
 from uno.api import to_run_config
 
-SCENARIO = ["experiment=fig10_load", "workload=mixed_artifact", "workload.load=0.4",
-            "engine.progress=false", "engine.sample_interval_us=0"]  # fmt: skip
+SCENARIO = [s for s in SCENARIOS["mixed40"] if not s.startswith("scheme=")] + [
+    "engine.progress=false", "engine.sample_interval_us=0"]  # fmt: skip
 
 
 def packet_counts(args) -> tuple[collections.Counter, collections.Counter]:

@@ -562,9 +562,7 @@ class FluidSimulation:
             rt_ptr, rt_link, rt_w = _csr_routes(sub_links[:, 0, :], sub_hops)  # for the bounds
             # the first subflow's way back: the bounds (the ring's length); the ACKs' queueing
             # delay is each subflow's own (sub_rlinks), unless ACKs have switch priority
-            rv_ptr, rv_link, rv_w = _csr_routes(
-                *_ecmp_routes(dst, src, sub_ent[:, 0], max_hops, *tables)
-            )
+            rv_ptr, rv_link, rv_w = _csr_routes(sub_rlinks[:, 0, :], sub_rhops)
         elif lb in SINGLE_PATH_LB:
             entropy = (_balancer_draws(rng, specs, 1)[:, 0] * ENTROPY_SPACE).astype(np.int64)
             links, hops = _ecmp_routes(src, dst, entropy, max_hops, *tables)

@@ -1190,11 +1190,15 @@ def ring_give(ring, ring_pool, f) -> None:
 
 
 @njit(cache=True, error_model="numpy")
-def resend_rto(fs, f) -> None:
-    """Flow ``f``'s lost bytes go back to be sent, so it is about to resend: from then on its
-    timer uses ``FS_RTO_AFTER`` when set (``transport.*.rto_base_rtts_after_retransmit``; the
-    packet sender switches ``rto_ps`` when it sends its first retransmission,
+def resend(fs, f, lost) -> None:
+    """Flow ``f``'s ``lost`` bytes leave flight and go back to be sent. From then on its timer
+    uses ``FS_RTO_AFTER`` when set (``transport.*.rto_base_rtts_after_retransmit``; the packet
+    sender switches ``rto_ps`` when it sends its first retransmission,
     uno/transport/sender.py). Timers already running keep the timeout they were set with."""
+    fs[f, FS_INFLIGHT] -= lost
+    if fs[f, FS_INFLIGHT] < 0.0:
+        fs[f, FS_INFLIGHT] = 0.0
+    fs[f, FS_UNSENT] += lost
     if fs[f, FS_RTO_AFTER] > 0.0:
         fs[f, FS_RTO] = fs[f, FS_RTO_AFTER]
 
@@ -1275,8 +1279,8 @@ def advance(
     every running flow (``FX_*``), ``calendar``: which flows have something due at which step
     (:func:`mark_due`); a flow with nothing due that could send nothing at its last try
     (``FX_QUIET``) is passed over, its state untouched, until something is due for it.
-    ``hops``: the links' levels and
-    each route entry's bytes in the network (:func:`forward`)."""
+    ``hops``: the links' levels and each route entry's bytes in the network
+    (:func:`forward`)."""
     n_flows = fs.shape[0]
     ring_ptr, ring_len = ring_pool[0], ring_pool[1]
     wide = ring.shape[1] > R_GOOD  # R_GOOD, R_FREE, R_AUX kept (N_R_NARROW)
@@ -1360,11 +1364,7 @@ def advance(
                 lost = fs[f, FS_LOSS_PENDING]
                 fs[f, FS_LOSS_PENDING] = 0.0
                 fs[f, FS_LOSS_AT] = -1.0
-                fs[f, FS_INFLIGHT] -= lost
-                if fs[f, FS_INFLIGHT] < 0.0:
-                    fs[f, FS_INFLIGHT] = 0.0
-                fs[f, FS_UNSENT] += lost
-                resend_rto(fs, f)
+                resend(fs, f, lost)
                 fs[f, FS_LOSS_EVENTS] += 1.0
                 cc_loss(cs, cp, f, now, fs[f, FS_LOSS_NACK] > 0.0)
                 if sub_n[f] > 0:
@@ -1377,11 +1377,7 @@ def advance(
                 if lost > fs[f, FS_WAIT] or k >= fs[f, FS_WAIT_LAST]:
                     lost = fs[f, FS_WAIT]  # the newest waiting bytes: all that is left
                 fs[f, FS_WAIT] -= lost
-                fs[f, FS_INFLIGHT] -= lost
-                if fs[f, FS_INFLIGHT] < 0.0:
-                    fs[f, FS_INFLIGHT] = 0.0
-                fs[f, FS_UNSENT] += lost
-                resend_rto(fs, f)
+                resend(fs, f, lost)
                 if fs[f, FS_TIMEOUTS] == 0.0 or now - fs[f, FS_LAST_TIMEOUT] >= fs[f, FS_BASE_RTT]:
                     fs[f, FS_TIMEOUTS] += 1.0
                     fs[f, FS_LAST_TIMEOUT] = now
