@@ -740,18 +740,25 @@ def test_ring_pool_hands_out_cleared_lines_of_the_right_length(twin):
     come after every row handed out before."""
     take = K.ring_take.py_func if twin else K.ring_take
     give = K.ring_give.py_func if twin else K.ring_give
+    mark = K.mark_due.py_func if twin else K.mark_due
     length = np.array([5, 3, 5, 5, 3], dtype=np.int64)
     cls = np.array([1, 0, 1, 1, 0], dtype=np.int64)
     pool = (np.full(5, -1, dtype=np.int64), length, cls, np.zeros(5, dtype=np.int64),
             np.array([0, 2], dtype=np.int64), np.zeros(2, dtype=np.int64),
             np.zeros(1, dtype=np.int64))  # fmt: skip
     ring = np.zeros((int(length.sum()), K.N_R))
+    fs = np.zeros((5, K.N_FS))
+    calendar = np.zeros((7, 1), dtype=np.uint64)
     ptr = pool[0]
     take(pool, 0)
     take(pool, 1)
     assert ptr[0] == 0 and ptr[1] == 5 and pool[6][0] == 8
-    ring[0:5] = RNG.uniform(1, 2, (5, K.N_R))  # flow 0 leaves feedback still due
-    give(ring, pool, 0)
+    # flow 0 finishes at step 10 with feedback still due at steps 11-14 (slots 1-4)
+    for step in range(11, 15):
+        ring[step % 5] = RNG.uniform(1, 2, K.N_R)
+        mark(calendar, step, 0)
+    fs[0, K.FS_DUE_LAST] = 14
+    give(ring, pool, 0, 10, fs, calendar)
     assert ptr[0] == -1 and not ring.any()
     take(pool, 4)  # length 3: not flow 0's line
     assert ptr[4] == 8 and pool[6][0] == 11
@@ -759,6 +766,39 @@ def test_ring_pool_hands_out_cleared_lines_of_the_right_length(twin):
     assert ptr[2] == 0 and pool[6][0] == 11
     take(pool, 3)
     assert ptr[3] == 11 and pool[6][0] == 16
+
+
+@pytest.mark.parametrize("twin", [False, True])
+def test_ring_give_writes_only_the_slots_with_something_due(twin):
+    """A finished flow's line is cleared where the calendar says feedback is due after the
+    finishing step, up to ``FS_DUE_LAST``, and nowhere else: the slots never reached are not
+    touched (no page faults for the unused part of a line sized for the timer). The slots of
+    another flow due at the same steps are left alone."""
+    give = K.ring_give.py_func if twin else K.ring_give
+    mark = K.mark_due.py_func if twin else K.mark_due
+    n = 8
+    pool = (np.array([0, 8], dtype=np.int64), np.array([n, n], dtype=np.int64),
+            np.zeros(2, dtype=np.int64), np.zeros(2, dtype=np.int64),
+            np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64),
+            np.array([16], dtype=np.int64))  # fmt: skip
+    ring = np.full((2 * n, K.N_R_NARROW), 7.0)  # 7: stands for "never cleared"
+    fs = np.zeros((2, K.N_FS))
+    calendar = np.zeros((11, 1), dtype=np.uint64)
+    k = 20
+    for step in (k + 2, k + 5):  # flow 0: due at two later steps
+        mark(calendar, step, 0)
+    mark(calendar, k + 3, 1)  # flow 1 (another line) due in between
+    fs[0, K.FS_DUE_LAST] = k + 5
+    give(ring, pool, 0, k, fs, calendar)
+    cleared = sorted({int(r) for r in np.nonzero((ring == 0.0).all(axis=1))[0]})
+    assert cleared == sorted([(k + 2) % n, (k + 5) % n])
+    assert (ring[n:] == 7.0).all()
+    # nothing due after the finishing step (FS_DUE_LAST not later): nothing written
+    ring[:] = 7.0
+    pool[0][0], pool[5][0] = 0, 0  # flow 0 holds its line again
+    fs[0, K.FS_DUE_LAST] = k
+    give(ring, pool, 0, k, fs, calendar)
+    assert (ring == 7.0).all()
 
 
 def test_per_step_state_rows_start_on_cache_lines():

@@ -91,7 +91,7 @@ FS_LOSS_DELAY = 11  # ps from a loss to its detection (RTO, or the EC receiver t
 FS_LOSS_PENDING = 12  # lost bytes not yet detected
 FS_LOSS_AT = 13  # when they will be (ps, -1: none)
 FS_RTO_AFTER = 14  # retransmission timeout once the flow has resent, ps (0: FS_RTO stays)
-# (column 15: free; a step's send and bytes in the network are in ``fx``)
+FS_DUE_LAST = 15  # the latest step with something due in its delay line (ring_give clears to it)
 FS_EC_M = 16  # parity packets per block
 FS_LOSS_EVENTS = 17  # timeouts / NACK episodes
 FS_ACKED = 18  # bytes acknowledged
@@ -1175,14 +1175,29 @@ def ring_take(ring_pool, f) -> None:
 
 
 @njit(cache=True, error_model="numpy")
-def ring_give(ring, ring_pool, f) -> None:
-    """Flow ``f`` finished: its delay line (cleared: feedback still due for it is never read)
-    goes back to the pool (:func:`ring_take`)."""
+def ring_give(ring, ring_pool, f, k, fs, calendar) -> None:
+    """Flow ``f`` finished at step ``k``: its delay line goes back to the pool
+    (:func:`ring_take`), cleared (feedback still due for it is never read).
+
+    Only the slots of the steps after ``k``, up to ``FS_DUE_LAST``, whose calendar bit says
+    something is due for ``f`` can hold anything (every earlier slot was read and zeroed at its
+    step, and every write marks its step, :func:`mark_due`); only those are written. Clearing
+    the whole line instead touched every page of it: most of a short flow's line (sized for
+    its retransmission timeout) is never reached, and the first touch of a page is a fault."""
     ring_ptr, ring_len, ring_class, free_rows, free_base, free_count = ring_pool[:6]
     start = ring_ptr[f]
-    for row in range(start, start + ring_len[f]):
-        for c in range(ring.shape[1]):
-            ring[row, c] = 0.0
+    n = ring_len[f]
+    span = calendar.shape[0]
+    word = f >> 6
+    bit = np.uint64(1) << np.uint64(f & 63)
+    last = int(fs[f, FS_DUE_LAST])
+    if last > k + n - 1:  # (a write's step is at most n - 1 after its own)
+        last = k + n - 1
+    for step in range(k + 1, last + 1):
+        if calendar[step % span, word] & bit:
+            row = start + step % n
+            for c in range(ring.shape[1]):
+                ring[row, c] = 0.0
     c = ring_class[f]
     free_rows[free_base[c] + free_count[c]] = start
     free_count[c] += 1
@@ -1235,6 +1250,8 @@ def schedule_timeout(f, k, sent_at, lost, dt_ps, fs, ring, ring_ptr, ring_len, c
         lag = ring_len[f] - 1
     ring[ring_ptr[f] + (k + lag) % ring_len[f], R_TIMEOUT] += lost
     mark_due(calendar, k + lag, f)
+    if k + lag > fs[f, FS_DUE_LAST]:
+        fs[f, FS_DUE_LAST] = k + lag
     fs[f, FS_WAIT] += lost
     fs[f, FS_WAIT_LAST] = k + lag
 
@@ -1389,7 +1406,7 @@ def advance(
                 fs[f, FS_FINISH] = ring_arrive if ring_arrive > 0.0 else now
                 fs[f, FS_STATE] = 2.0
                 counters[2] += 1
-                ring_give(ring, ring_pool, f)
+                ring_give(ring, ring_pool, f, k, fs, calendar)
             else:
                 active[kept] = f
                 kept += 1
@@ -1536,6 +1553,8 @@ def advance(
                 ring[slot, R_FREE] += send - ack - failed
             ring[slot, R_RTTW] += ack * rtt
             mark_due(calendar, k + lag, f)
+            if k + lag > fs[f, FS_DUE_LAST]:
+                fs[f, FS_DUE_LAST] = k + lag
             kind = cp[f, P_KIND]
             if kind == CC_GEMINI and (ring[slot, R_AUX] == 0.0 or rtt < ring[slot, R_AUX]):
                 ring[slot, R_AUX] = rtt
