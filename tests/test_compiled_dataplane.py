@@ -26,7 +26,7 @@ from uno.core.units import serialization_ps as serialization_python
 from uno.net import compiled as cp
 from uno.net.switch import ecmp_index
 
-PORT_COLS = ["port", "arrivals", "tx_packets", "tx_bytes", "drops", "ecn_marks",
+PORT_COLS = ["port", "arrivals", "tx_packets", "tx_bytes", "drops", "fault_drops", "ecn_marks",
              "max_queue_bytes", "queue_bytes_at_end"]  # fmt: skip
 
 
@@ -44,6 +44,7 @@ def _assert_identical(results) -> None:
         else:
             pd.testing.assert_frame_equal(py.tables[name], comp.tables[name])
     assert py.summary["packets"] == comp.summary["packets"]
+    assert py.summary.get("faults") == comp.summary.get("faults")
     assert py.summary["run"]["packet_hops"] == comp.summary["run"]["packet_hops"]
 
 
@@ -93,6 +94,42 @@ def test_same_results_on_reduced_experiments(overrides):
     assert ports["ecn_marks"].sum() + ports["drops"].sum() > 0
     if "experiment=fig4_phantom" in overrides:
         assert ports["ecn_marks"].sum() > 0
+
+
+# the WAN down for a while (every link, both ways: whatever the hash, flows lose packets, then
+# get through again) and, on every WAN link, i.i.d. plus correlated block loss often enough to
+# hit a few-MB run many times (Table 1's rates would hit it rarely)
+LOSSY_WAN = [
+    "faults.link_failures=[{ports:['dc0/border->dc1/border#*'],both_directions:true,"
+    "at_us:30.0,until_us:900.0}]",
+    "faults.losses=[{ports:['dc*/border->dc*/border#*'],both_directions:false,probability:0.002,"
+    "block_probabilities:[0.02,0.01,0.005],block_packets:10}]",
+]
+
+
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        [*SMALL_INCAST, "cc=dctcp", "lb=ecmp", *LOSSY_WAN],
+        [*SMALL_INCAST, "cc=uno", "lb=unolb", "ec=mds", "ec.payload=false", *LOSSY_WAN],
+        ["experiment=fig13_linkfail", "lb=spray", "ec=none"],
+        ["experiment=fig13_random_loss", "faults=link_down_and_table1", "lb=plb"],
+    ],
+    ids=["dctcp_ecmp", "unorc", "fig13_linkfail", "fig13_loss_and_down"],
+)
+def test_same_results_with_link_faults(overrides):
+    """Failed links and random and correlated losses, in the kernel: the same drops (by
+    reason), the same per-block loss counts, the same flows as the Python data plane."""
+    results = _both([*overrides, "engine.sample_interval_us=0"])
+    _assert_identical(results)
+    faults = results["compiled"].summary["faults"]
+    assert faults["fault_drops"] > 0
+    dropped = results["compiled"].summary["packets"]["dropped"]
+    assert any(key.startswith("link_down/") for key in dropped)
+    if "lb=ecmp" in overrides:
+        assert any(key.startswith("random_loss/") for key in dropped)
+        assert any(key.startswith("block_loss/") for key in dropped)
+        assert sum(faults["block_losses"][1:]) > 0
 
 
 def test_the_kernel_answers_data_of_plain_flows_and_python_the_rest():
@@ -147,9 +184,12 @@ def test_drops_and_pool_growth_are_accounted():
 def test_refuses_what_it_does_not_model():
     for extra in (["switch.pfc.enabled=true", "switch.pfc.port_kinds=[host,fabric]"],
                   ["switch.int_telemetry.enabled=true"],
-                  ["faults=table1_setup1"], ["engine.port_model=event"]):  # fmt: skip
+                  ["engine.port_model=event"]):  # fmt: skip
         with pytest.raises(ConfigError, match="engine.dataplane"):
             uno.run(uno.compose([*SMALL_INCAST, "engine.dataplane=compiled", *extra]))
+    too_long = LOSSY_WAN[1].replace("block_packets:10", "block_packets:64")
+    with pytest.raises(ConfigError, match=r"faults.losses\[0\].block_packets"):
+        uno.run(uno.compose([*SMALL_INCAST, "engine.dataplane=compiled", too_long]))
     with pytest.raises(ConfigError, match="engine.dataplane"):
         uno.run(uno.compose([*SMALL_INCAST, "engine.kind=fluid", "engine.dataplane=compiled"]))
 
@@ -253,6 +293,52 @@ def test_red_kernel_decides_as_red_marker():
                 assert cp.red_decide(U, 0, 10_000.0, 90_000.0, red._span, float(occ)) == red.decide(
                     float(occ)
                 )
+
+
+def test_fault_kernel_decides_as_the_fault_models():
+    """``fault_drop`` and its twin, on a WAN port with a link failure window, i.i.d. and block
+    loss, give packet after packet the reason the Python models give (the first model that
+    drops decides; the random ones share the port's ``fault/<port>`` stream), and the block
+    counters the kernel keeps are the BlockLoss object's."""
+    from uno.api import to_run_config
+    from uno.build import build_simulation
+    from uno.core.rng import UniformBuffer
+    from uno.faults.models import BlockLoss, IidLoss, LinkDown
+
+    lossy = [LOSSY_WAN[0].replace("at_us:30.0,until_us:900.0", "at_us:2.0,until_us:5.0"),
+             LOSSY_WAN[1].replace("probability:0.002", "probability:0.05").replace(
+                 "[0.02,0.01,0.005]", "[0.2,0.1,0.05]")]  # fmt: skip
+    sim = build_simulation(
+        to_run_config(uno.compose([*SMALL_INCAST, "engine.dataplane=compiled", *lossy]))
+    )
+    dp = sim.network.dataplane
+    port, faulty, blocks = next(t for t in dp._faulty if "dc0/border->dc1/border#0" in
+                                dp.views[t[0]].name)  # fmt: skip
+    models = faulty.models
+    assert [type(m) for m in models] == [LinkDown, IidLoss, BlockLoss]
+    # the Python models draw from a fresh copy of the stream the kernel took
+    stream = models[1]._uniform
+    fresh = UniformBuffer(entropy=stream._entropy, spawn_key=stream._spawn_key)
+    for m in models[1:]:
+        m._uniform = fresh
+    pb = dp._prow + port * cp._NPC
+    ST2, U2 = dp.ST.copy(), dp.U.copy()
+    times = np.sort(RNG.integers(0, 8_000_000, 3000))  # ps: before, during, after the failure
+    reasons = {"link_down": 1, "random_loss": 2, "block_loss": 3}
+    seen = set()
+    for now in times.tolist():
+        want = next((reasons[m.reason] for m in models if m.drops(None, now)), 0)
+        assert cp.fault_drop(dp.ST, dp.F, dp.U, pb, now) == want
+        assert cp.fault_drop.py_func(ST2, dp.F, U2, pb, now) == want
+        seen.add(want)
+    assert seen == {0, 1, 2, 3}
+    python_counts = (models[2].blocks, list(models[2].losses_per_block))
+    models[2].blocks, models[2].losses_per_block = 0, []
+    dp.sync_network()  # the kernel's counters onto the same object
+    assert blocks[0][0] is models[2]
+    assert (models[2].blocks, models[2].losses_per_block) == python_counts
+    assert python_counts[0] > 0 and sum(python_counts[1][1:]) > 0
+    assert (ST2 == dp.ST).all() and (U2 == dp.U).all()
 
 
 def test_event_heap_orders_as_heapq():

@@ -30,8 +30,15 @@ the next Python event, and the kernel returns early at the first delivery to a h
 time: the receiving endpoint may send at once). ``inject`` is a host's NIC port receiving a
 packet from Python (:meth:`CompiledPort.receive`), taking the eid the Python port would take.
 
+Link faults (:mod:`uno.faults.models`: a failed link, i.i.d. and correlated block loss) are
+applied where a packet leaves a link's wire, before the next node, as the Python FaultyLink does:
+each faulty port's models in order (``_FM_*`` rows in ST, their probabilities in rows of ``F``
+after the ports'), their draws from the port's ``fault/<port>`` stream stepped in the kernel,
+drops counted by reason and kind and copied back to the FaultyLink and BlockLoss objects by
+:meth:`CompiledDataplane.sync_network`.
+
 Not modelled here (refused by :func:`check_compiled_support`, naming the setting): PFC and INT
-(the event port), link faults. The host endpoints (transport, congestion control) stay in
+(the event port). The host endpoints (transport, congestion control) stay in
 Python; moving them in is the next step of the compiled engine (docs/design.md).
 """
 
@@ -42,6 +49,14 @@ from numba import njit
 
 from uno.core.errors import ConfigError, InvariantError
 from uno.core.packet import ACK, DATA, KIND_NAMES
+from uno.faults.models import (
+    REASON_BLOCK,
+    REASON_DOWN,
+    REASON_RANDOM,
+    BlockLoss,
+    IidLoss,
+    LinkDown,
+)
 from uno.net.port import DROP_BUFFER
 from uno.net.switch import Switch
 
@@ -58,7 +73,9 @@ _H_PUSHES = 21  # events the kernel scheduled
 _H_OFF_FLOWS, _H_N_FLOWS, _H_OFF_HOSTNIC = 22, 23, 24  # flows table, host -> NIC port
 _H_RX_DATA = 25  # data packets the kernel's receivers took (each answered by an ACK)
 _H_ERROR, _H_ERROR_ARG = 26, 27  # what stopped the kernel (_ERR_*) and its argument
-_HEADER = 32
+_H_OFF_FLT = 28  # the fault models' rows
+_H_FDROP0 = 29  # fault drops by reason (_REASON_*) and packet kind: 29 + 3 (reason - 1) + kind
+_HEADER = 40
 # errors the kernel reports (the Python side raises InvariantError)
 _ERR_MISROUTED, _ERR_SEQ, _ERR_BYTES = 1, 2, 3
 # flows (ST rows): the kernel's receiver of a flow (ACK generation, counts) when _R_KERNEL
@@ -69,11 +86,22 @@ _NRC = 10
 # ports (ST rows)
 (_P_BUSY, _P_HEAD, _P_QHEAD, _P_TAIL, _P_PENDING, _P_BYTES, _P_BUFFER, _P_RATE, _P_DELAY,
  _P_NEXT, _P_ARRIVALS, _P_DROPS, _P_MARKS, _P_MAXB, _P_ENQB, _P_FLAGS, _P_PH_LAST,
- _P_C_BUSY, _P_C_HEAD, _P_C_TAIL, _P_C_PENDING, _P_RNG, _P_HELD) = range(23)  # fmt: skip
-_NPC = 23
+ _P_C_BUSY, _P_C_HEAD, _P_C_TAIL, _P_C_PENDING, _P_RNG, _P_HELD, _P_FLT_OFF, _P_FLT_N,
+ _P_FLT_RNG, _P_FLT_DROPS) = range(27)  # fmt: skip
+_NPC = 27
 # port flags
-_FL_MARK_PHYS, _FL_MARK_PHANT, _FL_PH_ACKS, _FL_PH_DROPS, _FL_PHANTOM, _FL_CTRL = (
-    1, 2, 4, 8, 16, 32)  # fmt: skip
+_FL_MARK_PHYS, _FL_MARK_PHANT, _FL_PH_ACKS, _FL_PH_DROPS, _FL_PHANTOM, _FL_CTRL, _FL_FAULT = (
+    1, 2, 4, 8, 16, 32, 64)  # fmt: skip
+# fault models (ST rows of _NMC, in the order a port's FaultyLink consults them): the type,
+# then per type: down (start ps, end ps or -1); iid (index of p among the floats); block
+# (packets per block, position of the next packet, the doomed positions as a bitmask, number of
+# cumulative probabilities, index of the first among the floats, offset of its counters in ST:
+# blocks, then blocks that lost k = 0, 1, ... packets)
+_FM_DOWN, _FM_IID, _FM_BLOCK = 1, 2, 3
+_M_TYPE, _M_A, _M_B, _M_C, _M_D, _M_E, _M_F = range(7)
+_NMC = 8
+# why a fault model dropped a packet (uno.faults.models reasons, in this order)
+_REASON_DOWN, _REASON_RANDOM, _REASON_BLOCK = 1, 2, 3
 # port floats (F columns)
 _F_RED_KMIN, _F_RED_KMAX, _F_RED_SPAN = 0, 1, 2
 _F_PH_SIZE, _F_PH_DRAIN, _F_PH_LEVEL, _F_PH_KMIN, _F_PH_KMAX, _F_PH_SPAN = 3, 4, 5, 6, 7, 8
@@ -369,6 +397,67 @@ def _port_receive(ST, F, U, PK, p, slot, now):
 
 
 @njit(cache=True)
+def _fault_float(ST, F, i):
+    """The fault models' ``i``-th float (probabilities): they fill the rows of ``F`` after the
+    ports', ``_NFC`` a row."""
+    return F[ST[_H_N_PORTS] + i // _NFC, i % _NFC]
+
+
+@njit(cache=True)
+def _new_block(ST, F, U, mb, rng):
+    """Block loss model row ``mb`` starts a block (:meth:`uno.faults.models.BlockLoss._new_block`):
+    one draw picks how many of its packets are lost (k), then positions are drawn, uniformly
+    among the block's, until k distinct ones are doomed (the same draws in the same order)."""
+    u = pcg64_next_double(U, rng)
+    k = 0
+    first = ST[mb + _M_E]
+    for i in range(ST[mb + _M_D]):
+        if u < _fault_float(ST, F, first + i):
+            k = i + 1
+            break
+    n = ST[mb + _M_A]
+    doomed = np.int64(0)
+    count = 0
+    while count < k:
+        pos = np.int64(pcg64_next_double(U, rng) * n)
+        bit = np.int64(1) << pos
+        if not doomed & bit:
+            doomed |= bit
+            count += 1
+    ST[mb + _M_C] = doomed
+    counters = ST[mb + _M_F]
+    ST[counters] += 1
+    ST[counters + 1 + k] += 1
+
+
+@njit(cache=True)
+def fault_drop(ST, F, U, pb, now):
+    """Whether the faults of the port whose row starts at ``pb`` drop the packet leaving its
+    link at ``now`` (:meth:`uno.faults.models.FaultyLink.receive`): its models in order, the
+    first that drops decides (so the later ones draw nothing for this packet). Returns the
+    reason (``_REASON_*``), 0 to pass the packet on."""
+    off = ST[pb + _P_FLT_OFF]
+    rng = ST[pb + _P_FLT_RNG]
+    for m in range(ST[pb + _P_FLT_N]):
+        mb = off + m * _NMC
+        kind = ST[mb + _M_TYPE]
+        if kind == _FM_DOWN:
+            if now >= ST[mb + _M_A] and (ST[mb + _M_B] < 0 or now < ST[mb + _M_B]):
+                return _REASON_DOWN
+        elif kind == _FM_IID:
+            if pcg64_next_double(U, rng) < _fault_float(ST, F, ST[mb + _M_A]):
+                return _REASON_RANDOM
+        else:
+            i = ST[mb + _M_B]
+            if i == 0:
+                _new_block(ST, F, U, mb, rng)
+            ST[mb + _M_B] = i + 1 if i + 1 < ST[mb + _M_A] else 0
+            if ST[mb + _M_C] & (np.int64(1) << i):
+                return _REASON_BLOCK
+    return 0
+
+
+@njit(cache=True)
 def _deliver(ST, F, U, PK, payload, now):
     """The delivery event ``payload`` (port * 2 + lane) at ``now``: the lane's oldest packet
     leaves the wire (:meth:`uno.net.port.Port._deliver`) into a switch, which forwards it at
@@ -407,6 +496,14 @@ def _deliver(ST, F, U, PK, payload, now):
             ST[pb + _P_TAIL] = -1
             ST[pb + _P_QHEAD] = -1
     ST[pb + _P_HELD] -= 1
+    if ST[pb + _P_FLAGS] & _FL_FAULT:
+        # the link's faults, between the wire and the next node (uno.faults.models.FaultyLink)
+        reason = fault_drop(ST, F, U, pb, now)
+        if reason:
+            ST[pb + _P_FLT_DROPS] += 1
+            ST[_H_FDROP0 + 3 * (reason - 1) + PK[slot, _K_KIND]] += 1
+            _free(ST, PK, slot)
+            return -1, -1
     node = ST[pb + _P_NEXT]
     host = ST[ST[_H_OFF_NODEHOST] + node]
     if host >= 0:
@@ -585,7 +682,6 @@ def check_compiled_support(cfg) -> None:
         (sw.pfc.enabled, "switch.pfc.enabled"),
         (sw.int_telemetry.enabled, "switch.int_telemetry.enabled"),
         (cfg.engine.port_model == "event", "engine.port_model=event"),
-        (bool(cfg.faults.link_failures) or bool(cfg.faults.losses), "faults"),
     ):
         if on:
             raise ConfigError(
@@ -593,6 +689,61 @@ def check_compiled_support(cfg) -> None:
                 f"'compiled' does not model {field} yet (the Python data plane does: "
                 "engine.dataplane=python)",
             )
+    for i, loss in enumerate(cfg.faults.losses):
+        if loss.block_probabilities and loss.block_packets > _MAX_BLOCK_PACKETS:
+            raise ConfigError(
+                f"faults.losses[{i}].block_packets",
+                f"is {loss.block_packets}; the compiled data plane keeps a block's lost "
+                f"positions in 64 bits: at most {_MAX_BLOCK_PACKETS} (engine.dataplane=python "
+                "has no limit)",
+            )
+
+
+#: the largest block of the block loss model the kernel keeps (a bit per position, int64)
+_MAX_BLOCK_PACKETS = 63
+_REASON_NAMES = (REASON_DOWN, REASON_RANDOM, REASON_BLOCK)
+
+
+def _fault_rows(port) -> tuple[list[list[int]], list[float], list, object]:
+    """The kernel's rows (``_NMC`` ints, floats given as indices into the returned list) for
+    the fault models of ``port``, in the order its FaultyLink consults them; the floats; the
+    block models (to sync their counters); the random stream the random models share."""
+    rows: list[list[int]] = []
+    floats: list[float] = []
+    blocks = []
+    uniform = None
+    for model in port.fault.models if port.fault is not None else ():
+        row = [0] * _NMC
+        if isinstance(model, LinkDown):
+            row[_M_TYPE] = _FM_DOWN
+            row[_M_A] = model.start_ps
+            row[_M_B] = model.end_ps if model.end_ps is not None else -1
+        elif isinstance(model, (IidLoss, BlockLoss)):
+            if uniform is not None and model._uniform is not uniform:
+                raise ValueError(f"compiled data plane: port {port.name}: faults on two streams")
+            uniform = model._uniform
+            if isinstance(model, IidLoss):
+                row[_M_TYPE] = _FM_IID
+                row[_M_A] = len(floats)
+                floats.append(model.p)
+            else:
+                if model.block_packets > _MAX_BLOCK_PACKETS:
+                    raise ValueError(
+                        f"compiled data plane: port {port.name}: blocks of more than "
+                        f"{_MAX_BLOCK_PACKETS} packets"
+                    )
+                row[_M_TYPE] = _FM_BLOCK
+                row[_M_A] = model.block_packets
+                row[_M_D] = len(model.cumulative)
+                row[_M_E] = len(floats)
+                floats.extend(model.cumulative)
+                blocks.append(model)
+        else:
+            raise ValueError(
+                f"compiled data plane: port {port.name}: fault model {type(model).__name__}"
+            )
+        rows.append(row)
+    return rows, floats, blocks, uniform
 
 
 def _pcg64_words(uniform) -> tuple[int, int, int, int]:
@@ -631,8 +782,6 @@ class CompiledDataplane:
                 raise ValueError(
                     f"compiled data plane: port {port.name} is a {type(port).__name__}"
                 )
-            if port.fault is not None:
-                raise ValueError(f"compiled data plane: port {port.name} has faults")
         n_ports = len(ports)
         nodes = network.node_objs
         n_nodes = len(nodes)
@@ -663,8 +812,15 @@ class CompiledDataplane:
             (f.n_packets + 63) // 64 if k else 0
             for f, k in zip(flows, self._kernel_rx, strict=True)
         ]
+        # the links' faults: per port its model rows, then the block models' counters
+        faults = [_fault_rows(port) for port in ports]
+        n_fault_ints = sum(
+            len(rows) * _NMC + sum(2 + len(b.cumulative) for b in blocks)
+            for rows, _, blocks, _ in faults
+        )
         sizes = [_HEADER, n_ports * _NPC, len(fib_off), len(fib_n), len(fib_ports), n_nodes,
-                 heap_cap, heap_cap, heap_cap, n_flows * _NRC, n_hosts, sum(got_words)]  # fmt: skip
+                 heap_cap, heap_cap, heap_cap, n_flows * _NRC, n_hosts, sum(got_words),
+                 n_fault_ints]  # fmt: skip
         offs = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
         ST = np.zeros(int(offs[-1]), dtype=np.int64)
         ST[_H_OFF_P] = offs[1]
@@ -694,7 +850,13 @@ class CompiledDataplane:
             got += got_words[i]
         self._flow_rows = R
         self._got_off = offs[11]
-        F = np.zeros((n_ports, _NFC))
+        fault_floats = [x for _, floats, _, _ in faults for x in floats]
+        F = np.zeros((n_ports + -(-len(fault_floats) // _NFC), _NFC))
+        F.reshape(-1)[n_ports * _NFC : n_ports * _NFC + len(fault_floats)] = fault_floats
+        ST[_H_OFF_FLT] = offs[12]
+        flt = int(offs[12])
+        n_floats = 0
+        self._faulty: list[tuple[int, object, list]] = []  # (port, FaultyLink, [(block, ST off)])
         rng_words: list[int] = []
         P = ST[offs[1] : offs[2]].reshape(n_ports, _NPC)
         for i, port in enumerate(ports):
@@ -732,10 +894,33 @@ class CompiledDataplane:
                 if uniform is not None and ph.red._uniform is not uniform:
                     raise ValueError(f"port {port.name}: RED and phantom queue must share a stream")
                 uniform = ph.red._uniform
+            rows, floats, blocks, fault_uniform = faults[i]
+            if rows:
+                flags |= _FL_FAULT
+                row[_P_FLT_OFF] = flt
+                row[_P_FLT_N] = len(rows)
+                counters = flt + len(rows) * _NMC
+                block_counters = []
+                for mrow in rows:
+                    if mrow[_M_TYPE] == _FM_IID:
+                        mrow[_M_A] += n_floats
+                    elif mrow[_M_TYPE] == _FM_BLOCK:
+                        mrow[_M_E] += n_floats
+                        mrow[_M_F] = counters
+                        block_counters.append((blocks[len(block_counters)], counters))
+                        counters += 2 + mrow[_M_D]
+                    ST[flt : flt + _NMC] = mrow
+                    flt += _NMC
+                flt = counters
+                n_floats += len(floats)
+                self._faulty.append((i, port.fault, block_counters))
             row[_P_FLAGS] = flags
             if uniform is not None:
                 row[_P_RNG] = len(rng_words)
                 rng_words.extend(_pcg64_words(uniform))
+            if fault_uniform is not None:
+                row[_P_FLT_RNG] = len(rng_words)
+                rng_words.extend(_pcg64_words(fault_uniform))
         n_rng = len(rng_words)
         U = np.zeros(n_rng + n_nodes, dtype=np.uint64)
         U[:n_rng] = np.array(rng_words, dtype=np.uint64)
@@ -751,6 +936,7 @@ class CompiledDataplane:
         self.calls = 0  # calls into the kernel: each took one engine eid
         self._hosts = network.hosts
         self._dropped_seen = [0, 0, 0]
+        self._fault_dropped_seen = [0] * 9
         self._rx_seen = 0
         self.views = [CompiledPort(self, i, p) for i, p in enumerate(ports)]
         for view in self.views:
@@ -876,6 +1062,21 @@ class CompiledDataplane:
                 net.dropped[(DROP_BUFFER, KIND_NAMES[kind])] += new
                 net.in_flight -= new
                 self._dropped_seen[kind] = n
+        if not self._faulty:
+            return
+        for i in range(9):
+            n = int(self.ST[_H_FDROP0 + i])
+            new = n - self._fault_dropped_seen[i]
+            if new:
+                net.dropped[(_REASON_NAMES[i // 3], KIND_NAMES[i % 3])] += new
+                net.in_flight -= new
+                self._fault_dropped_seen[i] = n
+        for port, faulty_link, block_counters in self._faulty:
+            faulty_link.drops = int(self.ST[self._prow + port * _NPC + _P_FLT_DROPS])
+            for block, off in block_counters:
+                block.blocks = int(self.ST[off])
+                counts = self.ST[off + 1 : off + 2 + len(block.cumulative)]
+                block.losses_per_block = [int(c) for c in counts]
 
     def packets_in_network(self) -> int:
         """Packets in the pool: in queues or on links (checked against the ports' counts)."""
@@ -904,7 +1105,9 @@ class CompiledPort:
         for attr in ("name", "kind", "rate_bps", "delay_ps", "buffer_bytes", "owner",
                      "next_node", "red", "phantom", "control_lane"):  # fmt: skip
             setattr(self, attr, getattr(port, attr))
-        self.fault = None
+        # its faults' models and counters (the kernel applies them; sync_network copies the
+        # counters back for the summary and the ports table)
+        self.fault = port.fault
 
     def receive(self, pkt) -> None:
         self._dp.send(self.index, pkt)
