@@ -132,6 +132,38 @@ def test_same_results_with_link_faults(overrides):
         assert sum(faults["block_losses"][1:]) > 0
 
 
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        ["cc=hpcc", "lb=ecmp"],
+        # Gear's replacement: the hop with the longest drain time kept, in one or two records
+        ["cc=hpcc", "lb=ecmp", "switch.int_telemetry.replacement=gear",
+         "switch.int_telemetry.max_records=1"],
+        ["cc=hpcc", "lb=spray", "switch.int_telemetry.replacement=gear",
+         "switch.int_telemetry.max_records=2", "switch.int_telemetry.tiers=[tor,agg]"],
+        # coded flows: Python receivers echo the records in ACKs that go back through the kernel
+        ["cc=hpcc", "lb=unolb", "ec=mds", "ec.scope=all", "ec.payload=false"],
+        # every host sends and receives: ports carry data one way and ACKs too (txBytes counts
+        # both, as the event port's)
+        ["topo.k=4", "workload=permutation", "workload.size_bytes=300000", "cc=hpcc",
+         "lb=ecmp"],
+    ],
+    ids=["hpcc", "gear_1", "gear_2_tor_agg", "hpcc_coded", "hpcc_permutation"],
+)  # fmt: skip
+def test_same_results_with_int(overrides):
+    """INT records written in the kernel (the Python data plane writes them in its event
+    ports): HPCC's windows, sampled every 5 us, and its flows are the same."""
+    sampling = ["engine.sample_interval_us=5", "engine.queue_ports=[busy]"]
+    workload = (
+        []
+        if "workload=permutation" in overrides
+        else [*SMALL_INCAST, "workload.size_bytes=1500000"]
+    )
+    results = _both([*workload, *sampling, *overrides])
+    _assert_identical(results)
+    assert "cwnd" in results["compiled"].tables
+
+
 def test_the_kernel_answers_data_of_plain_flows_and_python_the_rest():
     from uno.api import to_run_config
     from uno.build import build_simulation
@@ -183,10 +215,12 @@ def test_drops_and_pool_growth_are_accounted():
 
 def test_refuses_what_it_does_not_model():
     for extra in (["switch.pfc.enabled=true", "switch.pfc.port_kinds=[host,fabric]"],
-                  ["switch.int_telemetry.enabled=true"],
                   ["engine.port_model=event"]):  # fmt: skip
         with pytest.raises(ConfigError, match="engine.dataplane"):
             uno.run(uno.compose([*SMALL_INCAST, "engine.dataplane=compiled", *extra]))
+    with pytest.raises(ConfigError, match="switch.ack_priority"):
+        uno.run(uno.compose([*SMALL_INCAST, "engine.dataplane=compiled", "cc=hpcc",
+                             "switch.ack_priority=true"]))  # fmt: skip
     too_long = LOSSY_WAN[1].replace("block_packets:10", "block_packets:64")
     with pytest.raises(ConfigError, match=r"faults.losses\[0\].block_packets"):
         uno.run(uno.compose([*SMALL_INCAST, "engine.dataplane=compiled", too_long]))
@@ -339,6 +373,32 @@ def test_fault_kernel_decides_as_the_fault_models():
     assert (models[2].blocks, models[2].losses_per_block) == python_counts
     assert python_counts[0] > 0 and sum(python_counts[1][1:]) > 0
     assert (ST2 == dp.ST).all() and (U2 == dp.U).all()
+
+
+@pytest.mark.parametrize("gear", [False, True])
+def test_int_stamp_kernel_writes_the_records_the_stamper_writes(gear):
+    """``int_stamp`` and its twin, on random records, leave in a packet's row the records
+    :class:`uno.net.int.IntStamper` leaves in ``int_hops``: appended up to the limit, then
+    (Gear) replacing the shortest drain time when the new one is longer."""
+    from uno.core.packet import Packet
+    from uno.net.int import IntStamper
+
+    max_records = 3
+    stamper = IntStamper(max_records, "gear" if gear else "none")
+    width = cp._K_INT_N + 1 + cp._INT_FIELDS * max_records
+    for _trial in range(40):
+        pkt = Packet(0, None, 0, 4096, 4000, 0, 1, 0, 0, 0, False)
+        rows = np.zeros((2, width), dtype=np.int64)
+        for _hop in range(int(RNG.integers(1, 8))):
+            record = (int(RNG.integers(0, 10**9)), int(RNG.integers(0, 10**6)),
+                      int(RNG.integers(0, 10**12)), int(RNG.choice([10**11, 4 * 10**11])))  # fmt: skip
+            stamper.stamp(pkt, *record)
+            cp.int_stamp(rows, 0, max_records, gear, *record)
+            cp.int_stamp.py_func(rows, 1, max_records, gear, *record)
+        n = int(rows[0, cp._K_INT_N])
+        got = [tuple(rows[0, cp._K_INT_N + 1 + 4 * i : cp._K_INT_N + 5 + 4 * i]) for i in range(n)]
+        assert got == pkt.int_hops
+        assert (rows[0] == rows[1]).all()
 
 
 def test_event_heap_orders_as_heapq():

@@ -13,7 +13,7 @@ from uno.lb.registry import make_lb
 from uno.metrics.recorder import Recorder
 from uno.net.event_port import EventPort
 from uno.net.host import Host
-from uno.net.int import configure_int
+from uno.net.int import configure_int, int_stampers
 from uno.net.network import Network
 from uno.net.pfc import PauseLog, configure_pfc
 from uno.net.port import Port
@@ -52,6 +52,10 @@ def build_simulation(cfg):
 def packet_port_class(cfg):
     """The packet engine's port class for ``engine.port_model`` (uno/net/event_port.py)."""
     sw = cfg.switch
+    if cfg.engine.dataplane == "compiled":
+        # its kernel models the ports (INT included); the Python ports are the lazy ones it
+        # takes its configuration from (uno.net.compiled.check_compiled_support refuses the rest)
+        return Port
     needs_event = sw.pfc.enabled or sw.int_telemetry.enabled
     model = cfg.engine.port_model
     if model == "lazy" and needs_event:
@@ -76,8 +80,12 @@ def populate_packet(cfg, sim: Simulation, scenario, plans, port_cls=Port) -> Sim
         for port in network.ports:
             port.pause_log = log
         sim.pfc = (configure_pfc(network, cfg.switch.pfc, scenario.data_bytes), log)
+    stampers = None
     if cfg.switch.int_telemetry.enabled:
-        configure_int(network, cfg.switch.int_telemetry)
+        if cfg.engine.dataplane == "compiled":
+            stampers = int_stampers(network, cfg.switch.int_telemetry)  # the kernel stamps
+        else:
+            configure_int(network, cfg.switch.int_telemetry)
     # after PFC: a faulty link loses packets before they reach the next switch's ingress queue
     network.configure_faults(cfg.faults, sim.rng)
     sim.network = network
@@ -142,7 +150,7 @@ def populate_packet(cfg, sim: Simulation, scenario, plans, port_cls=Port) -> Sim
     if cfg.engine.dataplane == "compiled":
         from uno.net.compiled import CompiledDataplane
 
-        CompiledDataplane(sim.engine, network, sim.flows)
+        CompiledDataplane(sim.engine, network, sim.flows, int_stampers=stampers)
     en = cfg.engine
     sim.max_time_ps = ms_to_ps(en.max_sim_time_ms)
     sim.check_invariants = bool(en.check_invariants)

@@ -523,7 +523,7 @@ class EngineConfig:
     #: write INT) or "auto" (event when PFC or INT is on, lazy otherwise)
     port_model: str = choice("auto", ("auto", "lazy", "event"))
     #: packet engine data plane: "python" (uno/net: the reference) or "compiled" (ports, links
-    #: and switches in Numba kernels, uno/net/compiled.py; same results; link faults too; no PFC, INT)
+    #: and switches in Numba kernels, uno/net/compiled.py; same results; INT and link faults too; no PFC)
     dataplane: str = choice("python", ("python", "compiled"))
 
 

@@ -37,8 +37,18 @@ after the ports'), their draws from the port's ``fault/<port>`` stream stepped i
 drops counted by reason and kind and copied back to the FaultyLink and BlockLoss objects by
 :meth:`CompiledDataplane.sync_network`.
 
-Not modelled here (refused by :func:`check_compiled_support`, naming the setting): PFC and INT
-(the event port). The host endpoints (transport, congestion control) stay in
+INT (:mod:`uno.net.int`): a stamping port (``_FL_INT``) counts the bytes that leave it
+(``_P_TXB``, HPCC's txBytes) and writes its record into a data packet's row when the packet
+leaves: the packet's departure (the end of its serialisation), the bytes behind it, the bytes
+sent, the rate; the records are extra columns of the packet pool (``_K_INT_N`` and on), set on
+the Python packet as ``int_hops`` when it reaches Python, and written back from ``int_hops``
+when a Python receiver's ACK enters the kernel. The Python data plane writes them in its event
+ports, whose unpaused results are the lazy ports' (the kernel's); with ``switch.ack_priority``
+the two differ (a strict-priority control queue against a control lane of its own), so that
+combination is refused.
+
+Not modelled here (refused by :func:`check_compiled_support`, naming the setting): PFC (the
+event port's pause). The host endpoints (transport, congestion control) stay in
 Python; moving them in is the next step of the compiled engine (docs/design.md).
 """
 
@@ -75,7 +85,8 @@ _H_RX_DATA = 25  # data packets the kernel's receivers took (each answered by an
 _H_ERROR, _H_ERROR_ARG = 26, 27  # what stopped the kernel (_ERR_*) and its argument
 _H_OFF_FLT = 28  # the fault models' rows
 _H_FDROP0 = 29  # fault drops by reason (_REASON_*) and packet kind: 29 + 3 (reason - 1) + kind
-_HEADER = 40
+_H_INT_MAX, _H_INT_GEAR = 38, 39  # INT: records a packet holds (0: INT off), Gear's replacement
+_HEADER = 48
 # errors the kernel reports (the Python side raises InvariantError)
 _ERR_MISROUTED, _ERR_SEQ, _ERR_BYTES = 1, 2, 3
 # flows (ST rows): the kernel's receiver of a flow (ACK generation, counts) when _R_KERNEL
@@ -87,11 +98,11 @@ _NRC = 10
 (_P_BUSY, _P_HEAD, _P_QHEAD, _P_TAIL, _P_PENDING, _P_BYTES, _P_BUFFER, _P_RATE, _P_DELAY,
  _P_NEXT, _P_ARRIVALS, _P_DROPS, _P_MARKS, _P_MAXB, _P_ENQB, _P_FLAGS, _P_PH_LAST,
  _P_C_BUSY, _P_C_HEAD, _P_C_TAIL, _P_C_PENDING, _P_RNG, _P_HELD, _P_FLT_OFF, _P_FLT_N,
- _P_FLT_RNG, _P_FLT_DROPS) = range(27)  # fmt: skip
-_NPC = 27
+ _P_FLT_RNG, _P_FLT_DROPS, _P_TXB) = range(28)  # fmt: skip
+_NPC = 28
 # port flags
-_FL_MARK_PHYS, _FL_MARK_PHANT, _FL_PH_ACKS, _FL_PH_DROPS, _FL_PHANTOM, _FL_CTRL, _FL_FAULT = (
-    1, 2, 4, 8, 16, 32, 64)  # fmt: skip
+(_FL_MARK_PHYS, _FL_MARK_PHANT, _FL_PH_ACKS, _FL_PH_DROPS, _FL_PHANTOM, _FL_CTRL, _FL_FAULT,
+ _FL_INT) = (1, 2, 4, 8, 16, 32, 64, 128)  # fmt: skip
 # fault models (ST rows of _NMC, in the order a port's FaultyLink consults them): the type,
 # then per type: down (start ps, end ps or -1); iid (index of p among the floats); block
 # (packets per block, position of the next packet, the doomed positions as a bitmask, number of
@@ -110,6 +121,10 @@ _NFC = 9
 (_K_KIND, _K_SIZE, _K_DST, _K_ECN, _K_DEP, _K_NEXT, _K_HKEY, _K_FLOW, _K_SEQ, _K_PAYLOAD,
  _K_SRC, _K_ENTROPY) = range(12)  # fmt: skip
 _NKC = 12
+# with INT on, a packet's records follow: their count, then (ts ps, qlen bytes, tx bytes, rate
+# bit/s) per record (uno.net.int)
+_K_INT_N = _NKC
+_INT_FIELDS = 4
 
 #: a time after every event (an empty heap's top)
 NEVER_PS = 1 << 62
@@ -236,18 +251,62 @@ def _decide_mark(ST, F, U, PK, p, pb, slot, remaining):
 
 
 @njit(cache=True)
+def int_stamp(PK, slot, max_records, gear, ts, qlen, tx_bytes, rate):
+    """Append the INT record (``ts``, ``qlen``, ``tx_bytes``, ``rate``) to the packet in
+    ``slot`` (:meth:`uno.net.int.IntStamper.stamp`): while it holds fewer than ``max_records``;
+    then, with ``gear``, in place of the stored record with the shortest drain time qlen / rate
+    (the first such) if its own is longer."""
+    n = PK[slot, _K_INT_N]
+    if n < max_records:
+        at = _K_INT_N + 1 + n * _INT_FIELDS
+        PK[slot, _K_INT_N] = n + 1
+    elif gear:
+        j = 0
+        shortest = PK[slot, _K_INT_N + 2] / PK[slot, _K_INT_N + 4]
+        for i in range(1, n):
+            base = _K_INT_N + 1 + i * _INT_FIELDS
+            drain = PK[slot, base + 1] / PK[slot, base + 3]
+            if drain < shortest:
+                shortest = drain
+                j = i
+        if not qlen / rate > shortest:
+            return
+        at = _K_INT_N + 1 + j * _INT_FIELDS
+    else:
+        return
+    PK[slot, at] = ts
+    PK[slot, at + 1] = qlen
+    PK[slot, at + 2] = tx_bytes
+    PK[slot, at + 3] = rate
+
+
+@njit(cache=True)
+def _int_settled(ST, PK, pb, slot, remaining):
+    """The packet in ``slot`` left INT port ``pb`` (its serialisation ended at its departure,
+    ``remaining`` bytes behind it): the port's transmitted bytes grow by its size, and a data
+    packet gets the port's record (:meth:`uno.net.event_port.EventPort._tx_done`)."""
+    ST[pb + _P_TXB] += PK[slot, _K_SIZE]
+    if PK[slot, _K_KIND] == DATA:
+        int_stamp(PK, slot, ST[_H_INT_MAX], ST[_H_INT_GEAR], PK[slot, _K_DEP], remaining,
+                  ST[pb + _P_TXB], ST[pb + _P_RATE])  # fmt: skip
+
+
+@njit(cache=True)
 def _settle(ST, F, U, PK, p, pb, now):
     """Settle every queued packet of port ``p`` that has left by ``now``
     (:meth:`uno.net.port.Port._settle`)."""
     slot = ST[pb + _P_QHEAD]
     remaining = ST[pb + _P_BYTES]
     marking = ST[pb + _P_FLAGS] & (_FL_MARK_PHYS | _FL_MARK_PHANT)
+    stamping = ST[pb + _P_FLAGS] & _FL_INT
     while slot >= 0:
         if PK[slot, _K_DEP] > now:
             break
         remaining -= PK[slot, _K_SIZE]
         if marking and PK[slot, _K_KIND] == DATA and PK[slot, _K_ECN] == 0:
             _decide_mark(ST, F, U, PK, p, pb, slot, remaining)
+        if stamping:
+            _int_settled(ST, PK, pb, slot, remaining)
         slot = PK[slot, _K_NEXT]
     ST[pb + _P_QHEAD] = slot
     ST[pb + _P_BYTES] = remaining
@@ -487,6 +546,8 @@ def _deliver(ST, F, U, PK, payload, now):
                 and PK[slot, _K_ECN] == 0
             ):
                 _decide_mark(ST, F, U, PK, p, pb, slot, remaining)
+            if ST[pb + _P_FLAGS] & _FL_INT:
+                _int_settled(ST, PK, pb, slot, remaining)
         nxt = PK[slot, _K_NEXT]
         ST[pb + _P_HEAD] = nxt
         if nxt >= 0:
@@ -644,6 +705,8 @@ def inject(ST, F, U, PK, p, kind, size, src, dst, entropy, ecn, flow, seq, paylo
     PK[slot, _K_PAYLOAD] = payload
     PK[slot, _K_SRC] = src
     PK[slot, _K_ENTROPY] = entropy
+    if ST[_H_INT_MAX] > 0:
+        PK[slot, _K_INT_N] = 0  # (an ACK from a Python receiver: its records are set next)
     ST[_H_EID] = eid << EID_SHIFT
     ST[_H_NOW] = now
     _port_receive(ST, F, U, PK, p, slot, now)
@@ -680,7 +743,6 @@ def check_compiled_support(cfg) -> None:
     sw = cfg.switch
     for on, field in (
         (sw.pfc.enabled, "switch.pfc.enabled"),
-        (sw.int_telemetry.enabled, "switch.int_telemetry.enabled"),
         (cfg.engine.port_model == "event", "engine.port_model=event"),
     ):
         if on:
@@ -689,6 +751,14 @@ def check_compiled_support(cfg) -> None:
                 f"'compiled' does not model {field} yet (the Python data plane does: "
                 "engine.dataplane=python)",
             )
+    if sw.int_telemetry.enabled and sw.ack_priority:
+        # INT needs the Python event port, whose control queue shares the transmitter (strict
+        # priority); the lazy port's control lane, which the kernel models, has its own
+        raise ConfigError(
+            "switch.ack_priority",
+            "with switch.int_telemetry on, 'compiled' does not model the event port's strict "
+            "priority control queue (engine.dataplane=python does)",
+        )
     for i, loss in enumerate(cfg.faults.losses):
         if loss.block_probabilities and loss.block_packets > _MAX_BLOCK_PACKETS:
             raise ConfigError(
@@ -766,10 +836,12 @@ class CompiledDataplane:
     ports it replaces by :class:`CompiledPort` views (same names and statistics)."""
 
     def __init__(self, engine, network, flows: list, pool_packets: int = 4096,
-                 kernel_receivers: bool = True):  # fmt: skip
+                 kernel_receivers: bool = True, int_stampers: dict | None = None):  # fmt: skip
         """``flows``: the run's flows (flow ids 0, 1, ... in order). With ``kernel_receivers``
         the kernel answers the data packets of every flow without erasure coding or CNPs
-        itself (:func:`_receive_data`); the other flows' receivers stay in Python."""
+        itself (:func:`_receive_data`); the other flows' receivers stay in Python.
+        ``int_stampers``: INT on, the :class:`uno.net.int.IntStamper` of each port that writes
+        records, by port name (:func:`uno.net.int.int_stampers`); all share one setting."""
         self.engine = engine
         self.network = network
         for i, flow in enumerate(flows):
@@ -928,7 +1000,19 @@ class CompiledDataplane:
         ST[_H_OFF_NODESALT] = n_rng
         self.ST, self.F, self.U = ST, F, U
         self._prow = offs[1]  # ports' rows start here in ST
-        self.PK = np.zeros((0, _NKC), dtype=np.int64)
+        # INT: the stamping ports' flag, the packets' record columns
+        self._int_max = 0
+        if int_stampers:
+            settings = {(st.max_records, st.gear) for st in int_stampers.values()}
+            if len(settings) != 1:
+                raise ValueError("compiled data plane: INT stampers with different settings")
+            (self._int_max, gear), = settings  # fmt: skip
+            ST[_H_INT_MAX], ST[_H_INT_GEAR] = self._int_max, int(gear)
+            for i, port in enumerate(ports):
+                if port.name in int_stampers:
+                    P[i, _P_FLAGS] |= _FL_INT
+        self._pk_cols = _NKC + (1 + _INT_FIELDS * self._int_max if self._int_max else 0)
+        self.PK = np.zeros((0, self._pk_cols), dtype=np.int64)
         self.objs: list = []
         ST[_H_FREE] = -1
         self._grow(pool_packets)
@@ -956,7 +1040,7 @@ class CompiledDataplane:
         """Add ``extra`` free rows to the packet pool."""
         old = self.PK
         n = len(old)
-        PK = np.zeros((n + extra, _NKC), dtype=np.int64)
+        PK = np.zeros((n + extra, self._pk_cols), dtype=np.int64)
         PK[:n] = old
         PK[n:, _K_NEXT] = np.arange(n + 1, n + extra + 1)
         PK[n + extra - 1, _K_NEXT] = self.ST[_H_FREE]
@@ -981,6 +1065,14 @@ class CompiledDataplane:
             self.calls += 1
         self.objs[slot] = pkt
         self.top = (top_t, top_e)
+        if self._int_max:
+            hops = getattr(pkt, "int_hops", None)
+            if hops:  # an ACK from a Python receiver echoes its data packet's records
+                row = self.PK[slot]
+                row[_K_INT_N] = len(hops)
+                row[_K_INT_N + 1 : _K_INT_N + 1 + _INT_FIELDS * len(hops)] = [
+                    x for record in hops for x in record
+                ]
 
     def run(self, lim_t: int, lim_prio: int, lim_eid: int):
         """Run the kernel up to the Python event keyed (lim_t, lim_prio, lim_eid). Returns the
@@ -998,6 +1090,11 @@ class CompiledDataplane:
         engine._now = now
         pkt = self.objs[slot]
         pkt.ecn = ecn == 1
+        if self._int_max:
+            n = int(self.PK[slot, _K_INT_N])
+            if n:
+                flat = self.PK[slot, _K_INT_N + 1 : _K_INT_N + 1 + _INT_FIELDS * n].tolist()
+                pkt.int_hops = [tuple(flat[i : i + _INT_FIELDS]) for i in range(0, len(flat), 4)]
         if kind != pkt.kind:  # the kernel's receiver made it an ACK: do the same to the object
             pkt.flow.receiver.turn_into_ack(pkt)
         return pkt, self._hosts[host]

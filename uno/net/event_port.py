@@ -269,12 +269,26 @@ class EventPort(PortBase):
         """Packets accepted and not yet handed on (queued or on the wire, in service too)."""
         return len(self._queues[0]) + len(self._queues[1]) + len(self._wire)
 
+    def _left_unsettled(self, now: int):
+        """The packet in service if its serialisation has ended by ``now`` but its end event
+        (due at the same time) has not run yet, else None."""
+        tx = self._tx_pkt
+        return tx if tx is not None and tx.dep_ps <= now else None
+
     @property
     def tx_packets(self) -> int:
-        """Packets that entered the queue and are no longer in it (sent or on the wire)."""
-        return self.arrivals - self.drops - self._waiting()
+        """Packets that entered the queue and are no longer in it (sent or on the wire); as
+        :class:`uno.net.port.Port` counts them, a packet whose serialisation ended now has."""
+        left = self._left_unsettled(self._engine._now) is not None
+        return self.arrivals - self.drops - self._waiting() + left
 
     def occupancy_bytes(self, now: int) -> int:
+        """Data queue occupancy at ``now``: as :meth:`uno.net.port.Port.occupancy_bytes` reads
+        it, a data packet whose serialisation ended at ``now`` has left (observing changes
+        nothing: its end event still runs in its turn)."""
+        left = self._left_unsettled(now)
+        if left is not None and self._tx_queue == DATA_PRIORITY:
+            return self.bytes - left.size_bytes
         return self.bytes
 
     def __repr__(self) -> str:

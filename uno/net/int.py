@@ -70,9 +70,10 @@ class IntStamper:
                 hops[j] = record
 
 
-def configure_int(network, int_cfg) -> int:
-    """Give every egress port of the INT-enabled switches of ``network`` a stamper; returns how
-    many ports stamp."""
+def int_stampers(network, int_cfg) -> dict:
+    """The :class:`IntStamper` of every egress port of the INT-enabled switches of
+    ``network``, by port name (the ports of the switches whose tier ``int_cfg.tiers`` names;
+    null: every tier but :data:`NO_INT_TIERS`)."""
     from uno.core.errors import ConfigError
     from uno.net.switch import Switch
 
@@ -85,12 +86,22 @@ def configure_int(network, int_cfg) -> int:
                 "switch.int_telemetry.tiers",
                 f"{unknown} name no switch tier of this topology (tiers: {sorted(known)})",
             )
-    n = 0
+    stampers = {}
     for port in network.ports:
         owner = port.owner
         if not isinstance(owner, Switch):
             continue
         if (owner.tier in tiers) if tiers is not None else (owner.tier not in NO_INT_TIERS):
-            port.int_stamper = IntStamper(int(int_cfg.max_records), int_cfg.replacement)
-            n += 1
-    return n
+            stampers[port.name] = IntStamper(int(int_cfg.max_records), int_cfg.replacement)
+    return stampers
+
+
+def configure_int(network, int_cfg) -> int:
+    """Give every egress port of the INT-enabled switches of ``network`` its stamper
+    (:func:`int_stampers`; the ports must be event ports); returns how many ports stamp."""
+    stampers = int_stampers(network, int_cfg)
+    for port in network.ports:
+        stamper = stampers.get(port.name)
+        if stamper is not None:
+            port.int_stamper = stamper
+    return len(stampers)
