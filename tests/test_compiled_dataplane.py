@@ -387,7 +387,7 @@ def test_int_stamp_kernel_writes_the_records_the_stamper_writes(gear):
     stamper = IntStamper(max_records, "gear" if gear else "none")
     width = cp._K_INT_N + 1 + cp._INT_FIELDS * max_records
     for _trial in range(40):
-        pkt = Packet(0, None, 0, 4096, 4000, 0, 1, 0, 0, 0, False)
+        pkt = Packet(0, 0, 0, 4096, 4000, 0, 1, 0, 0, 0, False)
         rows = np.zeros((2, width), dtype=np.int64)
         for _hop in range(int(RNG.integers(1, 8))):
             record = (int(RNG.integers(0, 10**9)), int(RNG.integers(0, 10**6)),

@@ -74,7 +74,7 @@ def _port(rate_gbps=100, delay_ps=1 * US, buffer_bytes=1 << 20):
 
 
 def _data(seq, size=4160, kind=DATA):
-    return Packet(kind, None, seq, size, size - 64, 0, 1, 0, 0, 0)
+    return Packet(kind, 0, seq, size, size - 64, 0, 1, 0, 0, 0)
 
 
 def test_paused_port_finishes_its_frame_sends_nothing_and_resumes_in_order():

@@ -53,7 +53,7 @@ def make_port(buffer_bytes, red=None, phantom=None, source="physical"):
 
 
 def packet(seq, size, kind=DATA):
-    return Packet(kind, None, seq, size, size, 0, 1, 0, 0, 0)
+    return Packet(kind, 0, seq, size, size, 0, 1, 0, 0, 0)
 
 
 def reference(arrivals, buffer_bytes, k_bytes):

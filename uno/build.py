@@ -147,6 +147,10 @@ def populate_packet(cfg, sim: Simulation, scenario, plans, port_cls=Port) -> Sim
             cnp_interval_ps=cc.cnp_interval_ps,
         )
         sim.flows.append(flow)
+    by_id = network.flows_by_id  # (the hosts hold this list: fill it in place)
+    by_id.extend([None] * (max((f.flow_id for f in sim.flows), default=-1) + 1))
+    for flow in sim.flows:
+        by_id[flow.flow_id] = flow
     if cfg.engine.dataplane == "compiled":
         from uno.net.compiled import CompiledDataplane
 

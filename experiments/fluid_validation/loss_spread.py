@@ -48,8 +48,8 @@ def packet_counts(args) -> tuple[collections.Counter, collections.Counter]:
             return original(port, pkt)
         before = port.drops
         original(port, pkt)
-        arrivals[pkt.flow.flow_id] += 1
-        drops[pkt.flow.flow_id] += port.drops - before
+        arrivals[pkt.flow_id] += 1
+        drops[pkt.flow_id] += port.drops - before
 
     port_module.Port.receive = receive
     try:

@@ -26,6 +26,8 @@ def flow_hash_key(src: int, dst: int, entropy: int) -> int:
 class Packet:
     """A packet on the wire.
 
+    ``flow_id`` names its flow (the network's ``flows_by_id``: hosts hand the packet to that
+    flow's receiver or sender), an integer as the compiled data plane's pool rows hold it.
     ``size_bytes`` is the wire size (payload + header); ``payload_bytes`` the transport payload.
     ``sent_ps`` is the sender's transmit time of the data packet (echoed in its ACK).
     ``hkey`` is the ECMP hash key of (src, dst, entropy) for the current direction.
@@ -37,7 +39,7 @@ class Packet:
 
     __slots__ = (
         "kind",
-        "flow",
+        "flow_id",
         "seq",
         "size_bytes",
         "payload_bytes",
@@ -61,7 +63,7 @@ class Packet:
     def __init__(
         self,
         kind: int,
-        flow,
+        flow_id: int,
         seq: int,
         size_bytes: int,
         payload_bytes: int,
@@ -73,7 +75,7 @@ class Packet:
         retx: bool = False,
     ):
         self.kind = kind
-        self.flow = flow
+        self.flow_id = flow_id
         self.seq = seq
         self.size_bytes = size_bytes
         self.payload_bytes = payload_bytes
@@ -93,6 +95,6 @@ class Packet:
 
     def __repr__(self) -> str:
         return (
-            f"Packet({KIND_NAMES[self.kind]} flow={getattr(self.flow, 'flow_id', None)} "
+            f"Packet({KIND_NAMES[self.kind]} flow={self.flow_id} "
             f"seq={self.seq} {self.src}->{self.dst} size={self.size_bytes} ecn={self.ecn})"
         )

@@ -1056,7 +1056,7 @@ class CompiledDataplane:
         while True:
             slot, top_t, top_e = inject(
                 self.ST, self.F, self.U, self.PK, port, pkt.kind, pkt.size_bytes, pkt.src,
-                pkt.dst, pkt.entropy, pkt.ecn, pkt.flow.flow_id, pkt.seq, pkt.payload_bytes,
+                pkt.dst, pkt.entropy, pkt.ecn, pkt.flow_id, pkt.seq, pkt.payload_bytes,
                 engine._now, next(engine._eid),
             )  # fmt: skip
             if slot >= 0:
@@ -1096,7 +1096,7 @@ class CompiledDataplane:
                 flat = self.PK[slot, _K_INT_N + 1 : _K_INT_N + 1 + _INT_FIELDS * n].tolist()
                 pkt.int_hops = [tuple(flat[i : i + _INT_FIELDS]) for i in range(0, len(flat), 4)]
         if kind != pkt.kind:  # the kernel's receiver made it an ACK: do the same to the object
-            pkt.flow.receiver.turn_into_ack(pkt)
+            self.flows[pkt.flow_id].receiver.turn_into_ack(pkt)
         return pkt, self._hosts[host]
 
     def _raise_kernel_error(self, now: int) -> None:
@@ -1107,9 +1107,9 @@ class CompiledDataplane:
         if err == _ERR_MISROUTED:
             raise InvariantError(f"compiled data plane: misrouted {where}")
         if err == _ERR_SEQ:
-            raise InvariantError(f"flow {pkt.flow.flow_id}: received seq outside the flow {where}")
+            raise InvariantError(f"flow {pkt.flow_id}: received seq outside the flow {where}")
         raise InvariantError(
-            f"flow {pkt.flow.flow_id}: complete with a byte count other than its size {where}"
+            f"flow {pkt.flow_id}: complete with a byte count other than its size {where}"
         )
 
     @property

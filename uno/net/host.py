@@ -13,7 +13,7 @@ from uno.net.nic import NicScheduler
 class Host:
     """End host ``host_id`` in datacenter ``dc``."""
 
-    __slots__ = ("name", "host_id", "dc", "nic", "nic_scheduler", "_network", "_engine")
+    __slots__ = ("name", "host_id", "dc", "nic", "nic_scheduler", "_network", "_engine", "_flows")
 
     def __init__(self, name: str, host_id: int, dc: int, network):
         self.name = name
@@ -23,6 +23,7 @@ class Host:
         self.nic_scheduler: NicScheduler | None = None
         self._network = network
         self._engine = network.engine
+        self._flows = network.flows_by_id  # (the same list, filled once the flows exist)
 
     def attach_nic(self, port) -> None:
         """Make ``port`` this host's NIC (one per host)."""
@@ -50,10 +51,11 @@ class Host:
         net.in_flight -= 1
         if pkt.dst != self.host_id:
             net.misrouted(pkt, self)
+        flow = self._flows[pkt.flow_id]
         if pkt.kind == DATA:
-            pkt.flow.receiver.on_data(pkt)
+            flow.receiver.on_data(pkt)
         else:
-            pkt.flow.sender.on_control(pkt)
+            flow.sender.on_control(pkt)
 
     def __repr__(self) -> str:
         return f"Host({self.name})"

@@ -35,6 +35,9 @@ class Network:
         self.dataplane = None
         self.hosts: list[Host] = []
         self.switches: dict[str, Switch] = {}
+        #: the flows whose packets this network carries, by flow id (None: not one of them);
+        #: filled by the builder, read by the hosts to hand a packet to its flow's endpoint
+        self.flows_by_id: list = []
         salts = ecmp_salts
         node_objs: list = []
         for i, spec in enumerate(topo.nodes):

@@ -168,7 +168,7 @@ class Receiver:
         self._nack_entropy = (entropy + 1) % _NACK_ENTROPIES
         nack = Packet(
             NACK,
-            flow,
+            flow.flow_id,
             lay.wire_seq(block, 0),
             self.ack_bytes,
             0,

@@ -192,7 +192,17 @@ class Sender:
             if key is None:
                 key = self._keys[entropy] = flow_hash_key(flow.src, flow.dst, entropy)
             pkt = Packet(
-                DATA, flow, seq, wire, payload, flow.src, flow.dst, entropy, key, now, is_retx
+                DATA,
+                flow.flow_id,
+                seq,
+                wire,
+                payload,
+                flow.src,
+                flow.dst,
+                entropy,
+                key,
+                now,
+                is_retx,
             )
             if self._coding is not None:
                 pkt.info = self._coded_symbols(seq)
