@@ -3,12 +3,21 @@ fluid, max-min, hybrid and packet engines, and the ratios; then a fig10_load swe
 loads in fluid mode (the schemes the fluid engine models). The hybrid runs the flows of at most
 ``--hybrid-packet-max-bytes`` (100 kB: 87% of the flows, 3.0% of the bytes) as packets.
 
-    python benchmarks/fluid_speed.py [--scheme uno_ecmp] [--skip-packet] [--skip-sweep]
+Each engine runs ``--repeat`` times (the packet engine ``--packet-repeat`` times: a run takes
+a minute and a half), one after the other in this process, after a short warm-up run that loads
+the compiled kernels (the cost of a process's first run, ~1 s, is not the engine's). Every run
+is printed; then per engine the best and the median wall time, and the packet engine's ratios
+to the others, of the best times (the runs least disturbed by other work on a shared machine)
+and of the medians.
+
+    python benchmarks/fluid_speed.py [--scheme uno_ecmp] [--repeat 3] [--packet-repeat 2]
+        [--skip-packet] [--skip-sweep]
 """
 
 from __future__ import annotations
 
 import argparse
+import statistics
 import time
 from pathlib import Path
 
@@ -32,24 +41,37 @@ def main() -> None:
     ap.add_argument("--skip-sweep", action="store_true")
     ap.add_argument("--n-flows", type=int, default=5000)
     ap.add_argument("--hybrid-packet-max-bytes", type=int, default=100_000)
+    ap.add_argument("--repeat", type=int, default=3, help="runs of each flow-level engine")
+    ap.add_argument("--packet-repeat", type=int, default=2, help="runs of the packet engine")
     args = ap.parse_args()
+    if args.repeat < 1 or args.packet_repeat < 1:
+        ap.error("--repeat and --packet-repeat must be >= 1")
     BASE.append(f"workload.n_flows={args.n_flows}")
     timed(["engine.kind=fluid", "engine.max_sim_time_ms=0.1"])  # load the compiled kernels
     timed(["engine.kind=maxmin", "engine.max_sim_time_ms=0.1"])
-    walls = {}
+    walls: dict[str, list[float]] = {}
     engines = ["fluid", "maxmin", "hybrid"] + ([] if args.skip_packet else ["packet"])
     for engine in engines:
         extra = [f"engine.hybrid_packet_max_bytes={args.hybrid_packet_max_bytes}"]
-        wall, run = timed([f"scheme={args.scheme}", "workload.load=0.4", f"engine.kind={engine}",
-                           *(extra if engine == "hybrid" else [])])  # fmt: skip
-        walls[engine] = wall
-        print(f"fluid_speed {engine:6s} scheme={args.scheme} load=0.4: {run['n_flows']} flows, "
-              f"simulated {run['sim_time_us'] / 1000:.1f} ms in {wall:.2f} s wall "
-              f"(engine {run['wall_s']:.2f} s), peak RSS {run['peak_rss_mib']:.0f} MiB")  # fmt: skip
+        for i in range(args.packet_repeat if engine == "packet" else args.repeat):
+            wall, run = timed([f"scheme={args.scheme}", "workload.load=0.4",
+                               f"engine.kind={engine}",
+                               *(extra if engine == "hybrid" else [])])  # fmt: skip
+            walls.setdefault(engine, []).append(wall)
+            print(f"fluid_speed {engine:6s} scheme={args.scheme} load=0.4 run {i + 1}: "
+                  f"{run['n_flows']} flows, simulated {run['sim_time_us'] / 1000:.1f} ms in "
+                  f"{wall:.2f} s wall (engine {run['wall_s']:.2f} s), peak RSS "
+                  f"{run['peak_rss_mib']:.0f} MiB", flush=True)  # fmt: skip
+    best = {e: min(w) for e, w in walls.items()}
+    median = {e: statistics.median(w) for e, w in walls.items()}
+    for engine, w in walls.items():
+        print(f"fluid_speed {engine:6s} wall: best {best[engine]:.2f} s, median "
+              f"{median[engine]:.2f} s over {len(w)} runs")  # fmt: skip
     if "packet" in walls:
-        print(f"fluid_speed ratios: packet/fluid {walls['packet'] / walls['fluid']:.1f}x, "
-              f"packet/maxmin {walls['packet'] / walls['maxmin']:.1f}x, "
-              f"packet/hybrid {walls['packet'] / walls['hybrid']:.1f}x")  # fmt: skip
+        for name, t in (("best", best), ("median", median)):
+            print(f"fluid_speed ratios ({name}): packet/fluid {t['packet'] / t['fluid']:.1f}x, "
+                  f"packet/maxmin {t['packet'] / t['maxmin']:.1f}x, "
+                  f"packet/hybrid {t['packet'] / t['hybrid']:.1f}x")  # fmt: skip
     if not args.skip_sweep:
         sweep(args.n_flows)
 

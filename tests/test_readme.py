@@ -28,7 +28,15 @@ REDUCE_BENCH = {
     "benchmarks/engine_speed.py": ["--size-bytes", "1000000", "--repeat", "1"],
     "benchmarks/fig3_speed.py": ["--size-bytes", "1000000", "--phantom-check-bytes", "1000000"],
     "benchmarks/fig10_speed.py": ["--workload", "mixed_artifact", "workload.n_flows=100"],
-    "benchmarks/fluid_speed.py": ["--n-flows", "100", "--skip-sweep"],
+    "benchmarks/fluid_speed.py": [
+        "--n-flows",
+        "100",
+        "--skip-sweep",
+        "--repeat",
+        "1",
+        "--packet-repeat",
+        "1",
+    ],
     "benchmarks/scaling.py": [
         "--ks",
         "4",
