@@ -39,15 +39,44 @@ HYBRID = {
     "mixed40": ["engine.hybrid_packet_max_bytes=100000"],
 }
 ENGINES = ("packet", "fluid", "maxmin", "hybrid")
+#: the scenarios whose flows all share one bottleneck, sampled (every so many µs) for its
+#: steady-state utilisation
+SAMPLED_US = {"dumbbell": 50, "incast": 500}
 
 
-def run(name: str, engine: str) -> tuple[pd.DataFrame, dict, float]:
+def run(name: str, engine: str) -> tuple[pd.DataFrame, dict, float, float | None]:
     extra = HYBRID[name] if engine == "hybrid" else []
+    sampling = [f"engine.sample_interval_us={SAMPLED_US.get(name, 0)}",
+                "engine.sample_cwnd=false", "engine.sample_queues=false"]  # fmt: skip
     cfg = uno.compose([*SCENARIOS[name], f"engine.kind={engine}", "engine.progress=false",
-                       "engine.sample_interval_us=0", *extra])  # fmt: skip
+                       *sampling, *extra])  # fmt: skip
     t0 = time.perf_counter()
     result = uno.run(cfg)
-    return result.flows, result.summary, time.perf_counter() - t0
+    wall = time.perf_counter() - t0
+    util = _utilisation(result, SAMPLED_US[name]) if name in SAMPLED_US else None
+    return result.flows, result.summary, wall, util
+
+
+def _utilisation(result, interval_us: float) -> float | None:
+    """Steady-state utilisation of the shared bottleneck (the port that sent the most bytes):
+    the flows' summed acknowledged rate, sampled every ``interval_us``, over the middle 80% of
+    the time all flows run (from the last start to the first finish), divided by the port's
+    rate. Samples are binned to the nearest multiple of the interval (the fluid engine samples
+    at its step boundaries, the hybrid's two parts each at their own). None if the engine
+    samples no rates (max-min)."""
+    rates = result.tables.get("rates")
+    ports = result.tables.get("ports")
+    flows = result.flows
+    if rates is None or ports is None or rates.empty or flows["finish_ps"].isna().all():
+        return None
+    capacity_gbps = ports.loc[ports["tx_bytes"].idxmax(), "rate_gbps"]
+    first, last = flows["start_ps"].max(), flows["finish_ps"].min()
+    lo, hi = first + 0.1 * (last - first), first + 0.9 * (last - first)
+    window = rates[(rates["time_ps"] >= lo) & (rates["time_ps"] <= hi)]
+    if window.empty:
+        return None
+    sample = (window["time_ps"] / (interval_us * 1e6)).round()
+    return float(window.groupby(sample)["acked_gbps"].sum().mean() / capacity_gbps)
 
 
 def compare(name: str) -> dict:
@@ -55,13 +84,16 @@ def compare(name: str) -> dict:
     tables = []
     engines = [e for e in ENGINES if e != "hybrid" or name in HYBRID]
     studied = None
+    utilisation = {}
     for engine in engines:
-        flows, summary, wall = run(name, engine)
+        flows, summary, wall, util = run(name, engine)
         if engine == "hybrid":
             studied = _packet_flow_ids(name, flows)
         flows = flows.assign(label=engine)
         tables.append(flows)
         rows[engine] = {"wall_s": round(wall, 2), "sim_time_us": summary["run"]["sim_time_us"]}
+        if util is not None:
+            utilisation[engine] = util
     flows = pd.concat(tables, ignore_index=True)
     table = class_table(flows, ["label"])
     done = flows[flows["finish_ps"].notna()]
@@ -71,6 +103,13 @@ def compare(name: str) -> dict:
     print(rate.round(2).to_string())
     print(_resend_spread(flows).to_string())
     diffs = {}
+    if utilisation:
+        print("steady-state bottleneck utilisation:",
+              {e: round(u, 4) for e, u in utilisation.items()})  # fmt: skip
+        for engine, util in utilisation.items():
+            if engine != "packet" and "packet" in utilisation:
+                ref = utilisation["packet"]
+                diffs[f"{engine} utilisation"] = round(100.0 * (util - ref) / ref, 1)
     if studied is not None:
         sub = flows[flows["flow_id"].isin(studied)]
         sub_table = class_table(sub, ["label"])
