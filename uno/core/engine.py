@@ -12,6 +12,7 @@ Time is an integer number of picoseconds.
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from heapq import heapify, heappop, heappush
 from typing import Any
 
@@ -36,6 +37,13 @@ class Engine(simpy.Environment):
         super().__init__(initial_time=0)
         #: the compiled data plane (uno.net.compiled), whose kernel keeps the packet events
         self._dataplane = None
+        #: the scheduling API of the packet hot path (ports, the compiled data plane):
+        #: ``push_entry((time_ps, 1, next_eid(), fn, arg))`` schedules ``fn(arg)`` as
+        #: :meth:`call_at` does, without a Python call of its own (both are C functions bound
+        #: to this engine's heap and id counter); ``next_eid()`` takes the next id of the
+        #: counter SimPy events share, so entries keep their FIFO order among equal times
+        self.push_entry = partial(heappush, self._queue)
+        self.next_eid = self._eid.__next__
 
     def attach_dataplane(self, dataplane) -> None:
         """Let ``dataplane``'s kernel hold the packet events: :meth:`run_until` interleaves them

@@ -1057,7 +1057,7 @@ class CompiledDataplane:
             slot, top_t, top_e = inject(
                 self.ST, self.F, self.U, self.PK, port, pkt.kind, pkt.size_bytes, pkt.src,
                 pkt.dst, pkt.entropy, pkt.ecn, pkt.flow_id, pkt.seq, pkt.payload_bytes,
-                engine._now, next(engine._eid),
+                engine._now, engine.next_eid(),
             )  # fmt: skip
             if slot >= 0:
                 break
@@ -1080,7 +1080,7 @@ class CompiledDataplane:
         engine = self.engine
         self.calls += 1
         host, slot, kind, ecn, now, top_t, top_e = run(
-            self.ST, self.F, self.U, self.PK, lim_t, lim_prio, lim_eid, next(engine._eid)
+            self.ST, self.F, self.U, self.PK, lim_t, lim_prio, lim_eid, engine.next_eid()
         )
         self.top = (top_t, top_e)
         if host < 0:

@@ -31,7 +31,6 @@ nor the phantom queue.
 from __future__ import annotations
 
 from collections import deque
-from heapq import heappush
 from typing import TYPE_CHECKING
 
 from uno.core.packet import DATA
@@ -58,8 +57,8 @@ class EventPort(PortBase):
         "delay_ps",
         "buffer_bytes",
         "_engine",
-        "_heap",
-        "_eid",
+        "_push",
+        "_new_eid",
         "_network",
         "_queues",
         "_ser",
@@ -182,12 +181,12 @@ class EventPort(PortBase):
         pkt.dep_ps = end
         self._tx_pkt = pkt
         self._tx_queue = queue
-        heappush(self._heap, (end, 1, next(self._eid), self._tx_done_cb, pkt))
+        self._push((end, 1, self._new_eid(), self._tx_done_cb, pkt))
         arrival = end + self.delay_ps
         self._wire.append((arrival, pkt))
         if not self._wire_pending:
             self._wire_pending = True
-            heappush(self._heap, (arrival, 1, next(self._eid), self._deliver_cb, None))
+            self._push((arrival, 1, self._new_eid(), self._deliver_cb, None))
 
     def _tx_done(self, pkt) -> None:
         """``pkt``'s serialisation ended: settle it (queue bytes, ECN mark on the occupancy
@@ -219,7 +218,7 @@ class EventPort(PortBase):
         if pkt is self._tx_pkt:  # zero-delay link: its end of serialisation is now too
             self._tx_done(pkt)
         if wire:
-            heappush(self._heap, (wire[0][0], 1, next(self._eid), self._deliver_cb, None))
+            self._push((wire[0][0], 1, self._new_eid(), self._deliver_cb, None))
         else:
             self._wire_pending = False
         self._next_receive(pkt)

@@ -22,7 +22,6 @@ the departing packet, as in htsim). The same argument gives the phantom level at
 
 from __future__ import annotations
 
-from heapq import heappush
 from typing import TYPE_CHECKING
 
 from uno.core.packet import DATA
@@ -68,8 +67,9 @@ class PortBase:
         self.delay_ps = delay_ps
         self.buffer_bytes = buffer_bytes
         self._engine = engine
-        self._heap = engine._queue
-        self._eid = engine._eid
+        # the engine's scheduling API for packet events (Engine.push_entry / next_eid)
+        self._push = engine.push_entry
+        self._new_eid = engine.next_eid
         self._network = network
         self._ser: dict[int, int] = {}
         self._busy_until_ps = 0
@@ -171,8 +171,8 @@ class Port(PortBase):
         "delay_ps",
         "buffer_bytes",
         "_engine",
-        "_heap",
-        "_eid",
+        "_push",
+        "_new_eid",
         "_network",
         "_fifo",
         "_head",
@@ -272,7 +272,7 @@ class Port(PortBase):
         fifo.append(pkt)
         if not self._event_pending:
             self._event_pending = True
-            heappush(self._heap, (dep + self.delay_ps, 1, next(self._eid), self._deliver_cb, None))
+            self._push((dep + self.delay_ps, 1, self._new_eid(), self._deliver_cb, None))
 
     def _deliver(self, _arg=None) -> None:
         """Hand the oldest packet on the wire to the next node; schedule the following one."""
@@ -290,9 +290,8 @@ class Port(PortBase):
         head += 1
         n = len(fifo)
         if head < n:
-            heappush(
-                self._heap,
-                (fifo[head].dep_ps + self.delay_ps, 1, next(self._eid), self._deliver_cb, None),
+            self._push(
+                (fifo[head].dep_ps + self.delay_ps, 1, self._new_eid(), self._deliver_cb, None)
             )
             if head >= _COMPACT_AT and head * 2 >= n:
                 del fifo[:head]
@@ -381,7 +380,7 @@ class ControlLane:
         self._fifo.append(pkt)
         if not self._event_pending:
             self._event_pending = True
-            heappush(port._heap, (dep + port.delay_ps, 1, next(port._eid), self._deliver_cb, None))
+            port._push((dep + port.delay_ps, 1, port._new_eid(), self._deliver_cb, None))
 
     def _deliver(self, _arg=None) -> None:
         fifo = self._fifo
@@ -390,9 +389,8 @@ class ControlLane:
         head += 1
         port = self._port
         if head < len(fifo):
-            heappush(
-                port._heap,
-                (fifo[head].dep_ps + port.delay_ps, 1, next(port._eid), self._deliver_cb, None),
+            port._push(
+                (fifo[head].dep_ps + port.delay_ps, 1, port._new_eid(), self._deliver_cb, None)
             )
             if head >= _COMPACT_AT and head * 2 >= len(fifo):
                 del fifo[:head]
