@@ -58,9 +58,14 @@ def test_progress_lines_go_to_the_log_and_do_not_change_the_run(caplog):
     watcher = Progress(sim, show_bar=True, logger=log, log_every_s=0.0)
     watcher.attach()
     with caplog.at_level(logging.INFO, logger="uno.test_progress"):
-        watched = sim.run().flows
+        watched_result = sim.run()
         watcher.close()
+    watched = watched_result.flows
     lines = [r.getMessage() for r in caplog.records]
     assert lines and all(line.startswith("progress: simulated") for line in lines)
     assert "flows 4/4" in lines[-1]
     pd.testing.assert_frame_equal(alone, watched)
+    # its ticks (as many as wall time dictates) are not the run's events
+    assert sim.observer_events > 1
+    unwatched = build_simulation(cfg).run()
+    assert watched_result.summary["run"]["events"] == unwatched.summary["run"]["events"]

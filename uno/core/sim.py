@@ -64,6 +64,9 @@ class Simulation:
         self._tracing_memory = False
         self._wall_s = 0.0  # time inside advance() calls only
         self._over = False
+        #: engine entries scheduled by observers paced by wall time (the progress ticks), left
+        #: out of the summary's event count so that the count is the same run after run
+        self.observer_events = 0
 
     # ---- flow lifecycle -----------------------------------------------------------------
     def _arrivals(self):
@@ -203,7 +206,7 @@ class Simulation:
                 self.meta,
                 sim_time_us=sim_time_ps / PS_PER_US,
                 wall_s=wall_s,
-                events=self.engine.events_scheduled,
+                events=self.engine.events_scheduled - self.observer_events,
                 packet_hops=hops,
                 packet_hops_per_s=hops / wall_s if wall_s > 0 else 0.0,
                 all_flows_finished=bool(flows["finish_ps"].notna().all()),

@@ -69,6 +69,7 @@ class Progress:
         self._t0 = self._last_log = time.perf_counter()
         if hasattr(sim, "engine"):
             sim.engine.process(self._loop())
+            sim.observer_events += 1  # the process's start
         else:  # a flow-level engine calls back between its chunks of steps
             sim.progress_hook = self.update
 
@@ -78,6 +79,7 @@ class Progress:
         step_ps = max(1, self.sim.max_time_ps // 10_000)
         last_wall = time.perf_counter()
         while True:
+            self.sim.observer_events += 1  # each tick's timeout (paced by wall time)
             yield engine.timeout(step_ps)
             now_wall = time.perf_counter()
             self.update(now_wall)
