@@ -213,6 +213,37 @@ def test_drops_and_pool_growth_are_accounted():
     assert len(dp.PK) > 2
 
 
+def test_invariants_run_on_the_kernel_state():
+    """Mid-run (queues full of packets), the ports' kernel state passes ``check_ports`` (and
+    its twin); each kind of corruption is caught and named by the run's conservation check."""
+    from uno.api import to_run_config
+    from uno.build import build_simulation
+    from uno.core.errors import InvariantError
+
+    overrides = [*SMALL_INCAST, "cc=dctcp", "lb=ecmp", "engine.dataplane=compiled",
+                 "engine.sample_interval_us=0"]  # fmt: skip
+    sim = build_simulation(to_run_config(uno.compose(overrides)))
+    sim.start()
+    sim.advance(300_000_000)  # 300 us: the incast's queues are built
+    dp = sim.network.dataplane
+    assert cp.check_ports(dp.ST, dp.PK) == (-1, 0)
+    assert cp.check_ports.py_func(dp.ST, dp.PK) == (-1, 0)
+    sim.network.check_conservation()
+    busiest = max(range(len(dp.views)), key=lambda i: dp.views[i].bytes)
+    assert dp.views[busiest].bytes > 0
+    row = dp._prow + busiest * cp._NPC
+    for col, delta, message in ((cp._P_BYTES, -10**9, "outside"), (cp._P_BYTES, -1, "not the sum"),
+                                (cp._P_HELD, 1, "holds")):  # fmt: skip
+        dp.ST[row + col] += delta
+        assert cp.check_ports(dp.ST, dp.PK)[0] == busiest
+        assert cp.check_ports.py_func(dp.ST, dp.PK)[0] == busiest
+        with pytest.raises(InvariantError, match=f"{dp.views[busiest].name}: .*{message}"):
+            sim.network.check_conservation()
+        dp.ST[row + col] -= delta
+    sim.network.check_conservation()
+    sim.finish()
+
+
 def test_refuses_what_it_does_not_model():
     for extra in (["switch.pfc.enabled=true", "switch.pfc.port_kinds=[host,fabric]"],
                   ["engine.port_model=event"]):  # fmt: skip

@@ -715,6 +715,39 @@ def inject(ST, F, U, PK, p, kind, size, src, dst, entropy, ecn, flow, seq, paylo
     return slot, NEVER_PS, 0
 
 
+#: what check_ports found wrong with a port
+_BAD_BYTES, _BAD_QUEUE_SUM, _BAD_HELD = 1, 2, 3
+
+
+@njit(cache=True)
+def check_ports(ST, PK):
+    """The ports' invariants on the kernel's own state: every port's queued bytes lie in
+    [0, buffer] and equal the sizes of the packets queued (not yet departed at its last
+    settle), and its count of packets held equals the packets in its FIFOs (queued or on the
+    wire, both lanes). Returns (the first port that breaks one, which: ``_BAD_*``), or (-1, 0)."""
+    for p in range(ST[_H_N_PORTS]):
+        pb = ST[_H_OFF_P] + p * _NPC
+        queued = ST[pb + _P_BYTES]
+        if queued < 0 or queued > ST[pb + _P_BUFFER]:
+            return p, _BAD_BYTES
+        total = 0
+        slot = ST[pb + _P_QHEAD]
+        while slot >= 0:
+            total += PK[slot, _K_SIZE]
+            slot = PK[slot, _K_NEXT]
+        if total != queued:
+            return p, _BAD_QUEUE_SUM
+        held = 0
+        for head in (ST[pb + _P_HEAD], ST[pb + _P_C_HEAD]):
+            slot = head
+            while slot >= 0:
+                held += 1
+                slot = PK[slot, _K_NEXT]
+        if held != ST[pb + _P_HELD]:
+            return p, _BAD_HELD
+    return -1, 0
+
+
 @njit(cache=True)
 def settle_port(ST, F, U, PK, p, now):
     """Settle port ``p`` at ``now``; returns (queued bytes, data packets queued, control
@@ -1178,6 +1211,21 @@ class CompiledDataplane:
     def packets_in_network(self) -> int:
         """Packets in the pool: in queues or on links (checked against the ports' counts)."""
         return int(self.ST[_H_IN_POOL])
+
+    def check_ports(self) -> None:
+        """Raise :class:`InvariantError` naming the first port whose kernel state is
+        inconsistent (:func:`check_ports`: queued bytes negative, over the buffer or not the
+        sum of its packets; packets held not those in its FIFOs)."""
+        port, bad = check_ports(self.ST, self.PK)
+        if port < 0:
+            return
+        view = self.views[port]
+        what = {
+            _BAD_BYTES: f"{view.bytes} B queued, outside [0, {view.buffer_bytes}]",
+            _BAD_QUEUE_SUM: f"{view.bytes} B queued, not the sum of its queued packets' sizes",
+            _BAD_HELD: f"holds {view.packets_held()} packets by its count, not what its FIFOs hold",
+        }[int(bad)]
+        raise InvariantError(f"compiled data plane: port {view.name}: {what}")
 
 
 class CompiledPort:

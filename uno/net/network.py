@@ -175,6 +175,7 @@ class Network:
         """Every injected packet is delivered, dropped, or still in the network. Raises if not."""
         if self.dataplane is not None:
             self.dataplane.sync()
+            self.dataplane.check_ports()
         injected = sum(self.injected)
         delivered = sum(self.delivered)
         dropped = sum(self.dropped.values())
