@@ -244,6 +244,22 @@ def test_invariants_run_on_the_kernel_state():
     sim.finish()
 
 
+def test_the_boundary_calls_the_compiled_kernels_directly():
+    """After the first call, ``send`` and ``run`` call the compiled functions Numba chose for
+    their arguments' types (no dispatch per packet); with no such overload the dispatcher
+    itself is used."""
+    from uno.api import to_run_config
+    from uno.build import build_simulation
+
+    sim = build_simulation(to_run_config(uno.compose([*SMALL_INCAST, "engine.dataplane=compiled",
+                                                      "workload.size_bytes=200000"])))  # fmt: skip
+    sim.run()
+    dp = sim.network.dataplane
+    assert dp._run is not cp.run and dp._inject is not cp.inject
+    assert dp._run in [c.entry_point for c in cp.run.overloads.values()]
+    assert cp.compiled_entry(cp.run, ("not", "the", "types")) is cp.run
+
+
 def test_refuses_what_it_does_not_model():
     for extra in (["switch.pfc.enabled=true", "switch.pfc.port_kinds=[host,fabric]"],
                   ["engine.port_model=event"]):  # fmt: skip
