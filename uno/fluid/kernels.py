@@ -1239,6 +1239,16 @@ def mark_due(calendar, step, f) -> None:
 
 
 @njit(cache=True, error_model="numpy")
+def mark_ring_due(calendar, fs, step, f) -> None:
+    """Flow ``f`` wrote to its delay line's slot of step ``step``: its calendar bit
+    (:func:`mark_due`) and its latest due step (``FS_DUE_LAST``, up to which
+    :func:`ring_give` clears)."""
+    mark_due(calendar, step, f)
+    if step > fs[f, FS_DUE_LAST]:
+        fs[f, FS_DUE_LAST] = step
+
+
+@njit(cache=True, error_model="numpy")
 def schedule_timeout(f, k, sent_at, lost, dt_ps, fs, ring, ring_ptr, ring_len, calendar) -> None:
     """Bytes ``lost`` from the batch flow ``f`` sent at ``sent_at`` (step ``k``) wait for
     the retransmission timer: they time out at the first step boundary ``FS_RTO`` after their
@@ -1249,9 +1259,7 @@ def schedule_timeout(f, k, sent_at, lost, dt_ps, fs, ring, ring_ptr, ring_len, c
     if lag >= ring_len[f]:  # the engine sizes the ring so that this never happens
         lag = ring_len[f] - 1
     ring[ring_ptr[f] + (k + lag) % ring_len[f], R_TIMEOUT] += lost
-    mark_due(calendar, k + lag, f)
-    if k + lag > fs[f, FS_DUE_LAST]:
-        fs[f, FS_DUE_LAST] = k + lag
+    mark_ring_due(calendar, fs, k + lag, f)
     fs[f, FS_WAIT] += lost
     fs[f, FS_WAIT_LAST] = k + lag
 
@@ -1552,9 +1560,7 @@ def advance(
                 ring[slot, R_GOOD] += send - failed
                 ring[slot, R_FREE] += send - ack - failed
             ring[slot, R_RTTW] += ack * rtt
-            mark_due(calendar, k + lag, f)
-            if k + lag > fs[f, FS_DUE_LAST]:
-                fs[f, FS_DUE_LAST] = k + lag
+            mark_ring_due(calendar, fs, k + lag, f)
             kind = cp[f, P_KIND]
             if kind == CC_GEMINI and (ring[slot, R_AUX] == 0.0 or rtt < ring[slot, R_AUX]):
                 ring[slot, R_AUX] = rtt

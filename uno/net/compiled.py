@@ -1063,10 +1063,10 @@ class CompiledDataplane:
         ST[_H_FREE] = -1
         self._grow(pool_packets)
         self.top = (NEVER_PS, 0)  # the kernel's next event (time, engine eid)
-        # the two kernels called per packet: their dispatchers until the first call, then the
-        # compiled functions themselves (compiled_entry)
-        self._inject = inject
-        self._run = run
+        # the two kernels called per packet: through their dispatchers the first time, then
+        # the compiled functions themselves (compiled_entry)
+        self._inject = self._first_inject
+        self._run = self._first_run
         self.calls = 0  # calls into the kernel: each took one engine eid
         self._hosts = network.hosts
         self._dropped_seen = [0, 0, 0]
@@ -1099,22 +1099,26 @@ class CompiledDataplane:
         self.objs.extend([None] * extra)
 
     # ---- the boundary ---------------------------------------------------------------------
+    def _first_inject(self, *args):
+        out = inject(*args)  # (compiles, or loads from Numba's cache, the overload)
+        self._inject = compiled_entry(inject, args)
+        return out
+
+    def _first_run(self, *args):
+        out = run(*args)
+        self._run = compiled_entry(run, args)
+        return out
+
     def send(self, port: int, pkt) -> None:
         """Host NIC port ``port`` receives ``pkt`` now."""
         engine = self.engine
         self.calls += 1
         while True:
-            fn = self._inject
-            slot, top_t, top_e = fn(
+            slot, top_t, top_e = self._inject(
                 self.ST, self.F, self.U, self.PK, port, pkt.kind, pkt.size_bytes, pkt.src,
                 pkt.dst, pkt.entropy, pkt.ecn, pkt.flow_id, pkt.seq, pkt.payload_bytes,
                 engine._now, engine.next_eid(),
             )  # fmt: skip
-            if fn is inject:  # (the arguments' types, to find the compiled function once)
-                self._inject = compiled_entry(inject, (
-                    self.ST, self.F, self.U, self.PK, port, pkt.kind, pkt.size_bytes, pkt.src,
-                    pkt.dst, pkt.entropy, pkt.ecn, pkt.flow_id, pkt.seq, pkt.payload_bytes,
-                    engine._now, 0))  # fmt: skip
             if slot >= 0:
                 break
             self._grow(len(self.PK))
@@ -1135,13 +1139,9 @@ class CompiledDataplane:
         packet delivered to a host, and the host, or None."""
         engine = self.engine
         self.calls += 1
-        fn = self._run
-        host, slot, kind, ecn, now, top_t, top_e = fn(
+        host, slot, kind, ecn, now, top_t, top_e = self._run(
             self.ST, self.F, self.U, self.PK, lim_t, lim_prio, lim_eid, engine.next_eid()
         )
-        if fn is run:
-            self._run = compiled_entry(run, (self.ST, self.F, self.U, self.PK, lim_t, lim_prio,
-                                             lim_eid, 0))  # fmt: skip
         self.top = (top_t, top_e)
         if host < 0:
             if host == -2:
@@ -1154,7 +1154,9 @@ class CompiledDataplane:
             n = int(self.PK[slot, _K_INT_N])
             if n:
                 flat = self.PK[slot, _K_INT_N + 1 : _K_INT_N + 1 + _INT_FIELDS * n].tolist()
-                pkt.int_hops = [tuple(flat[i : i + _INT_FIELDS]) for i in range(0, len(flat), 4)]
+                pkt.int_hops = [
+                    tuple(flat[i : i + _INT_FIELDS]) for i in range(0, len(flat), _INT_FIELDS)
+                ]
         if kind != pkt.kind:  # the kernel's receiver made it an ACK: do the same to the object
             self.flows[pkt.flow_id].receiver.turn_into_ack(pkt)
         return pkt, self._hosts[host]
