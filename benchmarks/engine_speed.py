@@ -11,7 +11,8 @@ first ``lazy`` (the Python data plane, uno/net/port.py, the default for this sce
 uno/net/compiled.py; its kernels are compiled, or loaded from Numba's cache, by a short warm-up
 run first, whose wall time is printed), then ``event`` (uno/net/event_port.py) and the event
 port with PFC on (lossless DC links: ``switch.pfc.port_kinds=[host,fabric]``, the border and
-WAN links stay lossy). A last table puts them side by side: packet-hops/s (best, median),
+WAN links stay lossy), and the compiled data plane with the same PFC (its kernel's event ports,
+``compiled+pfc``, with ``compiled`` in ``--models``). A last table puts them side by side: packet-hops/s (best, median),
 median wall time, events scheduled per packet-hop, peak RSS after the model's runs, and the
 ratio to ``lazy``. A model the scenario refuses (configuration or invariant error) is reported
 as skipped with the error. Peak RSS is the process's peak so far (so it can only grow from one
@@ -105,7 +106,7 @@ def main() -> None:
         "--models",
         default="lazy,compiled,event",
         help="comma-separated models to measure: lazy, compiled, event (default: all); with "
-        "event, also the event port with PFC on (see --pfc-repeat)",
+        "event and compiled, also each with PFC on (see --pfc-repeat)",
     )
     ap.add_argument(
         "--event-repeat",
@@ -120,7 +121,10 @@ def main() -> None:
         help="runs of the compiled data plane (default: --repeat)",
     )
     ap.add_argument(
-        "--pfc-repeat", type=int, default=1, help="runs of the event model with PFC on (0: none)"
+        "--pfc-repeat",
+        type=int,
+        default=1,
+        help="runs of the event model and of the compiled data plane with PFC on (0: none)",
     )
     ap.add_argument("overrides", nargs="*", help="extra Hydra overrides")
     args = ap.parse_args()
@@ -138,11 +142,14 @@ def main() -> None:
     runs = [(m, MODEL_OVERRIDES[m]) for m in MODELS if m in models]
     if "event" in models and repeats["event+pfc"] > 0:
         runs.append(("event+pfc", ["engine.port_model=event", *PFC]))
+    repeats["compiled+pfc"] = min(args.pfc_repeat, repeats["compiled"])
+    if "compiled" in models and repeats["compiled+pfc"] > 0:
+        runs.append(("compiled+pfc", ["engine.dataplane=compiled", *PFC]))
 
     results = {}
     peaks = {}
     for label, extra in runs:
-        if label == "compiled":
+        if label == "compiled" or (label == "compiled+pfc" and "compiled" not in results):
             t0 = time.perf_counter()
             warm = SCENARIO + ["workload.size_bytes=100000", *extra]
             build_simulation(to_run_config(uno.compose(warm))).run()
@@ -172,12 +179,12 @@ def main() -> None:
     lazy = results.get("lazy")
     for label, res in results.items():
         if "error" in res:
-            print(f"  {label:<10} skipped: {res['error']}")
+            print(f"  {label:<12} skipped: {res['error']}")
             continue
         best, med = max(res["rates"]), statistics.median(res["rates"])
         wall, per_hop = statistics.median(res["walls"]), statistics.median(res["per_hop"])
         line = (
-            f"  {label:<10} best {best:>11,.0f}  median {med:>11,.0f}  wall {wall:7.2f} s  "
+            f"  {label:<12} best {best:>11,.0f}  median {med:>11,.0f}  wall {wall:7.2f} s  "
             f"events/hop {per_hop:.3f}  RSS {peaks[label]:,.0f} MiB  runs {len(res['rates'])}"
         )
         if label != "lazy" and lazy is not None and "error" not in lazy:
@@ -186,6 +193,12 @@ def main() -> None:
                 f"{med / statistics.median(lazy['rates']):.2f}x, wall "
                 f"{wall / statistics.median(lazy['walls']):.2f}x, events/hop "
                 f"{per_hop / statistics.median(lazy['per_hop']):.2f}x"
+            )
+        event_pfc = results.get("event+pfc")
+        if label == "compiled+pfc" and event_pfc is not None and "error" not in event_pfc:
+            line += (
+                f"  | compiled+pfc/event+pfc: best {best / max(event_pfc['rates']):.2f}x, wall "
+                f"{wall / statistics.median(event_pfc['walls']):.2f}x"
             )
         print(line)
     print(f"  peak RSS {_peak_mib():,.0f} MiB")

@@ -164,6 +164,89 @@ def test_same_results_with_int(overrides):
     assert "cwnd" in results["compiled"].tables
 
 
+# the hpcc_incast scenario (k = 4 fat tree, PFC on every link) with DCTCP and no ECN: twelve
+# senders fill the receiver's ToR, whose pauses climb to the aggregation switches and on to the
+# senders' NICs (hosts' senders then wait for the RESUME)
+PFC_HOSTS_PAUSED = ["experiment=hpcc_incast", "cc=dctcp", "switch.ecn.enabled=false",
+                    "workload.n_intra=12"]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        ["experiment=hpcc_incast"],  # HPCC: INT records at event ports, a few pauses
+        ["experiment=hpcc_incast", "cc=dcqcn"],  # DCQCN: CNPs from Python receivers
+        PFC_HOSTS_PAUSED,
+        # RESUME only once an ingress queue is empty: Xon reached exactly
+        [*PFC_HOSTS_PAUSED, "switch.pfc.xon_bytes=0", "workload.size_bytes=1000000"],
+        # the control queue served first on the data's transmitter (strict priority), INT too
+        ["experiment=hpcc_incast", "switch.ack_priority=true", "cc=dctcp",
+         "switch.ecn.enabled=false"],
+        # two DCs, PFC inside them (border and core switches lossy), DCQCN, the WAN failing and
+        # losing packets
+        [*SMALL_INCAST, "workload.size_bytes=1500000", "workload.n_intra=3", "workload.n_inter=3",
+         "switch.pfc.enabled=true", "switch.pfc.port_kinds=[host,fabric]", "cc=dcqcn", "lb=ecmp",
+         *LOSSY_WAN],
+        pytest.param(["experiment=pfc_spreading"], marks=pytest.mark.slow),
+    ],
+    ids=["hpcc", "dcqcn", "hosts_paused", "xon_zero", "ack_priority_int", "two_dc_faults",
+         "spreading"],
+)  # fmt: skip
+def test_same_results_with_pfc(overrides):
+    """PFC in the kernel (event ports, ingress queues, PAUSE and RESUME): the same pause
+    intervals, flows, samples, ports and PFC summary as the Python event ports."""
+    results = _both(overrides)
+    _assert_identical(results)
+    py, comp = results["python"], results["compiled"]
+    assert py.summary["pfc"] == comp.summary["pfc"]
+    assert comp.summary["pfc"]["pause_frames"] > 0
+    if overrides is PFC_HOSTS_PAUSED:
+        assert (comp.tables["pauses"]["kind"] == "host").sum() > 0
+
+
+def test_same_pfc_violations():
+    """Xoff set past what the buffers can hold: packets that entered through lossless ingress
+    queues are dropped, and both data planes count the same violations (the run does not stop:
+    invariant checks off)."""
+    overrides = [*PFC_HOSTS_PAUSED, "switch.pfc.xoff_bytes=600000", "engine.check_invariants=false",
+                 "engine.sample_interval_us=0"]  # fmt: skip
+    py, comp = (uno.run(uno.compose([*overrides, f"engine.dataplane={dp}"]))
+                for dp in ("python", "compiled"))  # fmt: skip
+    pd.testing.assert_frame_equal(py.flows, comp.flows)
+    pd.testing.assert_frame_equal(py.tables["pauses"], comp.tables["pauses"])
+    assert py.summary["pfc"] == comp.summary["pfc"]
+    assert comp.summary["pfc"]["lossless_violations"] > 0
+
+
+@pytest.mark.parametrize(
+    "overrides", SCHEME_OVERRIDES, ids=["dctcp", "uno", "gemini", "mprdma_bbr"]
+)
+def test_same_results_with_event_ports(overrides):
+    """``engine.port_model=event`` without PFC: the kernel's event ports (two events per
+    packet-hop) give the Python event ports' results."""
+    base = [*SMALL_INCAST, "workload.size_bytes=1500000", "engine.sample_interval_us=5",
+            "engine.queue_ports=[busy]", "engine.port_model=event"]  # fmt: skip
+    _assert_identical(_both([*base, *overrides]))
+
+
+def test_the_event_heap_grows_when_pfc_signals_need_room():
+    """A heap started with room for one event's pushes only: the kernel stops before running
+    out (``_RUN_HEAP``, or -2 from an injection), Python doubles it, and the results are those of
+    the Python data plane."""
+    from uno.api import to_run_config
+    from uno.build import build_simulation
+
+    overrides = [*PFC_HOSTS_PAUSED, "workload.size_bytes=500000", "engine.sample_interval_us=0"]
+    want = run([*overrides, "engine.dataplane=python"])
+    sim = build_simulation(to_run_config(uno.compose([*overrides, "engine.dataplane=compiled"])))
+    dp = sim.network.dataplane
+    dp.ST[cp._H_HEAP_CAP] = cp._HEAP_ROOM + 1
+    got = sim.run()
+    assert dp.ST[cp._H_HEAP_CAP] >= 4 * (cp._HEAP_ROOM + 1)  # grew twice at least
+    pd.testing.assert_frame_equal(want.flows, got.flows)
+    pd.testing.assert_frame_equal(want.tables["pauses"], got.tables["pauses"])
+
+
 def test_the_kernel_answers_data_of_plain_flows_and_python_the_rest():
     from uno.api import to_run_config
     from uno.build import build_simulation
@@ -261,13 +344,6 @@ def test_the_boundary_calls_the_compiled_kernels_directly():
 
 
 def test_refuses_what_it_does_not_model():
-    for extra in (["switch.pfc.enabled=true", "switch.pfc.port_kinds=[host,fabric]"],
-                  ["engine.port_model=event"]):  # fmt: skip
-        with pytest.raises(ConfigError, match="engine.dataplane"):
-            uno.run(uno.compose([*SMALL_INCAST, "engine.dataplane=compiled", *extra]))
-    with pytest.raises(ConfigError, match="switch.ack_priority"):
-        uno.run(uno.compose([*SMALL_INCAST, "engine.dataplane=compiled", "cc=hpcc",
-                             "switch.ack_priority=true"]))  # fmt: skip
     too_long = LOSSY_WAN[1].replace("block_packets:10", "block_packets:64")
     with pytest.raises(ConfigError, match=r"faults.losses\[0\].block_packets"):
         uno.run(uno.compose([*SMALL_INCAST, "engine.dataplane=compiled", too_long]))
@@ -446,6 +522,88 @@ def test_int_stamp_kernel_writes_the_records_the_stamper_writes(gear):
         got = [tuple(rows[0, cp._K_INT_N + 1 + 4 * i : cp._K_INT_N + 5 + 4 * i]) for i in range(n)]
         assert got == pkt.int_hops
         assert (rows[0] == rows[1]).all()
+
+
+def test_event_port_and_pfc_kernels_match_their_twins():
+    """The event port's and PFC's kernels (receive with tail drop and lossless violations, end
+    of serialisation, start, PAUSE / RESUME, the ingress counts, the drain time) against their
+    pure-Python twins, from a paused mid-run state, on random arrivals, signals and events: the
+    same state and the same return values after every step."""
+    from uno.api import to_run_config
+    from uno.build import build_simulation
+
+    sim = build_simulation(to_run_config(uno.compose(
+        [*PFC_HOSTS_PAUSED, "engine.dataplane=compiled", "engine.sample_interval_us=0"])))  # fmt: skip
+    sim.start()
+    sim.advance(40_000_000)  # 40 us: queues built, ports paused
+    dp = sim.network.dataplane
+    state = [dp.ST.copy(), dp.F.copy(), dp.U.copy(), dp.PK.copy()]
+    twin = [a.copy() for a in state]
+    ST = state[0]
+    n_ports, n_ing = int(ST[cp._H_N_PORTS]), int(ST[cp._H_N_ING])
+    assert any(ST[int(ST[cp._H_OFF_P]) + p * cp._NPC + cp._P_PAUSED] for p in range(n_ports))
+    now = int(ST[cp._H_NOW])
+    eid = 1 << 30
+
+    def both(name, *args):
+        which = _KERNEL_ARRAYS[name]
+        with np.errstate(over="ignore"):
+            a = getattr(cp, name)(*(state[i] for i in which), *args)
+            b = getattr(cp, name).py_func(*(twin[i] for i in which), *args)
+        assert a == b, name
+        for x, y in zip(state, twin, strict=True):
+            np.testing.assert_array_equal(x, y, err_msg=name)
+        return a
+
+    seen = set()
+    for _ in range(1500):
+        op = RNG.random()
+        p = int(RNG.integers(n_ports))
+        pb = int(ST[cp._H_OFF_P]) + p * cp._NPC
+        if op < 0.4 and ST[cp._H_FREE] >= 0:
+            # a packet arrives (from a host, or from a switch's ingress queue)
+            now += int(RNG.integers(0, 200_000))
+            kind = int(RNG.integers(2))
+            ing = -1 if RNG.random() < 0.5 or not n_ing else int(RNG.integers(n_ing))
+            slot = int(ST[cp._H_FREE])
+            for arr_st, arr_pk in ((state[0], state[3]), (twin[0], twin[3])):
+                arr_st[cp._H_FREE] = arr_pk[slot, cp._K_NEXT]
+                arr_st[cp._H_IN_POOL] += 1
+                arr_pk[slot, :] = 0
+                arr_pk[slot, cp._K_KIND] = kind
+                arr_pk[slot, cp._K_SIZE] = 64 if kind else 4160
+                arr_pk[slot, cp._K_ING] = ing
+                arr_st[cp._H_EID] = eid << cp.EID_SHIFT
+            both("_eport_receive", p, pb, slot, now)
+            seen.add("receive")
+        elif op < 0.55:
+            tx = int(ST[pb + cp._P_TX])
+            if tx >= 0:
+                both("_eport_tx_done", p, pb, tx)
+                seen.add("tx_done")
+        elif op < 0.7:
+            resume = bool(RNG.random() < 0.5)
+            seen.add(("resume" if resume else "pause", both("pfc_signal", p, resume, now)))
+        elif op < 0.8:
+            both("_eport_drain_end", pb, now)
+        elif op < 0.9 and n_ing:
+            i = int(RNG.integers(n_ing))
+            size = int(RNG.choice([64, 4160]))
+            if ST[int(ST[cp._H_OFF_ING]) + i * cp._NIC + cp._I_BYTES] >= size:
+                both("_ingress_release", i, size, now)
+                seen.add("release")
+        else:
+            eid += 1
+            out = both("run", now, 1, eid, eid)
+            now = max(now, int(out[4]))
+            seen.add("run")
+    assert {"receive", "tx_done", "run", "release", ("pause", True), ("resume", True)} <= seen
+
+
+#: which of (ST, F, U, PK) each kernel above takes first
+_KERNEL_ARRAYS = {"_eport_receive": (0, 1, 2, 3), "_eport_tx_done": (0, 1, 2, 3),
+                  "pfc_signal": (0, 3), "_eport_drain_end": (0, 3), "_ingress_release": (0,),
+                  "run": (0, 1, 2, 3)}  # fmt: skip
 
 
 def test_event_heap_orders_as_heapq():

@@ -52,10 +52,6 @@ def build_simulation(cfg):
 def packet_port_class(cfg):
     """The packet engine's port class for ``engine.port_model`` (uno/net/event_port.py)."""
     sw = cfg.switch
-    if cfg.engine.dataplane == "compiled":
-        # its kernel models the ports (INT included); the Python ports are the lazy ones it
-        # takes its configuration from (uno.net.compiled.check_compiled_support refuses the rest)
-        return Port
     needs_event = sw.pfc.enabled or sw.int_telemetry.enabled
     model = cfg.engine.port_model
     if model == "lazy" and needs_event:
@@ -65,7 +61,19 @@ def packet_port_class(cfg):
             f"'lazy' ports cannot pause or write INT records, which {on} needs: use 'event' or "
             "'auto'",
         )
-    return EventPort if model == "event" or (model == "auto" and needs_event) else Port
+    event = model == "event" or (model == "auto" and needs_event)
+    if (
+        event
+        and cfg.engine.dataplane == "compiled"
+        and model == "auto"
+        and not sw.pfc.enabled
+        and not sw.ack_priority
+    ):
+        # INT alone: the compiled data plane stamps at its lazy ports' departures, which are the
+        # event ports' when nothing pauses them and no control queue shares the transmitter
+        # (uno.net.compiled), at one kernel event per packet-hop instead of two
+        return Port
+    return EventPort if event else Port
 
 
 def populate_packet(cfg, sim: Simulation, scenario, plans, port_cls=Port) -> Simulation:
@@ -154,7 +162,7 @@ def populate_packet(cfg, sim: Simulation, scenario, plans, port_cls=Port) -> Sim
     if cfg.engine.dataplane == "compiled":
         from uno.net.compiled import CompiledDataplane
 
-        CompiledDataplane(sim.engine, network, sim.flows, int_stampers=stampers)
+        CompiledDataplane(sim.engine, network, sim.flows, int_stampers=stampers, pfc=sim.pfc)
     en = cfg.engine
     sim.max_time_ps = ms_to_ps(en.max_sim_time_ms)
     sim.check_invariants = bool(en.check_invariants)

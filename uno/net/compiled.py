@@ -43,13 +43,26 @@ leaves: the packet's departure (the end of its serialisation), the bytes behind 
 sent, the rate; the records are extra columns of the packet pool (``_K_INT_N`` and on), set on
 the Python packet as ``int_hops`` when it reaches Python, and written back from ``int_hops``
 when a Python receiver's ACK enters the kernel. The Python data plane writes them in its event
-ports, whose unpaused results are the lazy ports' (the kernel's); with ``switch.ack_priority``
-the two differ (a strict-priority control queue against a control lane of its own), so that
-combination is refused.
+ports, whose unpaused results are the lazy ports' (the kernel's), except with
+``switch.ack_priority`` (a strict-priority control queue on the data's transmitter against a
+control lane of its own): then the builder gives the kernel event ports, as below.
 
-Not modelled here (refused by :func:`check_compiled_support`, naming the setting): PFC (the
-event port's pause). The host endpoints (transport, congestion control) stay in
-Python; moving them in is the next step of the compiled engine (docs/design.md).
+Event ports and PFC (:mod:`uno.net.event_port`, :mod:`uno.net.pfc`; ``_FL_EVENT`` ports, built
+from the network's EventPorts when ``engine.port_model`` picks them: PFC, INT with ACK priority,
+or ``event``): the port's departures are decided one at a time, at the end of each
+serialisation (an ``_EV_TXDONE`` event), from two FIFOs served by strict priority (control,
+then data), with the wire a FIFO of its own (``_EV_WIRE`` deliveries); a PFC ingress queue per
+link into a lossless switch (``_I_*`` rows) counts the bytes that entered through it and have
+not left, and schedules a PAUSE (``_EV_PAUSE``) or RESUME (``_EV_RESUME``) for the upstream
+port one signal delay later; a paused port finishes its frame and starts no data packet, its
+busy-until reading ``_PAUSED_PS`` (a host's NIC scheduler then waits). A PAUSE or RESUME that
+changes a port returns to Python, which logs the interval (:class:`uno.net.pfc.PauseLog`) and
+wakes a resumed NIC's senders; the ingress counters are copied back to the PfcIngress objects
+for the summary. Pause signals in flight have no fixed bound, so the event heap grows (the
+kernel stops first when it has less than ``_HEAP_ROOM`` free entries).
+
+The host endpoints (transport, congestion control) stay in Python; moving them in is the next
+step of the compiled engine (docs/design.md).
 """
 
 from __future__ import annotations
@@ -68,6 +81,7 @@ from uno.faults.models import (
     IidLoss,
     LinkDown,
 )
+from uno.net.event_port import DATA_PRIORITY
 from uno.net.port import DROP_BUFFER
 from uno.net.switch import Switch
 
@@ -87,9 +101,14 @@ _H_ERROR, _H_ERROR_ARG = 26, 27  # what stopped the kernel (_ERR_*) and its argu
 _H_OFF_FLT = 28  # the fault models' rows
 _H_FDROP0 = 29  # fault drops by reason (_REASON_*) and packet kind: 29 + 3 (reason - 1) + kind
 _H_INT_MAX, _H_INT_GEAR = 38, 39  # INT: records a packet holds (0: INT off), Gear's replacement
+_H_OFF_ING, _H_N_ING = 40, 41  # PFC's ingress queues (rows of _NIC)
 _HEADER = 48
 # errors the kernel reports (the Python side raises InvariantError)
 _ERR_MISROUTED, _ERR_SEQ, _ERR_BYTES = 1, 2, 3
+# what ``run`` returns as its host besides a host id: nothing for Python (-1), an error (-2), a
+# PAUSE (-3) or RESUME (-4) that changed a port (its index as the slot), no room left in the event
+# heap for the next event's pushes (-5: Python grows it and calls again)
+_RUN_NONE, _RUN_ERROR, _RUN_PAUSED, _RUN_RESUMED, _RUN_HEAP = -1, -2, -3, -4, -5
 # flows (ST rows): the kernel's receiver of a flow (ACK generation, counts) when _R_KERNEL
 (_R_KERNEL, _R_N_PACKETS, _R_SIZE, _R_ACK_BYTES, _R_GOT_OFF, _R_N_GOT, _R_BYTES, _R_DUP,
  _R_ECN, _R_COMPLETE) = range(10)  # fmt: skip
@@ -99,11 +118,32 @@ _NRC = 10
 (_P_BUSY, _P_HEAD, _P_QHEAD, _P_TAIL, _P_PENDING, _P_BYTES, _P_BUFFER, _P_RATE, _P_DELAY,
  _P_NEXT, _P_ARRIVALS, _P_DROPS, _P_MARKS, _P_MAXB, _P_ENQB, _P_FLAGS, _P_PH_LAST,
  _P_C_BUSY, _P_C_HEAD, _P_C_TAIL, _P_C_PENDING, _P_RNG, _P_HELD, _P_FLT_OFF, _P_FLT_N,
- _P_FLT_RNG, _P_FLT_DROPS, _P_TXB) = range(28)  # fmt: skip
-_NPC = 28
+ _P_FLT_RNG, _P_FLT_DROPS, _P_TXB,
+ _P_TX, _P_TXQ, _P_W_HEAD, _P_W_TAIL, _P_W_PENDING, _P_PAUSED, _P_ING) = range(35)  # fmt: skip
+_NPC = 35
+# an event port (_FL_EVENT; uno.net.event_port.EventPort, used with PFC): its FIFOs are the
+# data queue (_P_HEAD/_P_TAIL) and the control queue (_P_C_HEAD/_P_C_TAIL, strict priority on the
+# same transmitter when the switch has ack_priority); _P_TX is the packet in service (its lane
+# _P_TXQ), the wire is a FIFO of its own (_P_W_*), _P_PAUSED has a bit per paused priority and
+# _P_ING is the PFC ingress queue of the link it feeds (-1: none)
 # port flags
 (_FL_MARK_PHYS, _FL_MARK_PHANT, _FL_PH_ACKS, _FL_PH_DROPS, _FL_PHANTOM, _FL_CTRL, _FL_FAULT,
- _FL_INT) = (1, 2, 4, 8, 16, 32, 64, 128)  # fmt: skip
+ _FL_INT, _FL_EVENT, _FL_NIC) = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)  # fmt: skip
+# event port lanes (uno.net.event_port: CONTROL, DATA_PRIORITY) and their bits in _P_PAUSED
+_LANE_CONTROL, _LANE_DATA = 0, 1
+# PFC ingress queues (ST rows of _NIC; uno.net.pfc.PfcIngress): the upstream port, Xoff, Xon,
+# bytes in, peak bytes, pausing, PAUSEs sent, lossless violations, the signal's delay (ps),
+# whether control packets bypass it (the switch's control lane)
+(_I_UP, _I_XOFF, _I_XON, _I_BYTES, _I_MAX, _I_PAUSING, _I_SENT, _I_VIOL, _I_SIGNAL,
+ _I_CTRL) = range(10)  # fmt: skip
+_NIC = 10
+# event payloads: the type in the low 3 bits, the port above them, a slot above bit 32
+(_EV_DATA, _EV_CTRL, _EV_WIRE, _EV_TXDONE, _EV_PAUSE, _EV_RESUME) = range(6)  # fmt: skip
+_EV_PORT_MASK = (1 << 29) - 1
+#: a port's busy-until while its data priority is paused (uno.net.event_port.PAUSED_PS)
+_PAUSED_PS = 1 << 62
+#: pushes the heap must have room for before an event (or an injection) is processed
+_HEAP_ROOM = 32
 # fault models (ST rows of _NMC, in the order a port's FaultyLink consults them): the type,
 # then per type: down (start ps, end ps or -1); iid (index of p among the floats); block
 # (packets per block, position of the next packet, the doomed positions as a bitmask, number of
@@ -120,8 +160,8 @@ _F_PH_SIZE, _F_PH_DRAIN, _F_PH_LEVEL, _F_PH_KMIN, _F_PH_KMAX, _F_PH_SPAN = 3, 4,
 _NFC = 9
 # packet pool columns
 (_K_KIND, _K_SIZE, _K_DST, _K_ECN, _K_DEP, _K_NEXT, _K_HKEY, _K_FLOW, _K_SEQ, _K_PAYLOAD,
- _K_SRC, _K_ENTROPY) = range(12)  # fmt: skip
-_NKC = 12
+ _K_SRC, _K_ENTROPY, _K_ING) = range(13)  # fmt: skip
+_NKC = 13
 # with INT on, a packet's records follow: their count, then (ts ps, qlen bytes, tx bytes, rate
 # bit/s) per record (uno.net.int)
 _K_INT_N = _NKC
@@ -397,9 +437,12 @@ def _port_receive(ST, F, U, PK, p, slot, now):
     """Port ``p`` receives the packet in ``slot`` at ``now`` (:meth:`uno.net.port.Port.receive`):
     settle, tail drop, phantom accounting, FIFO append, the delivery event if none is pending."""
     pb = ST[_H_OFF_P] + p * _NPC
+    flags = ST[pb + _P_FLAGS]
+    if flags & _FL_EVENT:
+        _eport_receive(ST, F, U, PK, p, pb, slot, now)
+        return
     kind = PK[slot, _K_KIND]
     size = PK[slot, _K_SIZE]
-    flags = ST[pb + _P_FLAGS]
     ST[pb + _P_ARRIVALS] += 1
     ST[_H_N_HOPS] += 1
     if kind != DATA and flags & _FL_CTRL:
@@ -418,7 +461,7 @@ def _port_receive(ST, F, U, PK, p, slot, now):
         ST[pb + _P_HELD] += 1
         if ST[pb + _P_C_PENDING] == 0:
             ST[pb + _P_C_PENDING] = 1
-            _heap_push(ST, dep + ST[pb + _P_DELAY], _next_eid(ST), p * 2 + 1)
+            _heap_push(ST, dep + ST[pb + _P_DELAY], _next_eid(ST), (p << 3) | _EV_CTRL)
         return
     qhead = ST[pb + _P_QHEAD]
     if qhead >= 0 and PK[qhead, _K_DEP] <= now:
@@ -453,7 +496,206 @@ def _port_receive(ST, F, U, PK, p, slot, now):
     ST[pb + _P_HELD] += 1
     if ST[pb + _P_PENDING] == 0:
         ST[pb + _P_PENDING] = 1
-        _heap_push(ST, dep + ST[pb + _P_DELAY], _next_eid(ST), p * 2)
+        _heap_push(ST, dep + ST[pb + _P_DELAY], _next_eid(ST), (p << 3) | _EV_DATA)
+
+
+# ---- the event port and PFC (uno.net.event_port, uno.net.pfc) --------------------------------
+@njit(cache=True)
+def _ingress_receive(ST, PK, ing, slot, now):
+    """The packet in ``slot`` enters its switch through PFC ingress queue ``ing``
+    (:meth:`uno.net.pfc.PfcIngress.receive`): counted (unless it is a control packet in the
+    switch's control lane), and past Xoff a PAUSE for the upstream port's data priority, which
+    acts there one signal delay later."""
+    ib = ST[_H_OFF_ING] + ing * _NIC
+    if PK[slot, _K_KIND] != DATA and ST[ib + _I_CTRL]:
+        PK[slot, _K_ING] = -1
+        return
+    PK[slot, _K_ING] = ing
+    b = ST[ib + _I_BYTES] + PK[slot, _K_SIZE]
+    ST[ib + _I_BYTES] = b
+    if b > ST[ib + _I_MAX]:
+        ST[ib + _I_MAX] = b
+    if b > ST[ib + _I_XOFF] and not ST[ib + _I_PAUSING]:
+        ST[ib + _I_PAUSING] = 1
+        ST[ib + _I_SENT] += 1
+        _heap_push(ST, now + ST[ib + _I_SIGNAL], _next_eid(ST), (ST[ib + _I_UP] << 3) | _EV_PAUSE)
+
+
+@njit(cache=True)
+def _ingress_release(ST, ing, size, now):
+    """``size`` bytes that entered through PFC ingress queue ``ing`` left the switch or were
+    dropped (:meth:`uno.net.pfc.PfcIngress.release`): at Xon or below, a pausing queue sends
+    the RESUME."""
+    ib = ST[_H_OFF_ING] + ing * _NIC
+    b = ST[ib + _I_BYTES] - size
+    ST[ib + _I_BYTES] = b
+    if ST[ib + _I_PAUSING] and b <= ST[ib + _I_XON]:
+        ST[ib + _I_PAUSING] = 0
+        _heap_push(ST, now + ST[ib + _I_SIGNAL], _next_eid(ST), (ST[ib + _I_UP] << 3) | _EV_RESUME)
+
+
+@njit(cache=True)
+def _eport_start(ST, PK, p, pb, now):
+    """Event port ``p`` is idle: put its next unpaused packet, control first, on the link
+    (:meth:`uno.net.event_port.EventPort._start`): its end of serialisation is an event, it
+    joins the wire FIFO, whose delivery event is pushed now if none is pending."""
+    paused = ST[pb + _P_PAUSED]
+    if ST[pb + _P_C_HEAD] >= 0 and not paused & (1 << _LANE_CONTROL):
+        lane = _LANE_CONTROL
+        head_col = _P_C_HEAD
+        tail_col = _P_C_TAIL
+    elif ST[pb + _P_HEAD] >= 0 and not paused & (1 << _LANE_DATA):
+        lane = _LANE_DATA
+        head_col = _P_HEAD
+        tail_col = _P_TAIL
+    else:
+        return
+    slot = ST[pb + head_col]
+    nxt = PK[slot, _K_NEXT]
+    ST[pb + head_col] = nxt
+    if nxt < 0:
+        ST[pb + tail_col] = -1
+    end = now + serialization_ps(PK[slot, _K_SIZE], ST[pb + _P_RATE])
+    PK[slot, _K_DEP] = end
+    ST[pb + _P_TX] = slot
+    ST[pb + _P_TXQ] = lane
+    _heap_push(ST, end, _next_eid(ST), (slot << 32) | (p << 3) | _EV_TXDONE)
+    PK[slot, _K_NEXT] = -1
+    tail = ST[pb + _P_W_TAIL]
+    if tail >= 0:
+        PK[tail, _K_NEXT] = slot
+    else:
+        ST[pb + _P_W_HEAD] = slot
+    ST[pb + _P_W_TAIL] = slot
+    if ST[pb + _P_W_PENDING] == 0:
+        ST[pb + _P_W_PENDING] = 1
+        _heap_push(ST, end + ST[pb + _P_DELAY], _next_eid(ST), (p << 3) | _EV_WIRE)
+
+
+@njit(cache=True)
+def _eport_tx_done(ST, F, U, PK, p, pb, slot):
+    """The serialisation of ``slot`` at event port ``p`` ended
+    (:meth:`uno.net.event_port.EventPort._tx_done`): unless it was settled already, its bytes
+    leave the data queue, RED / the phantom queue decide its mark on the bytes behind it, it
+    releases its PFC ingress share, an INT port writes its record, and the next packet
+    starts."""
+    if slot != ST[pb + _P_TX]:
+        return  # already settled (at the same time, by an arrival or its delivery)
+    ST[pb + _P_TX] = -1
+    now = PK[slot, _K_DEP]
+    size = PK[slot, _K_SIZE]
+    flags = ST[pb + _P_FLAGS]
+    remaining = ST[pb + _P_BYTES]
+    if ST[pb + _P_TXQ] == _LANE_DATA:
+        remaining -= size
+        ST[pb + _P_BYTES] = remaining
+        if (
+            flags & (_FL_MARK_PHYS | _FL_MARK_PHANT)
+            and PK[slot, _K_KIND] == DATA
+            and PK[slot, _K_ECN] == 0
+        ):
+            _decide_mark(ST, F, U, PK, p, pb, slot, remaining)
+    ing = PK[slot, _K_ING]
+    if ing >= 0:
+        PK[slot, _K_ING] = -1
+        _ingress_release(ST, ing, size, now)
+    if flags & _FL_INT:
+        _int_settled(ST, PK, pb, slot, remaining)
+    _eport_start(ST, PK, p, pb, now)
+
+
+@njit(cache=True)
+def _eport_receive(ST, F, U, PK, p, pb, slot, now):
+    """Event port ``p`` receives the packet in ``slot`` at ``now``
+    (:meth:`uno.net.event_port.EventPort.receive`): the packet in service settles first if its
+    serialisation ended now; tail drop (a packet that entered through a lossless ingress queue
+    counts a violation), phantom accounting, the lane's FIFO, the projected busy-until (kept
+    while paused) and a start if the link is idle."""
+    tx = ST[pb + _P_TX]
+    if tx >= 0 and PK[tx, _K_DEP] <= now:
+        _eport_tx_done(ST, F, U, PK, p, pb, tx)
+    kind = PK[slot, _K_KIND]
+    size = PK[slot, _K_SIZE]
+    flags = ST[pb + _P_FLAGS]
+    ST[pb + _P_ARRIVALS] += 1
+    ST[_H_N_HOPS] += 1
+    if kind != DATA and flags & _FL_CTRL:
+        head_col = _P_C_HEAD
+        tail_col = _P_C_TAIL
+    else:
+        head_col = _P_HEAD
+        tail_col = _P_TAIL
+        qbytes = ST[pb + _P_BYTES] + size
+        if qbytes > ST[pb + _P_BUFFER]:
+            if flags & _FL_PH_DROPS and flags & _FL_PHANTOM and kind == DATA:
+                phantom_enqueue(ST, F, p, pb, now, size)
+            ST[pb + _P_DROPS] += 1
+            ST[_H_DROP0 + kind] += 1
+            ing = PK[slot, _K_ING]
+            if ing >= 0:
+                PK[slot, _K_ING] = -1
+                ST[ST[_H_OFF_ING] + ing * _NIC + _I_VIOL] += 1
+                _ingress_release(ST, ing, size, now)
+            _free(ST, PK, slot)
+            return
+        ST[pb + _P_BYTES] = qbytes
+        ST[pb + _P_ENQB] += size
+        if qbytes > ST[pb + _P_MAXB]:
+            ST[pb + _P_MAXB] = qbytes
+        if flags & _FL_PHANTOM and (flags & _FL_PH_ACKS or kind == DATA):
+            phantom_enqueue(ST, F, p, pb, now, size)
+    PK[slot, _K_NEXT] = -1
+    tail = ST[pb + tail_col]
+    if tail >= 0:
+        PK[tail, _K_NEXT] = slot
+    else:
+        ST[pb + head_col] = slot
+    ST[pb + tail_col] = slot
+    ST[pb + _P_HELD] += 1
+    busy = ST[pb + _P_BUSY]
+    if busy != _PAUSED_PS:
+        ST[pb + _P_BUSY] = (busy if busy > now else now) + serialization_ps(size, ST[pb + _P_RATE])
+    if ST[pb + _P_TX] < 0:
+        _eport_start(ST, PK, p, pb, now)
+
+
+@njit(cache=True)
+def _eport_drain_end(ST, PK, pb, now):
+    """When the packets event port ``pb`` holds now will have left if nothing pauses it
+    (:meth:`uno.net.event_port.EventPort._drain_end`)."""
+    tx = ST[pb + _P_TX]
+    t = PK[tx, _K_DEP] if tx >= 0 else now
+    rate = ST[pb + _P_RATE]
+    for head_col in (_P_C_HEAD, _P_HEAD):
+        slot = ST[pb + head_col]
+        while slot >= 0:
+            t += serialization_ps(PK[slot, _K_SIZE], rate)
+            slot = PK[slot, _K_NEXT]
+    return t
+
+
+@njit(cache=True)
+def pfc_signal(ST, PK, p, resume, now):
+    """A PAUSE (``resume`` false) or RESUME for the data priority reaches event port ``p`` at
+    ``now`` (:meth:`uno.net.event_port.EventPort.pause` / ``resume``): paused, it finishes the
+    frame in service and starts no data packet, its busy-until reads _PAUSED_PS; resumed, it
+    carries on where it stopped. Returns whether the port's state changed."""
+    pb = ST[_H_OFF_P] + p * _NPC
+    bit = np.int64(1) << _LANE_DATA
+    paused = ST[pb + _P_PAUSED]
+    if not resume:
+        if paused & bit:
+            return False
+        ST[pb + _P_PAUSED] = paused | bit
+        ST[pb + _P_BUSY] = _PAUSED_PS
+        return True
+    if not paused & bit:
+        return False
+    ST[pb + _P_PAUSED] = paused & ~bit
+    ST[pb + _P_BUSY] = _eport_drain_end(ST, PK, pb, now)
+    if ST[pb + _P_TX] < 0:
+        _eport_start(ST, PK, p, pb, now)
+    return True
 
 
 @njit(cache=True)
@@ -519,12 +761,29 @@ def fault_drop(ST, F, U, pb, now):
 
 @njit(cache=True)
 def _deliver(ST, F, U, PK, payload, now):
-    """The delivery event ``payload`` (port * 2 + lane) at ``now``: the lane's oldest packet
-    leaves the wire (:meth:`uno.net.port.Port._deliver`) into a switch, which forwards it at
+    """The delivery event ``payload`` (port << 3 | _EV_DATA, _EV_CTRL or _EV_WIRE) at ``now``:
+    the lane's (the event port's wire's) oldest packet leaves the wire
+    (:meth:`uno.net.port.Port._deliver`, :meth:`uno.net.event_port.EventPort._deliver`) into a
+    switch, which counts it in the link's PFC ingress queue if it has one and forwards it at
     once, or into a host. Returns (host id, slot) for a host, (-1, -1) otherwise."""
-    p = payload >> 1
+    p = (payload >> 3) & _EV_PORT_MASK
     pb = ST[_H_OFF_P] + p * _NPC
-    if payload & 1:
+    typ = payload & 7
+    if typ == _EV_WIRE:
+        slot = ST[pb + _P_W_HEAD]
+        nxt = PK[slot, _K_NEXT]
+        ST[pb + _P_W_HEAD] = nxt
+        if nxt < 0:
+            ST[pb + _P_W_TAIL] = -1
+        if slot == ST[pb + _P_TX]:  # zero-delay link: its end of serialisation is now too
+            _eport_tx_done(ST, F, U, PK, p, pb, slot)
+        # (the next packet it started, if any, joined the wire while this delivery was pending)
+        nxt = ST[pb + _P_W_HEAD]
+        if nxt >= 0:
+            _heap_push(ST, PK[nxt, _K_DEP] + ST[pb + _P_DELAY], _next_eid(ST), payload)
+        else:
+            ST[pb + _P_W_PENDING] = 0
+    elif typ == _EV_CTRL:
         slot = ST[pb + _P_C_HEAD]
         nxt = PK[slot, _K_NEXT]
         ST[pb + _P_C_HEAD] = nxt
@@ -570,6 +829,9 @@ def _deliver(ST, F, U, PK, payload, now):
     host = ST[ST[_H_OFF_NODEHOST] + node]
     if host >= 0:
         return host, slot
+    ing = ST[pb + _P_ING]
+    if ing >= 0:
+        _ingress_receive(ST, PK, ing, slot, now)
     # a switch: forward by destination, hashing among equal-cost ports
     n_hosts = ST[_H_N_HOSTS]
     dst = PK[slot, _K_DST]
@@ -643,11 +905,13 @@ def run(ST, F, U, PK, lim_t, lim_prio, lim_eid, eid):
     to a host (or before the call's sub-eids could run out).
 
     A data packet whose flow has a kernel receiver is answered inside (:func:`_receive_data`);
-    a kernel error stops the call with host -2 (``_H_ERROR`` says which).
+    a kernel error stops the call with host -2 (``_H_ERROR`` says which). A PFC PAUSE or
+    RESUME that changed a port stops it too (-3, -4; Python logs the interval and wakes a
+    resumed NIC's senders), and so does a heap without room for an event's pushes (-5).
 
-    Returns (the host a packet was delivered to, or -1 for none, or -2 for an error; its
-    slot; its kind; its ECN; the time of the last event; the kernel top's time and engine
-    eid)."""
+    Returns (the host a packet was delivered to, or a ``_RUN_*`` code; its slot (the port, for
+    a PAUSE or RESUME); its kind; its ECN; the time of the last event; the kernel top's time
+    and engine eid)."""
     base = eid << EID_SHIFT
     ST[_H_EID] = base
     ht = ST[_H_OFF_HT]
@@ -663,9 +927,24 @@ def run(ST, F, U, PK, lim_t, lim_prio, lim_eid, eid):
         e = ST[he] >> EID_SHIFT
         if t > lim_t or (t == lim_t and (lim_prio < 1 or (lim_prio == 1 and e > lim_eid))):
             break
+        if ST[_H_HEAP_CAP] - ST[_H_HEAP_N] < _HEAP_ROOM:
+            host = _RUN_HEAP
+            break
         payload = _heap_pop(ST)
         now = t
         ST[_H_NOW] = t
+        typ = payload & 7
+        if typ == _EV_TXDONE:
+            p = (payload >> 3) & _EV_PORT_MASK
+            _eport_tx_done(ST, F, U, PK, p, ST[_H_OFF_P] + p * _NPC, payload >> 32)
+            continue
+        if typ >= _EV_PAUSE:
+            p = (payload >> 3) & _EV_PORT_MASK
+            if pfc_signal(ST, PK, p, typ == _EV_RESUME, t):
+                host = _RUN_RESUMED if typ == _EV_RESUME else _RUN_PAUSED
+                slot = p
+                break
+            continue
         host, slot = _deliver(ST, F, U, PK, payload, t)
         if host >= 0:
             kind = PK[slot, _K_KIND]
@@ -673,9 +952,9 @@ def run(ST, F, U, PK, lim_t, lim_prio, lim_eid, eid):
                 err = _receive_data(ST, F, U, PK, host, slot, t)
                 if err:
                     ST[_H_ERROR] = err
-                    host = -2
+                    host = _RUN_ERROR
                     break
-                host = -1
+                host = _RUN_NONE
                 continue
             ecn = PK[slot, _K_ECN]
             _free(ST, PK, slot)  # Python takes the packet from objs[slot] before any reuse
@@ -690,7 +969,10 @@ def inject(ST, F, U, PK, p, kind, size, src, dst, entropy, ecn, flow, seq, paylo
     """Host NIC port ``p`` receives a packet from Python at ``now`` (its ECMP hash key is that
     of (``src``, ``dst``, ``entropy``): :func:`uno.core.packet.flow_hash_key`); a delivery event
     it schedules takes a sub-eid of engine eid ``eid``. Returns (pool slot or -1 if the pool is
-    full, kernel top time, kernel top's engine eid)."""
+    full, -2 if the event heap has too little room; kernel top time, kernel top's engine
+    eid)."""
+    if ST[_H_HEAP_CAP] - ST[_H_HEAP_N] < _HEAP_ROOM:
+        return -2, NEVER_PS, 0
     slot = ST[_H_FREE]
     if slot < 0:
         return -1, NEVER_PS, 0
@@ -706,6 +988,7 @@ def inject(ST, F, U, PK, p, kind, size, src, dst, entropy, ecn, flow, seq, paylo
     PK[slot, _K_PAYLOAD] = payload
     PK[slot, _K_SRC] = src
     PK[slot, _K_ENTROPY] = entropy
+    PK[slot, _K_ING] = -1
     if ST[_H_INT_MAX] > 0:
         PK[slot, _K_INT_N] = 0  # (an ACK from a Python receiver: its records are set next)
     ST[_H_EID] = eid << EID_SHIFT
@@ -724,22 +1007,28 @@ _BAD_BYTES, _BAD_QUEUE_SUM, _BAD_HELD = 1, 2, 3
 def check_ports(ST, PK):
     """The ports' invariants on the kernel's own state: every port's queued bytes lie in
     [0, buffer] and equal the sizes of the packets queued (not yet departed at its last
-    settle), and its count of packets held equals the packets in its FIFOs (queued or on the
-    wire, both lanes). Returns (the first port that breaks one, which: ``_BAD_*``), or (-1, 0)."""
+    settle; an event port's data queue and its data packet in service), and its count of
+    packets held equals the packets in its FIFOs (queued or on the wire, both lanes). Returns
+    (the first port that breaks one, which: ``_BAD_*``), or (-1, 0)."""
     for p in range(ST[_H_N_PORTS]):
         pb = ST[_H_OFF_P] + p * _NPC
         queued = ST[pb + _P_BYTES]
         if queued < 0 or queued > ST[pb + _P_BUFFER]:
             return p, _BAD_BYTES
+        event = ST[pb + _P_FLAGS] & _FL_EVENT
         total = 0
-        slot = ST[pb + _P_QHEAD]
+        slot = ST[pb + _P_HEAD] if event else ST[pb + _P_QHEAD]
         while slot >= 0:
             total += PK[slot, _K_SIZE]
             slot = PK[slot, _K_NEXT]
+        tx = ST[pb + _P_TX]
+        if event and tx >= 0 and ST[pb + _P_TXQ] == _LANE_DATA:
+            total += PK[tx, _K_SIZE]
         if total != queued:
             return p, _BAD_QUEUE_SUM
         held = 0
-        for head in (ST[pb + _P_HEAD], ST[pb + _P_C_HEAD]):
+        heads = (ST[pb + _P_HEAD], ST[pb + _P_C_HEAD], ST[pb + _P_W_HEAD] if event else -1)
+        for head in heads:
             slot = head
             while slot >= 0:
                 held += 1
@@ -752,8 +1041,24 @@ def check_ports(ST, PK):
 @njit(cache=True)
 def settle_port(ST, F, U, PK, p, now):
     """Settle port ``p`` at ``now``; returns (queued bytes, data packets queued, control
-    packets not yet departed)."""
+    packets not yet departed). An event port is only read, as
+    :meth:`uno.net.event_port.EventPort.occupancy_bytes` and ``tx_packets`` read it: (data
+    bytes queued, packets waiting in both queues or in service, 0), a packet whose
+    serialisation ended at ``now`` counting as gone."""
     pb = ST[_H_OFF_P] + p * _NPC
+    if ST[pb + _P_FLAGS] & _FL_EVENT:
+        tx = ST[pb + _P_TX]
+        left = tx >= 0 and PK[tx, _K_DEP] <= now
+        q = ST[pb + _P_BYTES]
+        if left and ST[pb + _P_TXQ] == _LANE_DATA:
+            q -= PK[tx, _K_SIZE]
+        waiting = 1 if tx >= 0 and not left else 0
+        for head_col in (_P_HEAD, _P_C_HEAD):
+            slot = ST[pb + head_col]
+            while slot >= 0:
+                waiting += 1
+                slot = PK[slot, _K_NEXT]
+        return q, waiting, 0
     _settle(ST, F, U, PK, p, pb, now)
     queued = 0
     slot = ST[pb + _P_QHEAD]
@@ -774,25 +1079,6 @@ def check_compiled_support(cfg) -> None:
     """Refuse what the compiled data plane does not model, naming the setting."""
     if cfg.engine.dataplane != "compiled":
         return
-    sw = cfg.switch
-    for on, field in (
-        (sw.pfc.enabled, "switch.pfc.enabled"),
-        (cfg.engine.port_model == "event", "engine.port_model=event"),
-    ):
-        if on:
-            raise ConfigError(
-                "engine.dataplane",
-                f"'compiled' does not model {field} yet (the Python data plane does: "
-                "engine.dataplane=python)",
-            )
-    if sw.int_telemetry.enabled and sw.ack_priority:
-        # INT needs the Python event port, whose control queue shares the transmitter (strict
-        # priority); the lazy port's control lane, which the kernel models, has its own
-        raise ConfigError(
-            "switch.ack_priority",
-            "with switch.int_telemetry on, 'compiled' does not model the event port's strict "
-            "priority control queue (engine.dataplane=python does)",
-        )
     for i, loss in enumerate(cfg.faults.losses):
         if loss.block_probabilities and loss.block_packets > _MAX_BLOCK_PACKETS:
             raise ConfigError(
@@ -882,12 +1168,16 @@ class CompiledDataplane:
     ports it replaces by :class:`CompiledPort` views (same names and statistics)."""
 
     def __init__(self, engine, network, flows: list, pool_packets: int = 4096,
-                 kernel_receivers: bool = True, int_stampers: dict | None = None):  # fmt: skip
+                 kernel_receivers: bool = True, int_stampers: dict | None = None,
+                 pfc: tuple | None = None):  # fmt: skip
         """``flows``: the run's flows (flow ids 0, 1, ... in order). With ``kernel_receivers``
         the kernel answers the data packets of every flow without erasure coding or CNPs
         itself (:func:`_receive_data`); the other flows' receivers stay in Python.
         ``int_stampers``: INT on, the :class:`uno.net.int.IntStamper` of each port that writes
-        records, by port name (:func:`uno.net.int.int_stampers`); all share one setting."""
+        records, by port name (:func:`uno.net.int.int_stampers`); all share one setting.
+        ``pfc``: PFC on, (the :class:`uno.net.pfc.PfcIngress` queues, the
+        :class:`uno.net.pfc.PauseLog`) configured on the network's event ports: the kernel
+        counts and signals, and its counters are copied back to them (:meth:`sync_network`)."""
         self.engine = engine
         self.network = network
         for i, flow in enumerate(flows):
@@ -896,7 +1186,7 @@ class CompiledDataplane:
         self.flows = flows
         ports = network.ports
         for port in ports:
-            if type(port).__name__ != "Port":
+            if type(port).__name__ not in ("Port", "EventPort"):
                 raise ValueError(
                     f"compiled data plane: port {port.name} is a {type(port).__name__}"
                 )
@@ -921,7 +1211,12 @@ class CompiledDataplane:
                     fib_ports.extend(index_of[id(c)] for c in cands)
             else:
                 node_host[i] = obj.host_id
-        heap_cap = 2 * n_ports + 1
+        ingresses, self._pause_log = pfc if pfc is not None else ([], None)
+        self._ingresses = ingresses
+        # pending events: a lazy port has at most one delivery per lane; an event port one end
+        # of serialisation and one delivery; PFC signals in flight have no fixed bound, so the
+        # heap grows when short of room (_RUN_HEAP)
+        heap_cap = 3 * n_ports + 4 * len(ingresses) + 1 + _HEAP_ROOM
         n_flows = len(flows)
         self._kernel_rx = [
             kernel_receivers and f.coding is None and not f.receiver._cnp_interval_ps for f in flows
@@ -938,7 +1233,7 @@ class CompiledDataplane:
         )
         sizes = [_HEADER, n_ports * _NPC, len(fib_off), len(fib_n), len(fib_ports), n_nodes,
                  heap_cap, heap_cap, heap_cap, n_flows * _NRC, n_hosts, sum(got_words),
-                 n_fault_ints]  # fmt: skip
+                 n_fault_ints, len(ingresses) * _NIC]  # fmt: skip
         offs = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
         ST = np.zeros(int(offs[-1]), dtype=np.int64)
         ST[_H_OFF_P] = offs[1]
@@ -979,7 +1274,8 @@ class CompiledDataplane:
         P = ST[offs[1] : offs[2]].reshape(n_ports, _NPC)
         for i, port in enumerate(ports):
             row = P[i]
-            row[[_P_HEAD, _P_QHEAD, _P_TAIL, _P_C_HEAD, _P_C_TAIL]] = -1
+            row[[_P_HEAD, _P_QHEAD, _P_TAIL, _P_C_HEAD, _P_C_TAIL, _P_TX, _P_W_HEAD, _P_W_TAIL,
+                 _P_ING]] = -1  # fmt: skip
             row[_P_BUFFER] = port.buffer_bytes
             row[_P_RATE] = port.rate_bps
             row[_P_DELAY] = port.delay_ps
@@ -993,8 +1289,12 @@ class CompiledDataplane:
                 flags |= _FL_PH_ACKS
             if port._phantom_drops:
                 flags |= _FL_PH_DROPS
-            if port.control_lane is not None:
-                flags |= _FL_CTRL
+            if port.control_lane is not None and port.control_lane is not False:
+                flags |= _FL_CTRL  # (a Port's ControlLane, an EventPort's True)
+            if type(port).__name__ == "EventPort":
+                flags |= _FL_EVENT
+                if not isinstance(port.owner, Switch):
+                    flags |= _FL_NIC
             uniform = None
             if port.red is not None:
                 F[i, _F_RED_KMIN] = port.red.kmin_bytes
@@ -1039,6 +1339,15 @@ class CompiledDataplane:
             if fault_uniform is not None:
                 row[_P_FLT_RNG] = len(rng_words)
                 rng_words.extend(_pcg64_words(fault_uniform))
+        # PFC's ingress queues, each on the link its upstream port feeds
+        ST[_H_OFF_ING], ST[_H_N_ING] = offs[13], len(ingresses)
+        I = ST[offs[13] : offs[14]].reshape(len(ingresses), _NIC)  # noqa: E741
+        for j, ing in enumerate(ingresses):
+            up = index_of[id(ing.upstream)]
+            I[j, [_I_UP, _I_XOFF, _I_XON, _I_SIGNAL, _I_CTRL]] = (
+                up, ing.xoff_bytes, ing.xon_bytes, ing._signal_ps, int(ing._control_lane)
+            )  # fmt: skip
+            P[up, _P_ING] = j
         n_rng = len(rng_words)
         U = np.zeros(n_rng + n_nodes, dtype=np.uint64)
         U[:n_rng] = np.array(rng_words, dtype=np.uint64)
@@ -1121,7 +1430,10 @@ class CompiledDataplane:
             )  # fmt: skip
             if slot >= 0:
                 break
-            self._grow(len(self.PK))
+            if slot == -2:
+                self._grow_heap()
+            else:
+                self._grow(len(self.PK))
             self.calls += 1
         self.objs[slot] = pkt
         self.top = (top_t, top_e)
@@ -1144,7 +1456,11 @@ class CompiledDataplane:
         )
         self.top = (top_t, top_e)
         if host < 0:
-            if host == -2:
+            if host == _RUN_PAUSED or host == _RUN_RESUMED:
+                self._pfc_signalled(slot, host == _RUN_RESUMED, now)
+            elif host == _RUN_HEAP:
+                self._grow_heap()
+            elif host == _RUN_ERROR:
                 self._raise_kernel_error(now)
             return None
         engine._now = now
@@ -1160,6 +1476,39 @@ class CompiledDataplane:
         if kind != pkt.kind:  # the kernel's receiver made it an ACK: do the same to the object
             self.flows[pkt.flow_id].receiver.turn_into_ack(pkt)
         return pkt, self._hosts[host]
+
+    def _pfc_signalled(self, port: int, resumed: bool, now: int) -> None:
+        """A PAUSE or RESUME changed port ``port`` at ``now``: log the interval and, for a
+        resumed NIC, wake its waiting senders (:meth:`uno.net.event_port.EventPort.resume`)."""
+        self.engine._now = now
+        view = self.views[port]
+        if not resumed:
+            self._pause_log.paused(view, DATA_PRIORITY, now)
+            return
+        self._pause_log.resumed(view, DATA_PRIORITY, now)
+        wake = getattr(view.owner, "nic_resumed", None)
+        if wake is not None:
+            wake()
+
+    def _grow_heap(self) -> None:
+        """Double the event heap: a bigger ST with the heap moved to its end (the old heap's
+        cells stay unused); the views of ST are renewed."""
+        old = self.ST
+        cap = int(old[_H_HEAP_CAP])
+        new_cap = 2 * cap
+        n = len(old)
+        ST = np.zeros(n + 3 * new_cap, dtype=np.int64)
+        ST[:n] = old
+        for k, col in enumerate((_H_OFF_HT, _H_OFF_HE, _H_OFF_HP)):
+            at = n + k * new_cap
+            ST[at : at + cap] = old[old[col] : old[col] + cap]
+            ST[col] = at
+        ST[_H_HEAP_CAP] = new_cap
+        self.ST = ST
+        off = int(ST[_H_OFF_FLOWS])
+        self._flow_rows = ST[off : off + len(self.flows) * _NRC].reshape(len(self.flows), _NRC)
+        for view in self.views:
+            view._st = memoryview(ST)
 
     def _raise_kernel_error(self, now: int) -> None:
         err = int(self.ST[_H_ERROR])
@@ -1221,6 +1570,15 @@ class CompiledDataplane:
                 net.dropped[(DROP_BUFFER, KIND_NAMES[kind])] += new
                 net.in_flight -= new
                 self._dropped_seen[kind] = n
+        if self._ingresses:
+            I = self.ST[self.ST[_H_OFF_ING] :].reshape(-1)  # noqa: E741
+            for j, ing in enumerate(self._ingresses):
+                row = I[j * _NIC : (j + 1) * _NIC]
+                ing.bytes = int(row[_I_BYTES])
+                ing.max_bytes = int(row[_I_MAX])
+                ing.pausing = bool(row[_I_PAUSING])
+                ing.pauses_sent = int(row[_I_SENT])
+                ing.violations = int(row[_I_VIOL])
         if not self._faulty:
             return
         for i in range(9):
