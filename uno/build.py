@@ -162,7 +162,14 @@ def populate_packet(cfg, sim: Simulation, scenario, plans, port_cls=Port) -> Sim
     if cfg.engine.dataplane == "compiled":
         from uno.net.compiled import CompiledDataplane
 
-        CompiledDataplane(sim.engine, network, sim.flows, int_stampers=stampers, pfc=sim.pfc)
+        CompiledDataplane(
+            sim.engine,
+            network,
+            sim.flows,
+            int_stampers=stampers,
+            pfc=sim.pfc,
+            kernel_senders=cfg.engine.compiled_senders,
+        )
     en = cfg.engine
     sim.max_time_ps = ms_to_ps(en.max_sim_time_ms)
     sim.check_invariants = bool(en.check_invariants)
@@ -188,6 +195,9 @@ def populate_packet(cfg, sim: Simulation, scenario, plans, port_cls=Port) -> Sim
             and p.next_node.host_id in dsts
         ]
         rec.select_ports(list(en.queue_ports), network.ports, receiver_ports)
+        if network.dataplane is not None:
+            # the kernel's senders and receivers keep their state in its arrays
+            rec.before_sample = network.dataplane.sync_senders
         sim.recorder = rec
     sim.meta = scenario.meta()
     return sim

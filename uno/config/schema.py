@@ -523,8 +523,12 @@ class EngineConfig:
     #: write INT) or "auto" (event when PFC or INT is on, lazy otherwise)
     port_model: str = choice("auto", ("auto", "lazy", "event"))
     #: packet engine data plane: "python" (uno/net: the reference) or "compiled" (ports, links
-    #: and switches in Numba kernels, uno/net/compiled.py; same results; INT and link faults too; no PFC)
+    #: and switches in Numba kernels, uno/net/compiled.py; same results; INT, link faults, PFC)
     dataplane: str = choice("python", ("python", "compiled"))
+    #: with the compiled data plane, run the senders in its kernel too when every flow's has a
+    #: compiled form (DCTCP without pacing, ECMP, no coding; uno.net.compiled.
+    #: kernel_sender_supported) and PFC is off; false keeps them in Python
+    compiled_senders: bool = True
 
 
 # ---- erasure coding ------------------------------------------------------------------------

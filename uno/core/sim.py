@@ -246,6 +246,8 @@ class Simulation:
                 "wire_overhead": sent / message - 1.0,
                 "nacks": sum(f.sender.nacks for f in coded),
             }
+        if net.dataplane is not None:
+            summary["dataplane"] = {"senders": net.dataplane.senders_note}
         if self.pfc is not None:
             from uno.net.pfc import pfc_summary
 

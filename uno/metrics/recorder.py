@@ -36,6 +36,9 @@ class Recorder:
         self.rates = {"time_ps": [], "flow_id": [], "sent_gbps": [], "acked_gbps": []}
         self.cwnd = {"time_ps": [], "flow_id": [], "cwnd_bytes": [], "inflight_bytes": []}
         self.queues = {"time_ps": [], "port": [], "queue_bytes": [], "phantom_bytes": []}
+        #: called before each sample (the compiled data plane brings its senders' Python
+        #: objects up to date)
+        self.before_sample = None
 
     # ---- configuration ------------------------------------------------------------------
     def select_ports(self, selectors: list[str], all_ports: list, receiver_ports: list) -> None:
@@ -74,6 +77,8 @@ class Recorder:
 
     # ---- sampling -----------------------------------------------------------------------
     def sample(self) -> None:
+        if self.before_sample is not None:
+            self.before_sample()
         now = self.engine.now
         scale = 8 * PS_PER_S / self.interval_ps / 1e9
         finished = []

@@ -84,6 +84,9 @@ def format_summary(summary: dict) -> str:
             f"dropped {sum(drops.values()):,} {drops if drops else ''}, retransmitted "
             f"{summary.get('retransmits', 0):,}, in network at end {pk.get('in_network', 0):,}"
         )
+    dataplane = summary.get("dataplane")
+    if dataplane:
+        lines.append(f"compiled data plane: senders {dataplane['senders']}")
     pfc = summary.get("pfc")
     if pfc:
         lines.append(

@@ -67,10 +67,17 @@ step of the compiled engine (docs/design.md).
 
 from __future__ import annotations
 
+import functools
+
 import numba
 import numpy as np
 from numba import njit
 
+from uno.cc import dctcp_kernel
+from uno.cc.dctcp_kernel import D_CWND
+from uno.cc.dctcp_kernel import on_ack as dctcp_on_ack
+from uno.cc.dctcp_kernel import on_nack as dctcp_on_nack
+from uno.cc.dctcp_kernel import on_timeout as dctcp_on_timeout
 from uno.core.errors import ConfigError, InvariantError
 from uno.core.packet import ACK, DATA, KIND_NAMES
 from uno.faults.models import (
@@ -102,13 +109,20 @@ _H_OFF_FLT = 28  # the fault models' rows
 _H_FDROP0 = 29  # fault drops by reason (_REASON_*) and packet kind: 29 + 3 (reason - 1) + kind
 _H_INT_MAX, _H_INT_GEAR = 38, 39  # INT: records a packet holds (0: INT off), Gear's replacement
 _H_OFF_ING, _H_N_ING = 40, 41  # PFC's ingress queues (rows of _NIC)
+_H_OFF_SND, _H_OFF_NICS = 42, 43  # the kernel's senders (rows of _NSC), hosts' NICs (_NNC)
+_H_TX_DATA, _H_RX_ACK = 44, 45  # data packets the kernel's senders sent, ACKs they took
+_H_POOL_CAP = 46  # rows of the packet pool
+_H_DONE_FLOW = 47  # the flow whose completion stopped the kernel
 _HEADER = 48
 # errors the kernel reports (the Python side raises InvariantError)
-_ERR_MISROUTED, _ERR_SEQ, _ERR_BYTES = 1, 2, 3
+_ERR_MISROUTED, _ERR_SEQ, _ERR_BYTES, _ERR_OUTSTANDING = 1, 2, 3, 4
 # what ``run`` returns as its host besides a host id: nothing for Python (-1), an error (-2), a
 # PAUSE (-3) or RESUME (-4) that changed a port (its index as the slot), no room left in the event
 # heap for the next event's pushes (-5: Python grows it and calls again)
 _RUN_NONE, _RUN_ERROR, _RUN_PAUSED, _RUN_RESUMED, _RUN_HEAP = -1, -2, -3, -4, -5
+# ... a kernel sender's flow completed (-6, the flow as the slot), too few free packet rows for
+# the next event's sends (-7: Python grows the pool and calls again)
+_RUN_DONE, _RUN_POOL = -6, -7
 # flows (ST rows): the kernel's receiver of a flow (ACK generation, counts) when _R_KERNEL
 (_R_KERNEL, _R_N_PACKETS, _R_SIZE, _R_ACK_BYTES, _R_GOT_OFF, _R_N_GOT, _R_BYTES, _R_DUP,
  _R_ECN, _R_COMPLETE) = range(10)  # fmt: skip
@@ -138,12 +152,17 @@ _LANE_CONTROL, _LANE_DATA = 0, 1
  _I_CTRL) = range(10)  # fmt: skip
 _NIC = 10
 # event payloads: the type in the low 3 bits, the port above them, a slot above bit 32
-(_EV_DATA, _EV_CTRL, _EV_WIRE, _EV_TXDONE, _EV_PAUSE, _EV_RESUME) = range(6)  # fmt: skip
+(_EV_DATA, _EV_CTRL, _EV_WIRE, _EV_TXDONE, _EV_PAUSE, _EV_RESUME, _EV_RTO, _EV_NICWAKE) = range(
+    8
+)  # fmt: skip (RTO: a kernel sender's timer; NICWAKE: a host's NIC)
 _EV_PORT_MASK = (1 << 29) - 1
 #: a port's busy-until while its data priority is paused (uno.net.event_port.PAUSED_PS)
 _PAUSED_PS = 1 << 62
 #: pushes the heap must have room for before an event (or an injection) is processed
 _HEAP_ROOM = 32
+#: free packet rows the pool must have before an event is processed (an event sends at most one
+#: data packet, and an ACK per data packet delivered)
+_POOL_ROOM = 8
 # fault models (ST rows of _NMC, in the order a port's FaultyLink consults them): the type,
 # then per type: down (start ps, end ps or -1); iid (index of p among the floats); block
 # (packets per block, position of the next packet, the doomed positions as a bitmask, number of
@@ -160,12 +179,31 @@ _F_PH_SIZE, _F_PH_DRAIN, _F_PH_LEVEL, _F_PH_KMIN, _F_PH_KMAX, _F_PH_SPAN = 3, 4,
 _NFC = 9
 # packet pool columns
 (_K_KIND, _K_SIZE, _K_DST, _K_ECN, _K_DEP, _K_NEXT, _K_HKEY, _K_FLOW, _K_SEQ, _K_PAYLOAD,
- _K_SRC, _K_ENTROPY, _K_ING) = range(13)  # fmt: skip
-_NKC = 13
+ _K_SRC, _K_ENTROPY, _K_ING, _K_SENT) = range(14)  # fmt: skip
+_NKC = 14
 # with INT on, a packet's records follow: their count, then (ts ps, qlen bytes, tx bytes, rate
 # bit/s) per record (uno.net.int)
 _K_INT_N = _NKC
 _INT_FIELDS = 4
+
+# kernel senders (ST rows of _NSC; uno.transport.sender.Sender with a controller that has a
+# compiled form, uno.cc.dctcp_kernel): the flow's facts, its counters, the RTO timer, and the
+# offsets of its per-flow arrays in ST: acknowledged flags and outstanding send times (-1: not
+# outstanding) per sequence number; the RTO FIFO of (send time, seq) pairs, a ring; the
+# retransmission queue, a ring; the sorted send times of acknowledged packets sent after the
+# FIFO's oldest entry (fast retransmit); then the controller's ints (_S_CC on)
+(_S_ON, _S_HOST, _S_SRC, _S_DST, _S_ENTROPY, _S_HKEY, _S_N, _S_LAST_SEQ, _S_FULL_WIRE,
+ _S_LAST_WIRE, _S_MSS, _S_LAST_PAYLOAD, _S_NEXT_SEQ, _S_INFLIGHT, _S_N_ACKED, _S_SENT_BYTES,
+ _S_SENT_PKTS, _S_ACKED_BYTES, _S_RETX, _S_TIMEOUTS, _S_LOST, _S_DUP, _S_ECN_ACKS, _S_DONE,
+ _S_FINISH, _S_ARMED, _S_LAST_TIMEOUT, _S_GRAN, _S_RTO, _S_RTO_AFTER, _S_DUPTHR, _S_FAST_RETX,
+ _S_LAST_FAST, _S_BASE_RTT, _S_ACKED_OFF, _S_OUT_OFF, _S_FIFO_OFF, _S_FIFO_CAP, _S_FIFO_HEAD,
+ _S_FIFO_N, _S_RQ_OFF, _S_RQ_CAP, _S_RQ_HEAD, _S_RQ_N, _S_LATER_OFF, _S_LATER_N,
+ _S_NIC_QUEUED, _S_NIC_NEXT, _S_FROW, _S_CC) = range(50)  # fmt: skip
+_NSC = _S_CC + 8  # (uno.cc.dctcp_kernel.N_INTS of them used)
+# hosts' NICs (ST rows of _NNC): the NIC port, the FIFO of waiting kernel senders (a list
+# through _S_NIC_NEXT), whether a wake is pending (uno.net.nic.NicScheduler)
+_N_PORT, _N_HEAD, _N_TAIL, _N_PENDING = range(4)
+_NNC = 4
 
 #: a time after every event (an empty heap's top)
 NEVER_PS = 1 << 62
@@ -897,6 +935,349 @@ def _receive_data(ST, F, U, PK, host, slot, now):
     return 0
 
 
+# ---- kernel senders (uno.transport.sender.Sender, uno.net.nic.NicScheduler) ----------------
+@njit(cache=True)
+def _wire_of(ST, sb, seq):
+    """Wire bytes of packet ``seq`` of the flow whose sender row is ``sb``."""
+    return ST[sb + _S_FULL_WIRE] if seq != ST[sb + _S_LAST_SEQ] else ST[sb + _S_LAST_WIRE]
+
+
+@njit(cache=True)
+def _fifo_front(ST, sb):
+    """Offset in ST of the RTO FIFO's oldest (send time, seq) pair."""
+    return ST[sb + _S_FIFO_OFF] + 2 * ST[sb + _S_FIFO_HEAD]
+
+
+@njit(cache=True)
+def _fifo_pop(ST, sb):
+    head = ST[sb + _S_FIFO_HEAD] + 1
+    ST[sb + _S_FIFO_HEAD] = head if head < ST[sb + _S_FIFO_CAP] else 0
+    ST[sb + _S_FIFO_N] -= 1
+
+
+@njit(cache=True)
+def _drop_acked_before(ST, sb):
+    """Forget the acknowledged send times at or before the FIFO's oldest entry, all of them if
+    it is empty (:meth:`uno.transport.sender.Sender._drop_acked_before`)."""
+    n = ST[sb + _S_LATER_N]
+    if n == 0:
+        return
+    off = ST[sb + _S_LATER_OFF]
+    if ST[sb + _S_FIFO_N] == 0:
+        ST[sb + _S_LATER_N] = 0
+        return
+    oldest = ST[_fifo_front(ST, sb)]
+    i = 0
+    while i < n and ST[off + i] <= oldest:
+        i += 1
+    if i:
+        ST[off : off + n - i] = ST[off + i : off + n].copy()
+        ST[sb + _S_LATER_N] = n - i
+
+
+@njit(cache=True)
+def _fifo_push(ST, sb, t, seq):
+    """Append (``t``, ``seq``) to the RTO FIFO. A full ring first drops its stale entries
+    (acknowledged, or retransmitted since), which every reader skips; the acknowledged send
+    times at or before the new oldest entry are dropped as the reader that would have popped
+    the stale ones would drop them (so the fast-retransmit counts are unchanged)."""
+    n = ST[sb + _S_FIFO_N]
+    cap = ST[sb + _S_FIFO_CAP]
+    off = ST[sb + _S_FIFO_OFF]
+    head = ST[sb + _S_FIFO_HEAD]
+    if n == cap:
+        out = ST[sb + _S_OUT_OFF]
+        kept = 0
+        for i in range(n):
+            at = off + 2 * ((head + i) % cap)
+            if ST[out + ST[at + 1]] == ST[at]:
+                to = off + 2 * ((head + kept) % cap)
+                ST[to] = ST[at]
+                ST[to + 1] = ST[at + 1]
+                kept += 1
+        n = kept
+        ST[sb + _S_FIFO_N] = n
+        if n == cap:  # (cannot happen: live entries are at most one per packet, cap > 2n)
+            raise RuntimeError("compiled data plane: a kernel sender's RTO FIFO overflowed")
+        if ST[sb + _S_DUPTHR]:
+            _drop_acked_before(ST, sb)
+    at = off + 2 * ((head + n) % cap)
+    ST[at] = t
+    ST[at + 1] = seq
+    ST[sb + _S_FIFO_N] = n + 1
+
+
+@njit(cache=True)
+def _retx_push(ST, sb, seq):
+    """Queue ``seq`` for retransmission (a ring of the flow's packet count: a packet is
+    queued at most once, as it leaves the outstanding set to be queued)."""
+    cap = ST[sb + _S_RQ_CAP]
+    ST[ST[sb + _S_RQ_OFF] + (ST[sb + _S_RQ_HEAD] + ST[sb + _S_RQ_N]) % cap] = seq
+    ST[sb + _S_RQ_N] += 1
+
+
+@njit(cache=True)
+def _retx_pop(ST, sb):
+    seq = ST[ST[sb + _S_RQ_OFF] + ST[sb + _S_RQ_HEAD]]
+    head = ST[sb + _S_RQ_HEAD] + 1
+    ST[sb + _S_RQ_HEAD] = head if head < ST[sb + _S_RQ_CAP] else 0
+    ST[sb + _S_RQ_N] -= 1
+    return seq
+
+
+@njit(cache=True)
+def _declare_lost(ST, sb, seq):
+    """Outstanding packet ``seq`` is lost: out of flight, queued for retransmission."""
+    ST[ST[sb + _S_OUT_OFF] + seq] = -1
+    ST[sb + _S_INFLIGHT] -= _wire_of(ST, sb, seq)
+    _retx_push(ST, sb, seq)
+
+
+@njit(cache=True)
+def _nic_wait(ST, f, sb, now):
+    """Kernel sender ``f`` found its host's NIC busy: it waits in the host's FIFO (once), and a
+    wake is scheduled when the NIC frees (:meth:`uno.net.nic.NicScheduler.wait`)."""
+    nb = ST[_H_OFF_NICS] + ST[sb + _S_HOST] * _NNC
+    if not ST[sb + _S_NIC_QUEUED]:
+        ST[sb + _S_NIC_QUEUED] = 1
+        ST[sb + _S_NIC_NEXT] = -1
+        tail = ST[nb + _N_TAIL]
+        if tail >= 0:
+            ST[ST[_H_OFF_SND] + tail * _NSC + _S_NIC_NEXT] = f
+        else:
+            ST[nb + _N_HEAD] = f
+        ST[nb + _N_TAIL] = f
+    busy = ST[ST[_H_OFF_P] + ST[nb + _N_PORT] * _NPC + _P_BUSY]
+    if not ST[nb + _N_PENDING] and busy < _PAUSED_PS:
+        ST[nb + _N_PENDING] = 1
+        _heap_push(ST, busy, _next_eid(ST), (ST[sb + _S_HOST] << 3) | _EV_NICWAKE)
+
+
+@njit(cache=True)
+def _try_send(ST, F, U, PK, f, now):
+    """Kernel sender ``f`` sends while its bytes in flight are below the window, a packet at a
+    time when its host's NIC is free, retransmissions first (:meth:`uno.transport.sender.
+    Sender._try_send` without pacing, coding or rate samples; the packet's path entropy is the
+    flow's, ECMP's)."""
+    sb = ST[_H_OFF_SND] + f * _NSC
+    fr = ST[sb + _S_FROW]
+    acked = ST[sb + _S_ACKED_OFF]
+    nic = ST[ST[_H_OFF_NICS] + ST[sb + _S_HOST] * _NNC + _N_PORT]
+    nic_busy = ST[_H_OFF_P] + nic * _NPC + _P_BUSY
+    while ST[sb + _S_INFLIGHT] < F[fr, D_CWND]:
+        while ST[sb + _S_RQ_N] and ST[acked + ST[ST[sb + _S_RQ_OFF] + ST[sb + _S_RQ_HEAD]]]:
+            _retx_pop(ST, sb)
+        if ST[sb + _S_RQ_N] == 0 and ST[sb + _S_NEXT_SEQ] >= ST[sb + _S_N]:
+            break
+        if ST[nic_busy] > now:
+            _nic_wait(ST, f, sb, now)
+            break
+        if ST[sb + _S_RQ_N]:
+            seq = _retx_pop(ST, sb)
+            ST[sb + _S_RETX] += 1
+            if ST[sb + _S_RTO_AFTER] >= 0:
+                ST[sb + _S_RTO] = ST[sb + _S_RTO_AFTER]
+        else:
+            seq = ST[sb + _S_NEXT_SEQ]
+            ST[sb + _S_NEXT_SEQ] = seq + 1
+        if seq != ST[sb + _S_LAST_SEQ]:
+            payload = ST[sb + _S_MSS]
+            wire = ST[sb + _S_FULL_WIRE]
+        else:
+            payload = ST[sb + _S_LAST_PAYLOAD]
+            wire = ST[sb + _S_LAST_WIRE]
+        slot = ST[_H_FREE]  # (the run keeps _POOL_ROOM rows free before every event)
+        ST[_H_FREE] = PK[slot, _K_NEXT]
+        ST[_H_IN_POOL] += 1
+        PK[slot, _K_KIND] = DATA
+        PK[slot, _K_SIZE] = wire
+        PK[slot, _K_DST] = ST[sb + _S_DST]
+        PK[slot, _K_ECN] = 0
+        PK[slot, _K_HKEY] = ST[sb + _S_HKEY]
+        PK[slot, _K_FLOW] = f
+        PK[slot, _K_SEQ] = seq
+        PK[slot, _K_PAYLOAD] = payload
+        PK[slot, _K_SRC] = ST[sb + _S_SRC]
+        PK[slot, _K_ENTROPY] = ST[sb + _S_ENTROPY]
+        PK[slot, _K_ING] = -1
+        PK[slot, _K_SENT] = now
+        ST[sb + _S_INFLIGHT] += wire
+        ST[ST[sb + _S_OUT_OFF] + seq] = now
+        _fifo_push(ST, sb, now, seq)
+        ST[sb + _S_SENT_BYTES] += wire
+        ST[sb + _S_SENT_PKTS] += 1
+        if not ST[sb + _S_ARMED]:
+            ST[sb + _S_ARMED] = 1
+            _heap_push(ST, now + ST[sb + _S_RTO], _next_eid(ST), (f << 3) | _EV_RTO)
+        ST[_H_TX_DATA] += 1  # (uno.net.host.Host.send)
+        _port_receive(ST, F, U, PK, nic, slot, now)
+
+
+@njit(cache=True)
+def _nic_wake(ST, F, U, PK, host, now):
+    """A host's NIC wake (:meth:`uno.net.nic.NicScheduler._wake`): while the NIC is free, the
+    waiting senders, in order, try to send; then a wake for those still waiting."""
+    nb = ST[_H_OFF_NICS] + host * _NNC
+    ST[nb + _N_PENDING] = 0
+    busy_at = ST[_H_OFF_P] + ST[nb + _N_PORT] * _NPC + _P_BUSY
+    snd = ST[_H_OFF_SND]
+    while ST[nb + _N_HEAD] >= 0 and ST[busy_at] <= now:
+        f = ST[nb + _N_HEAD]
+        sb = snd + f * _NSC
+        nxt = ST[sb + _S_NIC_NEXT]
+        ST[nb + _N_HEAD] = nxt
+        if nxt < 0:
+            ST[nb + _N_TAIL] = -1
+        ST[sb + _S_NIC_QUEUED] = 0
+        if not ST[sb + _S_DONE]:
+            _try_send(ST, F, U, PK, f, now)
+    busy = ST[busy_at]
+    if ST[nb + _N_HEAD] >= 0 and not ST[nb + _N_PENDING] and busy < _PAUSED_PS:
+        ST[nb + _N_PENDING] = 1
+        _heap_push(ST, busy if busy > now else now, _next_eid(ST), (host << 3) | _EV_NICWAKE)
+
+
+@njit(cache=True)
+def _on_loss_episode(F, fr, ST, sb, now, timeout):
+    """The controller hears of at most one loss per base RTT (one episode)."""
+    if timeout:
+        if now - ST[sb + _S_LAST_TIMEOUT] >= ST[sb + _S_BASE_RTT] or ST[sb + _S_TIMEOUTS] == 0:
+            ST[sb + _S_TIMEOUTS] += 1
+            ST[sb + _S_LAST_TIMEOUT] = now
+            dctcp_on_timeout(F, fr, ST, sb + _S_CC, now)
+    else:
+        last = ST[sb + _S_LAST_FAST]
+        if last < 0 or now - last >= ST[sb + _S_BASE_RTT]:
+            ST[sb + _S_LAST_FAST] = now
+            dctcp_on_nack(F, fr, ST, sb + _S_CC, now)
+
+
+@njit(cache=True)
+def _detect_losses(ST, F, sb, now, acked_sent_ps):
+    """Fast retransmit (:meth:`uno.transport.sender.Sender._detect_losses`): every outstanding
+    packet with ``dupack_threshold`` or more packets sent after it acknowledged is lost, oldest
+    first."""
+    later = ST[sb + _S_LATER_OFF]
+    if ST[sb + _S_FIFO_N] and acked_sent_ps > ST[_fifo_front(ST, sb)]:
+        n = ST[sb + _S_LATER_N]
+        i = n
+        while i > 0 and ST[later + i - 1] > acked_sent_ps:
+            ST[later + i] = ST[later + i - 1]
+            i -= 1
+        ST[later + i] = acked_sent_ps
+        ST[sb + _S_LATER_N] = n + 1
+    out = ST[sb + _S_OUT_OFF]
+    lost = 0
+    while ST[sb + _S_FIFO_N]:
+        at = _fifo_front(ST, sb)
+        seq = ST[at + 1]
+        if ST[out + seq] == ST[at]:
+            if ST[sb + _S_LATER_N] < ST[sb + _S_DUPTHR]:
+                break
+            _declare_lost(ST, sb, seq)
+            lost += 1
+        _fifo_pop(ST, sb)
+        _drop_acked_before(ST, sb)
+    if lost:
+        ST[sb + _S_LOST] += lost
+        ST[sb + _S_FAST_RETX] += lost
+        _on_loss_episode(F, ST[sb + _S_FROW], ST, sb, now, False)
+
+
+@njit(cache=True)
+def _on_timer(ST, F, U, PK, f, now):
+    """Kernel sender ``f``'s retransmission timer (:meth:`uno.transport.sender.Sender.
+    _on_timer`): every packet unacknowledged ``rto`` after its (re)transmission is lost; the
+    timer re-arms for the oldest outstanding one, at most once per granularity."""
+    sb = ST[_H_OFF_SND] + f * _NSC
+    ST[sb + _S_ARMED] = 0
+    if ST[sb + _S_DONE]:
+        return
+    rto = ST[sb + _S_RTO]
+    out = ST[sb + _S_OUT_OFF]
+    lost = 0
+    while ST[sb + _S_FIFO_N]:
+        at = _fifo_front(ST, sb)
+        sent = ST[at]
+        seq = ST[at + 1]
+        if ST[out + seq] != sent:
+            _fifo_pop(ST, sb)
+            continue
+        if sent + rto > now:
+            break
+        _fifo_pop(ST, sb)
+        _declare_lost(ST, sb, seq)
+        lost += 1
+    if ST[sb + _S_DUPTHR]:
+        _drop_acked_before(ST, sb)
+    if lost:
+        ST[sb + _S_LOST] += lost
+        _on_loss_episode(F, ST[sb + _S_FROW], ST, sb, now, True)
+    if ST[sb + _S_FIFO_N]:
+        ST[sb + _S_ARMED] = 1
+        due = ST[_fifo_front(ST, sb)] + rto
+        floor = now + ST[sb + _S_GRAN]
+        _heap_push(ST, due if due > floor else floor, _next_eid(ST), (f << 3) | _EV_RTO)
+    _try_send(ST, F, U, PK, f, now)
+
+
+@njit(cache=True)
+def _sender_on_ack(ST, F, U, PK, f, seq, ecn, sent_ps, now):
+    """An ACK of packet ``seq`` (sent at ``sent_ps``, ECN echo ``ecn``) reaches kernel sender
+    ``f`` (:meth:`uno.transport.sender.Sender.on_control`). Returns 1 if the flow completed,
+    an error code (``_ERR_*`` negated) if its completion broke an invariant, else 0."""
+    sb = ST[_H_OFF_SND] + f * _NSC
+    if ST[sb + _S_DONE]:
+        return 0
+    wire = _wire_of(ST, sb, seq)
+    acked = ST[sb + _S_ACKED_OFF]
+    if ST[acked + seq]:
+        ST[sb + _S_DUP] += 1
+        return 0
+    ST[acked + seq] = 1
+    ST[sb + _S_N_ACKED] += 1
+    out = ST[sb + _S_OUT_OFF]
+    if ST[out + seq] >= 0:
+        ST[out + seq] = -1
+        ST[sb + _S_INFLIGHT] -= wire
+    ST[sb + _S_ACKED_BYTES] += wire
+    if ecn:
+        ST[sb + _S_ECN_ACKS] += 1
+    fr = ST[sb + _S_FROW]
+    dctcp_on_ack(F, fr, ST, sb + _S_CC, now, wire, ecn, sent_ps)
+    if ST[sb + _S_N_ACKED] == ST[sb + _S_N]:
+        # every packet acknowledged: the flow completes (Sender._finish)
+        if ST[sb + _S_INFLIGHT] != 0:
+            for i in range(ST[sb + _S_N]):
+                if ST[out + i] >= 0:
+                    return -_ERR_OUTSTANDING
+        ST[sb + _S_DONE] = 1
+        ST[sb + _S_INFLIGHT] = 0
+        ST[sb + _S_FINISH] = now
+        return 1
+    if ST[sb + _S_DUPTHR]:
+        _detect_losses(ST, F, sb, now, sent_ps)
+    _try_send(ST, F, U, PK, f, now)
+    return 0
+
+
+@njit(cache=True)
+def start_flow(ST, F, U, PK, f, now, eid):
+    """Kernel sender ``f`` starts at ``now`` (:meth:`uno.transport.sender.Sender.start`); the
+    events it schedules take sub-eids of engine eid ``eid``. Returns (0, or -1 / -2 if the
+    pool / heap needs room first, nothing done; kernel top time, kernel top's engine eid)."""
+    if ST[_H_POOL_CAP] - ST[_H_IN_POOL] < _POOL_ROOM:
+        return -1, NEVER_PS, 0
+    if ST[_H_HEAP_CAP] - ST[_H_HEAP_N] < _HEAP_ROOM:
+        return -2, NEVER_PS, 0
+    ST[_H_EID] = eid << EID_SHIFT
+    ST[_H_NOW] = now
+    _try_send(ST, F, U, PK, f, now)
+    if ST[_H_HEAP_N] > 0:
+        return 0, ST[ST[_H_OFF_HT]], ST[ST[_H_OFF_HE]] >> EID_SHIFT
+    return 0, NEVER_PS, 0
+
+
 @njit(cache=True)
 def run(ST, F, U, PK, lim_t, lim_prio, lim_eid, eid):
     """Process kernel events in (time, eid) order while they come before the Python event
@@ -930,10 +1311,19 @@ def run(ST, F, U, PK, lim_t, lim_prio, lim_eid, eid):
         if ST[_H_HEAP_CAP] - ST[_H_HEAP_N] < _HEAP_ROOM:
             host = _RUN_HEAP
             break
+        if ST[_H_POOL_CAP] - ST[_H_IN_POOL] < _POOL_ROOM:
+            host = _RUN_POOL
+            break
         payload = _heap_pop(ST)
         now = t
         ST[_H_NOW] = t
         typ = payload & 7
+        if typ == _EV_RTO:
+            _on_timer(ST, F, U, PK, (payload >> 3) & _EV_PORT_MASK, t)
+            continue
+        if typ == _EV_NICWAKE:
+            _nic_wake(ST, F, U, PK, (payload >> 3) & _EV_PORT_MASK, t)
+            continue
         if typ == _EV_TXDONE:
             p = (payload >> 3) & _EV_PORT_MASK
             _eport_tx_done(ST, F, U, PK, p, ST[_H_OFF_P] + p * _NPC, payload >> 32)
@@ -955,6 +1345,32 @@ def run(ST, F, U, PK, lim_t, lim_prio, lim_eid, eid):
                     host = _RUN_ERROR
                     break
                 host = _RUN_NONE
+                continue
+            f = PK[slot, _K_FLOW]
+            if kind == ACK and ST[ST[_H_OFF_SND] + f * _NSC + _S_ON]:
+                # a kernel sender's ACK (uno.net.host.Host.receive, then the sender)
+                if PK[slot, _K_DST] != host:
+                    ST[_H_ERROR] = _ERR_MISROUTED
+                    ST[_H_ERROR_ARG] = slot
+                    host = _RUN_ERROR
+                    break
+                ST[_H_RX_ACK] += 1
+                seq = PK[slot, _K_SEQ]
+                ack_ecn = PK[slot, _K_ECN]
+                sent = PK[slot, _K_SENT]
+                _free(ST, PK, slot)
+                done = _sender_on_ack(ST, F, U, PK, f, seq, ack_ecn, sent, t)
+                host = _RUN_NONE
+                if done == 1:
+                    ST[_H_DONE_FLOW] = f
+                    host = _RUN_DONE
+                    slot = f
+                    break
+                if done < 0:
+                    ST[_H_ERROR] = -done
+                    ST[_H_ERROR_ARG] = f
+                    host = _RUN_ERROR
+                    break
                 continue
             ecn = PK[slot, _K_ECN]
             _free(ST, PK, slot)  # Python takes the packet from objs[slot] before any reuse
@@ -1151,6 +1567,54 @@ def _pcg64_words(uniform) -> tuple[int, int, int, int]:
     return s >> 64, s & mask, inc >> 64, inc & mask
 
 
+def kernel_sender_supported(sender) -> bool:
+    """Whether the kernel can run ``sender`` (a :class:`uno.transport.sender.Sender`): its
+    controller has a compiled form (DCTCP without pacing: :mod:`uno.cc.dctcp_kernel`), its load
+    balancer is ECMP (one entropy per flow), and it needs none of coding, rate samples, send
+    events, duplicate-ACK or INT callbacks, or load-balancer feedback."""
+    from uno.cc.dctcp import Dctcp
+    from uno.lb.ecmp import Ecmp
+
+    return (
+        type(sender.cc) is Dctcp
+        and not sender.cc.paced
+        and type(sender.lb) is Ecmp
+        and sender._coding is None
+        and not (sender._rate_samples or sender._send_events or sender._dup_ack_cc)
+        and not (sender._int_cc or sender._lb_feedback)
+        and sender._entropy_of is None
+    )
+
+
+def _senders_note(flows: list, kernel_rx: list, wanted: bool, ingresses: list) -> str:
+    """Where the compiled data plane runs the senders: "in the kernel", or in Python and why
+    (the summary's ``dataplane.senders``: the Python senders are the slower callback path)."""
+    if not wanted:
+        return "in Python (engine.compiled_senders=false)"
+    if ingresses:
+        return "in Python (PFC: the NIC's pause is not in the kernel's senders)"
+    for flow, k in zip(flows, kernel_rx, strict=True):
+        if not k:
+            return f"in Python (flow {flow.flow_id}'s receiver is Python's: coding or CNPs)"
+        if not kernel_sender_supported(flow.sender):
+            return (
+                f"in Python (flow {flow.flow_id}: {flow.cc_name} with {flow.lb_name} has no "
+                "compiled form; the kernel's: DCTCP without pacing, ECMP, no coding)"
+            )
+    return "in the kernel" if flows else "in Python (no flows)"
+
+
+def _fifo_cap(n_packets: int) -> int:
+    """Entries of a kernel sender's RTO FIFO: its live entries are at most one per packet, so a
+    full ring always frees half of itself by dropping its stale ones (``_fifo_push``)."""
+    return 2 * n_packets + 64
+
+
+def _sender_array_ints(n_packets: int) -> int:
+    """ST ints a kernel sender's arrays take (``CompiledDataplane._fill_senders``)."""
+    return 4 * n_packets + 2 * _fifo_cap(n_packets)
+
+
 def compiled_entry(dispatcher, args):
     """The compiled function ``dispatcher`` runs for ``args`` (Numba's ``entry_point`` of the
     overload of their types), callable without the dispatcher's type resolution on every call:
@@ -1169,12 +1633,16 @@ class CompiledDataplane:
 
     def __init__(self, engine, network, flows: list, pool_packets: int = 4096,
                  kernel_receivers: bool = True, int_stampers: dict | None = None,
-                 pfc: tuple | None = None):  # fmt: skip
+                 pfc: tuple | None = None, kernel_senders: bool = True):  # fmt: skip
         """``flows``: the run's flows (flow ids 0, 1, ... in order). With ``kernel_receivers``
         the kernel answers the data packets of every flow without erasure coding or CNPs
         itself (:func:`_receive_data`); the other flows' receivers stay in Python.
         ``int_stampers``: INT on, the :class:`uno.net.int.IntStamper` of each port that writes
         records, by port name (:func:`uno.net.int.int_stampers`); all share one setting.
+        ``kernel_senders``: when every flow's sender has a compiled form
+        (:func:`kernel_sender_supported`: DCTCP without pacing, ECMP, no coding) and its
+        receiver is the kernel's, and PFC is off, the senders and their hosts' NIC turn-taking
+        run in the kernel too; Python sees a flow's start and completion.
         ``pfc``: PFC on, (the :class:`uno.net.pfc.PfcIngress` queues, the
         :class:`uno.net.pfc.PauseLog`) configured on the network's event ports: the kernel
         counts and signals, and its counters are copied back to them (:meth:`sync_network`)."""
@@ -1231,9 +1699,16 @@ class CompiledDataplane:
             len(rows) * _NMC + sum(2 + len(b.cumulative) for b in blocks)
             for rows, _, blocks, _ in faults
         )
+        # the kernel's senders: all flows or none (a host's NIC turn-taking is one FIFO)
+        self.senders_note = _senders_note(flows, self._kernel_rx, kernel_senders, ingresses)
+        self._kernel_tx = self.senders_note == "in the kernel"
+        # per kernel sender: acknowledged flags, outstanding send times, the RTO FIFO's pairs,
+        # the retransmission queue, the acknowledged send times (uno.transport.sender)
+        arrays = [_sender_array_ints(f.n_packets) if self._kernel_tx else 0 for f in flows]
         sizes = [_HEADER, n_ports * _NPC, len(fib_off), len(fib_n), len(fib_ports), n_nodes,
                  heap_cap, heap_cap, heap_cap, n_flows * _NRC, n_hosts, sum(got_words),
-                 n_fault_ints, len(ingresses) * _NIC]  # fmt: skip
+                 n_fault_ints, len(ingresses) * _NIC, n_flows * _NSC, n_hosts * _NNC,
+                 sum(arrays)]  # fmt: skip
         offs = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
         ST = np.zeros(int(offs[-1]), dtype=np.int64)
         ST[_H_OFF_P] = offs[1]
@@ -1264,7 +1739,9 @@ class CompiledDataplane:
         self._flow_rows = R
         self._got_off = offs[11]
         fault_floats = [x for _, floats, _, _ in faults for x in floats]
-        F = np.zeros((n_ports + -(-len(fault_floats) // _NFC), _NFC))
+        n_fault_rows = -(-len(fault_floats) // _NFC)
+        frow0 = n_ports + n_fault_rows  # the kernel senders' controllers' rows
+        F = np.zeros((frow0 + (n_flows if self._kernel_tx else 0), _NFC))
         F.reshape(-1)[n_ports * _NFC : n_ports * _NFC + len(fault_floats)] = fault_floats
         ST[_H_OFF_FLT] = offs[12]
         flt = int(offs[12])
@@ -1348,6 +1825,9 @@ class CompiledDataplane:
                 up, ing.xoff_bytes, ing.xon_bytes, ing._signal_ps, int(ing._control_lane)
             )  # fmt: skip
             P[up, _P_ING] = j
+        ST[_H_OFF_SND], ST[_H_OFF_NICS] = offs[14], offs[15]
+        if self._kernel_tx:
+            self._fill_senders(ST, F, offs, frow0, arrays)
         n_rng = len(rng_words)
         U = np.zeros(n_rng + n_nodes, dtype=np.uint64)
         U[:n_rng] = np.array(rng_words, dtype=np.uint64)
@@ -1388,12 +1868,60 @@ class CompiledDataplane:
                 owner.nic = view
                 owner.nic_scheduler.port = view
                 ST[offs[10] + owner.host_id] = view.index
+                nb = offs[15] + owner.host_id * _NNC
+                ST[nb + _N_PORT] = view.index
+                ST[nb + _N_HEAD] = ST[nb + _N_TAIL] = -1
             else:
                 owner.ports[owner.ports.index(view._python_port)] = view
         network.ports = self.views
         network.port_by_name = {v.name: v for v in self.views}
         network.dataplane = self
         engine.attach_dataplane(self)
+        self._tx_seen = 0
+        self._ack_seen = 0
+        if self._kernel_tx:
+            self._start_flow = self._first_start_flow
+            for flow in flows:
+                flow.sender.start = functools.partial(self.start_flow, flow.flow_id)
+
+    def _fill_senders(self, ST, F, offs, frow0: int, arrays: list[int]) -> None:
+        """The kernel senders' rows, arrays and controllers' state, from the Python senders
+        (built and not started: their counters are zero)."""
+        at = int(offs[16])
+        for f, flow in enumerate(self.flows):
+            s = flow.sender
+            n = flow.n_packets
+            sb = int(offs[14]) + f * _NSC
+            row = ST[sb : sb + _NSC]
+            row[_S_ON] = 1
+            row[_S_HOST] = flow.src
+            row[_S_SRC], row[_S_DST] = flow.src, flow.dst
+            entropy = s.lb.next_entropy(0)
+            row[_S_ENTROPY] = entropy
+            row[_S_HKEY] = hash_key(flow.src, flow.dst, entropy)
+            row[_S_N] = n
+            row[_S_LAST_SEQ] = s._last_seq
+            row[_S_FULL_WIRE], row[_S_LAST_WIRE] = s.full_wire_bytes, s.last_wire_bytes
+            row[_S_MSS], row[_S_LAST_PAYLOAD] = s.mss_bytes, s.last_payload_bytes
+            row[_S_GRAN] = s.timer_granularity_ps
+            row[_S_RTO] = s.rto_ps
+            after = s._rto_after_retransmit_ps
+            row[_S_RTO_AFTER] = after if after is not None else -1
+            row[_S_DUPTHR] = s.dupack_threshold
+            row[_S_LAST_FAST] = -1
+            row[_S_BASE_RTT] = flow.path.base_rtt_ps
+            row[_S_ACKED_OFF] = at
+            row[_S_OUT_OFF] = at + n
+            ST[at + n : at + 2 * n] = -1
+            cap = _fifo_cap(n)
+            row[_S_FIFO_OFF], row[_S_FIFO_CAP] = at + 2 * n, cap
+            row[_S_RQ_OFF] = at + 2 * n + 2 * cap
+            row[_S_RQ_CAP] = n
+            row[_S_LATER_OFF] = at + 3 * n + 2 * cap
+            row[_S_FROW] = frow0 + f
+            dctcp_kernel.load(s.cc, F, frow0 + f, ST, sb + _S_CC)
+            at += arrays[f]
+        self._snd_rows = ST[offs[14] : offs[15]].reshape(len(self.flows), _NSC)
 
     def _grow(self, extra: int) -> None:
         """Add ``extra`` free rows to the packet pool."""
@@ -1404,6 +1932,7 @@ class CompiledDataplane:
         PK[n:, _K_NEXT] = np.arange(n + 1, n + extra + 1)
         PK[n + extra - 1, _K_NEXT] = self.ST[_H_FREE]
         self.ST[_H_FREE] = n
+        self.ST[_H_POOL_CAP] = n + extra
         self.PK = PK
         self.objs.extend([None] * extra)
 
@@ -1412,6 +1941,27 @@ class CompiledDataplane:
         out = inject(*args)  # (compiles, or loads from Numba's cache, the overload)
         self._inject = compiled_entry(inject, args)
         return out
+
+    def _first_start_flow(self, *args):
+        out = start_flow(*args)
+        self._start_flow = compiled_entry(start_flow, args)
+        return out
+
+    def start_flow(self, flow_id: int, _arg=None) -> None:
+        """Kernel sender ``flow_id`` starts now (in place of its Python sender's ``start``)."""
+        engine = self.engine
+        while True:
+            self.calls += 1
+            code, top_t, top_e = self._start_flow(
+                self.ST, self.F, self.U, self.PK, flow_id, engine._now, engine.next_eid()
+            )
+            if code == 0:
+                break
+            if code == -2:
+                self._grow_heap()
+            else:
+                self._grow(len(self.PK))
+        self.top = (top_t, top_e)
 
     def _first_run(self, *args):
         out = run(*args)
@@ -1456,10 +2006,14 @@ class CompiledDataplane:
         )
         self.top = (top_t, top_e)
         if host < 0:
-            if host == _RUN_PAUSED or host == _RUN_RESUMED:
+            if host == _RUN_DONE:
+                self._flow_done(slot, now)
+            elif host == _RUN_PAUSED or host == _RUN_RESUMED:
                 self._pfc_signalled(slot, host == _RUN_RESUMED, now)
             elif host == _RUN_HEAP:
                 self._grow_heap()
+            elif host == _RUN_POOL:
+                self._grow(len(self.PK))
             elif host == _RUN_ERROR:
                 self._raise_kernel_error(now)
             return None
@@ -1476,6 +2030,15 @@ class CompiledDataplane:
         if kind != pkt.kind:  # the kernel's receiver made it an ACK: do the same to the object
             self.flows[pkt.flow_id].receiver.turn_into_ack(pkt)
         return pkt, self._hosts[host]
+
+    def _flow_done(self, flow_id: int, now: int) -> None:
+        """Kernel sender ``flow_id`` received its last ACK at ``now``: the flow completes
+        (:meth:`uno.transport.sender.Sender._finish`: its finish time, the simulation hears)."""
+        self.engine._now = now
+        flow = self.flows[flow_id]
+        self._store_sender(flow_id)
+        flow.finish_ps = now
+        flow.sender._on_complete(flow)
 
     def _pfc_signalled(self, port: int, resumed: bool, now: int) -> None:
         """A PAUSE or RESUME changed port ``port`` at ``now``: log the interval and, for a
@@ -1507,20 +2070,31 @@ class CompiledDataplane:
         self.ST = ST
         off = int(ST[_H_OFF_FLOWS])
         self._flow_rows = ST[off : off + len(self.flows) * _NRC].reshape(len(self.flows), _NRC)
+        if self._kernel_tx:
+            off = int(ST[_H_OFF_SND])
+            self._snd_rows = ST[off : off + len(self.flows) * _NSC].reshape(len(self.flows), _NSC)
         for view in self.views:
             view._st = memoryview(ST)
 
     def _raise_kernel_error(self, now: int) -> None:
         err = int(self.ST[_H_ERROR])
-        slot = int(self.ST[_H_ERROR_ARG])
-        pkt = self.objs[slot]
-        where = f"at {now} ps: {pkt!r} (kernel: dst {int(self.PK[slot, _K_DST])})"
+        arg = int(self.ST[_H_ERROR_ARG])
+        if err == _ERR_OUTSTANDING:
+            raise InvariantError(
+                f"flow {arg}: all packets acked at {now} ps but some still outstanding"
+            )
+        row = self.PK[arg]
+        flow_id = int(row[_K_FLOW])
+        where = (
+            f"at {now} ps: {KIND_NAMES[int(row[_K_KIND])]} packet of flow {flow_id}, seq "
+            f"{int(row[_K_SEQ])}, src {int(row[_K_SRC])}, dst {int(row[_K_DST])}"
+        )
         if err == _ERR_MISROUTED:
             raise InvariantError(f"compiled data plane: misrouted {where}")
         if err == _ERR_SEQ:
-            raise InvariantError(f"flow {pkt.flow_id}: received seq outside the flow {where}")
+            raise InvariantError(f"flow {flow_id}: received seq outside the flow {where}")
         raise InvariantError(
-            f"flow {pkt.flow_id}: complete with a byte count other than its size {where}"
+            f"flow {flow_id}: complete with a byte count other than its size {where}"
         )
 
     @property
@@ -1530,9 +2104,42 @@ class CompiledDataplane:
 
     # ---- accounting -----------------------------------------------------------------------
     def sync(self) -> None:
-        """Bring the network's counters and the kernel receivers' Python objects up to date."""
+        """Bring the network's counters and the kernel receivers' and senders' Python objects
+        up to date."""
         self.sync_network()
         self.sync_receivers()
+        self.sync_senders()
+
+    def sync_senders(self) -> None:
+        """Copy the kernel senders' counters and controllers' state to their Python
+        :class:`uno.transport.sender.Sender` and controller objects (what samplers, tables and
+        checks read)."""
+        if self._kernel_tx:
+            for f in range(len(self.flows)):
+                self._store_sender(f)
+
+    def _store_sender(self, f: int) -> None:
+        s = self.flows[f].sender
+        row = self._snd_rows[f].tolist()
+        s.next_seq = row[_S_NEXT_SEQ]
+        s.inflight_bytes = row[_S_INFLIGHT]
+        s.n_acked = row[_S_N_ACKED]
+        s.sent_bytes = row[_S_SENT_BYTES]
+        s.sent_packets = row[_S_SENT_PKTS]
+        s.acked_bytes = row[_S_ACKED_BYTES]
+        s.retransmits = row[_S_RETX]
+        s.timeouts = row[_S_TIMEOUTS]
+        s.lost_packets = row[_S_LOST]
+        s.dup_acks = row[_S_DUP]
+        s.ecn_acks = row[_S_ECN_ACKS]
+        s.fast_retransmits = row[_S_FAST_RETX]
+        s.done = bool(row[_S_DONE])
+        s.rto_ps = row[_S_RTO]
+        s._timer_armed = bool(row[_S_ARMED])
+        dctcp_kernel.store(s.cc, self.F, row[_S_FROW], self.ST, self._snd_rows_base(f) + _S_CC)
+
+    def _snd_rows_base(self, f: int) -> int:
+        return int(self.ST[_H_OFF_SND]) + f * _NSC
 
     def sync_receivers(self) -> None:
         """Copy the kernel receivers' state (counts, completion, the sequence numbers got) to
@@ -1557,6 +2164,16 @@ class CompiledDataplane:
         """Bring the network's packet counters up to the kernel's: its drops, and the data
         packets its receivers took and answered with ACKs."""
         net = self.network
+        tx = int(self.ST[_H_TX_DATA])  # data the kernel's senders put into their NICs
+        if tx != self._tx_seen:
+            net.injected[DATA] += tx - self._tx_seen
+            net.in_flight += tx - self._tx_seen
+            self._tx_seen = tx
+        acks = int(self.ST[_H_RX_ACK])  # ACKs the kernel's senders took at their hosts
+        if acks != self._ack_seen:
+            net.delivered[ACK] += acks - self._ack_seen
+            net.in_flight -= acks - self._ack_seen
+            self._ack_seen = acks
         rx = int(self.ST[_H_RX_DATA])
         new_rx = rx - self._rx_seen
         if new_rx:

@@ -1,0 +1,298 @@
+"""The compiled data plane's senders (uno/net/compiled.py, kernel senders; uno/cc/dctcp_kernel.py).
+
+* Identity: with every flow's sender in the kernel (DCTCP, ECMP), the flows, sampled rates and
+  windows, queues, ports and packet counts are the Python senders' bit for bit — with
+  timeouts, fast retransmits, drops, link faults, flows arriving and finishing, and a RTO FIFO
+  small enough to compact many times.
+* The DCTCP law's kernels agree with :class:`uno.cc.dctcp.Dctcp` and with their twins on
+  random ACK sequences; the sender's kernels agree with their twins from a mid-run state.
+* Flows the kernel cannot send for keep Python senders, and the summary says so.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from conftest import SMALL_INCAST, run
+from test_compiled_dataplane import LOSSY_WAN, _assert_identical, _both
+
+import uno
+from uno.api import to_run_config
+from uno.build import build_simulation
+from uno.cc import dctcp_kernel as dk
+from uno.cc.base import FlowContext
+from uno.cc.dctcp import Dctcp, DctcpParams
+from uno.net import compiled as cp
+
+RNG = np.random.default_rng(20261124)
+DCTCP = ["cc=dctcp", "lb=ecmp"]
+
+
+def _build(overrides: list[str]):
+    return build_simulation(to_run_config(uno.compose([*overrides, "engine.dataplane=compiled"])))
+
+
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        # sampled every 5 us: the samplers read the kernel senders' state mid-run
+        [*SMALL_INCAST, "workload.size_bytes=1500000", "engine.sample_interval_us=5",
+         "engine.queue_ports=[busy]"],
+        # tail drops in bursts: timeouts
+        [*SMALL_INCAST, "switch=droptail", "topo.buffer_bytes=60000",
+         "workload.size_bytes=2000000", "engine.sample_interval_us=20"],
+        # the WAN failing and losing packets (i.i.d. and in blocks): fast retransmits too
+        [*SMALL_INCAST, "workload.size_bytes=1500000", "engine.sample_interval_us=0",
+         *LOSSY_WAN],
+        # flows arriving and finishing (Poisson, web-search and WAN sizes), two DCs
+        ["experiment=fig10_load", "workload.n_flows=300", "engine.max_sim_time_ms=20"],
+    ],
+    ids=["incast_sampled", "droptail_losses", "lossy_wan", "fig10_arrivals"],
+)  # fmt: skip
+def test_kernel_senders_give_the_python_senders_results(overrides):
+    results = _both([*overrides, *DCTCP])
+    _assert_identical(results)
+    comp = results["compiled"]
+    assert comp.summary["dataplane"]["senders"] == "in the kernel"
+    if "switch=droptail" in overrides:
+        assert comp.flows["timeouts"].sum() > 0
+    if LOSSY_WAN[1] in overrides:  # single losses: three later packets acknowledged
+        assert comp.flows["fast_retransmits"].sum() > 0
+
+
+def _live_fifo(ST, sb) -> list[tuple[int, int]]:
+    """The RTO FIFO's live (send time, seq) entries, oldest first."""
+    off, cap = int(ST[sb + cp._S_FIFO_OFF]), int(ST[sb + cp._S_FIFO_CAP])
+    head, n = int(ST[sb + cp._S_FIFO_HEAD]), int(ST[sb + cp._S_FIFO_N])
+    out = int(ST[sb + cp._S_OUT_OFF])
+    pairs = [(int(ST[off + 2 * ((head + i) % cap)]), int(ST[off + 2 * ((head + i) % cap) + 1]))
+             for i in range(n)]  # fmt: skip
+    return [(t, q) for t, q in pairs if ST[out + q] == t]
+
+
+def _logical(ST, sb, n_packets: int) -> tuple:
+    """What a kernel sender's state means, whatever the ring layout: counters, outstanding send
+    times, the retransmission queue, the acknowledged send times kept, the live FIFO."""
+    rq_off, rq_cap = int(ST[sb + cp._S_RQ_OFF]), int(ST[sb + cp._S_RQ_CAP])
+    rq_head, rq_n = int(ST[sb + cp._S_RQ_HEAD]), int(ST[sb + cp._S_RQ_N])
+    later = int(ST[sb + cp._S_LATER_OFF])
+    out = int(ST[sb + cp._S_OUT_OFF])
+    counters = [int(ST[sb + c]) for c in (cp._S_INFLIGHT, cp._S_LOST, cp._S_FAST_RETX,
+                                          cp._S_TIMEOUTS, cp._S_NEXT_SEQ, cp._S_SENT_PKTS)]  # fmt: skip
+    return (
+        counters,
+        ST[out : out + n_packets].tolist(),
+        [int(ST[rq_off + (rq_head + i) % rq_cap]) for i in range(rq_n)],
+        ST[later : later + int(ST[sb + cp._S_LATER_N])].tolist(),
+        _live_fifo(ST, sb),
+    )
+
+
+def test_rto_fifo_compaction_keeps_what_the_sender_decides():
+    """One kernel sender driven twice by the same random sends, ACKs (fast retransmit on) and
+    timers, with fast retransmit on and off: once with its full RTO FIFO, once with a ring of 24
+    entries that fills and drops its stale entries over and over (at most 16 packets
+    outstanding, so it always can). After every step the two mean the same: counters,
+    outstanding packets, retransmission queue, the acknowledged send times fast retransmit
+    counts, the live FIFO entries; and the windows."""
+    sim = _build([*SMALL_INCAST, *DCTCP, "workload.n_intra=1", "workload.n_inter=0",
+                  "workload.size_bytes=4000000", "engine.sample_interval_us=0"])  # fmt: skip
+    dp = sim.network.dataplane
+    assert dp._kernel_tx and len(dp.flows) == 1
+    sb = int(dp.ST[cp._H_OFF_SND])
+    n = int(dp.ST[sb + cp._S_N])
+    compactions = {}
+    for dupthr in (3, 0):
+        wide, narrow = _drive_twice(dp, sb, n, dupthr)
+        compactions[dupthr] = narrow
+        assert wide[0][sb + cp._S_FAST_RETX] > 0 or dupthr == 0
+    # without fast retransmit acknowledged packets pile up behind the oldest outstanding one;
+    # with it, at most two can before it is declared lost
+    assert compactions[0] > 10
+
+
+def _drive_twice(dp, sb: int, n: int, dupthr: int):
+    """Drive the sender's two copies (full FIFO, 24-entry ring) by the same random steps,
+    comparing their meaning after each; returns (the full copy, the ring's compactions)."""
+    wide = [dp.ST.copy(), dp.F.copy(), dp.U.copy(), dp.PK.copy()]
+    wide[0][sb + cp._S_DUPTHR] = dupthr
+    narrow = [a.copy() for a in wide]
+    narrow[0][sb + cp._S_FIFO_CAP] = 24
+    compactions = 0
+    now, seq_next = 0, 0
+    for _ in range(3000):
+        now += int(RNG.integers(1, 400_000))
+        st = wide[0]
+        out = int(st[sb + cp._S_OUT_OFF])
+        live = np.flatnonzero(st[out : out + n] >= 0)
+        op = RNG.random()
+        if op < 0.45 and len(live) < 16:
+            # a (re)transmission of a packet not outstanding: the FIFO's push
+            queued = _logical(st, sb, n)[2]
+            seq = queued[0] if queued and RNG.random() < 0.5 else seq_next
+            if seq == seq_next:
+                if seq_next >= n:
+                    continue
+                seq_next += 1
+            for state in (wide, narrow):
+                ST = state[0]
+                if queued and seq == queued[0]:
+                    cp._retx_pop(ST, sb)
+                full = ST[sb + cp._S_FIFO_N] == ST[sb + cp._S_FIFO_CAP]
+                compactions += bool(full) and state is narrow
+                ST[out + seq] = now
+                ST[sb + cp._S_INFLIGHT] += cp._wire_of(ST, sb, seq)
+                cp._fifo_push(ST, sb, now, seq)
+        elif op < 0.9 and len(live):
+            # an ACK of an outstanding packet, mostly not the oldest (whose loss then waits for
+            # the rules): out of flight, then the fast-retransmit rule
+            oldest = min(live, key=lambda q: st[out + q])
+            others = [q for q in live if q != oldest]
+            seq = int(RNG.choice(others)) if others and RNG.random() < 0.9 else int(oldest)
+            sent = int(st[out + seq])
+            for state in (wide, narrow):
+                ST = state[0]
+                ST[out + seq] = -1
+                ST[sb + cp._S_INFLIGHT] -= cp._wire_of(ST, sb, seq)
+                if dupthr:
+                    cp._detect_losses(ST, state[1], sb, now, sent)
+        else:
+            if RNG.random() < 0.2:  # late enough for the oldest to time out
+                now += int(wide[0][sb + cp._S_RTO])
+            for state in (wide, narrow):
+                cp._on_timer(*state, 0, now)
+        assert _logical(wide[0], sb, n) == _logical(narrow[0], sb, n)
+        np.testing.assert_array_equal(wide[1], narrow[1])
+    return wide, compactions
+
+
+def test_python_senders_when_asked_or_without_a_compiled_form():
+    base = [*SMALL_INCAST, "workload.size_bytes=300000", "engine.sample_interval_us=0"]
+    off = run([*base, *DCTCP, "engine.dataplane=compiled", "engine.compiled_senders=false"])
+    on = run([*base, *DCTCP, "engine.dataplane=compiled"])
+    pd.testing.assert_frame_equal(off.flows, on.flows)
+    assert off.summary["dataplane"]["senders"] == "in Python (engine.compiled_senders=false)"
+    gemini = run([*base, "cc=gemini", "lb=ecmp", "engine.dataplane=compiled"])
+    assert "gemini" in gemini.summary["dataplane"]["senders"]
+    assert "compiled form" in gemini.summary["dataplane"]["senders"]
+    sim = _build([*base, "cc=dctcp", "lb=spray"])
+    assert not sim.network.dataplane._kernel_tx
+
+
+# ---- kernels against the Python controller and their twins -------------------------------------
+def test_dctcp_kernel_matches_the_controller():
+    """Random ACKs (marked or not, sent before or after the windows' starts), timeouts and fast
+    retransmits: the kernel's window, threshold, alpha and rounds stay the controller's exactly,
+    and the twins' too."""
+    for trial in range(20):
+        rtt = int(RNG.integers(2_000_000, 200_000_000))
+        ctx = FlowContext(
+            base_rtt_ps=rtt,
+            bdp_bytes=rtt * 100e9 / 8e12,
+            bottleneck_bps=100_000_000_000,
+            mss_bytes=4160,
+            intra_rtt_ps=2_000_000,
+            intra_bdp_bytes=25_000.0,
+            is_inter_dc=rtt > 20_000_000,
+        )
+        params = DctcpParams(
+            g=float(RNG.choice([1 / 16, 0.3])), max_cwnd_bdp=float(RNG.choice([0.0, 1.5]))
+        )
+        cc = Dctcp(ctx, params)
+        F = np.zeros((2, 9))
+        ST = np.zeros(dk.N_INTS + 3, dtype=np.int64)
+        dk.load(cc, F, 1, ST, 3)
+        F2, ST2 = F.copy(), ST.copy()
+        now = 0
+        for _ in range(400):
+            now += int(RNG.integers(0, 3_000_000))
+            op = RNG.random()
+            if op < 0.9:
+                acked = int(RNG.choice([64, 4096, 4160]))
+                ecn = bool(RNG.random() < 0.3)
+                sent = now - int(RNG.integers(0, 4_000_000))
+                cc.on_ack(now, acked, ecn, now - sent, sent)
+                dk.on_ack(F, 1, ST, 3, now, acked, ecn, sent)
+                dk.on_ack.py_func(F2, 1, ST2, 3, now, acked, ecn, sent)
+            elif op < 0.95:
+                cc.on_timeout(now)
+                dk.on_timeout(F, 1, ST, 3, now)
+                dk.on_timeout.py_func(F2, 1, ST2, 3, now)
+            else:
+                cc.on_nack(now)
+                dk.on_nack(F, 1, ST, 3, now)
+                dk.on_nack.py_func(F2, 1, ST2, 3, now)
+            np.testing.assert_array_equal(F, F2)
+            np.testing.assert_array_equal(ST, ST2)
+            view = Dctcp(ctx, params)
+            dk.store(view, F, 1, ST, 3)
+            for attr in ("cwnd_bytes", "ssthresh", "alpha", "acked_in_window", "marked_in_window"):
+                assert getattr(view, attr) == getattr(cc, attr), (trial, attr)
+            assert (view.window.active, view.window.start_ps) == (
+                cc.window.active,
+                cc.window.start_ps,
+            )
+            assert (view.cwr.active, view.cwr.start_ps) == (cc.cwr.active, cc.cwr.start_ps)
+
+
+def test_sender_kernels_match_their_twins():
+    """From a mid-run state with losses (tail drops), random ACKs of outstanding packets,
+    timers, NIC wakes, sends and kernel runs through each sender kernel and its pure-Python
+    twin: the same state and return values after every step."""
+    overrides = [*SMALL_INCAST, *DCTCP, "switch=droptail", "topo.buffer_bytes=60000",
+                 "workload.size_bytes=2000000", "engine.sample_interval_us=0"]  # fmt: skip
+    sim = _build(overrides)
+    sim.start()
+    sim.advance(60_000_000)
+    dp = sim.network.dataplane
+    state = [dp.ST.copy(), dp.F.copy(), dp.U.copy(), dp.PK.copy()]
+    twin = [a.copy() for a in state]
+    ST = state[0]
+    n_flows = len(dp.flows)
+    n_hosts = len(sim.network.hosts)
+    now = int(ST[cp._H_NOW])
+    eid = 1 << 30
+
+    def both(name, *args):
+        with np.errstate(over="ignore"):
+            a = getattr(cp, name)(*state, *args)
+            b = getattr(cp, name).py_func(*twin, *args)
+        assert a == b, name
+        for x, y in zip(state, twin, strict=True):
+            np.testing.assert_array_equal(x, y, err_msg=name)
+        return a
+
+    seen = set()
+    for _ in range(1200):
+        op = RNG.random()
+        f = int(RNG.integers(n_flows))
+        sb = int(ST[cp._H_OFF_SND]) + f * cp._NSC
+        for arr in (state[0], twin[0]):
+            arr[cp._H_EID] = eid << cp.EID_SHIFT
+        if op < 0.5:
+            out = int(ST[sb + cp._S_OUT_OFF])
+            live = np.flatnonzero(ST[out : out + int(ST[sb + cp._S_N])] >= 0)
+            if len(live) and ST[cp._H_POOL_CAP] - ST[cp._H_IN_POOL] >= cp._POOL_ROOM:
+                seq = int(RNG.choice(live))
+                now += int(RNG.integers(0, 300_000))
+                sent = int(ST[out + seq])
+                seen.add(
+                    ("ack", both("_sender_on_ack", f, seq, int(RNG.random() < 0.3), sent, now))
+                )
+        elif op < 0.6:
+            now += int(RNG.integers(0, 2_000_000))
+            both("_on_timer", f, now)
+            seen.add("timer")
+        elif op < 0.7:
+            both("_nic_wake", int(RNG.integers(n_hosts)), now)
+            seen.add("wake")
+        elif op < 0.8 and ST[cp._H_POOL_CAP] - ST[cp._H_IN_POOL] >= cp._POOL_ROOM:
+            both("_try_send", f, now)
+            seen.add("send")
+        else:
+            eid += 1
+            out = both("run", now, 1, eid, eid)
+            now = max(now, int(out[4]))
+            seen.add("run")
+    assert {("ack", 0), "timer", "wake", "send", "run"} <= seen
