@@ -1,11 +1,12 @@
 """The compiled data plane's senders (uno/net/compiled.py, kernel senders; uno/cc/dctcp_kernel.py).
 
-* Identity: with every flow's sender in the kernel (DCTCP, ECMP), the flows, sampled rates and
+* Identity: with every flow's sender in the kernel (DCTCP, UnoCC, GEMINI over ECMP), the flows, sampled rates and
   windows, queues, ports and packet counts are the Python senders' bit for bit — with
   timeouts, fast retransmits, drops, link faults, flows arriving and finishing, and a RTO FIFO
   small enough to compact many times.
-* The DCTCP law's kernels agree with :class:`uno.cc.dctcp.Dctcp` and with their twins on
-  random ACK sequences; the sender's kernels agree with their twins from a mid-run state.
+* The controllers' kernels (DCTCP, UnoCC, GEMINI) agree with their Python classes and with
+  their twins on random ACK sequences; the sender's kernels agree with their twins from a
+  mid-run state.
 * Flows the kernel cannot send for keep Python senders, and the summary says so.
 """
 
@@ -33,31 +34,44 @@ def _build(overrides: list[str]):
     return build_simulation(to_run_config(uno.compose([*overrides, "engine.dataplane=compiled"])))
 
 
+INCAST_SAMPLED = [*SMALL_INCAST, "workload.size_bytes=1500000", "engine.sample_interval_us=5",
+                  "engine.queue_ports=[busy]"]  # fmt: skip
+DROPTAIL = [*SMALL_INCAST, "switch=droptail", "topo.buffer_bytes=60000",
+            "workload.size_bytes=2000000", "engine.sample_interval_us=20"]  # fmt: skip
+LOSSY = [*SMALL_INCAST, "workload.size_bytes=1500000", "engine.sample_interval_us=0", *LOSSY_WAN]
+FIG10 = ["experiment=fig10_load", "workload.n_flows=300", "engine.max_sim_time_ms=20"]
+
+
 @pytest.mark.parametrize(
     "overrides",
     [
         # sampled every 5 us: the samplers read the kernel senders' state mid-run
-        [*SMALL_INCAST, "workload.size_bytes=1500000", "engine.sample_interval_us=5",
-         "engine.queue_ports=[busy]"],
+        [*INCAST_SAMPLED, *DCTCP],
+        [*INCAST_SAMPLED, "cc=uno", "lb=ecmp"],  # paced
+        [*INCAST_SAMPLED, "cc=gemini", "lb=ecmp"],
         # tail drops in bursts: timeouts
-        [*SMALL_INCAST, "switch=droptail", "topo.buffer_bytes=60000",
-         "workload.size_bytes=2000000", "engine.sample_interval_us=20"],
+        [*DROPTAIL, *DCTCP],
+        [*DROPTAIL, "cc=gemini", "lb=ecmp"],
         # the WAN failing and losing packets (i.i.d. and in blocks): fast retransmits too
-        [*SMALL_INCAST, "workload.size_bytes=1500000", "engine.sample_interval_us=0",
-         *LOSSY_WAN],
+        [*LOSSY, *DCTCP],
+        [*LOSSY, "cc=uno", "lb=ecmp"],
         # flows arriving and finishing (Poisson, web-search and WAN sizes), two DCs
-        ["experiment=fig10_load", "workload.n_flows=300", "engine.max_sim_time_ms=20"],
+        [*FIG10, *DCTCP],
+        [*FIG10, "scheme=uno_ecmp", "workload=mixed_artifact"],  # the artifact's switches
+        [*FIG10, "scheme=gemini"],
     ],
-    ids=["incast_sampled", "droptail_losses", "lossy_wan", "fig10_arrivals"],
+    ids=["incast_dctcp", "incast_uno", "incast_gemini", "droptail_dctcp", "droptail_gemini",
+         "lossy_wan_dctcp", "lossy_wan_uno", "fig10_dctcp", "fig10_uno_ecmp", "fig10_gemini"],
 )  # fmt: skip
 def test_kernel_senders_give_the_python_senders_results(overrides):
-    results = _both([*overrides, *DCTCP])
+    results = _both(overrides)
     _assert_identical(results)
     comp = results["compiled"]
     assert comp.summary["dataplane"]["senders"] == "in the kernel"
     if "switch=droptail" in overrides:
         assert comp.flows["timeouts"].sum() > 0
-    if LOSSY_WAN[1] in overrides:  # single losses: three later packets acknowledged
+    if "cc=dctcp" in overrides and LOSSY_WAN[1] in overrides:
+        # single losses: three later packets acknowledged
         assert comp.flows["fast_retransmits"].sum() > 0
 
 
@@ -173,19 +187,56 @@ def test_python_senders_when_asked_or_without_a_compiled_form():
     on = run([*base, *DCTCP, "engine.dataplane=compiled"])
     pd.testing.assert_frame_equal(off.flows, on.flows)
     assert off.summary["dataplane"]["senders"] == "in Python (engine.compiled_senders=false)"
-    gemini = run([*base, "cc=gemini", "lb=ecmp", "engine.dataplane=compiled"])
-    assert "gemini" in gemini.summary["dataplane"]["senders"]
-    assert "compiled form" in gemini.summary["dataplane"]["senders"]
+    mprdma = run([*base, "cc=mprdma_bbr", "engine.dataplane=compiled"])
+    assert "compiled form" in mprdma.summary["dataplane"]["senders"]
     sim = _build([*base, "cc=dctcp", "lb=spray"])
     assert not sim.network.dataplane._kernel_tx
 
 
 # ---- kernels against the Python controller and their twins -------------------------------------
-def test_dctcp_kernel_matches_the_controller():
-    """Random ACKs (marked or not, sent before or after the windows' starts), timeouts and fast
-    retransmits: the kernel's window, threshold, alpha and rounds stay the controller's exactly,
-    and the twins' too."""
-    for trial in range(20):
+def _controllers():
+    """(name, class, params, kernel module) for the controllers with a compiled form, with the
+    variants their switches select."""
+    from uno.cc import gemini_kernel, uno_kernel
+    from uno.cc.gemini import Gemini, GeminiParams
+    from uno.cc.uno import UnoCC, UnoParams
+
+    return [
+        ("dctcp", Dctcp, DctcpParams(), dk),
+        ("dctcp_g_cap", Dctcp, DctcpParams(g=0.3, max_cwnd_bdp=1.5), dk),
+        ("uno", UnoCC, UnoParams(), uno_kernel),
+        ("uno_artifact_like", UnoCC, UnoParams(gentle_compounds=False, ewma_fall_increase=True,
+                                               epoch_period="intra_rtt", timeout_cwnd_mss=1.0,
+                                               ecn_ewma_gain=0.65, qa_window_scale=0.96),
+         uno_kernel),
+        ("gemini", Gemini, GeminiParams(), gemini_kernel),
+        ("gemini_artifact_like", Gemini, GeminiParams(alpha_update="base_rtt", t_us=100.0,
+                                                      slow_start_exit_on_cut=False,
+                                                      timeout_holdoff="rto", max_cwnd_bdp=1.0,
+                                                      alpha_init=0.0),
+         gemini_kernel),
+    ]  # fmt: skip
+
+
+def _state(cc) -> dict:
+    """A controller's plain state: numbers, flags, None, and its send-time rounds."""
+    out = {}
+    for key, value in vars(cc).items():
+        if value is None or isinstance(value, (bool, int, float)):
+            out[key] = value
+        elif hasattr(value, "start_ps"):
+            out[key] = (value.active, value.start_ps)
+    return out
+
+
+@pytest.mark.parametrize("name", [c[0] for c in _controllers()])
+def test_controller_kernels_match_the_controllers(name):
+    """Random ACKs (marked or not, RTTs with and without queueing, sent before or after the
+    rounds' starts), timeouts and fast-retransmit losses: after every step the kernel's state,
+    stored back into a fresh controller, is the Python controller's exactly, and the twins'
+    (``.py_func``) arrays are the kernels'."""
+    _, cls, params, kernel = next(c for c in _controllers() if c[0] == name)
+    for trial in range(12):
         rtt = int(RNG.integers(2_000_000, 200_000_000))
         ctx = FlowContext(
             base_rtt_ps=rtt,
@@ -195,45 +246,41 @@ def test_dctcp_kernel_matches_the_controller():
             intra_rtt_ps=2_000_000,
             intra_bdp_bytes=25_000.0,
             is_inter_dc=rtt > 20_000_000,
+            rto_ps=4 * rtt,
+            ecn_k_bytes=250_000.0,
         )
-        params = DctcpParams(
-            g=float(RNG.choice([1 / 16, 0.3])), max_cwnd_bdp=float(RNG.choice([0.0, 1.5]))
-        )
-        cc = Dctcp(ctx, params)
-        F = np.zeros((2, 9))
-        ST = np.zeros(dk.N_INTS + 3, dtype=np.int64)
-        dk.load(cc, F, 1, ST, 3)
+        cc = cls(ctx, params)
+        F = np.zeros((2, cp._NFC))
+        ST = np.zeros(40, dtype=np.int64)
+        kernel.load(cc, F, 1, ST, 3)
         F2, ST2 = F.copy(), ST.copy()
         now = 0
-        for _ in range(400):
-            now += int(RNG.integers(0, 3_000_000))
+        for _ in range(300):
+            # steps of exactly one base RTT (or a quarter) too: the hold-offs' boundaries
+            now += int(RNG.choice([int(RNG.integers(0, rtt // 2)), rtt, rtt // 4, 0]))
             op = RNG.random()
             if op < 0.9:
-                acked = int(RNG.choice([64, 4096, 4160]))
+                acked = int(RNG.choice([64, 4160]))
                 ecn = bool(RNG.random() < 0.3)
-                sent = now - int(RNG.integers(0, 4_000_000))
-                cc.on_ack(now, acked, ecn, now - sent, sent)
-                dk.on_ack(F, 1, ST, 3, now, acked, ecn, sent)
-                dk.on_ack.py_func(F2, 1, ST2, 3, now, acked, ecn, sent)
-            elif op < 0.95:
-                cc.on_timeout(now)
-                dk.on_timeout(F, 1, ST, 3, now)
-                dk.on_timeout.py_func(F2, 1, ST2, 3, now)
+                sample = rtt + int(RNG.choice([0, 0, int(RNG.integers(0, 3 * rtt))]))
+                sent = now - sample
+                cc.on_ack(now, acked, ecn, sample, sent)
+                if kernel is dk:
+                    args = (now, acked, ecn, sent)
+                else:
+                    args = (now, acked, ecn, sample, sent)
+                kernel.on_ack(F, 1, ST, 3, *args)
+                kernel.on_ack.py_func(F2, 1, ST2, 3, *args)
             else:
-                cc.on_nack(now)
-                dk.on_nack(F, 1, ST, 3, now)
-                dk.on_nack.py_func(F2, 1, ST2, 3, now)
+                hook = "on_timeout" if op < 0.95 else "on_nack"
+                getattr(cc, hook)(now)
+                getattr(kernel, hook)(F, 1, ST, 3, now)
+                getattr(kernel, hook).py_func(F2, 1, ST2, 3, now)
             np.testing.assert_array_equal(F, F2)
             np.testing.assert_array_equal(ST, ST2)
-            view = Dctcp(ctx, params)
-            dk.store(view, F, 1, ST, 3)
-            for attr in ("cwnd_bytes", "ssthresh", "alpha", "acked_in_window", "marked_in_window"):
-                assert getattr(view, attr) == getattr(cc, attr), (trial, attr)
-            assert (view.window.active, view.window.start_ps) == (
-                cc.window.active,
-                cc.window.start_ps,
-            )
-            assert (view.cwr.active, view.cwr.start_ps) == (cc.cwr.active, cc.cwr.start_ps)
+            view = cls(ctx, params)
+            kernel.store(view, F, 1, ST, 3)
+            assert _state(view) == _state(cc), trial
 
 
 def test_sender_kernels_match_their_twins():

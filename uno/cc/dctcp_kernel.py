@@ -4,8 +4,9 @@ per-ACK reference implementation. The compiled data plane's senders (uno/net/com
 these; each does the Python method's arithmetic in the same order, so windows are the same
 doubles bit for bit (``tests/test_compiled_senders.py`` runs both on random ACK sequences).
 
-State of one flow: six doubles in a row of ``F`` (``fr``: window, slow-start threshold, alpha,
-the gain g, the window's floor and cap, in bytes) and seven int64 in ``ST`` from ``ib``: the
+State of one flow: six doubles in a row of ``F`` (``fr``: the window, its floor and cap, in
+bytes, as :mod:`uno.cc.window_kernel` lays them out; the slow-start threshold, alpha, the gain
+g) and seven int64 in ``ST`` from ``ib``: the
 rounds delimited by send times (the EWMA window's and the once-per-window cut's: active flag,
 start, in ps), the bytes acknowledged and marked in the current window, the MSS (bytes).
 """
@@ -14,8 +15,11 @@ from __future__ import annotations
 
 from numba import njit
 
-# the doubles (F row)
-D_CWND, D_SSTHRESH, D_ALPHA, D_G, D_MIN, D_MAX = range(6)
+from uno.cc.window_kernel import W_CWND as D_CWND
+from uno.cc.window_kernel import W_MIN, load_window, set_cwnd, store_window
+
+# the doubles (F row, after the window's three)
+D_SSTHRESH, D_ALPHA, D_G = 3, 4, 5
 N_FLOATS = 6
 # the ints (ST, from ib)
 I_W_ACTIVE, I_W_START, I_CWR_ACTIVE, I_CWR_START, I_ACKED, I_MARKED, I_MSS = range(7)
@@ -24,12 +28,10 @@ N_INTS = 7
 
 def load(cc, F, fr: int, ST, ib: int) -> None:
     """Copy a :class:`uno.cc.dctcp.Dctcp`'s state into its rows."""
-    F[fr, D_CWND] = cc.cwnd_bytes
+    load_window(cc, F, fr)
     F[fr, D_SSTHRESH] = cc.ssthresh
     F[fr, D_ALPHA] = cc.alpha
     F[fr, D_G] = cc.p.g
-    F[fr, D_MIN] = cc.min_cwnd
-    F[fr, D_MAX] = cc.max_cwnd
     ST[ib + I_W_ACTIVE] = cc.window.active
     ST[ib + I_W_START] = cc.window.start_ps
     ST[ib + I_CWR_ACTIVE] = cc.cwr.active
@@ -42,7 +44,7 @@ def load(cc, F, fr: int, ST, ib: int) -> None:
 def store(cc, F, fr: int, ST, ib: int) -> None:
     """Copy the rows' state back into the :class:`uno.cc.dctcp.Dctcp` (for samplers and
     tables)."""
-    cc.cwnd_bytes = float(F[fr, D_CWND])
+    store_window(cc, F, fr)
     cc.ssthresh = float(F[fr, D_SSTHRESH])
     cc.alpha = float(F[fr, D_ALPHA])
     cc.window.active = bool(ST[ib + I_W_ACTIVE])
@@ -51,17 +53,6 @@ def store(cc, F, fr: int, ST, ib: int) -> None:
     cc.cwr.start_ps = int(ST[ib + I_CWR_START])
     cc.acked_in_window = int(ST[ib + I_ACKED])
     cc.marked_in_window = int(ST[ib + I_MARKED])
-
-
-@njit(cache=True)
-def set_cwnd(F, fr, cwnd):
-    """The window, clamped to [floor, cap] (:meth:`uno.cc.base.WindowedControl.set_cwnd`
-    without pacing)."""
-    if cwnd < F[fr, D_MIN]:
-        cwnd = F[fr, D_MIN]
-    elif not cwnd < F[fr, D_MAX]:
-        cwnd = F[fr, D_MAX]
-    F[fr, D_CWND] = cwnd
 
 
 @njit(cache=True)
@@ -98,7 +89,8 @@ def on_ack(F, fr, ST, ib, now_ps, acked_bytes, ecn, sent_ps):
 @njit(cache=True)
 def _halve(F, fr, ST, ib, now_ps):
     half = F[fr, D_CWND] / 2.0
-    F[fr, D_SSTHRESH] = half if half > F[fr, D_MIN] else F[fr, D_MIN]
+    floor = F[fr, W_MIN]
+    F[fr, D_SSTHRESH] = half if half > floor else floor
     ST[ib + I_CWR_START] = now_ps
     ST[ib + I_CWR_ACTIVE] = 1
 
@@ -108,7 +100,7 @@ def on_timeout(F, fr, ST, ib, now_ps):
     """A retransmission timeout (:meth:`uno.cc.dctcp.Dctcp.on_timeout`): ssthresh = half the
     window (at least the floor), the window restarts from the floor."""
     _halve(F, fr, ST, ib, now_ps)
-    set_cwnd(F, fr, F[fr, D_MIN])
+    set_cwnd(F, fr, F[fr, W_MIN])
 
 
 @njit(cache=True)

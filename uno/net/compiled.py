@@ -73,11 +73,17 @@ import numba
 import numpy as np
 from numba import njit
 
-from uno.cc import dctcp_kernel
-from uno.cc.dctcp_kernel import D_CWND
+from uno.cc import dctcp_kernel, gemini_kernel, uno_kernel
 from uno.cc.dctcp_kernel import on_ack as dctcp_on_ack
 from uno.cc.dctcp_kernel import on_nack as dctcp_on_nack
 from uno.cc.dctcp_kernel import on_timeout as dctcp_on_timeout
+from uno.cc.gemini_kernel import on_ack as gemini_on_ack
+from uno.cc.gemini_kernel import on_nack as gemini_on_nack
+from uno.cc.gemini_kernel import on_timeout as gemini_on_timeout
+from uno.cc.uno_kernel import on_ack as uno_on_ack
+from uno.cc.uno_kernel import on_nack as uno_on_nack
+from uno.cc.uno_kernel import on_timeout as uno_on_timeout
+from uno.cc.window_kernel import W_CWND
 from uno.core.errors import ConfigError, InvariantError
 from uno.core.packet import ACK, DATA, KIND_NAMES
 from uno.faults.models import (
@@ -151,11 +157,13 @@ _LANE_CONTROL, _LANE_DATA = 0, 1
 (_I_UP, _I_XOFF, _I_XON, _I_BYTES, _I_MAX, _I_PAUSING, _I_SENT, _I_VIOL, _I_SIGNAL,
  _I_CTRL) = range(10)  # fmt: skip
 _NIC = 10
-# event payloads: the type in the low 3 bits, the port above them, a slot above bit 32
-(_EV_DATA, _EV_CTRL, _EV_WIRE, _EV_TXDONE, _EV_PAUSE, _EV_RESUME, _EV_RTO, _EV_NICWAKE) = range(
-    8
-)  # fmt: skip (RTO: a kernel sender's timer; NICWAKE: a host's NIC)
-_EV_PORT_MASK = (1 << 29) - 1
+# event payloads: the type in the low _EV_BITS bits, the port above them, a slot above bit 32
+# (RTO: a kernel sender's timer; NICWAKE: a host's NIC turn; PACE: a paced sender's next send)
+_EV_DATA, _EV_CTRL, _EV_WIRE, _EV_TXDONE, _EV_PAUSE, _EV_RESUME = range(6)
+_EV_RTO, _EV_NICWAKE, _EV_PACE = 6, 7, 8
+_EV_BITS = 4  # (the type's bits)
+_EV_TYPE_MASK = (1 << _EV_BITS) - 1
+_EV_PORT_MASK = (1 << 28) - 1
 #: a port's busy-until while its data priority is paused (uno.net.event_port.PAUSED_PS)
 _PAUSED_PS = 1 << 62
 #: pushes the heap must have room for before an event (or an injection) is processed
@@ -176,7 +184,7 @@ _REASON_DOWN, _REASON_RANDOM, _REASON_BLOCK = 1, 2, 3
 # port floats (F columns)
 _F_RED_KMIN, _F_RED_KMAX, _F_RED_SPAN = 0, 1, 2
 _F_PH_SIZE, _F_PH_DRAIN, _F_PH_LEVEL, _F_PH_KMIN, _F_PH_KMAX, _F_PH_SPAN = 3, 4, 5, 6, 7, 8
-_NFC = 9
+_NFC = 24  # (a kernel sender's controller keeps its doubles in one row)
 # packet pool columns
 (_K_KIND, _K_SIZE, _K_DST, _K_ECN, _K_DEP, _K_NEXT, _K_HKEY, _K_FLOW, _K_SEQ, _K_PAYLOAD,
  _K_SRC, _K_ENTROPY, _K_ING, _K_SENT) = range(14)  # fmt: skip
@@ -198,8 +206,11 @@ _INT_FIELDS = 4
  _S_FINISH, _S_ARMED, _S_LAST_TIMEOUT, _S_GRAN, _S_RTO, _S_RTO_AFTER, _S_DUPTHR, _S_FAST_RETX,
  _S_LAST_FAST, _S_BASE_RTT, _S_ACKED_OFF, _S_OUT_OFF, _S_FIFO_OFF, _S_FIFO_CAP, _S_FIFO_HEAD,
  _S_FIFO_N, _S_RQ_OFF, _S_RQ_CAP, _S_RQ_HEAD, _S_RQ_N, _S_LATER_OFF, _S_LATER_N,
- _S_NIC_QUEUED, _S_NIC_NEXT, _S_FROW, _S_CC) = range(50)  # fmt: skip
-_NSC = _S_CC + 8  # (uno.cc.dctcp_kernel.N_INTS of them used)
+ _S_NIC_QUEUED, _S_NIC_NEXT, _S_FROW, _S_CCK, _S_PACED, _S_PACING_RTT, _S_NEXT_SEND, _S_WAKE,
+ _S_CC) = range(55)  # fmt: skip
+# the controllers with a compiled form (_S_CCK): their kernels' modules
+_CC_DCTCP, _CC_UNO, _CC_GEMINI = 1, 2, 3
+_NSC = _S_CC + 32  # (the controller's ints: uno.cc.*_kernel N_INTS)
 # hosts' NICs (ST rows of _NNC): the NIC port, the FIFO of waiting kernel senders (a list
 # through _S_NIC_NEXT), whether a wake is pending (uno.net.nic.NicScheduler)
 _N_PORT, _N_HEAD, _N_TAIL, _N_PENDING = range(4)
@@ -499,7 +510,7 @@ def _port_receive(ST, F, U, PK, p, slot, now):
         ST[pb + _P_HELD] += 1
         if ST[pb + _P_C_PENDING] == 0:
             ST[pb + _P_C_PENDING] = 1
-            _heap_push(ST, dep + ST[pb + _P_DELAY], _next_eid(ST), (p << 3) | _EV_CTRL)
+            _heap_push(ST, dep + ST[pb + _P_DELAY], _next_eid(ST), (p << _EV_BITS) | _EV_CTRL)
         return
     qhead = ST[pb + _P_QHEAD]
     if qhead >= 0 and PK[qhead, _K_DEP] <= now:
@@ -534,7 +545,7 @@ def _port_receive(ST, F, U, PK, p, slot, now):
     ST[pb + _P_HELD] += 1
     if ST[pb + _P_PENDING] == 0:
         ST[pb + _P_PENDING] = 1
-        _heap_push(ST, dep + ST[pb + _P_DELAY], _next_eid(ST), (p << 3) | _EV_DATA)
+        _heap_push(ST, dep + ST[pb + _P_DELAY], _next_eid(ST), (p << _EV_BITS) | _EV_DATA)
 
 
 # ---- the event port and PFC (uno.net.event_port, uno.net.pfc) --------------------------------
@@ -556,7 +567,9 @@ def _ingress_receive(ST, PK, ing, slot, now):
     if b > ST[ib + _I_XOFF] and not ST[ib + _I_PAUSING]:
         ST[ib + _I_PAUSING] = 1
         ST[ib + _I_SENT] += 1
-        _heap_push(ST, now + ST[ib + _I_SIGNAL], _next_eid(ST), (ST[ib + _I_UP] << 3) | _EV_PAUSE)
+        _heap_push(
+            ST, now + ST[ib + _I_SIGNAL], _next_eid(ST), (ST[ib + _I_UP] << _EV_BITS) | _EV_PAUSE
+        )
 
 
 @njit(cache=True)
@@ -569,7 +582,9 @@ def _ingress_release(ST, ing, size, now):
     ST[ib + _I_BYTES] = b
     if ST[ib + _I_PAUSING] and b <= ST[ib + _I_XON]:
         ST[ib + _I_PAUSING] = 0
-        _heap_push(ST, now + ST[ib + _I_SIGNAL], _next_eid(ST), (ST[ib + _I_UP] << 3) | _EV_RESUME)
+        _heap_push(
+            ST, now + ST[ib + _I_SIGNAL], _next_eid(ST), (ST[ib + _I_UP] << _EV_BITS) | _EV_RESUME
+        )
 
 
 @njit(cache=True)
@@ -597,7 +612,7 @@ def _eport_start(ST, PK, p, pb, now):
     PK[slot, _K_DEP] = end
     ST[pb + _P_TX] = slot
     ST[pb + _P_TXQ] = lane
-    _heap_push(ST, end, _next_eid(ST), (slot << 32) | (p << 3) | _EV_TXDONE)
+    _heap_push(ST, end, _next_eid(ST), (slot << 32) | (p << _EV_BITS) | _EV_TXDONE)
     PK[slot, _K_NEXT] = -1
     tail = ST[pb + _P_W_TAIL]
     if tail >= 0:
@@ -607,7 +622,7 @@ def _eport_start(ST, PK, p, pb, now):
     ST[pb + _P_W_TAIL] = slot
     if ST[pb + _P_W_PENDING] == 0:
         ST[pb + _P_W_PENDING] = 1
-        _heap_push(ST, end + ST[pb + _P_DELAY], _next_eid(ST), (p << 3) | _EV_WIRE)
+        _heap_push(ST, end + ST[pb + _P_DELAY], _next_eid(ST), (p << _EV_BITS) | _EV_WIRE)
 
 
 @njit(cache=True)
@@ -799,14 +814,14 @@ def fault_drop(ST, F, U, pb, now):
 
 @njit(cache=True)
 def _deliver(ST, F, U, PK, payload, now):
-    """The delivery event ``payload`` (port << 3 | _EV_DATA, _EV_CTRL or _EV_WIRE) at ``now``:
-    the lane's (the event port's wire's) oldest packet leaves the wire
+    """The delivery event ``payload`` (port << _EV_BITS | _EV_DATA, _EV_CTRL or _EV_WIRE) at
+    ``now``: the lane's (the event port's wire's) oldest packet leaves the wire
     (:meth:`uno.net.port.Port._deliver`, :meth:`uno.net.event_port.EventPort._deliver`) into a
     switch, which counts it in the link's PFC ingress queue if it has one and forwards it at
     once, or into a host. Returns (host id, slot) for a host, (-1, -1) otherwise."""
-    p = (payload >> 3) & _EV_PORT_MASK
+    p = (payload >> _EV_BITS) & _EV_PORT_MASK
     pb = ST[_H_OFF_P] + p * _NPC
-    typ = payload & 7
+    typ = payload & _EV_TYPE_MASK
     if typ == _EV_WIRE:
         slot = ST[pb + _P_W_HEAD]
         nxt = PK[slot, _K_NEXT]
@@ -1050,7 +1065,49 @@ def _nic_wait(ST, f, sb, now):
     busy = ST[ST[_H_OFF_P] + ST[nb + _N_PORT] * _NPC + _P_BUSY]
     if not ST[nb + _N_PENDING] and busy < _PAUSED_PS:
         ST[nb + _N_PENDING] = 1
-        _heap_push(ST, busy, _next_eid(ST), (ST[sb + _S_HOST] << 3) | _EV_NICWAKE)
+        _heap_push(ST, busy, _next_eid(ST), (ST[sb + _S_HOST] << _EV_BITS) | _EV_NICWAKE)
+
+
+@njit(cache=True)
+def _cc_on_ack(F, fr, ST, sb, now, acked_bytes, ecn, rtt_ps, sent_ps):
+    """The sender's controller hears of an ACK (its compiled form, by ``_S_CCK``)."""
+    kind = ST[sb + _S_CCK]
+    if kind == _CC_DCTCP:
+        dctcp_on_ack(F, fr, ST, sb + _S_CC, now, acked_bytes, ecn, sent_ps)
+    elif kind == _CC_UNO:
+        uno_on_ack(F, fr, ST, sb + _S_CC, now, acked_bytes, ecn, rtt_ps, sent_ps)
+    else:
+        gemini_on_ack(F, fr, ST, sb + _S_CC, now, acked_bytes, ecn, rtt_ps, sent_ps)
+
+
+@njit(cache=True)
+def _cc_on_loss(F, fr, ST, sb, now, timeout):
+    """The sender's controller hears of a timeout (``timeout``) or a fast-retransmit loss."""
+    kind = ST[sb + _S_CCK]
+    ib = sb + _S_CC
+    if kind == _CC_DCTCP:
+        if timeout:
+            dctcp_on_timeout(F, fr, ST, ib, now)
+        else:
+            dctcp_on_nack(F, fr, ST, ib, now)
+    elif kind == _CC_UNO:
+        if timeout:
+            uno_on_timeout(F, fr, ST, ib, now)
+        else:
+            uno_on_nack(F, fr, ST, ib, now)
+    elif timeout:
+        gemini_on_timeout(F, fr, ST, ib, now)
+    else:
+        gemini_on_nack(F, fr, ST, ib, now)
+
+
+@njit(cache=True)
+def _pacing_rate(F, fr, ST, sb):
+    """The sender's pacing rate (bit/s): the window per base RTT when paced, else 0
+    (:meth:`uno.cc.base.WindowedControl.set_cwnd` computes it with the window)."""
+    if ST[sb + _S_PACED]:
+        return F[fr, W_CWND] * 8e12 / ST[sb + _S_PACING_RTT]
+    return 0.0
 
 
 @njit(cache=True)
@@ -1064,10 +1121,16 @@ def _try_send(ST, F, U, PK, f, now):
     acked = ST[sb + _S_ACKED_OFF]
     nic = ST[ST[_H_OFF_NICS] + ST[sb + _S_HOST] * _NNC + _N_PORT]
     nic_busy = ST[_H_OFF_P] + nic * _NPC + _P_BUSY
-    while ST[sb + _S_INFLIGHT] < F[fr, D_CWND]:
+    while ST[sb + _S_INFLIGHT] < F[fr, W_CWND]:
         while ST[sb + _S_RQ_N] and ST[acked + ST[ST[sb + _S_RQ_OFF] + ST[sb + _S_RQ_HEAD]]]:
             _retx_pop(ST, sb)
         if ST[sb + _S_RQ_N] == 0 and ST[sb + _S_NEXT_SEQ] >= ST[sb + _S_N]:
+            break
+        rate = _pacing_rate(F, fr, ST, sb)
+        if rate > 0.0 and now < ST[sb + _S_NEXT_SEND]:
+            if not ST[sb + _S_WAKE]:
+                ST[sb + _S_WAKE] = 1
+                _heap_push(ST, ST[sb + _S_NEXT_SEND], _next_eid(ST), (f << _EV_BITS) | _EV_PACE)
             break
         if ST[nic_busy] > now:
             _nic_wait(ST, f, sb, now)
@@ -1106,11 +1169,22 @@ def _try_send(ST, F, U, PK, f, now):
         _fifo_push(ST, sb, now, seq)
         ST[sb + _S_SENT_BYTES] += wire
         ST[sb + _S_SENT_PKTS] += 1
+        if rate > 0.0:
+            ST[sb + _S_NEXT_SEND] = now + np.int64(wire * 8e12 / rate)
         if not ST[sb + _S_ARMED]:
             ST[sb + _S_ARMED] = 1
-            _heap_push(ST, now + ST[sb + _S_RTO], _next_eid(ST), (f << 3) | _EV_RTO)
+            _heap_push(ST, now + ST[sb + _S_RTO], _next_eid(ST), (f << _EV_BITS) | _EV_RTO)
         ST[_H_TX_DATA] += 1  # (uno.net.host.Host.send)
         _port_receive(ST, F, U, PK, nic, slot, now)
+
+
+@njit(cache=True)
+def _pace_wake(ST, F, U, PK, f, now):
+    """A paced kernel sender's next send time came (:meth:`uno.transport.sender.Sender._wake`)."""
+    sb = ST[_H_OFF_SND] + f * _NSC
+    ST[sb + _S_WAKE] = 0
+    if not ST[sb + _S_DONE]:
+        _try_send(ST, F, U, PK, f, now)
 
 
 @njit(cache=True)
@@ -1134,7 +1208,7 @@ def _nic_wake(ST, F, U, PK, host, now):
     busy = ST[busy_at]
     if ST[nb + _N_HEAD] >= 0 and not ST[nb + _N_PENDING] and busy < _PAUSED_PS:
         ST[nb + _N_PENDING] = 1
-        _heap_push(ST, busy if busy > now else now, _next_eid(ST), (host << 3) | _EV_NICWAKE)
+        _heap_push(ST, busy if busy > now else now, _next_eid(ST), (host << _EV_BITS) | _EV_NICWAKE)
 
 
 @njit(cache=True)
@@ -1144,12 +1218,12 @@ def _on_loss_episode(F, fr, ST, sb, now, timeout):
         if now - ST[sb + _S_LAST_TIMEOUT] >= ST[sb + _S_BASE_RTT] or ST[sb + _S_TIMEOUTS] == 0:
             ST[sb + _S_TIMEOUTS] += 1
             ST[sb + _S_LAST_TIMEOUT] = now
-            dctcp_on_timeout(F, fr, ST, sb + _S_CC, now)
+            _cc_on_loss(F, fr, ST, sb, now, True)
     else:
         last = ST[sb + _S_LAST_FAST]
         if last < 0 or now - last >= ST[sb + _S_BASE_RTT]:
             ST[sb + _S_LAST_FAST] = now
-            dctcp_on_nack(F, fr, ST, sb + _S_CC, now)
+            _cc_on_loss(F, fr, ST, sb, now, False)
 
 
 @njit(cache=True)
@@ -1217,7 +1291,7 @@ def _on_timer(ST, F, U, PK, f, now):
         ST[sb + _S_ARMED] = 1
         due = ST[_fifo_front(ST, sb)] + rto
         floor = now + ST[sb + _S_GRAN]
-        _heap_push(ST, due if due > floor else floor, _next_eid(ST), (f << 3) | _EV_RTO)
+        _heap_push(ST, due if due > floor else floor, _next_eid(ST), (f << _EV_BITS) | _EV_RTO)
     _try_send(ST, F, U, PK, f, now)
 
 
@@ -1243,8 +1317,7 @@ def _sender_on_ack(ST, F, U, PK, f, seq, ecn, sent_ps, now):
     ST[sb + _S_ACKED_BYTES] += wire
     if ecn:
         ST[sb + _S_ECN_ACKS] += 1
-    fr = ST[sb + _S_FROW]
-    dctcp_on_ack(F, fr, ST, sb + _S_CC, now, wire, ecn, sent_ps)
+    _cc_on_ack(F, ST[sb + _S_FROW], ST, sb, now, wire, ecn, now - sent_ps, sent_ps)
     if ST[sb + _S_N_ACKED] == ST[sb + _S_N]:
         # every packet acknowledged: the flow completes (Sender._finish)
         if ST[sb + _S_INFLIGHT] != 0:
@@ -1317,19 +1390,22 @@ def run(ST, F, U, PK, lim_t, lim_prio, lim_eid, eid):
         payload = _heap_pop(ST)
         now = t
         ST[_H_NOW] = t
-        typ = payload & 7
+        typ = payload & _EV_TYPE_MASK
         if typ == _EV_RTO:
-            _on_timer(ST, F, U, PK, (payload >> 3) & _EV_PORT_MASK, t)
+            _on_timer(ST, F, U, PK, (payload >> _EV_BITS) & _EV_PORT_MASK, t)
             continue
         if typ == _EV_NICWAKE:
-            _nic_wake(ST, F, U, PK, (payload >> 3) & _EV_PORT_MASK, t)
+            _nic_wake(ST, F, U, PK, (payload >> _EV_BITS) & _EV_PORT_MASK, t)
+            continue
+        if typ == _EV_PACE:
+            _pace_wake(ST, F, U, PK, (payload >> _EV_BITS) & _EV_PORT_MASK, t)
             continue
         if typ == _EV_TXDONE:
-            p = (payload >> 3) & _EV_PORT_MASK
+            p = (payload >> _EV_BITS) & _EV_PORT_MASK
             _eport_tx_done(ST, F, U, PK, p, ST[_H_OFF_P] + p * _NPC, payload >> 32)
             continue
         if typ >= _EV_PAUSE:
-            p = (payload >> 3) & _EV_PORT_MASK
+            p = (payload >> _EV_BITS) & _EV_PORT_MASK
             if pfc_signal(ST, PK, p, typ == _EV_RESUME, t):
                 host = _RUN_RESUMED if typ == _EV_RESUME else _RUN_PAUSED
                 slot = p
@@ -1567,17 +1643,29 @@ def _pcg64_words(uniform) -> tuple[int, int, int, int]:
     return s >> 64, s & mask, inc >> 64, inc & mask
 
 
+def _compiled_cc(cc) -> tuple[int, object] | None:
+    """(``_S_CCK``, the kernel module) of controller ``cc`` if it has a compiled form."""
+    from uno.cc.dctcp import Dctcp
+    from uno.cc.gemini import Gemini
+    from uno.cc.uno import UnoCC
+
+    return {
+        Dctcp: (_CC_DCTCP, dctcp_kernel),
+        UnoCC: (_CC_UNO, uno_kernel),
+        Gemini: (_CC_GEMINI, gemini_kernel),
+    }.get(type(cc))
+
+
 def kernel_sender_supported(sender) -> bool:
     """Whether the kernel can run ``sender`` (a :class:`uno.transport.sender.Sender`): its
-    controller has a compiled form (DCTCP without pacing: :mod:`uno.cc.dctcp_kernel`), its load
-    balancer is ECMP (one entropy per flow), and it needs none of coding, rate samples, send
-    events, duplicate-ACK or INT callbacks, or load-balancer feedback."""
-    from uno.cc.dctcp import Dctcp
+    controller has a compiled form (DCTCP, UnoCC, GEMINI: :mod:`uno.cc.dctcp_kernel`,
+    :mod:`uno.cc.uno_kernel`, :mod:`uno.cc.gemini_kernel`), its load balancer is ECMP (one
+    entropy per flow), and it needs none of coding, rate samples, send events, duplicate-ACK
+    or INT callbacks, or load-balancer feedback."""
     from uno.lb.ecmp import Ecmp
 
     return (
-        type(sender.cc) is Dctcp
-        and not sender.cc.paced
+        _compiled_cc(sender.cc) is not None
         and type(sender.lb) is Ecmp
         and sender._coding is None
         and not (sender._rate_samples or sender._send_events or sender._dup_ack_cc)
@@ -1599,7 +1687,7 @@ def _senders_note(flows: list, kernel_rx: list, wanted: bool, ingresses: list) -
         if not kernel_sender_supported(flow.sender):
             return (
                 f"in Python (flow {flow.flow_id}: {flow.cc_name} with {flow.lb_name} has no "
-                "compiled form; the kernel's: DCTCP without pacing, ECMP, no coding)"
+                "compiled form; the kernel's: DCTCP, UnoCC or GEMINI with ECMP, no coding)"
             )
     return "in the kernel" if flows else "in Python (no flows)"
 
@@ -1919,7 +2007,11 @@ class CompiledDataplane:
             row[_S_RQ_CAP] = n
             row[_S_LATER_OFF] = at + 3 * n + 2 * cap
             row[_S_FROW] = frow0 + f
-            dctcp_kernel.load(s.cc, F, frow0 + f, ST, sb + _S_CC)
+            kind, kernel = _compiled_cc(s.cc)
+            row[_S_CCK] = kind
+            row[_S_PACED] = s.cc.paced
+            row[_S_PACING_RTT] = s.cc._pacing_rtt_ps
+            kernel.load(s.cc, F, frow0 + f, ST, sb + _S_CC)
             at += arrays[f]
         self._snd_rows = ST[offs[14] : offs[15]].reshape(len(self.flows), _NSC)
 
@@ -2136,7 +2228,10 @@ class CompiledDataplane:
         s.done = bool(row[_S_DONE])
         s.rto_ps = row[_S_RTO]
         s._timer_armed = bool(row[_S_ARMED])
-        dctcp_kernel.store(s.cc, self.F, row[_S_FROW], self.ST, self._snd_rows_base(f) + _S_CC)
+        _, kernel = _compiled_cc(s.cc)
+        kernel.store(s.cc, self.F, row[_S_FROW], self.ST, self._snd_rows_base(f) + _S_CC)
+        s._next_send_ps = row[_S_NEXT_SEND]
+        s._wake_pending = bool(row[_S_WAKE])
 
     def _snd_rows_base(self, f: int) -> int:
         return int(self.ST[_H_OFF_SND]) + f * _NSC
