@@ -49,9 +49,9 @@ SCENARIO = [
 MODELS = ("lazy", "compiled", "event")
 #: the overrides of each model
 MODEL_OVERRIDES = {
-    "lazy": ["engine.port_model=lazy"],
+    "lazy": ["engine.dataplane=python", "engine.port_model=lazy"],
     "compiled": ["engine.dataplane=compiled"],
-    "event": ["engine.port_model=event"],
+    "event": ["engine.dataplane=python", "engine.port_model=event"],
 }
 #: the event port with priority flow control on the DC links (uno/net/pfc.py)
 PFC = ["switch.pfc.enabled=true", "switch.pfc.port_kinds=[host,fabric]"]
@@ -141,7 +141,7 @@ def main() -> None:
     base = SCENARIO + [f"workload.size_bytes={args.size_bytes}"] + args.overrides
     runs = [(m, MODEL_OVERRIDES[m]) for m in MODELS if m in models]
     if "event" in models and repeats["event+pfc"] > 0:
-        runs.append(("event+pfc", ["engine.port_model=event", *PFC]))
+        runs.append(("event+pfc", ["engine.dataplane=python", "engine.port_model=event", *PFC]))
     repeats["compiled+pfc"] = min(args.pfc_repeat, repeats["compiled"])
     if "compiled" in models and repeats["compiled+pfc"] > 0:
         runs.append(("compiled+pfc", ["engine.dataplane=compiled", *PFC]))

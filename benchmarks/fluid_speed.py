@@ -1,7 +1,11 @@
 """Wall time of the 40%-load fig10_load scenario (5000 flows, the artifact's traffic) in the
 fluid, max-min, hybrid and packet engines, and the ratios; then a fig10_load sweep of schemes x
 loads in fluid mode (the schemes the fluid engine models). The hybrid runs the flows of at most
-``--hybrid-packet-max-bytes`` (100 kB: 87% of the flows, 3.0% of the bytes) as packets.
+``--hybrid-packet-max-bytes`` (100 kB: 87% of the flows, 3.0% of the bytes) as packets. The
+packet engine runs with both data planes: ``packet`` the Python one (``engine.dataplane=python``,
+the reference, which the issue's 50x bar was set against) and ``packet-c`` the compiled one
+(``engine.dataplane=compiled``, the default: ports, switches and, for UnoCC/GEMINI/DCTCP over
+ECMP, the senders in Numba kernels).
 
 Each engine runs ``--repeat`` times (the packet engine ``--packet-repeat`` times: a run takes
 a minute and a half), one after the other in this process, after a short warm-up run that loads
@@ -50,28 +54,36 @@ def main() -> None:
     timed(["engine.kind=fluid", "engine.max_sim_time_ms=0.1"])  # load the compiled kernels
     timed(["engine.kind=maxmin", "engine.max_sim_time_ms=0.1"])
     walls: dict[str, list[float]] = {}
-    engines = ["fluid", "maxmin", "hybrid"] + ([] if args.skip_packet else ["packet"])
+    engines = ["fluid", "maxmin", "hybrid"] + ([] if args.skip_packet else ["packet", "packet-c"])
+    if not args.skip_packet:  # the compiled data plane's kernels, loaded or compiled
+        timed(["engine.dataplane=compiled", "engine.max_sim_time_ms=0.1"])
     for engine in engines:
-        extra = [f"engine.hybrid_packet_max_bytes={args.hybrid_packet_max_bytes}"]
-        for i in range(args.packet_repeat if engine == "packet" else args.repeat):
+        extra = {
+            "hybrid": [f"engine.hybrid_packet_max_bytes={args.hybrid_packet_max_bytes}"],
+            "packet": ["engine.dataplane=python"],
+            "packet-c": ["engine.dataplane=compiled"],
+        }.get(engine, [])
+        kind = engine.split("-")[0]
+        for i in range(args.packet_repeat if kind == "packet" else args.repeat):
             wall, run = timed([f"scheme={args.scheme}", "workload.load=0.4",
-                               f"engine.kind={engine}",
-                               *(extra if engine == "hybrid" else [])])  # fmt: skip
+                               f"engine.kind={kind}", *extra])  # fmt: skip
             walls.setdefault(engine, []).append(wall)
-            print(f"fluid_speed {engine:6s} scheme={args.scheme} load=0.4 run {i + 1}: "
+            print(f"fluid_speed {engine:8s} scheme={args.scheme} load=0.4 run {i + 1}: "
                   f"{run['n_flows']} flows, simulated {run['sim_time_us'] / 1000:.1f} ms in "
                   f"{wall:.2f} s wall (engine {run['wall_s']:.2f} s), peak RSS "
                   f"{run['peak_rss_mib']:.0f} MiB", flush=True)  # fmt: skip
     best = {e: min(w) for e, w in walls.items()}
     median = {e: statistics.median(w) for e, w in walls.items()}
     for engine, w in walls.items():
-        print(f"fluid_speed {engine:6s} wall: best {best[engine]:.2f} s, median "
+        print(f"fluid_speed {engine:8s} wall: best {best[engine]:.2f} s, median "
               f"{median[engine]:.2f} s over {len(w)} runs")  # fmt: skip
-    if "packet" in walls:
+    for packet in ("packet", "packet-c"):
+        if packet not in walls:
+            continue
         for name, t in (("best", best), ("median", median)):
-            print(f"fluid_speed ratios ({name}): packet/fluid {t['packet'] / t['fluid']:.1f}x, "
-                  f"packet/maxmin {t['packet'] / t['maxmin']:.1f}x, "
-                  f"packet/hybrid {t['packet'] / t['hybrid']:.1f}x")  # fmt: skip
+            print(f"fluid_speed ratios ({name}): {packet}/fluid {t[packet] / t['fluid']:.1f}x, "
+                  f"{packet}/maxmin {t[packet] / t['maxmin']:.1f}x, "
+                  f"{packet}/hybrid {t[packet] / t['hybrid']:.1f}x")  # fmt: skip
     if not args.skip_sweep:
         sweep(args.n_flows)
 

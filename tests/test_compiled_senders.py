@@ -1,6 +1,7 @@
 """The compiled data plane's senders (uno/net/compiled.py, kernel senders; uno/cc/dctcp_kernel.py).
 
-* Identity: with every flow's sender in the kernel (DCTCP, UnoCC, GEMINI over ECMP), the flows, sampled rates and
+* Identity: with every flow's sender in the kernel (DCTCP, UnoCC, GEMINI over ECMP or packet
+  spraying), the flows, sampled rates and
   windows, queues, ports and packet counts are the Python senders' bit for bit — with
   timeouts, fast retransmits, drops, link faults, flows arriving and finishing, and a RTO FIFO
   small enough to compact many times.
@@ -49,19 +50,22 @@ FIG10 = ["experiment=fig10_load", "workload.n_flows=300", "engine.max_sim_time_m
         [*INCAST_SAMPLED, *DCTCP],
         [*INCAST_SAMPLED, "cc=uno", "lb=ecmp"],  # paced
         [*INCAST_SAMPLED, "cc=gemini", "lb=ecmp"],
+        [*INCAST_SAMPLED, "cc=uno", "lb=spray"],  # the default run's scheme: a path per packet
         # tail drops in bursts: timeouts
         [*DROPTAIL, *DCTCP],
         [*DROPTAIL, "cc=gemini", "lb=ecmp"],
         # the WAN failing and losing packets (i.i.d. and in blocks): fast retransmits too
         [*LOSSY, *DCTCP],
         [*LOSSY, "cc=uno", "lb=ecmp"],
+        [*LOSSY, "cc=dctcp", "lb=spray"],
         # flows arriving and finishing (Poisson, web-search and WAN sizes), two DCs
         [*FIG10, *DCTCP],
         [*FIG10, "scheme=uno_ecmp", "workload=mixed_artifact"],  # the artifact's switches
         [*FIG10, "scheme=gemini"],
     ],
-    ids=["incast_dctcp", "incast_uno", "incast_gemini", "droptail_dctcp", "droptail_gemini",
-         "lossy_wan_dctcp", "lossy_wan_uno", "fig10_dctcp", "fig10_uno_ecmp", "fig10_gemini"],
+    ids=["incast_dctcp", "incast_uno", "incast_gemini", "incast_uno_spray", "droptail_dctcp",
+         "droptail_gemini", "lossy_wan_dctcp", "lossy_wan_uno", "lossy_wan_dctcp_spray",
+         "fig10_dctcp", "fig10_uno_ecmp", "fig10_gemini"],
 )  # fmt: skip
 def test_kernel_senders_give_the_python_senders_results(overrides):
     results = _both(overrides)
@@ -70,7 +74,7 @@ def test_kernel_senders_give_the_python_senders_results(overrides):
     assert comp.summary["dataplane"]["senders"] == "in the kernel"
     if "switch=droptail" in overrides:
         assert comp.flows["timeouts"].sum() > 0
-    if "cc=dctcp" in overrides and LOSSY_WAN[1] in overrides:
+    if overrides[-2:] == DCTCP and LOSSY_WAN[1] in overrides:
         # single losses: three later packets acknowledged
         assert comp.flows["fast_retransmits"].sum() > 0
 
@@ -82,7 +86,7 @@ def _live_fifo(ST, sb) -> list[tuple[int, int]]:
     out = int(ST[sb + cp._S_OUT_OFF])
     pairs = [(int(ST[off + 2 * ((head + i) % cap)]), int(ST[off + 2 * ((head + i) % cap) + 1]))
              for i in range(n)]  # fmt: skip
-    return [(t, q) for t, q in pairs if ST[out + q] == t]
+    return [(t, q) for t, q in pairs if ST[out + q] == t + 1]
 
 
 def _logical(ST, sb, n_packets: int) -> tuple:
@@ -139,7 +143,7 @@ def _drive_twice(dp, sb: int, n: int, dupthr: int):
         now += int(RNG.integers(1, 400_000))
         st = wide[0]
         out = int(st[sb + cp._S_OUT_OFF])
-        live = np.flatnonzero(st[out : out + n] >= 0)
+        live = np.flatnonzero(st[out : out + n] > 0)
         op = RNG.random()
         if op < 0.45 and len(live) < 16:
             # a (re)transmission of a packet not outstanding: the FIFO's push
@@ -155,7 +159,7 @@ def _drive_twice(dp, sb: int, n: int, dupthr: int):
                     cp._retx_pop(ST, sb)
                 full = ST[sb + cp._S_FIFO_N] == ST[sb + cp._S_FIFO_CAP]
                 compactions += bool(full) and state is narrow
-                ST[out + seq] = now
+                ST[out + seq] = now + 1
                 ST[sb + cp._S_INFLIGHT] += cp._wire_of(ST, sb, seq)
                 cp._fifo_push(ST, sb, now, seq)
         elif op < 0.9 and len(live):
@@ -164,10 +168,10 @@ def _drive_twice(dp, sb: int, n: int, dupthr: int):
             oldest = min(live, key=lambda q: st[out + q])
             others = [q for q in live if q != oldest]
             seq = int(RNG.choice(others)) if others and RNG.random() < 0.9 else int(oldest)
-            sent = int(st[out + seq])
+            sent = int(st[out + seq]) - 1
             for state in (wide, narrow):
                 ST = state[0]
-                ST[out + seq] = -1
+                ST[out + seq] = 0
                 ST[sb + cp._S_INFLIGHT] -= cp._wire_of(ST, sb, seq)
                 if dupthr:
                     cp._detect_losses(ST, state[1], sb, now, sent)
@@ -189,7 +193,7 @@ def test_python_senders_when_asked_or_without_a_compiled_form():
     assert off.summary["dataplane"]["senders"] == "in Python (engine.compiled_senders=false)"
     mprdma = run([*base, "cc=mprdma_bbr", "engine.dataplane=compiled"])
     assert "compiled form" in mprdma.summary["dataplane"]["senders"]
-    sim = _build([*base, "cc=dctcp", "lb=spray"])
+    sim = _build([*base, "cc=dctcp", "lb=plb"])
     assert not sim.network.dataplane._kernel_tx
 
 
@@ -319,11 +323,11 @@ def test_sender_kernels_match_their_twins():
             arr[cp._H_EID] = eid << cp.EID_SHIFT
         if op < 0.5:
             out = int(ST[sb + cp._S_OUT_OFF])
-            live = np.flatnonzero(ST[out : out + int(ST[sb + cp._S_N])] >= 0)
+            live = np.flatnonzero(ST[out : out + int(ST[sb + cp._S_N])] > 0)
             if len(live) and ST[cp._H_POOL_CAP] - ST[cp._H_IN_POOL] >= cp._POOL_ROOM:
                 seq = int(RNG.choice(live))
                 now += int(RNG.integers(0, 300_000))
-                sent = int(ST[out + seq])
+                sent = int(ST[out + seq]) - 1
                 seen.add(
                     ("ack", both("_sender_on_ack", f, seq, int(RNG.random() < 0.3), sent, now))
                 )

@@ -311,6 +311,8 @@ def test_int_in_a_run_reaches_the_sender_and_counts_on_the_wire():
                 "lb=ecmp",
                 "switch.int_telemetry.enabled=true",
                 "engine.sample_interval_us=0",
+                # the spy replaces the Python sender's controller after the build
+                "engine.dataplane=python",
             ]
         )
     )
@@ -424,6 +426,8 @@ def test_sender_wakes_when_a_rate_timer_raises_the_rate_within_a_pacing_gap():
                 flows_override([(0, 15, 3 * 4096)]),
                 "cc=dctcp",
                 "engine.sample_interval_us=0",
+                # the test replaces the Python sender's controller after the build
+                "engine.dataplane=python",
             ]
         )
     )

@@ -28,7 +28,7 @@ def build_simulation(cfg):
     """Build a ready-to-run simulation from ``cfg`` (a RunConfig object or DictConfig), with the
     engine ``cfg.engine.kind`` names."""
     kind = cfg.engine.kind
-    if kind != "packet" and cfg.engine.dataplane != "python":
+    if kind != "packet" and cfg.engine.dataplane == "compiled":
         raise ConfigError(
             "engine.dataplane", f"is the packet engine's; engine.kind={kind} has no packet ports"
         )
@@ -40,17 +40,35 @@ def build_simulation(cfg):
         from uno.fluid.engine import build_flow_level
 
         return build_flow_level(cfg)
-    if cfg.engine.dataplane == "compiled":
-        from uno.net.compiled import check_compiled_support
-
-        check_compiled_support(cfg)
+    dataplane = resolve_dataplane(cfg)
     sim = Simulation(cfg.seed)
     scenario = build_scenario(cfg, sim.rng)
-    return populate_packet(cfg, sim, scenario, scenario.flows, packet_port_class(cfg))
+    return populate_packet(
+        cfg, sim, scenario, scenario.flows, packet_port_class(cfg, dataplane), dataplane
+    )
 
 
-def packet_port_class(cfg):
-    """The packet engine's port class for ``engine.port_model`` (uno/net/event_port.py)."""
+def resolve_dataplane(cfg) -> str:
+    """The packet engine's data plane for ``engine.dataplane``: ``compiled`` is checked (what it
+    does not model is refused, naming the setting); ``auto`` is ``compiled`` unless the config
+    has something it does not model, then ``python`` (the run's summary says which ran)."""
+    from uno.net.compiled import check_compiled_support
+
+    wanted = cfg.engine.dataplane
+    if wanted == "python":
+        return "python"
+    try:
+        check_compiled_support(cfg)
+    except ConfigError:
+        if wanted == "compiled":
+            raise
+        return "python"
+    return "compiled"
+
+
+def packet_port_class(cfg, dataplane: str = "python"):
+    """The packet engine's port class for ``engine.port_model`` (uno/net/event_port.py) with
+    data plane ``dataplane`` (:func:`resolve_dataplane`)."""
     sw = cfg.switch
     needs_event = sw.pfc.enabled or sw.int_telemetry.enabled
     model = cfg.engine.port_model
@@ -64,7 +82,7 @@ def packet_port_class(cfg):
     event = model == "event" or (model == "auto" and needs_event)
     if (
         event
-        and cfg.engine.dataplane == "compiled"
+        and dataplane == "compiled"
         and model == "auto"
         and not sw.pfc.enabled
         and not sw.ack_priority
@@ -76,9 +94,12 @@ def packet_port_class(cfg):
     return EventPort if event else Port
 
 
-def populate_packet(cfg, sim: Simulation, scenario, plans, port_cls=Port) -> Simulation:
+def populate_packet(
+    cfg, sim: Simulation, scenario, plans, port_cls=Port, dataplane: str = "python"
+) -> Simulation:
     """Build ``scenario``'s network into ``sim`` (every port of class ``port_cls``) and the flows
-    ``plans`` as packet senders and receivers, the recorder and the run limits."""
+    ``plans`` as packet senders and receivers, the recorder and the run limits; with
+    ``dataplane="compiled"`` the network runs in the compiled data plane (uno/net/compiled.py)."""
     tp = cfg.transport
     routing = scenario.routing
     network = Network(sim.engine, routing, scenario.ecmp_salts, port_cls)
@@ -90,7 +111,7 @@ def populate_packet(cfg, sim: Simulation, scenario, plans, port_cls=Port) -> Sim
         sim.pfc = (configure_pfc(network, cfg.switch.pfc, scenario.data_bytes), log)
     stampers = None
     if cfg.switch.int_telemetry.enabled:
-        if cfg.engine.dataplane == "compiled":
+        if dataplane == "compiled":
             stampers = int_stampers(network, cfg.switch.int_telemetry)  # the kernel stamps
         else:
             configure_int(network, cfg.switch.int_telemetry)
@@ -159,7 +180,7 @@ def populate_packet(cfg, sim: Simulation, scenario, plans, port_cls=Port) -> Sim
     by_id.extend([None] * (max((f.flow_id for f in sim.flows), default=-1) + 1))
     for flow in sim.flows:
         by_id[flow.flow_id] = flow
-    if cfg.engine.dataplane == "compiled":
+    if dataplane == "compiled":
         from uno.net.compiled import CompiledDataplane
 
         CompiledDataplane(

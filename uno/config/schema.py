@@ -522,9 +522,11 @@ class EngineConfig:
     #: "event" (departure decided when the previous one ends: can pause, serve priorities and
     #: write INT) or "auto" (event when PFC or INT is on, lazy otherwise)
     port_model: str = choice("auto", ("auto", "lazy", "event"))
-    #: packet engine data plane: "python" (uno/net: the reference) or "compiled" (ports, links
-    #: and switches in Numba kernels, uno/net/compiled.py; same results; INT, link faults, PFC)
-    dataplane: str = choice("python", ("python", "compiled"))
+    #: packet engine data plane: "compiled" (ports, links, switches and, where their controller
+    #: has a compiled form, the senders in Numba kernels, uno/net/compiled.py; INT, link faults,
+    #: PFC), "python" (uno/net: the reference the tests hold it to, same results bit for bit)
+    #: or "auto" (compiled for the packet engine unless the config has what it does not model)
+    dataplane: str = choice("auto", ("auto", "python", "compiled"))
     #: with the compiled data plane, run the senders in its kernel too when every flow's has a
     #: compiled form (DCTCP without pacing, ECMP, no coding; uno.net.compiled.
     #: kernel_sender_supported) and PFC is off; false keeps them in Python

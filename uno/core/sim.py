@@ -247,7 +247,9 @@ class Simulation:
                 "nacks": sum(f.sender.nacks for f in coded),
             }
         if net.dataplane is not None:
-            summary["dataplane"] = {"senders": net.dataplane.senders_note}
+            summary["dataplane"] = {"kind": "compiled", "senders": net.dataplane.senders_note}
+        else:
+            summary["dataplane"] = {"kind": "python", "senders": "in Python"}
         if self.pfc is not None:
             from uno.net.pfc import pfc_summary
 

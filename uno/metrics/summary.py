@@ -86,7 +86,7 @@ def format_summary(summary: dict) -> str:
         )
     dataplane = summary.get("dataplane")
     if dataplane:
-        lines.append(f"compiled data plane: senders {dataplane['senders']}")
+        lines.append(f"data plane: {dataplane['kind']}, senders {dataplane['senders']}")
     pfc = summary.get("pfc")
     if pfc:
         lines.append(

@@ -61,8 +61,17 @@ wakes a resumed NIC's senders; the ingress counters are copied back to the PfcIn
 for the summary. Pause signals in flight have no fixed bound, so the event heap grows (the
 kernel stops first when it has less than ``_HEAP_ROOM`` free entries).
 
-The host endpoints (transport, congestion control) stay in Python; moving them in is the next
-step of the compiled engine (docs/design.md).
+Endpoints: a flow without erasure coding or CNPs has its receiver in the kernel
+(:func:`_receive_data`). When every flow's sender has a compiled form
+(:func:`kernel_sender_supported`: DCTCP, UnoCC or GEMINI, :mod:`uno.cc.dctcp_kernel` and its
+siblings, over ECMP or packet spraying, no coding) and PFC is off, the senders run in the kernel
+too (``_S_*`` rows and per-packet arrays in ST, the controller's doubles in a row of F): the
+transport of :class:`uno.transport.sender.Sender` (window, pacing, retransmission timer, fast
+retransmit) and the hosts' NIC turn-taking (:class:`uno.net.nic.NicScheduler`), so Python sees
+only flow starts (:meth:`CompiledDataplane.start_flow`) and completions (``_RUN_DONE``); the
+Python objects get the kernel's state whenever samplers, tables or checks read them
+(:meth:`CompiledDataplane.sync_senders`). Otherwise the senders stay in Python, and the run's
+summary says why (docs/design.md).
 """
 
 from __future__ import annotations
@@ -195,9 +204,9 @@ _K_INT_N = _NKC
 _INT_FIELDS = 4
 
 # kernel senders (ST rows of _NSC; uno.transport.sender.Sender with a controller that has a
-# compiled form, uno.cc.dctcp_kernel): the flow's facts, its counters, the RTO timer, and the
-# offsets of its per-flow arrays in ST: acknowledged flags and outstanding send times (-1: not
-# outstanding) per sequence number; the RTO FIFO of (send time, seq) pairs, a ring; the
+# compiled form, uno.cc.*_kernel): the flow's facts, its counters, the RTO timer, and the
+# offsets of its per-flow arrays in ST: acknowledged flags and outstanding send times + 1 (0: not
+# outstanding, so untouched memory means none) per sequence number; the RTO FIFO of (send time, seq) pairs, a ring; the
 # retransmission queue, a ring; the sorted send times of acknowledged packets sent after the
 # FIFO's oldest entry (fast retransmit); then the controller's ints (_S_CC on)
 (_S_ON, _S_HOST, _S_SRC, _S_DST, _S_ENTROPY, _S_HKEY, _S_N, _S_LAST_SEQ, _S_FULL_WIRE,
@@ -207,7 +216,7 @@ _INT_FIELDS = 4
  _S_LAST_FAST, _S_BASE_RTT, _S_ACKED_OFF, _S_OUT_OFF, _S_FIFO_OFF, _S_FIFO_CAP, _S_FIFO_HEAD,
  _S_FIFO_N, _S_RQ_OFF, _S_RQ_CAP, _S_RQ_HEAD, _S_RQ_N, _S_LATER_OFF, _S_LATER_N,
  _S_NIC_QUEUED, _S_NIC_NEXT, _S_FROW, _S_CCK, _S_PACED, _S_PACING_RTT, _S_NEXT_SEND, _S_WAKE,
- _S_CC) = range(55)  # fmt: skip
+ _S_SPRAY, _S_SPRAY_N, _S_SPRAY_RNG, _S_CC) = range(58)  # fmt: skip
 # the controllers with a compiled form (_S_CCK): their kernels' modules
 _CC_DCTCP, _CC_UNO, _CC_GEMINI = 1, 2, 3
 _NSC = _S_CC + 32  # (the controller's ints: uno.cc.*_kernel N_INTS)
@@ -1005,7 +1014,7 @@ def _fifo_push(ST, sb, t, seq):
         kept = 0
         for i in range(n):
             at = off + 2 * ((head + i) % cap)
-            if ST[out + ST[at + 1]] == ST[at]:
+            if ST[out + ST[at + 1]] == ST[at] + 1:
                 to = off + 2 * ((head + kept) % cap)
                 ST[to] = ST[at]
                 ST[to + 1] = ST[at + 1]
@@ -1043,7 +1052,7 @@ def _retx_pop(ST, sb):
 @njit(cache=True)
 def _declare_lost(ST, sb, seq):
     """Outstanding packet ``seq`` is lost: out of flight, queued for retransmission."""
-    ST[ST[sb + _S_OUT_OFF] + seq] = -1
+    ST[ST[sb + _S_OUT_OFF] + seq] = 0
     ST[sb + _S_INFLIGHT] -= _wire_of(ST, sb, seq)
     _retx_push(ST, sb, seq)
 
@@ -1149,6 +1158,14 @@ def _try_send(ST, F, U, PK, f, now):
         else:
             payload = ST[sb + _S_LAST_PAYLOAD]
             wire = ST[sb + _S_LAST_WIRE]
+        if ST[sb + _S_SPRAY]:
+            # packet spraying (uno.lb.spray.Spray): a fresh entropy per packet, from the flow's
+            # lb/<flow> stream
+            entropy = np.int64(pcg64_next_double(U, ST[sb + _S_SPRAY_RNG]) * ST[sb + _S_SPRAY_N])
+            hkey = hash_key(ST[sb + _S_SRC], ST[sb + _S_DST], entropy)
+        else:
+            entropy = ST[sb + _S_ENTROPY]
+            hkey = ST[sb + _S_HKEY]
         slot = ST[_H_FREE]  # (the run keeps _POOL_ROOM rows free before every event)
         ST[_H_FREE] = PK[slot, _K_NEXT]
         ST[_H_IN_POOL] += 1
@@ -1156,16 +1173,16 @@ def _try_send(ST, F, U, PK, f, now):
         PK[slot, _K_SIZE] = wire
         PK[slot, _K_DST] = ST[sb + _S_DST]
         PK[slot, _K_ECN] = 0
-        PK[slot, _K_HKEY] = ST[sb + _S_HKEY]
+        PK[slot, _K_HKEY] = hkey
         PK[slot, _K_FLOW] = f
         PK[slot, _K_SEQ] = seq
         PK[slot, _K_PAYLOAD] = payload
         PK[slot, _K_SRC] = ST[sb + _S_SRC]
-        PK[slot, _K_ENTROPY] = ST[sb + _S_ENTROPY]
+        PK[slot, _K_ENTROPY] = entropy
         PK[slot, _K_ING] = -1
         PK[slot, _K_SENT] = now
         ST[sb + _S_INFLIGHT] += wire
-        ST[ST[sb + _S_OUT_OFF] + seq] = now
+        ST[ST[sb + _S_OUT_OFF] + seq] = now + 1
         _fifo_push(ST, sb, now, seq)
         ST[sb + _S_SENT_BYTES] += wire
         ST[sb + _S_SENT_PKTS] += 1
@@ -1245,7 +1262,7 @@ def _detect_losses(ST, F, sb, now, acked_sent_ps):
     while ST[sb + _S_FIFO_N]:
         at = _fifo_front(ST, sb)
         seq = ST[at + 1]
-        if ST[out + seq] == ST[at]:
+        if ST[out + seq] == ST[at] + 1:
             if ST[sb + _S_LATER_N] < ST[sb + _S_DUPTHR]:
                 break
             _declare_lost(ST, sb, seq)
@@ -1274,7 +1291,7 @@ def _on_timer(ST, F, U, PK, f, now):
         at = _fifo_front(ST, sb)
         sent = ST[at]
         seq = ST[at + 1]
-        if ST[out + seq] != sent:
+        if ST[out + seq] != sent + 1:
             _fifo_pop(ST, sb)
             continue
         if sent + rto > now:
@@ -1311,8 +1328,8 @@ def _sender_on_ack(ST, F, U, PK, f, seq, ecn, sent_ps, now):
     ST[acked + seq] = 1
     ST[sb + _S_N_ACKED] += 1
     out = ST[sb + _S_OUT_OFF]
-    if ST[out + seq] >= 0:
-        ST[out + seq] = -1
+    if ST[out + seq]:
+        ST[out + seq] = 0
         ST[sb + _S_INFLIGHT] -= wire
     ST[sb + _S_ACKED_BYTES] += wire
     if ecn:
@@ -1322,7 +1339,7 @@ def _sender_on_ack(ST, F, U, PK, f, seq, ecn, sent_ps, now):
         # every packet acknowledged: the flow completes (Sender._finish)
         if ST[sb + _S_INFLIGHT] != 0:
             for i in range(ST[sb + _S_N]):
-                if ST[out + i] >= 0:
+                if ST[out + i]:
                     return -_ERR_OUTSTANDING
         ST[sb + _S_DONE] = 1
         ST[sb + _S_INFLIGHT] = 0
@@ -1569,8 +1586,11 @@ def settle_port(ST, F, U, PK, p, now):
 # ---- Python side -----------------------------------------------------------------------------
 def check_compiled_support(cfg) -> None:
     """Refuse what the compiled data plane does not model, naming the setting."""
-    if cfg.engine.dataplane != "compiled":
-        return
+    if cfg.engine.kind != "packet":
+        raise ConfigError(
+            "engine.dataplane",
+            f"is the packet engine's; engine.kind={cfg.engine.kind} has no packet ports",
+        )
     for i, loss in enumerate(cfg.faults.losses):
         if loss.block_probabilities and loss.block_packets > _MAX_BLOCK_PACKETS:
             raise ConfigError(
@@ -1660,13 +1680,15 @@ def kernel_sender_supported(sender) -> bool:
     """Whether the kernel can run ``sender`` (a :class:`uno.transport.sender.Sender`): its
     controller has a compiled form (DCTCP, UnoCC, GEMINI: :mod:`uno.cc.dctcp_kernel`,
     :mod:`uno.cc.uno_kernel`, :mod:`uno.cc.gemini_kernel`), its load balancer is ECMP (one
-    entropy per flow), and it needs none of coding, rate samples, send events, duplicate-ACK
-    or INT callbacks, or load-balancer feedback."""
+    entropy per flow) or packet spraying (one per packet, from the flow's stream), and it needs
+    none of coding, rate samples, send events, duplicate-ACK or INT callbacks, or
+    load-balancer feedback."""
     from uno.lb.ecmp import Ecmp
+    from uno.lb.spray import Spray
 
     return (
         _compiled_cc(sender.cc) is not None
-        and type(sender.lb) is Ecmp
+        and type(sender.lb) in (Ecmp, Spray)
         and sender._coding is None
         and not (sender._rate_samples or sender._send_events or sender._dup_ack_cc)
         and not (sender._int_cc or sender._lb_feedback)
@@ -1681,15 +1703,28 @@ def _senders_note(flows: list, kernel_rx: list, wanted: bool, ingresses: list) -
         return "in Python (engine.compiled_senders=false)"
     if ingresses:
         return "in Python (PFC: the NIC's pause is not in the kernel's senders)"
+    ints = sum(_sender_array_ints(f.n_packets) for f in flows)
+    if ints > _SENDER_ARRAYS_MAX_INTS:
+        return (
+            f"in Python (the kernel senders' per-packet arrays would take {ints * 8 / 2**30:.1f} "
+            f"GiB, over {_SENDER_ARRAYS_MAX_INTS * 8 / 2**30:.0f} GiB: flows of up to "
+            f"{max(f.n_packets for f in flows):,} packets)"
+        )
     for flow, k in zip(flows, kernel_rx, strict=True):
         if not k:
             return f"in Python (flow {flow.flow_id}'s receiver is Python's: coding or CNPs)"
         if not kernel_sender_supported(flow.sender):
             return (
                 f"in Python (flow {flow.flow_id}: {flow.cc_name} with {flow.lb_name} has no "
-                "compiled form; the kernel's: DCTCP, UnoCC or GEMINI with ECMP, no coding)"
+                "compiled form; the kernel's: DCTCP, UnoCC or GEMINI with ECMP or spraying, no "
+                "coding)"
             )
     return "in the kernel" if flows else "in Python (no flows)"
+
+
+#: the most int64 the kernel senders' per-packet arrays may take (2 GiB; untouched pages cost no
+#: memory, but the address space must exist): longer flows keep Python senders
+_SENDER_ARRAYS_MAX_INTS = 2**28
 
 
 def _fifo_cap(n_packets: int) -> int:
@@ -1915,7 +1950,7 @@ class CompiledDataplane:
             P[up, _P_ING] = j
         ST[_H_OFF_SND], ST[_H_OFF_NICS] = offs[14], offs[15]
         if self._kernel_tx:
-            self._fill_senders(ST, F, offs, frow0, arrays)
+            self._fill_senders(ST, F, offs, frow0, arrays, rng_words)
         n_rng = len(rng_words)
         U = np.zeros(n_rng + n_nodes, dtype=np.uint64)
         U[:n_rng] = np.array(rng_words, dtype=np.uint64)
@@ -1972,9 +2007,12 @@ class CompiledDataplane:
             for flow in flows:
                 flow.sender.start = functools.partial(self.start_flow, flow.flow_id)
 
-    def _fill_senders(self, ST, F, offs, frow0: int, arrays: list[int]) -> None:
+    def _fill_senders(self, ST, F, offs, frow0: int, arrays: list[int], rng_words: list) -> None:
         """The kernel senders' rows, arrays and controllers' state, from the Python senders
-        (built and not started: their counters are zero)."""
+        (built and not started: their counters are zero); a spraying sender's random stream
+        joins ``rng_words``."""
+        from uno.lb.spray import Spray
+
         at = int(offs[16])
         for f, flow in enumerate(self.flows):
             s = flow.sender
@@ -1984,9 +2022,15 @@ class CompiledDataplane:
             row[_S_ON] = 1
             row[_S_HOST] = flow.src
             row[_S_SRC], row[_S_DST] = flow.src, flow.dst
-            entropy = s.lb.next_entropy(0)
-            row[_S_ENTROPY] = entropy
-            row[_S_HKEY] = hash_key(flow.src, flow.dst, entropy)
+            if type(s.lb) is Spray:
+                row[_S_SPRAY] = 1
+                row[_S_SPRAY_N] = s.lb._n
+                row[_S_SPRAY_RNG] = len(rng_words)
+                rng_words.extend(_pcg64_words(s.lb._uniform))
+            else:  # ECMP: the flow's one entropy
+                entropy = s.lb.next_entropy(0)
+                row[_S_ENTROPY] = entropy
+                row[_S_HKEY] = hash_key(flow.src, flow.dst, entropy)
             row[_S_N] = n
             row[_S_LAST_SEQ] = s._last_seq
             row[_S_FULL_WIRE], row[_S_LAST_WIRE] = s.full_wire_bytes, s.last_wire_bytes
@@ -2000,7 +2044,6 @@ class CompiledDataplane:
             row[_S_BASE_RTT] = flow.path.base_rtt_ps
             row[_S_ACKED_OFF] = at
             row[_S_OUT_OFF] = at + n
-            ST[at + n : at + 2 * n] = -1
             cap = _fifo_cap(n)
             row[_S_FIFO_OFF], row[_S_FIFO_CAP] = at + 2 * n, cap
             row[_S_RQ_OFF] = at + 2 * n + 2 * cap
