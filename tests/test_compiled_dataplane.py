@@ -524,6 +524,25 @@ def test_int_stamp_kernel_writes_the_records_the_stamper_writes(gear):
         assert (rows[0] == rows[1]).all()
 
 
+def twin_runner(state: list, twin: list, arrays_of: dict | None = None):
+    """A function running kernel ``name`` of uno.net.compiled on ``state`` and its pure-Python
+    twin on ``twin`` (copies of (ST, F, U, PK); ``arrays_of[name]``: which of them the kernel
+    takes first, all four if absent) with the same further arguments, and checking that both
+    return the same and leave the same arrays; it returns the kernel's result."""
+
+    def both(name, *args):
+        which = (arrays_of or {}).get(name, (0, 1, 2, 3))
+        with np.errstate(over="ignore"):
+            a = getattr(cp, name)(*(state[i] for i in which), *args)
+            b = getattr(cp, name).py_func(*(twin[i] for i in which), *args)
+        assert a == b, name
+        for x, y in zip(state, twin, strict=True):
+            np.testing.assert_array_equal(x, y, err_msg=name)
+        return a
+
+    return both
+
+
 def test_event_port_and_pfc_kernels_match_their_twins():
     """The event port's and PFC's kernels (receive with tail drop and lossless violations, end
     of serialisation, start, PAUSE / RESUME, the ingress counts, the drain time) against their
@@ -545,15 +564,7 @@ def test_event_port_and_pfc_kernels_match_their_twins():
     now = int(ST[cp._H_NOW])
     eid = 1 << 30
 
-    def both(name, *args):
-        which = _KERNEL_ARRAYS[name]
-        with np.errstate(over="ignore"):
-            a = getattr(cp, name)(*(state[i] for i in which), *args)
-            b = getattr(cp, name).py_func(*(twin[i] for i in which), *args)
-        assert a == b, name
-        for x, y in zip(state, twin, strict=True):
-            np.testing.assert_array_equal(x, y, err_msg=name)
-        return a
+    both = twin_runner(state, twin, _KERNEL_ARRAYS)
 
     seen = set()
     for _ in range(1500):

@@ -1,11 +1,11 @@
 """The compiled data plane's senders (uno/net/compiled.py, kernel senders; uno/cc/dctcp_kernel.py).
 
-* Identity: with every flow's sender in the kernel (DCTCP, UnoCC, GEMINI over ECMP or packet
-  spraying), the flows, sampled rates and
+* Identity: with every flow's sender in the kernel (DCTCP, UnoCC, GEMINI, MP-RDMA over ECMP or
+  packet spraying), the flows, sampled rates and
   windows, queues, ports and packet counts are the Python senders' bit for bit — with
   timeouts, fast retransmits, drops, link faults, flows arriving and finishing, and a RTO FIFO
   small enough to compact many times.
-* The controllers' kernels (DCTCP, UnoCC, GEMINI) agree with their Python classes and with
+* The controllers' kernels (DCTCP, UnoCC, GEMINI, MP-RDMA) agree with their Python classes and with
   their twins on random ACK sequences; the sender's kernels agree with their twins from a
   mid-run state.
 * Flows the kernel cannot send for keep Python senders, and the summary says so.
@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from conftest import SMALL_INCAST, run
-from test_compiled_dataplane import LOSSY_WAN, _assert_identical, _both
+from test_compiled_dataplane import LOSSY_WAN, _assert_identical, _both, twin_runner
 
 import uno
 from uno.api import to_run_config
@@ -51,6 +51,13 @@ FIG10 = ["experiment=fig10_load", "workload.n_flows=300", "engine.max_sim_time_m
         [*INCAST_SAMPLED, "cc=uno", "lb=ecmp"],  # paced
         [*INCAST_SAMPLED, "cc=gemini", "lb=ecmp"],
         [*INCAST_SAMPLED, "cc=uno", "lb=spray"],  # the default run's scheme: a path per packet
+        [*INCAST_SAMPLED, "cc=mprdma", "lb=ecmp"],
+        # MP-RDMA's rule on every ACK, duplicates included (as the artifact runs it), with
+        # timeouts of 1.02 base RTTs: many spurious retransmissions, so many duplicate ACKs
+        [*INCAST_SAMPLED, "cc=mprdma", "lb=spray", "cc.mprdma.ecn_decrease_mss=0.15",
+         "cc.mprdma.update_on_duplicate_ack=true", "transport.intra.rto_base_rtts=1.02",
+         "transport.inter.rto_base_rtts=1.02", "transport.intra.timer_granularity_us=4.0",
+         "transport.intra.rto_base_rtts_after_retransmit=1.02"],
         # tail drops in bursts: timeouts
         [*DROPTAIL, *DCTCP],
         [*DROPTAIL, "cc=gemini", "lb=ecmp"],
@@ -63,7 +70,8 @@ FIG10 = ["experiment=fig10_load", "workload.n_flows=300", "engine.max_sim_time_m
         [*FIG10, "scheme=uno_ecmp", "workload=mixed_artifact"],  # the artifact's switches
         [*FIG10, "scheme=gemini"],
     ],
-    ids=["incast_dctcp", "incast_uno", "incast_gemini", "incast_uno_spray", "droptail_dctcp",
+    ids=["incast_dctcp", "incast_uno", "incast_gemini", "incast_uno_spray", "incast_mprdma",
+         "incast_mprdma_dup_acks", "droptail_dctcp",
          "droptail_gemini", "lossy_wan_dctcp", "lossy_wan_uno", "lossy_wan_dctcp_spray",
          "fig10_dctcp", "fig10_uno_ecmp", "fig10_gemini"],
 )  # fmt: skip
@@ -74,6 +82,9 @@ def test_kernel_senders_give_the_python_senders_results(overrides):
     assert comp.summary["dataplane"]["senders"] == "in the kernel"
     if "switch=droptail" in overrides:
         assert comp.flows["timeouts"].sum() > 0
+    if "cc.mprdma.update_on_duplicate_ack=true" in overrides:
+        # spurious retransmissions: their ACKs are duplicates, which the controller hears
+        assert comp.flows["retransmits"].sum() > 100
     if overrides[-2:] == DCTCP and LOSSY_WAN[1] in overrides:
         # single losses: three later packets acknowledged
         assert comp.flows["fast_retransmits"].sum() > 0
@@ -191,8 +202,9 @@ def test_python_senders_when_asked_or_without_a_compiled_form():
     on = run([*base, *DCTCP, "engine.dataplane=compiled"])
     pd.testing.assert_frame_equal(off.flows, on.flows)
     assert off.summary["dataplane"]["senders"] == "in Python (engine.compiled_senders=false)"
-    mprdma = run([*base, "cc=mprdma_bbr", "engine.dataplane=compiled"])
-    assert "compiled form" in mprdma.summary["dataplane"]["senders"]
+    bbr = run([*base, "cc=mprdma_bbr", "engine.dataplane=compiled"])  # BBR across the WAN
+    assert "bbr" in bbr.summary["dataplane"]["senders"]
+    assert "compiled form" in bbr.summary["dataplane"]["senders"]
     sim = _build([*base, "cc=dctcp", "lb=plb"])
     assert not sim.network.dataplane._kernel_tx
 
@@ -201,8 +213,9 @@ def test_python_senders_when_asked_or_without_a_compiled_form():
 def _controllers():
     """(name, class, params, kernel module) for the controllers with a compiled form, with the
     variants their switches select."""
-    from uno.cc import gemini_kernel, uno_kernel
+    from uno.cc import gemini_kernel, mprdma_kernel, uno_kernel
     from uno.cc.gemini import Gemini, GeminiParams
+    from uno.cc.mprdma import Mprdma, MprdmaParams
     from uno.cc.uno import UnoCC, UnoParams
 
     return [
@@ -219,6 +232,10 @@ def _controllers():
                                                       timeout_holdoff="rto", max_cwnd_bdp=1.0,
                                                       alpha_init=0.0),
          gemini_kernel),
+        ("mprdma", Mprdma, MprdmaParams(), mprdma_kernel),
+        ("mprdma_artifact_like", Mprdma, MprdmaParams(ecn_decrease_mss=0.15,
+                                                      timeout_resets_cwnd=True,
+                                                      max_cwnd_bdp=0.0), mprdma_kernel),
     ]  # fmt: skip
 
 
@@ -305,14 +322,7 @@ def test_sender_kernels_match_their_twins():
     now = int(ST[cp._H_NOW])
     eid = 1 << 30
 
-    def both(name, *args):
-        with np.errstate(over="ignore"):
-            a = getattr(cp, name)(*state, *args)
-            b = getattr(cp, name).py_func(*twin, *args)
-        assert a == b, name
-        for x, y in zip(state, twin, strict=True):
-            np.testing.assert_array_equal(x, y, err_msg=name)
-        return a
+    both = twin_runner(state, twin)
 
     seen = set()
     for _ in range(1200):

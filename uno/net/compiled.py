@@ -63,8 +63,8 @@ kernel stops first when it has less than ``_HEAP_ROOM`` free entries).
 
 Endpoints: a flow without erasure coding or CNPs has its receiver in the kernel
 (:func:`_receive_data`). When every flow's sender has a compiled form
-(:func:`kernel_sender_supported`: DCTCP, UnoCC or GEMINI, :mod:`uno.cc.dctcp_kernel` and its
-siblings, over ECMP or packet spraying, no coding) and PFC is off, the senders run in the kernel
+(:func:`kernel_sender_supported`: DCTCP, UnoCC, GEMINI or MP-RDMA, :mod:`uno.cc.dctcp_kernel`
+and its siblings, over ECMP or packet spraying, no coding) and PFC is off, the senders run in the kernel
 too (``_S_*`` rows and per-packet arrays in ST, the controller's doubles in a row of F): the
 transport of :class:`uno.transport.sender.Sender` (window, pacing, retransmission timer, fast
 retransmit) and the hosts' NIC turn-taking (:class:`uno.net.nic.NicScheduler`), so Python sees
@@ -82,13 +82,16 @@ import numba
 import numpy as np
 from numba import njit
 
-from uno.cc import dctcp_kernel, gemini_kernel, uno_kernel
+from uno.cc import dctcp_kernel, gemini_kernel, mprdma_kernel, uno_kernel
 from uno.cc.dctcp_kernel import on_ack as dctcp_on_ack
 from uno.cc.dctcp_kernel import on_nack as dctcp_on_nack
 from uno.cc.dctcp_kernel import on_timeout as dctcp_on_timeout
 from uno.cc.gemini_kernel import on_ack as gemini_on_ack
 from uno.cc.gemini_kernel import on_nack as gemini_on_nack
 from uno.cc.gemini_kernel import on_timeout as gemini_on_timeout
+from uno.cc.mprdma_kernel import on_ack as mprdma_on_ack
+from uno.cc.mprdma_kernel import on_nack as mprdma_on_nack
+from uno.cc.mprdma_kernel import on_timeout as mprdma_on_timeout
 from uno.cc.uno_kernel import on_ack as uno_on_ack
 from uno.cc.uno_kernel import on_nack as uno_on_nack
 from uno.cc.uno_kernel import on_timeout as uno_on_timeout
@@ -216,9 +219,9 @@ _INT_FIELDS = 4
  _S_LAST_FAST, _S_BASE_RTT, _S_ACKED_OFF, _S_OUT_OFF, _S_FIFO_OFF, _S_FIFO_CAP, _S_FIFO_HEAD,
  _S_FIFO_N, _S_RQ_OFF, _S_RQ_CAP, _S_RQ_HEAD, _S_RQ_N, _S_LATER_OFF, _S_LATER_N,
  _S_NIC_QUEUED, _S_NIC_NEXT, _S_FROW, _S_CCK, _S_PACED, _S_PACING_RTT, _S_NEXT_SEND, _S_WAKE,
- _S_SPRAY, _S_SPRAY_N, _S_SPRAY_RNG, _S_CC) = range(58)  # fmt: skip
+ _S_SPRAY, _S_SPRAY_N, _S_SPRAY_RNG, _S_DUP_CC, _S_CC) = range(59)  # fmt: skip
 # the controllers with a compiled form (_S_CCK): their kernels' modules
-_CC_DCTCP, _CC_UNO, _CC_GEMINI = 1, 2, 3
+_CC_DCTCP, _CC_UNO, _CC_GEMINI, _CC_MPRDMA = 1, 2, 3, 4
 _NSC = _S_CC + 32  # (the controller's ints: uno.cc.*_kernel N_INTS)
 # hosts' NICs (ST rows of _NNC): the NIC port, the FIFO of waiting kernel senders (a list
 # through _S_NIC_NEXT), whether a wake is pending (uno.net.nic.NicScheduler)
@@ -491,6 +494,49 @@ def _free(ST, PK, slot):
 
 
 @njit(cache=True)
+def _fifo_append(ST, PK, head_at, tail_at, slot):
+    """Append ``slot`` to the linked FIFO whose head and tail are ``ST[head_at]``,
+    ``ST[tail_at]`` (a port's queue, control lane or wire)."""
+    PK[slot, _K_NEXT] = -1
+    tail = ST[tail_at]
+    if tail >= 0:
+        PK[tail, _K_NEXT] = slot
+    else:
+        ST[head_at] = slot
+    ST[tail_at] = slot
+
+
+@njit(cache=True)
+def _tail_drop(ST, F, PK, p, pb, flags, kind, size, slot, now):
+    """Port ``p``'s buffer has no room for the packet in ``slot``: a dropped data packet still
+    counts in the phantom queue if it is set to, the drop is counted, a packet that entered
+    through a PFC ingress queue is a lossless violation and releases its share, the row is
+    freed."""
+    if flags & _FL_PH_DROPS and flags & _FL_PHANTOM and kind == DATA:
+        phantom_enqueue(ST, F, p, pb, now, size)
+    ST[pb + _P_DROPS] += 1
+    ST[_H_DROP0 + kind] += 1
+    ing = PK[slot, _K_ING]
+    if ing >= 0:
+        PK[slot, _K_ING] = -1
+        ST[ST[_H_OFF_ING] + ing * _NIC + _I_VIOL] += 1
+        _ingress_release(ST, ing, size, now)
+    _free(ST, PK, slot)
+
+
+@njit(cache=True)
+def _accepted(ST, F, p, pb, flags, kind, size, qbytes, now):
+    """Port ``p`` accepted ``size`` bytes into its data queue, now ``qbytes``: the counters,
+    the peak, the phantom queue (data, and control packets unless they do not count)."""
+    ST[pb + _P_BYTES] = qbytes
+    ST[pb + _P_ENQB] += size
+    if qbytes > ST[pb + _P_MAXB]:
+        ST[pb + _P_MAXB] = qbytes
+    if flags & _FL_PHANTOM and (flags & _FL_PH_ACKS or kind == DATA):
+        phantom_enqueue(ST, F, p, pb, now, size)
+
+
+@njit(cache=True)
 def _port_receive(ST, F, U, PK, p, slot, now):
     """Port ``p`` receives the packet in ``slot`` at ``now`` (:meth:`uno.net.port.Port.receive`):
     settle, tail drop, phantom accounting, FIFO append, the delivery event if none is pending."""
@@ -509,13 +555,7 @@ def _port_receive(ST, F, U, PK, p, slot, now):
         dep = (busy if busy > now else now) + serialization_ps(size, ST[pb + _P_RATE])
         ST[pb + _P_C_BUSY] = dep
         PK[slot, _K_DEP] = dep
-        PK[slot, _K_NEXT] = -1
-        tail = ST[pb + _P_C_TAIL]
-        if tail >= 0:
-            PK[tail, _K_NEXT] = slot
-        else:
-            ST[pb + _P_C_HEAD] = slot
-        ST[pb + _P_C_TAIL] = slot
+        _fifo_append(ST, PK, pb + _P_C_HEAD, pb + _P_C_TAIL, slot)
         ST[pb + _P_HELD] += 1
         if ST[pb + _P_C_PENDING] == 0:
             ST[pb + _P_C_PENDING] = 1
@@ -526,29 +566,14 @@ def _port_receive(ST, F, U, PK, p, slot, now):
         _settle(ST, F, U, PK, p, pb, now)
     qbytes = ST[pb + _P_BYTES] + size
     if qbytes > ST[pb + _P_BUFFER]:
-        if flags & _FL_PH_DROPS and flags & _FL_PHANTOM and kind == DATA:
-            phantom_enqueue(ST, F, p, pb, now, size)
-        ST[pb + _P_DROPS] += 1
-        ST[_H_DROP0 + kind] += 1
-        _free(ST, PK, slot)
+        _tail_drop(ST, F, PK, p, pb, flags, kind, size, slot, now)
         return
-    ST[pb + _P_BYTES] = qbytes
-    ST[pb + _P_ENQB] += size
-    if qbytes > ST[pb + _P_MAXB]:
-        ST[pb + _P_MAXB] = qbytes
-    if flags & _FL_PHANTOM and (flags & _FL_PH_ACKS or kind == DATA):
-        phantom_enqueue(ST, F, p, pb, now, size)
+    _accepted(ST, F, p, pb, flags, kind, size, qbytes, now)
     busy = ST[pb + _P_BUSY]
     dep = (busy if busy > now else now) + serialization_ps(size, ST[pb + _P_RATE])
     ST[pb + _P_BUSY] = dep
     PK[slot, _K_DEP] = dep
-    PK[slot, _K_NEXT] = -1
-    tail = ST[pb + _P_TAIL]
-    if tail >= 0:
-        PK[tail, _K_NEXT] = slot
-    else:
-        ST[pb + _P_HEAD] = slot
-    ST[pb + _P_TAIL] = slot
+    _fifo_append(ST, PK, pb + _P_HEAD, pb + _P_TAIL, slot)
     if ST[pb + _P_QHEAD] < 0:
         ST[pb + _P_QHEAD] = slot
     ST[pb + _P_HELD] += 1
@@ -622,13 +647,7 @@ def _eport_start(ST, PK, p, pb, now):
     ST[pb + _P_TX] = slot
     ST[pb + _P_TXQ] = lane
     _heap_push(ST, end, _next_eid(ST), (slot << 32) | (p << _EV_BITS) | _EV_TXDONE)
-    PK[slot, _K_NEXT] = -1
-    tail = ST[pb + _P_W_TAIL]
-    if tail >= 0:
-        PK[tail, _K_NEXT] = slot
-    else:
-        ST[pb + _P_W_HEAD] = slot
-    ST[pb + _P_W_TAIL] = slot
+    _fifo_append(ST, PK, pb + _P_W_HEAD, pb + _P_W_TAIL, slot)
     if ST[pb + _P_W_PENDING] == 0:
         ST[pb + _P_W_PENDING] = 1
         _heap_push(ST, end + ST[pb + _P_DELAY], _next_eid(ST), (p << _EV_BITS) | _EV_WIRE)
@@ -689,30 +708,10 @@ def _eport_receive(ST, F, U, PK, p, pb, slot, now):
         tail_col = _P_TAIL
         qbytes = ST[pb + _P_BYTES] + size
         if qbytes > ST[pb + _P_BUFFER]:
-            if flags & _FL_PH_DROPS and flags & _FL_PHANTOM and kind == DATA:
-                phantom_enqueue(ST, F, p, pb, now, size)
-            ST[pb + _P_DROPS] += 1
-            ST[_H_DROP0 + kind] += 1
-            ing = PK[slot, _K_ING]
-            if ing >= 0:
-                PK[slot, _K_ING] = -1
-                ST[ST[_H_OFF_ING] + ing * _NIC + _I_VIOL] += 1
-                _ingress_release(ST, ing, size, now)
-            _free(ST, PK, slot)
+            _tail_drop(ST, F, PK, p, pb, flags, kind, size, slot, now)
             return
-        ST[pb + _P_BYTES] = qbytes
-        ST[pb + _P_ENQB] += size
-        if qbytes > ST[pb + _P_MAXB]:
-            ST[pb + _P_MAXB] = qbytes
-        if flags & _FL_PHANTOM and (flags & _FL_PH_ACKS or kind == DATA):
-            phantom_enqueue(ST, F, p, pb, now, size)
-    PK[slot, _K_NEXT] = -1
-    tail = ST[pb + tail_col]
-    if tail >= 0:
-        PK[tail, _K_NEXT] = slot
-    else:
-        ST[pb + head_col] = slot
-    ST[pb + tail_col] = slot
+        _accepted(ST, F, p, pb, flags, kind, size, qbytes, now)
+    _fifo_append(ST, PK, pb + head_col, pb + tail_col, slot)
     ST[pb + _P_HELD] += 1
     busy = ST[pb + _P_BUSY]
     if busy != _PAUSED_PS:
@@ -1085,8 +1084,10 @@ def _cc_on_ack(F, fr, ST, sb, now, acked_bytes, ecn, rtt_ps, sent_ps):
         dctcp_on_ack(F, fr, ST, sb + _S_CC, now, acked_bytes, ecn, sent_ps)
     elif kind == _CC_UNO:
         uno_on_ack(F, fr, ST, sb + _S_CC, now, acked_bytes, ecn, rtt_ps, sent_ps)
-    else:
+    elif kind == _CC_GEMINI:
         gemini_on_ack(F, fr, ST, sb + _S_CC, now, acked_bytes, ecn, rtt_ps, sent_ps)
+    else:
+        mprdma_on_ack(F, fr, ST, sb + _S_CC, now, acked_bytes, ecn, rtt_ps, sent_ps)
 
 
 @njit(cache=True)
@@ -1104,10 +1105,15 @@ def _cc_on_loss(F, fr, ST, sb, now, timeout):
             uno_on_timeout(F, fr, ST, ib, now)
         else:
             uno_on_nack(F, fr, ST, ib, now)
+    elif kind == _CC_GEMINI:
+        if timeout:
+            gemini_on_timeout(F, fr, ST, ib, now)
+        else:
+            gemini_on_nack(F, fr, ST, ib, now)
     elif timeout:
-        gemini_on_timeout(F, fr, ST, ib, now)
+        mprdma_on_timeout(F, fr, ST, ib, now)
     else:
-        gemini_on_nack(F, fr, ST, ib, now)
+        mprdma_on_nack(F, fr, ST, ib, now)
 
 
 @njit(cache=True)
@@ -1324,6 +1330,10 @@ def _sender_on_ack(ST, F, U, PK, f, seq, ecn, sent_ps, now):
     acked = ST[sb + _S_ACKED_OFF]
     if ST[acked + seq]:
         ST[sb + _S_DUP] += 1
+        if ST[sb + _S_DUP_CC]:
+            # a controller that hears duplicates (MP-RDMA as the artifact runs it: its per-ACK
+            # rule, Mprdma.on_duplicate_ack)
+            _cc_on_ack(F, ST[sb + _S_FROW], ST, sb, now, wire, ecn, now - sent_ps, sent_ps)
         return 0
     ST[acked + seq] = 1
     ST[sb + _S_N_ACKED] += 1
@@ -1667,21 +1677,23 @@ def _compiled_cc(cc) -> tuple[int, object] | None:
     """(``_S_CCK``, the kernel module) of controller ``cc`` if it has a compiled form."""
     from uno.cc.dctcp import Dctcp
     from uno.cc.gemini import Gemini
+    from uno.cc.mprdma import Mprdma
     from uno.cc.uno import UnoCC
 
     return {
         Dctcp: (_CC_DCTCP, dctcp_kernel),
         UnoCC: (_CC_UNO, uno_kernel),
         Gemini: (_CC_GEMINI, gemini_kernel),
+        Mprdma: (_CC_MPRDMA, mprdma_kernel),
     }.get(type(cc))
 
 
 def kernel_sender_supported(sender) -> bool:
     """Whether the kernel can run ``sender`` (a :class:`uno.transport.sender.Sender`): its
-    controller has a compiled form (DCTCP, UnoCC, GEMINI: :mod:`uno.cc.dctcp_kernel`,
-    :mod:`uno.cc.uno_kernel`, :mod:`uno.cc.gemini_kernel`), its load balancer is ECMP (one
-    entropy per flow) or packet spraying (one per packet, from the flow's stream), and it needs
-    none of coding, rate samples, send events, duplicate-ACK or INT callbacks, or
+    controller has a compiled form (DCTCP, UnoCC, GEMINI, MP-RDMA: :mod:`uno.cc.dctcp_kernel`,
+    :mod:`uno.cc.uno_kernel`, :mod:`uno.cc.gemini_kernel`, :mod:`uno.cc.mprdma_kernel`), its
+    load balancer is ECMP (one entropy per flow) or packet spraying (one per packet, from the
+    flow's stream), and it needs none of coding, rate samples, send events, INT callbacks or
     load-balancer feedback."""
     from uno.lb.ecmp import Ecmp
     from uno.lb.spray import Spray
@@ -1690,7 +1702,7 @@ def kernel_sender_supported(sender) -> bool:
         _compiled_cc(sender.cc) is not None
         and type(sender.lb) in (Ecmp, Spray)
         and sender._coding is None
-        and not (sender._rate_samples or sender._send_events or sender._dup_ack_cc)
+        and not (sender._rate_samples or sender._send_events)
         and not (sender._int_cc or sender._lb_feedback)
         and sender._entropy_of is None
     )
@@ -1716,8 +1728,8 @@ def _senders_note(flows: list, kernel_rx: list, wanted: bool, ingresses: list) -
         if not kernel_sender_supported(flow.sender):
             return (
                 f"in Python (flow {flow.flow_id}: {flow.cc_name} with {flow.lb_name} has no "
-                "compiled form; the kernel's: DCTCP, UnoCC or GEMINI with ECMP or spraying, no "
-                "coding)"
+                "compiled form; the kernel's: DCTCP, UnoCC, GEMINI or MP-RDMA with ECMP or "
+                "spraying, no coding)"
             )
     return "in the kernel" if flows else "in Python (no flows)"
 
@@ -2054,6 +2066,7 @@ class CompiledDataplane:
             row[_S_CCK] = kind
             row[_S_PACED] = s.cc.paced
             row[_S_PACING_RTT] = s.cc._pacing_rtt_ps
+            row[_S_DUP_CC] = s._dup_ack_cc
             kernel.load(s.cc, F, frow0 + f, ST, sb + _S_CC)
             at += arrays[f]
         self._snd_rows = ST[offs[14] : offs[15]].reshape(len(self.flows), _NSC)
