@@ -202,6 +202,8 @@ def test_same_results_with_pfc(overrides):
     assert comp.summary["pfc"]["pause_frames"] > 0
     if overrides is PFC_HOSTS_PAUSED:
         assert (comp.tables["pauses"]["kind"] == "host").sum() > 0
+    if "cc=dctcp" in overrides:  # the kernel's senders, paused at their NICs
+        assert comp.summary["dataplane"]["senders"] == "in the kernel"
 
 
 def test_same_pfc_violations():

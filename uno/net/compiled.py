@@ -151,8 +151,8 @@ _NRC = 10
  _P_NEXT, _P_ARRIVALS, _P_DROPS, _P_MARKS, _P_MAXB, _P_ENQB, _P_FLAGS, _P_PH_LAST,
  _P_C_BUSY, _P_C_HEAD, _P_C_TAIL, _P_C_PENDING, _P_RNG, _P_HELD, _P_FLT_OFF, _P_FLT_N,
  _P_FLT_RNG, _P_FLT_DROPS, _P_TXB,
- _P_TX, _P_TXQ, _P_W_HEAD, _P_W_TAIL, _P_W_PENDING, _P_PAUSED, _P_ING) = range(35)  # fmt: skip
-_NPC = 35
+ _P_TX, _P_TXQ, _P_W_HEAD, _P_W_TAIL, _P_W_PENDING, _P_PAUSED, _P_ING, _P_HOST) = range(36)  # fmt: skip
+_NPC = 36  # (_P_HOST: a NIC's host, -1 for a switch port)
 # an event port (_FL_EVENT; uno.net.event_port.EventPort, used with PFC): its FIFOs are the
 # data queue (_P_HEAD/_P_TAIL) and the control queue (_P_C_HEAD/_P_C_TAIL, strict priority on the
 # same transmitter when the switch has ack_priority); _P_TX is the packet in service (its lane
@@ -160,7 +160,8 @@ _NPC = 35
 # _P_ING is the PFC ingress queue of the link it feeds (-1: none)
 # port flags
 (_FL_MARK_PHYS, _FL_MARK_PHANT, _FL_PH_ACKS, _FL_PH_DROPS, _FL_PHANTOM, _FL_CTRL, _FL_FAULT,
- _FL_INT, _FL_EVENT, _FL_NIC) = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)  # fmt: skip
+ _FL_INT, _FL_EVENT, _FL_NIC, _FL_KNIC) = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)  # fmt: skip
+# (_FL_KNIC: a NIC whose host's senders are the kernel's, whose resume the kernel handles)
 # event port lanes (uno.net.event_port: CONTROL, DATA_PRIORITY) and their bits in _P_PAUSED
 _LANE_CONTROL, _LANE_DATA = 0, 1
 # PFC ingress queues (ST rows of _NIC; uno.net.pfc.PfcIngress): the upstream port, Xoff, Xon,
@@ -1235,6 +1236,17 @@ def _nic_wake(ST, F, U, PK, host, now):
 
 
 @njit(cache=True)
+def _nic_resumed(ST, host, now):
+    """PFC resumed ``host``'s NIC (:meth:`uno.net.nic.NicScheduler.resumed`): its waiting
+    kernel senders are woken when it is next free (while it was paused, no wake was set)."""
+    nb = ST[_H_OFF_NICS] + host * _NNC
+    if ST[nb + _N_HEAD] >= 0 and not ST[nb + _N_PENDING]:
+        ST[nb + _N_PENDING] = 1
+        busy = ST[ST[_H_OFF_P] + ST[nb + _N_PORT] * _NPC + _P_BUSY]
+        _heap_push(ST, busy if busy > now else now, _next_eid(ST), (host << _EV_BITS) | _EV_NICWAKE)
+
+
+@njit(cache=True)
 def _on_loss_episode(F, fr, ST, sb, now, timeout):
     """The controller hears of at most one loss per base RTT (one episode)."""
     if timeout:
@@ -1434,6 +1446,11 @@ def run(ST, F, U, PK, lim_t, lim_prio, lim_eid, eid):
         if typ >= _EV_PAUSE:
             p = (payload >> _EV_BITS) & _EV_PORT_MASK
             if pfc_signal(ST, PK, p, typ == _EV_RESUME, t):
+                pb = ST[_H_OFF_P] + p * _NPC
+                if typ == _EV_RESUME and ST[pb + _P_FLAGS] & _FL_KNIC:
+                    # the kernel's senders wait at this NIC: wake them as Host.nic_resumed
+                    # would (Python then only logs the interval)
+                    _nic_resumed(ST, ST[pb + _P_HOST], t)
                 host = _RUN_RESUMED if typ == _EV_RESUME else _RUN_PAUSED
                 slot = p
                 break
@@ -1713,8 +1730,6 @@ def _senders_note(flows: list, kernel_rx: list, wanted: bool, ingresses: list) -
     (the summary's ``dataplane.senders``: the Python senders are the slower callback path)."""
     if not wanted:
         return "in Python (engine.compiled_senders=false)"
-    if ingresses:
-        return "in Python (PFC: the NIC's pause is not in the kernel's senders)"
     ints = sum(_sender_array_ints(f.n_packets) for f in flows)
     if ints > _SENDER_ARRAYS_MAX_INTS:
         return (
@@ -1887,7 +1902,7 @@ class CompiledDataplane:
         for i, port in enumerate(ports):
             row = P[i]
             row[[_P_HEAD, _P_QHEAD, _P_TAIL, _P_C_HEAD, _P_C_TAIL, _P_TX, _P_W_HEAD, _P_W_TAIL,
-                 _P_ING]] = -1  # fmt: skip
+                 _P_ING, _P_HOST]] = -1  # fmt: skip
             row[_P_BUFFER] = port.buffer_bytes
             row[_P_RATE] = port.rate_bps
             row[_P_DELAY] = port.delay_ps
@@ -2005,6 +2020,10 @@ class CompiledDataplane:
                 ST[offs[10] + owner.host_id] = view.index
                 nb = offs[15] + owner.host_id * _NNC
                 ST[nb + _N_PORT] = view.index
+                pb = int(offs[1]) + view.index * _NPC
+                ST[pb + _P_HOST] = owner.host_id
+                if self._kernel_tx:
+                    ST[pb + _P_FLAGS] |= _FL_KNIC
                 ST[nb + _N_HEAD] = ST[nb + _N_TAIL] = -1
             else:
                 owner.ports[owner.ports.index(view._python_port)] = view
@@ -2198,7 +2217,7 @@ class CompiledDataplane:
             return
         self._pause_log.resumed(view, DATA_PRIORITY, now)
         wake = getattr(view.owner, "nic_resumed", None)
-        if wake is not None:
+        if wake is not None and not self._kernel_tx:  # (the kernel woke its own senders)
             wake()
 
     def _grow_heap(self) -> None:
