@@ -36,8 +36,8 @@ class Recorder:
         self.rates = {"time_ps": [], "flow_id": [], "sent_gbps": [], "acked_gbps": []}
         self.cwnd = {"time_ps": [], "flow_id": [], "cwnd_bytes": [], "inflight_bytes": []}
         self.queues = {"time_ps": [], "port": [], "queue_bytes": [], "phantom_bytes": []}
-        #: called before each sample (the compiled data plane brings its senders' Python
-        #: objects up to date)
+        #: called with the flow ids about to be sampled before each sample (the compiled data
+        #: plane brings those senders' Python objects up to date)
         self.before_sample = None
 
     # ---- configuration ------------------------------------------------------------------
@@ -78,7 +78,7 @@ class Recorder:
     # ---- sampling -----------------------------------------------------------------------
     def sample(self) -> None:
         if self.before_sample is not None:
-            self.before_sample()
+            self.before_sample(self.active)
         now = self.engine.now
         scale = 8 * PS_PER_S / self.interval_ps / 1e9
         finished = []

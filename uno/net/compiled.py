@@ -2277,12 +2277,13 @@ class CompiledDataplane:
         self.sync_receivers()
         self.sync_senders()
 
-    def sync_senders(self) -> None:
+    def sync_senders(self, flow_ids=None) -> None:
         """Copy the kernel senders' counters and controllers' state to their Python
         :class:`uno.transport.sender.Sender` and controller objects (what samplers, tables and
-        checks read)."""
+        checks read): those of ``flow_ids`` (e.g. the flows a sampler is about to read), all
+        if None."""
         if self._kernel_tx:
-            for f in range(len(self.flows)):
+            for f in range(len(self.flows)) if flow_ids is None else flow_ids:
                 self._store_sender(f)
 
     def _store_sender(self, f: int) -> None:
