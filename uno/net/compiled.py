@@ -1397,14 +1397,17 @@ def run(ST, F, U, PK, lim_t, lim_prio, lim_eid, eid):
     this call schedules take sub-eids of the engine eid ``eid``. Stops after the first delivery
     to a host (or before the call's sub-eids could run out).
 
-    A data packet whose flow has a kernel receiver is answered inside (:func:`_receive_data`);
-    a kernel error stops the call with host -2 (``_H_ERROR`` says which). A PFC PAUSE or
-    RESUME that changed a port stops it too (-3, -4; Python logs the interval and wakes a
-    resumed NIC's senders), and so does a heap without room for an event's pushes (-5).
+    A data packet whose flow has a kernel receiver is answered inside (:func:`_receive_data`),
+    an ACK whose flow has a kernel sender is taken by it (:func:`_sender_on_ack`), and the
+    kernel senders' timers, pacing and NIC wakes are events here too. A kernel error stops the
+    call with host -2 (``_H_ERROR`` says which). A PFC PAUSE or RESUME that changed a port
+    stops it too (-3, -4; Python logs the interval and, for the Python senders, wakes a resumed
+    NIC's), and so do a heap without room for an event's pushes (-5), a kernel sender's flow
+    completing (-6, its id as the slot) and a pool without room for an event's sends (-7).
 
     Returns (the host a packet was delivered to, or a ``_RUN_*`` code; its slot (the port, for
-    a PAUSE or RESUME); its kind; its ECN; the time of the last event; the kernel top's time
-    and engine eid)."""
+    a PAUSE or RESUME; the flow, for a completion); its kind; its ECN; the time of the last
+    event; the kernel top's time and engine eid)."""
     base = eid << EID_SHIFT
     ST[_H_EID] = base
     ht = ST[_H_OFF_HT]
