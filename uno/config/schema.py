@@ -528,7 +528,7 @@ class EngineConfig:
     #: or "auto" (compiled for the packet engine unless the config has what it does not model)
     dataplane: str = choice("auto", ("auto", "python", "compiled"))
     #: with the compiled data plane, run the senders in its kernel too when every flow's has a
-    #: compiled form (DCTCP, UnoCC, GEMINI, MP-RDMA; ECMP or spraying; no coding; uno.net.compiled.
+    #: compiled form (DCTCP, UnoCC, GEMINI, MP-RDMA, HPCC; ECMP or spraying; no coding; uno.net.compiled.
     #: kernel_sender_supported) and PFC is off; false keeps them in Python
     compiled_senders: bool = True
 

@@ -63,8 +63,8 @@ kernel stops first when it has less than ``_HEAP_ROOM`` free entries).
 
 Endpoints: a flow without erasure coding or CNPs has its receiver in the kernel
 (:func:`_receive_data`). When every flow's sender has a compiled form
-(:func:`kernel_sender_supported`: DCTCP, UnoCC, GEMINI or MP-RDMA, :mod:`uno.cc.dctcp_kernel`
-and its siblings, over ECMP or packet spraying, no coding) and PFC is off, the senders run in the kernel
+(:func:`kernel_sender_supported`: DCTCP, UnoCC, GEMINI, MP-RDMA or HPCC,
+:mod:`uno.cc.dctcp_kernel` and its siblings, over ECMP or packet spraying, no coding) and PFC is off, the senders run in the kernel
 too (``_S_*`` rows and per-packet arrays in ST, the controller's doubles in a row of F): the
 transport of :class:`uno.transport.sender.Sender` (window, pacing, retransmission timer, fast
 retransmit) and the hosts' NIC turn-taking (:class:`uno.net.nic.NicScheduler`), so Python sees
@@ -82,13 +82,16 @@ import numba
 import numpy as np
 from numba import njit
 
-from uno.cc import dctcp_kernel, gemini_kernel, mprdma_kernel, uno_kernel
+from uno.cc import dctcp_kernel, gemini_kernel, hpcc_kernel, mprdma_kernel, uno_kernel
 from uno.cc.dctcp_kernel import on_ack as dctcp_on_ack
 from uno.cc.dctcp_kernel import on_nack as dctcp_on_nack
 from uno.cc.dctcp_kernel import on_timeout as dctcp_on_timeout
 from uno.cc.gemini_kernel import on_ack as gemini_on_ack
 from uno.cc.gemini_kernel import on_nack as gemini_on_nack
 from uno.cc.gemini_kernel import on_timeout as gemini_on_timeout
+from uno.cc.hpcc_kernel import on_ack_int as hpcc_on_ack_int
+from uno.cc.hpcc_kernel import on_nack as hpcc_on_nack
+from uno.cc.hpcc_kernel import on_timeout as hpcc_on_timeout
 from uno.cc.mprdma_kernel import on_ack as mprdma_on_ack
 from uno.cc.mprdma_kernel import on_nack as mprdma_on_nack
 from uno.cc.mprdma_kernel import on_timeout as mprdma_on_timeout
@@ -222,8 +225,8 @@ _INT_FIELDS = 4
  _S_NIC_QUEUED, _S_NIC_NEXT, _S_FROW, _S_CCK, _S_PACED, _S_PACING_RTT, _S_NEXT_SEND, _S_WAKE,
  _S_SPRAY, _S_SPRAY_N, _S_SPRAY_RNG, _S_DUP_CC, _S_CC) = range(59)  # fmt: skip
 # the controllers with a compiled form (_S_CCK): their kernels' modules
-_CC_DCTCP, _CC_UNO, _CC_GEMINI, _CC_MPRDMA = 1, 2, 3, 4
-_NSC = _S_CC + 32  # (the controller's ints: uno.cc.*_kernel N_INTS)
+_CC_DCTCP, _CC_UNO, _CC_GEMINI, _CC_MPRDMA, _CC_HPCC = 1, 2, 3, 4, 5
+_NSC = _S_CC + 48  # (the controller's ints: uno.cc.*_kernel N_INTS, HPCC's records)
 # hosts' NICs (ST rows of _NNC): the NIC port, the FIFO of waiting kernel senders (a list
 # through _S_NIC_NEXT), whether a wake is pending (uno.net.nic.NicScheduler)
 _N_PORT, _N_HEAD, _N_TAIL, _N_PENDING = range(4)
@@ -1078,10 +1081,14 @@ def _nic_wait(ST, f, sb, now):
 
 
 @njit(cache=True)
-def _cc_on_ack(F, fr, ST, sb, now, acked_bytes, ecn, rtt_ps, sent_ps):
-    """The sender's controller hears of an ACK (its compiled form, by ``_S_CCK``)."""
+def _cc_on_ack(F, fr, ST, sb, PK, slot, now, acked_bytes, ecn, rtt_ps, sent_ps):
+    """The sender's controller hears of the ACK in row ``slot`` of PK (its compiled form, by
+    ``_S_CCK``; HPCC reads the ACK's INT records there)."""
     kind = ST[sb + _S_CCK]
-    if kind == _CC_DCTCP:
+    if kind == _CC_HPCC:
+        rec0 = _K_INT_N if ST[_H_INT_MAX] > 0 else 0
+        hpcc_on_ack_int(F, fr, ST, sb + _S_CC, PK, slot, rec0, now, sent_ps)
+    elif kind == _CC_DCTCP:
         dctcp_on_ack(F, fr, ST, sb + _S_CC, now, acked_bytes, ecn, sent_ps)
     elif kind == _CC_UNO:
         uno_on_ack(F, fr, ST, sb + _S_CC, now, acked_bytes, ecn, rtt_ps, sent_ps)
@@ -1111,6 +1118,11 @@ def _cc_on_loss(F, fr, ST, sb, now, timeout):
             gemini_on_timeout(F, fr, ST, ib, now)
         else:
             gemini_on_nack(F, fr, ST, ib, now)
+    elif kind == _CC_HPCC:
+        if timeout:
+            hpcc_on_timeout(F, fr, ST, ib, now)
+        else:
+            hpcc_on_nack(F, fr, ST, ib, now)
     elif timeout:
         mprdma_on_timeout(F, fr, ST, ib, now)
     else:
@@ -1188,6 +1200,8 @@ def _try_send(ST, F, U, PK, f, now):
         PK[slot, _K_ENTROPY] = entropy
         PK[slot, _K_ING] = -1
         PK[slot, _K_SENT] = now
+        if ST[_H_INT_MAX] > 0:
+            PK[slot, _K_INT_N] = 0  # (a reused row: no records yet)
         ST[sb + _S_INFLIGHT] += wire
         ST[ST[sb + _S_OUT_OFF] + seq] = now + 1
         _fifo_push(ST, sb, now, seq)
@@ -1331,10 +1345,14 @@ def _on_timer(ST, F, U, PK, f, now):
 
 
 @njit(cache=True)
-def _sender_on_ack(ST, F, U, PK, f, seq, ecn, sent_ps, now):
-    """An ACK of packet ``seq`` (sent at ``sent_ps``, ECN echo ``ecn``) reaches kernel sender
-    ``f`` (:meth:`uno.transport.sender.Sender.on_control`). Returns 1 if the flow completed,
-    an error code (``_ERR_*`` negated) if its completion broke an invariant, else 0."""
+def _sender_on_ack(ST, F, U, PK, f, slot, now):
+    """The ACK in row ``slot`` of PK (of packet ``seq``, sent at ``sent_ps``, its ECN echo)
+    reaches kernel sender ``f`` (:meth:`uno.transport.sender.Sender.on_control`); the caller
+    frees the row after. Returns 1 if the flow completed, an error code (``_ERR_*`` negated)
+    if its completion broke an invariant, else 0."""
+    seq = PK[slot, _K_SEQ]
+    ecn = PK[slot, _K_ECN]
+    sent_ps = PK[slot, _K_SENT]
     sb = ST[_H_OFF_SND] + f * _NSC
     if ST[sb + _S_DONE]:
         return 0
@@ -1345,7 +1363,9 @@ def _sender_on_ack(ST, F, U, PK, f, seq, ecn, sent_ps, now):
         if ST[sb + _S_DUP_CC]:
             # a controller that hears duplicates (MP-RDMA as the artifact runs it: its per-ACK
             # rule, Mprdma.on_duplicate_ack)
-            _cc_on_ack(F, ST[sb + _S_FROW], ST, sb, now, wire, ecn, now - sent_ps, sent_ps)
+            _cc_on_ack(
+                F, ST[sb + _S_FROW], ST, sb, PK, slot, now, wire, ecn, now - sent_ps, sent_ps
+            )
         return 0
     ST[acked + seq] = 1
     ST[sb + _S_N_ACKED] += 1
@@ -1356,7 +1376,7 @@ def _sender_on_ack(ST, F, U, PK, f, seq, ecn, sent_ps, now):
     ST[sb + _S_ACKED_BYTES] += wire
     if ecn:
         ST[sb + _S_ECN_ACKS] += 1
-    _cc_on_ack(F, ST[sb + _S_FROW], ST, sb, now, wire, ecn, now - sent_ps, sent_ps)
+    _cc_on_ack(F, ST[sb + _S_FROW], ST, sb, PK, slot, now, wire, ecn, now - sent_ps, sent_ps)
     if ST[sb + _S_N_ACKED] == ST[sb + _S_N]:
         # every packet acknowledged: the flow completes (Sender._finish)
         if ST[sb + _S_INFLIGHT] != 0:
@@ -1478,11 +1498,8 @@ def run(ST, F, U, PK, lim_t, lim_prio, lim_eid, eid):
                     host = _RUN_ERROR
                     break
                 ST[_H_RX_ACK] += 1
-                seq = PK[slot, _K_SEQ]
-                ack_ecn = PK[slot, _K_ECN]
-                sent = PK[slot, _K_SENT]
+                done = _sender_on_ack(ST, F, U, PK, f, slot, t)
                 _free(ST, PK, slot)
-                done = _sender_on_ack(ST, F, U, PK, f, seq, ack_ecn, sent, t)
                 host = _RUN_NONE
                 if done == 1:
                     ST[_H_DONE_FLOW] = f
@@ -1697,6 +1714,7 @@ def _compiled_cc(cc) -> tuple[int, object] | None:
     """(``_S_CCK``, the kernel module) of controller ``cc`` if it has a compiled form."""
     from uno.cc.dctcp import Dctcp
     from uno.cc.gemini import Gemini
+    from uno.cc.hpcc import Hpcc
     from uno.cc.mprdma import Mprdma
     from uno.cc.uno import UnoCC
 
@@ -1705,13 +1723,15 @@ def _compiled_cc(cc) -> tuple[int, object] | None:
         UnoCC: (_CC_UNO, uno_kernel),
         Gemini: (_CC_GEMINI, gemini_kernel),
         Mprdma: (_CC_MPRDMA, mprdma_kernel),
+        Hpcc: (_CC_HPCC, hpcc_kernel),
     }.get(type(cc))
 
 
 def kernel_sender_supported(sender) -> bool:
     """Whether the kernel can run ``sender`` (a :class:`uno.transport.sender.Sender`): its
-    controller has a compiled form (DCTCP, UnoCC, GEMINI, MP-RDMA: :mod:`uno.cc.dctcp_kernel`,
-    :mod:`uno.cc.uno_kernel`, :mod:`uno.cc.gemini_kernel`, :mod:`uno.cc.mprdma_kernel`), its
+    controller has a compiled form (DCTCP, UnoCC, GEMINI, MP-RDMA, HPCC:
+    :mod:`uno.cc.dctcp_kernel`, :mod:`uno.cc.uno_kernel`, :mod:`uno.cc.gemini_kernel`,
+    :mod:`uno.cc.mprdma_kernel`, :mod:`uno.cc.hpcc_kernel`), its
     load balancer is ECMP (one entropy per flow) or packet spraying (one per packet, from the
     flow's stream), and it needs none of coding, rate samples, send events, INT callbacks or
     load-balancer feedback."""
@@ -1722,17 +1742,26 @@ def kernel_sender_supported(sender) -> bool:
         _compiled_cc(sender.cc) is not None
         and type(sender.lb) in (Ecmp, Spray)
         and sender._coding is None
-        and not (sender._rate_samples or sender._send_events)
-        and not (sender._int_cc or sender._lb_feedback)
+        and not (sender._rate_samples or sender._send_events or sender._lb_feedback)
+        and (not sender._int_cc or _compiled_cc(sender.cc)[0] == _CC_HPCC)
         and sender._entropy_of is None
     )
 
 
-def _senders_note(flows: list, kernel_rx: list, wanted: bool, ingresses: list) -> str:
+def _senders_note(flows: list, kernel_rx: list, wanted: bool, int_records: int) -> str:
     """Where the compiled data plane runs the senders: "in the kernel", or in Python and why
-    (the summary's ``dataplane.senders``: the Python senders are the slower callback path)."""
+    (the summary's ``dataplane.senders``: the Python senders are the slower callback path).
+    ``int_records``: the INT records a packet holds (0: INT off)."""
     if not wanted:
         return "in Python (engine.compiled_senders=false)"
+    if hpcc_kernel.n_ints(int_records) > _NSC - _S_CC and any(
+        _compiled_cc(f.sender.cc) is not None and _compiled_cc(f.sender.cc)[0] == _CC_HPCC
+        for f in flows
+    ):
+        return (
+            f"in Python (HPCC with INT records of up to {int_records} hops: the kernel's "
+            f"senders keep up to {(_NSC - _S_CC - hpcc_kernel.I_PREV) // hpcc_kernel.RECORD})"
+        )
     ints = sum(_sender_array_ints(f.n_packets) for f in flows)
     if ints > _SENDER_ARRAYS_MAX_INTS:
         return (
@@ -1746,8 +1775,8 @@ def _senders_note(flows: list, kernel_rx: list, wanted: bool, ingresses: list) -
         if not kernel_sender_supported(flow.sender):
             return (
                 f"in Python (flow {flow.flow_id}: {flow.cc_name} with {flow.lb_name} has no "
-                "compiled form; the kernel's: DCTCP, UnoCC, GEMINI or MP-RDMA with ECMP or "
-                "spraying, no coding)"
+                "compiled form; the kernel's: DCTCP, UnoCC, GEMINI, MP-RDMA or HPCC with ECMP "
+                "or spraying, no coding)"
             )
     return "in the kernel" if flows else "in Python (no flows)"
 
@@ -1853,7 +1882,8 @@ class CompiledDataplane:
             for rows, _, blocks, _ in faults
         )
         # the kernel's senders: all flows or none (a host's NIC turn-taking is one FIFO)
-        self.senders_note = _senders_note(flows, self._kernel_rx, kernel_senders, ingresses)
+        int_records = max((st.max_records for st in (int_stampers or {}).values()), default=0)
+        self.senders_note = _senders_note(flows, self._kernel_rx, kernel_senders, int_records)
         self._kernel_tx = self.senders_note == "in the kernel"
         # per kernel sender: acknowledged flags, outstanding send times, the RTO FIFO's pairs,
         # the retransmission queue, the acknowledged send times (uno.transport.sender)
