@@ -241,6 +241,21 @@ def _controllers():
     ]  # fmt: skip
 
 
+def _context(rtt_ps: int, mss_bytes: int) -> FlowContext:
+    """A flow's facts on a 100 Gb/s path of base RTT ``rtt_ps`` (the intra-DC one 2 us)."""
+    return FlowContext(
+        base_rtt_ps=rtt_ps,
+        bdp_bytes=rtt_ps * 100e9 / 8e12,
+        bottleneck_bps=100_000_000_000,
+        mss_bytes=mss_bytes,
+        intra_rtt_ps=2_000_000,
+        intra_bdp_bytes=25_000.0,
+        is_inter_dc=rtt_ps > 20_000_000,
+        rto_ps=4 * rtt_ps,
+        ecn_k_bytes=250_000.0,
+    )
+
+
 def _state(cc) -> dict:
     """A controller's plain state: numbers, flags, None, and its send-time rounds."""
     out = {}
@@ -261,17 +276,7 @@ def test_controller_kernels_match_the_controllers(name):
     _, cls, params, kernel = next(c for c in _controllers() if c[0] == name)
     for trial in range(12):
         rtt = int(RNG.integers(2_000_000, 200_000_000))
-        ctx = FlowContext(
-            base_rtt_ps=rtt,
-            bdp_bytes=rtt * 100e9 / 8e12,
-            bottleneck_bps=100_000_000_000,
-            mss_bytes=4160,
-            intra_rtt_ps=2_000_000,
-            intra_bdp_bytes=25_000.0,
-            is_inter_dc=rtt > 20_000_000,
-            rto_ps=4 * rtt,
-            ecn_k_bytes=250_000.0,
-        )
+        ctx = _context(rtt, mss_bytes=4160)
         cc = cls(ctx, params)
         F = np.zeros((2, cp._NFC))
         ST = np.zeros(40, dtype=np.int64)
@@ -381,16 +386,7 @@ def test_hpcc_kernel_matches_the_controller(max_stage):
     rate = 100_000_000_000
     for trial in range(8):
         rtt = int(RNG.integers(2_000_000, 20_000_000))
-        ctx = FlowContext(
-            base_rtt_ps=rtt,
-            bdp_bytes=rtt * 100e9 / 8e12,
-            bottleneck_bps=rate,
-            mss_bytes=4202,
-            intra_rtt_ps=2_000_000,
-            intra_bdp_bytes=25_000.0,
-            is_inter_dc=False,
-            rto_ps=4 * rtt,
-        )
+        ctx = _context(rtt, mss_bytes=4202)
         cc = Hpcc(ctx, params)
         F = np.zeros((2, cp._NFC))
         ST = np.zeros(3 + hk.n_ints(6), dtype=np.int64)

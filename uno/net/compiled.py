@@ -1099,32 +1099,35 @@ def _cc_on_ack(F, fr, ST, sb, PK, slot, now, acked_bytes, ecn, rtt_ps, sent_ps):
 
 
 @njit(cache=True)
-def _cc_on_loss(F, fr, ST, sb, now, timeout):
-    """The sender's controller hears of a timeout (``timeout``) or a fast-retransmit loss."""
+def _cc_on_timeout(F, fr, ST, sb, now):
+    """The sender's controller hears of a retransmission timeout (its compiled form)."""
     kind = ST[sb + _S_CCK]
     ib = sb + _S_CC
     if kind == _CC_DCTCP:
-        if timeout:
-            dctcp_on_timeout(F, fr, ST, ib, now)
-        else:
-            dctcp_on_nack(F, fr, ST, ib, now)
+        dctcp_on_timeout(F, fr, ST, ib, now)
     elif kind == _CC_UNO:
-        if timeout:
-            uno_on_timeout(F, fr, ST, ib, now)
-        else:
-            uno_on_nack(F, fr, ST, ib, now)
+        uno_on_timeout(F, fr, ST, ib, now)
     elif kind == _CC_GEMINI:
-        if timeout:
-            gemini_on_timeout(F, fr, ST, ib, now)
-        else:
-            gemini_on_nack(F, fr, ST, ib, now)
+        gemini_on_timeout(F, fr, ST, ib, now)
     elif kind == _CC_HPCC:
-        if timeout:
-            hpcc_on_timeout(F, fr, ST, ib, now)
-        else:
-            hpcc_on_nack(F, fr, ST, ib, now)
-    elif timeout:
+        hpcc_on_timeout(F, fr, ST, ib, now)
+    else:
         mprdma_on_timeout(F, fr, ST, ib, now)
+
+
+@njit(cache=True)
+def _cc_on_nack(F, fr, ST, sb, now):
+    """The sender's controller hears of a fast-retransmit loss (its compiled form)."""
+    kind = ST[sb + _S_CCK]
+    ib = sb + _S_CC
+    if kind == _CC_DCTCP:
+        dctcp_on_nack(F, fr, ST, ib, now)
+    elif kind == _CC_UNO:
+        uno_on_nack(F, fr, ST, ib, now)
+    elif kind == _CC_GEMINI:
+        gemini_on_nack(F, fr, ST, ib, now)
+    elif kind == _CC_HPCC:
+        hpcc_on_nack(F, fr, ST, ib, now)
     else:
         mprdma_on_nack(F, fr, ST, ib, now)
 
@@ -1267,12 +1270,12 @@ def _on_loss_episode(F, fr, ST, sb, now, timeout):
         if now - ST[sb + _S_LAST_TIMEOUT] >= ST[sb + _S_BASE_RTT] or ST[sb + _S_TIMEOUTS] == 0:
             ST[sb + _S_TIMEOUTS] += 1
             ST[sb + _S_LAST_TIMEOUT] = now
-            _cc_on_loss(F, fr, ST, sb, now, True)
+            _cc_on_timeout(F, fr, ST, sb, now)
     else:
         last = ST[sb + _S_LAST_FAST]
         if last < 0 or now - last >= ST[sb + _S_BASE_RTT]:
             ST[sb + _S_LAST_FAST] = now
-            _cc_on_loss(F, fr, ST, sb, now, False)
+            _cc_on_nack(F, fr, ST, sb, now)
 
 
 @njit(cache=True)
@@ -1710,21 +1713,27 @@ def _pcg64_words(uniform) -> tuple[int, int, int, int]:
     return s >> 64, s & mask, inc >> 64, inc & mask
 
 
-def _compiled_cc(cc) -> tuple[int, object] | None:
-    """(``_S_CCK``, the kernel module) of controller ``cc`` if it has a compiled form."""
+#: the compiled form of each controller kind (``_S_CCK``)
+_CC_KERNELS = {_CC_DCTCP: dctcp_kernel, _CC_UNO: uno_kernel, _CC_GEMINI: gemini_kernel,
+               _CC_MPRDMA: mprdma_kernel, _CC_HPCC: hpcc_kernel}  # fmt: skip
+
+
+@functools.cache
+def _cc_kinds() -> dict:
+    """The controller classes with a compiled form, and their ``_S_CCK``."""
     from uno.cc.dctcp import Dctcp
     from uno.cc.gemini import Gemini
     from uno.cc.hpcc import Hpcc
     from uno.cc.mprdma import Mprdma
     from uno.cc.uno import UnoCC
 
-    return {
-        Dctcp: (_CC_DCTCP, dctcp_kernel),
-        UnoCC: (_CC_UNO, uno_kernel),
-        Gemini: (_CC_GEMINI, gemini_kernel),
-        Mprdma: (_CC_MPRDMA, mprdma_kernel),
-        Hpcc: (_CC_HPCC, hpcc_kernel),
-    }.get(type(cc))
+    return {Dctcp: _CC_DCTCP, UnoCC: _CC_UNO, Gemini: _CC_GEMINI, Mprdma: _CC_MPRDMA,
+            Hpcc: _CC_HPCC}  # fmt: skip
+
+
+def _cc_kind(cc) -> int:
+    """``_S_CCK`` of controller ``cc``; 0 if it has no compiled form."""
+    return _cc_kinds().get(type(cc), 0)
 
 
 def kernel_sender_supported(sender) -> bool:
@@ -1738,12 +1747,13 @@ def kernel_sender_supported(sender) -> bool:
     from uno.lb.ecmp import Ecmp
     from uno.lb.spray import Spray
 
+    kind = _cc_kind(sender.cc)
     return (
-        _compiled_cc(sender.cc) is not None
+        kind != 0
         and type(sender.lb) in (Ecmp, Spray)
         and sender._coding is None
         and not (sender._rate_samples or sender._send_events or sender._lb_feedback)
-        and (not sender._int_cc or _compiled_cc(sender.cc)[0] == _CC_HPCC)
+        and (not sender._int_cc or kind == _CC_HPCC)
         and sender._entropy_of is None
     )
 
@@ -1755,8 +1765,7 @@ def _senders_note(flows: list, kernel_rx: list, wanted: bool, int_records: int) 
     if not wanted:
         return "in Python (engine.compiled_senders=false)"
     if hpcc_kernel.n_ints(int_records) > _NSC - _S_CC and any(
-        _compiled_cc(f.sender.cc) is not None and _compiled_cc(f.sender.cc)[0] == _CC_HPCC
-        for f in flows
+        _cc_kind(f.sender.cc) == _CC_HPCC for f in flows
     ):
         return (
             f"in Python (HPCC with INT records of up to {int_records} hops: the kernel's "
@@ -2114,7 +2123,8 @@ class CompiledDataplane:
             row[_S_RQ_CAP] = n
             row[_S_LATER_OFF] = at + 3 * n + 2 * cap
             row[_S_FROW] = frow0 + f
-            kind, kernel = _compiled_cc(s.cc)
+            kind = _cc_kind(s.cc)
+            kernel = _CC_KERNELS[kind]
             row[_S_CCK] = kind
             row[_S_PACED] = s.cc.paced
             row[_S_PACING_RTT] = s.cc._pacing_rtt_ps
@@ -2147,7 +2157,7 @@ class CompiledDataplane:
         self._start_flow = compiled_entry(start_flow, args)
         return out
 
-    def start_flow(self, flow_id: int, _arg=None) -> None:
+    def start_flow(self, flow_id: int) -> None:
         """Kernel sender ``flow_id`` starts now (in place of its Python sender's ``start``)."""
         engine = self.engine
         while True:
@@ -2337,8 +2347,9 @@ class CompiledDataplane:
         s.done = bool(row[_S_DONE])
         s.rto_ps = row[_S_RTO]
         s._timer_armed = bool(row[_S_ARMED])
-        _, kernel = _compiled_cc(s.cc)
-        kernel.store(s.cc, self.F, row[_S_FROW], self.ST, self._snd_rows_base(f) + _S_CC)
+        _CC_KERNELS[row[_S_CCK]].store(
+            s.cc, self.F, row[_S_FROW], self.ST, self._snd_rows_base(f) + _S_CC
+        )
         s._next_send_ps = row[_S_NEXT_SEND]
         s._wake_pending = bool(row[_S_WAKE])
 
@@ -2392,9 +2403,9 @@ class CompiledDataplane:
                 net.in_flight -= new
                 self._dropped_seen[kind] = n
         if self._ingresses:
-            I = self.ST[self.ST[_H_OFF_ING] :].reshape(-1)  # noqa: E741
-            for j, ing in enumerate(self._ingresses):
-                row = I[j * _NIC : (j + 1) * _NIC]
+            off = int(self.ST[_H_OFF_ING])
+            rows = self.ST[off : off + len(self._ingresses) * _NIC].reshape(-1, _NIC)
+            for ing, row in zip(self._ingresses, rows, strict=True):
                 ing.bytes = int(row[_I_BYTES])
                 ing.max_bytes = int(row[_I_MAX])
                 ing.pausing = bool(row[_I_PAUSING])
