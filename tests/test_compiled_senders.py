@@ -8,7 +8,8 @@
 * The controllers' kernels (DCTCP, UnoCC, GEMINI, MP-RDMA, HPCC) agree with their Python classes and with
   their twins on random ACK sequences; the sender's kernels agree with their twins from a
   mid-run state.
-* Flows the kernel cannot send for keep Python senders, and the summary says so.
+* Flows the kernel cannot send for keep Python senders beside the kernel's (sharing their hosts'
+  NICs, identical results), and the summary says so.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from uno.cc.base import FlowContext
 from uno.cc.dctcp import Dctcp, DctcpParams
 from uno.net import compiled as cp
 
-RNG = np.random.default_rng(20261124)
+SEED = 20261124  # each test draws from its own generator: results do not depend on test order
 DCTCP = ["cc=dctcp", "lb=ecmp"]
 
 
@@ -92,6 +93,60 @@ def test_kernel_senders_give_the_python_senders_results(overrides):
         assert comp.flows["fast_retransmits"].sum() > 0
 
 
+# hosts 1..6 send an intra-DC flow to host 0 (with eleven others: hosts 1..12) and an inter-DC
+# flow, so their NICs take turns between a kernel sender and a Python one (BBR)
+SHARED_NICS = [
+    "topo.k=4",
+    "workload=flows",
+    "workload.flows=["
+    + ",".join(
+        [f"{{src:{i},dst:0,size_bytes:2000000}}" for i in range(1, 13)]
+        + [f"{{src:{i},dst:{16 + i},size_bytes:2000000,start_us:{i}.0}}" for i in range(1, 7)]
+    )
+    + "]",
+    "cc=mprdma_bbr",
+    "engine.sample_interval_us=5",
+    "engine.queue_ports=[busy]",
+]
+
+
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        SHARED_NICS,  # MP-RDMA in the kernel, BBR in Python, packet spraying
+        # DCTCP without ECN and PFC in the DCs: pauses reach the shared NICs, whose RESUME
+        # the kernel handles for both kinds of sender
+        [*SHARED_NICS, "cc.intra=dctcp", "lb=ecmp", "switch.pfc.enabled=true",
+         "switch.pfc.port_kinds=[host,fabric]", "switch.ecn.enabled=false"],
+        # flows arriving and finishing at random hosts, the Uno paper's MPRDMA+BBR
+        ["experiment=fig10_load", "workload.n_flows=150", "engine.max_sim_time_ms=4",
+         "scheme=mprdma_bbr"],
+    ],
+    ids=["spray", "pfc_hosts_paused", "fig10"],
+)  # fmt: skip
+def test_kernel_and_python_senders_share_a_nic(overrides, monkeypatch):
+    """Flows without a compiled form (BBR) keep Python senders beside the kernel's: the kernel
+    hands them their ACKs and, at a NIC they share with kernel senders, their turns in the one
+    FIFO (``_RUN_NICPY``). Results are the Python data plane's bit for bit."""
+    turns = []
+    python_turns = cp.CompiledDataplane._python_turns
+
+    def counted(self, flow_id, host, now):
+        turns.append(flow_id)
+        return python_turns(self, flow_id, host, now)
+
+    monkeypatch.setattr(cp.CompiledDataplane, "_python_turns", counted)
+    results = _both(overrides)
+    _assert_identical(results)
+    comp = results["compiled"]
+    note = comp.summary["dataplane"]["senders"]
+    assert note.startswith("in the kernel but ") and "bbr" in note
+    assert len(turns) > 10  # Python senders took turns at kernel-scheduled NICs
+    if "switch.pfc.enabled=true" in overrides:
+        assert comp.summary["pfc"] == results["python"].summary["pfc"]
+        assert (comp.tables["pauses"]["kind"] == "host").sum() > 0
+
+
 def _live_fifo(ST, sb) -> list[tuple[int, int]]:
     """The RTO FIFO's live (send time, seq) entries, oldest first."""
     off, cap = int(ST[sb + cp._S_FIFO_OFF]), int(ST[sb + cp._S_FIFO_CAP])
@@ -127,6 +182,7 @@ def test_rto_fifo_compaction_keeps_what_the_sender_decides():
     outstanding, so it always can). After every step the two mean the same: counters,
     outstanding packets, retransmission queue, the acknowledged send times fast retransmit
     counts, the live FIFO entries; and the windows."""
+    rng = np.random.default_rng(SEED)
     sim = _build([*SMALL_INCAST, *DCTCP, "workload.n_intra=1", "workload.n_inter=0",
                   "workload.size_bytes=4000000", "engine.sample_interval_us=0"])  # fmt: skip
     dp = sim.network.dataplane
@@ -135,7 +191,7 @@ def test_rto_fifo_compaction_keeps_what_the_sender_decides():
     n = int(dp.ST[sb + cp._S_N])
     compactions = {}
     for dupthr in (3, 0):
-        wide, narrow = _drive_twice(dp, sb, n, dupthr)
+        wide, narrow = _drive_twice(dp, sb, n, dupthr, rng)
         compactions[dupthr] = narrow
         assert wide[0][sb + cp._S_FAST_RETX] > 0 or dupthr == 0
     # without fast retransmit acknowledged packets pile up behind the oldest outstanding one;
@@ -143,7 +199,7 @@ def test_rto_fifo_compaction_keeps_what_the_sender_decides():
     assert compactions[0] > 10
 
 
-def _drive_twice(dp, sb: int, n: int, dupthr: int):
+def _drive_twice(dp, sb: int, n: int, dupthr: int, rng):
     """Drive the sender's two copies (full FIFO, 24-entry ring) by the same random steps,
     comparing their meaning after each; returns (the full copy, the ring's compactions)."""
     wide = [dp.ST.copy(), dp.F.copy(), dp.U.copy(), dp.PK.copy()]
@@ -153,15 +209,15 @@ def _drive_twice(dp, sb: int, n: int, dupthr: int):
     compactions = 0
     now, seq_next = 0, 0
     for _ in range(3000):
-        now += int(RNG.integers(1, 400_000))
+        now += int(rng.integers(1, 400_000))
         st = wide[0]
         out = int(st[sb + cp._S_OUT_OFF])
         live = np.flatnonzero(st[out : out + n] > 0)
-        op = RNG.random()
+        op = rng.random()
         if op < 0.45 and len(live) < 16:
             # a (re)transmission of a packet not outstanding: the FIFO's push
             queued = _logical(st, sb, n)[2]
-            seq = queued[0] if queued and RNG.random() < 0.5 else seq_next
+            seq = queued[0] if queued and rng.random() < 0.5 else seq_next
             if seq == seq_next:
                 if seq_next >= n:
                     continue
@@ -180,7 +236,7 @@ def _drive_twice(dp, sb: int, n: int, dupthr: int):
             # the rules): out of flight, then the fast-retransmit rule
             oldest = min(live, key=lambda q: st[out + q])
             others = [q for q in live if q != oldest]
-            seq = int(RNG.choice(others)) if others and RNG.random() < 0.9 else int(oldest)
+            seq = int(rng.choice(others)) if others and rng.random() < 0.9 else int(oldest)
             sent = int(st[out + seq]) - 1
             for state in (wide, narrow):
                 ST = state[0]
@@ -189,7 +245,7 @@ def _drive_twice(dp, sb: int, n: int, dupthr: int):
                 if dupthr:
                     cp._detect_losses(ST, state[1], sb, now, sent)
         else:
-            if RNG.random() < 0.2:  # late enough for the oldest to time out
+            if rng.random() < 0.2:  # late enough for the oldest to time out
                 now += int(wide[0][sb + cp._S_RTO])
             for state in (wide, narrow):
                 cp._on_timer(*state, 0, now)
@@ -205,10 +261,11 @@ def test_python_senders_when_asked_or_without_a_compiled_form():
     pd.testing.assert_frame_equal(off.flows, on.flows)
     assert off.summary["dataplane"]["senders"] == "in Python (engine.compiled_senders=false)"
     bbr = run([*base, "cc=mprdma_bbr", "engine.dataplane=compiled"])  # BBR across the WAN
-    assert "bbr" in bbr.summary["dataplane"]["senders"]
-    assert "compiled form" in bbr.summary["dataplane"]["senders"]
+    assert bbr.summary["dataplane"]["senders"].startswith("in the kernel but 2 of 4 in Python")
+    assert "bbr with spray: no compiled form" in bbr.summary["dataplane"]["senders"]
     sim = _build([*base, "cc=dctcp", "lb=plb"])
     assert not sim.network.dataplane._kernel_tx
+    assert sim.network.dataplane.senders_note.startswith("in Python (dctcp with plb")
 
 
 # ---- kernels against the Python controller and their twins -------------------------------------
@@ -273,9 +330,10 @@ def test_controller_kernels_match_the_controllers(name):
     rounds' starts), timeouts and fast-retransmit losses: after every step the kernel's state,
     stored back into a fresh controller, is the Python controller's exactly, and the twins'
     (``.py_func``) arrays are the kernels'."""
+    rng = np.random.default_rng(SEED)
     _, cls, params, kernel = next(c for c in _controllers() if c[0] == name)
     for trial in range(12):
-        rtt = int(RNG.integers(2_000_000, 200_000_000))
+        rtt = int(rng.integers(2_000_000, 200_000_000))
         ctx = _context(rtt, mss_bytes=4160)
         cc = cls(ctx, params)
         F = np.zeros((2, cp._NFC))
@@ -285,12 +343,12 @@ def test_controller_kernels_match_the_controllers(name):
         now = 0
         for _ in range(300):
             # steps of exactly one base RTT (or a quarter) too: the hold-offs' boundaries
-            now += int(RNG.choice([int(RNG.integers(0, rtt // 2)), rtt, rtt // 4, 0]))
-            op = RNG.random()
+            now += int(rng.choice([int(rng.integers(0, rtt // 2)), rtt, rtt // 4, 0]))
+            op = rng.random()
             if op < 0.9:
-                acked = int(RNG.choice([64, 4160]))
-                ecn = bool(RNG.random() < 0.3)
-                sample = rtt + int(RNG.choice([0, 0, int(RNG.integers(0, 3 * rtt))]))
+                acked = int(rng.choice([64, 4160]))
+                ecn = bool(rng.random() < 0.3)
+                sample = rtt + int(rng.choice([0, 0, int(rng.integers(0, 3 * rtt))]))
                 sent = now - sample
                 cc.on_ack(now, acked, ecn, sample, sent)
                 if kernel is dk:
@@ -315,6 +373,7 @@ def test_sender_kernels_match_their_twins():
     """From a mid-run state with losses (tail drops), random ACKs of outstanding packets,
     timers, NIC wakes, sends and kernel runs through each sender kernel and its pure-Python
     twin: the same state and return values after every step."""
+    rng = np.random.default_rng(SEED)
     overrides = [*SMALL_INCAST, *DCTCP, "switch=droptail", "topo.buffer_bytes=60000",
                  "workload.size_bytes=2000000", "engine.sample_interval_us=0"]  # fmt: skip
     sim = _build(overrides)
@@ -333,8 +392,8 @@ def test_sender_kernels_match_their_twins():
 
     seen = set()
     for _ in range(1200):
-        op = RNG.random()
-        f = int(RNG.integers(n_flows))
+        op = rng.random()
+        f = int(rng.integers(n_flows))
         sb = int(ST[cp._H_OFF_SND]) + f * cp._NSC
         for arr in (state[0], twin[0]):
             arr[cp._H_EID] = eid << cp.EID_SHIFT
@@ -343,10 +402,10 @@ def test_sender_kernels_match_their_twins():
             live = np.flatnonzero(ST[out : out + int(ST[sb + cp._S_N])] > 0)
             if len(live) and ST[cp._H_POOL_CAP] - ST[cp._H_IN_POOL] >= cp._POOL_ROOM + 1:
                 # an ACK of a live packet, in a row of its own as the kernel's receiver makes
-                seq = int(RNG.choice(live))
-                now += int(RNG.integers(0, 300_000))
+                seq = int(rng.choice(live))
+                now += int(rng.integers(0, 300_000))
                 slot = int(ST[cp._H_FREE])
-                ecn = int(RNG.random() < 0.3)
+                ecn = int(rng.random() < 0.3)
                 for arr_st, arr_pk in ((state[0], state[3]), (twin[0], twin[3])):
                     arr_st[cp._H_FREE] = arr_pk[slot, cp._K_NEXT]
                     arr_st[cp._H_IN_POOL] += 1
@@ -356,11 +415,11 @@ def test_sender_kernels_match_their_twins():
                 seen.add(("ack", both("_sender_on_ack", f, slot, now)))
                 both("_free", slot)
         elif op < 0.6:
-            now += int(RNG.integers(0, 2_000_000))
+            now += int(rng.integers(0, 2_000_000))
             both("_on_timer", f, now)
             seen.add("timer")
         elif op < 0.7:
-            both("_nic_wake", int(RNG.integers(n_hosts)), now)
+            both("_nic_wake", int(rng.integers(n_hosts)), now)
             seen.add("wake")
         elif op < 0.8 and ST[cp._H_POOL_CAP] - ST[cp._H_IN_POOL] >= cp._POOL_ROOM:
             both("_try_send", f, now)
@@ -379,13 +438,14 @@ def test_hpcc_kernel_matches_the_controller(max_stage):
     records (hop counts that change now and then, records that repeat a timestamp, none at
     all), timeouts and losses; after every step the same U, windows, stage, round and stored
     records, and the same arrays as the twin's."""
+    rng = np.random.default_rng(SEED)
     from uno.cc import hpcc_kernel as hk
     from uno.cc.hpcc import Hpcc, HpccParams
 
     params = HpccParams(max_stage=max_stage, timeout_cwnd_mss=2.0 if max_stage else 0.0)
     rate = 100_000_000_000
     for trial in range(8):
-        rtt = int(RNG.integers(2_000_000, 20_000_000))
+        rtt = int(rng.integers(2_000_000, 20_000_000))
         ctx = _context(rtt, mss_bytes=4202)
         cc = Hpcc(ctx, params)
         F = np.zeros((2, cp._NFC))
@@ -394,24 +454,24 @@ def test_hpcc_kernel_matches_the_controller(max_stage):
         F2, ST2 = F.copy(), ST.copy()
         rec0 = 2
         PK = np.zeros((1, rec0 + 1 + hk.RECORD * 6), dtype=np.int64)
-        n_hops = int(RNG.integers(3, 6))
+        n_hops = int(rng.integers(3, 6))
         tx = [0] * 6
         now = 0
         for _ in range(300):
-            now += int(RNG.integers(0, rtt // 3))
-            op = RNG.random()
+            now += int(rng.integers(0, rtt // 3))
+            op = rng.random()
             if op < 0.9:
-                if RNG.random() < 0.05:
-                    n_hops = int(RNG.integers(3, 6))
-                n = 0 if RNG.random() < 0.05 else n_hops
+                if rng.random() < 0.05:
+                    n_hops = int(rng.integers(3, 6))
+                n = 0 if rng.random() < 0.05 else n_hops
                 hops = []
                 for h in range(n):
-                    tx[h] += int(RNG.integers(0, 200_000))
-                    ts = now - (n - h) * 1_000_000 - (0 if RNG.random() < 0.05 else 1)
-                    hops.append((ts, int(RNG.integers(0, 400_000)), tx[h], rate))
+                    tx[h] += int(rng.integers(0, 200_000))
+                    ts = now - (n - h) * 1_000_000 - (0 if rng.random() < 0.05 else 1)
+                    hops.append((ts, int(rng.integers(0, 400_000)), tx[h], rate))
                 PK[0, rec0] = n
                 PK[0, rec0 + 1 : rec0 + 1 + hk.RECORD * n] = [x for r in hops for x in r]
-                sent = now - rtt - int(RNG.integers(0, rtt))
+                sent = now - rtt - int(rng.integers(0, rtt))
                 cc.on_ack_int(now, 4202, False, now - sent, sent, hops)
                 hk.on_ack_int(F, 1, ST, 3, PK, 0, rec0, now, sent)
                 hk.on_ack_int.py_func(F2, 1, ST2, 3, PK, 0, rec0, now, sent)

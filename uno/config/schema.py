@@ -527,9 +527,9 @@ class EngineConfig:
     #: PFC), "python" (uno/net: the reference the tests hold it to, same results bit for bit)
     #: or "auto" (compiled for the packet engine unless the config has what it does not model)
     dataplane: str = choice("auto", ("auto", "python", "compiled"))
-    #: with the compiled data plane, run the senders in its kernel too when every flow's has a
-    #: compiled form (DCTCP, UnoCC, GEMINI, MP-RDMA, HPCC; ECMP or spraying; no coding; uno.net.compiled.
-    #: kernel_sender_supported) and PFC is off; false keeps them in Python
+    #: with the compiled data plane, run in its kernel the senders that have a compiled form
+    #: (DCTCP, UnoCC, GEMINI, MP-RDMA, HPCC; ECMP or spraying; no coding; uno.net.compiled.
+    #: kernel_sender_supported; the others stay in Python beside them); false keeps all in Python
     compiled_senders: bool = True
 
 

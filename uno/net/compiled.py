@@ -62,16 +62,18 @@ for the summary. Pause signals in flight have no fixed bound, so the event heap 
 kernel stops first when it has less than ``_HEAP_ROOM`` free entries).
 
 Endpoints: a flow without erasure coding or CNPs has its receiver in the kernel
-(:func:`_receive_data`). When every flow's sender has a compiled form
+(:func:`_receive_data`). A flow whose sender has a compiled form
 (:func:`kernel_sender_supported`: DCTCP, UnoCC, GEMINI, MP-RDMA or HPCC,
-:mod:`uno.cc.dctcp_kernel` and its siblings, over ECMP or packet spraying, no coding) and PFC is off, the senders run in the kernel
-too (``_S_*`` rows and per-packet arrays in ST, the controller's doubles in a row of F): the
+:mod:`uno.cc.dctcp_kernel` and its siblings, over ECMP or packet spraying, no coding) has its
+sender in the kernel too (``_S_*`` rows and per-packet arrays in ST, the controller's doubles in a row of F): the
 transport of :class:`uno.transport.sender.Sender` (window, pacing, retransmission timer, fast
 retransmit) and the hosts' NIC turn-taking (:class:`uno.net.nic.NicScheduler`), so Python sees
 only flow starts (:meth:`CompiledDataplane.start_flow`) and completions (``_RUN_DONE``); the
 Python objects get the kernel's state whenever samplers, tables or checks read them
-(:meth:`CompiledDataplane.sync_senders`). Otherwise the senders stay in Python, and the run's
-summary says why (docs/design.md).
+(:meth:`CompiledDataplane.sync_senders`). The other flows keep their Python senders (the
+callback path: the kernel returns their ACKs), and at a NIC they share with kernel senders they
+wait in the kernel's FIFO and get their turns from it (``_RUN_NICPY``, :func:`nic_continue`);
+the run's summary says which and why (docs/design.md).
 """
 
 from __future__ import annotations
@@ -144,6 +146,9 @@ _RUN_NONE, _RUN_ERROR, _RUN_PAUSED, _RUN_RESUMED, _RUN_HEAP = -1, -2, -3, -4, -5
 # ... a kernel sender's flow completed (-6, the flow as the slot), too few free packet rows for
 # the next event's sends (-7: Python grows the pool and calls again)
 _RUN_DONE, _RUN_POOL = -6, -7
+# ... a Python sender's turn at a NIC the kernel schedules (-8: its flow as the slot, the host
+# as the kind; Python calls its nic_ready, then nic_continue)
+_RUN_NICPY = -8
 # flows (ST rows): the kernel's receiver of a flow (ACK generation, counts) when _R_KERNEL
 (_R_KERNEL, _R_N_PACKETS, _R_SIZE, _R_ACK_BYTES, _R_GOT_OFF, _R_N_GOT, _R_BYTES, _R_DUP,
  _R_ECN, _R_COMPLETE) = range(10)  # fmt: skip
@@ -1231,9 +1236,19 @@ def _pace_wake(ST, F, U, PK, f, now):
 @njit(cache=True)
 def _nic_wake(ST, F, U, PK, host, now):
     """A host's NIC wake (:meth:`uno.net.nic.NicScheduler._wake`): while the NIC is free, the
-    waiting senders, in order, try to send; then a wake for those still waiting."""
+    waiting senders, in order, try to send; then a wake for those still waiting. Returns -1,
+    or the flow of a Python sender whose turn it is (:func:`_nic_serve`)."""
+    ST[ST[_H_OFF_NICS] + host * _NNC + _N_PENDING] = 0
+    return _nic_serve(ST, F, U, PK, host, now)
+
+
+@njit(cache=True)
+def _nic_serve(ST, F, U, PK, host, now):
+    """The body of a NIC wake from its next waiting sender on. A Python sender waiting at a NIC
+    the kernel schedules (one shared with kernel senders) is taken off the FIFO and its flow
+    returned: Python calls its ``nic_ready`` and then :func:`nic_continue`, which goes on here.
+    Returns -1 once the wake is over."""
     nb = ST[_H_OFF_NICS] + host * _NNC
-    ST[nb + _N_PENDING] = 0
     busy_at = ST[_H_OFF_P] + ST[nb + _N_PORT] * _NPC + _P_BUSY
     snd = ST[_H_OFF_SND]
     while ST[nb + _N_HEAD] >= 0 and ST[busy_at] <= now:
@@ -1244,12 +1259,66 @@ def _nic_wake(ST, F, U, PK, host, now):
         if nxt < 0:
             ST[nb + _N_TAIL] = -1
         ST[sb + _S_NIC_QUEUED] = 0
+        if not ST[sb + _S_ON]:
+            return f
         if not ST[sb + _S_DONE]:
             _try_send(ST, F, U, PK, f, now)
     busy = ST[busy_at]
     if ST[nb + _N_HEAD] >= 0 and not ST[nb + _N_PENDING] and busy < _PAUSED_PS:
         ST[nb + _N_PENDING] = 1
         _heap_push(ST, busy if busy > now else now, _next_eid(ST), (host << _EV_BITS) | _EV_NICWAKE)
+    return -1
+
+
+@njit(cache=True)
+def _room(ST):
+    """0 if the pool and the heap have room for an event's sends and pushes, else the
+    ``_RUN_*`` code of the one to grow first."""
+    if ST[_H_POOL_CAP] - ST[_H_IN_POOL] < _POOL_ROOM:
+        return _RUN_POOL
+    if ST[_H_HEAP_CAP] - ST[_H_HEAP_N] < _HEAP_ROOM:
+        return _RUN_HEAP
+    return 0
+
+
+@njit(cache=True)
+def _top(ST):
+    """The kernel top's time and engine eid."""
+    if ST[_H_HEAP_N] > 0:
+        return ST[ST[_H_OFF_HT]], ST[ST[_H_OFF_HE]] >> EID_SHIFT
+    return NEVER_PS, 0
+
+
+@njit(cache=True)
+def nic_wait(ST, F, U, PK, f, now, eid):
+    """Python sender ``f`` found its host's NIC busy, a NIC the kernel schedules: it waits in
+    the kernel's FIFO (:func:`_nic_wait`); a wake it schedules takes a sub-eid of engine eid
+    ``eid``. Returns (0, or a ``_RUN_*`` code if the pool / heap needs room first, nothing
+    done; kernel top time, kernel top's engine eid)."""
+    code = _room(ST)
+    if code:
+        return code, NEVER_PS, 0
+    ST[_H_EID] = eid << EID_SHIFT
+    ST[_H_NOW] = now
+    _nic_wait(ST, f, ST[_H_OFF_SND] + f * _NSC, now)
+    top_t, top_e = _top(ST)
+    return 0, top_t, top_e
+
+
+@njit(cache=True)
+def nic_continue(ST, F, U, PK, host, now, eid):
+    """Go on with ``host``'s NIC wake after a Python sender's turn (:func:`_nic_serve`); the
+    events it schedules take sub-eids of engine eid ``eid``. Returns (the next Python sender's
+    flow or -1, or a ``_RUN_*`` code (< -1) if the pool / heap needs room first, nothing done;
+    kernel top time, kernel top's engine eid)."""
+    code = _room(ST)
+    if code:
+        return code, NEVER_PS, 0
+    ST[_H_EID] = eid << EID_SHIFT
+    ST[_H_NOW] = now
+    f = _nic_serve(ST, F, U, PK, host, now)
+    top_t, top_e = _top(ST)
+    return f, top_t, top_e
 
 
 @njit(cache=True)
@@ -1460,7 +1529,13 @@ def run(ST, F, U, PK, lim_t, lim_prio, lim_eid, eid):
             _on_timer(ST, F, U, PK, (payload >> _EV_BITS) & _EV_PORT_MASK, t)
             continue
         if typ == _EV_NICWAKE:
-            _nic_wake(ST, F, U, PK, (payload >> _EV_BITS) & _EV_PORT_MASK, t)
+            nic_host = (payload >> _EV_BITS) & _EV_PORT_MASK
+            f = _nic_wake(ST, F, U, PK, nic_host, t)
+            if f >= 0:  # a Python sender's turn: Python goes on with the wake (nic_continue)
+                host = _RUN_NICPY
+                slot = f
+                kind = nic_host
+                break
             continue
         if typ == _EV_PACE:
             _pace_wake(ST, F, U, PK, (payload >> _EV_BITS) & _EV_PORT_MASK, t)
@@ -1758,36 +1833,55 @@ def kernel_sender_supported(sender) -> bool:
     )
 
 
-def _senders_note(flows: list, kernel_rx: list, wanted: bool, int_records: int) -> str:
-    """Where the compiled data plane runs the senders: "in the kernel", or in Python and why
-    (the summary's ``dataplane.senders``: the Python senders are the slower callback path).
-    ``int_records``: the INT records a packet holds (0: INT off)."""
+def _sender_plan(
+    flows: list, kernel_rx: list, wanted: bool, int_records: int
+) -> tuple[list[bool], str]:
+    """Which flows' senders the kernel runs, and the note that says so (the summary's
+    ``dataplane.senders``). A flow whose sender has no compiled form, or whose receiver is
+    Python's (coding, CNPs), keeps its Python sender: the slower callback path, on which the
+    kernel hands it its ACKs and, at a NIC it shares with kernel senders, its turns. Some
+    reasons keep every sender in Python. ``int_records``: the INT records a packet holds (0:
+    INT off)."""
+    none = [False] * len(flows)
+    if not flows:
+        return none, "in Python (no flows)"
     if not wanted:
-        return "in Python (engine.compiled_senders=false)"
+        return none, "in Python (engine.compiled_senders=false)"
     if hpcc_kernel.n_ints(int_records) > _NSC - _S_CC and any(
         _cc_kind(f.sender.cc) == _CC_HPCC for f in flows
     ):
-        return (
+        return none, (
             f"in Python (HPCC with INT records of up to {int_records} hops: the kernel's "
             f"senders keep up to {(_NSC - _S_CC - hpcc_kernel.I_PREV) // hpcc_kernel.RECORD})"
         )
-    ints = sum(_sender_array_ints(f.n_packets) for f in flows)
+    plan = [k and kernel_sender_supported(f.sender) for f, k in zip(flows, kernel_rx, strict=True)]
+    ints = sum(_sender_array_ints(f.n_packets) for f, k in zip(flows, plan, strict=True) if k)
     if ints > _SENDER_ARRAYS_MAX_INTS:
-        return (
+        return none, (
             f"in Python (the kernel senders' per-packet arrays would take {ints * 8 / 2**30:.1f} "
             f"GiB, over {_SENDER_ARRAYS_MAX_INTS * 8 / 2**30:.0f} GiB: flows of up to "
             f"{max(f.n_packets for f in flows):,} packets)"
         )
-    for flow, k in zip(flows, kernel_rx, strict=True):
+    if all(plan):
+        return plan, "in the kernel"
+    why = []
+    for flow, k, ok in zip(flows, kernel_rx, plan, strict=True):
+        if ok:
+            continue
         if not k:
-            return f"in Python (flow {flow.flow_id}'s receiver is Python's: coding or CNPs)"
-        if not kernel_sender_supported(flow.sender):
-            return (
-                f"in Python (flow {flow.flow_id}: {flow.cc_name} with {flow.lb_name} has no "
-                "compiled form; the kernel's: DCTCP, UnoCC, GEMINI, MP-RDMA or HPCC with ECMP "
-                "or spraying, no coding)"
-            )
-    return "in the kernel" if flows else "in Python (no flows)"
+            reason = "receiver in Python: coding or CNPs"
+        else:
+            reason = f"{flow.cc_name} with {flow.lb_name}: no compiled form"
+        if reason not in why:
+            why.append(reason)
+    n_py = plan.count(False)
+    where = (
+        "in Python" if n_py == len(flows) else f"in the kernel but {n_py} of {len(flows)} in Python"
+    )
+    return plan, (
+        f"{where} ({'; '.join(why)}; the kernel's: DCTCP, UnoCC, GEMINI, MP-RDMA or HPCC "
+        "with ECMP or spraying, no coding)"
+    )
 
 
 #: the most int64 the kernel senders' per-packet arrays may take (2 GiB; untouched pages cost no
@@ -1830,10 +1924,9 @@ class CompiledDataplane:
         itself (:func:`_receive_data`); the other flows' receivers stay in Python.
         ``int_stampers``: INT on, the :class:`uno.net.int.IntStamper` of each port that writes
         records, by port name (:func:`uno.net.int.int_stampers`); all share one setting.
-        ``kernel_senders``: when every flow's sender has a compiled form
-        (:func:`kernel_sender_supported`: DCTCP without pacing, ECMP, no coding) and its
-        receiver is the kernel's, and PFC is off, the senders and their hosts' NIC turn-taking
-        run in the kernel too; Python sees a flow's start and completion.
+        ``kernel_senders``: the senders with a compiled form (:func:`kernel_sender_supported`)
+        whose receiver is the kernel's run in the kernel, with their hosts' NIC turn-taking;
+        Python sees such a flow's start and completion (:func:`_sender_plan`).
         ``pfc``: PFC on, (the :class:`uno.net.pfc.PfcIngress` queues, the
         :class:`uno.net.pfc.PauseLog`) configured on the network's event ports: the kernel
         counts and signals, and its counters are copied back to them (:meth:`sync_network`)."""
@@ -1890,13 +1983,18 @@ class CompiledDataplane:
             len(rows) * _NMC + sum(2 + len(b.cumulative) for b in blocks)
             for rows, _, blocks, _ in faults
         )
-        # the kernel's senders: all flows or none (a host's NIC turn-taking is one FIFO)
+        # the kernel's senders: the flows whose sender has a compiled form
         int_records = max((st.max_records for st in (int_stampers or {}).values()), default=0)
-        self.senders_note = _senders_note(flows, self._kernel_rx, kernel_senders, int_records)
-        self._kernel_tx = self.senders_note == "in the kernel"
+        self._ktx, self.senders_note = _sender_plan(
+            flows, self._kernel_rx, kernel_senders, int_records
+        )
+        self._kernel_tx = any(self._ktx)
         # per kernel sender: acknowledged flags, outstanding send times, the RTO FIFO's pairs,
         # the retransmission queue, the acknowledged send times (uno.transport.sender)
-        arrays = [_sender_array_ints(f.n_packets) if self._kernel_tx else 0 for f in flows]
+        arrays = [
+            _sender_array_ints(f.n_packets) if k else 0
+            for f, k in zip(flows, self._ktx, strict=True)
+        ]
         sizes = [_HEADER, n_ports * _NPC, len(fib_off), len(fib_n), len(fib_ports), n_nodes,
                  heap_cap, heap_cap, heap_cap, n_flows * _NRC, n_hosts, sum(got_words),
                  n_fault_ints, len(ingresses) * _NIC, n_flows * _NSC, n_hosts * _NNC,
@@ -2054,6 +2152,9 @@ class CompiledDataplane:
         self._fault_dropped_seen = [0] * 9
         self._rx_seen = 0
         self.views = [CompiledPort(self, i, p) for i, p in enumerate(ports)]
+        # the NICs the kernel schedules: those of hosts with a kernel sender (their Python
+        # senders, if any, take their turns in the same FIFO through a _KernelNic)
+        kernel_nics = {flow.src for flow, k in zip(flows, self._ktx, strict=True) if k}
         for view in self.views:
             owner = view.owner
             if not isinstance(owner, Switch):
@@ -2064,8 +2165,9 @@ class CompiledDataplane:
                 ST[nb + _N_PORT] = view.index
                 pb = int(offs[1]) + view.index * _NPC
                 ST[pb + _P_HOST] = owner.host_id
-                if self._kernel_tx:
+                if owner.host_id in kernel_nics:
                     ST[pb + _P_FLAGS] |= _FL_KNIC
+                    owner.nic_scheduler = _KernelNic(self, view)
                 ST[nb + _N_HEAD] = ST[nb + _N_TAIL] = -1
             else:
                 owner.ports[owner.ports.index(view._python_port)] = view
@@ -2075,15 +2177,17 @@ class CompiledDataplane:
         engine.attach_dataplane(self)
         self._tx_seen = 0
         self._ack_seen = 0
-        if self._kernel_tx:
-            self._start_flow = self._first_start_flow
-            for flow in flows:
+        self._start_flow = self._first_start_flow
+        for flow, k in zip(flows, self._ktx, strict=True):
+            if k:
                 flow.sender.start = functools.partial(self.start_flow, flow.flow_id)
+            elif flow.src in kernel_nics:
+                flow.sender._nic = self._hosts[flow.src].nic_scheduler
 
     def _fill_senders(self, ST, F, offs, frow0: int, arrays: list[int], rng_words: list) -> None:
         """The kernel senders' rows, arrays and controllers' state, from the Python senders
         (built and not started: their counters are zero); a spraying sender's random stream
-        joins ``rng_words``."""
+        joins ``rng_words``. The Python senders' rows hold their host only (``_S_ON`` 0)."""
         from uno.lb.spray import Spray
 
         at = int(offs[16])
@@ -2092,8 +2196,10 @@ class CompiledDataplane:
             n = flow.n_packets
             sb = int(offs[14]) + f * _NSC
             row = ST[sb : sb + _NSC]
+            row[_S_HOST] = flow.src  # (a Python sender may wait in its NIC's kernel FIFO)
+            if not self._ktx[f]:
+                continue
             row[_S_ON] = 1
-            row[_S_HOST] = flow.src
             row[_S_SRC], row[_S_DST] = flow.src, flow.dst
             if type(s.lb) is Spray:
                 row[_S_SPRAY] = 1
@@ -2224,6 +2330,8 @@ class CompiledDataplane:
                 self._grow_heap()
             elif host == _RUN_POOL:
                 self._grow(len(self.PK))
+            elif host == _RUN_NICPY:
+                self._python_turns(slot, kind, now)
             elif host == _RUN_ERROR:
                 self._raise_kernel_error(now)
             return None
@@ -2240,6 +2348,45 @@ class CompiledDataplane:
         if kind != pkt.kind:  # the kernel's receiver made it an ACK: do the same to the object
             self.flows[pkt.flow_id].receiver.turn_into_ack(pkt)
         return pkt, self._hosts[host]
+
+    def _python_turns(self, flow_id: int, host: int, now: int) -> None:
+        """A NIC wake of ``host`` came to Python sender ``flow_id``'s turn (``_RUN_NICPY``):
+        it sends (``nic_ready``), then the wake goes on in the kernel (:func:`nic_continue`)
+        until it is over, Python senders' turns taken here as they come."""
+        engine = self.engine
+        engine._now = now
+        while flow_id >= 0:
+            self.flows[flow_id].sender.nic_ready()
+            while True:
+                self.calls += 1
+                flow_id, top_t, top_e = nic_continue(
+                    self.ST, self.F, self.U, self.PK, host, now, engine.next_eid()
+                )
+                if not self._grew(flow_id):
+                    break
+            self.top = (top_t, top_e)
+
+    def nic_wait(self, flow_id: int) -> None:
+        """Python sender ``flow_id`` waits for its turn at a NIC the kernel schedules."""
+        engine = self.engine
+        while True:
+            self.calls += 1
+            code, top_t, top_e = nic_wait(
+                self.ST, self.F, self.U, self.PK, flow_id, engine._now, engine.next_eid()
+            )
+            if not self._grew(code):
+                break
+        self.top = (top_t, top_e)
+
+    def _grew(self, code: int) -> bool:
+        """Grow the heap or the pool if ``code`` asks (``_RUN_HEAP``, ``_RUN_POOL``)."""
+        if code == _RUN_HEAP:
+            self._grow_heap()
+        elif code == _RUN_POOL:
+            self._grow(len(self.PK))
+        else:
+            return False
+        return True
 
     def _flow_done(self, flow_id: int, now: int) -> None:
         """Kernel sender ``flow_id`` received its last ACK at ``now``: the flow completes
@@ -2260,8 +2407,8 @@ class CompiledDataplane:
             return
         self._pause_log.resumed(view, DATA_PRIORITY, now)
         wake = getattr(view.owner, "nic_resumed", None)
-        if wake is not None and not self._kernel_tx:  # (the kernel woke its own senders)
-            wake()
+        if wake is not None and not self.ST[self._prow + port * _NPC + _P_FLAGS] & _FL_KNIC:
+            wake()  # (the kernel woke the senders at the NICs it schedules)
 
     def _grow_heap(self) -> None:
         """Double the event heap: a bigger ST with the heap moved to its end (the old heap's
@@ -2326,8 +2473,10 @@ class CompiledDataplane:
         checks read): those of ``flow_ids`` (e.g. the flows a sampler is about to read), all
         if None."""
         if self._kernel_tx:
+            ktx = self._ktx
             for f in range(len(self.flows)) if flow_ids is None else flow_ids:
-                self._store_sender(f)
+                if ktx[f]:
+                    self._store_sender(f)
 
     def _store_sender(self, f: int) -> None:
         s = self.flows[f].sender
@@ -2445,6 +2594,37 @@ class CompiledDataplane:
             _BAD_HELD: f"holds {view.packets_held()} packets by its count, not what its FIFOs hold",
         }[int(bad)]
         raise InvariantError(f"compiled data plane: port {view.name}: {what}")
+
+
+class _KernelNic:
+    """The NIC turn-taking (:class:`uno.net.nic.NicScheduler`'s interface) of a host whose NIC
+    the kernel schedules because some of its senders are the kernel's: its Python senders wait
+    in the same kernel FIFO, and the kernel hands them their turns (``_RUN_NICPY``)."""
+
+    __slots__ = ("port", "_dataplane")
+
+    def __init__(self, dataplane, port):
+        self.port = port
+        self._dataplane = dataplane
+
+    def free(self, now_ps: int) -> bool:
+        return self.port._busy_until_ps <= now_ps
+
+    def wait(self, sender) -> None:
+        self._dataplane.nic_wait(sender.flow.flow_id)
+
+    def resumed(self) -> None:
+        """(The kernel wakes this NIC's waiting senders on a RESUME itself.)"""
+
+    def waiting_senders(self) -> int:
+        dp = self._dataplane
+        ST = dp.ST
+        nb = int(ST[_H_OFF_NICS]) + self.port.owner.host_id * _NNC
+        n, f = 0, int(ST[nb + _N_HEAD])
+        while f >= 0:
+            n += 1
+            f = int(ST[int(ST[_H_OFF_SND]) + f * _NSC + _S_NIC_NEXT])
+        return n
 
 
 class CompiledPort:
