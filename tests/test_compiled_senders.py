@@ -1,11 +1,11 @@
 """The compiled data plane's senders (uno/net/compiled.py, kernel senders; uno/cc/dctcp_kernel.py).
 
-* Identity: with every flow's sender in the kernel (DCTCP, UnoCC, GEMINI, MP-RDMA, HPCC over
+* Identity: with every flow's sender in the kernel (DCTCP, UnoCC, GEMINI, MP-RDMA, HPCC, DCQCN over
   ECMP or packet spraying), the flows, sampled rates and
   windows, queues, ports and packet counts are the Python senders' bit for bit — with
   timeouts, fast retransmits, drops, link faults, flows arriving and finishing, and a RTO FIFO
   small enough to compact many times.
-* The controllers' kernels (DCTCP, UnoCC, GEMINI, MP-RDMA, HPCC) agree with their Python classes and with
+* The controllers' kernels (DCTCP, UnoCC, GEMINI, MP-RDMA, HPCC, DCQCN) agree with their Python classes and with
   their twins on random ACK sequences; the sender's kernels agree with their twins from a
   mid-run state.
 * Flows the kernel cannot send for keep Python senders beside the kernel's (sharing their hosts'
@@ -91,6 +91,44 @@ def test_kernel_senders_give_the_python_senders_results(overrides):
     if overrides[-2:] == DCTCP and LOSSY_WAN[1] in overrides:
         # single losses: three later packets acknowledged
         assert comp.flows["fast_retransmits"].sum() > 0
+
+
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        # PFC; rates down to 10 Mb/s, where pacing gaps outlast the rate timer, which then
+        # shortens them (_EV_RATE)
+        ["experiment=hpcc_incast", "cc=dcqcn", "workload.n_intra=15", "cc.dcqcn.min_rate_mbps=10"],
+        ["experiment=hpcc_incast", "cc=dcqcn_hpcc"],  # CNPs every 4 us, no byte counter
+        # no PFC: tail drops and the lossy WAN's losses, each taken as a CNP
+        [*LOSSY, "cc=dcqcn", "lb=ecmp", "cc.dcqcn.loss_as_cnp=true",
+         "cc.dcqcn.rate_on_first_cnp=0.5"],
+    ],
+    ids=["pfc_low_rates", "hpcc_settings", "lossy_wan_loss_as_cnp"],
+)  # fmt: skip
+def test_dcqcn_senders_in_the_kernel(overrides, monkeypatch):
+    """DCQCN's senders in the kernel (rate-based pacing, the byte counter on every send, the
+    rate timer shortening a pacing gap) and its notification point in the kernel's receivers
+    (at most one CNP per interval): the Python data plane's results bit for bit."""
+    from uno.transport.sender import Sender
+
+    rate_wakes = []
+    rate_changed = Sender._rate_changed
+
+    def counted(self, last):
+        rate_wakes.append(last)
+        return rate_changed(self, last)
+
+    monkeypatch.setattr(Sender, "_rate_changed", counted)
+    results = _both(overrides)
+    _assert_identical(results)
+    comp = results["compiled"]
+    assert comp.summary["dataplane"]["senders"] == "in the kernel"
+    assert comp.flows["ecn_acks"].sum() > 0  # ACKs that carried a CNP
+    if "cc.dcqcn.min_rate_mbps=10" in overrides:
+        assert len(rate_wakes) > 100  # (in the Python run: the kernel's must match it)
+    if "cc.dcqcn.loss_as_cnp=true" in overrides:
+        assert comp.flows["retransmits"].sum() > 0
 
 
 # hosts 1..6 send an intra-DC flow to host 0 (with eleven others: hosts 1..12) and an inter-DC
@@ -367,6 +405,91 @@ def test_controller_kernels_match_the_controllers(name):
             view = cls(ctx, params)
             kernel.store(view, F, 1, ST, 3)
             assert _state(view) == _state(cc), trial
+
+
+def _dcqcn_variants():
+    from uno.cc.dcqcn import DcqcnParams
+
+    return {
+        "dcqcn": DcqcnParams(),
+        # the HPCC evaluation's settings: no byte counter, K = 1 us, one fast-recovery stage
+        "dcqcn_hpcc_like": DcqcnParams(alpha_timer_us=1.0, rate_increase_timer_us=300.0,
+                                       byte_counter_bytes=10**12, fast_recovery_stages=1,
+                                       rate_ai_mbps=20.0, min_rate_mbps=1000.0,
+                                       clamp_target_rate=False, cnp_interval_us=4.0),
+        "dcqcn_first_cnp_loss": DcqcnParams(rate_on_first_cnp=0.5, loss_as_cnp=True,
+                                            byte_counter_bytes=40_000, max_cwnd_bdp=1.5),
+    }  # fmt: skip
+
+
+@pytest.mark.parametrize("name", list(_dcqcn_variants()))
+def test_dcqcn_kernel_matches_the_controller(name):
+    """DCQCN's kernel against :class:`uno.cc.dcqcn.Dcqcn` and its twins: random sends (the byte
+    counter), ACKs with and without a CNP, timeouts and NACKs, bare timer advances and the next
+    rate change, at gaps from 0 to several timer periods (the lazy timers' expiries, at line
+    rate and below): after every step the same state, stored back into a fresh controller, and
+    the same arrays as the twins'."""
+    from uno.cc import dcqcn_kernel as qk
+    from uno.cc.dcqcn import Dcqcn
+
+    rng = np.random.default_rng(SEED)
+    params = _dcqcn_variants()[name]
+    seen = {"cut": False, "additive": False, "byte counter": False}
+    for trial in range(10):
+        ctx = _context(int(rng.integers(2_000_000, 20_000_000)), mss_bytes=4160)
+        cc = Dcqcn(ctx, params)
+        F = np.zeros((2, cp._NFC))
+        ST = np.zeros(40, dtype=np.int64)
+        qk.load(cc, F, 1, ST, 3)
+        F2, ST2 = F.copy(), ST.copy()
+        now = 0
+        period = cc.rate_period_ps
+        cnp_share = 0.3 if trial % 2 else 0.02  # (rare CNPs let the byte counter complete)
+        for _ in range(400):
+            now += int(
+                rng.choice(
+                    [
+                        0,
+                        int(rng.integers(0, period // 4)),
+                        period,
+                        int(rng.integers(0, 5 * period)),
+                    ],
+                    p=[0.1, 0.6, 0.1, 0.2],
+                )
+            )
+            op = rng.random()
+            if op < 0.5:
+                wire = int(rng.choice([4160, 1064]))
+                cc.on_send(now, wire)
+                for fn in (qk.on_send, qk.on_send.py_func):
+                    fn(*((F, 1, ST, 3) if fn is qk.on_send else (F2, 1, ST2, 3)), now, wire)
+            elif op < 0.85:
+                ecn = bool(rng.random() < cnp_share)
+                cc.on_ack(now, 4160, ecn, 0, now)
+                qk.on_ack(F, 1, ST, 3, now, ecn)
+                qk.on_ack.py_func(F2, 1, ST2, 3, now, ecn)
+            elif op < 0.95:
+                hook = "on_timeout" if op < 0.9 else "on_nack"
+                getattr(cc, hook)(now)
+                getattr(qk, hook)(F, 1, ST, 3, now)
+                getattr(qk, hook).py_func(F2, 1, ST2, 3, now)
+            else:
+                cc.advance(now)
+                qk.advance(F, 1, ST, 3, now)
+                qk.advance.py_func(F2, 1, ST2, 3, now)
+            due = cc.next_rate_change_ps()
+            assert qk.next_rate_change_ps(F, 1, ST, 3) == (-1 if due is None else due)
+            np.testing.assert_array_equal(F, F2)
+            np.testing.assert_array_equal(ST, ST2)
+            view = Dcqcn(ctx, params)
+            qk.store(view, F, 1, ST, 3)
+            assert _state(view) == _state(cc), trial
+            seen["cut"] |= cc.pacing_rate_bps < cc.line_rate_bps
+            seen["additive"] |= cc.timer_stage > params.fast_recovery_stages
+            seen["byte counter"] |= cc.byte_stage > 0
+    # the runs reached the algorithm's phases (no byte counter in the HPCC-like settings)
+    want = {"cut", "additive"} | ({"byte counter"} if params.byte_counter_bytes < 10**9 else set())
+    assert {k for k, v in seen.items() if v} >= want
 
 
 def test_sender_kernels_match_their_twins():

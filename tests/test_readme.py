@@ -46,6 +46,10 @@ REDUCE_BENCH = {
         "50000",
         "--repeat",
         "1",
+        "--idle",
+        "0,64",
+        "--concurrent",
+        "4,16",
     ],
 }
 

@@ -528,7 +528,7 @@ class EngineConfig:
     #: or "auto" (compiled for the packet engine unless the config has what it does not model)
     dataplane: str = choice("auto", ("auto", "python", "compiled"))
     #: with the compiled data plane, run in its kernel the senders that have a compiled form
-    #: (DCTCP, UnoCC, GEMINI, MP-RDMA, HPCC; ECMP or spraying; no coding; uno.net.compiled.
+    #: (DCTCP, UnoCC, GEMINI, MP-RDMA, HPCC, DCQCN; ECMP or spraying; no coding; uno.net.compiled.
     #: kernel_sender_supported; the others stay in Python beside them); false keeps all in Python
     compiled_senders: bool = True
 

@@ -61,9 +61,9 @@ wakes a resumed NIC's senders; the ingress counters are copied back to the PfcIn
 for the summary. Pause signals in flight have no fixed bound, so the event heap grows (the
 kernel stops first when it has less than ``_HEAP_ROOM`` free entries).
 
-Endpoints: a flow without erasure coding or CNPs has its receiver in the kernel
-(:func:`_receive_data`). A flow whose sender has a compiled form
-(:func:`kernel_sender_supported`: DCTCP, UnoCC, GEMINI, MP-RDMA or HPCC,
+Endpoints: a flow without erasure coding has its receiver in the kernel
+(:func:`_receive_data`, DCQCN's CNP coalescing included). A flow whose sender has a compiled form
+(:func:`kernel_sender_supported`: DCTCP, UnoCC, GEMINI, MP-RDMA, HPCC or DCQCN,
 :mod:`uno.cc.dctcp_kernel` and its siblings, over ECMP or packet spraying, no coding) has its
 sender in the kernel too (``_S_*`` rows and per-packet arrays in ST, the controller's doubles in a row of F): the
 transport of :class:`uno.transport.sender.Sender` (window, pacing, retransmission timer, fast
@@ -84,7 +84,14 @@ import numba
 import numpy as np
 from numba import njit
 
-from uno.cc import dctcp_kernel, gemini_kernel, hpcc_kernel, mprdma_kernel, uno_kernel
+from uno.cc import dcqcn_kernel, dctcp_kernel, gemini_kernel, hpcc_kernel, mprdma_kernel, uno_kernel
+from uno.cc.dcqcn_kernel import F_RC as DCQCN_RC
+from uno.cc.dcqcn_kernel import advance as dcqcn_advance
+from uno.cc.dcqcn_kernel import next_rate_change_ps as dcqcn_next_rate_change_ps
+from uno.cc.dcqcn_kernel import on_ack as dcqcn_on_ack
+from uno.cc.dcqcn_kernel import on_nack as dcqcn_on_nack
+from uno.cc.dcqcn_kernel import on_send as dcqcn_on_send
+from uno.cc.dcqcn_kernel import on_timeout as dcqcn_on_timeout
 from uno.cc.dctcp_kernel import on_ack as dctcp_on_ack
 from uno.cc.dctcp_kernel import on_nack as dctcp_on_nack
 from uno.cc.dctcp_kernel import on_timeout as dctcp_on_timeout
@@ -150,9 +157,11 @@ _RUN_DONE, _RUN_POOL = -6, -7
 # as the kind; Python calls its nic_ready, then nic_continue)
 _RUN_NICPY = -8
 # flows (ST rows): the kernel's receiver of a flow (ACK generation, counts) when _R_KERNEL
+# (_R_CNP_INT, _R_LAST_CNP, _R_CNPS: DCQCN's notification point, the least gap between CNPs
+# in ps (0: none), the last CNP's time (-1: none yet), the CNPs sent)
 (_R_KERNEL, _R_N_PACKETS, _R_SIZE, _R_ACK_BYTES, _R_GOT_OFF, _R_N_GOT, _R_BYTES, _R_DUP,
- _R_ECN, _R_COMPLETE) = range(10)  # fmt: skip
-_NRC = 10
+ _R_ECN, _R_COMPLETE, _R_CNP_INT, _R_LAST_CNP, _R_CNPS) = range(13)  # fmt: skip
+_NRC = 13
 
 # ports (ST rows)
 (_P_BUSY, _P_HEAD, _P_QHEAD, _P_TAIL, _P_PENDING, _P_BYTES, _P_BUFFER, _P_RATE, _P_DELAY,
@@ -181,7 +190,7 @@ _NIC = 10
 # event payloads: the type in the low _EV_BITS bits, the port above them, a slot above bit 32
 # (RTO: a kernel sender's timer; NICWAKE: a host's NIC turn; PACE: a paced sender's next send)
 _EV_DATA, _EV_CTRL, _EV_WIRE, _EV_TXDONE, _EV_PAUSE, _EV_RESUME = range(6)
-_EV_RTO, _EV_NICWAKE, _EV_PACE = 6, 7, 8
+_EV_RTO, _EV_NICWAKE, _EV_PACE, _EV_RATE = 6, 7, 8, 9
 _EV_BITS = 4  # (the type's bits)
 _EV_TYPE_MASK = (1 << _EV_BITS) - 1
 _EV_PORT_MASK = (1 << 28) - 1
@@ -228,9 +237,12 @@ _INT_FIELDS = 4
  _S_LAST_FAST, _S_BASE_RTT, _S_ACKED_OFF, _S_OUT_OFF, _S_FIFO_OFF, _S_FIFO_CAP, _S_FIFO_HEAD,
  _S_FIFO_N, _S_RQ_OFF, _S_RQ_CAP, _S_RQ_HEAD, _S_RQ_N, _S_LATER_OFF, _S_LATER_N,
  _S_NIC_QUEUED, _S_NIC_NEXT, _S_FROW, _S_CCK, _S_PACED, _S_PACING_RTT, _S_NEXT_SEND, _S_WAKE,
- _S_SPRAY, _S_SPRAY_N, _S_SPRAY_RNG, _S_DUP_CC, _S_CC) = range(59)  # fmt: skip
+ _S_SPRAY, _S_SPRAY_N, _S_SPRAY_RNG, _S_DUP_CC, _S_RC_SENT, _S_RC_WIRE,
+ _S_CC) = range(61)  # fmt: skip
+# (_S_RC_SENT, _S_RC_WIRE: the send time and wire bytes of a rate-based sender's last packet,
+# whose pacing gap a rate timer may shorten: _EV_RATE)
 # the controllers with a compiled form (_S_CCK): their kernels' modules
-_CC_DCTCP, _CC_UNO, _CC_GEMINI, _CC_MPRDMA, _CC_HPCC = 1, 2, 3, 4, 5
+_CC_DCTCP, _CC_UNO, _CC_GEMINI, _CC_MPRDMA, _CC_HPCC, _CC_DCQCN = 1, 2, 3, 4, 5, 6
 _NSC = _S_CC + 48  # (the controller's ints: uno.cc.*_kernel N_INTS, HPCC's records)
 # hosts' NICs (ST rows of _NNC): the NIC port, the FIFO of waiting kernel senders (a list
 # through _S_NIC_NEXT), whether a wake is pending (uno.net.nic.NicScheduler)
@@ -928,7 +940,7 @@ def hash_key(src, dst, entropy):
 @njit(cache=True)
 def _receive_data(ST, F, U, PK, host, slot, now):
     """The kernel's receiver of the flow of data packet ``slot``, arrived at ``host`` at
-    ``now`` (:meth:`uno.transport.receiver.Receiver.on_data` without coding or CNPs): count the
+    ``now`` (:meth:`uno.transport.receiver.Receiver.on_data` without coding): count the
     sequence number once, complete the flow, and send the packet back as its ACK at once
     (:meth:`uno.net.host.Host.send`). Returns an _ERR_* code, 0 when all is well."""
     if PK[slot, _K_DST] != host:
@@ -954,6 +966,14 @@ def _receive_data(ST, F, U, PK, host, slot, now):
                 return _ERR_BYTES
     if PK[slot, _K_ECN]:
         ST[fb + _R_ECN] += 1
+        gap = ST[fb + _R_CNP_INT]
+        if gap:  # DCQCN's notification point: at most one CNP per gap
+            last = ST[fb + _R_LAST_CNP]
+            if last < 0 or now - last >= gap:
+                ST[fb + _R_LAST_CNP] = now
+                ST[fb + _R_CNPS] += 1
+            else:
+                PK[slot, _K_ECN] = 0  # no CNP: one went to the flow's sender within the gap
     # the data packet becomes its ACK, echoing seq, ECN, entropy (and, in Python, send time)
     src = PK[slot, _K_DST]
     dst = PK[slot, _K_SRC]
@@ -1099,6 +1119,8 @@ def _cc_on_ack(F, fr, ST, sb, PK, slot, now, acked_bytes, ecn, rtt_ps, sent_ps):
         uno_on_ack(F, fr, ST, sb + _S_CC, now, acked_bytes, ecn, rtt_ps, sent_ps)
     elif kind == _CC_GEMINI:
         gemini_on_ack(F, fr, ST, sb + _S_CC, now, acked_bytes, ecn, rtt_ps, sent_ps)
+    elif kind == _CC_DCQCN:
+        dcqcn_on_ack(F, fr, ST, sb + _S_CC, now, ecn)
     else:
         mprdma_on_ack(F, fr, ST, sb + _S_CC, now, acked_bytes, ecn, rtt_ps, sent_ps)
 
@@ -1116,6 +1138,8 @@ def _cc_on_timeout(F, fr, ST, sb, now):
         gemini_on_timeout(F, fr, ST, ib, now)
     elif kind == _CC_HPCC:
         hpcc_on_timeout(F, fr, ST, ib, now)
+    elif kind == _CC_DCQCN:
+        dcqcn_on_timeout(F, fr, ST, ib, now)
     else:
         mprdma_on_timeout(F, fr, ST, ib, now)
 
@@ -1133,14 +1157,19 @@ def _cc_on_nack(F, fr, ST, sb, now):
         gemini_on_nack(F, fr, ST, ib, now)
     elif kind == _CC_HPCC:
         hpcc_on_nack(F, fr, ST, ib, now)
+    elif kind == _CC_DCQCN:
+        dcqcn_on_nack(F, fr, ST, ib, now)
     else:
         mprdma_on_nack(F, fr, ST, ib, now)
 
 
 @njit(cache=True)
 def _pacing_rate(F, fr, ST, sb):
-    """The sender's pacing rate (bit/s): the window per base RTT when paced, else 0
-    (:meth:`uno.cc.base.WindowedControl.set_cwnd` computes it with the window)."""
+    """The sender's pacing rate (bit/s): DCQCN's current rate R_C; for a windowed controller the
+    window per base RTT when paced, else 0 (:meth:`uno.cc.base.WindowedControl.set_cwnd`
+    computes it with the window)."""
+    if ST[sb + _S_CCK] == _CC_DCQCN:
+        return F[fr, DCQCN_RC]
     if ST[sb + _S_PACED]:
         return F[fr, W_CWND] * 8e12 / ST[sb + _S_PACING_RTT]
     return 0.0
@@ -1215,13 +1244,56 @@ def _try_send(ST, F, U, PK, f, now):
         _fifo_push(ST, sb, now, seq)
         ST[sb + _S_SENT_BYTES] += wire
         ST[sb + _S_SENT_PKTS] += 1
+        rate_based = ST[sb + _S_CCK] == _CC_DCQCN  # (the controller hears of every send)
+        if rate_based:
+            dcqcn_on_send(F, fr, ST, sb + _S_CC, now, wire)
+            rate = F[fr, DCQCN_RC]
         if rate > 0.0:
             ST[sb + _S_NEXT_SEND] = now + np.int64(wire * 8e12 / rate)
+            if rate_based:
+                _watch_rate(ST, F, f, sb, fr, now, wire)
         if not ST[sb + _S_ARMED]:
             ST[sb + _S_ARMED] = 1
             _heap_push(ST, now + ST[sb + _S_RTO], _next_eid(ST), (f << _EV_BITS) | _EV_RTO)
         ST[_H_TX_DATA] += 1  # (uno.net.host.Host.send)
         _port_receive(ST, F, U, PK, nic, slot, now)
+
+
+@njit(cache=True)
+def _watch_rate(ST, F, f, sb, fr, sent, wire):
+    """A rate timer due before the next send time may raise the rate first: wake then
+    (``_EV_RATE``) to shorten the gap after the last packet, sent at ``sent`` with ``wire``
+    bytes (:meth:`uno.transport.sender.Sender._watch_rate`). A flow has at most one such wake
+    pending: it is due before the next send, and only it can bring that send forward."""
+    due = dcqcn_next_rate_change_ps(F, fr, ST, sb + _S_CC)
+    if due >= 0 and due < ST[sb + _S_NEXT_SEND]:
+        ST[sb + _S_RC_SENT] = sent
+        ST[sb + _S_RC_WIRE] = wire
+        _heap_push(ST, due, _next_eid(ST), (f << _EV_BITS) | _EV_RATE)
+
+
+@njit(cache=True)
+def _rate_changed(ST, F, U, PK, f, now):
+    """A rate timer came before the next send (:meth:`uno.transport.sender.Sender.
+    _rate_changed`): the gap after the last packet becomes its size at the new rate, never
+    ending before now; then watch the next timer."""
+    sb = ST[_H_OFF_SND] + f * _NSC
+    if ST[sb + _S_DONE]:
+        return
+    fr = ST[sb + _S_FROW]
+    dcqcn_advance(F, fr, ST, sb + _S_CC, now)
+    rate = F[fr, DCQCN_RC]
+    if rate <= 0.0 or ST[sb + _S_NEXT_SEND] <= now:
+        return
+    sent = ST[sb + _S_RC_SENT]
+    wire = ST[sb + _S_RC_WIRE]
+    nxt = sent + np.int64(wire * 8e12 / rate)
+    if nxt < now:
+        nxt = now
+    if nxt < ST[sb + _S_NEXT_SEND]:
+        ST[sb + _S_NEXT_SEND] = nxt
+        _heap_push(ST, nxt, _next_eid(ST), (f << _EV_BITS) | _EV_PACE)  # (a later wake: harmless)
+    _watch_rate(ST, F, f, sb, fr, sent, wire)
 
 
 @njit(cache=True)
@@ -1495,7 +1567,8 @@ def run(ST, F, U, PK, lim_t, lim_prio, lim_eid, eid):
     call with host -2 (``_H_ERROR`` says which). A PFC PAUSE or RESUME that changed a port
     stops it too (-3, -4; Python logs the interval and, for the Python senders, wakes a resumed
     NIC's), and so do a heap without room for an event's pushes (-5), a kernel sender's flow
-    completing (-6, its id as the slot) and a pool without room for an event's sends (-7).
+    completing (-6, its id as the slot), a pool without room for an event's sends (-7) and a
+    NIC wake reaching a Python sender's turn (-8, its flow as the slot, the host as the kind).
 
     Returns (the host a packet was delivered to, or a ``_RUN_*`` code; its slot (the port, for
     a PAUSE or RESUME; the flow, for a completion); its kind; its ECN; the time of the last
@@ -1539,6 +1612,9 @@ def run(ST, F, U, PK, lim_t, lim_prio, lim_eid, eid):
             continue
         if typ == _EV_PACE:
             _pace_wake(ST, F, U, PK, (payload >> _EV_BITS) & _EV_PORT_MASK, t)
+            continue
+        if typ == _EV_RATE:
+            _rate_changed(ST, F, U, PK, (payload >> _EV_BITS) & _EV_PORT_MASK, t)
             continue
         if typ == _EV_TXDONE:
             p = (payload >> _EV_BITS) & _EV_PORT_MASK
@@ -1790,12 +1866,14 @@ def _pcg64_words(uniform) -> tuple[int, int, int, int]:
 
 #: the compiled form of each controller kind (``_S_CCK``)
 _CC_KERNELS = {_CC_DCTCP: dctcp_kernel, _CC_UNO: uno_kernel, _CC_GEMINI: gemini_kernel,
-               _CC_MPRDMA: mprdma_kernel, _CC_HPCC: hpcc_kernel}  # fmt: skip
+               _CC_MPRDMA: mprdma_kernel, _CC_HPCC: hpcc_kernel,
+               _CC_DCQCN: dcqcn_kernel}  # fmt: skip
 
 
 @functools.cache
 def _cc_kinds() -> dict:
     """The controller classes with a compiled form, and their ``_S_CCK``."""
+    from uno.cc.dcqcn import Dcqcn
     from uno.cc.dctcp import Dctcp
     from uno.cc.gemini import Gemini
     from uno.cc.hpcc import Hpcc
@@ -1803,7 +1881,7 @@ def _cc_kinds() -> dict:
     from uno.cc.uno import UnoCC
 
     return {Dctcp: _CC_DCTCP, UnoCC: _CC_UNO, Gemini: _CC_GEMINI, Mprdma: _CC_MPRDMA,
-            Hpcc: _CC_HPCC}  # fmt: skip
+            Hpcc: _CC_HPCC, Dcqcn: _CC_DCQCN}  # fmt: skip
 
 
 def _cc_kind(cc) -> int:
@@ -1813,12 +1891,12 @@ def _cc_kind(cc) -> int:
 
 def kernel_sender_supported(sender) -> bool:
     """Whether the kernel can run ``sender`` (a :class:`uno.transport.sender.Sender`): its
-    controller has a compiled form (DCTCP, UnoCC, GEMINI, MP-RDMA, HPCC:
+    controller has a compiled form (DCTCP, UnoCC, GEMINI, MP-RDMA, HPCC, DCQCN:
     :mod:`uno.cc.dctcp_kernel`, :mod:`uno.cc.uno_kernel`, :mod:`uno.cc.gemini_kernel`,
-    :mod:`uno.cc.mprdma_kernel`, :mod:`uno.cc.hpcc_kernel`), its
+    :mod:`uno.cc.mprdma_kernel`, :mod:`uno.cc.hpcc_kernel`, :mod:`uno.cc.dcqcn_kernel`), its
     load balancer is ECMP (one entropy per flow) or packet spraying (one per packet, from the
-    flow's stream), and it needs none of coding, rate samples, send events, INT callbacks or
-    load-balancer feedback."""
+    flow's stream), and it needs none of coding, rate samples, send events (but DCQCN's, which
+    the kernel gives it), INT callbacks (but HPCC's) or load-balancer feedback."""
     from uno.lb.ecmp import Ecmp
     from uno.lb.spray import Spray
 
@@ -1827,7 +1905,8 @@ def kernel_sender_supported(sender) -> bool:
         kind != 0
         and type(sender.lb) in (Ecmp, Spray)
         and sender._coding is None
-        and not (sender._rate_samples or sender._send_events or sender._lb_feedback)
+        and not (sender._rate_samples or sender._lb_feedback)
+        and (not sender._send_events or kind == _CC_DCQCN)
         and (not sender._int_cc or kind == _CC_HPCC)
         and sender._entropy_of is None
     )
@@ -1838,7 +1917,7 @@ def _sender_plan(
 ) -> tuple[list[bool], str]:
     """Which flows' senders the kernel runs, and the note that says so (the summary's
     ``dataplane.senders``). A flow whose sender has no compiled form, or whose receiver is
-    Python's (coding, CNPs), keeps its Python sender: the slower callback path, on which the
+    Python's (coding), keeps its Python sender: the slower callback path, on which the
     kernel hands it its ACKs and, at a NIC it shares with kernel senders, its turns. Some
     reasons keep every sender in Python. ``int_records``: the INT records a packet holds (0:
     INT off)."""
@@ -1869,7 +1948,7 @@ def _sender_plan(
         if ok:
             continue
         if not k:
-            reason = "receiver in Python: coding or CNPs"
+            reason = "receiver in Python: coding"
         else:
             reason = f"{flow.cc_name} with {flow.lb_name}: no compiled form"
         if reason not in why:
@@ -1879,7 +1958,7 @@ def _sender_plan(
         "in Python" if n_py == len(flows) else f"in the kernel but {n_py} of {len(flows)} in Python"
     )
     return plan, (
-        f"{where} ({'; '.join(why)}; the kernel's: DCTCP, UnoCC, GEMINI, MP-RDMA or HPCC "
+        f"{where} ({'; '.join(why)}; the kernel's: DCTCP, UnoCC, GEMINI, MP-RDMA, HPCC or DCQCN "
         "with ECMP or spraying, no coding)"
     )
 
@@ -1920,7 +1999,7 @@ class CompiledDataplane:
                  kernel_receivers: bool = True, int_stampers: dict | None = None,
                  pfc: tuple | None = None, kernel_senders: bool = True):  # fmt: skip
         """``flows``: the run's flows (flow ids 0, 1, ... in order). With ``kernel_receivers``
-        the kernel answers the data packets of every flow without erasure coding or CNPs
+        the kernel answers the data packets of every flow without erasure coding
         itself (:func:`_receive_data`); the other flows' receivers stay in Python.
         ``int_stampers``: INT on, the :class:`uno.net.int.IntStamper` of each port that writes
         records, by port name (:func:`uno.net.int.int_stampers`); all share one setting.
@@ -1970,9 +2049,7 @@ class CompiledDataplane:
         # heap grows when short of room (_RUN_HEAP)
         heap_cap = 3 * n_ports + 4 * len(ingresses) + 1 + _HEAP_ROOM
         n_flows = len(flows)
-        self._kernel_rx = [
-            kernel_receivers and f.coding is None and not f.receiver._cnp_interval_ps for f in flows
-        ]
+        self._kernel_rx = [kernel_receivers and f.coding is None for f in flows]
         got_words = [
             (f.n_packets + 63) // 64 if k else 0
             for f, k in zip(flows, self._kernel_rx, strict=True)
@@ -2025,6 +2102,8 @@ class CompiledDataplane:
             row[_R_ACK_BYTES] = flow.receiver.ack_bytes
             row[_R_GOT_OFF] = got
             row[_R_COMPLETE] = -1
+            row[_R_CNP_INT] = flow.receiver._cnp_interval_ps
+            row[_R_LAST_CNP] = -1
             got += got_words[i]
         self._flow_rows = R
         self._got_off = offs[11]
@@ -2232,8 +2311,8 @@ class CompiledDataplane:
             kind = _cc_kind(s.cc)
             kernel = _CC_KERNELS[kind]
             row[_S_CCK] = kind
-            row[_S_PACED] = s.cc.paced
-            row[_S_PACING_RTT] = s.cc._pacing_rtt_ps
+            row[_S_PACED] = getattr(s.cc, "paced", False)  # (DCQCN paces at its own rate)
+            row[_S_PACING_RTT] = getattr(s.cc, "_pacing_rtt_ps", 0)
             row[_S_DUP_CC] = s._dup_ack_cc
             kernel.load(s.cc, F, frow0 + f, ST, sb + _S_CC)
             at += arrays[f]
@@ -2519,6 +2598,8 @@ class CompiledDataplane:
             rx.dup_packets = int(row[_R_DUP])
             rx.ecn_packets = int(row[_R_ECN])
             rx.complete_ps = int(row[_R_COMPLETE]) if row[_R_COMPLETE] >= 0 else None
+            rx.cnps_sent = int(row[_R_CNPS])
+            rx._last_cnp_ps = int(row[_R_LAST_CNP]) if row[_R_LAST_CNP] >= 0 else None
             off = int(row[_R_GOT_OFF])
             words = self.ST[off : off + (flow.n_packets + 63) // 64]
             bits = np.unpackbits(words.view(np.uint8), bitorder="little")[: flow.n_packets]
