@@ -46,10 +46,11 @@ Unless ``engine.dataplane=python`` is among the overrides (the compiled data pla
 default), a small warm-up run first loads (or compiles) the kernels, so the first timed point
 does not pay for it. Pass ``engine.dataplane=python`` for the Python data plane's scaling.
 
-Default run (all four k, k=16 included, and all four flow counts): about 2.5 minutes on a slow
-2-core machine, a little more when it is busy; the two-DC series is three quarters of it, its
-256-flow point alone over a minute. ``--quick``: k = 4, 8 and 8, 16 flows, one run each,
-well under a minute (a smoke test).
+Default run (all five series, k=16 included): about 2 minutes on this 2-core machine when it
+is quiet (129 s on 2026-11-24), more when it is busy; building the k = 16 tree (2-3 s a run)
+is a good part of it. ``--quick``: k = 4, 8, 8 and 16 two-DC flows, 0 and 512 idle flows, 16
+and 128 flows at once, one run each, well under a minute (a smoke test); ``--series`` picks
+some.
 
     python benchmarks/scaling.py [--ks 4,8,12,16] [--flows 8,32,128,256] [--size-bytes 200000]
         [--dc-k 8] [--repeat 3] [--dc-repeat 1] [--idle 0,256,1024,4096]

@@ -362,6 +362,15 @@ def _state(cc) -> dict:
     return out
 
 
+def _loaded_twice(kernel, cc, n_ints: int):
+    """Controller ``cc`` loaded by ``kernel`` into row 1 of F and ST from 3, and a copy of both
+    (for the twin): (F, ST, F2, ST2)."""
+    F = np.zeros((2, cp._NFC))
+    ST = np.zeros(n_ints, dtype=np.int64)
+    kernel.load(cc, F, 1, ST, 3)
+    return F, ST, F.copy(), ST.copy()
+
+
 @pytest.mark.parametrize("name", [c[0] for c in _controllers()])
 def test_controller_kernels_match_the_controllers(name):
     """Random ACKs (marked or not, RTTs with and without queueing, sent before or after the
@@ -374,10 +383,7 @@ def test_controller_kernels_match_the_controllers(name):
         rtt = int(rng.integers(2_000_000, 200_000_000))
         ctx = _context(rtt, mss_bytes=4160)
         cc = cls(ctx, params)
-        F = np.zeros((2, cp._NFC))
-        ST = np.zeros(40, dtype=np.int64)
-        kernel.load(cc, F, 1, ST, 3)
-        F2, ST2 = F.copy(), ST.copy()
+        F, ST, F2, ST2 = _loaded_twice(kernel, cc, 40)
         now = 0
         for _ in range(300):
             # steps of exactly one base RTT (or a quarter) too: the hold-offs' boundaries
@@ -438,10 +444,7 @@ def test_dcqcn_kernel_matches_the_controller(name):
     for trial in range(10):
         ctx = _context(int(rng.integers(2_000_000, 20_000_000)), mss_bytes=4160)
         cc = Dcqcn(ctx, params)
-        F = np.zeros((2, cp._NFC))
-        ST = np.zeros(40, dtype=np.int64)
-        qk.load(cc, F, 1, ST, 3)
-        F2, ST2 = F.copy(), ST.copy()
+        F, ST, F2, ST2 = _loaded_twice(qk, cc, 40)
         now = 0
         period = cc.rate_period_ps
         cnp_share = 0.3 if trial % 2 else 0.02  # (rare CNPs let the byte counter complete)
@@ -571,10 +574,7 @@ def test_hpcc_kernel_matches_the_controller(max_stage):
         rtt = int(rng.integers(2_000_000, 20_000_000))
         ctx = _context(rtt, mss_bytes=4202)
         cc = Hpcc(ctx, params)
-        F = np.zeros((2, cp._NFC))
-        ST = np.zeros(3 + hk.n_ints(6), dtype=np.int64)
-        hk.load(cc, F, 1, ST, 3)
-        F2, ST2 = F.copy(), ST.copy()
+        F, ST, F2, ST2 = _loaded_twice(hk, cc, 3 + hk.n_ints(6))
         rec0 = 2
         PK = np.zeros((1, rec0 + 1 + hk.RECORD * 6), dtype=np.int64)
         n_hops = int(rng.integers(3, 6))

@@ -239,6 +239,7 @@ _INT_FIELDS = 4
  _S_NIC_QUEUED, _S_NIC_NEXT, _S_FROW, _S_CCK, _S_PACED, _S_PACING_RTT, _S_NEXT_SEND, _S_WAKE,
  _S_SPRAY, _S_SPRAY_N, _S_SPRAY_RNG, _S_DUP_CC, _S_RC_SENT, _S_RC_WIRE,
  _S_CC) = range(61)  # fmt: skip
+# (_S_WAKE: the pacing wake's time + 1, 0 for none: a wake at another time is stale)
 # (_S_RC_SENT, _S_RC_WIRE: the send time and wire bytes of a rate-based sender's last packet,
 # whose pacing gap a rate timer may shorten: _EV_RATE)
 # the controllers with a compiled form (_S_CCK): their kernels' modules
@@ -1194,7 +1195,7 @@ def _try_send(ST, F, U, PK, f, now):
         rate = _pacing_rate(F, fr, ST, sb)
         if rate > 0.0 and now < ST[sb + _S_NEXT_SEND]:
             if not ST[sb + _S_WAKE]:
-                ST[sb + _S_WAKE] = 1
+                ST[sb + _S_WAKE] = ST[sb + _S_NEXT_SEND] + 1
                 _heap_push(ST, ST[sb + _S_NEXT_SEND], _next_eid(ST), (f << _EV_BITS) | _EV_PACE)
             break
         if ST[nic_busy] > now:
@@ -1292,7 +1293,8 @@ def _rate_changed(ST, F, U, PK, f, now):
         nxt = now
     if nxt < ST[sb + _S_NEXT_SEND]:
         ST[sb + _S_NEXT_SEND] = nxt
-        _heap_push(ST, nxt, _next_eid(ST), (f << _EV_BITS) | _EV_PACE)  # (a later wake: harmless)
+        ST[sb + _S_WAKE] = nxt + 1  # (the wake pending for later is stale now)
+        _heap_push(ST, nxt, _next_eid(ST), (f << _EV_BITS) | _EV_PACE)
     _watch_rate(ST, F, f, sb, fr, sent, wire)
 
 
@@ -1300,6 +1302,8 @@ def _rate_changed(ST, F, U, PK, f, now):
 def _pace_wake(ST, F, U, PK, f, now):
     """A paced kernel sender's next send time came (:meth:`uno.transport.sender.Sender._wake`)."""
     sb = ST[_H_OFF_SND] + f * _NSC
+    if ST[sb + _S_WAKE] != now + 1:
+        return  # stale: the wake now due was set for another time
     ST[sb + _S_WAKE] = 0
     if not ST[sb + _S_DONE]:
         _try_send(ST, F, U, PK, f, now)
@@ -2579,7 +2583,7 @@ class CompiledDataplane:
             s.cc, self.F, row[_S_FROW], self.ST, self._snd_rows_base(f) + _S_CC
         )
         s._next_send_ps = row[_S_NEXT_SEND]
-        s._wake_pending = bool(row[_S_WAKE])
+        s._wake_at = row[_S_WAKE] - 1
 
     def _snd_rows_base(self, f: int) -> int:
         return int(self.ST[_H_OFF_SND]) + f * _NSC

@@ -119,7 +119,9 @@ class Sender:
         self.ecn_acks = 0
         self.done = False
         self._next_send_ps = 0
-        self._wake_pending = False
+        # the pacing wake's time (-1: none); a wake at another time, left behind when
+        # _rate_changed brought the next send forward, is stale and does nothing
+        self._wake_at = -1
         self._nic = host.nic_scheduler  # the host's NIC turn-taking (uno.net.nic)
         self._timer_armed = False
         self._last_timeout_ps = 0
@@ -141,8 +143,10 @@ class Sender:
     def start(self, _arg=None) -> None:
         self._try_send()
 
-    def _wake(self, _arg=None) -> None:
-        self._wake_pending = False
+    def _wake(self, at: int) -> None:
+        if at != self._wake_at:
+            return  # stale: the wake now due was set for another time
+        self._wake_at = -1
         if not self.done:
             self._try_send()
 
@@ -163,9 +167,9 @@ class Sender:
                 break
             rate = cc.pacing_rate_bps
             if rate > 0.0 and now < self._next_send_ps:
-                if not self._wake_pending:
-                    self._wake_pending = True
-                    engine.call_at(self._next_send_ps, self._wake)
+                if self._wake_at < 0:
+                    at = self._wake_at = self._next_send_ps
+                    engine.call_at(at, self._wake, at)
                 break
             if not self._nic.free(now):
                 self._nic.wait(self)
@@ -250,7 +254,8 @@ class Sender:
         nxt = max(now, sent_ps + int(wire * 8e12 / rate))
         if nxt < self._next_send_ps:
             self._next_send_ps = nxt
-            self._engine.call_at(nxt, self._wake)  # the wake already pending is later: harmless
+            self._wake_at = nxt  # (the wake pending for later is stale now)
+            self._engine.call_at(nxt, self._wake, nxt)
         self._watch_rate(sent_ps, wire)
 
     def _wire_of(self, seq: int) -> int:
