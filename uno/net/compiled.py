@@ -1544,18 +1544,16 @@ def _sender_on_ack(ST, F, U, PK, f, slot, now):
 @njit(cache=True)
 def start_flow(ST, F, U, PK, f, now, eid):
     """Kernel sender ``f`` starts at ``now`` (:meth:`uno.transport.sender.Sender.start`); the
-    events it schedules take sub-eids of engine eid ``eid``. Returns (0, or -1 / -2 if the
-    pool / heap needs room first, nothing done; kernel top time, kernel top's engine eid)."""
-    if ST[_H_POOL_CAP] - ST[_H_IN_POOL] < _POOL_ROOM:
-        return -1, NEVER_PS, 0
-    if ST[_H_HEAP_CAP] - ST[_H_HEAP_N] < _HEAP_ROOM:
-        return -2, NEVER_PS, 0
+    events it schedules take sub-eids of engine eid ``eid``. Returns (0, or a ``_RUN_*`` code if
+    the pool / heap needs room first, nothing done; kernel top time, kernel top's engine eid)."""
+    code = _room(ST)
+    if code:
+        return code, NEVER_PS, 0
     ST[_H_EID] = eid << EID_SHIFT
     ST[_H_NOW] = now
     _try_send(ST, F, U, PK, f, now)
-    if ST[_H_HEAP_N] > 0:
-        return 0, ST[ST[_H_OFF_HT]], ST[ST[_H_OFF_HE]] >> EID_SHIFT
-    return 0, NEVER_PS, 0
+    top_t, top_e = _top(ST)
+    return 0, top_t, top_e
 
 
 @njit(cache=True)
@@ -2354,12 +2352,8 @@ class CompiledDataplane:
             code, top_t, top_e = self._start_flow(
                 self.ST, self.F, self.U, self.PK, flow_id, engine._now, engine.next_eid()
             )
-            if code == 0:
+            if not self._grew(code):
                 break
-            if code == -2:
-                self._grow_heap()
-            else:
-                self._grow(len(self.PK))
         self.top = (top_t, top_e)
 
     def _first_run(self, *args):
@@ -2700,16 +2694,6 @@ class _KernelNic:
 
     def resumed(self) -> None:
         """(The kernel wakes this NIC's waiting senders on a RESUME itself.)"""
-
-    def waiting_senders(self) -> int:
-        dp = self._dataplane
-        ST = dp.ST
-        nb = int(ST[_H_OFF_NICS]) + self.port.owner.host_id * _NNC
-        n, f = 0, int(ST[nb + _N_HEAD])
-        while f >= 0:
-            n += 1
-            f = int(ST[int(ST[_H_OFF_SND]) + f * _NSC + _S_NIC_NEXT])
-        return n
 
 
 class CompiledPort:
