@@ -287,6 +287,8 @@ def _drive_twice(dp, sb: int, n: int, dupthr: int, rng):
                 now += int(wide[0][sb + cp._S_RTO])
             for state in (wide, narrow):
                 cp._on_timer(*state, 0, now)
+                # the NIC wake the engine would run: the sender's turn, if it waits there
+                cp._nic_wake(*state, int(state[0][sb + cp._S_HOST]), now)
         assert _logical(wide[0], sb, n) == _logical(narrow[0], sb, n)
         np.testing.assert_array_equal(wide[1], narrow[1])
     return wide, compactions
@@ -548,14 +550,16 @@ def test_sender_kernels_match_their_twins():
             both("_nic_wake", int(rng.integers(n_hosts)), now)
             seen.add("wake")
         elif op < 0.8 and ST[cp._H_POOL_CAP] - ST[cp._H_IN_POOL] >= cp._POOL_ROOM:
-            both("_try_send", f, now)
-            seen.add("send")
+            # a start, ACK or pacing wake (may not pass waiting senders), or a NIC turn
+            turn = bool(rng.random() < 0.5)
+            both("_try_send", f, now, turn)
+            seen.add(("send", turn))
         else:
             eid += 1
             out = both("run", now, 1, eid, eid)
             now = max(now, int(out[4]))
             seen.add("run")
-    assert {("ack", 0), "timer", "wake", "send", "run"} <= seen
+    assert {("ack", 0), "timer", "wake", ("send", False), ("send", True), "run"} <= seen
 
 
 @pytest.mark.parametrize("max_stage", [5, 0])

@@ -111,3 +111,19 @@ def test_sub_mtu_flow_ideal_fct_uses_its_own_packet_size():
     assert f.ideal_fct_ps == base + ser
     assert f.fct_ps == base  # the one packet's serialisation is inside the base RTT
     assert f.slowdown <= 1.0 and f.slowdown > 0.98
+
+
+@pytest.mark.parametrize("dataplane", ["python", "compiled"])
+def test_a_host_shares_its_nic_round_robin_with_a_line_rate_paced_flow(dataplane):
+    """UnoCC paces its first window at line rate (cwnd / base RTT), so the long inter-DC flow's
+    next send falls due the instant its packet leaves the NIC. A short intra-DC flow started
+    10 us later on the same host must still get every other turn (the NIC's FIFO), not wait
+    for the long flow's window: its FCT is its ideal one plus at most its own bytes' time
+    again (half the NIC), where jumping the queue made it wait ~1.6 ms."""
+    short_bytes = 40_000
+    r = run(["workload=flows", flows_override([(0, 255, 20_000_000), (0, 127, short_bytes, 10.0)]),
+             "cc=uno", "lb=ecmp", f"engine.dataplane={dataplane}"])  # fmt: skip
+    short = r.flows.set_index("dst").loc[127]
+    assert short.retransmits == 0
+    wire_ps = (short_bytes + 10 * 64) * 8 * 10**12 // 100_000_000_000
+    assert short.ideal_fct_ps < short.fct_ps <= short.ideal_fct_ps + wire_ps

@@ -11,7 +11,7 @@ engines up to ``--to-ms`` and counts, per flow, the data packets that reached ``
 with at least ``--min-packets`` arrivals, the spread of their drop fractions.
 
 It is a diagnostic, not part of the engines: it wraps ``Port.receive`` of the packet engine's
-default port model (``engine.port_model=lazy``) for the run, and steps the fluid engine one step
+default port model (``engine.port_model=lazy``, Python data plane) for the run, and steps the fluid engine one step
 at a time, reading each route entry's arrivals (``EF_IN``) and its link's drop fraction
 (``LS_LOSS``) after the step (the fluid engine's own, per-flow losses are whole packets drawn
 around these means).
@@ -54,7 +54,8 @@ def packet_counts(args) -> tuple[collections.Counter, collections.Counter]:
     port_module.Port.receive = receive
     try:
         cfg = uno.compose([*SCENARIO, f"scheme={args.scheme}", "engine.kind=packet",
-                           "engine.port_model=lazy", f"engine.max_sim_time_ms={args.to_ms}"])  # fmt: skip
+                           "engine.port_model=lazy", "engine.dataplane=python",
+                           f"engine.max_sim_time_ms={args.to_ms}"])  # fmt: skip
         uno.run(cfg)
     finally:
         port_module.Port.receive = original

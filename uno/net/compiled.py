@@ -1177,16 +1177,16 @@ def _pacing_rate(F, fr, ST, sb):
 
 
 @njit(cache=True)
-def _try_send(ST, F, U, PK, f, now):
+def _try_send(ST, F, U, PK, f, now, turn):
     """Kernel sender ``f`` sends while its bytes in flight are below the window, a packet at a
-    time when its host's NIC is free, retransmissions first (:meth:`uno.transport.sender.
-    Sender._try_send` without pacing, coding or rate samples; the packet's path entropy is the
-    flow's, ECMP's)."""
+    time when its host's NIC is free and (unless ``turn``: its turn in a NIC wake) no sender
+    waits there, retransmissions first (:meth:`uno.transport.sender.Sender._try_send` without
+    coding or rate samples; the packet's path entropy is the flow's, ECMP's)."""
     sb = ST[_H_OFF_SND] + f * _NSC
     fr = ST[sb + _S_FROW]
     acked = ST[sb + _S_ACKED_OFF]
-    nic = ST[ST[_H_OFF_NICS] + ST[sb + _S_HOST] * _NNC + _N_PORT]
-    nic_busy = ST[_H_OFF_P] + nic * _NPC + _P_BUSY
+    nb = ST[_H_OFF_NICS] + ST[sb + _S_HOST] * _NNC
+    nic_busy = ST[_H_OFF_P] + ST[nb + _N_PORT] * _NPC + _P_BUSY
     while ST[sb + _S_INFLIGHT] < F[fr, W_CWND]:
         while ST[sb + _S_RQ_N] and ST[acked + ST[ST[sb + _S_RQ_OFF] + ST[sb + _S_RQ_HEAD]]]:
             _retx_pop(ST, sb)
@@ -1198,7 +1198,7 @@ def _try_send(ST, F, U, PK, f, now):
                 ST[sb + _S_WAKE] = ST[sb + _S_NEXT_SEND] + 1
                 _heap_push(ST, ST[sb + _S_NEXT_SEND], _next_eid(ST), (f << _EV_BITS) | _EV_PACE)
             break
-        if ST[nic_busy] > now:
+        if ST[nic_busy] > now or (not turn and ST[nb + _N_HEAD] >= 0):
             _nic_wait(ST, f, sb, now)
             break
         if ST[sb + _S_RQ_N]:
@@ -1257,7 +1257,7 @@ def _try_send(ST, F, U, PK, f, now):
             ST[sb + _S_ARMED] = 1
             _heap_push(ST, now + ST[sb + _S_RTO], _next_eid(ST), (f << _EV_BITS) | _EV_RTO)
         ST[_H_TX_DATA] += 1  # (uno.net.host.Host.send)
-        _port_receive(ST, F, U, PK, nic, slot, now)
+        _port_receive(ST, F, U, PK, ST[nb + _N_PORT], slot, now)
 
 
 @njit(cache=True)
@@ -1306,7 +1306,7 @@ def _pace_wake(ST, F, U, PK, f, now):
         return  # stale: the wake now due was set for another time
     ST[sb + _S_WAKE] = 0
     if not ST[sb + _S_DONE]:
-        _try_send(ST, F, U, PK, f, now)
+        _try_send(ST, F, U, PK, f, now, False)
 
 
 @njit(cache=True)
@@ -1338,7 +1338,7 @@ def _nic_serve(ST, F, U, PK, host, now):
         if not ST[sb + _S_ON]:
             return f
         if not ST[sb + _S_DONE]:
-            _try_send(ST, F, U, PK, f, now)
+            _try_send(ST, F, U, PK, f, now, True)
     busy = ST[busy_at]
     if ST[nb + _N_HEAD] >= 0 and not ST[nb + _N_PENDING] and busy < _PAUSED_PS:
         ST[nb + _N_PENDING] = 1
@@ -1489,7 +1489,7 @@ def _on_timer(ST, F, U, PK, f, now):
         due = ST[_fifo_front(ST, sb)] + rto
         floor = now + ST[sb + _S_GRAN]
         _heap_push(ST, due if due > floor else floor, _next_eid(ST), (f << _EV_BITS) | _EV_RTO)
-    _try_send(ST, F, U, PK, f, now)
+    _try_send(ST, F, U, PK, f, now, False)
 
 
 @njit(cache=True)
@@ -1537,7 +1537,7 @@ def _sender_on_ack(ST, F, U, PK, f, slot, now):
         return 1
     if ST[sb + _S_DUPTHR]:
         _detect_losses(ST, F, sb, now, sent_ps)
-    _try_send(ST, F, U, PK, f, now)
+    _try_send(ST, F, U, PK, f, now, False)
     return 0
 
 
@@ -1551,7 +1551,7 @@ def start_flow(ST, F, U, PK, f, now, eid):
         return code, NEVER_PS, 0
     ST[_H_EID] = eid << EID_SHIFT
     ST[_H_NOW] = now
-    _try_send(ST, F, U, PK, f, now)
+    _try_send(ST, F, U, PK, f, now, False)
     top_t, top_e = _top(ST)
     return 0, top_t, top_e
 
@@ -2248,7 +2248,7 @@ class CompiledDataplane:
                 ST[pb + _P_HOST] = owner.host_id
                 if owner.host_id in kernel_nics:
                     ST[pb + _P_FLAGS] |= _FL_KNIC
-                    owner.nic_scheduler = _KernelNic(self, view)
+                    owner.nic_scheduler = _KernelNic(self, view, owner.host_id)
                 ST[nb + _N_HEAD] = ST[nb + _N_TAIL] = -1
             else:
                 owner.ports[owner.ports.index(view._python_port)] = view
@@ -2442,6 +2442,11 @@ class CompiledDataplane:
                 if not self._grew(flow_id):
                     break
             self.top = (top_t, top_e)
+
+    def nic_waiting(self, host: int) -> bool:
+        """Whether a sender waits at ``host``'s NIC, one the kernel schedules."""
+        ST = self.ST
+        return bool(ST[int(ST[_H_OFF_NICS]) + host * _NNC + _N_HEAD] >= 0)
 
     def nic_wait(self, flow_id: int) -> None:
         """Python sender ``flow_id`` waits for its turn at a NIC the kernel schedules."""
@@ -2680,14 +2685,18 @@ class _KernelNic:
     the kernel schedules because some of its senders are the kernel's: its Python senders wait
     in the same kernel FIFO, and the kernel hands them their turns (``_RUN_NICPY``)."""
 
-    __slots__ = ("port", "_dataplane")
+    __slots__ = ("port", "_dataplane", "_host")
 
-    def __init__(self, dataplane, port):
+    def __init__(self, dataplane, port, host: int):
         self.port = port
         self._dataplane = dataplane
+        self._host = host
 
-    def free(self, now_ps: int) -> bool:
-        return self.port._busy_until_ps <= now_ps
+    def free(self, now_ps: int, turn: bool = False) -> bool:
+        """(:meth:`uno.net.nic.NicScheduler.free`: no sender may pass the waiting ones.)"""
+        return self.port._busy_until_ps <= now_ps and (
+            turn or not self._dataplane.nic_waiting(self._host)
+        )
 
     def wait(self, sender) -> None:
         self._dataplane.nic_wait(sender.flow.flow_id)

@@ -5,8 +5,9 @@ port is free (everything it accepted has started on the wire), so a packet's sen
 moment it starts on the wire: RTT samples and retransmission timers never include time spent
 behind the host's own backlog. Senders that find the NIC busy wait in a FIFO and are called back
 (``sender.nic_ready()``) when it frees, one packet each in turn: flows of one host share the NIC
-round robin. A NIC port that PFC paused (``PAUSED_PS``, :mod:`uno.net.event_port`) takes no data
-until :meth:`NicScheduler.resumed`.
+round robin; a sender ready when the NIC frees joins the end of the FIFO if others wait. A NIC
+port that PFC paused (``PAUSED_PS``, :mod:`uno.net.event_port`) takes no data until
+:meth:`NicScheduler.resumed`.
 
 The scheduler is the only reader of the port's projected free time (``_busy_until_ps``) and the
 only owner of the waiting state, so senders and ports need not know each other's internals.
@@ -31,9 +32,13 @@ class NicScheduler:
         self._queued: set = set()  # senders in _waiting (each at most once)
         self._wake_pending = False
 
-    def free(self, now_ps: int) -> bool:
-        """Whether the NIC can start a data packet at ``now_ps``."""
-        return self.port._busy_until_ps <= now_ps
+    def free(self, now_ps: int, turn: bool = False) -> bool:
+        """Whether a sender may start a data packet at ``now_ps``: the NIC is free and, unless
+        it is the sender's turn (called by this scheduler's wake), no sender waits. A sender
+        whose pacing timer or ACK comes at the instant the NIC frees thus queues behind the
+        waiting ones instead of taking the NIC from them (a sender paced at line rate would
+        otherwise win every tie and starve the host's other flows)."""
+        return self.port._busy_until_ps <= now_ps and (turn or not self._waiting)
 
     def wait(self, sender) -> None:
         """Queue ``sender`` to be called (``sender.nic_ready()``) when the NIC is next free."""

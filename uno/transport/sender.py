@@ -153,9 +153,11 @@ class Sender:
     def nic_ready(self) -> None:
         """The host's NIC is free and it is this sender's turn."""
         if not self.done:
-            self._try_send()
+            self._try_send(turn=True)
 
-    def _try_send(self) -> None:
+    def _try_send(self, turn: bool = False) -> None:
+        """Send while the window, pacing and the NIC allow; ``turn``: called at this sender's
+        turn at the NIC (:meth:`nic_ready`), when it may send although others wait."""
         engine = self._engine
         now = engine._now
         cc = self.cc
@@ -171,7 +173,7 @@ class Sender:
                     at = self._wake_at = self._next_send_ps
                     engine.call_at(at, self._wake, at)
                 break
-            if not self._nic.free(now):
+            if not self._nic.free(now, turn):
                 self._nic.wait(self)
                 break
             if retx:
