@@ -886,3 +886,19 @@ def test_timer_switches_to_the_after_retransmit_timeout():
                                        atol=1e-6)  # fmt: skip
             checked += int(np.count_nonzero(declared[s0:, f] > 1e-6))
     assert checked > 3
+
+
+def test_coded_blocks_fail_whole_and_lost_blocks_wait_for_the_timer():
+    """UnoRC's (8,2) blocks over a congested WAN: a block that cannot be decoded fails whole
+    (its data resent once the receiver's timer NACKs it), and a block none of whose packets
+    arrived leaves the receiver nothing to NACK, so the sender's retransmission timer finds it
+    (as the packet sender's). Before, the expected failed fraction of every batch was resent
+    as a sliver, round after round, and no coded flow ever timed out."""
+    cfg = uno.compose(["experiment=fig10_load", "workload=mixed_artifact", "scheme=uno",
+                       "workload.n_flows=600", "engine.kind=fluid",
+                       "engine.sample_interval_us=0"])  # fmt: skip
+    flows = uno.run(cfg).flows
+    assert flows["finish_ps"].notna().all()
+    coded = flows[flows["coded"]]
+    assert len(coded) > 100  # (the inter-DC flows)
+    assert coded["nacks"].sum() > 10 and coded["timeouts"].sum() > 0

@@ -1525,14 +1525,39 @@ def advance(
             n_ec = int(fs[f, FS_EC_N])
             if n_ec > 0:
                 ack = send * (1.0 - loss)  # what coding absorbs needs no whole packets
+                n_pkts = n_ec + int(fs[f, FS_EC_M])
                 if n_sub > 0:
                     p_fail = coded_block_failure(
                         sub_loss, n_sub, n_ec, int(fs[f, FS_EC_M]), block_dist
                     )
+                    p_gone = 1.0
+                    for j in range(n_pkts):
+                        p_gone *= sub_loss[j % n_sub]
                 else:
                     p_fail = block_failure(loss, n_ec, int(fs[f, FS_EC_M]))
-                failed = send * p_fail
+                    p_gone = loss**n_pkts
+                # whole blocks fail (Poisson around the mean, as packets below): an expected
+                # sliver resent round after round would keep a short flow waiting for the
+                # receiver's timer until the sliver is below the completion tolerance
+                block = n_ec * cp[f, P_MSS]
+                n_failed = lost_packets(send * p_fail / block, loss_rng, f)
+                # a block none of whose packets arrived gives the receiver nothing to NACK:
+                # the sender's retransmission timer finds it (uno.transport.sender._on_timer)
+                share_gone = p_gone / p_fail if p_fail > 0.0 else 0.0
+                if n_failed >= POISSON_MAX_MEAN:
+                    n_gone = n_failed * share_gone
+                else:
+                    n_gone = 0.0
+                    for _ in range(int(n_failed)):
+                        if next_uniform(loss_rng, f) < share_gone:
+                            n_gone += 1.0
+                failed = block * n_failed
+                gone = block * n_gone
+                if failed > send:
+                    gone = gone * send / failed
+                    failed = send
             else:  # whole packets: lost ones are Poisson around the fluid mean
+                gone = 0.0
                 mss = cp[f, P_MSS]
                 lost = mss * lost_packets(send * loss / mss, loss_rng, f)
                 if lost > send:
@@ -1600,8 +1625,13 @@ def advance(
                         f, k, sent_at, failed, dt_ps, fs, ring, ring_ptr, ring_len, calendar
                     )
             elif failed > 0.0:  # coded: the receiver's timer (NACK) after the first of them
-                fs[f, FS_LOSS_PENDING] += failed
-                if fs[f, FS_LOSS_AT] < 0.0:
-                    loss_due(f, k, now + fs[f, FS_LOSS_DELAY], dt_ps, fs, calendar)
+                if failed > gone:
+                    fs[f, FS_LOSS_PENDING] += failed - gone
+                    if fs[f, FS_LOSS_AT] < 0.0:
+                        loss_due(f, k, now + fs[f, FS_LOSS_DELAY], dt_ps, fs, calendar)
+                if gone > 0.0:
+                    schedule_timeout(
+                        f, k, sent_at, gone, dt_ps, fs, ring, ring_ptr, ring_len, calendar
+                    )
         k += 1
     return k
