@@ -26,7 +26,9 @@ Numba kernel :func:`uno.fluid.kernels.advance`:
   engine's RTO rule; ``transport.dupack_threshold`` > 0: one base RTT, as fast retransmit), or,
   for erasure-coded flows, only when a block cannot be decoded (a block of n + m packets each
   lost with the path's loss probability fails when more than m are lost), after the receiver's
-  block timer; lost bytes are sent again.
+  block timer, or after the sender's retransmission timeout when none of the block's packets
+  arrived (the receiver has nothing to NACK); failed blocks are whole, a Poisson number around
+  the expected count, as lost packets below; lost bytes are sent again.
 - **Losses are whole packets.** A link drops the fraction of its arrivals that overflows the
   buffer; a flow that expects to lose ``m`` of the packets it sent in a step loses a Poisson
   number with mean ``m`` (drawn from the flow's own stream; ``m`` itself from 20 up), so a short flow crossing a lossy
