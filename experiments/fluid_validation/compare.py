@@ -175,13 +175,14 @@ def main() -> None:
     ap.add_argument("--out", default=None, help="write the figures as JSON here")
     ap.add_argument("--scheme", default="uno_ecmp", help="the scheme of the fig10_load scenarios")
     args = ap.parse_args()
-    unknown = set(args.scenarios.split(",")) - set(SCENARIOS)
+    names = args.scenarios.split(",")
+    unknown = set(names) - set(SCENARIOS)
     if unknown:
         ap.error(f"--scenarios: unknown {sorted(unknown)}; known: {', '.join(SCENARIOS)}")
     for name in ("mixed40", "mixed40_paper"):
         SCENARIOS[name] = [s for s in SCENARIOS[name] if not s.startswith("scheme=")]
         SCENARIOS[name].append(f"scheme={args.scheme}")
-    out = {name: compare(name) for name in args.scenarios.split(",")}
+    out = {name: compare(name) for name in names}
     if args.out:
         Path(args.out).mkdir(parents=True, exist_ok=True)
         Path(args.out, "fluid_validation.json").write_text(json.dumps(out, indent=1))

@@ -11,10 +11,10 @@ engines up to ``--to-ms`` and counts, per flow, the data packets that reached ``
 with at least ``--min-packets`` arrivals, the spread of their drop fractions.
 
 It is a diagnostic, not part of the engines: it wraps ``Port.receive`` of the packet engine's
-default port model (``engine.port_model=lazy``, Python data plane) for the run, and steps the fluid engine one step
-at a time, reading each route entry's arrivals (``EF_IN``) and its link's drop fraction
-(``LS_LOSS``) after the step (the fluid engine's own, per-flow losses are whole packets drawn
-around these means).
+lazy port model on the Python data plane (``engine.port_model=lazy``, ``engine.dataplane=python``)
+for the run, and steps the fluid engine one step at a time, reading each route entry's arrivals
+(``EF_IN``) and its link's drop fraction (``LS_LOSS``) after the step (the fluid engine's own,
+per-flow losses are whole packets drawn around these means).
 """
 
 from __future__ import annotations
