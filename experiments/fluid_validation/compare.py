@@ -27,6 +27,7 @@ from pathlib import Path
 import pandas as pd
 
 import uno
+from uno.metrics.analysis import bottleneck_utilisation
 from uno.metrics.plots import class_table
 
 SCENARIOS = {
@@ -61,30 +62,8 @@ def run(name: str, engine: str) -> tuple[pd.DataFrame, dict, float, float | None
     t0 = time.perf_counter()
     result = uno.run(cfg)
     wall = time.perf_counter() - t0
-    util = _utilisation(result, SAMPLED_US[name]) if name in SAMPLED_US else None
+    util = bottleneck_utilisation(result.tables, SAMPLED_US[name]) if name in SAMPLED_US else None
     return result.flows, result.summary, wall, util
-
-
-def _utilisation(result, interval_us: float) -> float | None:
-    """Steady-state utilisation of the shared bottleneck (the port that sent the most bytes):
-    the flows' summed acknowledged rate, sampled every ``interval_us``, over the middle 80% of
-    the time all flows run (from the last start to the first finish), divided by the port's
-    rate. Samples are binned to the nearest multiple of the interval (the fluid engine samples
-    at its step boundaries, the hybrid's two parts each at their own). None if the engine
-    samples no rates (max-min)."""
-    rates = result.tables.get("rates")
-    ports = result.tables.get("ports")
-    flows = result.flows
-    if rates is None or ports is None or rates.empty or flows["finish_ps"].isna().all():
-        return None
-    capacity_gbps = ports.loc[ports["tx_bytes"].idxmax(), "rate_gbps"]
-    first, last = flows["start_ps"].max(), flows["finish_ps"].min()
-    lo, hi = first + 0.1 * (last - first), first + 0.9 * (last - first)
-    window = rates[(rates["time_ps"] >= lo) & (rates["time_ps"] <= hi)]
-    if window.empty:
-        return None
-    sample = (window["time_ps"] / (interval_us * 1e6)).round()
-    return float(window.groupby(sample)["acked_gbps"].sum().mean() / capacity_gbps)
 
 
 def compare(name: str) -> dict:

@@ -28,7 +28,8 @@ LS_LOSS = 2  # fraction of this step's arrivals dropped
 LS_LISTED = 3  # 1 while the link is in the busy list
 LS_MARK = 4  # marking probability of bytes leaving now
 LS_DELAY = 5  # queueing delay, ps
-LS_EXT = 6  # bytes arriving this step from outside the fluid model (hybrid: packets)
+LS_ARR2 = 6  # sum over the route entries of their arrival rate squared, (bytes/ps)^2: with
+#             LS_ARR, the number of sources at the link (:func:`link_jitter_exceedance`)
 LS_Q = 7  # queue level, bytes
 LS_CAP = 8  # service rate, bytes/ps
 LS_BUF = 9  # buffer, bytes
@@ -52,7 +53,8 @@ LS_NDEM = 25  # how many of them
 LS_SATSUM = 26  # demand of those under the even share
 LS_NBIG = 27  # how many are above it
 LS_LEVEL = 28  # the water level: no flow sends more this step
-N_LS = 40  # (29 used: rows of five whole cache lines, an odd number so that the rows'
+LS_EXT = 29  # bytes arriving this step from outside the fluid model (hybrid: packets)
+N_LS = 40  # (30 used: rows of five whole cache lines, an odd number so that the rows'
 #              first lines spread over every cache set; a stride of 4 lines would use a fourth)
 
 # ---- route entries (kernels.forward): integer and float fields, one row per entry --------
@@ -108,7 +110,10 @@ FS_NIC_LINK = 28  # the link of its host's NIC
 FS_EC_N = 29  # data packets per block (0: not coded)
 FS_WAIT_VOID = 30  # R_TIMEOUT entries due up to this step were revealed by evidence: void
 FS_LAST_TIMEOUT = 31  # when the controller last heard of a timeout, ps
-N_FS = 40  # (31 used: rows of five cache lines, as N_LS)
+FS_DROPPED = 32  # bytes of the flow the links dropped this step (forward; not coded flows)
+FS_DEBT = 33  # dropped bytes still to come off the ACKs due (their batches' ACKs were full)
+FS_PENDING = 34  # bytes of ACKs written in the delay line and not arrived yet (not coded flows)
+N_FS = 40  # (35 used: rows of five cache lines, as N_LS)
 
 # ---- what every step reads of every running flow: a compact table ``fx`` -------------------
 # (4 flows a cache line, against a row of five lines in ``fs``: a flow with nothing to do this
@@ -143,6 +148,7 @@ CU_CREDIT = 11
 CU_EPOCHS = 12
 CU_MDS = 13
 CU_QAS = 14
+CU_GENTLES = 15  # of CU_MDS, the gentle ones
 # DCTCP
 CD_SSTHRESH = 1
 CD_ALPHA = 2
@@ -259,12 +265,14 @@ R_RTTW = 2  # sum of rtt x acked bytes
 R_SENTMAX = 3  # latest send time among the bytes, ps (read only where bytes were acked)
 R_ARRIVE = 4  # when the last of them is acknowledged (ps), for completion times
 R_TIMEOUT = 5  # lost bytes (not revealed yet) whose retransmission timer expires at this step
-N_R_NARROW = 6
-R_GOOD = 6  # wire bytes of decodable data (narrow ring: the acknowledged bytes)
-R_FREE = 7  # bytes lost but absorbed by coding (leave flight with the ACKs; narrow: none)
-R_AUX = 8  # GEMINI: smallest RTT sample (0: none); BBR: bytes the flow had acknowledged
+R_JITTER = 6  # UnoCC: sum of acked x the chance that a packet's RTT sample exceeds the gentle
+#              threshold through packet-level queueing (:func:`gentle_exceedance`)
+N_R_NARROW = 7
+R_GOOD = 7  # wire bytes of decodable data (narrow ring: the acknowledged bytes)
+R_FREE = 8  # bytes lost but absorbed by coding (leave flight with the ACKs; narrow: none)
+R_AUX = 9  # GEMINI: smallest RTT sample (0: none); BBR: bytes the flow had acknowledged
 #           when the latest of them was sent (one column for both)
-N_R = 9
+N_R = 10
 
 
 @njit(cache=True, error_model="numpy")
@@ -361,11 +369,12 @@ def add_external(ls, busy, counters, links, nbytes) -> None:
 
 
 @njit(cache=True, error_model="numpy")
-def forward(fx, ls, active, n_active, busy, n_busy, rt_ptr, lb, hops, dt_ps):
+def forward(fx, fs, ls, active, n_active, busy, n_busy, rt_ptr, lb, hops, dt_ps, droppers, n_drop):
     """One step of the links, hop by hop: every active flow's bytes go from link to link of its
     route and the links are advanced (:func:`update_links`) in the order of their level, so a
     link's arrivals are what the links before it passed on in this same step. Returns the new
-    length of the busy list ``busy``.
+    length of the busy list ``busy``. The bytes each flow lost at the links this step add to
+    its ``fs[f, FS_DROPPED]``; the flows that lost any are ``droppers[:n_drop[0]]``.
 
     Each route entry ``j`` (flow, link) holds the flow's bytes in that link's queue
     (``ef[j, EF_Q]``). In a step the entry receives ``a`` bytes (the flow's send at the first
@@ -401,6 +410,7 @@ def forward(fx, ls, active, n_active, busy, n_busy, rt_ptr, lb, hops, dt_ps):
     base = rt_ptr[rt_ptr.shape[0] - 1]
     n_lvl = n_lvl_arr[0]
     inv_dt = 1.0 / dt_ps
+    n_drop[0] = 0
     for lv in range(n_lvl):
         e_head[lv] = -1
         l_head[lv] = -1
@@ -412,6 +422,7 @@ def forward(fx, ls, active, n_active, busy, n_busy, rt_ptr, lb, hops, dt_ps):
         l_nxt[link] = l_head[lv]
         l_head[lv] = link
         ls[link, LS_ARR] = 0.0
+        ls[link, LS_ARR2] = 0.0
     # every flow with bytes to send or bytes in the network: its entries, by level; the
     # arrivals of one-link hops are added when known (the send, a carry, what the hop before
     # passed on), those of split hops (share of the hop's bytes) in their level's first walk
@@ -486,10 +497,19 @@ def forward(fx, ls, active, n_active, busy, n_busy, rt_ptr, lb, hops, dt_ps):
                     s = (r // n_hop_max) % n_sub_max
                     h = r % n_hop_max
                     link = sub_links[f, s, h]
+                # the entry's whole arrival is known now (its hops before are done): one source
+                rate_in = a * inv_dt
+                ls[link, LS_ARR2] += rate_in * rate_in
                 out = held * ls[link, LS_PASS]
-                q = held - out - a * ls[link, LS_LOSS]
+                dropped = a * ls[link, LS_LOSS]
+                q = held - out - dropped
                 if q < 1e-6:  # rounding (the link let everything go: exactly 0)
                     q = 0.0
+                if dropped > 0.0:
+                    if fs[f, FS_DROPPED] == 0.0:
+                        droppers[n_drop[0]] = f
+                        n_drop[0] += 1
+                    fs[f, FS_DROPPED] += dropped
                 ef[j, EF_Q] = q
                 if out > 0.0:
                     if r < 0:
@@ -763,6 +783,72 @@ def path_signals(f: int, rt_ptr, rt_link, rt_w, ls: np.ndarray):
 
 
 @njit(cache=True, error_model="numpy")
+def packet_jitter_exceedance(x_pkts: float, n_sources: float, load: float) -> float:
+    """Chance that a packet finds more than ``x_pkts`` packets' worth of bytes queued ahead of
+    it at a link whose fluid queue is empty, fed by ``n_sources`` paced packet streams of
+    total ``load`` (arrival rate / service rate): the N*D/D/1 queue (superposed periodic
+    streams with independent phases), whose exact tail is the Benes sum, in its Brownian-bridge
+    approximation exp(-2 x (x / N + 1 - load)) (load taken as at most 1: above it the fluid
+    queue itself carries the delay). A fluid link has no such queue: its level stays 0 below
+    saturation, while with packets the streams' collisions queue a few packets now and then.
+    The approximation bounds the exact sum from above: 1.05-1.5x of it at loads of 0.8 and
+    more, up to 2.6x at 0.6 (tests/test_fluid.py compares the two)."""
+    if x_pkts <= 0.0:
+        return 1.0
+    if load <= 0.0 or n_sources <= 0.0 or load >= 1.0:
+        return 0.0
+    return math.exp(-2.0 * x_pkts * (x_pkts / n_sources + 1.0 - load))
+
+
+@njit(cache=True, error_model="numpy")
+def link_jitter_exceedance(ls, link, slack_ps, pkt_bytes) -> float:
+    """:func:`packet_jitter_exceedance` at ``link`` for a queueing delay above ``slack_ps``
+    (ps), packets of ``pkt_bytes``: the link's sources are its route entries' arrivals this
+    step, counted as (sum r)^2 / sum r^2 (``n`` equal streams count ``n``)."""
+    arr = ls[link, LS_ARR]
+    if arr <= 0.0:
+        return 0.0
+    sq = ls[link, LS_ARR2]
+    n = arr * arr / sq if sq > 0.0 else 1.0
+    cap = ls[link, LS_CAP]
+    return packet_jitter_exceedance(slack_ps * cap / pkt_bytes, n, arr / cap)
+
+
+@njit(cache=True, error_model="numpy")
+def gentle_exceedance(f, slack_ps, nic, rt_ptr, rt_link, rt_w, ls, lb, pkt_bytes) -> float:
+    """Chance that the RTT sample of one of flow ``f``'s packets sent now exceeds the fluid one
+    by more than ``slack_ps`` (ps) through packet-level queueing at the links of its path
+    (:func:`link_jitter_exceedance`; independent links; a split hop's links weighed by their
+    share; an UnoLB flow: the mean over its subflows). ``slack_ps`` <= 0: 1. The host's own
+    NIC link ``nic`` is left out: it serves its flows round robin (uno/net/host.py), and a
+    packet's RTT starts when it leaves it.
+
+    UnoCC's gentle decrease (Uno paper Alg. 1 lines 9-13) reads one packet's RTT sample
+    (uno/cc/uno.py ``_end_epoch``): where the fluid queue is empty below saturation, a packet
+    still meets the other flows' packets now and then, and that resets MD_scale."""
+    if slack_ps <= 0.0:
+        return 1.0
+    sub_n, sub_hops, sub_links = lb[0], lb[1], lb[2]
+    n = sub_n[f]
+    if n > 0:
+        total = 0.0
+        for s in range(n):
+            stay = 1.0
+            for h in range(sub_hops[f]):
+                link = sub_links[f, s, h]
+                if link != nic:
+                    stay *= 1.0 - link_jitter_exceedance(ls, link, slack_ps, pkt_bytes)
+            total += 1.0 - stay
+        return total / n
+    stay = 1.0
+    for j in range(rt_ptr[f], rt_ptr[f + 1]):
+        link = rt_link[j]
+        if link != nic:
+            stay *= 1.0 - rt_w[j] * link_jitter_exceedance(ls, link, slack_ps, pkt_bytes)
+    return 1.0 - stay
+
+
+@njit(cache=True, error_model="numpy")
 def reverse_delay(f: int, rv_ptr, rv_link, rv_w, ls: np.ndarray) -> float:
     """Queueing delay in ps of flow ``f``'s ACKs on their way back (receiver -> sender, the
     reverse route ``rv_*``, each link weighed by the share of the ACKs that crosses it).
@@ -854,13 +940,17 @@ def window_round(cs, f, now, acked, marked, sent_max, active, start, acked_col, 
 
 
 @njit(cache=True, error_model="numpy")
-def uno_acks(cs, cp, f, now, acked, marked, rtt, sent_max):
+def uno_acks(cs, cp, f, now, acked, marked, rtt, sent_max, p_queued, rng):
     """UnoCC (uno/cc/uno.py, Uno paper Alg. 1) for a batch of ACKs arriving in one step:
     ``acked`` bytes of which ``marked`` carried ECN, mean RTT sample ``rtt``, the latest send
     time among them ``sent_max``. Additive increase on the unmarked bytes; an epoch ends when a
     byte sent at or after T_epoch is acknowledged; an epoch is congested when its expected
     number of marked packets, carried over from epoch to epoch, reaches one (so congested
-    epochs come as often as with per-packet marks); Quick Adapt once per period."""
+    epochs come as often as with per-packet marks); Quick Adapt once per period.
+
+    The gentle test (Alg. 1 line 9) reads the epoch-ending packet's RTT: physical queueing
+    when ``rtt`` is a threshold above the base RTT, or else with chance ``p_queued`` (its
+    packet-level queueing, :func:`gentle_exceedance`), drawn from flow ``f``'s stream ``rng``."""
     mss = cp[f, P_MSS]
     if cs[f, CU_STARTED] == 0.0:
         cs[f, CU_STARTED] = 1.0
@@ -894,9 +984,13 @@ def uno_acks(cs, cp, f, now, acked, marked, rtt, sent_max):
             if cp[f, PU_FALL_INCREASE] > 0.0 and 0.0 < ewma < old and ewma <= 0.9:
                 cs[f, C_CWND] = clamp_cwnd(cp, f, cwnd + cp[f, PU_ALPHA] * ebytes / cwnd)
             else:
-                if rtt - cp[f, P_BASE_RTT] < cp[f, PU_GENTLE_THR]:
+                gentle = rtt - cp[f, P_BASE_RTT] < cp[f, PU_GENTLE_THR]
+                if gentle and p_queued > 0.0:
+                    gentle = next_uniform(rng, f) >= p_queued
+                if gentle:
                     base = cs[f, CU_MD_SCALE] if cp[f, PU_GENTLE_COMPOUNDS] > 0.0 else 1.0
                     cs[f, CU_MD_SCALE] = base * cp[f, PU_GENTLE_FACTOR]
+                    cs[f, CU_GENTLES] += 1.0
                 else:
                     cs[f, CU_MD_SCALE] = 1.0
                 md = ewma * cp[f, PU_MD_GAIN] * cs[f, CU_MD_SCALE]
@@ -1265,6 +1359,74 @@ def schedule_timeout(f, k, sent_at, lost, dt_ps, fs, ring, ring_ptr, ring_len, c
 
 
 @njit(cache=True, error_model="numpy")
+def settle_debt(fs, f) -> None:
+    """Flow ``f``'s lost bytes come off the ACKs still due (``FS_DEBT``); those beyond them
+    belonged to batches whose ACKs already came (the bytes waited on the way longer than the
+    RTT their send predicted): they are taken back from what was acknowledged and return to
+    flight, which their retransmission takes them out of (:func:`resend`)."""
+    excess = fs[f, FS_DEBT] - fs[f, FS_PENDING]
+    if excess > 0.0:
+        fs[f, FS_DEBT] -= excess
+        fs[f, FS_DELIVERED] -= excess
+        fs[f, FS_ACKED] -= excess
+        fs[f, FS_INFLIGHT] += excess
+
+
+@njit(cache=True, error_model="numpy")
+def book_losses(
+    f,
+    k,
+    now,
+    sent_at,
+    failed,
+    gone,
+    ack,
+    follows,
+    n_ec,
+    dt_ps,
+    fs,
+    ring,
+    ring_ptr,
+    ring_len,
+    calendar,
+):
+    """How flow ``f`` learns of ``failed`` bytes lost at step ``k`` from its batch sent at
+    ``sent_at`` (``ack`` bytes of it acknowledged, ``follows`` of them sent after the loss; a
+    coded flow: ``gone`` of the failed bytes in blocks of which nothing arrived). Fast
+    retransmit (``FS_DUPACK_BYTES`` > 0): once enough bytes sent after the loss are
+    acknowledged, else the timer; no fast retransmit: the timer; coded: the receiver's timer
+    (NACK) after the first of them, the sender's timer for blocks it never saw."""
+    if fs[f, FS_DUPACK_BYTES] > 0.0:
+        # fast retransmit (SACK "IsLost"): a loss shows once enough bytes sent after it
+        # are acknowledged, which the bytes sent now will be one RTT on
+        if failed > 0.0:
+            if fs[f, FS_WAIT] <= 0.0:
+                fs[f, FS_EVIDENCE] = 0.0
+            schedule_timeout(f, k, sent_at, failed, dt_ps, fs, ring, ring_ptr, ring_len, calendar)
+            fs[f, FS_EVIDENCE] += follows
+        elif fs[f, FS_WAIT] > 0.0:
+            fs[f, FS_EVIDENCE] += ack
+        if fs[f, FS_WAIT] > 0.0 and fs[f, FS_EVIDENCE] >= fs[f, FS_DUPACK_BYTES]:
+            # the evidence reveals the waiting bytes (all of them, so the oldest
+            # first): their timer entries are void
+            fs[f, FS_LOSS_PENDING] += fs[f, FS_WAIT]
+            fs[f, FS_WAIT] = 0.0
+            fs[f, FS_WAIT_VOID] = fs[f, FS_WAIT_LAST]
+            if fs[f, FS_LOSS_AT] < 0.0:
+                loss_due(f, k, now + fs[f, FS_LOSS_DELAY], dt_ps, fs, calendar)
+    elif n_ec == 0:
+        if failed > 0.0:  # no fast retransmit: the same timer, nothing reveals a loss
+            schedule_timeout(f, k, sent_at, failed, dt_ps, fs, ring, ring_ptr, ring_len, calendar)
+    elif failed > 0.0:  # coded: the receiver's timer (NACK) after the first of them
+        if failed > gone:
+            fs[f, FS_LOSS_PENDING] += failed - gone
+            if fs[f, FS_LOSS_AT] < 0.0:
+                loss_due(f, k, now + fs[f, FS_LOSS_DELAY], dt_ps, fs, calendar)
+        if gone > 0.0:
+            schedule_timeout(f, k, sent_at, gone, dt_ps, fs, ring, ring_ptr, ring_len, calendar)
+
+
+@njit(cache=True, error_model="numpy")
 def advance(
     k_start,
     k_stop,
@@ -1313,6 +1475,8 @@ def advance(
     sub_loss = np.zeros(sub_links.shape[1])
     nics = np.zeros(ls.shape[0], dtype=np.int64)
     senders = np.zeros(n_flows, dtype=np.int64)
+    droppers = np.zeros(n_flows, dtype=np.int64)
+    n_drop = np.zeros(1, dtype=np.int64)
     block_dist = np.zeros(int(fs[:, FS_EC_M].max()) + 2 if n_flows else 2)
     k = k_start
     while k < k_stop:
@@ -1359,16 +1523,32 @@ def advance(
             if acked > 0.0 or free > 0.0:
                 marked = ring[slot, R_MARK]
                 rtt = ring[slot, R_RTTW] / acked if acked > 0.0 else fs[f, FS_BASE_RTT]
+                good = ring[slot, R_GOOD] if wide else acked
+                p_queued = ring[slot, R_JITTER] / acked if acked > 0.0 else 0.0
+                if fs[f, FS_EC_N] == 0.0:
+                    fs[f, FS_PENDING] -= acked
+                debt = fs[f, FS_DEBT]
+                if debt > 0.0 and acked > 0.0:
+                    # bytes the links dropped: not acknowledged (the batch's ACKs were whole)
+                    cut = debt if debt < acked else acked
+                    fs[f, FS_DEBT] = debt - cut
+                    kept_share = (acked - cut) / acked
+                    marked *= kept_share
+                    good *= kept_share
+                    acked -= cut
                 fs[f, FS_INFLIGHT] -= acked + free
                 if fs[f, FS_INFLIGHT] < 0.0:
                     fs[f, FS_INFLIGHT] = 0.0
-                fs[f, FS_DELIVERED] += ring[slot, R_GOOD] if wide else acked
+                fs[f, FS_DELIVERED] += good
                 fs[f, FS_ACKED] += acked
                 fs[f, FS_MARKED] += marked
                 if acked > 0.0:
                     kind = int(cp[f, P_KIND])
                     if kind == CC_UNO:
-                        uno_acks(cs, cp, f, now, acked, marked, rtt, ring[slot, R_SENTMAX])
+                        uno_acks(
+                            cs, cp, f, now, acked, marked, rtt, ring[slot, R_SENTMAX], p_queued,
+                            loss_rng,
+                        )  # fmt: skip
                     elif kind == CC_DCTCP:
                         dctcp_acks(cs, cp, f, now, acked, marked, rtt, ring[slot, R_SENTMAX])
                     elif kind == CC_MPRDMA:
@@ -1504,8 +1684,8 @@ def advance(
             ls[nic, LS_SATSUM] = 0.0
             ls[nic, LS_NBIG] = 0.0
         # 4. the links, hop by hop: what the flows' bytes do on their way
-        n_busy = forward(fx, ls, active, n_active, busy, int(counters[3]), rt_ptr, lb, hops,
-                         dt_ps)  # fmt: skip
+        n_busy = forward(fx, fs, ls, active, n_active, busy, int(counters[3]), rt_ptr, lb, hops,
+                         dt_ps, droppers, n_drop)  # fmt: skip
         counters[3] = n_busy
         # 5. what happens to this step's bytes, fed back one RTT later
         for i in range(n_senders):
@@ -1524,6 +1704,7 @@ def advance(
             rtt = fs[f, FS_BASE_RTT] + qdelay + rdelay
             n_ec = int(fs[f, FS_EC_N])
             if n_ec > 0:
+                fs[f, FS_DROPPED] = 0.0  # coded: the block model below, at send time
                 ack = send * (1.0 - loss)  # what coding absorbs needs no whole packets
                 n_pkts = n_ec + int(fs[f, FS_EC_M])
                 if n_sub > 0:
@@ -1556,14 +1737,21 @@ def advance(
                 if failed > send:
                     gone = gone * send / failed
                     failed = send
-            else:  # whole packets: lost ones are Poisson around the fluid mean
+                follows = 0.5 * ack  # on average half the batch follows a loss in it
+            else:
+                # whole packets: the bytes of the flow the links dropped in this step (forward;
+                # its bytes sent earlier and queued on the way, or sent now), lost ones Poisson
+                # around that. This batch's ACKs are written whole and the lost bytes come
+                # off the ACKs due first (FS_DEBT): the bytes lost are the bytes not acked,
+                # however long the bytes wait on the way
                 gone = 0.0
                 mss = cp[f, P_MSS]
-                lost = mss * lost_packets(send * loss / mss, loss_rng, f)
-                if lost > send:
-                    lost = send
-                ack = send - lost
+                lost = mss * lost_packets(fs[f, FS_DROPPED] / mss, loss_rng, f)
+                fs[f, FS_DROPPED] = 0.0
+                fs[f, FS_DEBT] += lost
+                ack = send
                 failed = lost
+                follows = ack  # the losses are of earlier bytes: the whole batch follows
             if n_sub > 0 and failed > 0.0:  # the subflows a loss report will name
                 for sf in range(n_sub):
                     sub_lost[f, sf] += sub_loss[sf]
@@ -1582,11 +1770,25 @@ def advance(
             ring[slot, R_ACK] += ack
             ring[slot, R_MARK] += ack * mark
             if wide:  # (narrow: no coding, so what is decodable is what is acknowledged)
-                ring[slot, R_GOOD] += send - failed
-                ring[slot, R_FREE] += send - ack - failed
+                if n_ec > 0:
+                    ring[slot, R_GOOD] += send - failed
+                    ring[slot, R_FREE] += send - ack - failed
+                else:
+                    ring[slot, R_GOOD] += ack
             ring[slot, R_RTTW] += ack * rtt
             mark_ring_due(calendar, fs, k + lag, f)
+            if n_ec == 0:
+                fs[f, FS_PENDING] += ack
+                if failed > 0.0:
+                    settle_debt(fs, f)
             kind = cp[f, P_KIND]
+            if kind == CC_UNO and ack > 0.0:
+                slack = cp[f, PU_GENTLE_THR] - (rtt - cp[f, P_BASE_RTT])
+                nic = int(fs[f, FS_NIC_LINK])
+                p_queued = gentle_exceedance(
+                    f, slack, nic, rt_ptr, rt_link, rt_w, ls, lb, cp[f, P_MSS]
+                )
+                ring[slot, R_JITTER] += ack * p_queued
             if kind == CC_GEMINI and (ring[slot, R_AUX] == 0.0 or rtt < ring[slot, R_AUX]):
                 ring[slot, R_AUX] = rtt
             if sent_at >= ring[slot, R_SENTMAX]:
@@ -1595,43 +1797,35 @@ def advance(
                     ring[slot, R_AUX] = fs[f, FS_ACKED]
             if arrive > ring[slot, R_ARRIVE]:
                 ring[slot, R_ARRIVE] = arrive
-            if failed > 0.0:
-                fs[f, FS_LOST] += send - ack
-            elif send > ack:
-                fs[f, FS_LOST] += send - ack
-            if fs[f, FS_DUPACK_BYTES] > 0.0:
-                # fast retransmit (SACK "IsLost"): a loss shows once enough bytes sent after it
-                # are acknowledged, which the bytes sent now will be one RTT on
-                if failed > 0.0:
-                    if fs[f, FS_WAIT] <= 0.0:
-                        fs[f, FS_EVIDENCE] = 0.0
-                    schedule_timeout(
-                        f, k, sent_at, failed, dt_ps, fs, ring, ring_ptr, ring_len, calendar
-                    )
-                    fs[f, FS_EVIDENCE] += 0.5 * ack  # on average half the batch follows a loss
-                elif fs[f, FS_WAIT] > 0.0:
-                    fs[f, FS_EVIDENCE] += ack
-                if fs[f, FS_WAIT] > 0.0 and fs[f, FS_EVIDENCE] >= fs[f, FS_DUPACK_BYTES]:
-                    # the evidence reveals the waiting bytes (all of them, so the oldest
-                    # first): their timer entries are void
-                    fs[f, FS_LOSS_PENDING] += fs[f, FS_WAIT]
-                    fs[f, FS_WAIT] = 0.0
-                    fs[f, FS_WAIT_VOID] = fs[f, FS_WAIT_LAST]
-                    if fs[f, FS_LOSS_AT] < 0.0:
-                        loss_due(f, k, now + fs[f, FS_LOSS_DELAY], dt_ps, fs, calendar)
-            elif n_ec == 0:
-                if failed > 0.0:  # no fast retransmit: the same timer, nothing reveals a loss
-                    schedule_timeout(
-                        f, k, sent_at, failed, dt_ps, fs, ring, ring_ptr, ring_len, calendar
-                    )
-            elif failed > 0.0:  # coded: the receiver's timer (NACK) after the first of them
-                if failed > gone:
-                    fs[f, FS_LOSS_PENDING] += failed - gone
-                    if fs[f, FS_LOSS_AT] < 0.0:
-                        loss_due(f, k, now + fs[f, FS_LOSS_DELAY], dt_ps, fs, calendar)
-                if gone > 0.0:
-                    schedule_timeout(
-                        f, k, sent_at, gone, dt_ps, fs, ring, ring_ptr, ring_len, calendar
-                    )
+            fs[f, FS_LOST] += send - ack if n_ec > 0 else failed
+            book_losses(
+                f, k, now, sent_at, failed, gone, ack, follows, n_ec, dt_ps, fs, ring, ring_ptr,
+                ring_len, calendar,
+            )  # fmt: skip
+        # 5b. the bytes the links dropped of flows that sent nothing this step (their earlier
+        # bytes, queued on the way): lost all the same
+        for i in range(n_drop[0]):
+            f = droppers[i]
+            dropped = fs[f, FS_DROPPED]
+            if dropped <= 0.0:
+                continue  # a sender: counted above
+            fs[f, FS_DROPPED] = 0.0
+            if fs[f, FS_EC_N] > 0.0:
+                continue  # coded: the block model at send time
+            mss = cp[f, P_MSS]
+            lost = mss * lost_packets(dropped / mss, loss_rng, f)
+            if lost <= 0.0:
+                continue
+            fs[f, FS_DEBT] += lost
+            settle_debt(fs, f)
+            fs[f, FS_LOST] += lost
+            if sub_n[f] > 0:  # the subflows a loss report will name
+                subflow_signals(f, ls, lb, sub_loss)
+                for sf in range(sub_n[f]):
+                    sub_lost[f, sf] += sub_loss[sf]
+            book_losses(
+                f, k, now, now, lost, 0.0, 0.0, 0.0, 0, dt_ps, fs, ring, ring_ptr, ring_len,
+                calendar,
+            )  # fmt: skip
         k += 1
     return k

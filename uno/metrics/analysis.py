@@ -79,6 +79,28 @@ def class_mean_rates(
     return {cls: float(per_flow[cls].mean()) for cls in per_flow.index.get_level_values(0).unique()}
 
 
+def bottleneck_utilisation(tables: dict[str, pd.DataFrame], interval_us: float) -> float | None:
+    """Steady-state utilisation of the shared bottleneck (the port that sent the most bytes):
+    the flows' summed acknowledged rate, sampled every ``interval_us``, over the middle 80% of
+    the time all flows run (from the last start to the first finish), divided by the port's
+    rate. Samples are binned to the nearest multiple of the interval (the fluid engine samples
+    at its step boundaries, the hybrid's two parts each at their own). None if the engine
+    samples no rates (max-min). ``tables``: a run's tables (``RunResult.tables``, :func:`read_run`)."""
+    rates = tables.get("rates")
+    ports = tables.get("ports")
+    flows = tables["flows"]
+    if rates is None or ports is None or rates.empty or flows["finish_ps"].isna().all():
+        return None
+    capacity_gbps = ports.loc[ports["tx_bytes"].idxmax(), "rate_gbps"]
+    first, last = flows["start_ps"].max(), flows["finish_ps"].min()
+    lo, hi = first + 0.1 * (last - first), first + 0.9 * (last - first)
+    window = rates[(rates["time_ps"] >= lo) & (rates["time_ps"] <= hi)]
+    if window.empty:
+        return None
+    sample = (window["time_ps"] / (interval_us * 1e6)).round()
+    return float(window.groupby(sample)["acked_gbps"].sum().mean() / capacity_gbps)
+
+
 def runs_in(path: str | Path) -> list[Path]:
     """Complete run directories at or below ``path`` (those holding ``summary.json``), sorted."""
     path = Path(path)
