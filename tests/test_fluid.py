@@ -124,6 +124,21 @@ def test_packet_jitter_is_the_n_d_d_1_queue_tail():
                     assert exact <= approx <= bound * exact, (n, load, x, approx, exact)
                     checked += 1
     assert checked > 70
+    # at a link: n equal streams count n; none where the hybrid's packets cross (their queue
+    # is real) or wait
+    ls = random_links(3)
+    ls[:, K.LS_CAP] = 0.0125  # 100 Gb/s in bytes/ps
+    ls[:, K.LS_ARR] = 0.9 * 0.0125
+    ls[:, K.LS_ARR2] = 8 * (0.9 * 0.0125 / 8) ** 2
+    ls[:, K.LS_Q] = ls[:, K.LS_QF] = 0.0
+    ls[:, K.LS_EXT] = [0.0, 5000.0, 0.0]
+    ls[2, K.LS_Q] = 4160.0
+    assert K.update_links(ls, np.arange(3), 3, 1e6) == 3
+    assert list(ls[:, K.LS_PACKETS]) == [0.0, 1.0, 1.0]
+    ls[:, K.LS_ARR] = 0.9 * 0.0125  # (update_links leaves the step's arrivals to forward)
+    want = K.packet_jitter_exceedance(1e6 * 0.0125 / 4160.0, 8.0, 0.9)
+    got = [K.link_jitter_exceedance(ls, link, 1e6, 4160.0) for link in range(3)]
+    assert got == [pytest.approx(want, rel=1e-12), 0.0, 0.0] and want > 0.01
     p = K.packet_jitter_exceedance
     assert p(0.0, 8.0, 0.9) == 1.0 and p(3.0, 8.0, 0.0) == 0.0
     assert p(2.0, 8.0, 0.9) > p(3.0, 8.0, 0.9) > p(3.0, 4.0, 0.9) > p(3.0, 4.0, 0.7)

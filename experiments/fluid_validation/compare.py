@@ -6,7 +6,7 @@ run. The hybrid runs as
 packets the flows under study (``HYBRID``: the intra-DC flows of the incast, the flows of at most
 100 kB at 40% load) and is also compared on those flows alone.
 
-    python experiments/fluid_validation/compare.py [--scenarios dumbbell,incast,mixed40]
+    python experiments/fluid_validation/compare.py [--scenarios dumbbell,incast,mixed40] [--seed N]
         [--scheme uno_ecmp|uno|gemini|mprdma_bbr] [--out DIR]
     python experiments/fluid_validation/compare.py --scenarios mixed40_paper   # ~6 min
 
@@ -153,6 +153,7 @@ def main() -> None:
                     help=f"comma-separated, of {', '.join(SCENARIOS)}")  # fmt: skip
     ap.add_argument("--out", default=None, help="write the figures as JSON here")
     ap.add_argument("--scheme", default="uno_ecmp", help="the scheme of the fig10_load scenarios")
+    ap.add_argument("--seed", type=int, default=None, help="the run seed (default: the config's)")
     args = ap.parse_args()
     names = args.scenarios.split(",")
     unknown = set(names) - set(SCENARIOS)
@@ -161,6 +162,9 @@ def main() -> None:
     for name in ("mixed40", "mixed40_paper"):
         SCENARIOS[name] = [s for s in SCENARIOS[name] if not s.startswith("scheme=")]
         SCENARIOS[name].append(f"scheme={args.scheme}")
+    if args.seed is not None:
+        for overrides in SCENARIOS.values():
+            overrides.append(f"seed={args.seed}")
     out = {name: compare(name) for name in names}
     if args.out:
         Path(args.out).mkdir(parents=True, exist_ok=True)

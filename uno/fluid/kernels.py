@@ -54,7 +54,8 @@ LS_SATSUM = 26  # demand of those under the even share
 LS_NBIG = 27  # how many are above it
 LS_LEVEL = 28  # the water level: no flow sends more this step
 LS_EXT = 29  # bytes arriving this step from outside the fluid model (hybrid: packets)
-N_LS = 40  # (30 used: rows of five whole cache lines, an odd number so that the rows'
+LS_PACKETS = 30  # 1: packets (LS_EXT) crossed the link in the last step or wait in its queue
+N_LS = 40  # (31 used: rows of five whole cache lines, an odd number so that the rows'
 #              first lines spread over every cache set; a stride of 4 lines would use a fourth)
 
 # ---- route entries (kernels.forward): integer and float fields, one row per entry --------
@@ -300,6 +301,8 @@ def update_links(ls: np.ndarray, links: np.ndarray, n_links: int, dt_ps: float) 
         link = links[i]
         arr_fluid = ls[link, LS_ARR] * dt_ps
         arr = arr_fluid + ls[link, LS_EXT]
+        packets = ls[link, LS_EXT] > 0.0 or ls[link, LS_Q] - ls[link, LS_QF] > 1.0
+        ls[link, LS_PACKETS] = 1.0 if packets else 0.0
         ls[link, LS_EXT] = 0.0
         q = ls[link, LS_Q]
         ph = ls[link, LS_PH]
@@ -804,9 +807,11 @@ def packet_jitter_exceedance(x_pkts: float, n_sources: float, load: float) -> fl
 def link_jitter_exceedance(ls, link, slack_ps, pkt_bytes) -> float:
     """:func:`packet_jitter_exceedance` at ``link`` for a queueing delay above ``slack_ps``
     (ps), packets of ``pkt_bytes``: the link's sources are its route entries' arrivals this
-    step, counted as (sum r)^2 / sum r^2 (``n`` equal streams count ``n``)."""
+    step, counted as (sum r)^2 / sum r^2 (``n`` equal streams count ``n``). None at a link
+    real packets cross (the hybrid's, ``LS_PACKETS``): their queue, which the fluid flows' RTT
+    includes, is made of packets already."""
     arr = ls[link, LS_ARR]
-    if arr <= 0.0:
+    if arr <= 0.0 or ls[link, LS_PACKETS] > 0.0:
         return 0.0
     sq = ls[link, LS_ARR2]
     n = arr * arr / sq if sq > 0.0 else 1.0
