@@ -55,7 +55,14 @@ LS_NBIG = 27  # how many are above it
 LS_LEVEL = 28  # the water level: no flow sends more this step
 LS_EXT = 29  # bytes arriving this step from outside the fluid model (hybrid: packets)
 LS_PACKETS = 30  # 1: packets (LS_EXT) crossed the link in the last step or wait in its queue
-N_LS = 40  # (31 used: rows of five whole cache lines, an odd number so that the rows'
+# the last packet_jitter_exceedance computed at the link, and what it was computed from (its
+# arguments follow from these: a memo, as the flows crossing a link in one step mostly ask
+# the same)
+LS_JIT_X = 31
+LS_JIT_ARR = 32
+LS_JIT_ARR2 = 33
+LS_JIT_P = 34
+N_LS = 40  # (35 used: rows of five whole cache lines, an odd number so that the rows'
 #              first lines spread over every cache set; a stride of 4 lines would use a fourth)
 
 # ---- route entries (kernels.forward): integer and float fields, one row per entry --------
@@ -785,22 +792,62 @@ def path_signals(f: int, rt_ptr, rt_link, rt_w, ls: np.ndarray):
     return 1.0 - unmarked, 1.0 - kept, delay
 
 
+#: up to this many streams at a link the N*D/D/1 tail is the exact Benes sum, beyond it the
+#: Brownian-bridge approximation (within 1.1x of the sum there at loads of 0.8 and more)
+BENES_MAX_SOURCES = 64
+
+
+@njit(cache=True, error_model="numpy")
+def benes_tail(n: int, load: float, x: float) -> float:
+    """P(Q > x) of the N*D/D/1 queue: ``n`` periodic streams with independent phases, period
+    D = n / load slots, one packet served a slot (``load`` < 1); ``x`` in packets. The Benes
+    sum: sum over k > x of C(n, k) a^k (1 - a)^(n - k) (D - n + x) / (D - k + x), a = (k -
+    x) / D (the N*D/D/1 queue of J. W. Roberts and J. T. Virtamo, "The superposition of
+    periodic cell arrival streams in an ATM multiplexer", IEEE Trans. Commun. 39(2), 1991)."""
+    d = n / load
+    total = 0.0
+    k0 = int(math.floor(x)) + 1
+    if k0 > n:
+        return 0.0
+    # log C(n, k), carried from k to k + 1 by the ratio (n - k) / (k + 1)
+    log_binom = math.lgamma(n + 1.0) - math.lgamma(k0 + 1.0) - math.lgamma(n - k0 + 1.0)
+    for k in range(k0, n + 1):
+        a = (k - x) / d
+        if a >= 1.0:
+            break
+        log_term = log_binom + k * math.log(a) + (n - k) * math.log1p(-a)
+        total += math.exp(log_term) * (d - n + x) / (d - k + x)
+        log_binom += math.log((n - k) / (k + 1.0)) if k < n else 0.0
+    return total
+
+
 @njit(cache=True, error_model="numpy")
 def packet_jitter_exceedance(x_pkts: float, n_sources: float, load: float) -> float:
     """Chance that a packet finds more than ``x_pkts`` packets' worth of bytes queued ahead of
     it at a link whose fluid queue is empty, fed by ``n_sources`` paced packet streams of
-    total ``load`` (arrival rate / service rate): the N*D/D/1 queue (superposed periodic
-    streams with independent phases), whose exact tail is the Benes sum, in its Brownian-bridge
-    approximation exp(-2 x (x / N + 1 - load)) (load taken as at most 1: above it the fluid
-    queue itself carries the delay). A fluid link has no such queue: its level stays 0 below
-    saturation, while with packets the streams' collisions queue a few packets now and then.
-    The approximation bounds the exact sum from above: 1.05-1.5x of it at loads of 0.8 and
-    more, up to 2.6x at 0.6 (tests/test_fluid.py compares the two)."""
+    total ``load`` (arrival rate / service rate): the tail of the N*D/D/1 queue (superposed
+    periodic streams with independent phases). Up to ``BENES_MAX_SOURCES`` streams the exact
+    Benes sum (:func:`benes_tail`, linear between the whole numbers of streams around
+    ``n_sources``), beyond it, and where even the approximation is below 1e-4, its
+    Brownian-bridge approximation exp(-2 x (x / N + 1 - load)), which bounds the sum from above
+    (tests/test_fluid.py compares the two). No such queue at or above load 1: there the fluid
+    queue itself carries the delay. A fluid link has none below it: its level stays 0, while
+    with packets the streams' collisions queue a few packets now and then."""
     if x_pkts <= 0.0:
         return 1.0
     if load <= 0.0 or n_sources <= 0.0 or load >= 1.0:
         return 0.0
-    return math.exp(-2.0 * x_pkts * (x_pkts / n_sources + 1.0 - load))
+    approx = math.exp(-2.0 * x_pkts * (x_pkts / n_sources + 1.0 - load))
+    if n_sources > BENES_MAX_SOURCES or approx < 1e-4:
+        return approx
+    lo = int(math.floor(n_sources))
+    if lo < 1:
+        lo = 1
+    w = n_sources - lo if n_sources > lo else 0.0
+    tail = benes_tail(lo, load, x_pkts)
+    if w > 0.0:
+        tail = (1.0 - w) * tail + w * benes_tail(lo + 1, load, x_pkts)
+    return tail
 
 
 @njit(cache=True, error_model="numpy")
@@ -814,9 +861,17 @@ def link_jitter_exceedance(ls, link, slack_ps, pkt_bytes) -> float:
     if arr <= 0.0 or ls[link, LS_PACKETS] > 0.0:
         return 0.0
     sq = ls[link, LS_ARR2]
-    n = arr * arr / sq if sq > 0.0 else 1.0
     cap = ls[link, LS_CAP]
-    return packet_jitter_exceedance(slack_ps * cap / pkt_bytes, n, arr / cap)
+    x = slack_ps * cap / pkt_bytes
+    if x == ls[link, LS_JIT_X] and arr == ls[link, LS_JIT_ARR] and sq == ls[link, LS_JIT_ARR2]:
+        return ls[link, LS_JIT_P]
+    n = arr * arr / sq if sq > 0.0 else 1.0
+    p = packet_jitter_exceedance(x, n, arr / cap)
+    ls[link, LS_JIT_X] = x
+    ls[link, LS_JIT_ARR] = arr
+    ls[link, LS_JIT_ARR2] = sq
+    ls[link, LS_JIT_P] = p
+    return p
 
 
 @njit(cache=True, error_model="numpy")
