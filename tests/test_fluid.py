@@ -179,6 +179,25 @@ def test_uno_gentle_test_sees_packet_queueing_below_saturation():
     assert ((gentle > 0) & (gentle < mds)).all(), (mds, gentle)
 
 
+def test_links_mark_bytes_as_they_leave_and_the_acks_echo_every_mark():
+    """ECN marks are decided as the bytes leave a link (a packet is marked at dequeue, by the
+    level then) and carried with them to the receiver, whose ACKs echo each one: on the
+    dumbbell, whose bottleneck drops nothing, the marks the flows hear of are the marks the
+    port made, and there are some (the ports table reported none before). Marks leave the
+    shares of the marked and unmarked bytes queued at a link as they were: a flow's bytes that
+    wait at a link while its level rises are marked by the level at their departure."""
+    cfg = uno.compose(["topo=dumbbell", "workload=incast", "workload.n_intra=4",
+                       "workload.n_inter=0", "cc=dctcp", "switch=ecn", "lb=ecmp",
+                       "workload.size_bytes=20000000", "engine.kind=fluid",
+                       "engine.progress=false", "engine.sample_interval_us=0"])  # fmt: skip
+    result = uno.run(cfg)
+    ports = result.tables["ports"]
+    assert ports.drops.sum() == 0
+    made = ports.ecn_marks.sum()
+    assert made > 500
+    assert result.flows.ecn_acks.sum() == pytest.approx(made, rel=0.01)
+
+
 def test_flows_lose_the_bytes_the_links_drop_at_any_step_size():
     """Four 5-MB inter-DC flows into one receiver (ECMP), their first windows at line rate into
     full queues: the bytes the flows count lost and resend are the bytes the links dropped
@@ -621,6 +640,9 @@ def test_links_conserve_bytes_hop_by_hop(scheme):
         before = plain & (sim.fx[entry_flow, K.FX_NETQ] > 0) & (np.arange(n_rt) < first)
         assert not (ef[:n_rt, K.EF_Q][before] > 0).any()
         assert not (ef[:n_rt, K.EF_CARRY][before] > 0).any()
+        # an entry's marked bytes are some of its bytes
+        assert (ef[:, K.EF_MQ] <= ef[:, K.EF_Q] * (1 + 1e-9) + 1e-6).all()
+        assert (ef[:, K.EF_MCARRY] <= ef[:, K.EF_CARRY] * (1 + 1e-9) + 1e-6).all()
         starts = first[plain & (sim.fx[entry_flow, K.FX_NETQ] > 0)].astype(np.int64)
         assert (ei[starts, K.EI_GSTART] == starts).all()  # a hop's first entry
         skipped += int(before.sum())
@@ -792,7 +814,7 @@ def test_acks_wait_in_the_reverse_paths_queues():
     ls = np.zeros_like(sim.ls)
     ls[back[1], K.LS_DELAY] = 5e6
     assert K.reverse_delay(2, sim.rv_ptr, sim.rv_link, sim.rv_w, ls) == 5e6
-    assert K.path_signals(2, sim.rt_ptr, sim.rt_link, sim.rt_w, ls)[2] == 0.0
+    assert K.path_signals(2, sim.rt_ptr, sim.rt_link, sim.rt_w, ls)[1] == 0.0
     # with the switches' ACK lane (switch.ack_priority) the ACKs pass the full queue
     lane = uno.compose([*base, "workload=flows", flows, "switch.ack_priority=true"])
     short = uno.run(lane).flows.set_index("flow_id").loc[2]

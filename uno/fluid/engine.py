@@ -903,7 +903,7 @@ class FluidSimulation:
                 "tx_bytes": np.round(ls[busy, K.LS_TX]).astype(np.int64),
                 "drops": np.round(ls[busy, K.LS_DROP] / mss).astype(np.int64),
                 "fault_drops": np.zeros(len(busy), dtype=np.int64),
-                "ecn_marks": np.zeros(len(busy), dtype=np.int64),
+                "ecn_marks": np.round(ls[busy, K.LS_MARKS] / mss).astype(np.int64),
                 "max_queue_bytes": ls[busy, K.LS_MAXQ],
                 "queue_bytes_at_end": ls[busy, K.LS_Q],
             }

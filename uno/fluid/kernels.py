@@ -62,7 +62,8 @@ LS_JIT_X = 31
 LS_JIT_ARR = 32
 LS_JIT_ARR2 = 33
 LS_JIT_P = 34
-N_LS = 40  # (35 used: rows of five whole cache lines, an odd number so that the rows'
+LS_MARKS = 35  # bytes the link marked (ECN) as they left it
+N_LS = 40  # (36 used: rows of five whole cache lines, an odd number so that the rows'
 #              first lines spread over every cache set; a stride of 4 lines would use a fourth)
 
 # ---- route entries (kernels.forward): integer and float fields, one row per entry --------
@@ -78,7 +79,11 @@ EF_Q = 0  # bytes of the flow queued at the link
 EF_IN = 1  # bytes into the entry's hop this step
 EF_CARRY = 2  # bytes that reach it next step
 EF_W = 3  # share of the hop's bytes that takes this link (1: a one-link hop)
-N_EF = 4
+# the same three for the flow's ECN-marked bytes (marked as they left an earlier link)
+EF_MQ = 4
+EF_MIN = 5
+EF_MCARRY = 6
+N_EF = 8  # (7 used; a row of 8 is one cache line)
 
 MODE_NONE = 0
 MODE_PHYSICAL = 1
@@ -121,7 +126,10 @@ FS_LAST_TIMEOUT = 31  # when the controller last heard of a timeout, ps
 FS_DROPPED = 32  # bytes of the flow the links dropped this step (forward; not coded flows)
 FS_DEBT = 33  # dropped bytes still to come off the ACKs due (their batches' ACKs were full)
 FS_PENDING = 34  # bytes of ACKs written in the delay line and not arrived yet (not coded flows)
-N_FS = 40  # (35 used: rows of five cache lines, as N_LS)
+FS_MARK_NEW = 35  # ECN-marked bytes the flow's last hop delivered this step (forward)
+FS_MARK_CARRY = 36  # delivered marked bytes beyond the ACKs of their step: for the next ACKs
+FS_RDELAY = 37  # queueing delay of its ACKs' way back at its latest send, ps
+N_FS = 40  # (38 used: rows of five cache lines, as N_LS)
 
 # ---- what every step reads of every running flow: a compact table ``fx`` -------------------
 # (4 flows a cache line, against a row of five lines in ``fs``: a flow with nothing to do this
@@ -268,7 +276,8 @@ N_P = 21
 # (``ring.shape[1]``): the ring is the run's largest array (a slot per step of an RTT and an
 # RTO for every flow running at once) and the first touch of its pages costs more than steps.
 R_ACK = 0  # bytes acknowledged
-R_MARK = 1  # of which ECN-marked
+R_MARK = 1  # ECN-marked bytes delivered one return trip before (forward: marked as they
+#             left the links, as a packet is marked at dequeue)
 R_RTTW = 2  # sum of rtt x acked bytes
 R_SENTMAX = 3  # latest send time among the bytes, ps (read only where bytes were acked)
 R_ARRIVE = 4  # when the last of them is acknowledged (ps), for completion times
@@ -379,12 +388,37 @@ def add_external(ls, busy, counters, links, nbytes) -> None:
 
 
 @njit(cache=True, error_model="numpy")
-def forward(fx, fs, ls, active, n_active, busy, n_busy, rt_ptr, lb, hops, dt_ps, droppers, n_drop):
+def forward(
+    fx,
+    fs,
+    ls,
+    active,
+    n_active,
+    busy,
+    n_busy,
+    rt_ptr,
+    lb,
+    hops,
+    dt_ps,
+    droppers,
+    n_drop,
+    markers,
+    n_mark,
+):
     """One step of the links, hop by hop: every active flow's bytes go from link to link of its
     route and the links are advanced (:func:`update_links`) in the order of their level, so a
     link's arrivals are what the links before it passed on in this same step. Returns the new
     length of the busy list ``busy``. The bytes each flow lost at the links this step add to
     its ``fs[f, FS_DROPPED]``; the flows that lost any are ``droppers[:n_drop[0]]``.
+
+    ECN marks are decided as bytes leave a link, by its marking probability then (a packet is
+    marked at dequeue, by the (phantom) queue's level at its departure, uno/net/port.py): each
+    entry keeps which of its bytes are marked (``EF_MQ``, ``EF_MIN``, ``EF_MCARRY``, as their
+    unmarked twins), the link marks a share ``LS_MARK`` of the unmarked bytes leaving it
+    (``LS_MARKS``), and the marked bytes the last hop delivers add to ``fs[f, FS_MARK_NEW]``;
+    the flows that had any are ``markers[:n_mark[0]]``. (Marking by the level when the bytes
+    arrive, a queueing delay early, missed a third of the packet engine's marks on a phantom
+    queue that rose while they waited.)
 
     Each route entry ``j`` (flow, link) holds the flow's bytes in that link's queue
     (``ef[j, EF_Q]``). In a step the entry receives ``a`` bytes (the flow's send at the first
@@ -421,6 +455,7 @@ def forward(fx, fs, ls, active, n_active, busy, n_busy, rt_ptr, lb, hops, dt_ps,
     n_lvl = n_lvl_arr[0]
     inv_dt = 1.0 / dt_ps
     n_drop[0] = 0
+    n_mark[0] = 0
     for lv in range(n_lvl):
         e_head[lv] = -1
         l_head[lv] = -1
@@ -463,6 +498,8 @@ def forward(fx, fs, ls, active, n_active, busy, n_busy, rt_ptr, lb, hops, dt_ps,
                 if j == j0:
                     a += send / n_s if n_s > 0 else send
                 ef[j, EF_IN] = a
+                ef[j, EF_MIN] = ef[j, EF_MCARRY]
+                ef[j, EF_MCARRY] = 0.0
                 lv = link_lvl[link]
                 ei[j, EI_NXT] = e_head[lv]
                 e_head[lv] = j
@@ -496,7 +533,13 @@ def forward(fx, fs, ls, active, n_active, busy, n_busy, rt_ptr, lb, hops, dt_ps,
         j = e_head[lv]
         while j >= 0:
             w = ef[j, EF_W]
-            a = ef[ei[j, EI_GSTART], EF_IN] * w if w < 1.0 else ef[j, EF_IN]
+            if w < 1.0:
+                g = ei[j, EI_GSTART]
+                a = ef[g, EF_IN] * w
+                a_m = ef[g, EF_MIN] * w
+            else:
+                a = ef[j, EF_IN]
+                a_m = ef[j, EF_MIN]
             held = ef[j, EF_Q] + a
             if held > 0.0:
                 r = j - base  # >= 0: a subflow's hop, whose links change when it moves
@@ -510,11 +553,23 @@ def forward(fx, fs, ls, active, n_active, busy, n_busy, rt_ptr, lb, hops, dt_ps,
                 # the entry's whole arrival is known now (its hops before are done): one source
                 rate_in = a * inv_dt
                 ls[link, LS_ARR2] += rate_in * rate_in
-                out = held * ls[link, LS_PASS]
+                passed = ls[link, LS_PASS]
+                out = held * passed
                 dropped = a * ls[link, LS_LOSS]
                 q = held - out - dropped
+                # the marked bytes leave, and are dropped, in the same shares; the link marks
+                # its share of the unmarked ones that leave
+                held_m = ef[j, EF_MQ] + a_m
+                out_m = held_m * passed
+                q_m = held_m - out_m - a_m * ls[link, LS_LOSS]
+                fresh = (out - out_m) * ls[link, LS_MARK]
+                if fresh > 0.0:
+                    out_m += fresh
+                    ls[link, LS_MARKS] += fresh
                 if q < 1e-6:  # rounding (the link let everything go: exactly 0)
                     q = 0.0
+                    q_m = 0.0
+                ef[j, EF_MQ] = q_m if q_m > 0.0 else 0.0
                 if dropped > 0.0:
                     if fs[f, FS_DROPPED] == 0.0:
                         droppers[n_drop[0]] = f
@@ -522,24 +577,38 @@ def forward(fx, fs, ls, active, n_active, busy, n_busy, rt_ptr, lb, hops, dt_ps,
                     fs[f, FS_DROPPED] += dropped
                 ef[j, EF_Q] = q
                 if out > 0.0:
+                    last = False
                     if r < 0:
                         nxt = ei[j, EI_NEXT]
                         if nxt >= 0:
                             if ei[j, EI_LAG] > 0:
                                 ef[nxt, EF_CARRY] += out
+                                ef[nxt, EF_MCARRY] += out_m
                                 q += out
                             else:
                                 ef[nxt, EF_IN] += out
+                                ef[nxt, EF_MIN] += out_m
                                 if ef[nxt, EF_W] >= 1.0:
                                     ls[ei[nxt, EI_LINK], LS_ARR] += out * inv_dt
+                        else:
+                            last = True
                     elif h + 1 < sub_hops[f]:
                         nlink = sub_links[f, s, h + 1]
                         if link_lvl[nlink] <= link_lvl[link]:
                             ef[j + 1, EF_CARRY] += out
+                            ef[j + 1, EF_MCARRY] += out_m
                             q += out
                         else:
                             ef[j + 1, EF_IN] += out
+                            ef[j + 1, EF_MIN] += out_m
                             ls[nlink, LS_ARR] += out * inv_dt
+                    else:
+                        last = True
+                    if last and out_m > 0.0:  # delivered, marked: echoed by their ACKs
+                        if fs[f, FS_MARK_NEW] == 0.0:
+                            markers[n_mark[0]] = f
+                            n_mark[0] += 1
+                        fs[f, FS_MARK_NEW] += out_m
                 fx[f, FX_NETQ] += q
                 if q > 0.0 and r < 0 and ei[j, EI_GSTART] < fx[f, FX_FIRST]:
                     fx[f, FX_FIRST] = ei[j, EI_GSTART]
@@ -705,6 +774,8 @@ def reroute_subflows(f, now, base_rtt, lb, hops, base) -> None:
             for h in range(n_hop_max):
                 ef[j0 + h, EF_Q] = 0.0
                 ef[j0 + h, EF_CARRY] = 0.0
+                ef[j0 + h, EF_MQ] = 0.0
+                ef[j0 + h, EF_MCARRY] = 0.0
 
 
 @njit(cache=True, error_model="numpy")
@@ -731,25 +802,22 @@ def coded_block_failure(losses, n_sub, n_data, n_parity, dist) -> float:
 
 @njit(cache=True, error_model="numpy")
 def subflow_signals(f, ls, lb, losses):
-    """(marking probability, loss probability, queueing delay in ps) of UnoLB flow ``f``, the
-    mean over its subflows (each carries an equal share); each subflow's loss into ``losses``."""
+    """(loss probability, queueing delay in ps) of UnoLB flow ``f``, the mean over its
+    subflows (each carries an equal share); each subflow's loss into ``losses``. (ECN marks
+    are decided as the bytes leave the links: :func:`forward`.)"""
     sub_n, sub_hops, sub_links = lb[0], lb[1], lb[2]
     n = sub_n[f]
-    mark = 0.0
     loss = 0.0
     delay = 0.0
     for s in range(n):
-        unmarked = 1.0
         kept = 1.0
         for h in range(sub_hops[f]):
             link = sub_links[f, s, h]
-            unmarked *= 1.0 - ls[link, LS_MARK]
             kept *= 1.0 - ls[link, LS_LOSS]
             delay += ls[link, LS_DELAY]
         losses[s] = 1.0 - kept
-        mark += 1.0 - unmarked
         loss += 1.0 - kept
-    return mark / n, loss / n, delay / n
+    return loss / n, delay / n
 
 
 @njit(cache=True, error_model="numpy")
@@ -769,27 +837,21 @@ def subflow_reverse_delay(f, ls, lb) -> float:
 
 @njit(cache=True, error_model="numpy")
 def path_signals(f: int, rt_ptr, rt_link, rt_w, ls: np.ndarray):
-    """(marking probability, loss probability, queueing delay in ps) of flow ``f``'s path: a
-    byte is marked (lost) unless no link marks (drops) it; split routes weigh each link by the
-    share of the flow's bytes that crosses it."""
-    unmarked = 1.0
+    """(loss probability, queueing delay in ps) of flow ``f``'s path: a byte is lost unless no
+    link drops it; split routes weigh each link by the share of the flow's bytes that crosses
+    it. (ECN marks are decided as the bytes leave the links: :func:`forward`.)"""
     kept = 1.0
     delay = 0.0
     for j in range(rt_ptr[f], rt_ptr[f + 1]):
         link = rt_link[j]
         w = rt_w[j]
-        pm = ls[link, LS_MARK]
         pl = ls[link, LS_LOSS]
-        if w == 1.0:  # one path: plain products (no log/exp in the common case)
-            unmarked *= 1.0 - pm
+        if w == 1.0:  # one path: a plain product (no log/exp in the common case)
             kept *= 1.0 - pl
-        else:  # a split hop: the geometric weighting of its links
-            if pm > 0.0:
-                unmarked *= max(1e-300, 1.0 - pm) ** w
-            if pl > 0.0:
-                kept *= max(1e-300, 1.0 - pl) ** w
+        elif pl > 0.0:  # a split hop: the geometric weighting of its links
+            kept *= max(1e-300, 1.0 - pl) ** w
         delay += w * ls[link, LS_DELAY]
-    return 1.0 - unmarked, 1.0 - kept, delay
+    return 1.0 - kept, delay
 
 
 #: up to this many streams at a link the N*D/D/1 tail is the exact Benes sum, beyond it the
@@ -1537,6 +1599,8 @@ def advance(
     senders = np.zeros(n_flows, dtype=np.int64)
     droppers = np.zeros(n_flows, dtype=np.int64)
     n_drop = np.zeros(1, dtype=np.int64)
+    markers = np.zeros(n_flows, dtype=np.int64)
+    n_mark = np.zeros(1, dtype=np.int64)
     block_dist = np.zeros(int(fs[:, FS_EC_M].max()) + 2 if n_flows else 2)
     k = k_start
     while k < k_stop:
@@ -1580,8 +1644,11 @@ def advance(
             ring_arrive = ring[slot, R_ARRIVE]
             due = ring[slot, R_TIMEOUT]
             free = ring[slot, R_FREE] if wide else 0.0
+            # the marks of bytes delivered one return trip ago, on the ACKs that arrive now
+            # (those beyond them wait for the next: the ACKs' times were foreseen at the send)
+            marks = ring[slot, R_MARK] + fs[f, FS_MARK_CARRY]
+            fs[f, FS_MARK_CARRY] = marks
             if acked > 0.0 or free > 0.0:
-                marked = ring[slot, R_MARK]
                 rtt = ring[slot, R_RTTW] / acked if acked > 0.0 else fs[f, FS_BASE_RTT]
                 good = ring[slot, R_GOOD] if wide else acked
                 p_queued = ring[slot, R_JITTER] / acked if acked > 0.0 else 0.0
@@ -1592,10 +1659,10 @@ def advance(
                     # bytes the links dropped: not acknowledged (the batch's ACKs were whole)
                     cut = debt if debt < acked else acked
                     fs[f, FS_DEBT] = debt - cut
-                    kept_share = (acked - cut) / acked
-                    marked *= kept_share
-                    good *= kept_share
+                    good *= (acked - cut) / acked
                     acked -= cut
+                marked = marks if marks < acked else acked
+                fs[f, FS_MARK_CARRY] = marks - marked
                 fs[f, FS_INFLIGHT] -= acked + free
                 if fs[f, FS_INFLIGHT] < 0.0:
                     fs[f, FS_INFLIGHT] = 0.0
@@ -1745,7 +1812,7 @@ def advance(
             ls[nic, LS_NBIG] = 0.0
         # 4. the links, hop by hop: what the flows' bytes do on their way
         n_busy = forward(fx, fs, ls, active, n_active, busy, int(counters[3]), rt_ptr, lb, hops,
-                         dt_ps, droppers, n_drop)  # fmt: skip
+                         dt_ps, droppers, n_drop, markers, n_mark)  # fmt: skip
         counters[3] = n_busy
         # 5. what happens to this step's bytes, fed back one RTT later
         for i in range(n_senders):
@@ -1753,15 +1820,16 @@ def advance(
             send = fx[f, FX_SEND]
             n_sub = sub_n[f]
             if n_sub > 0:
-                mark, loss, qdelay = subflow_signals(f, ls, lb, sub_loss)
+                loss, qdelay = subflow_signals(f, ls, lb, sub_loss)
             else:
-                mark, loss, qdelay = path_signals(f, rt_ptr, rt_link, rt_w, ls)
+                loss, qdelay = path_signals(f, rt_ptr, rt_link, rt_w, ls)
             # the RTT sample: base RTT + the data's queueing + the ACKs' on the reverse path
             if n_sub > 0 and sub_rhops[f] > 0:
                 rdelay = subflow_reverse_delay(f, ls, lb)
             else:
                 rdelay = reverse_delay(f, rv_ptr, rv_link, rv_w, ls)
             rtt = fs[f, FS_BASE_RTT] + qdelay + rdelay
+            fs[f, FS_RDELAY] = rdelay
             n_ec = int(fs[f, FS_EC_N])
             if n_ec > 0:
                 fs[f, FS_DROPPED] = 0.0  # coded: the block model below, at send time
@@ -1828,7 +1896,6 @@ def advance(
                 lag = ring_len[f] - 1
             slot = ring_ptr[f] + (k + lag) % ring_len[f]
             ring[slot, R_ACK] += ack
-            ring[slot, R_MARK] += ack * mark
             if wide:  # (narrow: no coding, so what is decodable is what is acknowledged)
                 if n_ec > 0:
                     ring[slot, R_GOOD] += send - failed
@@ -1887,5 +1954,21 @@ def advance(
                 f, k, now, now, lost, 0.0, 0.0, 0.0, 0, dt_ps, fs, ring, ring_ptr, ring_len,
                 calendar,
             )  # fmt: skip
+        # 5c. the marked bytes delivered this step: their ECN echoes return with the ACKs of
+        # this step's deliveries, a base RTT (the fluid's bytes meet no propagation on their
+        # way out: it is all on the way back) and the ACKs' queueing on from the middle of it
+        for i in range(n_mark[0]):
+            f = markers[i]
+            marks = fs[f, FS_MARK_NEW]
+            fs[f, FS_MARK_NEW] = 0.0
+            if fs[f, FS_STATE] != 1.0:
+                continue  # (finished: nothing waits for them)
+            lag = int(math.floor(0.5 + (fs[f, FS_BASE_RTT] + fs[f, FS_RDELAY]) / dt_ps))
+            if lag < 1:
+                lag = 1
+            if lag >= ring_len[f]:
+                lag = ring_len[f] - 1
+            ring[ring_ptr[f] + (k + lag) % ring_len[f], R_MARK] += marks
+            mark_ring_due(calendar, fs, k + lag, f)
         k += 1
     return k
