@@ -563,6 +563,85 @@ def test_lost_packets_are_poisson_around_the_fluid_mean():
     assert K.lost_packets(0.0, state, 0) == 0.0
 
 
+def test_dropped_packets_are_binomial_over_the_packets_that_reached_the_links():
+    """The whole packets a flow loses in a step are a binomial draw over the packets that
+    reached the dropping links, each lost with the drop fraction (the mean is the bytes
+    dropped): a flow's last packet through a link that drops 60% is lost 60% of the time (a
+    Poisson draw of mean 0.6 lost it 45% of the time, and so shortened chains of
+    retransmissions). Both kernels are their Python twins."""
+    n = 20_000
+    state = np.arange(1, n + 1, dtype=np.uint64) * np.uint64(7919)
+    twin = state.copy()
+    mss = 4096.0
+    for packets, p in ((1.0, 0.6), (12.0, 0.3), (2.5, 0.9), (300.0, 0.01)):
+        fs = np.zeros((n, K.N_FS))
+        fs[:, K.FS_EXPOSED] = packets * mss
+        fs[:, K.FS_DROPPED] = packets * mss * p
+        fs_twin = fs.copy()
+        draws = np.array([K.dropped_packets(f, mss, fs, state) for f in range(n)])
+        twins = [K.dropped_packets.py_func(f, mss, fs_twin, twin) for f in range(min(n, 300))]
+        assert list(draws[:300]) == twins and (state[:300] == twin[:300]).all()
+        assert not fs[:, K.FS_DROPPED].any() and not fs[:, K.FS_EXPOSED].any()
+        assert (draws == np.round(draws)).all() and (draws <= np.ceil(packets)).all()
+        mean = packets * p
+        assert abs(draws.mean() - mean) < 4 * np.sqrt(mean / n) + 1e-9
+        whole = int(packets)
+        var = whole * p * (1 - p) + (packets - whole) * p * (1 - (packets - whole) * p)
+        assert draws.var() == pytest.approx(var, rel=0.1)  # binomial, not Poisson (var = mean)
+    # the rarer outcome is counted, so that (1 - p)^n never underflows
+    assert K.binomial_draw(5000, 0.999, state, 0) >= 4980
+    assert K.binomial_draw(0, 0.5, state, 0) == 0.0 and K.binomial_draw(7, 1.0, state, 0) == 7.0
+    # beyond POISSON_MAX_MEAN packets, and when all that reached the links was dropped: the mean
+    fs = np.zeros((1, K.N_FS))
+    fs[0, K.FS_EXPOSED], fs[0, K.FS_DROPPED] = 1e6, 3e5
+    assert K.dropped_packets(0, mss, fs, state) == 3e5 / mss
+    fs[0, K.FS_EXPOSED], fs[0, K.FS_DROPPED] = 1000.0, 1000.0
+    assert K.dropped_packets(0, mss, fs, state) == 1000.0 / mss
+
+
+@pytest.mark.parametrize("twin", [False, True])
+def test_lost_bytes_come_off_the_latest_acks_due(twin):
+    """A tail drop takes the newest bytes at a full queue, so a flow's lost bytes come off the
+    ACKs its delay line holds last (newest first), not those due next (which belong to bytes
+    delivered before the drop). Lost bytes beyond every ACK still due were acknowledged
+    already: they are taken back and return to flight."""
+    cut = K.cut_acks.py_func if twin else K.cut_acks
+    fs = np.zeros((1, K.N_FS))
+    ring = np.zeros((10, K.N_R))
+    ring_ptr, ring_len = np.array([0]), np.array([10])
+    k = 100
+    for step, acked in ((101, 5.0), (102, 5.0), (104, 5.0)):
+        ring[step % 10, K.R_ACK] = acked
+        ring[step % 10, K.R_RTTW] = acked * 7.0
+        ring[step % 10, K.R_GOOD] = acked
+    fs[0, K.FS_PENDING] = 15.0
+    fs[0, K.FS_ACK_LAST] = 104
+    fs[0, [K.FS_DELIVERED, K.FS_ACKED, K.FS_INFLIGHT]] = 50.0, 50.0, 15.0
+    cut(0, k, 7.0, fs, ring, ring_ptr, ring_len)
+    assert list(ring[[1, 2, 4], K.R_ACK]) == [5.0, 3.0, 0.0]  # step 104 first, then 102
+    assert ring[2, K.R_RTTW] == pytest.approx(3.0 * 7.0) and ring[2, K.R_GOOD] == 3.0
+    assert fs[0, K.FS_PENDING] == 8.0 and fs[0, K.FS_ACK_LAST] == 102
+    cut(0, k, 10.0, fs, ring, ring_ptr, ring_len)  # 8 still due: 2 were acknowledged already
+    assert not ring[:, K.R_ACK].any() and fs[0, K.FS_PENDING] == 0.0
+    assert list(fs[0, [K.FS_DELIVERED, K.FS_ACKED, K.FS_INFLIGHT]]) == [48.0, 48.0, 17.0]
+
+
+def test_incast_acks_clock_what_the_receivers_link_delivers_after_the_first_window():
+    """The default incast's four inter-DC flows send a BDP each into the receiver's link at
+    once; most of it is dropped. The ACKs of what the link delivers come back one RTT later at
+    about its rate (the packet engine: 99 Gb/s from 2 to 4 ms). When the lost bytes came off
+    the ACKs due first, the flows heard no ACK from 2 to 4 ms, then three times the link's
+    rate (285 Gb/s), and their rates were 7% low on average over seeds, 14% at worst."""
+    cfg = uno.compose(["engine.kind=fluid", "engine.progress=false", "engine.max_sim_time_ms=4.5",
+                       "engine.sample_interval_us=100", "engine.sample_queues=false"])  # fmt: skip
+    rates = uno.run(cfg).tables["rates"]
+    inter = rates[(rates.flow_id >= 4) & (rates.time_ps >= 2.2e9) & (rates.time_ps < 4.2e9)]
+    acked = inter.groupby("time_ps").acked_gbps.sum()
+    assert len(acked) >= 15
+    assert acked.mean() == pytest.approx(99.0, rel=0.15)
+    assert acked.max() < 130.0
+
+
 @pytest.mark.parametrize("scheme", ["uno", "mprdma_bbr"])
 def test_step_kernel_matches_python(scheme):
     """The whole step loop (``advance``) against its Python twin, from a mid-run state of the

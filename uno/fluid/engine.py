@@ -28,10 +28,11 @@ Numba kernel :func:`uno.fluid.kernels.advance`:
   lost with the path's loss probability fails when more than m are lost), after the receiver's
   block timer, or after the sender's retransmission timeout when none of the block's packets
   arrived (the receiver has nothing to NACK); failed blocks are whole, a Poisson number around
-  the expected count, as lost packets below; lost bytes are sent again.
+  the expected count; lost bytes are sent again.
 - **Losses are whole packets.** A link drops the fraction of its arrivals that overflows the
-  buffer; a flow that expects to lose ``m`` of the packets it sent in a step loses a Poisson
-  number with mean ``m`` (drawn from the flow's own stream; ``m`` itself from 20 up), so a short flow crossing a lossy
+  buffer; a flow whose ``n`` packets reached links that dropped a fraction ``p`` of them in a
+  step loses a binomial number (``n``, ``p``) of packets (drawn from the flow's own stream;
+  the mean from 20 up; :func:`uno.fluid.kernels.dropped_packets`), so a short flow crossing a lossy
   link loses a packet now and then and finishes untouched otherwise, rather than losing a
   sliver of every step and timing out every time (which doubled the short flows' timeouts on
   the Uno Fig. 10 traffic). Fast retransmit (``transport.dupack_threshold`` > 0) sees a loss

@@ -124,12 +124,13 @@ FS_EC_N = 29  # data packets per block (0: not coded)
 FS_WAIT_VOID = 30  # R_TIMEOUT entries due up to this step were revealed by evidence: void
 FS_LAST_TIMEOUT = 31  # when the controller last heard of a timeout, ps
 FS_DROPPED = 32  # bytes of the flow the links dropped this step (forward; not coded flows)
-FS_DEBT = 33  # dropped bytes still to come off the ACKs due (their batches' ACKs were full)
+FS_ACK_LAST = 33  # the latest step whose delay-line slot may hold ACKs of the flow's sends
 FS_PENDING = 34  # bytes of ACKs written in the delay line and not arrived yet (not coded flows)
 FS_MARK_NEW = 35  # ECN-marked bytes the flow's last hop delivered this step (forward)
 FS_MARK_CARRY = 36  # delivered marked bytes beyond the ACKs of their step: for the next ACKs
 FS_RDELAY = 37  # queueing delay of its ACKs' way back at its latest send, ps
-N_FS = 40  # (38 used: rows of five cache lines, as N_LS)
+FS_EXPOSED = 38  # bytes of the flow that reached links that dropped some this step (forward)
+N_FS = 40  # (39 used: rows of five cache lines, as N_LS)
 
 # ---- what every step reads of every running flow: a compact table ``fx`` -------------------
 # (4 flows a cache line, against a row of five lines in ``fs``: a flow with nothing to do this
@@ -409,7 +410,8 @@ def forward(
     route and the links are advanced (:func:`update_links`) in the order of their level, so a
     link's arrivals are what the links before it passed on in this same step. Returns the new
     length of the busy list ``busy``. The bytes each flow lost at the links this step add to
-    its ``fs[f, FS_DROPPED]``; the flows that lost any are ``droppers[:n_drop[0]]``.
+    its ``fs[f, FS_DROPPED]``, out of ``fs[f, FS_EXPOSED]`` bytes that reached those links; the
+    flows that lost any are ``droppers[:n_drop[0]]``.
 
     ECN marks are decided as bytes leave a link, by its marking probability then (a packet is
     marked at dequeue, by the (phantom) queue's level at its departure, uno/net/port.py): each
@@ -572,9 +574,11 @@ def forward(
                 ef[j, EF_MQ] = q_m if q_m > 0.0 else 0.0
                 if dropped > 0.0:
                     if fs[f, FS_DROPPED] == 0.0:
+                        fs[f, FS_EXPOSED] = 0.0
                         droppers[n_drop[0]] = f
                         n_drop[0] += 1
                     fs[f, FS_DROPPED] += dropped
+                    fs[f, FS_EXPOSED] += a
                 ef[j, EF_Q] = q
                 if out > 0.0:
                     last = False
@@ -703,6 +707,54 @@ def lost_packets(mean, rng_state, f) -> float:
         term *= mean / k
         cdf += term
     return float(k)
+
+
+@njit(cache=True, error_model="numpy")
+def binomial_draw(n, p, rng_state, f) -> float:
+    """Successes among ``n`` (an integer >= 0) trials of chance ``p``: by inversion from the
+    flow's stream, counting the rarer outcome (no underflow of (1 - p)^n)."""
+    if n <= 0 or p <= 0.0:
+        return 0.0
+    if p >= 1.0:
+        return float(n)
+    q = p if p <= 0.5 else 1.0 - p
+    u = next_uniform(rng_state, f)
+    k = 0
+    term = (1.0 - q) ** n
+    cdf = term
+    ratio = q / (1.0 - q)
+    while u > cdf and k < n:
+        term *= (n - k) / (k + 1) * ratio
+        k += 1
+        cdf += term
+    return float(k) if p <= 0.5 else float(n - k)
+
+
+@njit(cache=True, error_model="numpy")
+def dropped_packets(f, mss, fs, rng_state) -> float:
+    """Whole packets flow ``f`` lost to the links in this step (and its drop record cleared):
+    its ``FS_EXPOSED`` bytes that reached links that dropped some are that many packets, each
+    lost with the chance ``FS_DROPPED`` / ``FS_EXPOSED``: a binomial draw, and for the slice
+    of a packet beyond the whole ones a packet lost with the chance slice x that chance (the
+    mean is the bytes dropped). Beyond ``POISSON_MAX_MEAN`` packets, the mean. (A Poisson draw,
+    as before, lost the last packet of a flow crossing a link that drops 60% of what reaches
+    it with a chance of 45%, and so shortened the flows' chains of retransmissions.)"""
+    dropped = fs[f, FS_DROPPED]
+    exposed = fs[f, FS_EXPOSED]
+    fs[f, FS_DROPPED] = 0.0
+    fs[f, FS_EXPOSED] = 0.0
+    if dropped <= 0.0:
+        return 0.0
+    mean = dropped / mss
+    if mean >= POISSON_MAX_MEAN or exposed <= dropped:
+        return mean  # (everything that reached the links was dropped: all of it, whole)
+    p = dropped / exposed
+    packets = exposed / mss
+    whole = int(packets)
+    lost = binomial_draw(whole, p, rng_state, f)
+    if next_uniform(rng_state, f) < (packets - whole) * p:
+        lost += 1.0
+    return lost
 
 
 @njit(cache=True, error_model="numpy")
@@ -1481,17 +1533,44 @@ def schedule_timeout(f, k, sent_at, lost, dt_ps, fs, ring, ring_ptr, ring_len, c
 
 
 @njit(cache=True, error_model="numpy")
-def settle_debt(fs, f) -> None:
-    """Flow ``f``'s lost bytes come off the ACKs still due (``FS_DEBT``); those beyond them
-    belonged to batches whose ACKs already came (the bytes waited on the way longer than the
-    RTT their send predicted): they are taken back from what was acknowledged and return to
-    flight, which their retransmission takes them out of (:func:`resend`)."""
-    excess = fs[f, FS_DEBT] - fs[f, FS_PENDING]
-    if excess > 0.0:
-        fs[f, FS_DEBT] -= excess
-        fs[f, FS_DELIVERED] -= excess
-        fs[f, FS_ACKED] -= excess
-        fs[f, FS_INFLIGHT] += excess
+def cut_acks(f, k, lost, fs, ring, ring_ptr, ring_len) -> None:
+    """Flow ``f``'s ``lost`` bytes (dropped by the links at step ``k``) come off its latest ACKs
+    still due, newest first (``FS_ACK_LAST`` down): a tail drop takes the bytes arriving at a
+    full queue, the flow's newest there, whose ACKs its delay line holds last. (Taking them
+    off the ACKs due first instead, as before, starved the ACK clock after a burst of drops:
+    an incast's inter-DC flows heard no ACK for two milliseconds after their first window,
+    though the receiver's link delivered at line rate, then a burst of three times it.)
+
+    Lost bytes beyond every ACK still due belonged to batches whose ACKs already came (the
+    bytes waited on the way longer than the RTT their send foresaw): they are taken back from
+    what was acknowledged and return to flight, which their retransmission takes them out of
+    (:func:`resend`)."""
+    n = ring_len[f]
+    start = ring_ptr[f]
+    wide = ring.shape[1] > R_GOOD
+    step = int(fs[f, FS_ACK_LAST])
+    left = lost
+    while left > 0.0 and step > k:
+        row = start + step % n
+        acked = ring[row, R_ACK]
+        if acked > 0.0:
+            cut = left if left < acked else acked
+            kept = (acked - cut) / acked
+            ring[row, R_ACK] = acked - cut
+            ring[row, R_RTTW] *= kept
+            ring[row, R_JITTER] *= kept
+            if wide:
+                ring[row, R_GOOD] *= kept
+            left -= cut
+            if left <= 0.0:
+                break  # (this slot may keep some)
+        step -= 1
+    fs[f, FS_ACK_LAST] = step
+    fs[f, FS_PENDING] -= lost - left
+    if left > 0.0:
+        fs[f, FS_DELIVERED] -= left
+        fs[f, FS_ACKED] -= left
+        fs[f, FS_INFLIGHT] += left
 
 
 @njit(cache=True, error_model="numpy")
@@ -1654,13 +1733,6 @@ def advance(
                 p_queued = ring[slot, R_JITTER] / acked if acked > 0.0 else 0.0
                 if fs[f, FS_EC_N] == 0.0:
                     fs[f, FS_PENDING] -= acked
-                debt = fs[f, FS_DEBT]
-                if debt > 0.0 and acked > 0.0:
-                    # bytes the links dropped: not acknowledged (the batch's ACKs were whole)
-                    cut = debt if debt < acked else acked
-                    fs[f, FS_DEBT] = debt - cut
-                    good *= (acked - cut) / acked
-                    acked -= cut
                 marked = marks if marks < acked else acked
                 fs[f, FS_MARK_CARRY] = marks - marked
                 fs[f, FS_INFLIGHT] -= acked + free
@@ -1845,7 +1917,7 @@ def advance(
                 else:
                     p_fail = block_failure(loss, n_ec, int(fs[f, FS_EC_M]))
                     p_gone = loss**n_pkts
-                # whole blocks fail (Poisson around the mean, as packets below): an expected
+                # whole blocks fail (Poisson around the mean): an expected
                 # sliver resent round after round would keep a short flow waiting for the
                 # receiver's timer until the sliver is below the completion tolerance
                 block = n_ec * cp[f, P_MSS]
@@ -1868,15 +1940,13 @@ def advance(
                 follows = 0.5 * ack  # on average half the batch follows a loss in it
             else:
                 # whole packets: the bytes of the flow the links dropped in this step (forward;
-                # its bytes sent earlier and queued on the way, or sent now), lost ones Poisson
-                # around that. This batch's ACKs are written whole and the lost bytes come
-                # off the ACKs due first (FS_DEBT): the bytes lost are the bytes not acked,
-                # however long the bytes wait on the way
+                # its bytes sent earlier and queued on the way, or sent now), in whole packets
+                # (dropped_packets). This batch's ACKs are written whole and the lost bytes come
+                # off the latest ACKs due (cut_acks, below): the bytes lost are the bytes not
+                # acked, however long the bytes wait on the way
                 gone = 0.0
                 mss = cp[f, P_MSS]
-                lost = mss * lost_packets(fs[f, FS_DROPPED] / mss, loss_rng, f)
-                fs[f, FS_DROPPED] = 0.0
-                fs[f, FS_DEBT] += lost
+                lost = mss * dropped_packets(f, mss, fs, loss_rng)
                 ack = send
                 failed = lost
                 follows = ack  # the losses are of earlier bytes: the whole batch follows
@@ -1906,8 +1976,10 @@ def advance(
             mark_ring_due(calendar, fs, k + lag, f)
             if n_ec == 0:
                 fs[f, FS_PENDING] += ack
+                if k + lag > fs[f, FS_ACK_LAST]:
+                    fs[f, FS_ACK_LAST] = k + lag
                 if failed > 0.0:
-                    settle_debt(fs, f)
+                    cut_acks(f, k, failed, fs, ring, ring_ptr, ring_len)
             kind = cp[f, P_KIND]
             if kind == CC_UNO and ack > 0.0:
                 slack = cp[f, PU_GENTLE_THR] - (rtt - cp[f, P_BASE_RTT])
@@ -1933,18 +2005,16 @@ def advance(
         # bytes, queued on the way): lost all the same
         for i in range(n_drop[0]):
             f = droppers[i]
-            dropped = fs[f, FS_DROPPED]
-            if dropped <= 0.0:
+            if fs[f, FS_DROPPED] <= 0.0:
                 continue  # a sender: counted above
-            fs[f, FS_DROPPED] = 0.0
             if fs[f, FS_EC_N] > 0.0:
+                fs[f, FS_DROPPED] = 0.0
                 continue  # coded: the block model at send time
             mss = cp[f, P_MSS]
-            lost = mss * lost_packets(dropped / mss, loss_rng, f)
+            lost = mss * dropped_packets(f, mss, fs, loss_rng)
             if lost <= 0.0:
                 continue
-            fs[f, FS_DEBT] += lost
-            settle_debt(fs, f)
+            cut_acks(f, k, lost, fs, ring, ring_ptr, ring_len)
             fs[f, FS_LOST] += lost
             if sub_n[f] > 0:  # the subflows a loss report will name
                 subflow_signals(f, ls, lb, sub_loss)
