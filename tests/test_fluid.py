@@ -89,6 +89,12 @@ def test_scalar_kernels_match_python():
         assert K.red_probability(x, lo, hi) == K.red_probability.py_func(x, lo, hi)
     # P[Bin(10, 0.1) > 2] = 0.0702
     assert K.block_failure(0.1, 8, 2) == pytest.approx(0.0701908, rel=1e-5)
+    # a delay as a delay line holds it: the next step at least, its length - 1 at most
+    lengths = np.array([5, 9])
+    for lag in (-3, 0, 1, 4, 5, 8, 9, 40):
+        for f in (0, 1):
+            got = K.clamp_lag(f, lag, lengths)
+            assert got == K.clamp_lag.py_func(f, lag, lengths) == min(max(lag, 1), lengths[f] - 1)
 
 
 def benes_tail(n: int, load: float, x: float) -> float:

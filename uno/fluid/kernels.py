@@ -127,10 +127,11 @@ FS_DROPPED = 32  # bytes of the flow the links dropped this step (forward; not c
 FS_ACK_LAST = 33  # the latest step whose delay-line slot may hold ACKs of the flow's sends
 FS_PENDING = 34  # bytes of ACKs written in the delay line and not arrived yet (not coded flows)
 FS_MARK_NEW = 35  # ECN-marked bytes the flow's last hop delivered this step (forward)
-FS_MARK_CARRY = 36  # delivered marked bytes beyond the ACKs of their step: for the next ACKs
+FS_MARK_FRAC = 36  # the marked share of its latest delivered bytes whose echo has come back
 FS_RDELAY = 37  # queueing delay of its ACKs' way back at its latest send, ps
 FS_EXPOSED = 38  # bytes of the flow that reached links that dropped some this step (forward)
-N_FS = 40  # (39 used: rows of five cache lines, as N_LS)
+FS_DELIV_NEW = 39  # bytes the flow's last hop delivered this step (forward)
+N_FS = 40  # (40 used: rows of five cache lines, as N_LS)
 
 # ---- what every step reads of every running flow: a compact table ``fx`` -------------------
 # (4 flows a cache line, against a row of five lines in ``fs``: a flow with nothing to do this
@@ -277,20 +278,21 @@ N_P = 21
 # (``ring.shape[1]``): the ring is the run's largest array (a slot per step of an RTT and an
 # RTO for every flow running at once) and the first touch of its pages costs more than steps.
 R_ACK = 0  # bytes acknowledged
-R_MARK = 1  # ECN-marked bytes delivered one return trip before (forward: marked as they
-#             left the links, as a packet is marked at dequeue)
+R_MARK = 1  # ECN-marked bytes of R_DELIV (forward: marked as they left the links, as a
+#             packet is marked at dequeue)
 R_RTTW = 2  # sum of rtt x acked bytes
 R_SENTMAX = 3  # latest send time among the bytes, ps (read only where bytes were acked)
 R_ARRIVE = 4  # when the last of them is acknowledged (ps), for completion times
 R_TIMEOUT = 5  # lost bytes (not revealed yet) whose retransmission timer expires at this step
 R_JITTER = 6  # UnoCC: sum of acked x the chance that a packet's RTT sample exceeds the gentle
 #              threshold through packet-level queueing (:func:`gentle_exceedance`)
-N_R_NARROW = 7
-R_GOOD = 7  # wire bytes of decodable data (narrow ring: the acknowledged bytes)
-R_FREE = 8  # bytes lost but absorbed by coding (leave flight with the ACKs; narrow: none)
-R_AUX = 9  # GEMINI: smallest RTT sample (0: none); BBR: bytes the flow had acknowledged
-#           when the latest of them was sent (one column for both)
-N_R = 10
+R_DELIV = 7  # bytes delivered one return trip before (their ECN echoes come back now)
+N_R_NARROW = 8
+R_GOOD = 8  # wire bytes of decodable data (narrow ring: the acknowledged bytes)
+R_FREE = 9  # bytes lost but absorbed by coding (leave flight with the ACKs; narrow: none)
+R_AUX = 10  # GEMINI: smallest RTT sample (0: none); BBR: bytes the flow had acknowledged
+#            when the latest of them was sent (one column for both)
+N_R = 11
 
 
 @njit(cache=True, error_model="numpy")
@@ -417,10 +419,9 @@ def forward(
     marked at dequeue, by the (phantom) queue's level at its departure, uno/net/port.py): each
     entry keeps which of its bytes are marked (``EF_MQ``, ``EF_MIN``, ``EF_MCARRY``, as their
     unmarked twins), the link marks a share ``LS_MARK`` of the unmarked bytes leaving it
-    (``LS_MARKS``), and the marked bytes the last hop delivers add to ``fs[f, FS_MARK_NEW]``;
-    the flows that had any are ``markers[:n_mark[0]]``. (Marking by the level when the bytes
-    arrive, a queueing delay early, missed a third of the packet engine's marks on a phantom
-    queue that rose while they waited.)
+    (``LS_MARKS``), and the bytes the last hop delivers add to ``fs[f, FS_DELIV_NEW]``, the
+    marked ones among them to ``fs[f, FS_MARK_NEW]``; the flows that delivered any are
+    ``markers[:n_mark[0]]``.
 
     Each route entry ``j`` (flow, link) holds the flow's bytes in that link's queue
     (``ef[j, EF_Q]``). In a step the entry receives ``a`` bytes (the flow's send at the first
@@ -608,10 +609,11 @@ def forward(
                             ls[nlink, LS_ARR] += out * inv_dt
                     else:
                         last = True
-                    if last and out_m > 0.0:  # delivered, marked: echoed by their ACKs
-                        if fs[f, FS_MARK_NEW] == 0.0:
+                    if last:  # delivered: their ECN echoes ride on their ACKs
+                        if fs[f, FS_DELIV_NEW] == 0.0:
                             markers[n_mark[0]] = f
                             n_mark[0] += 1
+                        fs[f, FS_DELIV_NEW] += out
                         fs[f, FS_MARK_NEW] += out_m
                 fx[f, FX_NETQ] += q
                 if q > 0.0 and r < 0 and ei[j, EI_GSTART] < fx[f, FX_FIRST]:
@@ -1517,15 +1519,23 @@ def mark_ring_due(calendar, fs, step, f) -> None:
 
 
 @njit(cache=True, error_model="numpy")
+def clamp_lag(f, lag, ring_len) -> int:
+    """A delay of ``lag`` steps as flow ``f``'s delay line holds it: at least the next step,
+    at most its length - 1 (the engine sizes the lines so that the longest RTT and timeout
+    fit)."""
+    if lag < 1:
+        return 1
+    if lag >= ring_len[f]:
+        return ring_len[f] - 1
+    return lag
+
+
+@njit(cache=True, error_model="numpy")
 def schedule_timeout(f, k, sent_at, lost, dt_ps, fs, ring, ring_ptr, ring_len, calendar) -> None:
     """Bytes ``lost`` from the batch flow ``f`` sent at ``sent_at`` (step ``k``) wait for
     the retransmission timer: they time out at the first step boundary ``FS_RTO`` after their
     send, as a packet the sender's timer declares lost ``rto_ps`` after its own send."""
-    lag = int(math.ceil((sent_at + fs[f, FS_RTO]) / dt_ps)) - k
-    if lag < 1:
-        lag = 1
-    if lag >= ring_len[f]:  # the engine sizes the ring so that this never happens
-        lag = ring_len[f] - 1
+    lag = clamp_lag(f, int(math.ceil((sent_at + fs[f, FS_RTO]) / dt_ps)) - k, ring_len)
     ring[ring_ptr[f] + (k + lag) % ring_len[f], R_TIMEOUT] += lost
     mark_ring_due(calendar, fs, k + lag, f)
     fs[f, FS_WAIT] += lost
@@ -1723,18 +1733,19 @@ def advance(
             ring_arrive = ring[slot, R_ARRIVE]
             due = ring[slot, R_TIMEOUT]
             free = ring[slot, R_FREE] if wide else 0.0
-            # the marks of bytes delivered one return trip ago, on the ACKs that arrive now
-            # (those beyond them wait for the next: the ACKs' times were foreseen at the send)
-            marks = ring[slot, R_MARK] + fs[f, FS_MARK_CARRY]
-            fs[f, FS_MARK_CARRY] = marks
+            # the ACKs that arrive now echo the marks of the bytes delivered one return trip
+            # ago: their marked share (the ACKs' times were foreseen at the send, so the two
+            # need not meet in one slot; the latest share holds until the next)
+            deliv = ring[slot, R_DELIV]
+            if deliv > 0.0:
+                fs[f, FS_MARK_FRAC] = ring[slot, R_MARK] / deliv
             if acked > 0.0 or free > 0.0:
                 rtt = ring[slot, R_RTTW] / acked if acked > 0.0 else fs[f, FS_BASE_RTT]
                 good = ring[slot, R_GOOD] if wide else acked
                 p_queued = ring[slot, R_JITTER] / acked if acked > 0.0 else 0.0
                 if fs[f, FS_EC_N] == 0.0:
                     fs[f, FS_PENDING] -= acked
-                marked = marks if marks < acked else acked
-                fs[f, FS_MARK_CARRY] = marks - marked
+                marked = acked * fs[f, FS_MARK_FRAC]
                 fs[f, FS_INFLIGHT] -= acked + free
                 if fs[f, FS_INFLIGHT] < 0.0:
                     fs[f, FS_INFLIGHT] = 0.0
@@ -1960,10 +1971,7 @@ def advance(
             # clock. Counting them one step boundary later would add half a step to every RTT
             # and cost a window-limited flow dt / (2 RTT) of its rate.
             lag = int(math.floor((sent_at + 0.5 * fs[f, FS_SEND_TIME] + rtt - now) / dt_ps))
-            if lag < 1:
-                lag = 1
-            if lag >= ring_len[f]:
-                lag = ring_len[f] - 1
+            lag = clamp_lag(f, lag, ring_len)
             slot = ring_ptr[f] + (k + lag) % ring_len[f]
             ring[slot, R_ACK] += ack
             if wide:  # (narrow: no coding, so what is decodable is what is acknowledged)
@@ -2024,21 +2032,23 @@ def advance(
                 f, k, now, now, lost, 0.0, 0.0, 0.0, 0, dt_ps, fs, ring, ring_ptr, ring_len,
                 calendar,
             )  # fmt: skip
-        # 5c. the marked bytes delivered this step: their ECN echoes return with the ACKs of
-        # this step's deliveries, a base RTT (the fluid's bytes meet no propagation on their
-        # way out: it is all on the way back) and the ACKs' queueing on from the middle of it
+        # 5c. the bytes delivered this step and their marks: their ECN echoes return with the
+        # ACKs of this step's deliveries, a base RTT (the fluid's bytes meet no propagation on
+        # their way out: it is all on the way back) and the ACKs' queueing on from the middle
+        # of it
         for i in range(n_mark[0]):
             f = markers[i]
+            deliv = fs[f, FS_DELIV_NEW]
             marks = fs[f, FS_MARK_NEW]
+            fs[f, FS_DELIV_NEW] = 0.0
             fs[f, FS_MARK_NEW] = 0.0
             if fs[f, FS_STATE] != 1.0:
                 continue  # (finished: nothing waits for them)
             lag = int(math.floor(0.5 + (fs[f, FS_BASE_RTT] + fs[f, FS_RDELAY]) / dt_ps))
-            if lag < 1:
-                lag = 1
-            if lag >= ring_len[f]:
-                lag = ring_len[f] - 1
-            ring[ring_ptr[f] + (k + lag) % ring_len[f], R_MARK] += marks
+            lag = clamp_lag(f, lag, ring_len)
+            slot = ring_ptr[f] + (k + lag) % ring_len[f]
+            ring[slot, R_DELIV] += deliv
+            ring[slot, R_MARK] += marks
             mark_ring_due(calendar, fs, k + lag, f)
         k += 1
     return k
