@@ -65,16 +65,17 @@ def run(
     overrides: list[str] | None = None,
 ) -> RunResult:
     """Validate, build and run ``cfg``; with ``out_dir`` (or ``cfg.out_dir``) write its result
-        folder.
+    folder.
 
-        ``if_complete`` says what to do when that folder already holds a complete run: "refuse"
-        (the default; "overwrite" if ``cfg.overwrite``), "skip" (return the stored result when its
-        config hash matches, refuse otherwise) or "overwrite". ``generated_name``: the folder name
-        was made up for this run, so a collision takes the next free name instead of failing.
-        ``progress``: show a progress bar (None: ``cfg.engine.progress``, then auto-detect a
-        terminal). ``choices`` (config group -> option, as Hydra records them) and ``overrides`` (the
-    job's command-line overrides, which ``uno-collect`` turns into columns) go into the summary.
-        Every refusal raises :class:`uno.core.errors.ConfigError` before anything is written."""
+    ``if_complete`` says what to do when that folder already holds a complete run: "refuse"
+    (the default; "overwrite" if ``cfg.overwrite``), "skip" (return the stored result when its
+    config hash matches, refuse otherwise) or "overwrite". ``generated_name``: the folder name
+    was made up for this run, so a collision takes the next free name instead of failing.
+    ``progress``: show a progress bar (None: ``cfg.engine.progress``, then auto-detect a
+    terminal). ``choices`` (config group -> option, as Hydra records them) and ``overrides``
+    (the job's command-line overrides, which ``uno-collect`` turns into columns) go into the
+    summary. Every refusal raises :class:`uno.core.errors.ConfigError` before anything is
+    written."""
     from uno.build import build_simulation
 
     run_cfg = to_run_config(cfg)
