@@ -531,6 +531,29 @@ def test_unolb_moves_the_lossy_subflows_once_per_rtt():
     assert K.subflow_reverse_delay.py_func(f, ls, sim.lb) == pytest.approx(want, rel=1e-12)
 
 
+@pytest.mark.parametrize("twin", [False, True])
+def test_fast_retransmit_counts_only_acks_of_bytes_sent_after_the_loss(twin):
+    """Fast retransmit's evidence is bytes acknowledged, counted as their ACKs arrive, and only
+    those sent after the oldest lost bytes waiting: ACKs of earlier bytes reveal nothing, and
+    bytes sent after the loss that are lost in their turn never arrive to reveal it (counting
+    them at their send, as before, found losses the packet sender's timer finds)."""
+    evidence = K.fast_retransmit_evidence.py_func if twin else K.fast_retransmit_evidence
+    fs = np.zeros((1, K.N_FS))
+    fs[0, K.FS_DUPACK_BYTES] = 3 * 4096.0
+    fs[0, K.FS_WAIT], fs[0, K.FS_WAIT_SENT], fs[0, K.FS_WAIT_LAST] = 8192.0, 1000.0, 40.0
+    fs[0, K.FS_LOSS_AT] = -1.0
+    evidence(0, 5000.0, 9 * 4096.0, 1000.0, fs)  # ACKs of bytes sent with the lost ones
+    assert fs[0, K.FS_EVIDENCE] == 0.0 and fs[0, K.FS_WAIT] == 8192.0
+    evidence(0, 5100.0, 2 * 4096.0, 1200.0, fs)  # two packets sent after them: not enough
+    assert fs[0, K.FS_EVIDENCE] == 2 * 4096.0 and fs[0, K.FS_LOSS_AT] == -1.0
+    evidence(0, 5200.0, 4096.0, 1300.0, fs)  # the third reveals them, now
+    assert fs[0, K.FS_WAIT] == 0.0 and fs[0, K.FS_LOSS_PENDING] == 8192.0
+    assert fs[0, K.FS_FAST_BYTES] == 8192.0 and fs[0, K.FS_LOSS_AT] == 5200.0
+    assert fs[0, K.FS_WAIT_VOID] == 40.0  # their timer entries are void
+    evidence(0, 5300.0, 4096.0, 1400.0, fs)  # nothing waits: nothing to reveal
+    assert fs[0, K.FS_LOSS_PENDING] == 8192.0
+
+
 def test_fast_retransmit_needs_later_acks_and_the_timer_catches_the_rest():
     """Four DCTCP-without-ECN flows overflow a 100-kB buffer. With the duplicate-ACK rule at 3
     packets the losses show by later ACKs (fast retransmits); at 1,000 packets no 2-MB flow

@@ -627,7 +627,6 @@ class FluidSimulation:
             fs[coded, K.FS_LOSS_DELAY] = [t for t in timeouts if t is not None]
         fast = ~coded & (dupack > 0)
         timer = ~coded & (dupack <= 0)
-        fs[fast, K.FS_LOSS_DELAY] = base_rtt[fast]
         fs[fast, K.FS_DUPACK_BYTES] = dupack[fast] * sc.data_bytes
         fs[timer, K.FS_LOSS_DELAY] = rto[timer]
         fs[fast | coded, K.FS_LOSS_NACK] = 1.0
@@ -875,7 +874,7 @@ class FluidSimulation:
             "sent_packets": np.round(fs[:, K.FS_SENT] / mss).astype(np.int64),
             "retransmits": retrans.astype(np.int64),
             "timeouts": np.where(nack, 0, loss_events) + fs[:, K.FS_TIMEOUTS].astype(np.int64),
-            "fast_retransmits": np.where(nack & ~coded, loss_events, 0),
+            "fast_retransmits": np.round(fs[:, K.FS_FAST_BYTES] / mss).astype(np.int64),
             "coded": coded,
             "nacks": np.where(coded, loss_events, 0),
             "sent_bytes": np.round(fs[:, K.FS_SENT]).astype(np.int64),
