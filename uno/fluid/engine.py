@@ -852,7 +852,6 @@ class FluidSimulation:
         retrans = np.round(np.maximum(0.0, fs[:, K.FS_SENT] - fs[:, K.FS_SIZE]) / mss)
         loss_events = fs[:, K.FS_LOSS_EVENTS].astype(np.int64)
         coded = fs[:, K.FS_EC_N] > 0
-        nack = fs[:, K.FS_LOSS_NACK] > 0
         frac = np.minimum(1.0, fs[:, K.FS_DELIVERED] / fs[:, K.FS_SIZE])
         cols = {
             "flow_id": [s.flow_id for s in specs],
@@ -873,7 +872,7 @@ class FluidSimulation:
             "packets": n_packets,
             "sent_packets": np.round(fs[:, K.FS_SENT] / mss).astype(np.int64),
             "retransmits": retrans.astype(np.int64),
-            "timeouts": np.where(nack, 0, loss_events) + fs[:, K.FS_TIMEOUTS].astype(np.int64),
+            "timeouts": fs[:, K.FS_TIMEOUTS].astype(np.int64),
             "fast_retransmits": np.round(fs[:, K.FS_FAST_BYTES] / mss).astype(np.int64),
             "coded": coded,
             "nacks": np.where(coded, loss_events, 0),
