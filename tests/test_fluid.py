@@ -541,6 +541,7 @@ def test_fast_retransmit_counts_only_acks_of_bytes_sent_after_the_loss(twin):
     fs = np.zeros((1, K.N_FS))
     fs[0, K.FS_DUPACK_BYTES] = 3 * 4096.0
     fs[0, K.FS_WAIT], fs[0, K.FS_WAIT_SENT], fs[0, K.FS_WAIT_LAST] = 8192.0, 1000.0, 40.0
+    fs[0, K.FS_WAIT_LAST_OLD] = 40.0  # (one cohort)
     fs[0, K.FS_LOSS_AT] = -1.0
     evidence(0, 5000.0, 9 * 4096.0, 1000.0, fs)  # ACKs of bytes sent with the lost ones
     assert fs[0, K.FS_EVIDENCE] == 0.0 and fs[0, K.FS_WAIT] == 8192.0
@@ -552,6 +553,53 @@ def test_fast_retransmit_counts_only_acks_of_bytes_sent_after_the_loss(twin):
     assert fs[0, K.FS_WAIT_VOID] == 40.0  # their timer entries are void
     evidence(0, 5300.0, 4096.0, 1400.0, fs)  # nothing waits: nothing to reveal
     assert fs[0, K.FS_LOSS_PENDING] == 8192.0
+
+
+@pytest.mark.parametrize("twin", [False, True])
+def test_fast_retransmit_reveals_a_loss_only_by_acks_of_bytes_sent_after_it(twin):
+    """Bytes lost once evidence for older losses has begun to come wait for ACKs of bytes sent
+    after them (the packet sender's rule, per packet), not for the older losses' evidence:
+    three packets sent between two losses reveal the first only (revealing both, as before,
+    found by evidence tail losses that the packet sender's timer finds). The timer then takes
+    the oldest waiting bytes first."""
+    evidence = K.fast_retransmit_evidence.py_func if twin else K.fast_retransmit_evidence
+    book = K.book_losses.py_func if twin else K.book_losses
+    timer = K.timer_takes.py_func if twin else K.timer_takes
+    dt, mss = 1000.0, 4096.0
+    fs = np.zeros((1, K.N_FS))
+    fs[0, K.FS_DUPACK_BYTES] = 3 * mss
+    fs[0, K.FS_RTO] = 100 * dt
+    fs[0, K.FS_LOSS_AT] = -1.0
+    fs[0, K.FS_WAIT_VOID] = -1.0
+    ring = np.zeros((200, K.N_R))
+    ring_ptr, ring_len = np.zeros(1, dtype=np.int64), np.full(1, 200, dtype=np.int64)
+    calendar = np.zeros((256, 1), dtype=np.uint64)
+
+    def lose(k, nbytes):
+        book(0, k, k * dt, k * dt, nbytes, 0.0, 0, dt, fs, ring, ring_ptr, ring_len, calendar)
+
+    lose(1, 2 * mss)  # sent at 1000 ps: they time out at step 101
+    evidence(0, 20_000.0, mss, 1500.0, fs)  # one packet sent after them
+    lose(3, mss)  # sent at 3000 ps, after evidence for the first began: a cohort of its own
+    assert fs[0, K.FS_WAIT] == 3 * mss and fs[0, K.FS_WAIT_NEW] == mss
+    evidence(0, 21_000.0, 2 * mss, 2000.0, fs)  # two more sent between the losses
+    assert fs[0, K.FS_LOSS_PENDING] == 2 * mss  # the first revealed, not the second
+    assert fs[0, K.FS_WAIT] == mss and fs[0, K.FS_WAIT_VOID] == 101.0
+    assert fs[0, K.FS_WAIT_SENT] == 3000.0 and fs[0, K.FS_EVIDENCE] == 0.0
+    evidence(0, 22_000.0, 2 * mss, 3500.0, fs)
+    assert fs[0, K.FS_WAIT] == mss  # two packets sent after it: not yet
+    timer(0, mss, fs)  # its timer: the last waiting bytes
+    assert fs[0, K.FS_WAIT] == 0.0 and fs[0, K.FS_LOSS_PENDING] == 2 * mss
+
+    # the timer takes the older cohort first, then the newer one is the oldest
+    fs[0, K.FS_WAIT], fs[0, K.FS_WAIT_NEW] = 3 * mss, mss
+    fs[0, K.FS_WAIT_SENT], fs[0, K.FS_WAIT_NEW_SENT] = 5000.0, 9000.0
+    fs[0, K.FS_EVIDENCE], fs[0, K.FS_EVIDENCE_NEW] = 2 * mss, mss
+    timer(0, mss, fs)
+    assert fs[0, K.FS_WAIT] == 2 * mss and fs[0, K.FS_WAIT_SENT] == 5000.0
+    timer(0, mss, fs)
+    assert fs[0, K.FS_WAIT] == mss and fs[0, K.FS_WAIT_NEW] == 0.0
+    assert fs[0, K.FS_WAIT_SENT] == 9000.0 and fs[0, K.FS_EVIDENCE] == mss
 
 
 def test_fast_retransmit_needs_later_acks_and_the_timer_catches_the_rest():

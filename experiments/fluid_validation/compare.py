@@ -48,6 +48,8 @@ HYBRID = {
     "mixed40": ["engine.hybrid_packet_max_bytes=100000"],
 }
 ENGINES = ("packet", "fluid", "maxmin", "hybrid")
+#: extra overrides of the fluid and hybrid runs (``--fluid``), e.g. their step
+FLUID_OVERRIDES: list[str] = []
 #: the scenarios whose flows all share one bottleneck, sampled (every so many µs) for its
 #: steady-state utilisation
 SAMPLED_US = {"dumbbell": 50, "incast": 500}
@@ -55,6 +57,8 @@ SAMPLED_US = {"dumbbell": 50, "incast": 500}
 
 def run(name: str, engine: str) -> tuple[pd.DataFrame, dict, float, float | None]:
     extra = HYBRID[name] if engine == "hybrid" else []
+    if engine in ("fluid", "hybrid"):
+        extra = [*extra, *FLUID_OVERRIDES]
     sampling = [f"engine.sample_interval_us={SAMPLED_US.get(name, 0)}",
                 "engine.sample_cwnd=false", "engine.sample_queues=false"]  # fmt: skip
     cfg = uno.compose([*SCENARIOS[name], f"engine.kind={engine}", "engine.progress=false",
@@ -154,7 +158,11 @@ def main() -> None:
     ap.add_argument("--out", default=None, help="write the figures as JSON here")
     ap.add_argument("--scheme", default="uno_ecmp", help="the scheme of the fig10_load scenarios")
     ap.add_argument("--seed", type=int, default=None, help="the run seed (default: the config's)")
+    ap.add_argument("--fluid", action="append", default=[], metavar="OVERRIDE",
+                    help="a config override of the fluid and hybrid runs only, e.g. "
+                         "engine.fluid_step_intra_rtt=0.25 (repeatable)")  # fmt: skip
     args = ap.parse_args()
+    FLUID_OVERRIDES.extend(args.fluid)
     names = args.scenarios.split(",")
     unknown = set(names) - set(SCENARIOS)
     if unknown:
