@@ -23,12 +23,13 @@ Numba kernel :func:`uno.fluid.kernels.advance`:
   of the ACKs on their way back, which wait in the reverse path's data queues) enters a
   per-flow delay line and reaches the controller one RTT later, so an inter-DC flow reacts ~128x
   later than an intra-DC one. A loss is detected a retransmission timeout after it (the packet
-  engine's RTO rule; ``transport.dupack_threshold`` > 0: one base RTT, as fast retransmit), or,
-  for erasure-coded flows, only when a block cannot be decoded (a block of n + m packets each
-  lost with the path's loss probability fails when more than m are lost), after the receiver's
+  engine's RTO rule; ``transport.dupack_threshold`` > 0: once that many packets sent after it
+  are acknowledged), or, for erasure-coded flows, only when its block cannot be decoded: of the
+  packets a coded flow loses to the links, those in blocks with more than m of their n + m
+  packets lost (each lost with the drop fraction they met) are resent after the receiver's
   block timer, or after the sender's retransmission timeout when none of the block's packets
-  arrived (the receiver has nothing to NACK); failed blocks are whole, a Poisson number around
-  the expected count; lost bytes are sent again.
+  arrived (the receiver has nothing to NACK); the others decode with their blocks
+  (:func:`uno.fluid.kernels.coded_loss_shares`).
 - **Losses are whole packets.** A link drops the fraction of its arrivals that overflows the
   buffer; a flow whose ``n`` packets reached links that dropped a fraction ``p`` of them in a
   step loses a binomial number (``n``, ``p``) of packets (drawn from the flow's own stream;
@@ -52,8 +53,9 @@ Numba kernel :func:`uno.fluid.kernels.advance`:
   entropies, sends an equal share on each (its round robin), and on every loss report (timeout,
   or NACK of a coded flow), at most once per base RTT, moves the subflows that lost bytes since
   the last report onto the path of a random subflow that did not (``reroute: recent_ack``; a
-  fresh random entropy, hashed as the switches do, when every subflow lost). A coded block
-  fails when more than its parity packets are lost, packet j riding subflow j mod n.
+  fresh random entropy, hashed as the switches do, when every subflow lost). A coded block's
+  packets ride subflow j mod n; its fate is taken from the flow's drop fraction over all of
+  them (the subflows' own fractions are not kept apart).
 
 Not modelled, and refused with a message naming the setting: link failures and random losses
 (``faults``), PLB and REPS (an even split ignores exactly what they do: for UnoLB it lost 2.6x
