@@ -24,6 +24,15 @@ inside the packet engine's event loop:
   the phantom level that decides is the larger of the port's own and the fluid model's, which
   counts both kinds of bytes (one step late); on a link only packets cross, ports behave
   exactly as in the packet engine (a test checks it).
+- **A host's NIC is shared round robin**, not FIFO: the host pulls one packet of each sending
+  flow in turn (:mod:`uno.net.nic`), so a packet never waits behind the host's other flows'
+  backlog. The packet flows at a host are one more claimant of the fluid NIC's water filling
+  (``kernels.LS_PKT_CLAIM``: the bytes they sent in the step, or a whole step's worth while
+  senders wait for the NIC), and the NIC port, after each data packet, stays busy for the
+  bytes the fluid flows send in between (their share of the line in the step, at most a
+  packet of each fluid flow with bytes to send). Waiting behind the fluid NIC queue
+  instead doubled the FCT of the short packet flows of Uno's Fig. 10 traffic (scheme=uno),
+  whose hosts also send inter-DC fluid flows.
 
 The approximation, stated: packets and fluid share a link as FIFO at step resolution. The
 fluid model learns of the packets' bytes one step (1/8 intra-DC RTT by default) after they
@@ -57,11 +66,15 @@ class HybridPort(Port):
 
     __slots__ = ("_link", "_coupler", "_stamp", "_accounted", "_fluid_q", "_link_q",
                  "_fluid_arr", "_fluid_ph", "_fluid_loss", "_drop_draw", "_full_bytes",
-                 "_ps_per_byte")  # fmt: skip
+                 "_ps_per_byte", "_nic", "_fluid_senders", "_bytes_per_ps")  # fmt: skip
 
-    def couple(self, coupler: HybridSimulation, link: int) -> None:
-        """Read the fluid state of routing edge ``link`` from ``coupler``'s fluid engine."""
+    def couple(self, coupler: HybridSimulation, link: int, nic: bool) -> None:
+        """Read the fluid state of routing edge ``link`` from ``coupler``'s fluid engine;
+        ``nic``: the link is a host's NIC (shared round robin)."""
         ls = coupler.fluid.ls
+        self._nic = nic
+        self._fluid_senders = ls[:, K.LS_NIC_SENDERS]
+        self._bytes_per_ps = self.rate_bps / (BITS_PER_BYTE * PS_PER_S)
         self._link = link
         self._coupler = coupler
         self._stamp = -1
@@ -85,6 +98,9 @@ class HybridPort(Port):
             self._stamp = coupler.epoch
             coupler.touched.append(self)
         link = self._link
+        if self._nic:
+            self._round_robin(pkt, link)
+            return
         fluid_bytes = float(self._fluid_q[link])
         if fluid_bytes > 0.0 or self._fluid_arr[link] > 0.0:
             now = self._engine._now
@@ -110,7 +126,28 @@ class HybridPort(Port):
                 self._busy_until_ps = behind
         Port.receive(self, pkt)
 
+    def _round_robin(self, pkt, link: int) -> None:
+        """A host's NIC: ``pkt`` goes as in the packet engine, then, after a data packet,
+        the line carries the fluid flows' bytes sent in between: their share ``r`` of the line
+        in the fluid step makes r / (1 - r) of the packet's size, and the round robin at most
+        a packet's worth of each fluid flow with bytes to send. (ACKs join the NIC's queue
+        when they are made, not a turn: uno/net/host.py.)"""
+        accepted = self.enqueued_bytes
+        Port.receive(self, pkt)
+        rate = float(self._fluid_arr[link])
+        if pkt.kind != DATA or rate <= 0.0 or self.enqueued_bytes == accepted:
+            return
+        share = rate / self._bytes_per_ps
+        turns = float(self._fluid_senders[link])
+        between = share / (1.0 - share) if share < 1.0 else turns
+        if between > turns:
+            between = turns
+        self._busy_until_ps += int(pkt.size_bytes * between * self._ps_per_byte)
+
     def _decide_mark(self, p, remaining: int) -> None:
+        if self._nic:
+            Port._decide_mark(self, p, remaining)  # (its own packets only: see receive)
+            return
         link = self._link
         fluid_bytes = float(self._fluid_q[link])
         if fluid_bytes <= 0.0 and self._fluid_arr[link] <= 0.0:
@@ -184,8 +221,15 @@ class HybridSimulation(Simulation):
         self.step = 0  # the fluid step under way
         self.touched: list[HybridPort] = []  # ports that accepted bytes in this epoch
         self.epoch = 0
+        routing = scenario.routing
+        nic_of = {routing.out_edges[h][0]: i for i, h in enumerate(routing.host_nodes)}
         for e, port in enumerate(self.network.ports):
-            port.couple(self, e)
+            port.couple(self, e, e in nic_of)
+        # each host's NIC link and turn-taking, for the packet flows' claims on the NIC
+        self._nic_links = np.fromiter(nic_of, dtype=np.int64, count=len(nic_of))
+        self._nic_scheduler = {
+            link: self.network.hosts[i].nic_scheduler for link, i in nic_of.items()
+        }
         self._fluid_finished = 0
         interval = en.sample_interval_us
         self._sampler = _Sampler(self.fluid, cfg) if interval > 0 and fluid_plans else None
@@ -207,12 +251,19 @@ class HybridSimulation(Simulation):
         fluid = self.fluid
         k = self.step
         touched = self._take_touched()
+        ls = fluid.ls
+        ls[self._nic_links, K.LS_PKT_CLAIM] = 0.0
         if touched:
             links = np.fromiter((p._link for p in touched), dtype=np.int64, count=len(touched))
             nbytes = np.fromiter(
                 (p.take_step_bytes() for p in touched), dtype=np.float64, count=len(touched)
             )
-            K.add_external(fluid.ls, fluid.busy, fluid.counters, links, nbytes)
+            K.add_external(ls, fluid.busy, fluid.counters, links, nbytes)
+            for port, link, sent in zip(touched, links.tolist(), nbytes.tolist(), strict=True):
+                if port._nic:  # the host's packet flows: what they sent, or all they may
+                    waiting = self._nic_scheduler[link].waiting_senders() > 0
+                    step_bytes = fluid.dt_ps * float(ls[link, K.LS_CAP])
+                    ls[link, K.LS_PKT_CLAIM] = step_bytes if waiting else sent
         fluid.advance(k, k + 1)
         k += 1
         self.step = k

@@ -63,7 +63,12 @@ LS_JIT_ARR = 32
 LS_JIT_ARR2 = 33
 LS_JIT_P = 34
 LS_MARKS = 35  # bytes the link marked (ECN) as they left it
-N_LS = 40  # (36 used: rows of five whole cache lines, an odd number so that the rows'
+# a host's NIC in the hybrid: the bytes its packet flows claim in this step (what they sent,
+# or a whole step's worth while they wait for the NIC), one more claimant of the round robin
+# (set by uno.fluid.hybrid before each step; 0 without packets)
+LS_PKT_CLAIM = 36
+LS_NIC_SENDERS = 37  # a host's NIC: how many of its fluid flows had bytes to send in the last step
+N_LS = 40  # (38 used: rows of five whole cache lines, an odd number so that the rows'
 #              first lines spread over every cache set; a stride of 4 lines would use a fourth)
 
 # ---- route entries (kernels.forward): integer and float fields, one row per entry --------
@@ -1905,12 +1910,21 @@ def advance(
                 n_nics += 1
             ls[nic, LS_DEMAND] += send
             ls[nic, LS_NDEM] += 1.0
-        # 3b. the host's NIC serves its flows round robin, one packet each (uno/net/host.py):
-        # max-min shares of the step's line capacity, by one round of water filling
+        # 3b. the host's NIC serves its flows round robin, one packet each (uno/net/nic.py):
+        # max-min shares of the step's line capacity, by one round of water filling (the
+        # hybrid's packet flows at the host take their turns too: LS_PKT_CLAIM)
         for j in range(n_nics):
             nic = nics[j]
             cap = ls[nic, LS_CAP] * dt_ps
-            ls[nic, LS_LEVEL] = np.inf if ls[nic, LS_DEMAND] <= cap else cap / ls[nic, LS_NDEM]
+            claim = ls[nic, LS_PKT_CLAIM]
+            n_claims = ls[nic, LS_NDEM] + (1.0 if claim > 0.0 else 0.0)
+            level = np.inf if ls[nic, LS_DEMAND] + claim <= cap else cap / n_claims
+            ls[nic, LS_LEVEL] = level
+            if claim > 0.0:
+                if claim < level:
+                    ls[nic, LS_SATSUM] += claim
+                else:
+                    ls[nic, LS_NBIG] += 1.0
         for i in range(n_active):
             f = active[i]
             send = fx[f, FX_SEND]
@@ -1922,6 +1936,7 @@ def advance(
                     ls[nic, LS_NBIG] += 1.0
         for j in range(n_nics):
             nic = nics[j]
+            ls[nic, LS_NIC_SENDERS] = ls[nic, LS_NDEM]
             if ls[nic, LS_NBIG] > 0.0:
                 cap = ls[nic, LS_CAP] * dt_ps
                 ls[nic, LS_LEVEL] = (cap - ls[nic, LS_SATSUM]) / ls[nic, LS_NBIG]
