@@ -1576,9 +1576,9 @@ def fast_retransmit_evidence(f, now, acked, sent_max, fs) -> None:
     :func:`advance`) and the newer cohort becomes the oldest. Only bytes that arrive count:
     counting the bytes sent after a loss as they were sent revealed losses that packets lost in
     their turn never reveal. And a loss is revealed only by ACKs of bytes sent after it:
-    revealing every waiting byte with the oldest, as before, found by evidence the tail losses
-    that wait for the packet sender's timer (on GEMINI's 40%-load traffic the fluid flows heard
-    615 timeouts against the packet engine's 1,361)."""
+    revealing every waiting byte with the oldest, as before, found by evidence tail losses
+    that wait for the packet sender's timer. (Two cohorts, not one per loss: a loss made while
+    a cohort's evidence comes joins the newer one, whose evidence then counts from its oldest.)"""
     if fs[f, FS_WAIT] <= 0.0:
         return
     if fs[f, FS_WAIT_NEW] > 0.0 and sent_max > fs[f, FS_WAIT_NEW_SENT]:
