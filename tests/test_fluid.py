@@ -488,6 +488,43 @@ def test_coded_loss_shares_split_the_lost_packets_by_their_blocks_fate():
     assert K.coded_loss_shares(0.0, 8, 2) == (0.0, 0.0)
 
 
+def test_a_blocks_packets_on_subflows_lose_by_each_subflows_chance():
+    """UnoLB spreads a block's packets over its subflows round robin (packet j on subflow j mod
+    n), so the number a block loses is Poisson-binomial (``spread_loss_shares``), against every
+    loss pattern; with equal chances it is ``coded_loss_shares``. One subflow of eight losing 60%
+    costs a (8, 2) block at most two packets: coding absorbs all its losses, where the same
+    drops taken as one chance for every packet (the lossy subflow's 60%) fail nearly every
+    block."""
+    import itertools
+
+    for _ in range(30):
+        n_sub, n, m = int(RNG.integers(1, 6)), int(RNG.integers(1, 6)), int(RNG.integers(0, 3))
+        losses = RNG.random(n_sub) * (RNG.random(n_sub) < 0.7)
+        lost = in_failed = in_gone = 0.0
+        for pattern in itertools.product((0, 1), repeat=n + m):
+            pr = 1.0
+            for j, bit in enumerate(pattern):
+                q = losses[j % n_sub]
+                pr *= q if bit else 1.0 - q
+            k = sum(pattern)
+            lost += k * pr
+            in_failed += k * pr if k > m else 0.0
+            in_gone += k * pr if k == n + m else 0.0
+        scratch = RNG.random(m + 3)  # leftovers of an earlier call must not matter
+        got = K.spread_loss_shares(losses, n_sub, n, m, scratch)
+        twin = K.spread_loss_shares.py_func(losses, n_sub, n, m, RNG.random(m + 3))
+        if lost > 0.0:
+            assert got[0] == pytest.approx(in_failed / lost, abs=1e-9)
+            assert got[1] == pytest.approx(in_gone / lost, abs=1e-9)
+        np.testing.assert_allclose(got, twin, rtol=1e-12, atol=1e-15)
+    same = np.full(10, 0.3)
+    np.testing.assert_allclose(K.spread_loss_shares(same, 10, 8, 2, np.zeros(3)),
+                               K.coded_loss_shares(0.3, 8, 2), rtol=1e-12)  # fmt: skip
+    one_bad = np.array([0.6, 0, 0, 0, 0, 0, 0, 0])
+    assert K.spread_loss_shares(one_bad, 8, 8, 2, np.zeros(3))[0] == 0.0
+    assert K.coded_loss_shares(0.6, 8, 2)[0] > 0.99
+
+
 def _acks_way_back(sim, f):
     """Each subflow's ACK route (``lb[13]``) is the ECMP hash of (dst, src, its entropy)."""
     src, dst = sim.lb[7][f]

@@ -704,8 +704,11 @@ class FluidSimulation:
         self.loss_rng = rng.stream("fluid/losses").integers(0, 1 << 62, n, dtype=np.uint64)
         if not subflows:
             tables = _routing_arrays(sc, switch_index, False)
+        # (last: each coded UnoLB subflow's bytes dropped and reaching dropping links in a
+        # step, kernels.coded_losses)
         self.lb = (sub_n, sub_hops, sub_links, sub_ent, np.zeros(sub_ent.shape), np.full(n, -1.0),
-                   lb_rng, ends, *tables, sub_rlinks, sub_rhops)  # fmt: skip
+                   lb_rng, ends, *tables, sub_rlinks, sub_rhops,
+                   np.zeros((*sub_ent.shape, 2)))  # fmt: skip
         self.hops = _hop_state(len(self.ls), rt_ptr, rt_link, rt_w, sub_n, sub_hops, sub_links)
 
     def _cc_rows(self, cfg, plans) -> np.ndarray:

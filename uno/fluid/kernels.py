@@ -465,7 +465,7 @@ def forward(
     hop ``h`` of subflow ``s`` of flow ``f`` is entry ``rt_ptr[-1] + (f S + s) H + h``
     (``sub_links`` of shape (n, S, H))."""
     link_lvl, n_lvl_arr, ei, ef, e_head, l_nxt, l_head, l_buf, s_head = hops
-    sub_n, sub_hops, sub_links = lb[0], lb[1], lb[2]
+    sub_n, sub_hops, sub_links, sub_drops = lb[0], lb[1], lb[2], lb[15]
     n_sub_max = sub_links.shape[1]
     n_hop_max = sub_links.shape[2]
     base = rt_ptr[rt_ptr.shape[0] - 1]
@@ -594,6 +594,9 @@ def forward(
                         n_drop[0] += 1
                     fs[f, FS_DROPPED] += dropped
                     fs[f, FS_EXPOSED] += a
+                    if r >= 0 and fs[f, FS_EC_N] > 0.0:  # a coded UnoLB flow: per subflow
+                        sub_drops[f, s, 0] += dropped
+                        sub_drops[f, s, 1] += a
                 ef[j, EF_Q] = q
                 if out > 0.0:
                     last = False
@@ -658,6 +661,36 @@ def coded_loss_shares(p: float, n: int, m: int):
         ok_lost += j * comb * p**j * (1.0 - p) ** (total - j)
     failed = mean - ok_lost
     return (failed / mean if failed > 0.0 else 0.0), p ** (total - 1)
+
+
+@njit(cache=True, error_model="numpy")
+def spread_loss_shares(losses, n_sub, n, m, dist):
+    """:func:`coded_loss_shares` for a block whose packets ride ``n_sub`` subflows round robin
+    (packet j on subflow j mod n_sub, lost with ``losses[j mod n_sub]``; UnoLB, Uno paper
+    §4.2): the number lost is Poisson-binomial, so a subflow that loses much costs a block only
+    its own packets. ``dist``: scratch of at least m + 1 cells."""
+    total = n + m
+    for k in range(m + 1):
+        dist[k] = 0.0
+    dist[0] = 1.0  # P(k of the packets so far lost), k <= m
+    mean = 0.0
+    all_lost = 1.0
+    for j in range(total):
+        p = losses[j % n_sub]
+        mean += p
+        all_lost *= p
+        if p <= 0.0:
+            continue
+        for k in range(m, 0, -1):
+            dist[k] = dist[k] * (1.0 - p) + dist[k - 1] * p
+        dist[0] *= 1.0 - p
+    if mean <= 0.0:
+        return 0.0, 0.0
+    ok_lost = 0.0
+    for k in range(1, m + 1):
+        ok_lost += k * dist[k]
+    failed = mean - ok_lost
+    return (failed / mean if failed > 0.0 else 0.0), total * all_lost / mean
 
 
 # ---- UnoLB: subflows on hashed paths ---------------------------------------------------------
@@ -765,7 +798,7 @@ def unolb_reroute(f, now, base_rtt, lb) -> None:
     lost bytes since the last report move to the path of a random subflow that did not (the fluid
     reading of "recently received ACKs"), or to a fresh random entropy when every one lost."""
     (sub_n, sub_hops, sub_links, sub_ent, sub_lost, lb_last, lb_rng, ends, host_node, nh_ptr,
-     nh_edges, edge_dst, node_salt, sub_rlinks, sub_rhops) = lb  # fmt: skip
+     nh_edges, edge_dst, node_salt, sub_rlinks, sub_rhops, _sub_drops) = lb  # fmt: skip
     n = sub_n[f]
     n_moving = 0
     for s in range(n):
@@ -1623,7 +1656,7 @@ def timer_takes(f, lost, fs) -> None:
 
 
 @njit(cache=True, error_model="numpy")
-def coded_losses(f, n_ec, mss, fs, rng_state):
+def coded_losses(f, n_ec, mss, fs, rng_state, lb, dist):
     """Flow ``f``'s losses to the links in this step (:func:`dropped_packets`, bytes): (lost,
     of them to resend, of those in blocks of which nothing arrived). Uncoded (``n_ec`` = 0):
     all lost bytes are resent. Coded
@@ -1632,14 +1665,34 @@ def coded_losses(f, n_ec, mss, fs, rng_state):
     a block's packets leave back to back, within a step or two). The drops are the links' own,
     as for uncoded flows: a block model at the send, from the path's loss then, let the coded
     flows count as delivered bytes the links had dropped (on the 40%-load traffic the fluid
-    WAN passed 1.05 GB against the 1.72 GB the flows delivered)."""
+    WAN passed 1.05 GB against the 1.72 GB the flows delivered). An UnoLB flow: each subflow's
+    own chance (``lb[15]``: its bytes dropped and reaching dropping links this step, from
+    :func:`forward`), a block's packets riding the subflows round robin
+    (:func:`spread_loss_shares`): the flow's chance taken for every packet would have a block
+    lose on all its packets what one lossy subflow loses on its own."""
     dropped = fs[f, FS_DROPPED]
     exposed = fs[f, FS_EXPOSED]
     lost = mss * dropped_packets(f, mss, fs, rng_state)
+    n_sub = lb[0][f]
+    sub_drops = lb[15]
+    sub_loss = dist[: sub_drops.shape[1]]
+    for sf in range(n_sub if n_ec > 0 else 0):
+        hit = sub_drops[f, sf, 1]
+        sub_loss[sf] = sub_drops[f, sf, 0] / hit if hit > 0.0 else 0.0
+        if sub_loss[sf] > 1.0:
+            sub_loss[sf] = 1.0
+        sub_drops[f, sf, 0] = 0.0
+        sub_drops[f, sf, 1] = 0.0
     if lost <= 0.0 or n_ec == 0:
         return lost, lost, 0.0
-    p = dropped / exposed if exposed > dropped else 1.0
-    failed_share, gone_share = coded_loss_shares(p, n_ec, int(fs[f, FS_EC_M]))
+    m = int(fs[f, FS_EC_M])
+    if n_sub > 0:
+        failed_share, gone_share = spread_loss_shares(
+            sub_loss, n_sub, n_ec, m, dist[sub_drops.shape[1] :]
+        )
+    else:
+        p = dropped / exposed if exposed > dropped else 1.0
+        failed_share, gone_share = coded_loss_shares(p, n_ec, m)
     return lost, lost * failed_share, lost * gone_share
 
 
@@ -1741,6 +1794,8 @@ def advance(
     wide = ring.shape[1] > R_GOOD  # R_GOOD, R_FREE, R_AUX kept (N_R_NARROW)
     sub_n, sub_links, sub_lost, sub_rhops = lb[0], lb[2], lb[4], lb[14]
     sub_loss = np.zeros(sub_links.shape[1])
+    # coded_losses' scratch: each subflow's loss chance, then the block's loss distribution
+    block_dist = np.zeros(sub_links.shape[1] + int(fs[:, FS_EC_M].max()) + 2 if n_flows else 2)
     nics = np.zeros(ls.shape[0], dtype=np.int64)
     senders = np.zeros(n_flows, dtype=np.int64)
     droppers = np.zeros(n_flows, dtype=np.int64)
@@ -1993,7 +2048,7 @@ def advance(
             # blocks that decode are absorbed, the rest resent (coded_losses)
             mss = cp[f, P_MSS]
             ack = send
-            lost, failed, gone = coded_losses(f, n_ec, mss, fs, loss_rng)
+            lost, failed, gone = coded_losses(f, n_ec, mss, fs, loss_rng, lb, block_dist)
             if n_sub > 0 and failed > 0.0:  # the subflows a loss report will name
                 for sf in range(n_sub):
                     sub_lost[f, sf] += sub_loss[sf]
@@ -2045,7 +2100,7 @@ def advance(
             if fs[f, FS_DROPPED] <= 0.0:
                 continue  # a sender: counted above
             n_ec = int(fs[f, FS_EC_N])
-            lost, failed, gone = coded_losses(f, n_ec, cp[f, P_MSS], fs, loss_rng)
+            lost, failed, gone = coded_losses(f, n_ec, cp[f, P_MSS], fs, loss_rng, lb, block_dist)
             if lost <= 0.0:
                 continue
             cut_acks(f, k, lost, lost - failed, fs, ring, ring_ptr, ring_len)
