@@ -54,8 +54,8 @@ Numba kernel :func:`uno.fluid.kernels.advance`:
   or NACK of a coded flow), at most once per base RTT, moves the subflows that lost bytes since
   the last report onto the path of a random subflow that did not (``reroute: recent_ack``; a
   fresh random entropy, hashed as the switches do, when every subflow lost). A coded block's
-  packets ride subflow j mod n; its fate is taken from the flow's drop fraction over all of
-  them (the subflows' own fractions are not kept apart).
+  packets ride subflow j mod n, each lost with its subflow's drop fraction in the step
+  (Poisson-binomial: :func:`uno.fluid.kernels.spread_loss_shares`).
 
 Not modelled, and refused with a message naming the setting: link failures and random losses
 (``faults``), PLB and REPS (an even split ignores exactly what they do: for UnoLB it lost 2.6x
