@@ -865,13 +865,12 @@ def reroute_subflows(f, now, base_rtt, lb, hops, base) -> None:
 
 
 @njit(cache=True, error_model="numpy")
-def subflow_signals(f, ls, lb, losses):
-    """(loss probability, queueing delay in ps) of UnoLB flow ``f``, the mean over its
-    subflows (each carries an equal share); each subflow's loss into ``losses``. (ECN marks
-    are decided as the bytes leave the links: :func:`forward`.)"""
+def subflow_signals(f, ls, lb, losses) -> float:
+    """Queueing delay in ps of UnoLB flow ``f``, the mean over its subflows (each carries an
+    equal share); each subflow's loss probability into ``losses`` (which subflows a loss report
+    names). (Losses and ECN marks are decided as the bytes cross the links: :func:`forward`.)"""
     sub_n, sub_hops, sub_links = lb[0], lb[1], lb[2]
     n = sub_n[f]
-    loss = 0.0
     delay = 0.0
     for s in range(n):
         kept = 1.0
@@ -880,8 +879,7 @@ def subflow_signals(f, ls, lb, losses):
             kept *= 1.0 - ls[link, LS_LOSS]
             delay += ls[link, LS_DELAY]
         losses[s] = 1.0 - kept
-        loss += 1.0 - kept
-    return loss / n, delay / n
+    return delay / n
 
 
 @njit(cache=True, error_model="numpy")
@@ -2029,7 +2027,7 @@ def advance(
             send = fx[f, FX_SEND]
             n_sub = sub_n[f]
             if n_sub > 0:  # (each subflow's loss in sub_loss, for the loss reports below)
-                qdelay = subflow_signals(f, ls, lb, sub_loss)[1]
+                qdelay = subflow_signals(f, ls, lb, sub_loss)
             else:
                 qdelay = path_delay(f, rt_ptr, rt_link, rt_w, ls)
             # the RTT sample: base RTT + the data's queueing + the ACKs' on the reverse path
