@@ -498,6 +498,11 @@ class EngineConfig:
     kind: str = choice("packet", ("packet", "fluid", "hybrid", "maxmin"))
     #: the fluid engine's time step, as a fraction of the intra-DC base RTT
     fluid_step_intra_rtt: float = num(0.125, "(0, 1]")
+    #: fluid: once only flows with longer RTTs are left to run, the step grows (in powers of
+    #: two) to fluid_step_intra_rtt of the shortest base RTT left, up to this fraction of the
+    #: intra-DC base RTT (at most fluid_step_intra_rtt: a fixed step). The hybrid keeps its
+    #: first step (its packets are stepped with it)
+    fluid_step_max_intra_rtt: float = num(0.5, "(0, 1]")
     #: hybrid: flows of at most this many bytes are simulated as packets (null: none by size)
     hybrid_packet_max_bytes: int | None = num(None, ">= 0")
     #: hybrid: flows with one of these tags are simulated as packets

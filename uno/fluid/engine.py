@@ -3,7 +3,10 @@
 It reads the run's :class:`uno.scenario.Scenario` (the same topology, routes, flows, switch
 marking and congestion-control parameters as the packet engine) into struct-of-arrays state and
 advances it in fixed steps of ``engine.fluid_step_intra_rtt`` x the intra-DC base RTT inside the
-Numba kernel :func:`uno.fluid.kernels.advance`:
+Numba kernel :func:`uno.fluid.kernels.advance`. Once only flows with longer RTTs are left to
+run (the short flows of a finite workload done), the step grows with the shortest RTT left, up
+to ``engine.fluid_step_max_intra_rtt`` x the intra-DC base RTT (:meth:`FluidSimulation._grow_step`,
+:func:`uno.fluid.kernels.coarsen`):
 
 - **Senders** are window-based, as the packet transports: in each step a flow sends what its
   window allows (cwnd - in flight), at most at its NIC rate, or at cwnd / base RTT when its
@@ -71,6 +74,7 @@ Units: times in ps, sizes in bytes, rates in bytes/ps inside the kernels.
 
 from __future__ import annotations
 
+import math
 import mmap
 import resource
 import time
@@ -509,6 +513,12 @@ class FluidSimulation:
         self.meta = scenario.meta()
         self.max_time_ps = ms_to_ps(cfg.engine.max_sim_time_ms)
         self.dt_ps = float(cfg.engine.fluid_step_intra_rtt * scenario.intra_ref.base_rtt_ps)
+        self.dt_first_ps = self.dt_ps
+        # the step is dt_first_ps x step_factor, a power of two, at most step_factor_max
+        # (engine.fluid_step_max_intra_rtt; :meth:`_grow_step`)
+        self.step_factor = 1
+        cap = cfg.engine.fluid_step_max_intra_rtt / cfg.engine.fluid_step_intra_rtt
+        self.step_factor_max = 1 << max(0, int(math.floor(math.log2(cap) + 1e-9)))
         self.progress_hook = None
         self.n_finished = 0
         self.now_ps = 0
@@ -802,20 +812,39 @@ class FluidSimulation:
     def run(self, measure_memory: bool = False) -> RunResult:
         """Step until every flow finished or ``engine.max_sim_time_ms``; collect the tables."""
         cfg = self.cfg
-        dt = self.dt_ps
-        k_stop = int(self.max_time_ps // dt)
-        interval = cfg.engine.sample_interval_us
-        chunk = max(1, int(round(us_to_ps(interval) / dt))) if interval > 0 else 20_000
-        sampler = _Sampler(self, cfg) if interval > 0 else None
+        interval_ps = us_to_ps(cfg.engine.sample_interval_us)
+        sampler = _Sampler(self, cfg) if interval_ps > 0 else None
+        grows = self.step_factor_max > 1
         self.k_done = 0
         t0 = time.perf_counter()
         k = 0
         n = len(self.flows)
-        while k < k_stop:
-            k = self.advance(k, min(k + chunk, k_stop))
-            self.k_done = k
+        looked = 0  # self.k_done when the flows left were last looked at (_grow_step)
+        next_sample_ps = interval_ps
+        while True:
+            dt = self.dt_ps
+            k_stop = int(self.max_time_ps // dt)
+            if k >= k_stop:
+                break
+            # (while the step may grow, a look at the flows left every 256 steps; samples at
+            # the multiples of the interval, to the step)
+            grows = grows and self.step_factor < self.step_factor_max
+            k_next = k + (256 if grows else 20_000)
+            if interval_ps > 0:
+                k_sample = int(round(next_sample_ps / dt))
+                while k_sample <= k:
+                    next_sample_ps += interval_ps
+                    k_sample = int(round(next_sample_ps / dt))
+                k_next = k_sample
+                next_sample_ps += interval_ps
+            k_next = self.advance(k, min(k_next, k_stop))
+            self.k_done += k_next - k
+            k = k_next
             self.now_ps = int(k * dt)
             self.n_finished = int(self.counters[2])
+            if grows and self.n_finished < n and self.k_done - looked >= 256:
+                looked = self.k_done
+                k = self._grow_step(k)
             if sampler is not None:
                 sampler.sample(self.now_ps)
             if self.progress_hook is not None:
@@ -824,6 +853,45 @@ class FluidSimulation:
                 break
         wall = time.perf_counter() - t0
         return self._collect(wall, sampler)
+
+    def _grow_step(self, k: int) -> int:
+        """The step follows the shortest base RTT among the flows left to run (running or not
+        started yet): ``engine.fluid_step_intra_rtt`` of it, in powers of two of the first
+        step, up to ``engine.fluid_step_max_intra_rtt`` of the intra-DC base RTT. A short
+        flow's feedback loop sets the step while one may still run; once only long-RTT flows
+        are left, their loops are slower, and what bounds the step is the links' own time
+        scale (a line-rate burst filling a buffer), which the cap keeps resolved. Returns the
+        current step's index at the step size now in force (:func:`kernels.coarsen`)."""
+        fs = self.fs
+        left = fs[:, K.FS_STATE] != 2.0
+        if not left.any():
+            return k
+        shortest = float(fs[left, K.FS_BASE_RTT].min())
+        want = 1
+        while want * 2 <= self.step_factor_max and self.dt_first_ps * want * 2 <= (
+            self.cfg.engine.fluid_step_intra_rtt * shortest
+        ):
+            want *= 2
+        factor = want // self.step_factor
+        if factor <= 1:
+            return k
+        # the fine steps up to the next multiple of the factor first
+        k_aligned = -(-k // factor) * factor
+        if k_aligned > k:
+            if k_aligned > self.max_time_ps // self.dt_ps:
+                return k
+            k_reached = self.advance(k, k_aligned)
+            self.k_done += k_reached - k
+            k = k_reached
+            self.now_ps = int(k * self.dt_ps)
+            self.n_finished = int(self.counters[2])
+            if k < k_aligned:  # every flow finished
+                return k
+        self.step_factor = want
+        self.dt_ps = self.dt_first_ps * want
+        n_active = int(self.counters[1])
+        return K.coarsen(factor, k, self.dt_ps, self.fs, self.cp, self.ring, self.ring_pool,
+                         self.active, n_active, self.calendar, self.fx)  # fmt: skip
 
     def advance(self, k_start: int, k_stop: int) -> int:
         """Run steps ``k_start`` .. ``k_stop - 1``; returns the step reached
@@ -930,7 +998,8 @@ class FluidSimulation:
                 packet_hops=0,
                 packet_hops_per_s=0.0,
                 fluid_steps=int(self.k_done),
-                fluid_step_us=self.dt_ps / PS_PER_US,
+                fluid_step_us=self.dt_first_ps / PS_PER_US,
+                fluid_step_last_us=self.dt_ps / PS_PER_US,
                 all_flows_finished=bool(flows["finish_ps"].notna().all()),
                 peak_rss_mib=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
                 lb_model=(

@@ -1746,6 +1746,80 @@ def book_losses(
 
 
 @njit(cache=True, error_model="numpy")
+def coarsen(factor, k, dt_new_ps, fs, cp, ring, ring_pool, active, n_active, calendar, fx) -> int:
+    """The step grows ``factor``-fold (to ``dt_new_ps``) at step ``k``, a multiple of
+    ``factor``: returns the same instant's step at the new size, ``k // factor``. What each
+    running flow's delay line holds for fine step ``j`` moves to the coarse step ``j //
+    factor`` (the one whose span holds it), slots meeting there merged (bytes added; the latest send and the last ACK's
+    arrival, their maxima; GEMINI's smallest RTT sample, the smaller; BBR's acknowledged bytes
+    at the latest send, the later slot's); the calendar is rebuilt for the new steps (a loss
+    report due at ``FS_LOSS_AT`` in the first coarse step whose start is not before it, as
+    :func:`loss_due`), and so are the flows' step fields (``FS_DUE_LAST``, ``FS_ACK_LAST``,
+    ``FS_WAIT_LAST``, ``FS_WAIT_LAST_OLD``, ``FS_WAIT_VOID``). Bytes and times are untouched:
+    only where the feedback is filed changes. The delay lines keep their lengths (sized for
+    the fine step, they hold the coarse one's lags with room to spare)."""
+    ring_ptr, ring_len = ring_pool[0], ring_pool[1]
+    n_col = ring.shape[1]
+    span = calendar.shape[0]
+    k_new = k // factor
+    longest = 1
+    for i in range(n_active):
+        if ring_len[active[i]] > longest:
+            longest = ring_len[active[i]]
+    held = np.zeros((longest, n_col))
+    held_step = np.zeros(longest, dtype=np.int64)
+    fresh = np.zeros_like(calendar)
+    for i in range(n_active):
+        f = active[i]
+        start = ring_ptr[f]
+        n = ring_len[f]
+        word = f >> 6
+        bit = np.uint64(1) << np.uint64(f & 63)
+        m = 0
+        for j in range(k, k + n):
+            if calendar[j % span, word] & bit:
+                row = start + j % n
+                for c in range(n_col):
+                    held[m, c] = ring[row, c]
+                    ring[row, c] = 0.0
+                held_step[m] = j
+                m += 1
+        gemini = cp[f, P_KIND] == CC_GEMINI
+        for t in range(m):
+            j_new = held_step[t] // factor
+            row = start + j_new % n
+            fresh[j_new % span, word] |= bit
+            later = held[t, R_SENTMAX] >= ring[row, R_SENTMAX]
+            for c in range(n_col):
+                v = held[t, c]
+                if c == R_SENTMAX or c == R_ARRIVE:
+                    if v > ring[row, c]:
+                        ring[row, c] = v
+                elif c == R_AUX:
+                    if gemini:
+                        if v > 0.0 and (ring[row, c] == 0.0 or v < ring[row, c]):
+                            ring[row, c] = v
+                    elif later:
+                        ring[row, c] = v
+                else:
+                    ring[row, c] += v
+        at = fs[f, FS_LOSS_AT]
+        if at >= 0.0:
+            step = int(at // dt_new_ps)
+            while step * dt_new_ps < at:
+                step += 1
+            fresh[(step if step > k_new else k_new) % span, word] |= bit
+        fx[f, FX_QUIET] = 0.0
+    for r in range(span):
+        for w in range(calendar.shape[1]):
+            calendar[r, w] = fresh[r, w]
+    for f in range(fs.shape[0]):
+        for c in (FS_DUE_LAST, FS_ACK_LAST, FS_WAIT_LAST, FS_WAIT_LAST_OLD, FS_WAIT_VOID):
+            fs[f, c] = math.floor(fs[f, c] / factor)
+    return k_new
+
+
+@njit(cache=True, error_model="numpy")
 def advance(
     k_start,
     k_stop,
