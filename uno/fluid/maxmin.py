@@ -27,34 +27,29 @@ from uno.fluid.engine import FluidSimulation
 
 
 @njit(cache=True)
-def maxmin_rates(active, n_active, rt_ptr, rt_link, rt_w, cap, nic, rates, residual, load, frozen):
+def maxmin_rates(active, n_active, rt_ptr, rt_link, rt_w, cap, nic, rates, residual, load, live):
     """Max-min fair rates (bytes/ps) of the flows ``active[:n_active]`` by progressive filling
     over link capacities ``cap`` with per-flow caps ``nic``; written into ``rates[f]``.
-    ``residual``, ``load`` (per link) and ``frozen`` (per flow) are scratch arrays."""
+    ``residual``, ``load`` (per link) and ``live`` (the flows still growing, compacted as
+    they freeze, so that a round costs what is left of them) are scratch arrays."""
     for i in range(n_active):
         f = active[i]
         rates[f] = 0.0
-        frozen[f] = 0
+        live[i] = f
         for j in range(rt_ptr[f], rt_ptr[f + 1]):
             residual[rt_link[j]] = cap[rt_link[j]]
-    unfrozen = n_active
-    while unfrozen > 0:
-        for i in range(n_active):
-            f = active[i]
+            load[rt_link[j]] = 0.0
+    n_live = n_active
+    while n_live > 0:
+        for i in range(n_live):
+            f = live[i]
             for j in range(rt_ptr[f], rt_ptr[f + 1]):
-                load[rt_link[j]] = 0.0
-        for i in range(n_active):
-            f = active[i]
-            if frozen[f] == 0:
-                for j in range(rt_ptr[f], rt_ptr[f + 1]):
-                    load[rt_link[j]] += rt_w[j]
+                load[rt_link[j]] += rt_w[j]
         delta = np.inf
         tight_link = -1  # the link (or, if -1, the NIC of tight_flow) that sets delta
         tight_flow = -1
-        for i in range(n_active):
-            f = active[i]
-            if frozen[f] != 0:
-                continue
+        for i in range(n_live):
+            f = live[i]
             head = nic[f] - rates[f]
             if head < delta:
                 delta = head
@@ -69,13 +64,11 @@ def maxmin_rates(active, n_active, rt_ptr, rt_link, rt_w, cap, nic, rates, resid
                         tight_link = link
         if delta < 0.0:
             delta = 0.0
-        for i in range(n_active):
-            f = active[i]
-            if frozen[f] == 0:
-                rates[f] += delta
-        # charge each link once for the growth of its unfrozen flows
-        for i in range(n_active):
-            f = active[i]
+        for i in range(n_live):
+            rates[live[i]] += delta
+        # charge each link once for the growth of its growing flows (and clear its load)
+        for i in range(n_live):
+            f = live[i]
             for j in range(rt_ptr[f], rt_ptr[f + 1]):
                 link = rt_link[j]
                 if load[link] > 0.0:
@@ -85,10 +78,9 @@ def maxmin_rates(active, n_active, rt_ptr, rt_link, rt_w, cap, nic, rates, resid
             residual[tight_link] = 0.0  # exactly saturated, whatever the rounding
         else:
             rates[tight_flow] = nic[tight_flow]
-        for i in range(n_active):
-            f = active[i]
-            if frozen[f] != 0:
-                continue
+        kept = 0
+        for i in range(n_live):
+            f = live[i]
             stop = rates[f] >= nic[f] * (1.0 - 1e-9)
             if not stop:
                 for j in range(rt_ptr[f], rt_ptr[f + 1]):
@@ -96,9 +88,10 @@ def maxmin_rates(active, n_active, rt_ptr, rt_link, rt_w, cap, nic, rates, resid
                     if residual[link] <= cap[link] * 1e-9:
                         stop = True
                         break
-            if stop:
-                frozen[f] = 1
-                unfrozen -= 1
+            if not stop:
+                live[kept] = f
+                kept += 1
+        n_live = kept
 
 
 @njit(cache=True)
@@ -110,7 +103,7 @@ def maxmin_run(start, size, base_rtt, order, rt_ptr, rt_link, rt_w, cap, nic, st
     n_links = cap.shape[0]
     remaining = size.copy()
     rates = np.zeros(n)
-    frozen = np.zeros(n, dtype=np.int64)
+    live = np.zeros(n, dtype=np.int64)
     residual = np.zeros(n_links)
     load = np.zeros(n_links)
     active = np.zeros(n, dtype=np.int64)
@@ -125,7 +118,7 @@ def maxmin_run(start, size, base_rtt, order, rt_ptr, rt_link, rt_w, cap, nic, st
             n_active += 1
             nxt += 1
         maxmin_rates(
-            active, n_active, rt_ptr, rt_link, rt_w, cap, nic, rates, residual, load, frozen
+            active, n_active, rt_ptr, rt_link, rt_w, cap, nic, rates, residual, load, live
         )
         events += 1
         # next event: a completion or a start
