@@ -117,9 +117,7 @@ def maxmin_run(start, size, base_rtt, order, rt_ptr, rt_link, rt_w, cap, nic, st
             active[n_active] = order[nxt]
             n_active += 1
             nxt += 1
-        maxmin_rates(
-            active, n_active, rt_ptr, rt_link, rt_w, cap, nic, rates, residual, load, live
-        )
+        maxmin_rates(active, n_active, rt_ptr, rt_link, rt_w, cap, nic, rates, residual, load, live)
         events += 1
         # next event: a completion or a start
         t_next = start[order[nxt]] if nxt < n else np.inf
