@@ -1370,7 +1370,10 @@ def test_the_step_grows_once_only_long_rtt_flows_are_left():
     only then: every intra-DC flow's result is that of the fixed-step run, to the bit; the
     inter-DC flows, which run on with the coarser step, all finish, with the mean and p99 FCT
     of the fixed-step run within 2% and 5% and their retransmissions within 5%, in a third
-    fewer steps. A lone inter-DC flow's FCT stays its ideal FCT."""
+    fewer steps, and the same whether or not the run samples. A lone inter-DC flow's FCT stays
+    its ideal FCT."""
+    import pandas as pd
+
     base = ["experiment=fig10_load", "workload=mixed_artifact", "scheme=uno_ecmp",
             "workload.n_flows=300", "workload.load=0.4", "engine.kind=fluid",
             "engine.sample_interval_us=0"]  # fmt: skip
@@ -1392,6 +1395,12 @@ def test_the_step_grows_once_only_long_rtt_flows_are_left():
     assert b.loc[~intra, "retransmits"].sum() == pytest.approx(
         a.loc[~intra, "retransmits"].sum(), rel=0.05
     )
+    # the step grows at the same steps whether or not the run samples its rates and queues
+    sampled = uno.run(uno.compose([*base, "engine.sample_interval_us=10"]))
+    pd.testing.assert_frame_equal(sampled.flows, grown.flows)
+    times = sampled.tables["rates"]["time_ps"].unique() / 1e6  # at the interval's multiples
+    off = np.abs(times - 10 * np.round(times / 10))
+    assert off.max() <= grown.summary["run"]["fluid_step_last_us"]
     lone = uno.run(uno.compose(["engine.kind=fluid", "workload.n_intra=0", "workload.n_inter=1",
                                 "lb=ecmp", "workload.size_bytes=20000000",
                                 "engine.sample_interval_us=0"])).flows  # fmt: skip

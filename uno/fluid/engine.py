@@ -498,6 +498,10 @@ def _hop_state(n_links, rt_ptr, rt_link, rt_w, sub_n, sub_hops, sub_links):
     )  # fmt: skip
 
 
+#: how often (in steps) a run whose step may grow looks at the flows left (FluidSimulation.run)
+LOOK_STEPS = 256
+
+
 class FluidSimulation:
     """One fluid run: the scenario's state as arrays, stepped by the kernels."""
 
@@ -819,34 +823,39 @@ class FluidSimulation:
         t0 = time.perf_counter()
         k = 0
         n = len(self.flows)
-        looked = 0  # self.k_done when the flows left were last looked at (_grow_step)
         next_sample_ps = interval_ps
         while True:
             dt = self.dt_ps
             k_stop = int(self.max_time_ps // dt)
             if k >= k_stop:
                 break
-            # (while the step may grow, a look at the flows left every 256 steps; samples at
-            # the multiples of the interval, to the step)
+            # while the step may grow, a look at the flows left every LOOK_STEPS steps (the
+            # same steps whether or not the run samples); samples at the multiples of the
+            # interval, to the step
             grows = grows and self.step_factor < self.step_factor_max
-            k_next = k + (256 if grows else 20_000)
+            k_next = k + 20_000
+            if grows:
+                k_next = k + LOOK_STEPS - self.k_done % LOOK_STEPS
+            sample_due = False
             if interval_ps > 0:
                 k_sample = int(round(next_sample_ps / dt))
                 while k_sample <= k:
                     next_sample_ps += interval_ps
                     k_sample = int(round(next_sample_ps / dt))
-                k_next = k_sample
-                next_sample_ps += interval_ps
-            k_next = self.advance(k, min(k_next, k_stop))
-            self.k_done += k_next - k
-            k = k_next
+                if k_sample <= k_next:
+                    k_next, sample_due = k_sample, True
+            k_next = min(k_next, k_stop)
+            k_reached = self.advance(k, k_next)
+            self.k_done += k_reached - k
+            k = k_reached
             self.now_ps = int(k * dt)
             self.n_finished = int(self.counters[2])
-            if grows and self.n_finished < n and self.k_done - looked >= 256:
-                looked = self.k_done
+            if grows and self.n_finished < n and self.k_done % LOOK_STEPS == 0:
                 k = self._grow_step(k)
-            if sampler is not None:
+            ending = self.n_finished == n or k >= int(self.max_time_ps // self.dt_ps)
+            if sampler is not None and (sample_due or ending or self.now_ps >= next_sample_ps):
                 sampler.sample(self.now_ps)
+                next_sample_ps += interval_ps
             if self.progress_hook is not None:
                 self.progress_hook(time.perf_counter())
             if self.n_finished == n:
