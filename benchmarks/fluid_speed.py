@@ -38,6 +38,15 @@ def timed(overrides: list[str]) -> tuple[float, dict]:
     return time.perf_counter() - t0, result.summary["run"]
 
 
+def steps(run: dict) -> str:
+    """The fluid engine's steps and their size (first and last: the step grows once only
+    long-RTT flows are left, ``engine.fluid_step_max_intra_rtt``); nothing for the others."""
+    if not run.get("fluid_steps"):
+        return ""
+    last = run.get("fluid_step_last_us", run["fluid_step_us"])
+    return f", {run['fluid_steps']:,} steps of {run['fluid_step_us']:.2f} -> {last:.2f} us"
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--scheme", default="uno_ecmp")
@@ -71,7 +80,7 @@ def main() -> None:
             print(f"fluid_speed {engine:8s} scheme={args.scheme} load=0.4 run {i + 1}: "
                   f"{run['n_flows']} flows, simulated {run['sim_time_us'] / 1000:.1f} ms in "
                   f"{wall:.2f} s wall (engine {run['wall_s']:.2f} s), peak RSS "
-                  f"{run['peak_rss_mib']:.0f} MiB", flush=True)  # fmt: skip
+                  f"{run['peak_rss_mib']:.0f} MiB{steps(run)}", flush=True)  # fmt: skip
     best = {e: min(w) for e, w in walls.items()}
     median = {e: statistics.median(w) for e, w in walls.items()}
     for engine, w in walls.items():
