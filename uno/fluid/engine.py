@@ -5,8 +5,8 @@ marking and congestion-control parameters as the packet engine) into struct-of-a
 advances it in fixed steps of ``engine.fluid_step_intra_rtt`` x the intra-DC base RTT inside the
 Numba kernel :func:`uno.fluid.kernels.advance`. Once only flows with longer RTTs are left to
 run (the short flows of a finite workload done), the step grows with the shortest RTT left, up
-to ``engine.fluid_step_max_intra_rtt`` x the intra-DC base RTT (:meth:`FluidSimulation._grow_step`,
-:func:`uno.fluid.kernels.coarsen`):
+to ``engine.fluid_step_max_intra_rtt`` x the intra-DC base RTT
+(:meth:`FluidSimulation._grow_step`, :func:`uno.fluid.kernels.coarsen`):
 
 - **Senders** are window-based, as the packet transports: in each step a flow sends what its
   window allows (cwnd - in flight), at most at its NIC rate, or at cwnd / base RTT when its

@@ -452,10 +452,10 @@ def forward(
     queue in finite time, where the proportional share's tail never ends (with no floor, a third
     of the route entries a step walked on the 40%-load Fig. 10 traffic held less than a byte,
     and two fifths of the deliveries were less than one). What leaves is the next hop's
-    arrival. So, as with packets, a byte dropped upstream
-    never reaches the next link, and a link passes on exactly its departures (never more than
-    it held, never more than its rate but for those slivers): summed over the flows at a link, ``q + a`` is the
-    link's queue plus its arrivals (bytes from outside the fluid model, ``LS_EXT``, apart), and
+    arrival. So, as with packets, a byte dropped upstream never reaches the next link, and a
+    link passes on exactly its departures (never more than it held, never more than its rate
+    but for those slivers): summed over the flows at a link, ``q + a`` is the link's queue plus
+    its arrivals (bytes from outside the fluid model, ``LS_EXT``, apart), and
     what leaves is its departures. A flow that sends nothing this step still moves its queued
     bytes on (``fx[f, FX_NETQ]`` > 0); it is walked from the first hop that holds its bytes
     (``fx[f, FX_FIRST]``), as the hops before it receive nothing.
@@ -1770,14 +1770,15 @@ def coarsen(factor, k, dt_new_ps, fs, cp, ring, ring_pool, active, n_active, cal
     """The step grows ``factor``-fold (to ``dt_new_ps``) at step ``k``, a multiple of
     ``factor``: returns the same instant's step at the new size, ``k // factor``. What each
     running flow's delay line holds for fine step ``j`` moves to the coarse step ``j //
-    factor`` (the one whose span holds it), slots meeting there merged (bytes added; the latest send and the last ACK's
-    arrival, their maxima; GEMINI's smallest RTT sample, the smaller; BBR's acknowledged bytes
-    at the latest send, the later slot's); the calendar is rebuilt for the new steps (a loss
-    report due at ``FS_LOSS_AT`` in the first coarse step whose start is not before it, as
-    :func:`loss_due`), and so are the flows' step fields (``FS_DUE_LAST``, ``FS_ACK_LAST``,
-    ``FS_WAIT_LAST``, ``FS_WAIT_LAST_OLD``, ``FS_WAIT_VOID``). Bytes and times are untouched:
-    only where the feedback is filed changes. The delay lines keep their lengths (sized for
-    the fine step, they hold the coarse one's lags with room to spare)."""
+    factor`` (the one whose span holds it), slots meeting there merged (bytes added; the
+    latest send and the last ACK's arrival, their maxima; GEMINI's smallest RTT sample, the
+    smaller; BBR's acknowledged bytes at the latest send, the later slot's). The calendar is
+    rebuilt for the new steps (a loss report due at ``FS_LOSS_AT`` in the first coarse step
+    whose start is not before it, as :func:`loss_due`), and so are the flows' step fields
+    (``FS_DUE_LAST``, ``FS_ACK_LAST``, ``FS_WAIT_LAST``, ``FS_WAIT_LAST_OLD``,
+    ``FS_WAIT_VOID``). Bytes and times are untouched: only where the feedback is filed
+    changes. The delay lines keep their lengths (sized for the fine step, they hold the
+    coarse one's lags with room to spare)."""
     ring_ptr, ring_len = ring_pool[0], ring_pool[1]
     n_col = ring.shape[1]
     span = calendar.shape[0]
