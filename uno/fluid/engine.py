@@ -521,6 +521,7 @@ class FluidSimulation:
         # the step is dt_first_ps x step_factor, a power of two, at most step_factor_max
         # (engine.fluid_step_max_intra_rtt; :meth:`_grow_step`)
         self.step_factor = 1
+        self._rtt_after = None  # (_grow_step)
         cap = cfg.engine.fluid_step_max_intra_rtt / cfg.engine.fluid_step_intra_rtt
         self.step_factor_max = 1 << max(0, int(math.floor(math.log2(cap) + 1e-9)))
         self.progress_hook = None
@@ -871,11 +872,18 @@ class FluidSimulation:
         are left, their loops are slower, and what bounds the step is the links' own time
         scale (a line-rate burst filling a buffer), which the cap keeps resolved. Returns the
         current step's index at the step size now in force (:func:`kernels.coarsen`)."""
-        fs = self.fs
-        left = fs[:, K.FS_STATE] != 2.0
-        if not left.any():
+        # the flows left: those running, and those of ``order`` not started yet (the
+        # shortest RTT among them, a suffix minimum taken once)
+        if self._rtt_after is None:
+            rtt = self.fs[:, K.FS_BASE_RTT][self.order]
+            self._rtt_after = np.append(np.minimum.accumulate(rtt[::-1])[::-1], np.inf)
+            self._base_rtt = np.ascontiguousarray(self.fs[:, K.FS_BASE_RTT])
+        n_active = int(self.counters[1])
+        shortest = float(self._rtt_after[int(self.counters[0])])
+        if n_active:
+            shortest = min(shortest, float(self._base_rtt[self.active[:n_active]].min()))
+        if shortest == np.inf:
             return k
-        shortest = float(fs[left, K.FS_BASE_RTT].min())
         want = 1
         while want * 2 <= self.step_factor_max and self.dt_first_ps * want * 2 <= (
             self.cfg.engine.fluid_step_intra_rtt * shortest
