@@ -845,12 +845,7 @@ class FluidSimulation:
                     k_sample = int(round(next_sample_ps / dt))
                 if k_sample <= k_next:
                     k_next, sample_due = k_sample, True
-            k_next = min(k_next, k_stop)
-            k_reached = self.advance(k, k_next)
-            self.k_done += k_reached - k
-            k = k_reached
-            self.now_ps = int(k * dt)
-            self.n_finished = int(self.counters[2])
+            k = self._advance_to(k, min(k_next, k_stop))
             if grows and self.n_finished < n and self.k_done % LOOK_STEPS == 0:
                 k = self._grow_step(k)
             ending = self.n_finished == n or k >= int(self.max_time_ps // self.dt_ps)
@@ -863,6 +858,15 @@ class FluidSimulation:
                 break
         wall = time.perf_counter() - t0
         return self._collect(wall, sampler)
+
+    def _advance_to(self, k: int, k_stop: int) -> int:
+        """:meth:`advance` from step ``k`` to ``k_stop`` (earlier if every flow finished), and
+        the run's counts after it: steps done, time, flows finished. Returns the step reached."""
+        k_reached = self.advance(k, k_stop)
+        self.k_done += k_reached - k
+        self.now_ps = int(k_reached * self.dt_ps)
+        self.n_finished = int(self.counters[2])
+        return k_reached
 
     def _grow_step(self, k: int) -> int:
         """The step follows the shortest base RTT among the flows left to run (running or not
@@ -897,11 +901,7 @@ class FluidSimulation:
         if k_aligned > k:
             if k_aligned > self.max_time_ps // self.dt_ps:
                 return k
-            k_reached = self.advance(k, k_aligned)
-            self.k_done += k_reached - k
-            k = k_reached
-            self.now_ps = int(k * self.dt_ps)
-            self.n_finished = int(self.counters[2])
+            k = self._advance_to(k, k_aligned)
             if k < k_aligned:  # every flow finished
                 return k
         self.step_factor = want
