@@ -153,3 +153,27 @@ def test_two_job_sweep_through_a_launcher_aggregates(tmp_path, launcher, axis):
     assert table["flows"].sum() == 2 * 60 - table["unfinished"].sum()
     assert collect_main([str(sw), "--out", str(tmp_path / "all.parquet")]) == 0
     assert len(pd.read_parquet(tmp_path / "all.parquet")) == 2 * 60
+
+
+def test_destinations_are_uniform_over_the_other_hosts_and_a_lone_host_is_refused():
+    """An intra-DC flow's destination is uniform over the other hosts of its source's
+    datacenter, an inter-DC flow's over the hosts of the other datacenters (here of unequal
+    sizes); an intra-DC flow from a datacenter of one host is refused naming the field."""
+    hosts = HostFacts(dc=(0,) * 3 + (1,) * 5, rack=(0,) * 3 + (1,) * 5, rate_bps=(10**11,) * 8)
+    cfg = MixedWorkload(n_flows=80_000, intra_fraction=0.5)
+    specs = mixed_flows(cfg, hosts, np.random.default_rng(5))
+    pairs = pd.DataFrame([(s.src, s.dst, s.tag) for s in specs], columns=["src", "dst", "tag"])
+    for src in (0, 4):
+        mine = hosts.dc[src]
+        for tag, allowed in (
+            ("intra", [h for h in range(8) if hosts.dc[h] == mine and h != src]),
+            ("inter", [h for h in range(8) if hosts.dc[h] != mine]),
+        ):
+            dst = pairs.loc[(pairs["src"] == src) & (pairs["tag"] == tag), "dst"]
+            share = dst.value_counts(normalize=True)
+            assert sorted(share.index) == allowed, (src, tag)
+            assert share.to_numpy() == pytest.approx(1 / len(allowed), abs=0.03), (src, tag)
+    lone = HostFacts(dc=(0,) + (1,) * 4, rack=(0,) + (1,) * 4, rate_bps=(10**11,) * 5)
+    with pytest.raises(ConfigError) as err:
+        mixed_flows(MixedWorkload(n_flows=200), lone, np.random.default_rng(1))
+    assert err.value.field == "workload.intra_fraction"

@@ -64,24 +64,27 @@ def mixed_flows(cfg, hosts: HostFacts, rng: np.random.Generator) -> list[FlowSpe
     sizes = np.where(intra, intra_cdf.sample(rng, n), inter_cdf.sample(rng, n))
     n_hosts = hosts.n_hosts
     srcs = rng.integers(0, n_hosts, size=n)
-    members = {dc: np.asarray(hosts.in_dc(dc)) for dc in dcs}
-    others = {dc: np.asarray([h for h in range(n_hosts) if hosts.dc[h] != dc]) for dc in dcs}
     u = rng.random(n)
-    specs = []
-    for i in range(n):
-        src = int(srcs[i])
-        dc = hosts.dc[src]
-        if intra[i]:
-            pool = members[dc]
+    # destinations, per source datacenter (vectorised; the same draws as one flow at a time)
+    host_dc = np.asarray(hosts.dc)
+    src_dc = host_dc[srcs]
+    dsts = np.empty(n, dtype=np.int64)
+    for dc in dcs:
+        here = src_dc == dc
+        sel = here & intra
+        if sel.any():
+            pool = np.asarray(hosts.in_dc(dc))
             if len(pool) < 2:
                 raise ConfigError("workload.intra_fraction", "a datacenter has a single host")
-            j = int(u[i] * (len(pool) - 1))
-            dst = int(pool[j] if pool[j] < src else pool[j + 1])  # uniform over the others
-        else:
-            pool = others[dc]
-            dst = int(pool[int(u[i] * len(pool))])
-        start_ps = round(float(starts_us[i]) * PS_PER_US)
-        specs.append(
-            FlowSpec(i, src, dst, int(sizes[i]), start_ps, "intra" if intra[i] else "inter")
-        )
-    return specs
+            j = (u[sel] * (len(pool) - 1)).astype(np.int64)
+            # uniform over the others: the j-th host of the pool below the source, else the next
+            dsts[sel] = np.where(pool[j] < srcs[sel], pool[j], pool[j + 1])
+        sel = here & ~intra
+        if sel.any():
+            pool = np.flatnonzero(host_dc != dc)
+            dsts[sel] = pool[(u[sel] * len(pool)).astype(np.int64)]
+    starts_ps = np.rint(starts_us * PS_PER_US).astype(np.int64).tolist()
+    tags = np.where(intra, "intra", "inter").tolist()
+    sizes = sizes.astype(np.int64).tolist()
+    columns = zip(srcs.tolist(), dsts.tolist(), sizes, starts_ps, tags, strict=True)
+    return [FlowSpec(i, *row) for i, row in enumerate(columns)]
