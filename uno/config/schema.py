@@ -503,6 +503,11 @@ class EngineConfig:
     #: intra-DC base RTT (at most fluid_step_intra_rtt: a fixed step). The hybrid keeps its
     #: first step (its packets are stepped with it)
     fluid_step_max_intra_rtt: float = num(0.5, "(0, 1]")
+    #: fluid: a flow whose base RTT spans many steps files what happened to its sends, drops
+    #: and deliveries in blocks of steps (powers of two) of at most 1/this of its base RTT,
+    #: instead of every step; its bytes still move every step. The intra-DC flows' block is a
+    #: step. 0: every flow every step
+    fluid_blocks_per_rtt: int = num(128, ">= 0")
     #: hybrid: flows of at most this many bytes are simulated as packets (null: none by size)
     hybrid_packet_max_bytes: int | None = num(None, ">= 0")
     #: hybrid: flows with one of these tags are simulated as packets

@@ -149,7 +149,13 @@ FS_WAIT_NEW = 43
 FS_WAIT_NEW_SENT = 44  # when the oldest of them were sent, ps
 FS_EVIDENCE_NEW = 45  # acked bytes sent since (FS_WAIT_NEW_SENT)
 FS_WAIT_LAST_OLD = 46  # step at which the newest of the older cohort time out
-N_FS = 56  # (47 used: rows of seven cache lines, an odd number, as N_LS)
+# feedback in blocks (advance, 4b): what the flow sent in its block so far, when (bytes x the
+# middle of each send, for the bytes' mean), the latest send's start and its end, ps
+FS_BLOCK_BYTES = 47
+FS_BLOCK_MIDW = 48
+FS_BLOCK_SENT = 49
+FS_BLOCK_END = 50
+N_FS = 56  # (51 used: rows of seven cache lines, an odd number, as N_LS)
 
 # ---- what every step reads of every running flow: a compact table ``fx`` -------------------
 # (4 flows a cache line, against a row of five lines in ``fs``: a flow with nothing to do this
@@ -931,6 +937,14 @@ def path_delay(f: int, rt_ptr, rt_link, rt_w, ls: np.ndarray) -> float:
 #: up to this many streams at a link the N*D/D/1 tail is the exact Benes sum, beyond it the
 #: Brownian-bridge approximation (within 1.1x of the sum there at loads of 0.8 and more)
 BENES_MAX_SOURCES = 64
+# log n! and log((n - k) / (k + 1)) for the whole numbers the Benes sums meet (up to one past
+# BENES_MAX_SOURCES streams), the values math.lgamma and math.log give them: tables instead of
+# three lgamma and one log a term (the same values, to the bit)
+_LOG_FACT = np.array([math.lgamma(i + 1.0) for i in range(BENES_MAX_SOURCES + 2)])
+_LOG_RATIO = np.array(
+    [[math.log(j / (k + 1.0)) if j > 0 else 0.0 for k in range(BENES_MAX_SOURCES + 2)]
+     for j in range(BENES_MAX_SOURCES + 2)]
+)  # fmt: skip
 
 
 @njit(cache=True, error_model="numpy")
@@ -945,15 +959,21 @@ def benes_tail(n: int, load: float, x: float) -> float:
     k0 = int(math.floor(x)) + 1
     if k0 > n:
         return 0.0
-    # log C(n, k), carried from k to k + 1 by the ratio (n - k) / (k + 1)
-    log_binom = math.lgamma(n + 1.0) - math.lgamma(k0 + 1.0) - math.lgamma(n - k0 + 1.0)
+    # log C(n, k), carried from k to k + 1 by the ratio (n - k) / (k + 1) (tables up to
+    # BENES_MAX_SOURCES + 1 streams, the only sums packet_jitter_exceedance asks for)
+    if n < _LOG_FACT.shape[0]:
+        log_binom = _LOG_FACT[n] - _LOG_FACT[k0] - _LOG_FACT[n - k0]
+    else:
+        log_binom = math.lgamma(n + 1.0) - math.lgamma(k0 + 1.0) - math.lgamma(n - k0 + 1.0)
+    tables = n < _LOG_FACT.shape[0]
     for k in range(k0, n + 1):
         a = (k - x) / d
         if a >= 1.0:
             break
         log_term = log_binom + k * math.log(a) + (n - k) * math.log1p(-a)
         total += math.exp(log_term) * (d - n + x) / (d - k + x)
-        log_binom += math.log((n - k) / (k + 1.0)) if k < n else 0.0
+        if k < n:
+            log_binom += _LOG_RATIO[n - k, k] if tables else math.log((n - k) / (k + 1.0))
     return total
 
 
@@ -1841,6 +1861,77 @@ def coarsen(factor, k, dt_new_ps, fs, cp, ring, ring_pool, active, n_active, cal
 
 
 @njit(cache=True, error_model="numpy")
+def hold_for_block(k, now, senders, n_senders, droppers, n_drop, markers, n_mark, block, fs, fx):
+    """Feedback in blocks (:func:`advance`, 4b.): the flows of this step's ``senders``,
+    ``droppers`` and ``markers`` whose block (``block[0, f]``) is more than a step leave those
+    lists and are held (``block[1]``): their sends add up in ``FS_BLOCK_*`` (bytes, the bytes'
+    mean time, the latest send), their drops in ``FS_DROPPED`` / ``FS_EXPOSED`` and their
+    deliveries in ``FS_DELIV_NEW`` / ``FS_MARK_NEW`` (:func:`forward` adds to what is there).
+    At its block's last step (``k + 1`` a multiple of the block) a held flow returns to the
+    lists, once, and the step files it as one batch: the block's sends with the RTT sampled
+    then, its drops drawn in whole packets, its deliveries' echoes from the block's middle.
+    Returns the number of senders left."""
+    n_flows = fs.shape[0]
+    held, is_held = block[1], block[2]
+    n_held = held[n_flows]
+    kept = 0
+    for i in range(n_senders):
+        f = senders[i]
+        if block[0, f] == 1:
+            senders[kept] = f
+            kept += 1
+            continue
+        send = fx[f, FX_SEND]
+        sent_at = now if fs[f, FS_START] <= now else fs[f, FS_START]
+        fs[f, FS_BLOCK_BYTES] += send
+        fs[f, FS_BLOCK_MIDW] += send * (sent_at + 0.5 * fs[f, FS_SEND_TIME])
+        fs[f, FS_BLOCK_SENT] = sent_at
+        fs[f, FS_BLOCK_END] = sent_at + fs[f, FS_SEND_TIME]
+        if is_held[f] == 0:
+            is_held[f] = 1
+            held[n_held] = f
+            n_held += 1
+    n_senders = kept
+    for lst, n_in in ((droppers, n_drop), (markers, n_mark)):
+        kept = 0
+        for i in range(n_in[0]):
+            f = lst[i]
+            if block[0, f] == 1:
+                lst[kept] = f
+                kept += 1
+            elif is_held[f] == 0:
+                is_held[f] = 1
+                held[n_held] = f
+                n_held += 1
+        n_in[0] = kept
+    # the blocks ending with this step: their flows back in the lists, once each
+    kept = 0
+    for i in range(n_held):
+        f = held[i]
+        if (k + 1) % block[0, f] != 0:
+            held[kept] = f
+            kept += 1
+            continue
+        is_held[f] = 0
+        if fs[f, FS_STATE] != 1.0:  # finished: nothing waits for them
+            for c in (FS_DROPPED, FS_EXPOSED, FS_DELIV_NEW, FS_MARK_NEW, FS_BLOCK_BYTES,
+                      FS_BLOCK_MIDW):  # fmt: skip
+                fs[f, c] = 0.0
+            continue
+        if fs[f, FS_BLOCK_BYTES] > 0.0:
+            senders[n_senders] = f
+            n_senders += 1
+        elif fs[f, FS_DROPPED] > 0.0:
+            droppers[n_drop[0]] = f
+            n_drop[0] += 1
+        if fs[f, FS_DELIV_NEW] > 0.0:
+            markers[n_mark[0]] = f
+            n_mark[0] += 1
+    held[n_flows] = kept
+    return n_senders
+
+
+@njit(cache=True, error_model="numpy")
 def advance(
     k_start,
     k_stop,
@@ -1866,6 +1957,7 @@ def advance(
     hops,
     fx,
     calendar,
+    block,
 ):
     """Run steps ``k_start`` .. ``k_stop - 1`` (step k covers [k dt, (k+1) dt)). ``order``
     lists the flows by start time; ``counters`` = [next flow of ``order`` to start, number of
@@ -1881,7 +1973,10 @@ def advance(
     (:func:`mark_due`); a flow with nothing due that could send nothing at its last try
     (``FX_QUIET``) is passed over, its state untouched, until something is due for it.
     ``hops``: the links' levels and each route entry's bytes in the network
-    (:func:`forward`)."""
+    (:func:`forward`). ``block``: feedback in blocks (``engine.fluid_blocks_per_rtt``):
+    ``block[0, f]`` flow ``f``'s block in steps (a power of two; 1: every step) and
+    ``block[0, n_flows]`` the largest; ``block[1, :block[1, n_flows]]`` the flows with
+    something held for their block's end, ``block[2, f]`` 1 for them (:func:`hold_for_block`)."""
     n_flows = fs.shape[0]
     ring_ptr, ring_len = ring_pool[0], ring_pool[1]
     wide = ring.shape[1] > R_GOOD  # R_GOOD, R_FREE, R_AUX kept (N_R_NARROW)
@@ -2116,6 +2211,12 @@ def advance(
         n_busy = forward(fx, fs, ls, active, n_active, busy, int(counters[3]), rt_ptr, lb, hops,
                          dt_ps, droppers, n_drop, markers, n_mark)  # fmt: skip
         counters[3] = n_busy
+        # 4b. a flow whose block is more than a step (a long RTT) keeps what happened to its
+        # sends, drops and deliveries for its block's last step, and files them there as one
+        # batch (5., 5b., 5c.): its feedback at that time scale, its bytes moving every step
+        if block[0, n_flows] > 1:
+            n_senders = hold_for_block(k, now, senders, n_senders, droppers, n_drop, markers,
+                                       n_mark, block, fs, fx)  # fmt: skip
         # 5. what happens to this step's bytes, fed back one RTT later
         for i in range(n_senders):
             f = senders[i]
@@ -2140,18 +2241,28 @@ def advance(
             # acked, however long the bytes wait on the way. Coded flows: of them, those in
             # blocks that decode are absorbed, the rest resent (coded_losses)
             mss = cp[f, P_MSS]
-            ack = send
             lost, failed, gone = coded_losses(f, n_ec, mss, fs, loss_rng, lb, block_dist)
             if n_sub > 0 and failed > 0.0:  # the subflows a loss report will name
                 for sf in range(n_sub):
                     sub_lost[f, sf] += sub_loss[sf]
-            sent_at = now if fs[f, FS_START] <= now else fs[f, FS_START]
-            arrive = sent_at + fs[f, FS_SEND_TIME] + rtt
+            if block[0, f] > 1:  # the block's sends (4b.)
+                ack = fs[f, FS_BLOCK_BYTES]
+                sent_at = fs[f, FS_BLOCK_SENT]
+                middle = fs[f, FS_BLOCK_MIDW] / ack
+                sent_end = fs[f, FS_BLOCK_END]
+                fs[f, FS_BLOCK_BYTES] = 0.0
+                fs[f, FS_BLOCK_MIDW] = 0.0
+            else:
+                ack = send
+                sent_at = now if fs[f, FS_START] <= now else fs[f, FS_START]
+                middle = sent_at + 0.5 * fs[f, FS_SEND_TIME]
+                sent_end = sent_at + fs[f, FS_SEND_TIME]
+            arrive = sent_end + rtt
             # the batch's ACKs return from sent_at + rtt to ``arrive``; they count in the step
             # their mean arrival falls in, whose sends (spread over the step, as the ACKs) they
             # clock. Counting them one step boundary later would add half a step to every RTT
             # and cost a window-limited flow dt / (2 RTT) of its rate.
-            lag = int(math.floor((sent_at + 0.5 * fs[f, FS_SEND_TIME] + rtt - now) / dt_ps))
+            lag = int(math.floor((middle + rtt - now) / dt_ps))
             lag = clamp_lag(f, lag, ring_len)
             slot = ring_ptr[f] + (k + lag) % ring_len[f]
             ring[slot, R_ACK] += ack
@@ -2219,8 +2330,9 @@ def advance(
             fs[f, FS_MARK_NEW] = 0.0
             if fs[f, FS_STATE] != 1.0:
                 continue  # (finished: nothing waits for them)
-            lag = int(math.floor(0.5 + (fs[f, FS_BASE_RTT] + fs[f, FS_RDELAY]) / dt_ps))
-            lag = clamp_lag(f, lag, ring_len)
+            # (a block's deliveries: from its middle step)
+            back = (fs[f, FS_BASE_RTT] + fs[f, FS_RDELAY]) / dt_ps - 0.5 * (block[0, f] - 1)
+            lag = clamp_lag(f, int(math.floor(0.5 + back)), ring_len)
             slot = ring_ptr[f] + (k + lag) % ring_len[f]
             ring[slot, R_DELIV] += deliv
             ring[slot, R_MARK] += marks
