@@ -51,12 +51,24 @@ def flows_frame(columns: dict) -> pd.DataFrame:
     df = pd.DataFrame({c: columns[c] for c in FLOW_COLUMNS})
     for col, (dtype, _) in FLOW_COLUMNS.items():
         if dtype == "Int64":
-            values = pd.array(
-                [None if v is None or (isinstance(v, float) and np.isnan(v)) else int(v)
-                 for v in df[col]],
-                dtype="Int64",
-            )  # fmt: skip
-            df[col] = values
+            df[col] = _nullable_ints(df[col])
         elif dtype != "object":
             df[col] = df[col].astype(dtype)
     return df
+
+
+def _nullable_ints(column: pd.Series):
+    """``column`` as pandas' nullable Int64: None and NaN missing, numbers truncated to ints
+    (numeric columns converted as arrays; others value by value)."""
+    if column.dtype.kind in "iu":
+        return pd.array(column.to_numpy(), dtype="Int64")
+    if column.dtype.kind == "f":
+        values = column.to_numpy()
+        missing = np.isnan(values)
+        if np.isinf(values).any():
+            raise ValueError(f"flows table: {column.name} holds an infinite value")
+        return pd.arrays.IntegerArray(np.where(missing, 0.0, values).astype(np.int64), missing)
+    return pd.array(
+        [None if v is None or (isinstance(v, float) and np.isnan(v)) else int(v) for v in column],
+        dtype="Int64",
+    )
