@@ -525,6 +525,33 @@ def test_a_blocks_packets_on_subflows_lose_by_each_subflows_chance():
     assert K.coded_loss_shares(0.6, 8, 2)[0] > 0.99
 
 
+@pytest.mark.parametrize("twin", [False, True])
+def test_a_coded_flows_loss_report_names_the_subflows_whose_bytes_were_dropped(twin):
+    """The packet UnoLB moves the subflows that carried the lost packets (``affected: lost``).
+    A coded UnoLB flow's drops are counted per subflow (``lb[15]``): its loss report names
+    those whose bytes the links dropped, not every subflow whose path dropped when it sent
+    (two lossy paths, one of them lost nothing of this flow's). An uncoded flow, whose drops
+    are not counted per subflow, is named by its paths' loss."""
+    coded_losses = K.coded_losses.py_func if twin else K.coded_losses
+    named = K.subflows_named.py_func if twin else K.subflows_named
+    sim = _unolb_sim()
+    f = int(np.nonzero((sim.lb[0] > 0) & (sim.fs[:, K.FS_EC_N] > 0))[0][0])
+    n_sub, n_ec = int(sim.lb[0][f]), int(sim.fs[f, K.FS_EC_N])
+    mss = sim.cp[f, K.P_MSS]
+    sub_drops = sim.lb[15]
+    sub_drops[f, 2] = (3 * mss, 10 * mss)  # subflow 2: 3 packets' bytes dropped of 10 exposed
+    sim.fs[f, K.FS_DROPPED], sim.fs[f, K.FS_EXPOSED] = 3 * mss, 10 * mss
+    scratch = np.zeros(n_sub + int(sim.fs[f, K.FS_EC_M]) + 2)
+    rng = sim.loss_rng.copy()
+    lost, failed, _ = coded_losses(f, n_ec, mss, sim.fs, rng, sim.lb, scratch)
+    assert lost > 0.0 and not sub_drops[f].any()  # (read and cleared)
+    path_loss = np.zeros(n_sub)
+    path_loss[[2, 5]] = 0.3  # subflows 2 and 5 crossed dropping links at the send
+    weights = named(n_ec, path_loss, scratch)[:n_sub]
+    assert weights[2] == pytest.approx(0.3) and np.count_nonzero(weights) == 1
+    np.testing.assert_array_equal(named(0, path_loss, scratch), path_loss)
+
+
 def _acks_way_back(sim, f):
     """Each subflow's ACK route (``lb[13]``) is the ECMP hash of (dst, src, its entropy)."""
     src, dst = sim.lb[7][f]

@@ -1735,6 +1735,18 @@ def coded_losses(f, n_ec, mss, fs, rng_state, lb, dist):
 
 
 @njit(cache=True, error_model="numpy")
+def subflows_named(n_ec, path_loss, counted):
+    """Which of an UnoLB flow's subflows a loss report names, as each subflow's weight
+    (``lb[4]``, :func:`unolb_reroute`): the packet UnoLB names the subflows that carried the
+    lost packets (uno/lb/unolb.py, ``affected: lost``). A coded flow's drops are counted per
+    subflow (``lb[15]``, :func:`forward`), and :func:`coded_losses` leaves each subflow's
+    chance of losing a packet in ``counted``: the subflows whose bytes the links dropped. An
+    uncoded flow's are not: the subflows whose path dropped at the send (``path_loss``,
+    :func:`subflow_signals`)."""
+    return counted if n_ec > 0 else path_loss
+
+
+@njit(cache=True, error_model="numpy")
 def book_losses(
     f,
     k,
@@ -2243,8 +2255,9 @@ def advance(
             mss = cp[f, P_MSS]
             lost, failed, gone = coded_losses(f, n_ec, mss, fs, loss_rng, lb, block_dist)
             if n_sub > 0 and failed > 0.0:  # the subflows a loss report will name
+                named = subflows_named(n_ec, sub_loss, block_dist)
                 for sf in range(n_sub):
-                    sub_lost[f, sf] += sub_loss[sf]
+                    sub_lost[f, sf] += named[sf]
             if block[0, f] > 1:  # the block's sends (4b.)
                 ack = fs[f, FS_BLOCK_BYTES]
                 sent_at = fs[f, FS_BLOCK_SENT]
@@ -2312,9 +2325,11 @@ def advance(
             if failed <= 0.0:
                 continue  # (coding absorbs them all)
             if sub_n[f] > 0:  # the subflows a loss report will name
-                subflow_signals(f, ls, lb, sub_loss)
+                if n_ec == 0:
+                    subflow_signals(f, ls, lb, sub_loss)
+                named = subflows_named(n_ec, sub_loss, block_dist)
                 for sf in range(sub_n[f]):
-                    sub_lost[f, sf] += sub_loss[sf]
+                    sub_lost[f, sf] += named[sf]
             book_losses(
                 f, k, now, now, failed, gone, n_ec, dt_ps, fs, ring, ring_ptr, ring_len, calendar
             )  # fmt: skip
