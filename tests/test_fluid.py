@@ -1516,6 +1516,17 @@ def test_a_long_rtt_flow_is_held_for_its_block_and_filed_once_at_its_end(twin):
     assert fs[2, K.FS_DROPPED] == 4096.0 and fs[2, K.FS_BLOCK_BYTES] == 0.0
     assert fs[3, K.FS_DELIV_NEW] == 0.0  # finished: cleared
     assert block[1, n] == 0 and not block[2, :n].any()  # nothing held after the blocks' end
+    # a flow still held when its block becomes a step (were a block to span the step's
+    # growth): what it sends then joins what it holds, and it is filed once, at that step's end
+    fs[1, K.FS_BLOCK_BYTES], fs[1, K.FS_BLOCK_MIDW] = 40.0, 40.0 * mean_at
+    block[1, 0], block[1, n], block[2, 1] = 1, 1, 1
+    block[0, 1] = 1
+    fx[1, K.FX_SEND] = 20.0
+    lists[0][:2] = [0, 1]
+    n_drop[0] = n_mark[0] = 0
+    n_send = hold(4, 4 * dt, lists[0], 2, lists[1], n_drop, lists[2], n_mark, block, fs, fx)
+    assert list(lists[0][:n_send]) == [0, 1] and fs[1, K.FS_BLOCK_BYTES] == 60.0
+    assert block[1, n] == 0 and block[2, 1] == 0
 
 
 def test_feedback_in_blocks_changes_the_long_rtt_flows_little_and_the_short_ones_less():

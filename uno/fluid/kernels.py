@@ -1882,14 +1882,18 @@ def hold_for_block(k, now, senders, n_senders, droppers, n_drop, markers, n_mark
     At its block's last step (``k + 1`` a multiple of the block) a held flow returns to the
     lists, once, and the step files it as one batch: the block's sends with the RTT sampled
     then, its drops drawn in whole packets, its deliveries' echoes from the block's middle.
-    Returns the number of senders left."""
+    Returns the number of senders left.
+
+    The blocks and the step's growth are powers of two, aligned on the step count, so no
+    block spans a change of step size; a flow still held when its block becomes a step is
+    filed at the end of that step all the same."""
     n_flows = fs.shape[0]
     held, is_held = block[1], block[2]
     n_held = held[n_flows]
     kept = 0
     for i in range(n_senders):
         f = senders[i]
-        if block[0, f] == 1:
+        if block[0, f] == 1 and is_held[f] == 0:
             senders[kept] = f
             kept += 1
             continue
@@ -1908,7 +1912,7 @@ def hold_for_block(k, now, senders, n_senders, droppers, n_drop, markers, n_mark
         kept = 0
         for i in range(n_in[0]):
             f = lst[i]
-            if block[0, f] == 1:
+            if block[0, f] == 1 and is_held[f] == 0:
                 lst[kept] = f
                 kept += 1
             elif is_held[f] == 0:
@@ -2226,7 +2230,7 @@ def advance(
         # 4b. a flow whose block is more than a step (a long RTT) keeps what happened to its
         # sends, drops and deliveries for its block's last step, and files them there as one
         # batch (5., 5b., 5c.): its feedback at that time scale, its bytes moving every step
-        if block[0, n_flows] > 1:
+        if block[0, n_flows] > 1 or block[1, n_flows] > 0:
             n_senders = hold_for_block(k, now, senders, n_senders, droppers, n_drop, markers,
                                        n_mark, block, fs, fx)  # fmt: skip
         # 5. what happens to this step's bytes, fed back one RTT later
@@ -2258,7 +2262,7 @@ def advance(
                 named = subflows_named(n_ec, sub_loss, block_dist)
                 for sf in range(n_sub):
                     sub_lost[f, sf] += named[sf]
-            if block[0, f] > 1:  # the block's sends (4b.)
+            if fs[f, FS_BLOCK_BYTES] > 0.0:  # the block's sends (4b.)
                 ack = fs[f, FS_BLOCK_BYTES]
                 sent_at = fs[f, FS_BLOCK_SENT]
                 middle = fs[f, FS_BLOCK_MIDW] / ack
