@@ -506,7 +506,8 @@ class EngineConfig:
     #: fluid: a flow whose base RTT spans many steps files what happened to its sends, drops
     #: and deliveries in blocks of steps (powers of two) of at most 1/this of its base RTT,
     #: instead of every step; its bytes still move every step. The intra-DC flows' block is a
-    #: step. 0: every flow every step
+    #: step, and so is every GEMINI and BBR flow's (their RTT minimum and rate maximum depend
+    #: on the number of samples). 0: every flow every step
     fluid_blocks_per_rtt: int = num(128, ">= 0")
     #: hybrid: flows of at most this many bytes are simulated as packets (null: none by size)
     hybrid_packet_max_bytes: int | None = num(None, ">= 0")
