@@ -71,7 +71,7 @@ def run_pair(root: Path, extra: list[str]) -> None:
         flows = result.flows
         rpc = flows[flows["tag"] == "rpc"]
         long = flows[flows["tag"] != "rpc"]
-        assert len(rpc) == 400 and len(long) == 8
+        assert len(rpc) == cfg.workload.rpc_count and len(long) == 8  # (400 reduced, 4000 full)
         assert rpc["finish_ps"].notna().all()  # the run stops once the RPCs are done...
         assert long["finish_ps"].isna().all()  # ...long before the 1 GiB flows could finish
         assert (rpc["src"] // 4 == 240 // 4).all() and (rpc["cls"] == "intra").all()
