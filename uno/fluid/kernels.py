@@ -939,7 +939,7 @@ def path_delay(f: int, rt_ptr, rt_link, rt_w, ls: np.ndarray) -> float:
 BENES_MAX_SOURCES = 64
 # log n! and log((n - k) / (k + 1)) for the whole numbers the Benes sums meet (up to one past
 # BENES_MAX_SOURCES streams), the values math.lgamma and math.log give them: tables instead of
-# three lgamma and one log a term (the same values, to the bit)
+# three lgamma and one log a term
 _LOG_FACT = np.array([math.lgamma(i + 1.0) for i in range(BENES_MAX_SOURCES + 2)])
 _LOG_RATIO = np.array(
     [[math.log(j / (k + 1.0)) if j > 0 else 0.0 for k in range(BENES_MAX_SOURCES + 2)]
@@ -961,11 +961,11 @@ def benes_tail(n: int, load: float, x: float) -> float:
         return 0.0
     # log C(n, k), carried from k to k + 1 by the ratio (n - k) / (k + 1) (tables up to
     # BENES_MAX_SOURCES + 1 streams, the only sums packet_jitter_exceedance asks for)
-    if n < _LOG_FACT.shape[0]:
+    tables = n < _LOG_FACT.shape[0]
+    if tables:
         log_binom = _LOG_FACT[n] - _LOG_FACT[k0] - _LOG_FACT[n - k0]
     else:
         log_binom = math.lgamma(n + 1.0) - math.lgamma(k0 + 1.0) - math.lgamma(n - k0 + 1.0)
-    tables = n < _LOG_FACT.shape[0]
     for k in range(k0, n + 1):
         a = (k - x) / d
         if a >= 1.0:
