@@ -1,5 +1,5 @@
 """experiments/fluid_validation's scripts: compare.py's ``--fluid`` overrides reach the fluid runs
-only, and sweep.py refuses an unknown case naming it."""
+only, sweep.py refuses an unknown case naming it, and seeds.py reads its seeds or refuses them."""
 
 from __future__ import annotations
 
@@ -52,3 +52,14 @@ def test_sweep_refuses_an_unknown_case(monkeypatch, capsys):
         sweep.main()
     assert "nosuch" in capsys.readouterr().err
     assert set(sweep.DEFAULT_CASES) < set(sweep.CASES)
+
+
+def test_seeds_reads_a_range_or_a_list_and_refuses_anything_else(monkeypatch, capsys):
+    monkeypatch.syspath_prepend(str(SCRIPTS))  # seeds.py imports compare.py beside it
+    seeds = load("seeds")
+    assert seeds.seed_list("1-4") == [1, 2, 3, 4]
+    assert seeds.seed_list("2,5") == [2, 5]
+    monkeypatch.setattr(sys, "argv", ["seeds.py", "--seeds", "one-two"])
+    with pytest.raises(SystemExit):
+        seeds.main()
+    assert "--seeds" in capsys.readouterr().err

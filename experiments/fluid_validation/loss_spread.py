@@ -3,7 +3,7 @@
 Usage::
 
     python experiments/fluid_validation/loss_spread.py [--port "dc0/border->dc1/border#1"]
-        [--from-ms 0.3] [--to-ms 1.5] [--scheme uno_ecmp] [--min-packets 100]
+        [--from-ms 0.3] [--to-ms 1.5] [--scheme uno_ecmp] [--min-packets 100] [--fluid OVERRIDE]
 
 Runs the ``mixed40`` scenario of ``compare.py`` (``fig10_load`` at 40% load, 5000 flows) in both
 engines up to ``--to-ms`` and counts, per flow, the data packets that reached ``--port`` between
@@ -13,8 +13,10 @@ with at least ``--min-packets`` arrivals, the spread of their drop fractions.
 It is a diagnostic, not part of the engines: it wraps ``Port.receive`` of the packet engine's
 lazy port model on the Python data plane (``engine.port_model=lazy``, ``engine.dataplane=python``)
 for the run, and steps the fluid engine one step at a time, reading each route entry's arrivals
-(``EF_IN``) and its link's drop fraction (``LS_LOSS``) after the step (the fluid engine's own,
-per-flow losses are whole packets drawn around these means).
+(``EF_IN``) and the share of them the link dropped (``EF_LOSS``: the link's drop fraction, or
+with ``engine.fluid_phase_drops`` its input's share) after the step (the fluid engine's own,
+per-flow losses are whole packets drawn around these means). ``--fluid OVERRIDE`` adds an
+override to the fluid run (e.g. ``engine.fluid_phase_drops=false``).
 """
 
 from __future__ import annotations
@@ -67,7 +69,8 @@ def fluid_counts(args) -> tuple[collections.Counter, collections.Counter]:
     from uno.fluid import kernels as K
     from uno.fluid.engine import build_flow_level
 
-    cfg = to_run_config(uno.compose([*SCENARIO, f"scheme={args.scheme}", "engine.kind=fluid"]))
+    cfg = to_run_config(uno.compose([*SCENARIO, f"scheme={args.scheme}", "engine.kind=fluid",
+                                     *args.fluid]))  # fmt: skip
     sim = build_flow_level(cfg)
     if args.port not in sim.port_names:
         raise SystemExit(f"--port {args.port!r}: no such link in this scenario")
@@ -92,7 +95,8 @@ def fluid_counts(args) -> tuple[collections.Counter, collections.Counter]:
             continue
         into = np.where(weight < 1.0, ef[group, K.EF_IN] * weight, ef[mine, K.EF_IN])
         got += into / mss
-        lost += into * sim.ls[link, K.LS_LOSS] / mss
+        if sim.ls[link, K.LS_LOSS] > 0.0:  # each entry's share (by its input, phase drops)
+            lost += into * ef[mine, K.EF_LOSS] / mss
     arrivals, drops = collections.Counter(), collections.Counter()
     for fid, a, d in zip(flow_ids, got, lost, strict=True):
         arrivals[int(fid)] += a
@@ -119,6 +123,13 @@ def main() -> None:
     ap.add_argument("--to-ms", type=float, default=1.5)
     ap.add_argument("--scheme", default="uno_ecmp")
     ap.add_argument("--min-packets", type=int, default=100)
+    ap.add_argument(
+        "--fluid",
+        action="append",
+        default=[],
+        metavar="OVERRIDE",
+        help="a config override of the fluid run (repeatable)",
+    )
     args = ap.parse_args()
     print(f"== drops at {args.port}, {args.from_ms}-{args.to_ms} ms, scheme={args.scheme}")
     fractions = {}

@@ -509,6 +509,10 @@ class EngineConfig:
     #: step, and so is every GEMINI and BBR flow's (their RTT minimum and rate maximum depend
     #: on the number of samples). 0: every flow every step
     fluid_blocks_per_rtt: int = num(128, ">= 0")
+    #: fluid: a full drop-tail queue drops by its inputs' packet phases (a packet time's free
+    #: slot goes to the first packet to arrive after a departure; back-to-back links arrive on
+    #: fixed grids, which ACKs shift), not the same share of every flow's arrivals
+    fluid_phase_drops: bool = True
     #: hybrid: flows of at most this many bytes are simulated as packets (null: none by size)
     hybrid_packet_max_bytes: int | None = num(None, ">= 0")
     #: hybrid: flows with one of these tags are simulated as packets

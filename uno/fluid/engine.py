@@ -37,8 +37,22 @@ step, its bytes still moving every step (:meth:`FluidSimulation._set_blocks`,
   block timer, or after the sender's retransmission timeout when none of the block's packets
   arrived (the receiver has nothing to NACK); the others decode with their blocks
   (:func:`uno.fluid.kernels.coded_loss_shares`).
+- **A full queue drops by its inputs' packet phases** (``engine.fluid_phase_drops``, on by
+  default; :func:`uno.fluid.kernels.input_drop_shares`). A packet port whose buffer is full
+  frees one slot per departure, and the first packet to arrive after it takes the slot: a link
+  sending back to back at the full queue's own rate delivers its packets at a fixed phase of
+  that queue's departure grid, and the input whose phase comes first takes every slot it
+  wants while the one behind it loses nearly everything (drop-tail lock-out, Floyd &
+  Jacobson 1992). So the fluid link's drops (its total is the fluid queue's) fall on its
+  inputs (the link before each route entry) by the chance that their packets are not first
+  in their packet time: grid inputs at their phase, others at random phases. A link's grid
+  starts at a random phase (the run's seed) when its busy period begins, or on the grid of
+  the one link that feeds it, passes on the grid of a single feeding link while not full,
+  and drifts by the ACKs it carries (each delays the departures after it by its own
+  transmission time; :func:`uno.fluid.kernels.ack_drift`). With it off, every byte arriving at
+  a full queue loses the same share.
 - **Losses are whole packets.** A link drops the fraction of its arrivals that overflows the
-  buffer; a flow whose ``n`` packets reached links that dropped a fraction ``p`` of them in a
+  buffer (by input, above); a flow whose ``n`` packets reached links that dropped a fraction ``p`` of them in a
   step loses a binomial number (``n``, ``p``) of packets (drawn from the flow's own stream;
   the mean from 20 up; :func:`uno.fluid.kernels.dropped_packets`), so a short flow crossing a lossy
   link loses a packet now and then and finishes untouched otherwise, rather than losing a
@@ -418,7 +432,9 @@ def _route_groups(rt_ptr: np.ndarray, rt_w: np.ndarray):
 def _hop_state(n_links, rt_ptr, rt_link, rt_w, sub_n, sub_hops, sub_links):
     """The ``hops`` tuple of :func:`uno.fluid.kernels.forward`: the links' levels (longest
     chain of links before it on the routes, so that a link is advanced after every link that
-    feeds it in the same step), the routes' hop structure and the per-entry state."""
+    feeds it in the same step), the routes' hop structure and the per-entry state, and the
+    scratch of the phase drops (:func:`uno.fluid.kernels.group_inputs`; the caller fills in
+    their salt, the ACKs' sizes and routes and appends ``l_input``)."""
     n = len(rt_ptr) - 1
     gstart, nxt = _route_groups(rt_ptr, rt_w)
     # which link follows which: consecutive hops of the routes (every link of a split hop
@@ -501,6 +517,13 @@ def _hop_state(n_links, rt_ptr, rt_link, rt_w, sub_n, sub_hops, sub_links):
         np.zeros(n_lvl, dtype=np.int64), np.zeros(n_links, dtype=np.int64),
         np.zeros(n_lvl, dtype=np.int64), np.zeros(n_links, dtype=np.int64),
         np.zeros(n_lvl, dtype=np.int64),
+        # input_drop_shares: [salt of the grid phases, 1: on], each link's dense index while
+        # it drops (-1), the inputs' links, their figures, how many, scratch
+        np.zeros(2, dtype=np.uint64), np.full(n_links, -1, dtype=np.int64),
+        np.zeros((n_links, K.INPUTS_MAX), dtype=np.int64),
+        np.zeros((n_links, 5, K.INPUTS_MAX + 1)), np.zeros(n_links, dtype=np.int64),
+        np.zeros(K.INPUTS_MAX, dtype=np.int64),
+        np.zeros(2),  # ack_drift: an ACK's share of a data packet's time, a packet's bytes
     )  # fmt: skip
 
 
@@ -550,6 +573,7 @@ class FluidSimulation:
             row[K.LS_BUF] = float(e.buffer_bytes)
             row[K.LS_KMIN] = row[K.LS_KMAX] = -1.0
             row[K.LS_PASS] = 1.0
+            row[K.LS_GRID] = -1.0  # idle: no departure grid yet
             m = scenario.marking[e.edge_id]
             if m is None:
                 continue
@@ -671,6 +695,9 @@ class FluidSimulation:
         # that of the route of the pair's first flow
         # (the data's route and the ACKs' route back: an ACK waits behind the reverse path's
         # queues, see uno.fluid.kernels.reverse_delay)
+        # every ACK's way back, for the drift its transmission gives the grids of the links it
+        # crosses (kernels.ack_drift), whichever lane it waits in
+        self._ack_routes = (rv_w.copy(), sub_rhops.copy())
         if cfg.switch.ack_priority:
             # switch ports serve ACKs in a lane of their own (uno.net.port.ControlLane): only
             # the receiver's NIC queue, shared with its own data, delays them
@@ -734,6 +761,12 @@ class FluidSimulation:
                    lb_rng, ends, *tables, sub_rlinks, sub_rhops,
                    np.zeros((*sub_ent.shape, 2)))  # fmt: skip
         self.hops = _hop_state(len(self.ls), rt_ptr, rt_link, rt_w, sub_n, sub_hops, sub_links)
+        # full drop-tail queues drop by their inputs' packet phases (kernels.input_drop_shares)
+        self.hops[9][0] = rng.stream("fluid/grid_phases").integers(0, 1 << 63, dtype=np.uint64)
+        self.hops[9][1] = 1 if cfg.engine.fluid_phase_drops else 0
+        pkt = sc.data_bytes + sc.header_bytes
+        self.hops[15][:] = (sc.ack_bytes / pkt, pkt)
+        self.hops = (*self.hops, *self._ack_routes, np.full(len(self.ls), -1, dtype=np.int64))
 
     def _cc_rows(self, cfg, plans) -> np.ndarray:
         """The ``P_*`` rows of every flow (:meth:`_cc_params`), built once per distinct

@@ -68,7 +68,11 @@ LS_MARKS = 35  # bytes the link marked (ECN) as they left it
 # (set by uno.fluid.hybrid before each step; 0 without packets)
 LS_PKT_CLAIM = 36
 LS_NIC_SENDERS = 37  # a host's NIC: how many of its fluid flows had bytes to send in the last step
-N_LS = 40  # (38 used: rows of five whole cache lines, an odd number so that the rows'
+# the link's departures this step were back to back (its whole line rate): a packet port then
+# sends on a fixed grid of one packet time, whose phase is set where its busy period began
+LS_BACKLOG = 38
+LS_GRID = 39  # that grid's phase, in [0, 1) of a packet time (-1: not back to back)
+N_LS = 40  # (40 used: rows of five whole cache lines, an odd number so that the rows'
 #              first lines spread over every cache set; a stride of 4 lines would use a fourth)
 
 # ---- route entries (kernels.forward): integer and float fields, one row per entry --------
@@ -79,7 +83,8 @@ EI_NEXT = 3  # first entry of the next hop, -1: last
 EI_LAG = 4  # 1: the next hop's level is not above this one's (bytes reach it next step)
 EI_NXT = 5  # next entry in this step's list of its level
 EI_SNXT = 6  # next entry in this step's list of its level's split-hop entries
-N_EI = 8  # (7 used; a row of 8 is one cache line)
+EI_GROUP = 7  # at a link that drops this step: the entry's input group there (-1: the pool)
+N_EI = 8  # (8 used; a row of 8 is one cache line)
 EF_Q = 0  # bytes of the flow queued at the link
 EF_IN = 1  # bytes into the entry's hop this step
 EF_CARRY = 2  # bytes that reach it next step
@@ -88,7 +93,13 @@ EF_W = 3  # share of the hop's bytes that takes this link (1: a one-link hop)
 EF_MQ = 4
 EF_MIN = 5
 EF_MCARRY = 6
-N_EF = 8  # (7 used; a row of 8 is one cache line)
+EF_LOSS = 7  # the share of its arrivals the link dropped this step (forward; by its input)
+N_EF = 8  # (8 used; a row of 8 is one cache line)
+
+#: a link whose departures reach this close to its line rate sends back to back (LS_BACKLOG)
+BACKLOG_TOLERANCE = 1e-9
+#: inputs of one dropping link told apart (:func:`input_drop_shares`); more join the pool
+INPUTS_MAX = 32
 
 #: a flow's bytes at a link below this many (a byte: the least a link carries) leave with the
 #: link's departures of the step (:func:`forward`)
@@ -335,10 +346,12 @@ def update_links(ls: np.ndarray, links: np.ndarray, n_links: int, dt_ps: float) 
     queue + arrivals (the flows' rates, plus ``LS_EXT`` bytes) - departures at line rate, tail
     drop beyond the buffer, phantom queue filled by the same arrivals and drained at its own
     rate, and the marking probability, loss fraction (drops / arrivals: a tail drop takes
-    arriving bytes), queueing delay and pass ratio (departures / (queue + arrivals), at most 1:
-    the share of every flow's bytes at the link that leaves this step) that the flows crossing
-    the link see. ``LS_QF`` keeps the fluid flows' part of the queue. Links left
-    empty leave the list; returns its new length."""
+    arriving bytes), queueing delay and pass ratio (departures / (queue + arrivals - drops),
+    at most 1: the share of every flow's bytes held at the link, once its drops are gone, that
+    leaves this step) that the flows crossing the link see. ``LS_QF`` keeps the fluid flows'
+    part of the queue. ``LS_BACKLOG``: the link sent at its line rate all step (its packets
+    leave back to back); a link that did not loses its departure grid (``LS_GRID`` = -1).
+    Links left empty leave the list; returns its new length."""
     kept = 0
     for i in range(n_links):
         link = links[i]
@@ -355,6 +368,8 @@ def update_links(ls: np.ndarray, links: np.ndarray, n_links: int, dt_ps: float) 
             ls[link, LS_DELAY] = 0.0
             ls[link, LS_PASS] = 1.0
             ls[link, LS_LISTED] = 0.0
+            ls[link, LS_BACKLOG] = 0.0
+            ls[link, LS_GRID] = -1.0
             continue
         links[kept] = link
         kept += 1
@@ -362,6 +377,12 @@ def update_links(ls: np.ndarray, links: np.ndarray, n_links: int, dt_ps: float) 
         total = q + arr
         dep = total if total < cap else cap
         q = total - dep
+        # back to back: the grid's phase is kept while it is (forward draws it at the start)
+        if dep >= cap * (1.0 - BACKLOG_TOLERANCE):
+            ls[link, LS_BACKLOG] = 1.0
+        else:
+            ls[link, LS_BACKLOG] = 0.0
+            ls[link, LS_GRID] = -1.0
         drop = 0.0
         if q > ls[link, LS_BUF]:
             drop = q - ls[link, LS_BUF]
@@ -369,7 +390,9 @@ def update_links(ls: np.ndarray, links: np.ndarray, n_links: int, dt_ps: float) 
         # FIFO: departures and drops take the fluid and external bytes in proportion
         ls[link, LS_QF] = (ls[link, LS_QF] + arr_fluid) * (q / total) if total > 0.0 else 0.0
         ls[link, LS_LOSS] = drop / arr if arr > 0.0 else 0.0
-        ls[link, LS_PASS] = dep / total if total > 0.0 else 1.0
+        # of what the link holds once the drops are gone, the share that leaves
+        kept_bytes = total - drop
+        ls[link, LS_PASS] = dep / kept_bytes if kept_bytes > 0.0 else 1.0
         ls[link, LS_Q] = q
         ls[link, LS_TX] += dep
         ls[link, LS_DROP] += drop
@@ -414,8 +437,258 @@ def add_external(ls, busy, counters, links, nbytes) -> None:
     counters[3] = n_busy
 
 
+#: Gauss-Legendre nodes and weights on [0, 1] (8 points: exact for polynomials of degree 15)
+_GL_X, _GL_W = np.polynomial.legendre.leggauss(8)
+GL_X = (_GL_X + 1.0) / 2.0
+GL_W = _GL_W / 2.0
+
+
+@njit(cache=True, error_model="numpy")
+def input_drop_shares(n_g, on_grid, u, phase, arr, pool_arr, pool_u, drop, loss, order):
+    """How a full drop-tail link's ``drop`` bytes fall on its inputs in a step: the loss
+    fraction of each input group ``loss[:n_g]``, and the pool's (returned).
+
+    A full packet queue frees one slot per departure, and the first packet to arrive after it
+    takes the slot; the others arriving in that packet time are dropped. An input is the link
+    before (a queue of its own): it delivers at most one packet per packet time of this link
+    (same rate), and it delivers one in a share ``u`` of them (its arrivals over the link's
+    capacity in the step). An input whose own departures are back to back (``on_grid``) puts
+    its packets at a fixed ``phase`` of this link's departure grid; any other input's
+    packets fall at random in the packet time (``u`` clamped to 1), and so do the pool's (the
+    bytes of flows whose input is not one link: the first hop, a split hop before; many small
+    streams, each arriving with chance ``u_r psi`` before phase ``psi``: exp(-pool_u psi)).
+    With F(psi) the chance that nothing arrives before phase psi after a departure
+    (prod over grid inputs with phase < psi of (1 - u), times prod over the others of
+    (1 - u psi), times exp(-pool_u psi)), a grid input's packet takes the slot with chance
+    F(phase) and a random input's with the mean of F(psi) / (1 - u psi) over psi, the pool's
+    with the mean of F (Gauss-Legendre on the pieces between grid phases). Floyd & Jacobson
+    (1992) describe the effect: at a drop-tail gateway fed by periodic streams, which stream's
+    packets are dropped is decided by the streams' phases, not by their rates.
+
+    The link's own total of drops (the fluid queue's) is kept: each group's loss is its
+    rejection chance 1 - accept times one factor, capped at 1 (the factor found by water
+    filling), so inputs that meet the same odds lose the same share, as before. ``order`` is
+    scratch of ``n_g`` integers. Units: bytes (``arr``, ``pool_arr``, ``drop``), packet
+    times (``phase``)."""
+    m = 0
+    for g in range(n_g):
+        if on_grid[g] > 0.0:
+            # insertion sort of the grid inputs by phase (a handful)
+            t = m
+            while t > 0 and phase[order[t - 1]] > phase[g]:
+                order[t] = order[t - 1]
+                t -= 1
+            order[t] = g
+            m += 1
+    accept = np.zeros(n_g)
+    accept_pool = 0.0
+    c_grid = 1.0
+    for i in range(m + 1):
+        lo = 0.0 if i == 0 else phase[order[i - 1]]
+        hi = 1.0 if i == m else phase[order[i]]
+        if i > 0:
+            c_grid *= 1.0 - u[order[i - 1]]
+        if i < m:  # the grid input at the segment's end: nothing before it in its packet time
+            g = order[i]
+            f_at = c_grid * math.exp(-pool_u * hi)
+            for r in range(n_g):
+                if on_grid[r] <= 0.0:
+                    f_at *= 1.0 - u[r] * hi
+            accept[g] = f_at
+        if hi <= lo or c_grid <= 0.0:
+            continue
+        for q in range(GL_X.shape[0]):
+            psi = lo + (hi - lo) * GL_X[q]
+            f_psi = c_grid * math.exp(-pool_u * psi)
+            for r in range(n_g):
+                if on_grid[r] <= 0.0:
+                    f_psi *= 1.0 - u[r] * psi
+            w = (hi - lo) * GL_W[q]
+            accept_pool += w * f_psi
+            for r in range(n_g):
+                if on_grid[r] <= 0.0:
+                    left = 1.0 - u[r] * psi
+                    if left > 0.0:
+                        accept[r] += w * f_psi / left
+    # rejection chances, scaled to the link's drops (water filling at a loss of 1)
+    reject_pool = 1.0 - accept_pool if pool_arr > 0.0 else 0.0
+    weighted = pool_arr * reject_pool
+    total = pool_arr
+    for g in range(n_g):
+        rej = 1.0 - accept[g]
+        accept[g] = rej if rej > 0.0 else 0.0  # (reused: the rejection chance)
+        weighted += arr[g] * accept[g]
+        total += arr[g]
+    if reject_pool < 0.0:
+        reject_pool = 0.0
+    if weighted <= 1e-12 * total:  # the same odds everywhere: the same share
+        share = drop / total if total > 0.0 else 0.0
+        for g in range(n_g):
+            loss[g] = share
+        return share
+    left = drop
+    for _ in range(n_g + 2):
+        factor = left / weighted if weighted > 0.0 else 0.0
+        capped = False
+        if pool_arr > 0.0 and reject_pool > 0.0 and factor * reject_pool > 1.0:
+            left -= pool_arr
+            weighted -= pool_arr * reject_pool
+            reject_pool = -1.0  # capped: loses everything
+            capped = True
+        for g in range(n_g):
+            if arr[g] > 0.0 and accept[g] > 0.0 and factor * accept[g] > 1.0:
+                left -= arr[g]
+                weighted -= arr[g] * accept[g]
+                accept[g] = -1.0
+                capped = True
+        if not capped:
+            break
+    factor = left / weighted if weighted > 1e-12 * total else 0.0
+    # what the rejections cannot hold (every input that can be rejected loses all it sent)
+    # falls evenly on the rest: the link drops what its queue cannot take
+    rest = 0.0
+    even = 0.0
+    if factor == 0.0 and left > 0.0:
+        for g in range(n_g):
+            if accept[g] >= 0.0:
+                rest += arr[g]
+        if reject_pool >= 0.0:
+            rest += pool_arr
+        even = left / rest if rest > 0.0 else 0.0
+    for g in range(n_g):
+        loss[g] = 1.0 if accept[g] < 0.0 else factor * accept[g] + even
+    return 1.0 if reject_pool < 0.0 else factor * reject_pool + even
+
+
+@njit(cache=True, error_model="numpy")
+def grid_phase(salt, link, k) -> float:
+    """The phase, in [0, 1), of the departure grid that link ``link`` starts at step ``k``: a
+    U[0, 1) draw hashed from the run's ``salt`` (where in its packet time a busy period
+    begins is set by packet-level timing the fluid does not follow)."""
+    x = mix64(mix64(salt + np.uint64(link) * _GOLDEN) + np.uint64(k))
+    return float(x >> np.uint64(11)) * (1.0 / 9007199254740992.0)
+
+
+@njit(cache=True, error_model="numpy")
+def input_link(j, ei, rt_ptr, base, sub_links) -> int:
+    """The link before route entry ``j`` on its flow's way (its input at ``j``'s link), or -1
+    where that is not one link (the first hop; after a split hop)."""
+    f = ei[j, EI_FLOW]
+    r = j - base
+    if r >= 0:  # a UnoLB subflow's hop
+        h = r % sub_links.shape[2]
+        if h == 0:
+            return -1
+        return sub_links[f, (r // sub_links.shape[2]) % sub_links.shape[1], h - 1]
+    g = ei[j, EI_GSTART]
+    if g <= rt_ptr[f] or ei[g - 1, EI_GSTART] != g - 1:
+        return -1
+    return ei[g - 1, EI_LINK]
+
+
+@njit(cache=True, error_model="numpy")
+def group_inputs(k, lv, kept, l_buf, ls, ei, ef, e_head, rt_ptr, lb, hops, dt_ps) -> None:
+    """At the links of level ``lv`` just advanced (``l_buf[:kept]``): their departure grids
+    (``LS_GRID``), and at the links that drop, each input's share of the drops.
+
+    A link fed by one link only this step (``l_input``, noted as bytes are passed on) whose
+    packets come on a grid at the same rate passes them on on that grid; a link whose busy
+    period starts takes that grid too, or else a phase drawn from the run's seed
+    (:func:`grid_phase`); a busy link keeps its grid (:func:`ack_drift` moves it). At each link
+    that drops, the route entries are grouped by input (``EI_GROUP``; :func:`input_link`; up to
+    ``INPUTS_MAX`` inputs, the rest pooled) and the link's drops shared among the groups
+    (:func:`input_drop_shares`, into ``g_val[d, 4]`` of the link's dense index ``d``, which
+    ``l_dense`` maps the link to for this level)."""
+    salt = hops[9][0]
+    l_dense, g_key, g_val, g_n, g_order = hops[10:15]
+    sub_links = lb[2]
+    base = rt_ptr[rt_ptr.shape[0] - 1]
+    nd = 0
+    l_input = hops[18]
+    for t in range(kept):
+        link = l_buf[t]
+        # a link fed by one link whose packets come on a grid (at its own rate) passes them
+        # on on that grid; a busy period that starts on it keeps it; else a new phase
+        src = l_input[link]
+        inherit = -1.0
+        if src >= 0 and ls[src, LS_GRID] >= 0.0:
+            if abs(ls[src, LS_CAP] - ls[link, LS_CAP]) <= 1e-9 * ls[link, LS_CAP]:
+                inherit = ls[src, LS_GRID]
+        if ls[link, LS_BACKLOG] > 0.0:
+            if ls[link, LS_GRID] < 0.0:
+                ls[link, LS_GRID] = inherit if inherit >= 0.0 else grid_phase(salt, link, k)
+        elif inherit >= 0.0:
+            ls[link, LS_GRID] = inherit
+        if ls[link, LS_LOSS] > 0.0:
+            l_dense[link] = nd
+            g_n[nd] = 0
+            g_val[nd, 0, INPUTS_MAX] = 0.0
+            nd += 1
+    if nd == 0:
+        return
+    j = e_head[lv]
+    while j >= 0:
+        r = j - base
+        if r >= 0:
+            f = ei[j, EI_FLOW]
+            link = sub_links[
+                f, (r // sub_links.shape[2]) % sub_links.shape[1], r % sub_links.shape[2]
+            ]
+        else:
+            link = ei[j, EI_LINK]
+        d = l_dense[link]
+        if d >= 0:
+            w = ef[j, EF_W]
+            a = ef[ei[j, EI_GSTART], EF_IN] * w if w < 1.0 else ef[j, EF_IN]
+            grp = -1
+            if a > 0.0:
+                src = input_link(j, ei, rt_ptr, base, sub_links)
+                if src >= 0:
+                    n_g = g_n[d]
+                    for g in range(n_g):
+                        if g_key[d, g] == src:
+                            grp = g
+                            break
+                    if grp < 0 and n_g < INPUTS_MAX:
+                        grp = n_g
+                        g_key[d, grp] = src
+                        g_val[d, 0, grp] = 0.0
+                        g_n[d] = n_g + 1
+                g_val[d, 0, grp if grp >= 0 else INPUTS_MAX] += a
+            ei[j, EI_GROUP] = grp
+        j = ei[j, EI_NXT]
+    for t in range(kept):
+        link = l_buf[t]
+        d = l_dense[link]
+        if d < 0:
+            continue
+        cap = ls[link, LS_CAP]
+        room = cap * dt_ps
+        n_g = g_n[d]
+        fluid = g_val[d, 0, INPUTS_MAX]
+        for g in range(n_g):
+            src = g_key[d, g]
+            arr = g_val[d, 0, g]
+            fluid += arr
+            g_val[d, 1, g] = arr / room if arr < room else 1.0
+            same_rate = abs(ls[src, LS_CAP] - cap) <= 1e-9 * cap
+            if same_rate and ls[src, LS_GRID] >= 0.0:
+                g_val[d, 2, g] = 1.0
+                ph = ls[src, LS_GRID] - ls[link, LS_GRID]
+                g_val[d, 3, g] = ph - math.floor(ph)
+            else:
+                g_val[d, 2, g] = 0.0
+                g_val[d, 3, g] = 0.0
+        g_val[d, 4, INPUTS_MAX] = input_drop_shares(
+            n_g, g_val[d, 2], g_val[d, 1], g_val[d, 3], g_val[d, 0],
+            g_val[d, 0, INPUTS_MAX], g_val[d, 0, INPUTS_MAX] / room,
+            ls[link, LS_LOSS] * fluid, g_val[d, 4], g_order,
+        )  # fmt: skip
+
+
 @njit(cache=True, error_model="numpy")
 def forward(
+    k,
     fx,
     fs,
     ls,
@@ -450,10 +723,12 @@ def forward(
     Each route entry ``j`` (flow, link) holds the flow's bytes in that link's queue
     (``ef[j, EF_Q]``). In a step the entry receives ``a`` bytes (the flow's send at the first
     hop, else what the hop before it passed on); of the ``q + a`` bytes the flow then has at
-    the link a share ``LS_PASS`` = departures / (queue + arrivals) leaves (the link's bytes
-    leave in proportion, the fluid reading of FIFO), the drops take ``LS_LOSS`` = drops /
-    arrivals of ``a`` (tail drop: a byte already queued is never dropped), and the rest stays
-    queued; a flow's last sliver at a link, below ``RESIDUE_BYTES``, leaves with the step's
+    the link the drops take a share of ``a`` (tail drop: a byte already queued is never
+    dropped): ``LS_LOSS`` = drops / arrivals, or with phase drops (``engine.fluid_phase_drops``,
+    :func:`group_inputs`) the share of the entry's input (the link before it), which a full
+    queue's phases decide (:func:`input_drop_shares`); it is kept in ``EF_LOSS``. Of what is
+    left a share ``LS_PASS`` = departures / (queue + arrivals - drops) leaves (the link's bytes
+    leave in proportion, the fluid reading of FIFO), and the rest stays queued; a flow's last sliver at a link, below ``RESIDUE_BYTES``, leaves with the step's
     departures (the link's count and level with it): a FIFO empties a flow's bytes from its
     queue in finite time, where the proportional share's tail never ends (with no floor, a third
     of the route entries a step walked on the 40%-load Fig. 10 traffic held less than a byte,
@@ -475,11 +750,18 @@ def forward(
     twice), and the links of the per-level lists of entries and of split-hop entries; ``ef``:
     per entry, a row of floats ``EF_*``: bytes queued, bytes into the entry's hop this step,
     bytes that reach it next step, its weight; ``e_head``, ``s_head``: the lists' heads per
-    level; ``l_nxt``, ``l_head``: per-level lists of links; ``l_buf``: scratch). An entry's
+    level; ``l_nxt``, ``l_head``: per-level lists of links; ``l_buf``: scratch; then for phase
+    drops (:func:`group_inputs`): [the grid phases' salt, 1: on], ``l_dense``, the inputs'
+    links, their figures ``g_val``, their count, scratch, [an ACK's share of a packet time, a
+    data packet's bytes], the ACK routes' weights and each flow's subflows' ACK hops
+    (:func:`ack_drift`), and ``l_input``: the one link that fed each link this step (-1: none
+    yet, -2: several, a send or a carry)). An entry's
     fields share a row so that a step touches one or two cache lines per entry. UnoLB subflow
     hop ``h`` of subflow ``s`` of flow ``f`` is entry ``rt_ptr[-1] + (f S + s) H + h``
     (``sub_links`` of shape (n, S, H))."""
-    link_lvl, n_lvl_arr, ei, ef, e_head, l_nxt, l_head, l_buf, s_head = hops
+    link_lvl, n_lvl_arr, ei, ef, e_head, l_nxt, l_head, l_buf, s_head = hops[:9]
+    l_dense, g_val, l_input = hops[10], hops[12], hops[18]
+    shape_drops = hops[9][1] != 0
     sub_n, sub_hops, sub_links, sub_drops = lb[0], lb[1], lb[2], lb[15]
     n_sub_max = sub_links.shape[1]
     n_hop_max = sub_links.shape[2]
@@ -500,6 +782,8 @@ def forward(
         l_head[lv] = link
         ls[link, LS_ARR] = 0.0
         ls[link, LS_ARR2] = 0.0
+        if ls[link, LS_EXT] > 0.0:
+            l_input[link] = -2  # the hybrid's packets
     # every flow with bytes to send or bytes in the network: its entries, by level; the
     # arrivals of one-link hops are added when known (the send, a carry, what the hop before
     # passed on), those of split hops (share of the hop's bytes) in their level's first walk
@@ -544,12 +828,17 @@ def forward(
                     s_head[lv] = j
                 elif a > 0.0:
                     ls[link, LS_ARR] += a * inv_dt
+                if a > 0.0:
+                    l_input[link] = -2  # a send or a carry: not from one link now
     n_busy = 0
     for lv in range(n_lvl):
         # split hops: each link's share of what the hop before passed on (earlier levels)
         j = s_head[lv]
         while j >= 0:
-            ls[ei[j, EI_LINK], LS_ARR] += ef[ei[j, EI_GSTART], EF_IN] * ef[j, EF_W] * inv_dt
+            a = ef[ei[j, EI_GSTART], EF_IN] * ef[j, EF_W]
+            ls[ei[j, EI_LINK], LS_ARR] += a * inv_dt
+            if a > 0.0:
+                l_input[ei[j, EI_LINK]] = -2  # from every link of the hop before
             j = ei[j, EI_SNXT]
         m = 0
         link = l_head[lv]
@@ -561,6 +850,8 @@ def forward(
         for t in range(kept):
             busy[n_busy] = l_buf[t]
             n_busy += 1
+        if shape_drops:
+            group_inputs(k, lv, kept, l_buf, ls, ei, ef, e_head, rt_ptr, lb, hops, dt_ps)
         # the departures: each flow's share of what the link let go, on to its next hop
         j = e_head[lv]
         while j >= 0:
@@ -586,14 +877,20 @@ def forward(
                 rate_in = a * inv_dt
                 ls[link, LS_ARR2] += rate_in * rate_in
                 passed = ls[link, LS_PASS]
+                loss = ls[link, LS_LOSS]
+                if loss > 0.0 and l_dense[link] >= 0:  # by its input (input_drop_shares)
+                    grp = ei[j, EI_GROUP]
+                    loss = g_val[l_dense[link], 4, grp if grp >= 0 else INPUTS_MAX]
+                dropped = a * loss
+                ef[j, EF_LOSS] = loss
+                held -= dropped
                 out = held * passed
-                dropped = a * ls[link, LS_LOSS]
-                q = held - out - dropped
+                q = held - out
                 # the marked bytes leave, and are dropped, in the same shares; the link marks
                 # its share of the unmarked ones that leave
-                held_m = ef[j, EF_MQ] + a_m
+                held_m = ef[j, EF_MQ] + a_m * (1.0 - loss)
                 out_m = held_m * passed
-                q_m = held_m - out_m - a_m * ls[link, LS_LOSS]
+                q_m = held_m - out_m
                 fresh = (out - out_m) * ls[link, LS_MARK]
                 if fresh > 0.0:
                     out_m += fresh
@@ -637,7 +934,13 @@ def forward(
                                 ef[nxt, EF_IN] += out
                                 ef[nxt, EF_MIN] += out_m
                                 if ef[nxt, EF_W] >= 1.0:
-                                    ls[ei[nxt, EI_LINK], LS_ARR] += out * inv_dt
+                                    nlink = ei[nxt, EI_LINK]
+                                    ls[nlink, LS_ARR] += out * inv_dt
+                                    seen = l_input[nlink]
+                                    if seen == -1:
+                                        l_input[nlink] = link
+                                    elif seen != link:
+                                        l_input[nlink] = -2
                         else:
                             last = True
                     elif h + 1 < sub_hops[f]:
@@ -650,6 +953,11 @@ def forward(
                             ef[j + 1, EF_IN] += out
                             ef[j + 1, EF_MIN] += out_m
                             ls[nlink, LS_ARR] += out * inv_dt
+                            seen = l_input[nlink]
+                            if seen == -1:
+                                l_input[nlink] = link
+                            elif seen != link:
+                                l_input[nlink] = -2
                     else:
                         last = True
                     if last:  # delivered: their ECN echoes ride on their ACKs
@@ -662,6 +970,9 @@ def forward(
                 if q > 0.0 and r < 0 and ei[j, EI_GSTART] < fx[f, FX_FIRST]:
                     fx[f, FX_FIRST] = ei[j, EI_GSTART]
             j = ei[j, EI_NXT]
+        for t in range(kept):
+            l_dense[l_buf[t]] = -1
+            l_input[l_buf[t]] = -1
     return n_busy
 
 
@@ -1948,6 +2259,38 @@ def hold_for_block(k, now, senders, n_senders, droppers, n_drop, markers, n_mark
 
 
 @njit(cache=True, error_model="numpy")
+def ack_drift(fs, ls, markers, n_mark, rv_ptr, rv_link, lb, hops) -> None:
+    """The receivers of this step's deliveries (``markers[:n_mark]``, ``FS_DELIV_NEW``) send one
+    ACK per data packet back along their ACK routes, and each ACK delays the departures after
+    it at every link it crosses by its own transmission time: a back-to-back link's grid
+    (``LS_GRID``) moves by ack_bytes / packet_bytes of a packet time per ACK, so the phases of
+    two grids drift apart by the difference of the ACKs they carry (input_drop_shares)."""
+    ack_share, pkt_bytes = hops[15][0], hops[15][1]
+    rv_w, sub_rhops = hops[16], hops[17]
+    sub_n, sub_rlinks = lb[0], lb[13]
+    for i in range(n_mark):
+        f = markers[i]
+        shift = fs[f, FS_DELIV_NEW] / pkt_bytes * ack_share
+        n_s = sub_n[f]
+        if n_s > 0:  # UnoLB: the packets, so their ACKs, ride the subflows round robin
+            shift /= n_s
+            for s in range(n_s):
+                for h in range(sub_rhops[f]):
+                    link = sub_rlinks[f, s, h]
+                    g = ls[link, LS_GRID]
+                    if g >= 0.0:
+                        g += shift
+                        ls[link, LS_GRID] = g - math.floor(g)
+        else:
+            for e in range(rv_ptr[f], rv_ptr[f + 1]):
+                link = rv_link[e]
+                g = ls[link, LS_GRID]
+                if g >= 0.0:
+                    g += shift * rv_w[e]
+                    ls[link, LS_GRID] = g - math.floor(g)
+
+
+@njit(cache=True, error_model="numpy")
 def advance(
     k_start,
     k_stop,
@@ -2224,7 +2567,7 @@ def advance(
             ls[nic, LS_SATSUM] = 0.0
             ls[nic, LS_NBIG] = 0.0
         # 4. the links, hop by hop: what the flows' bytes do on their way
-        n_busy = forward(fx, fs, ls, active, n_active, busy, int(counters[3]), rt_ptr, lb, hops,
+        n_busy = forward(k, fx, fs, ls, active, n_active, busy, int(counters[3]), rt_ptr, lb, hops,
                          dt_ps, droppers, n_drop, markers, n_mark)  # fmt: skip
         counters[3] = n_busy
         # 4b. a flow whose block is more than a step (a long RTT) keeps what happened to its
@@ -2233,6 +2576,8 @@ def advance(
         if block[0, n_flows] > 1 or block[1, n_flows] > 0:
             n_senders = hold_for_block(k, now, senders, n_senders, droppers, n_drop, markers,
                                        n_mark, block, fs, fx)  # fmt: skip
+        if hops[9][1] != 0:
+            ack_drift(fs, ls, markers, n_mark[0], rv_ptr, rv_link, lb, hops)
         # 5. what happens to this step's bytes, fed back one RTT later
         for i in range(n_senders):
             f = senders[i]
