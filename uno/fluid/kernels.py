@@ -587,6 +587,17 @@ def input_link(j, ei, rt_ptr, base, sub_links) -> int:
 
 
 @njit(cache=True, error_model="numpy")
+def note_input(l_input, link, src) -> None:
+    """Link ``link`` receives bytes from link ``src`` this step: ``l_input[link]`` is that link
+    while it is the only one (-1: none yet, -2: several, a send or a carry)."""
+    seen = l_input[link]
+    if seen == -1:
+        l_input[link] = src
+    elif seen != src:
+        l_input[link] = -2
+
+
+@njit(cache=True, error_model="numpy")
 def group_inputs(k, lv, kept, l_buf, ls, ei, ef, e_head, rt_ptr, lb, hops, dt_ps) -> None:
     """At the links of level ``lv`` just advanced (``l_buf[:kept]``): their departure grids
     (``LS_GRID``), and at the links that drop, each input's share of the drops.
@@ -936,11 +947,7 @@ def forward(
                                 if ef[nxt, EF_W] >= 1.0:
                                     nlink = ei[nxt, EI_LINK]
                                     ls[nlink, LS_ARR] += out * inv_dt
-                                    seen = l_input[nlink]
-                                    if seen == -1:
-                                        l_input[nlink] = link
-                                    elif seen != link:
-                                        l_input[nlink] = -2
+                                    note_input(l_input, nlink, link)
                         else:
                             last = True
                     elif h + 1 < sub_hops[f]:
@@ -953,11 +960,7 @@ def forward(
                             ef[j + 1, EF_IN] += out
                             ef[j + 1, EF_MIN] += out_m
                             ls[nlink, LS_ARR] += out * inv_dt
-                            seen = l_input[nlink]
-                            if seen == -1:
-                                l_input[nlink] = link
-                            elif seen != link:
-                                l_input[nlink] = -2
+                            note_input(l_input, nlink, link)
                     else:
                         last = True
                     if last:  # delivered: their ECN echoes ride on their ACKs
