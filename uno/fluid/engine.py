@@ -52,8 +52,8 @@ step, its bytes still moving every step (:meth:`FluidSimulation._set_blocks`,
   transmission time; :func:`uno.fluid.kernels.ack_drift`). With it off, every byte arriving at
   a full queue loses the same share.
 - **Losses are whole packets.** A link drops the fraction of its arrivals that overflows the
-  buffer (by input, above); a flow whose ``n`` packets reached links that dropped a fraction ``p`` of them in a
-  step loses a binomial number (``n``, ``p``) of packets (drawn from the flow's own stream;
+  buffer (by input, above); a flow whose ``n`` packets reached links that dropped a fraction
+  ``p`` of them in a step loses a binomial number (``n``, ``p``) of packets (drawn from the flow's own stream;
   the mean from 20 up; :func:`uno.fluid.kernels.dropped_packets`), so a short flow crossing a lossy
   link loses a packet now and then and finishes untouched otherwise, rather than losing a
   sliver of every step and timing out every time (which doubled the short flows' timeouts on
@@ -697,7 +697,7 @@ class FluidSimulation:
         # queues, see uno.fluid.kernels.reverse_delay)
         # every ACK's way back, for the drift its transmission gives the grids of the links it
         # crosses (kernels.ack_drift), whichever lane it waits in
-        self._ack_routes = (rv_w.copy(), sub_rhops.copy())
+        ack_routes = (rv_w.copy(), sub_rhops.copy())
         if cfg.switch.ack_priority:
             # switch ports serve ACKs in a lane of their own (uno.net.port.ControlLane): only
             # the receiver's NIC queue, shared with its own data, delays them
@@ -766,7 +766,7 @@ class FluidSimulation:
         self.hops[9][1] = 1 if cfg.engine.fluid_phase_drops else 0
         pkt = sc.data_bytes + sc.header_bytes
         self.hops[15][:] = (sc.ack_bytes / pkt, pkt)
-        self.hops = (*self.hops, *self._ack_routes, np.full(len(self.ls), -1, dtype=np.int64))
+        self.hops = (*self.hops, *ack_routes, np.full(len(self.ls), -1, dtype=np.int64))
 
     def _cc_rows(self, cfg, plans) -> np.ndarray:
         """The ``P_*`` rows of every flow (:meth:`_cc_params`), built once per distinct

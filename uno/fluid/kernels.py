@@ -587,6 +587,12 @@ def input_link(j, ei, rt_ptr, base, sub_links) -> int:
 
 
 @njit(cache=True, error_model="numpy")
+def same_rate(ls, a, b) -> bool:
+    """Links ``a`` and ``b`` send at one rate: their packet times are one grid's."""
+    return abs(ls[a, LS_CAP] - ls[b, LS_CAP]) <= 1e-9 * ls[b, LS_CAP]
+
+
+@njit(cache=True, error_model="numpy")
 def note_input(l_input, link, src) -> None:
     """Link ``link`` receives bytes from link ``src`` this step: ``l_input[link]`` is that link
     while it is the only one (-1: none yet, -2: several, a send or a carry)."""
@@ -622,9 +628,8 @@ def group_inputs(k, lv, kept, l_buf, ls, ei, ef, e_head, rt_ptr, lb, hops, dt_ps
         # on on that grid; a busy period that starts on it keeps it; else a new phase
         src = l_input[link]
         inherit = -1.0
-        if src >= 0 and ls[src, LS_GRID] >= 0.0:
-            if abs(ls[src, LS_CAP] - ls[link, LS_CAP]) <= 1e-9 * ls[link, LS_CAP]:
-                inherit = ls[src, LS_GRID]
+        if src >= 0 and ls[src, LS_GRID] >= 0.0 and same_rate(ls, src, link):
+            inherit = ls[src, LS_GRID]
         if ls[link, LS_BACKLOG] > 0.0:
             if ls[link, LS_GRID] < 0.0:
                 ls[link, LS_GRID] = inherit if inherit >= 0.0 else grid_phase(salt, link, k)
@@ -673,8 +678,7 @@ def group_inputs(k, lv, kept, l_buf, ls, ei, ef, e_head, rt_ptr, lb, hops, dt_ps
         d = l_dense[link]
         if d < 0:
             continue
-        cap = ls[link, LS_CAP]
-        room = cap * dt_ps
+        room = ls[link, LS_CAP] * dt_ps
         n_g = g_n[d]
         fluid = g_val[d, 0, INPUTS_MAX]
         for g in range(n_g):
@@ -682,8 +686,7 @@ def group_inputs(k, lv, kept, l_buf, ls, ei, ef, e_head, rt_ptr, lb, hops, dt_ps
             arr = g_val[d, 0, g]
             fluid += arr
             g_val[d, 1, g] = arr / room if arr < room else 1.0
-            same_rate = abs(ls[src, LS_CAP] - cap) <= 1e-9 * cap
-            if same_rate and ls[src, LS_GRID] >= 0.0:
+            if ls[src, LS_GRID] >= 0.0 and same_rate(ls, src, link):
                 g_val[d, 2, g] = 1.0
                 ph = ls[src, LS_GRID] - ls[link, LS_GRID]
                 g_val[d, 3, g] = ph - math.floor(ph)
@@ -739,8 +742,8 @@ def forward(
     :func:`group_inputs`) the share of the entry's input (the link before it), which a full
     queue's phases decide (:func:`input_drop_shares`); it is kept in ``EF_LOSS``. Of what is
     left a share ``LS_PASS`` = departures / (queue + arrivals - drops) leaves (the link's bytes
-    leave in proportion, the fluid reading of FIFO), and the rest stays queued; a flow's last sliver at a link, below ``RESIDUE_BYTES``, leaves with the step's
-    departures (the link's count and level with it): a FIFO empties a flow's bytes from its
+    leave in proportion, the fluid reading of FIFO), and the rest stays queued; a flow's last
+    sliver at a link, below ``RESIDUE_BYTES``, leaves with the step's departures (the link's count and level with it): a FIFO empties a flow's bytes from its
     queue in finite time, where the proportional share's tail never ends (with no floor, a third
     of the route entries a step walked on the 40%-load Fig. 10 traffic held less than a byte,
     and two fifths of the deliveries were less than one). What leaves is the next hop's
@@ -2279,18 +2282,19 @@ def ack_drift(fs, ls, markers, n_mark, rv_ptr, rv_link, lb, hops) -> None:
             shift /= n_s
             for s in range(n_s):
                 for h in range(sub_rhops[f]):
-                    link = sub_rlinks[f, s, h]
-                    g = ls[link, LS_GRID]
-                    if g >= 0.0:
-                        g += shift
-                        ls[link, LS_GRID] = g - math.floor(g)
+                    shift_grid(ls, sub_rlinks[f, s, h], shift)
         else:
             for e in range(rv_ptr[f], rv_ptr[f + 1]):
-                link = rv_link[e]
-                g = ls[link, LS_GRID]
-                if g >= 0.0:
-                    g += shift * rv_w[e]
-                    ls[link, LS_GRID] = g - math.floor(g)
+                shift_grid(ls, rv_link[e], shift * rv_w[e])
+
+
+@njit(cache=True, error_model="numpy")
+def shift_grid(ls, link, packet_times) -> None:
+    """Move link ``link``'s departure grid, if it has one, later by ``packet_times`` (mod 1)."""
+    g = ls[link, LS_GRID]
+    if g >= 0.0:
+        g += packet_times
+        ls[link, LS_GRID] = g - math.floor(g)
 
 
 @njit(cache=True, error_model="numpy")
