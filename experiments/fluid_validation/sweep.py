@@ -4,6 +4,7 @@ per class the mean and p99 FCT differences in %. Each case runs in both engines 
 config and seed; the packet engine on its default (compiled) data plane.
 
     python experiments/fluid_validation/sweep.py [--cases load0.2,ratio8,...] [--seed N]
+        [--fluid OVERRIDE ...]   # e.g. --fluid engine.fluid_ack_bytes=false
 
 About 1 minute for the default cases on a 2-core machine (`buffers_uno`, coded flows, alone
 takes another minute; it is not in the default list).
@@ -43,6 +44,8 @@ def main() -> None:
     ap.add_argument("--cases", default=",".join(DEFAULT_CASES),
                     help=f"comma-separated, of {', '.join(CASES)}")  # fmt: skip
     ap.add_argument("--seed", type=int, default=None, help="the run seed (default: the config's)")
+    ap.add_argument("--fluid", action="append", default=[], metavar="OVERRIDE",
+                    help="a config override of the fluid runs only (repeatable)")  # fmt: skip
     args = ap.parse_args()
     names = args.cases.split(",")
     unknown = set(names) - set(CASES)
@@ -51,10 +54,9 @@ def main() -> None:
     seed = [] if args.seed is None else [f"seed={args.seed}"]
     print("fluid against packet, %: mean / p99 FCT per class")
     for name in names:
-        runs = {
-            engine: class_fct_us([*BASE, *CASES[name], *seed, f"engine.kind={engine}"])
-            for engine in ("packet", "fluid")
-        }
+        runs = {}
+        for engine, extra in (("packet", []), ("fluid", args.fluid)):
+            runs[engine] = class_fct_us([*BASE, *CASES[name], *seed, f"engine.kind={engine}", *extra])
         cells = []
         for cls in sorted(runs["packet"]):
             (pm, pp), (fm, fp) = runs["packet"][cls], runs["fluid"][cls]

@@ -513,6 +513,10 @@ class EngineConfig:
     #: slot goes to the first packet to arrive after a departure; back-to-back links arrive on
     #: fixed grids, which ACKs shift), not the same share of every flow's arrivals
     fluid_phase_drops: bool = True
+    #: fluid: the flows' ACKs cross the links of their way back as bytes (one ACK per data
+    #: packet delivered) where they share the data queue: they take line time and buffer, and
+    #: count in the phantom queue with switch.phantom.count_acks; a full buffer drops none
+    fluid_ack_bytes: bool = True
     #: hybrid: flows of at most this many bytes are simulated as packets (null: none by size)
     hybrid_packet_max_bytes: int | None = num(None, ">= 0")
     #: hybrid: flows with one of these tags are simulated as packets

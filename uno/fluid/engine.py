@@ -81,11 +81,17 @@ step, its bytes still moving every step (:meth:`FluidSimulation._set_blocks`,
 Not modelled, and refused with a message naming the setting: link failures and random losses
 (``faults``), PLB and REPS (an even split ignores exactly what they do: for UnoLB it lost 2.6x
 the packet engine's bytes on the Uno Fig. 10 traffic, hence its own law above), UnoLB's
-``affected: silent`` and ``reroute: random`` options. ACKs are not
-carried as bytes (64 B per 4,160-B data packet, 1.5 % of the reverse traffic), so
-``switch.phantom.count_acks`` has nothing to act on; the queueing delay they meet on the way
-back is in the RTT, at every port of the reverse route, or only at the receiver's NIC with
-``switch.ack_priority`` (the switches' control lane).
+``affected: silent`` and ``reroute: random`` options.
+
+**ACKs** (``engine.fluid_ack_bytes``, on by default; :func:`uno.fluid.kernels.acks_out`): each
+data packet delivered sends one ACK (64 B per 4,160-B data packet) back along the flow's ACK
+route, as bytes in the queues where ACKs share the data queue (every port of the reverse route;
+with ``switch.ack_priority`` only the receiver's NIC, the switches serving ACKs in a lane of
+their own): they take line time and buffer there, and count in the phantom queue as
+``switch.phantom.count_acks`` says. The queueing delay they meet on the way back is in the RTT.
+Not modelled: ACK drops. A full buffer's leftover bytes take a 64-B ACK where a data packet does
+not fit, so the packet ports drop far fewer ACKs than data (5% against 54% at the WAN ports of
+the 40%-load Fig. 10 run when they dropped data); the fluid drops none.
 
 Units: times in ps, sizes in bytes, rates in bytes/ps inside the kernels.
 """
@@ -523,7 +529,9 @@ def _hop_state(n_links, rt_ptr, rt_link, rt_w, sub_n, sub_hops, sub_links):
         np.zeros((n_links, K.INPUTS_MAX), dtype=np.int64),
         np.zeros((n_links, 5, K.INPUTS_MAX + 1)), np.zeros(n_links, dtype=np.int64),
         np.zeros(K.INPUTS_MAX, dtype=np.int64),
-        np.zeros(2),  # ack_drift: an ACK's share of a data packet's time, a packet's bytes
+        # an ACK's share of a data packet's bytes (and time: ack_drift), a packet's bytes, 1:
+        # the ACKs cross the links as bytes (acks_out)
+        np.zeros(3),
     )  # fmt: skip
 
 
@@ -584,6 +592,7 @@ class FluidSimulation:
                 row[K.LS_PHDRAIN] = m.phantom_drain_bps * _BPS
                 row[K.LS_PHKMIN], row[K.LS_PHKMAX] = m.phantom_kmin_bytes, m.phantom_kmax_bytes
                 row[K.LS_PHDROPS] = 1.0 if m.phantom_counts_drops else 0.0
+                row[K.LS_PH_ACKS] = 1.0 if m.phantom_counts_acks else 0.0
             physical = m.marks_physical
             phantom = m.marks_phantom
             row[K.LS_MODE] = (
@@ -764,8 +773,8 @@ class FluidSimulation:
         # full drop-tail queues drop by their inputs' packet phases (kernels.input_drop_shares)
         self.hops[9][0] = rng.stream("fluid/grid_phases").integers(0, 1 << 63, dtype=np.uint64)
         self.hops[9][1] = 1 if cfg.engine.fluid_phase_drops else 0
-        pkt = sc.data_bytes + sc.header_bytes
-        self.hops[15][:] = (sc.ack_bytes / pkt, pkt)
+        pkt = sc.data_bytes  # (a full data packet's wire bytes, its header included)
+        self.hops[15][:] = (sc.ack_bytes / pkt, pkt, 1.0 if cfg.engine.fluid_ack_bytes else 0.0)
         self.hops = (*self.hops, *ack_routes, np.full(len(self.ls), -1, dtype=np.int64))
 
     def _cc_rows(self, cfg, plans) -> np.ndarray:

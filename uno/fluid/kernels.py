@@ -72,7 +72,11 @@ LS_NIC_SENDERS = 37  # a host's NIC: how many of its fluid flows had bytes to se
 # sends on a fixed grid of one packet time, whose phase is set where its busy period began
 LS_BACKLOG = 38
 LS_GRID = 39  # that grid's phase, in [0, 1) of a packet time (-1: not back to back)
-N_LS = 40  # (40 used: rows of five whole cache lines, an odd number so that the rows'
+# the flows' ACKs where they share the data queue (acks_out): bytes arriving in the next step,
+# which a full buffer does not drop (update_links)
+LS_ACK_IN = 40
+LS_PH_ACKS = 41  # 1: the phantom queue counts ACK bytes (switch.phantom.count_acks)
+N_LS = 56  # (42 used: rows of seven whole cache lines, an odd number so that the rows'
 #              first lines spread over every cache set; a stride of 4 lines would use a fourth)
 
 # ---- route entries (kernels.forward): integer and float fields, one row per entry --------
@@ -166,7 +170,8 @@ FS_BLOCK_BYTES = 47
 FS_BLOCK_MIDW = 48
 FS_BLOCK_SENT = 49
 FS_BLOCK_END = 50
-N_FS = 56  # (51 used: rows of seven cache lines, an odd number, as N_LS)
+FS_LAST_SEND = 51  # when the flow's latest send began, ps (advance, 3c.)
+N_FS = 56  # (52 used: rows of seven cache lines, an odd number, as N_LS)
 
 # ---- what every step reads of every running flow: a compact table ``fx`` -------------------
 # (4 flows a cache line, against a row of five lines in ``fs``: a flow with nothing to do this
@@ -343,23 +348,36 @@ def red_probability(level: float, kmin: float, kmax: float) -> float:
 @njit(cache=True, error_model="numpy")
 def update_links(ls: np.ndarray, links: np.ndarray, n_links: int, dt_ps: float) -> int:
     """Advance the links ``links[:n_links]`` (the busy ones) by one step of ``dt_ps``: queue =
-    queue + arrivals (the flows' rates, plus ``LS_EXT`` bytes) - departures at line rate, tail
-    drop beyond the buffer, phantom queue filled by the same arrivals and drained at its own
-    rate, and the marking probability, loss fraction (drops / arrivals: a tail drop takes
-    arriving bytes), queueing delay and pass ratio (departures / (queue + arrivals - drops),
-    at most 1: the share of every flow's bytes held at the link, once its drops are gone, that
-    leaves this step) that the flows crossing the link see. ``LS_QF`` keeps the fluid flows'
-    part of the queue. ``LS_BACKLOG``: the link sent at its line rate all step (its packets
-    leave back to back); a link that did not loses its departure grid (``LS_GRID`` = -1).
-    Links left empty leave the list; returns its new length."""
+    queue + arrivals (the flows' rates, plus ``LS_EXT`` bytes and the ACKs'
+    ``LS_ACK_IN``) - departures at line rate, tail drop beyond the buffer, phantom queue filled
+    by the same arrivals (the ACKs where ``LS_PH_ACKS``) and drained at its own rate, and the
+    marking probability, loss fraction (drops / data arrivals: a tail drop takes arriving data
+    bytes; the ACKs are not dropped, below), queueing delay and pass ratio (departures / (queue
+    + arrivals - drops), at most 1: the share of every flow's bytes held at the link, once its
+    drops are gone, that leaves this step) that the flows crossing the link see. ``LS_QF``
+    keeps the fluid model's part of the queue (the flows' bytes and their ACKs).
+    ``LS_BACKLOG``: the link sent at its line rate all step (its packets leave back to back); a
+    link that did not loses its departure grid (``LS_GRID`` = -1). Links left empty leave the
+    list; returns its new length.
+
+    The ACKs: a full packet port refuses a packet that does not fit in its free bytes. Once
+    the buffer is full of data packets, the bytes a departure frees go to the first data
+    packet to arrive, and what is left over (a buffer is no whole number of data packets, and
+    the ACKs themselves come and go) takes a 64-byte ACK where a 4,160-byte data packet does
+    not fit: at the WAN ports of the 40%-load Fig. 10 run, in the windows where they dropped
+    data (54% of its packets), the packet engine dropped 5% of the ACKs. Here the ACKs take
+    their room first and the drops fall on the data (on ACKs only beyond all of it, bytes no
+    flow hears of)."""
     kept = 0
     for i in range(n_links):
         link = links[i]
         arr_fluid = ls[link, LS_ARR] * dt_ps
-        arr = arr_fluid + ls[link, LS_EXT]
+        acks = ls[link, LS_ACK_IN]
+        arr = arr_fluid + ls[link, LS_EXT] + acks
         packets = ls[link, LS_EXT] > 0.0 or ls[link, LS_Q] - ls[link, LS_QF] > 1.0
         ls[link, LS_PACKETS] = 1.0 if packets else 0.0
         ls[link, LS_EXT] = 0.0
+        ls[link, LS_ACK_IN] = 0.0
         q = ls[link, LS_Q]
         ph = ls[link, LS_PH]
         if arr <= 0.0 and q <= 0.0 and ph <= 0.0:
@@ -384,12 +402,17 @@ def update_links(ls: np.ndarray, links: np.ndarray, n_links: int, dt_ps: float) 
             ls[link, LS_BACKLOG] = 0.0
             ls[link, LS_GRID] = -1.0
         drop = 0.0
+        data = arr - acks
+        data_drop = 0.0
         if q > ls[link, LS_BUF]:
             drop = q - ls[link, LS_BUF]
             q = ls[link, LS_BUF]
+            # (more than the data: the ACKs alone overfill it, and lose bytes no flow hears of)
+            data_drop = drop if drop < data else data
         # FIFO: departures and drops take the fluid and external bytes in proportion
-        ls[link, LS_QF] = (ls[link, LS_QF] + arr_fluid) * (q / total) if total > 0.0 else 0.0
-        ls[link, LS_LOSS] = drop / arr if arr > 0.0 else 0.0
+        fluid = ls[link, LS_QF] + arr_fluid + acks
+        ls[link, LS_QF] = fluid * (q / total) if total > 0.0 else 0.0
+        ls[link, LS_LOSS] = data_drop / data if data > 0.0 else 0.0
         # of what the link holds once the drops are gone, the share that leaves
         kept_bytes = total - drop
         ls[link, LS_PASS] = dep / kept_bytes if kept_bytes > 0.0 else 1.0
@@ -404,6 +427,8 @@ def update_links(ls: np.ndarray, links: np.ndarray, n_links: int, dt_ps: float) 
             counted = arr - drop
             if ls[link, LS_PHDROPS] > 0.0:
                 counted = arr
+            if ls[link, LS_PH_ACKS] == 0.0:
+                counted -= acks
             ph = ph + counted - ls[link, LS_PHDRAIN] * dt_ps
             if ph < 0.0:
                 ph = 0.0
@@ -428,13 +453,54 @@ def add_external(ls, busy, counters, links, nbytes) -> None:
     fluid model (the hybrid engine's packets); the links join the busy list."""
     n_busy = int(counters[3])
     for i in range(len(links)):
-        link = links[i]
-        ls[link, LS_EXT] += nbytes[i]
-        if ls[link, LS_LISTED] == 0.0:
-            ls[link, LS_LISTED] = 1.0
-            busy[n_busy] = link
-            n_busy += 1
+        ls[links[i], LS_EXT] += nbytes[i]
+        n_busy = join_busy(ls, busy, n_busy, links[i])
     counters[3] = n_busy
+
+
+@njit(cache=True, error_model="numpy")
+def join_busy(ls, busy, n_busy, link) -> int:
+    """Link ``link`` joins the busy list ``busy[:n_busy]`` unless it is on it; returns the
+    list's length."""
+    if ls[link, LS_LISTED] == 0.0:
+        ls[link, LS_LISTED] = 1.0
+        busy[n_busy] = link
+        n_busy += 1
+    return n_busy
+
+
+@njit(cache=True, error_model="numpy")
+def acks_out(fs, ls, markers, n_mark, rv_ptr, rv_link, rv_w, lb, busy, n_busy, ack_share) -> int:
+    """The ACKs of this step's deliveries (``markers[:n_mark]``, ``FS_DELIV_NEW`` bytes of data
+    packets), one of ``ack_share`` of a data packet's bytes per data packet, arrive in the next
+    step (``LS_ACK_IN``) at every link of the flow's ACK route where ACKs share the data queue:
+    the ``rv_*`` route by its weights (with ``switch.ack_priority`` only the receiver's NIC has
+    weight: the switch ports serve ACKs in a lane of their own that delays no data,
+    uno.net.port.ControlLane), or a UnoLB flow's subflows' own ACK hops, an equal share each,
+    where it has them (``lb[13]``, ``lb[14]``), as :func:`reverse_delay` and
+    :func:`subflow_reverse_delay` read those queues. The links join the busy list
+    ``busy[:n_busy]``; returns its new length. (The fluid's bytes meet no propagation on their
+    way out, all of it is on the way back: the ACKs are at every link of their route in the
+    step after the delivery.)"""
+    sub_n, sub_rlinks, sub_rhops = lb[0], lb[13], lb[14]
+    for i in range(n_mark):
+        f = markers[i]
+        nbytes = fs[f, FS_DELIV_NEW] * ack_share
+        if nbytes <= 0.0:
+            continue
+        n_s = sub_n[f]
+        if n_s > 0 and sub_rhops[f] > 0:
+            for s in range(n_s):
+                for h in range(sub_rhops[f]):
+                    link = sub_rlinks[f, s, h]
+                    ls[link, LS_ACK_IN] += nbytes / n_s
+                    n_busy = join_busy(ls, busy, n_busy, link)
+        else:
+            for e in range(rv_ptr[f], rv_ptr[f + 1]):
+                if rv_w[e] > 0.0:
+                    ls[rv_link[e], LS_ACK_IN] += nbytes * rv_w[e]
+                    n_busy = join_busy(ls, busy, n_busy, rv_link[e])
+    return n_busy
 
 
 #: Gauss-Legendre nodes and weights on [0, 1] (8 points: exact for polynomials of degree 15)
@@ -2564,6 +2630,7 @@ def advance(
             if send > 0.0:
                 senders[n_senders] = f
                 n_senders += 1
+                fs[f, FS_LAST_SEND] = now if fs[f, FS_START] <= now else fs[f, FS_START]
             fs[f, FS_UNSENT] -= send
             fs[f, FS_INFLIGHT] += send
             fs[f, FS_SENT] += send
@@ -2585,6 +2652,9 @@ def advance(
                                        n_mark, block, fs, fx)  # fmt: skip
         if hops[9][1] != 0:
             ack_drift(fs, ls, markers, n_mark[0], rv_ptr, rv_link, lb, hops)
+        if hops[15][2] != 0.0:  # the deliveries' ACKs, bytes on their way back
+            counters[3] = acks_out(fs, ls, markers, n_mark[0], rv_ptr, rv_link, rv_w, lb, busy,
+                                   int(counters[3]), hops[15][0])  # fmt: skip
         # 5. what happens to this step's bytes, fed back one RTT later
         for i in range(n_senders):
             f = senders[i]
@@ -2667,7 +2737,12 @@ def advance(
                     calendar,
                 )  # fmt: skip
         # 5b. the bytes the links dropped of flows that sent nothing this step (their earlier
-        # bytes, queued on the way): lost all the same
+        # bytes, queued on the way): lost all the same. Their timer runs from their send, at
+        # the latest the flow's last (the packet sender's runs from a packet's own send): from
+        # the drop, the bytes of one packet that a FIFO share lets out over many steps and a
+        # full queue drops step by step would each time out apart, a timeout a sliver, where
+        # the packet engine's one packet times out once (a one-packet flow of the 40%-load
+        # Fig. 10 run heard 9)
         for i in range(n_drop[0]):
             f = droppers[i]
             if fs[f, FS_DROPPED] <= 0.0:
@@ -2687,7 +2762,8 @@ def advance(
                 for sf in range(sub_n[f]):
                     sub_lost[f, sf] += named[sf]
             book_losses(
-                f, k, now, now, failed, gone, n_ec, dt_ps, fs, ring, ring_ptr, ring_len, calendar
+                f, k, now, fs[f, FS_LAST_SEND], failed, gone, n_ec, dt_ps, fs, ring, ring_ptr,
+                ring_len, calendar,
             )  # fmt: skip
         # 5c. the bytes delivered this step and their marks: their ECN echoes return with the
         # ACKs of this step's deliveries, a base RTT (the fluid's bytes meet no propagation on

@@ -1,0 +1,155 @@
+"""The fluid engine's ACKs as bytes on their way back (``engine.fluid_ack_bytes``,
+``uno.fluid.kernels.acks_out``): one ACK per data packet delivered, on the links of the flow's
+ACK route where ACKs share the data queue; a full buffer drops the data, not them; the phantom
+queue counts them as ``switch.phantom.count_acks`` says; and the ports they cross carry the
+bytes the packet engine's ACKs carry there."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import uno
+from uno.api import to_run_config
+from uno.build import build_simulation
+from uno.fluid import kernels as K
+
+RNG = np.random.default_rng(11)
+CAP = 0.0125  # 100 Gb/s in bytes/ps
+DT = 1e6  # 1 us
+
+
+def _sim(overrides: list[str]):
+    cfg = uno.compose(["experiment=fig10_load", "workload=mixed_artifact",
+                       "workload.n_flows=60", "engine.kind=fluid", *overrides])  # fmt: skip
+    return build_simulation(to_run_config(cfg))
+
+
+@pytest.mark.parametrize("scheme", ["uno_ecmp", "uno"])
+def test_acks_out_matches_python_and_puts_one_ack_per_packet_on_the_ack_route(scheme):
+    """Random deliveries of random flows (``uno``: UnoLB subflows, each with its own way
+    back): the kernel and its twin agree, every link of a flow's ACK route gets its ACK bytes
+    (ack_bytes / packet_bytes of the delivered bytes, by the route's weight, or an equal share
+    per subflow), and those links, and no others, join the busy list."""
+    sim = _sim([f"scheme={scheme}"])
+    n = len(sim.flows)
+    share = sim.hops[15][0]
+    assert share == pytest.approx(64 / 4160)
+    sub_n, sub_rlinks, sub_rhops = sim.lb[0], sim.lb[13], sim.lb[14]
+    assert (sub_n > 0).any() == (scheme == "uno")
+    for _ in range(5):
+        markers = RNG.choice(n, 12, replace=False).astype(np.int64)
+        fs = sim.fs.copy()
+        fs[markers, K.FS_DELIV_NEW] = RNG.uniform(0, 5e4, 12) * (RNG.random(12) < 0.8)
+        out = []
+        for fn in (K.acks_out, K.acks_out.py_func):
+            ls, busy = sim.ls.copy(), np.zeros(len(sim.ls), dtype=np.int64)
+            n_busy = fn(fs, ls, markers, 12, sim.rv_ptr, sim.rv_link, sim.rv_w, sim.lb, busy, 0,
+                        share)  # fmt: skip
+            out.append((ls, busy[:n_busy]))
+        np.testing.assert_array_equal(out[0][0], out[1][0])
+        np.testing.assert_array_equal(out[0][1], out[1][1])
+        ls, listed = out[0]
+        want = np.zeros(len(ls))
+        for f in markers:
+            acks = fs[f, K.FS_DELIV_NEW] * share
+            if acks <= 0.0:
+                continue
+            if sub_n[f] > 0 and sub_rhops[f] > 0:
+                for s in range(sub_n[f]):
+                    np.add.at(want, sub_rlinks[f, s, : sub_rhops[f]], acks / sub_n[f])
+            else:
+                e = slice(sim.rv_ptr[f], sim.rv_ptr[f + 1])
+                np.add.at(want, sim.rv_link[e], acks * sim.rv_w[e])
+        np.testing.assert_allclose(ls[:, K.LS_ACK_IN], want, rtol=1e-12, atol=0)
+        assert set(listed.tolist()) == set(np.nonzero(want)[0].tolist())
+        assert (ls[listed, K.LS_LISTED] == 1.0).all() and len(set(listed.tolist())) == len(listed)
+
+
+def test_with_the_switches_ack_lane_only_the_receivers_nic_carries_acks():
+    """``switch.ack_priority``: the switch ports serve ACKs in a lane of their own that delays
+    no data (uno.net.port.ControlLane), so the ACK bytes go only to the receiver's NIC, the
+    first link of the way back."""
+    sim = _sim(["scheme=uno_ecmp", "switch.ack_priority=true"])
+    f = 0
+    fs = sim.fs.copy()
+    fs[f, K.FS_DELIV_NEW] = 4160.0 * 10
+    ls, busy = sim.ls.copy(), np.zeros(len(sim.ls), dtype=np.int64)
+    n_busy = K.acks_out(fs, ls, np.array([f]), 1, sim.rv_ptr, sim.rv_link, sim.rv_w, sim.lb,
+                        busy, 0, sim.hops[15][0])  # fmt: skip
+    nic = sim.rv_link[sim.rv_ptr[f]]
+    assert busy[:n_busy].tolist() == [nic]
+    assert ls[nic, K.LS_ACK_IN] == pytest.approx(640.0)
+    assert sim.rv_ptr[f + 1] - sim.rv_ptr[f] > 1  # (the way back has switch ports too)
+
+
+def test_a_full_buffer_drops_the_data_not_the_acks_and_the_phantom_counts_them_if_asked():
+    """A link at its buffer with data arriving above its rate and ACKs with them: the drops
+    are the overflow, all of it data, so the data's loss share is overflow / data arrivals; the
+    ACK bytes join the queue's fluid part; the phantom queue counts them only with
+    ``LS_PH_ACKS``. ACKs alone over a full buffer lose their excess bytes and no data share."""
+    ls = np.zeros((4, K.N_LS))
+    ls[:, K.LS_CAP] = CAP
+    ls[:, K.LS_BUF] = 1e5
+    ls[:, K.LS_Q] = ls[:, K.LS_QF] = 1e5
+    ls[:, K.LS_PHSIZE] = 1e6
+    ls[:, K.LS_PHDRAIN] = 0.9 * CAP
+    ls[:, K.LS_PHKMIN], ls[:, K.LS_PHKMAX] = 1e5, 5e5
+    ls[:, K.LS_MODE] = K.MODE_PHANTOM
+    ls[:, K.LS_PH_ACKS] = [1.0, 0.0, 1.0, 0.0]
+    ls[:2, K.LS_ARR] = 1.5 * CAP  # data: 1.5x the line rate
+    ls[:, K.LS_ACK_IN] = 200.0
+    ls[:, K.LS_LISTED] = 1.0
+    assert K.update_links(ls, np.arange(4), 4, DT) == 4
+    data = 1.5 * CAP * DT
+    overflow = data + 200.0 - CAP * DT
+    for link in (0, 1):
+        assert ls[link, K.LS_LOSS] == pytest.approx(overflow / data, rel=1e-12)
+        assert ls[link, K.LS_DROP] == pytest.approx(overflow, rel=1e-12)
+        assert ls[link, K.LS_Q] == pytest.approx(1e5) and ls[link, K.LS_QF] == ls[link, K.LS_Q]
+    # the phantom: what stayed of the arrivals, with or without the ACKs, less its drain
+    kept = data + 200.0 - overflow
+    assert ls[0, K.LS_PH] == pytest.approx(kept - 0.9 * CAP * DT, rel=1e-12)
+    assert ls[1, K.LS_PH] == pytest.approx(kept - 200.0 - 0.9 * CAP * DT, rel=1e-12)
+    # ACKs only, onto a queue at its buffer: the line drains it, they fit (nothing dropped)
+    assert ls[2, K.LS_DROP] == 0.0 and ls[2, K.LS_LOSS] == 0.0
+    assert ls[2, K.LS_Q] == pytest.approx(1e5 + 200.0 - CAP * DT)
+    assert (ls[:, K.LS_ACK_IN] == 0.0).all()
+    # a link that cannot drain them in the step: the excess is lost, the data share is 0
+    ls = np.zeros((1, K.N_LS))
+    ls[0, K.LS_CAP], ls[0, K.LS_BUF] = 1e-6, 1e5
+    ls[0, K.LS_Q] = ls[0, K.LS_QF] = 1e5
+    ls[0, K.LS_ACK_IN] = 300.0
+    K.update_links(ls, np.arange(1), 1, DT)
+    assert ls[0, K.LS_LOSS] == 0.0 and ls[0, K.LS_DROP] == pytest.approx(300.0 - 1.0)
+    assert ls[0, K.LS_Q] == 1e5
+
+
+def test_the_ack_ports_carry_the_packet_engines_ack_bytes():
+    """Two 4 MB flows s0, s1 -> r0 on the dumbbell: the ports of the way back (r0's NIC, the
+    right switch's port to the left one, the left one's ports to s0 and s1) carry only ACKs,
+    64 B per data packet. The fluid ones send the bytes the packet engine's send, within 1%;
+    without ACK bytes (``engine.fluid_ack_bytes=false``) nothing."""
+    from conftest import flows_override
+
+    base = ["topo=dumbbell", "cc=dctcp", "switch=ecn", "lb=ecmp", "workload=flows",
+            flows_override([(0, 4, 4_000_000), (1, 4, 4_000_000)]),
+            "engine.sample_interval_us=0"]  # fmt: skip
+    tx = {}
+    for name, extra in (("packet", ["engine.kind=packet"]), ("fluid", ["engine.kind=fluid"]),
+                        ("off", ["engine.kind=fluid", "engine.fluid_ack_bytes=false"])):  # fmt: skip
+        ports = uno.run(uno.compose([*base, *extra])).tables["ports"].set_index("port")
+        tx[name] = ports["tx_bytes"]
+    sim = build_simulation(to_run_config(uno.compose([*base, "engine.kind=fluid"])))
+    back = {sim.port_names[link] for link in sim.rv_link.tolist()}
+    forward = {sim.port_names[link] for link in sim.rt_link.tolist()}
+    only_acks = sorted(back - forward)
+    assert len(only_acks) >= 3
+    for port in only_acks:
+        assert tx["packet"][port] > 0
+        assert tx["fluid"][port] == pytest.approx(tx["packet"][port], rel=0.01), port
+        assert tx["off"].get(port, 0) == 0
+    # r0's NIC sends one 64-B ACK per data packet of both flows
+    nic = sim.port_names[sim.rv_link[sim.rv_ptr[0]]]
+    assert nic in only_acks
+    assert tx["packet"][nic] == 2 * -(-4_000_000 // 4096) * 64
