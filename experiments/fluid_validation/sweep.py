@@ -56,7 +56,9 @@ def main() -> None:
     for name in names:
         runs = {}
         for engine, extra in (("packet", []), ("fluid", args.fluid)):
-            runs[engine] = class_fct_us([*BASE, *CASES[name], *seed, f"engine.kind={engine}", *extra])
+            runs[engine] = class_fct_us(
+                [*BASE, *CASES[name], *seed, f"engine.kind={engine}", *extra]
+            )
         cells = []
         for cls in sorted(runs["packet"]):
             (pm, pp), (fm, fp) = runs["packet"][cls], runs["fluid"][cls]
