@@ -744,6 +744,7 @@ def test_dropped_packets_are_binomial_over_the_packets_that_reached_the_links():
     mss = 4096.0
     for packets, p in ((1.0, 0.6), (12.0, 0.3), (2.5, 0.9), (300.0, 0.01)):
         fs = np.zeros((n, K.N_FS))
+        fs[:, K.FS_SIZE] = 1e7
         fs[:, K.FS_EXPOSED] = packets * mss
         fs[:, K.FS_DROPPED] = packets * mss * p
         fs_twin = fs.copy()
@@ -760,12 +761,36 @@ def test_dropped_packets_are_binomial_over_the_packets_that_reached_the_links():
     # the rarer outcome is counted, so that (1 - p)^n never underflows
     assert K.binomial_draw(5000, 0.999, state, 0) >= 4980
     assert K.binomial_draw(0, 0.5, state, 0) == 0.0 and K.binomial_draw(7, 1.0, state, 0) == 7.0
-    # beyond POISSON_MAX_MEAN packets, and when all that reached the links was dropped: the mean
+    # beyond POISSON_MAX_MEAN packets: the mean
     fs = np.zeros((1, K.N_FS))
+    fs[0, K.FS_SIZE] = 1e7
     fs[0, K.FS_EXPOSED], fs[0, K.FS_DROPPED] = 1e6, 3e5
     assert K.dropped_packets(0, mss, fs, state) == 3e5 / mss
-    fs[0, K.FS_EXPOSED], fs[0, K.FS_DROPPED] = 1000.0, 1000.0
-    assert K.dropped_packets(0, mss, fs, state) == 1000.0 / mss
+
+
+def test_a_packet_is_lost_whole_or_not_at_all():
+    """A sliver of a packet that reaches a link dropping everything from its input (a FIFO
+    share lets a packet out over several steps) loses the whole packet with the chance sliver /
+    packet, not the sliver for certain: with the sliver lost, every flow that met a lock-out
+    for one step waited for a timer, and a one-packet flow of the 40%-load Fig. 10 run heard
+    its timeout again and again. A flow of less than a data packet has one packet, of its own
+    size. Both kernels are their Python twins."""
+    n = 40_000
+    mss = 4160.0
+    state = np.arange(1, n + 1, dtype=np.uint64) * np.uint64(104729)
+    for size, sliver in ((2133.0, 264.7), (1e6, 1000.0), (1e6, 2.5 * 4160.0)):
+        fs = np.zeros((n, K.N_FS))
+        fs[:, K.FS_SIZE] = size
+        fs[:, K.FS_EXPOSED] = fs[:, K.FS_DROPPED] = sliver  # all of it dropped
+        twin = fs[:200].copy()
+        twin_state = state[:200].copy()
+        lost = mss * np.array([K.dropped_packets(f, mss, fs, state) for f in range(n)])
+        assert list(lost[:200]) == [
+            mss * K.dropped_packets.py_func(f, mss, twin, twin_state) for f in range(200)
+        ]
+        packet = min(size, mss)
+        assert set(np.unique(lost)) <= {k * packet for k in range(int(sliver // packet) + 2)}
+        assert lost.mean() == pytest.approx(sliver, rel=0.05)  # the bytes dropped, on average
 
 
 @pytest.mark.parametrize("twin", [False, True])
