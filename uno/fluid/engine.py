@@ -57,9 +57,12 @@ step, its bytes still moving every step (:meth:`FluidSimulation._set_blocks`,
   the mean from 20 up; :func:`uno.fluid.kernels.dropped_packets`), so a short flow crossing a lossy
   link loses a packet now and then and finishes untouched otherwise, rather than losing a
   sliver of every step and timing out every time (which doubled the short flows' timeouts on
-  the Uno Fig. 10 traffic). Fast retransmit (``transport.dupack_threshold`` > 0) sees a loss
-  once that many packets sent after it are acknowledged; what it misses waits for the
-  retransmission timer.
+  the Uno Fig. 10 traffic). A slice of a packet that met a link dropping all of it (a FIFO
+  share lets a packet out over several steps) is a whole packet lost with the chance slice /
+  packet, and a flow of less than a data packet has one packet, of its own size. Fast
+  retransmit (``transport.dupack_threshold`` > 0) sees a loss once that many packets sent
+  after it are acknowledged; what it misses waits for the retransmission timer, which runs
+  from the lost bytes' send (at the latest their flow's last).
 - **Controllers**: fluid laws of UnoCC, DCTCP, GEMINI, MP-RDMA and BBR v1 (its delivery-rate
   samples over each batch's flight time, rounds by send time, the windowed-max BtlBw filter and
   the STARTUP / DRAIN / PROBE_BW machine; PROBE_RTT, which needs 10 s, is refused) in
