@@ -636,16 +636,23 @@ def grid_phase(salt, link, k) -> float:
 
 
 @njit(cache=True, error_model="numpy")
+def subflow_hop(r, sub_links):
+    """Of UnoLB subflow hop entry ``rt_ptr[-1] + r`` (``sub_links`` of shape (n, S, H)): its
+    subflow and its hop."""
+    return (r // sub_links.shape[2]) % sub_links.shape[1], r % sub_links.shape[2]
+
+
+@njit(cache=True, error_model="numpy")
 def input_link(j, ei, rt_ptr, base, sub_links) -> int:
     """The link before route entry ``j`` on its flow's way (its input at ``j``'s link), or -1
     where that is not one link (the first hop; after a split hop)."""
     f = ei[j, EI_FLOW]
     r = j - base
     if r >= 0:  # a UnoLB subflow's hop
-        h = r % sub_links.shape[2]
+        s, h = subflow_hop(r, sub_links)
         if h == 0:
             return -1
-        return sub_links[f, (r // sub_links.shape[2]) % sub_links.shape[1], h - 1]
+        return sub_links[f, s, h - 1]
     g = ei[j, EI_GSTART]
     if g <= rt_ptr[f] or ei[g - 1, EI_GSTART] != g - 1:
         return -1
@@ -712,10 +719,8 @@ def group_inputs(k, lv, kept, l_buf, ls, ei, ef, e_head, rt_ptr, lb, hops, dt_ps
     while j >= 0:
         r = j - base
         if r >= 0:
-            f = ei[j, EI_FLOW]
-            link = sub_links[
-                f, (r // sub_links.shape[2]) % sub_links.shape[1], r % sub_links.shape[2]
-            ]
+            s, h = subflow_hop(r, sub_links)
+            link = sub_links[ei[j, EI_FLOW], s, h]
         else:
             link = ei[j, EI_LINK]
         d = l_dense[link]
@@ -950,8 +955,7 @@ def forward(
                 if r < 0:
                     link = ei[j, EI_LINK]
                 else:
-                    s = (r // n_hop_max) % n_sub_max
-                    h = r % n_hop_max
+                    s, h = subflow_hop(r, sub_links)
                     link = sub_links[f, s, h]
                 # the entry's whole arrival is known now (its hops before are done): one source
                 rate_in = a * inv_dt
