@@ -428,6 +428,18 @@ def flow_plans(
     return plans
 
 
+def stop_flags(stop_when_done, tags) -> np.ndarray:
+    """Per flow (``tags`` in flow order), whether the run waits for it to finish: the flows
+    with one of ``engine.stop_when_done``'s tags (the run ends once they all have, the others
+    reported unfinished), or every flow when that list is empty. :func:`build_scenario` has
+    checked that some flow has each tag."""
+    wanted = set(stop_when_done)
+    tags = list(tags)
+    if not wanted:
+        return np.ones(len(tags), dtype=bool)
+    return np.fromiter((t in wanted for t in tags), dtype=bool, count=len(tags))
+
+
 def _pairs(src: np.ndarray, dst: np.ndarray, n_hosts: int) -> tuple[np.ndarray, np.ndarray]:
     """Each flow's (src, dst) pair as an index into the distinct pairs, and the first flow of
     each distinct pair."""
@@ -460,6 +472,9 @@ def build_scenario(cfg, rng: RngStreams) -> Scenario:
             raise ConfigError(
                 "workload", f"flow {s.flow_id}: no route from host {s.src} to host {s.dst}"
             )
+    missing = set(cfg.engine.stop_when_done) - tags
+    if missing:
+        raise ConfigError("engine.stop_when_done", f"no flow has tag(s) {sorted(missing)}")
     n_switches = sum(1 for n in topo.nodes if n.kind != HOST)
     salts = rng.stream("ecmp_salt").integers(0, 2**63, size=max(1, n_switches)).tolist()
     refs = reference_paths(routing, hosts, data_bytes, ack_bytes)

@@ -119,7 +119,7 @@ from uno.fluid import kernels as K
 from uno.lb.base import ENTROPY_SPACE
 from uno.metrics.flows import FLOW_COLUMNS, flows_frame
 from uno.metrics.summary import class_summary
-from uno.scenario import Scenario, build_scenario, is_switch_port, port_names
+from uno.scenario import Scenario, build_scenario, is_switch_port, port_names, stop_flags
 from uno.topo.base import HOST
 
 #: controllers with a fluid law
@@ -199,8 +199,6 @@ def check_fluid_support(cfg, engine: str = "fluid", with_cc: bool = True) -> Non
         raise ConfigError("faults.link_failures", f"{where} does not model link failures")
     if cfg.faults.losses:
         raise ConfigError("faults.losses", f"{where} does not model random packet losses")
-    if cfg.engine.stop_when_done:
-        raise ConfigError("engine.stop_when_done", f"{where} runs every flow to its end")
     if cfg.switch.ecn.pmax != 1.0:
         raise ConfigError("switch.ecn.pmax", f"{where} models RED ramps up to 1 only")
     if cfg.switch.pfc.enabled:
@@ -757,7 +755,12 @@ class FluidSimulation:
         if n:
             span = max(span, int(np.ceil(fs[:, K.FS_LOSS_DELAY].max() / self.dt_ps)) + 2)
         self.calendar = np.zeros((span, max(1, (n + 63) // 64)), dtype=np.uint64)
-        self.counters = np.zeros(4, dtype=np.int64)
+        # [next to start, running, finished, busy links, flows the run waits for not finished
+        # yet (engine.stop_when_done; -1: none among this engine's flows)]
+        waits = stop_flags(cfg.engine.stop_when_done, (p.spec.tag for p in plans))
+        fs[:, K.FS_STOP] = waits
+        self.n_waited = int(waits.sum())
+        self.counters = np.array([0, 0, 0, 0, self.n_waited or -1], dtype=np.int64)
         # feedback in blocks (engine.fluid_blocks_per_rtt; kernels.hold_for_block)
         self.block = np.zeros((3, n + 1), dtype=np.int64)
         self._set_blocks()
@@ -869,7 +872,8 @@ class FluidSimulation:
         return f"flows {self.n_finished}/{len(self.flows)}, {self.k_done:,} fluid steps"
 
     def run(self, measure_memory: bool = False) -> RunResult:
-        """Step until every flow finished or ``engine.max_sim_time_ms``; collect the tables."""
+        """Step until every flow finished (or every flow with a tag of ``engine.stop_when_done``)
+        or ``engine.max_sim_time_ms``; collect the tables."""
         cfg = self.cfg
         interval_ps = us_to_ps(cfg.engine.sample_interval_us)
         sampler = _Sampler(self, cfg) if interval_ps > 0 else None
@@ -900,15 +904,18 @@ class FluidSimulation:
                 if k_sample <= k_next:
                     k_next, sample_due = k_sample, True
             k = self._advance_to(k, min(k_next, k_stop))
-            if grows and self.n_finished < n and self.k_done % LOOK_STEPS == 0:
+            waiting = self.n_finished < n and self.counters[4] != 0
+            if grows and waiting and self.k_done % LOOK_STEPS == 0:
                 k = self._grow_step(k)
-            ending = self.n_finished == n or k >= int(self.max_time_ps // self.dt_ps)
+            # every flow finished, or every one the run waits for (engine.stop_when_done)
+            done = self.n_finished == n or self.counters[4] == 0
+            ending = done or k >= int(self.max_time_ps // self.dt_ps)
             if sampler is not None and (sample_due or ending or self.now_ps >= next_sample_ps):
                 sampler.sample(self.now_ps)
                 next_sample_ps += interval_ps
             if self.progress_hook is not None:
                 self.progress_hook(time.perf_counter())
-            if self.n_finished == n:
+            if done:
                 break
         wall = time.perf_counter() - t0
         return self._collect(wall, sampler)

@@ -58,7 +58,7 @@ from uno.core.units import BITS_PER_BYTE, PS_PER_S, us_to_ps
 from uno.fluid import kernels as K
 from uno.fluid.engine import FluidSimulation, _Sampler
 from uno.net.port import DROP_BUFFER, Port
-from uno.scenario import build_scenario
+from uno.scenario import build_scenario, stop_flags
 
 
 class HybridPort(Port):
@@ -217,7 +217,10 @@ class HybridSimulation(Simulation):
         self.fluid = FluidSimulation(cfg, scenario, self.rng, fluid_plans)
         populate_packet(cfg, self, scenario, packet_plans, HybridPort)
         self.n_flows_total = len(scenario.flows)
-        self._n_required = len(packet_plans) + len(fluid_plans)
+        # the flows the run waits for (engine.stop_when_done; every flow when empty): the
+        # packet flows' completions count in Simulation.flow_completed, the fluid ones' here
+        waited = stop_flags(en.stop_when_done, (p.spec.tag for p in scenario.flows))
+        self._n_required = int(waited.sum())
         self.step = 0  # the fluid step under way
         self.touched: list[HybridPort] = []  # ports that accepted bytes in this epoch
         self.epoch = 0
@@ -231,6 +234,7 @@ class HybridSimulation(Simulation):
             link: self.network.hosts[i].nic_scheduler for link, i in nic_of.items()
         }
         self._fluid_finished = 0
+        self._fluid_waited_done = 0
         interval = en.sample_interval_us
         self._sampler = _Sampler(self.fluid, cfg) if interval > 0 and fluid_plans else None
         self._sample_every_ps = us_to_ps(interval) if interval > 0 else 0
@@ -272,10 +276,13 @@ class HybridSimulation(Simulation):
         counters = fluid.counters
         finished = int(counters[2])
         if finished > self._fluid_finished:
-            self._n_done += finished - self._fluid_finished
             self.n_finished += finished - self._fluid_finished
             self._fluid_finished = finished
             fluid.n_finished = finished
+            # (counters[4]: the fluid flows the run waits for, not finished yet)
+            waited_done = fluid.n_waited - int(counters[4]) if fluid.n_waited else 0
+            self._n_done += waited_done - self._fluid_waited_done
+            self._fluid_waited_done = waited_done
             if self._n_done == self._n_required and not self._stop.triggered:
                 self._stop.succeed()
         if self._sampler is not None and fluid.now_ps >= self._next_sample_ps:

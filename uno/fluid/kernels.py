@@ -171,7 +171,8 @@ FS_BLOCK_MIDW = 48
 FS_BLOCK_SENT = 49
 FS_BLOCK_END = 50
 FS_LAST_SEND = 51  # when the flow's latest send began, ps (advance, 3c.)
-N_FS = 56  # (52 used: rows of seven cache lines, an odd number, as N_LS)
+FS_STOP = 52  # 1: the run ends once every such flow has finished (engine.stop_when_done)
+N_FS = 56  # (53 used: rows of seven cache lines, an odd number, as N_LS)
 
 # ---- what every step reads of every running flow: a compact table ``fx`` -------------------
 # (4 flows a cache line, against a row of five lines in ``fs``: a flow with nothing to do this
@@ -2406,9 +2407,11 @@ def advance(
 ):
     """Run steps ``k_start`` .. ``k_stop - 1`` (step k covers [k dt, (k+1) dt)). ``order``
     lists the flows by start time; ``counters`` = [next flow of ``order`` to start, number of
-    active flows, flows finished, number of busy links]; ``active[:n_active]`` are the running
+    active flows, flows finished, number of busy links, flows marked ``FS_STOP`` not finished
+    yet (-1: none marked)]; ``active[:n_active]`` are the running
     flows, ``busy[:n_busy]`` the links with arrivals or a non-empty (phantom) queue. Returns the
-    step reached: ``k_stop``, or earlier when every flow has finished. ``loss_rng``: each
+    step reached: ``k_stop``, or earlier when every flow has finished or, at the end of the step
+    in which the last of them finished, every flow marked ``FS_STOP`` has. ``loss_rng``: each
     flow's SplitMix64 state for its packet losses (:func:`dropped_packets`). ``lb``: the UnoLB
     subflows (``sub_n[f]`` > 0: flow ``f`` spreads over them instead of its ``rt_*`` route; see
     :func:`unolb_reroute`). ``ring_pool``: where each running flow's delay line lies in ``ring``
@@ -2553,6 +2556,8 @@ def advance(
                 fs[f, FS_FINISH] = ring_arrive if ring_arrive > 0.0 else now
                 fs[f, FS_STATE] = 2.0
                 counters[2] += 1
+                if fs[f, FS_STOP] > 0.0:
+                    counters[4] -= 1
                 ring_give(ring, ring_pool, f, k, fs, calendar)
             else:
                 active[kept] = f
@@ -2798,4 +2803,6 @@ def advance(
             ring[slot, R_MARK] += marks
             mark_ring_due(calendar, fs, k + lag, f)
         k += 1
+        if counters[4] == 0:
+            break  # every flow the run waits for has finished (engine.stop_when_done)
     return k

@@ -95,13 +95,36 @@ def maxmin_rates(active, n_active, rt_ptr, rt_link, rt_w, cap, nic, rates, resid
 
 
 @njit(cache=True)
-def maxmin_run(start, size, base_rtt, order, rt_ptr, rt_link, rt_w, cap, nic, stop_ps, finish):
+def maxmin_run(
+    start,
+    size,
+    base_rtt,
+    order,
+    rt_ptr,
+    rt_link,
+    rt_w,
+    cap,
+    nic,
+    stop_ps,
+    waits,
+    finish,
+    remaining,
+):
     """Event loop: flows start at ``start`` (ps, visited in ``order``), each must move ``size``
     bytes; rates are recomputed at every start and completion. Writes ``finish`` (ps, transfer
-    end + base RTT; -1: not finished by ``stop_ps``). Returns (time reached, rate recomputations)."""
+    end + base RTT; -1: not finished by ``stop_ps``) and ``remaining`` (bytes each flow had
+    still to move at the end). The run ends at ``stop_ps``, or once every flow has finished,
+    or once every flow with ``waits`` set has (engine.stop_when_done: at the last of their
+    finishes). Returns (the run's end: the last of those finishes, else ``stop_ps``; rate
+    recomputations)."""
     n = start.shape[0]
     n_links = cap.shape[0]
-    remaining = size.copy()
+    remaining[:] = size
+    n_waited = 0
+    for f in range(n):
+        if waits[f]:
+            n_waited += 1
+    last_waited = 0.0
     rates = np.zeros(n)
     live = np.zeros(n, dtype=np.int64)
     residual = np.zeros(n_links)
@@ -136,7 +159,13 @@ def maxmin_run(start, size, base_rtt, order, rt_ptr, rt_link, rt_w, cap, nic, st
             remaining[f] -= rates[f] * span
             # done within a picosecond of transfer (times of ~1e10 ps cannot resolve less)
             if remaining[f] <= size[f] * 1e-9 or remaining[f] <= rates[f] * 1.0:
+                remaining[f] = 0.0
                 finish[f] = t_next + base_rtt[f]
+                if waits[f]:
+                    n_waited -= 1
+                    last_waited = max(last_waited, finish[f])
+                    if n_waited == 0 and last_waited < stop_ps:
+                        stop_ps = last_waited
             else:
                 active[kept] = f
                 kept += 1
@@ -144,6 +173,8 @@ def maxmin_run(start, size, base_rtt, order, rt_ptr, rt_link, rt_w, cap, nic, st
         now = t_next
         if now >= stop_ps:
             break
+    if n_waited == 0:  # (every flow the run waits for finished: the last one's finish)
+        return min(last_waited, stop_ps), events
     return now, events
 
 
@@ -157,22 +188,26 @@ class MaxMinSimulation(FluidSimulation):
         fs = self.fs
         ls = self.ls
         t0 = time.perf_counter()
-        finish = np.full(len(self.flows), -1.0)
-        _, events = maxmin_run(
+        n = len(self.flows)
+        finish = np.full(n, -1.0)
+        remaining = np.zeros(n)
+        end_ps, events = maxmin_run(
             fs[:, K.FS_START].copy(), fs[:, K.FS_SIZE].copy(), fs[:, K.FS_BASE_RTT].copy(),
             self.order, self.rt_ptr, self.rt_link, self.rt_w, ls[:, K.LS_CAP].copy(),
-            fs[:, K.FS_NIC].copy(), float(self.max_time_ps), finish,
+            fs[:, K.FS_NIC].copy(), float(self.max_time_ps), fs[:, K.FS_STOP] > 0.0, finish,
+            remaining,
         )  # fmt: skip
         wall = time.perf_counter() - t0
-        done = finish >= 0
-        fs[:, K.FS_FINISH] = finish
-        fs[:, K.FS_STATE] = np.where(done, 2.0, 1.0)
-        fs[:, K.FS_SENT] = np.where(done, fs[:, K.FS_SIZE], 0.0)
+        # end_ps: the last finish (transfer end + base RTT) of the flows the run waits for,
+        # or the stop time; a flow whose last ACK would come after it has not finished
+        self.now_ps = int(end_ps)
+        done = (finish >= 0) & (finish <= end_ps)
+        fs[:, K.FS_FINISH] = np.where(done, finish, -1.0)
+        fs[:, K.FS_STATE] = np.where(done, 2.0, np.where(fs[:, K.FS_START] < end_ps, 1.0, 0.0))
+        fs[:, K.FS_SENT] = np.where(done, fs[:, K.FS_SIZE], fs[:, K.FS_SIZE] - remaining)
         fs[:, K.FS_DELIVERED] = fs[:, K.FS_SENT]
         fs[:, K.FS_ACKED] = fs[:, K.FS_SENT]
         self.k_done = 0
-        # the last completion (transfer end + base RTT), or the stop time
-        self.now_ps = int(finish.max()) if done.all() else int(self.max_time_ps)
         self.n_finished = int(done.sum())
         result = self._collect(wall, None)
         result.summary["run"]["maxmin_rate_computations"] = int(events)
