@@ -1351,8 +1351,8 @@ def test_coded_flows_deliver_only_what_crosses_the_links_and_lost_blocks_wait_fo
 def test_coarsen_moves_each_slot_to_the_coarse_step_holding_it(scheme):
     """The step grows 4-fold mid-run (:func:`kernels.coarsen`): the kernel agrees with its
     Python twin, and each running flow's delay line holds the same feedback filed by the coarse
-    steps: per flow, the bytes of every summed column unchanged, the latest send and last
-    arrival unchanged, the calendar due exactly at the coarse steps holding something (and at
+    steps: per flow, the bytes of every summed column unchanged (the bytes on the wire among
+    them), the latest send, the last arrival and the wire's ACK frontier unchanged, the calendar due exactly at the coarse steps holding something (and at
     a pending loss report's), and the step fields divided by the factor. Coded UnoLB flows
     (``uno``: the wide ring), BBR's and GEMINI's own column (``R_AUX``)."""
     import copy
@@ -1383,6 +1383,8 @@ def test_coarsen_moves_each_slot_to_the_coarse_step_holding_it(scheme):
 
     before = lines(sim.ring, sim.calendar, k, 1)
     assert sum(len(d) for d in before.values()) > n_active  # feedback on its way
+    if scheme != "uno":  # inter-DC bytes on their WAN link's wire (UnoLB's subflows: none)
+        assert sum(r[K.R_WIRE] for d in before.values() for r in d.values()) > 0.0
     fs_before = sim.fs.copy()
     twin = {n: copy.deepcopy(getattr(sim, n)) for n in ("fs", "ring", "calendar", "fx")}
     dt4 = 4 * sim.dt_ps
@@ -1395,8 +1397,8 @@ def test_coarsen_moves_each_slot_to_the_coarse_step_holding_it(scheme):
         np.testing.assert_array_equal(getattr(sim, n), twin[n], err_msg=n)
     np.testing.assert_array_equal(sim.calendar, twin["calendar"])
     after = lines(sim.ring, sim.calendar, k4, 4)
-    summed = [c for c in range(sim.ring.shape[1])
-              if c not in (K.R_SENTMAX, K.R_ARRIVE, K.R_AUX)]  # fmt: skip
+    latest = (K.R_SENTMAX, K.R_ARRIVE, K.R_WIRE_ACK)  # (times: the maxima)
+    summed = [c for c in range(sim.ring.shape[1]) if c not in (*latest, K.R_AUX)]
     for f in active:
         f = int(f)
         old, new = before[f], after[f]
@@ -1408,7 +1410,7 @@ def test_coarsen_moves_each_slot_to_the_coarse_step_holding_it(scheme):
             assert sum(r[c] for r in new.values()) == pytest.approx(
                 sum(r[c] for r in old.values()), rel=1e-12, abs=1e-9
             )
-        for c in (K.R_SENTMAX, K.R_ARRIVE):
+        for c in latest:
             assert max((r[c] for r in new.values()), default=0.0) == max(
                 (r[c] for r in old.values()), default=0.0
             )
@@ -1416,6 +1418,7 @@ def test_coarsen_moves_each_slot_to_the_coarse_step_holding_it(scheme):
             fine = [r for j, r in old.items() if j // 4 == j4]
             if fine:
                 assert row[K.R_ARRIVE] == max(r[K.R_ARRIVE] for r in fine)
+                assert row[K.R_WIRE_ACK] == max(r[K.R_WIRE_ACK] for r in fine)
     for c in (K.FS_DUE_LAST, K.FS_ACK_LAST, K.FS_WAIT_LAST, K.FS_WAIT_LAST_OLD, K.FS_WAIT_VOID):
         np.testing.assert_array_equal(sim.fs[:, c], np.floor(fs_before[:, c] / 4))
     assert (sim.fx[active, K.FX_QUIET] == 0).all()

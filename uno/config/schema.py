@@ -517,6 +517,11 @@ class EngineConfig:
     #: packet delivered) where they share the data queue: they take line time and buffer, and
     #: count in the phantom queue with switch.phantom.count_acks; a full buffer drops none
     fluid_ack_bytes: bool = True
+    #: fluid: a flow's bytes cross its route's longest link's propagation (a WAN link's: at
+    #: least the intra-DC base RTT) on their way out, reaching the links after it that late;
+    #: the rest of the base RTT is on the way back. false: the whole base RTT on the way back.
+    #: UnoLB's subflows have it on the way back either way
+    fluid_wire: bool = True
     #: hybrid: flows of at most this many bytes are simulated as packets (null: none by size)
     hybrid_packet_max_bytes: int | None = num(None, ">= 0")
     #: hybrid: flows with one of these tags are simulated as packets

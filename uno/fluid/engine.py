@@ -786,6 +786,45 @@ class FluidSimulation:
         pkt = sc.data_bytes  # (a full data packet's wire bytes, its header included)
         self.hops[15][:] = (sc.ack_bytes / pkt, pkt, 1.0 if cfg.engine.fluid_ack_bytes else 0.0)
         self.hops = (*self.hops, *ack_routes, np.full(len(self.ls), -1, dtype=np.int64))
+        self._set_wire(cfg.engine.fluid_wire, rt_ptr, rt_link, sub_n)
+
+    def _set_wire(self, on: bool, rt_ptr, rt_link, sub_n) -> None:
+        """Each flow's wire link (``engine.fluid_wire``; :func:`uno.fluid.kernels.forward`):
+        its route's longest link when that link's propagation is at least the intra-DC base
+        RTT (a WAN link) and a hop follows it. Its entries (every link of the hop, when the hop is split) hand
+        their departures on ``FS_WIRE_PS`` later (``EI_LAG`` = -1) to the next hop's first
+        entry (``FS_WIRE_NEXT``). Not for UnoLB's subflows, nor with the option off: there
+        ``FS_WIRE_NEXT`` = -1."""
+        fs = self.fs
+        fs[:, K.FS_WIRE_NEXT] = -1.0
+        fs[:, K.FS_WIRE_PS] = 0.0
+        fs[:, K.FS_WIRE_DROP] = 0.0
+        n = len(self.flows)
+        n_rt = len(rt_link)
+        if not on or n == 0 or n_rt == 0:
+            return
+        ei = self.hops[2]
+        delay = np.fromiter((e.delay_ps for e in self.scenario.routing.edges), dtype=np.float64)[
+            rt_link
+        ]
+        starts = rt_ptr[:-1]
+        longest = np.maximum.reduceat(delay, starts)
+        flow_of = ei[:n_rt, K.EI_FLOW]
+        # the first entry of each route with its longest propagation
+        where = np.where(delay == longest[flow_of], np.arange(n_rt), n_rt)
+        first = np.minimum.reduceat(where, starts)
+        nxt = ei[first, K.EI_NEXT]
+        # (a link of a datacenter's fabric is shorter than its base RTT by far; a WAN link is
+        # not, whatever the step)
+        long_ps = self.scenario.intra_ref.base_rtt_ps
+        wired = (longest >= long_ps) & (nxt >= 0) & (sub_n == 0)
+        if not wired.any():
+            return
+        group = ei[first, K.EI_GSTART]
+        on_wire = wired[flow_of] & (ei[:n_rt, K.EI_GSTART] == group[flow_of])
+        ei[:n_rt, K.EI_LAG][on_wire] = -1
+        fs[wired, K.FS_WIRE_NEXT] = nxt[wired]
+        fs[wired, K.FS_WIRE_PS] = longest[wired]
 
     def _cc_rows(self, cfg, plans) -> np.ndarray:
         """The ``P_*`` rows of every flow (:meth:`_cc_params`), built once per distinct

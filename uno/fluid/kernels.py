@@ -84,7 +84,8 @@ EI_LINK = 0  # the link (route entries; a subflow's hop reads it from ``sub_link
 EI_FLOW = 1  # the flow
 EI_GSTART = 2  # first entry of its hop (a split hop's links share what reaches the hop)
 EI_NEXT = 3  # first entry of the next hop, -1: last
-EI_LAG = 4  # 1: the next hop's level is not above this one's (bytes reach it next step)
+EI_LAG = 4  # 1: the next hop's level is not above this one's (bytes reach it next step);
+#            -1: the flow's wire link, whose bytes reach the next hop FS_WIRE_PS later
 EI_NXT = 5  # next entry in this step's list of its level
 EI_SNXT = 6  # next entry in this step's list of its level's split-hop entries
 EI_GROUP = 7  # at a link that drops this step: the entry's input group there (-1: the pool)
@@ -172,7 +173,16 @@ FS_BLOCK_SENT = 49
 FS_BLOCK_END = 50
 FS_LAST_SEND = 51  # when the flow's latest send began, ps (advance, 3c.)
 FS_STOP = 52  # 1: the run ends once every such flow has finished (engine.stop_when_done)
-N_FS = 56  # (53 used: rows of seven cache lines, an odd number, as N_LS)
+# propagation on the way out (engine.fluid_wire): the first entry of the hop after the route's
+# wire link (its longest, when at least the intra-DC base RTT; -1: none), its propagation (ps), the
+# bytes the links after it dropped since the flow's losses were last booked
+FS_WIRE_NEXT = 53
+FS_WIRE_PS = 54
+FS_WIRE_DROP = 55
+# when the ACKs of the newest bytes off the wire are due (ps): a drop beyond the wire link takes
+# the flow's newest bytes there, whose ACKs are due from then down (lose_acks)
+FS_WIRE_ACK = 56
+N_FS = 72  # (57 used: rows of nine cache lines, an odd number, as N_LS)
 
 # ---- what every step reads of every running flow: a compact table ``fx`` -------------------
 # (4 flows a cache line, against a row of five lines in ``fs``: a flow with nothing to do this
@@ -328,12 +338,16 @@ R_TIMEOUT = 5  # lost bytes (not revealed yet) whose retransmission timer expire
 R_JITTER = 6  # UnoCC: sum of acked x the chance that a packet's RTT sample exceeds the gentle
 #              threshold through packet-level queueing (:func:`gentle_exceedance`)
 R_DELIV = 7  # bytes delivered one return trip before (their ECN echoes come back now)
-N_R_NARROW = 8
-R_GOOD = 8  # wire bytes of decodable data (narrow ring: the acknowledged bytes)
-R_FREE = 9  # bytes lost but absorbed by coding (leave flight with the ACKs; narrow: none)
-R_AUX = 10  # GEMINI: smallest RTT sample (0: none); BBR: bytes the flow had acknowledged
+R_WIRE = 8  # bytes that left the flow's wire link (its route's long link, FS_WIRE_*) and reach
+#             the next hop at this step (forward); R_WIRE_M: the marked ones among them
+R_WIRE_M = 9
+R_WIRE_ACK = 10  # when the ACKs of the flow's newest sends were due as they left (ps, the latest)
+N_R_NARROW = 11
+R_GOOD = 11  # wire bytes of decodable data (narrow ring: the acknowledged bytes)
+R_FREE = 12  # bytes lost but absorbed by coding (leave flight with the ACKs; narrow: none)
+R_AUX = 13  # GEMINI: smallest RTT sample (0: none); BBR: bytes the flow had acknowledged
 #            when the latest of them was sent (one column for both)
-N_R = 11
+N_R = 14
 
 
 @njit(cache=True, error_model="numpy")
@@ -790,6 +804,10 @@ def forward(
     n_drop,
     markers,
     n_mark,
+    ring,
+    ring_ptr,
+    ring_len,
+    calendar,
 ):
     """One step of the links, hop by hop: every active flow's bytes go from link to link of its
     route and the links are advanced (:func:`update_links`) in the order of their level, so a
@@ -844,7 +862,15 @@ def forward(
     yet, -2: several, a send or a carry)). An entry's
     fields share a row so that a step touches one or two cache lines per entry. UnoLB subflow
     hop ``h`` of subflow ``s`` of flow ``f`` is entry ``rt_ptr[-1] + (f S + s) H + h``
-    (``sub_links`` of shape (n, S, H))."""
+    (``sub_links`` of shape (n, S, H)).
+
+    Propagation on the way out (``engine.fluid_wire``): what leaves a flow's wire link (entry
+    ``EI_LAG`` = -1: its route's longest link, a WAN link, when its propagation is at least
+    the intra-DC base RTT) goes into the flow's delay line (``ring``, ``R_WIRE``) and reaches the next hop
+    ``FS_WIRE_PS`` later (:func:`advance`, 2.), as a packet crosses the link's propagation; the
+    bytes the links after it drop add to ``FS_WIRE_DROP`` too (their losses are timed from
+    their send, that long before). Every other link's propagation stays on the way back.
+    UnoLB's subflows have no wire."""
     link_lvl, n_lvl_arr, ei, ef, e_head, l_nxt, l_head, l_buf, s_head = hops[:9]
     l_dense, g_val, l_input = hops[10], hops[12], hops[18]
     shape_drops = hops[9][1] != 0
@@ -1002,6 +1028,8 @@ def forward(
                         n_drop[0] += 1
                     fs[f, FS_DROPPED] += dropped
                     fs[f, FS_EXPOSED] += a
+                    if r < 0 and 0.0 <= fs[f, FS_WIRE_NEXT] <= j:  # beyond the wire link
+                        fs[f, FS_WIRE_DROP] += dropped
                     if r >= 0 and fs[f, FS_EC_N] > 0.0:  # a coded UnoLB flow: per subflow
                         sub_drops[f, s, 0] += dropped
                         sub_drops[f, s, 1] += a
@@ -1011,7 +1039,17 @@ def forward(
                     if r < 0:
                         nxt = ei[j, EI_NEXT]
                         if nxt >= 0:
-                            if ei[j, EI_LAG] > 0:
+                            if ei[j, EI_LAG] < 0:  # on the wire, to the next hop later
+                                wire = int(fs[f, FS_WIRE_PS] * inv_dt + 0.5)
+                                lag = clamp_lag(f, wire, ring_len)
+                                slot = ring_ptr[f] + (k + lag) % ring_len[f]
+                                ring[slot, R_WIRE] += out
+                                ring[slot, R_WIRE_M] += out_m
+                                due_ps = fs[f, FS_ACK_LAST] * dt_ps
+                                if due_ps > ring[slot, R_WIRE_ACK]:
+                                    ring[slot, R_WIRE_ACK] = due_ps
+                                mark_ring_due(calendar, fs, k + lag, f)
+                            elif ei[j, EI_LAG] > 0:
                                 ef[nxt, EF_CARRY] += out
                                 ef[nxt, EF_MCARRY] += out_m
                                 q += out
@@ -1998,10 +2036,61 @@ def cut_acks(f, k, lost, freed, fs, ring, ring_ptr, ring_len) -> None:
     would have carried them (``R_FREE``), as the packet sender stops tracking a decoded
     block's packets; the rest are taken off what is decodable too, until resent (uncoded
     flows: ``freed`` = 0)."""
+    step, left = take_acks(f, k, int(fs[f, FS_ACK_LAST]), lost, freed, fs, ring, ring_ptr,
+                           ring_len)  # fmt: skip
+    fs[f, FS_ACK_LAST] = step
+    if left > 0.0:
+        free_share = freed / lost
+        fs[f, FS_DELIVERED] -= left * (1.0 - free_share)
+        fs[f, FS_ACKED] -= left
+        fs[f, FS_INFLIGHT] += left * (1.0 - free_share)
+
+
+@njit(cache=True, error_model="numpy")
+def cut_wire_acks(f, k, newest, lost, freed, fs, ring, ring_ptr, ring_len) -> None:
+    """:func:`cut_acks` for bytes a link beyond the flow's wire link dropped: they left the
+    wire link a propagation before, and their ACKs are due at step ``newest`` and before
+    (:func:`lose_acks`); they come off those ACKs first, newest first, and what is left as
+    :func:`cut_acks` takes it."""
+    _, left = take_acks(f, k, newest, lost, freed, fs, ring, ring_ptr, ring_len)
+    if left > 0.0:
+        cut_acks(f, k, left, freed * left / lost, fs, ring, ring_ptr, ring_len)
+
+
+@njit(cache=True, error_model="numpy")
+def beyond_wire(f, fs) -> bool:
+    """Whether most of the bytes flow ``f`` lost since its losses were last booked were
+    dropped beyond its wire link (``FS_WIRE_DROP``, :func:`forward`); starts the next count."""
+    beyond = fs[f, FS_WIRE_DROP] > 0.0 and fs[f, FS_WIRE_DROP] >= 0.5 * fs[f, FS_DROPPED]
+    fs[f, FS_WIRE_DROP] = 0.0
+    return beyond
+
+
+@njit(cache=True, error_model="numpy")
+def lose_acks(f, k, lost, freed, beyond, dt_ps, fs, ring, ring_ptr, ring_len) -> None:
+    """Flow ``f``'s ``lost`` bytes come off its ACKs due (:func:`cut_acks`); when they were
+    dropped beyond its wire link (``beyond``), off those of the newest bytes off the wire, due
+    from ``FS_WIRE_ACK`` down (:func:`cut_wire_acks`): a drop there takes the flow's newest
+    bytes at that link, which left the wire link a propagation ago, when the flow's newest
+    ACKs were due then."""
+    if beyond:
+        newest = int(fs[f, FS_WIRE_ACK] / dt_ps)
+        if newest < fs[f, FS_ACK_LAST]:
+            cut_wire_acks(f, k, newest, lost, freed, fs, ring, ring_ptr, ring_len)
+            return
+    cut_acks(f, k, lost, freed, fs, ring, ring_ptr, ring_len)
+
+
+@njit(cache=True, error_model="numpy")
+def take_acks(f, k, newest, lost, freed, fs, ring, ring_ptr, ring_len):
+    """The walk of :func:`cut_acks`: ``lost`` bytes (``freed`` of them absorbed by coding)
+    come off flow ``f``'s ACKs due from step ``newest`` down to step ``k + 1``. Returns (the
+    step it stopped at: every slot after it, up to ``newest``, emptied; the bytes left that
+    no ACK still due carried)."""
     n = ring_len[f]
     start = ring_ptr[f]
     wide = ring.shape[1] > R_GOOD
-    step = int(fs[f, FS_ACK_LAST])
+    step = newest
     free_share = freed / lost if lost > 0.0 else 0.0
     left = lost
     while left > 0.0 and step > k:
@@ -2023,12 +2112,8 @@ def cut_acks(f, k, lost, freed, fs, ring, ring_ptr, ring_len) -> None:
             if left <= 0.0:
                 break  # (this slot may keep some)
         step -= 1
-    fs[f, FS_ACK_LAST] = step
     fs[f, FS_PENDING] -= lost - left
-    if left > 0.0:
-        fs[f, FS_DELIVERED] -= left * (1.0 - free_share)
-        fs[f, FS_ACKED] -= left
-        fs[f, FS_INFLIGHT] += left * (1.0 - free_share)
+    return step, left
 
 
 @njit(cache=True, error_model="numpy")
@@ -2242,7 +2327,7 @@ def coarsen(factor, k, dt_new_ps, fs, cp, ring, ring_pool, active, n_active, cal
             later = held[t, R_SENTMAX] >= ring[row, R_SENTMAX]
             for c in range(n_col):
                 v = held[t, c]
-                if c == R_SENTMAX or c == R_ARRIVE:
+                if c == R_SENTMAX or c == R_ARRIVE or c == R_WIRE_ACK:
                     if v > ring[row, c]:
                         ring[row, c] = v
                 elif c == R_AUX:
@@ -2429,6 +2514,7 @@ def advance(
     ring_ptr, ring_len = ring_pool[0], ring_pool[1]
     wide = ring.shape[1] > R_GOOD  # R_GOOD, R_FREE, R_AUX kept (N_R_NARROW)
     sub_n, sub_links, sub_lost, sub_rhops = lb[0], lb[2], lb[4], lb[14]
+    ef = hops[3]
     sub_loss = np.zeros(sub_links.shape[1])
     # coded_losses' scratch: each subflow's loss chance, then the block's loss distribution
     block_dist = np.zeros(sub_links.shape[1] + int(fs[:, FS_EC_M].max()) + 2 if n_flows else 2)
@@ -2476,6 +2562,16 @@ def advance(
                 continue
             fx[f, FX_QUIET] = 0.0
             slot = ring_ptr[f] + k % ring_len[f]
+            wire = ring[slot, R_WIRE]
+            if wire > 0.0:  # bytes off the wire link: they reach its next hop now (forward)
+                e = int(fs[f, FS_WIRE_NEXT])
+                ef[e, EF_CARRY] += wire
+                ef[e, EF_MCARRY] += ring[slot, R_WIRE_M]
+                fx[f, FX_NETQ] += wire
+                if e < fx[f, FX_FIRST]:
+                    fx[f, FX_FIRST] = e
+                if ring[slot, R_WIRE_ACK] > fs[f, FS_WIRE_ACK]:
+                    fs[f, FS_WIRE_ACK] = ring[slot, R_WIRE_ACK]
             acked = ring[slot, R_ACK]
             ring_arrive = ring[slot, R_ARRIVE]
             due = ring[slot, R_TIMEOUT]
@@ -2660,7 +2756,8 @@ def advance(
             ls[nic, LS_NBIG] = 0.0
         # 4. the links, hop by hop: what the flows' bytes do on their way
         n_busy = forward(k, fx, fs, ls, active, n_active, busy, int(counters[3]), rt_ptr, lb, hops,
-                         dt_ps, droppers, n_drop, markers, n_mark)  # fmt: skip
+                         dt_ps, droppers, n_drop, markers, n_mark, ring, ring_ptr, ring_len,
+                         calendar)  # fmt: skip
         counters[3] = n_busy
         # 4b. a flow whose block is more than a step (a long RTT) keeps what happened to its
         # sends, drops and deliveries for its block's last step, and files them there as one
@@ -2697,6 +2794,7 @@ def advance(
             # acked, however long the bytes wait on the way. Coded flows: of them, those in
             # blocks that decode are absorbed, the rest resent (coded_losses)
             mss = cp[f, P_MSS]
+            beyond = beyond_wire(f, fs)
             lost, failed, gone = coded_losses(f, n_ec, mss, fs, loss_rng, lb, block_dist)
             if n_sub > 0 and failed > 0.0:  # the subflows a loss report will name
                 named = subflows_named(n_ec, sub_loss, block_dist)
@@ -2731,7 +2829,7 @@ def advance(
             if k + lag > fs[f, FS_ACK_LAST]:
                 fs[f, FS_ACK_LAST] = k + lag
             if lost > 0.0:
-                cut_acks(f, k, lost, lost - failed, fs, ring, ring_ptr, ring_len)
+                lose_acks(f, k, lost, lost - failed, beyond, dt_ps, fs, ring, ring_ptr, ring_len)
             kind = cp[f, P_KIND]
             if kind == CC_UNO and ack > 0.0:
                 slack = cp[f, PU_GENTLE_THR] - (rtt - cp[f, P_BASE_RTT])
@@ -2750,6 +2848,8 @@ def advance(
                 ring[slot, R_ARRIVE] = arrive
             fs[f, FS_LOST] += lost
             if failed > 0.0:
+                if beyond:  # (sent a wire propagation before the drop, at the latest)
+                    sent_at = min(sent_at, now - fs[f, FS_WIRE_PS])
                 book_losses(
                     f, k, now, sent_at, failed, gone, n_ec, dt_ps, fs, ring, ring_ptr, ring_len,
                     calendar,
@@ -2766,10 +2866,11 @@ def advance(
             if fs[f, FS_DROPPED] <= 0.0:
                 continue  # a sender: counted above
             n_ec = int(fs[f, FS_EC_N])
+            beyond = beyond_wire(f, fs)
             lost, failed, gone = coded_losses(f, n_ec, cp[f, P_MSS], fs, loss_rng, lb, block_dist)
             if lost <= 0.0:
                 continue
-            cut_acks(f, k, lost, lost - failed, fs, ring, ring_ptr, ring_len)
+            lose_acks(f, k, lost, lost - failed, beyond, dt_ps, fs, ring, ring_ptr, ring_len)
             fs[f, FS_LOST] += lost
             if failed <= 0.0:
                 continue  # (coding absorbs them all)
@@ -2779,14 +2880,17 @@ def advance(
                 named = subflows_named(n_ec, sub_loss, block_dist)
                 for sf in range(sub_n[f]):
                     sub_lost[f, sf] += named[sf]
+            sent_at = fs[f, FS_LAST_SEND]
+            if beyond:  # (sent a wire propagation before the drop, at the latest)
+                sent_at = min(sent_at, now - fs[f, FS_WIRE_PS])
             book_losses(
-                f, k, now, fs[f, FS_LAST_SEND], failed, gone, n_ec, dt_ps, fs, ring, ring_ptr,
-                ring_len, calendar,
+                f, k, now, sent_at, failed, gone, n_ec, dt_ps, fs, ring, ring_ptr, ring_len,
+                calendar,
             )  # fmt: skip
         # 5c. the bytes delivered this step and their marks: their ECN echoes return with the
         # ACKs of this step's deliveries, a base RTT (the fluid's bytes meet no propagation on
-        # their way out: it is all on the way back) and the ACKs' queueing on from the middle
-        # of it
+        # their way out but their wire link's: the rest is on the way back) and the ACKs'
+        # queueing on from the middle of it
         for i in range(n_mark[0]):
             f = markers[i]
             deliv = fs[f, FS_DELIV_NEW]
@@ -2795,8 +2899,10 @@ def advance(
             fs[f, FS_MARK_NEW] = 0.0
             if fs[f, FS_STATE] != 1.0:
                 continue  # (finished: nothing waits for them)
-            # (a block's deliveries: from its middle step)
-            back = (fs[f, FS_BASE_RTT] + fs[f, FS_RDELAY]) / dt_ps - 0.5 * (block[0, f] - 1)
+            # (a block's deliveries: from its middle step; a flow with a wire link crossed its
+            # propagation on the way out)
+            back = (fs[f, FS_BASE_RTT] - fs[f, FS_WIRE_PS] + fs[f, FS_RDELAY]) / dt_ps
+            back -= 0.5 * (block[0, f] - 1)
             lag = clamp_lag(f, int(math.floor(0.5 + back)), ring_len)
             slot = ring_ptr[f] + (k + lag) % ring_len[f]
             ring[slot, R_DELIV] += deliv
