@@ -22,11 +22,14 @@ step, its bytes still moving every step (:meth:`FluidSimulation._set_blocks`,
   a link's arrivals are the flows' sends at their first hop and what the links before it let
   go in the same step, each flow's bytes at a link leaving in the link's departures / (queue +
   arrivals) share, so bytes are conserved link by link (a byte dropped upstream never reaches
-  the next link). Not modelled: propagation on the way out. A byte reaches every link of its
-  route in the step it is sent (the whole base RTT is on the ACKs' way back), so an inter-DC
-  flow's first window reaches the receiving datacenter's links ~half its base RTT early: small
-  intra-DC flows there meet it where, with packets, they finish before it arrives
-  (experiments/fluid_validation/README.md). Phantom queues take the same arrivals
+  the next link). A byte reaches the links of its route in the step it is sent, up to its
+  WAN link; what leaves that link (a route's longest, when its propagation is at least the
+  intra-DC base RTT) crosses its propagation in the flow's delay line and reaches the next
+  hop that much later (``engine.fluid_wire``, on by default;
+  :func:`uno.fluid.kernels.forward`): the receiving datacenter's links see an inter-DC flow's
+  bytes half its base RTT after the send, as with packets. The rest of the base RTT (every
+  other link's propagation, and the way back) is on the ACKs' way back; UnoLB's subflows keep
+  all of it there. Phantom queues take the same arrivals
   and drain at their own rate. A byte leaving a link is marked with RED's probability at the
   (phantom) queue level, as the packet ports' ``set_marking`` sources say.
 - **Feedback is delayed by each flow's own RTT**: what the network did to a step's bytes
