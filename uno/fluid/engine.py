@@ -794,10 +794,10 @@ class FluidSimulation:
     def _set_wire(self, on: bool, rt_ptr, rt_link, sub_n) -> None:
         """Each flow's wire link (``engine.fluid_wire``; :func:`uno.fluid.kernels.forward`):
         its route's longest link when that link's propagation is at least the intra-DC base
-        RTT (a WAN link) and a hop follows it. Its entries (every link of the hop, when the hop is split) hand
-        their departures on ``FS_WIRE_PS`` later (``EI_LAG`` = -1) to the next hop's first
-        entry (``FS_WIRE_NEXT``). Not for UnoLB's subflows, nor with the option off: there
-        ``FS_WIRE_NEXT`` = -1."""
+        RTT (a WAN link) and a hop follows it. Its entries (every link of the hop, when the hop
+        is split) hand their departures on ``FS_WIRE_PS`` later (``EI_LAG`` = -1) to the next
+        hop's first entry (``FS_WIRE_NEXT``). Not for UnoLB's subflows, nor with the option
+        off: there ``FS_WIRE_NEXT`` = -1."""
         fs = self.fs
         fs[:, K.FS_WIRE_NEXT] = -1.0
         fs[:, K.FS_WIRE_PS] = 0.0
@@ -807,9 +807,9 @@ class FluidSimulation:
         if not on or n == 0 or n_rt == 0:
             return
         ei = self.hops[2]
-        delay = np.fromiter((e.delay_ps for e in self.scenario.routing.edges), dtype=np.float64)[
-            rt_link
-        ]
+        edges = self.scenario.routing.edges
+        delay = np.fromiter((e.delay_ps for e in edges), dtype=np.float64, count=len(edges))
+        delay = delay[rt_link]  # (per route entry, its link's propagation, ps)
         starts = rt_ptr[:-1]
         longest = np.maximum.reduceat(delay, starts)
         flow_of = ei[:n_rt, K.EI_FLOW]
