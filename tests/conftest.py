@@ -18,6 +18,18 @@ SMALL_INCAST = [
     "workload.n_inter=2",
 ]
 
+#: the default two-datacenter incast with 2 intra-DC and 2 inter-DC senders of 2 MB, unsampled:
+#: the intra-DC flows finish (~340 us with packets) before the inter-DC flows' first windows
+#: reach the receiver's link (the fluid engine's tests of stop_when_done and of the wire)
+TWO_PLUS_TWO_INCAST = [
+    "workload=incast",
+    "workload.n_intra=2",
+    "workload.n_inter=2",
+    "workload.size_bytes=2000000",
+    "engine.sample_interval_us=0",
+    "engine.progress=false",
+]
+
 #: the four schemes whose data-plane behaviour two implementations must agree on (event vs lazy
 #: port, compiled vs Python data plane): DCTCP/ECMP, UnoCC (phantom queues, spraying), Gemini,
 #: MP-RDMA+BBR

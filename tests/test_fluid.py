@@ -866,18 +866,11 @@ def test_step_kernel_matches_python(scheme):
     assert sim.counters[1] > 0 and sim.counters[3] > 0
     names = ("fs", "cs", "ls", "ring", "counters", "active", "busy", "loss_rng", "fx", "calendar",
              "block")  # fmt: skip
-    pool_twin = copy.deepcopy(sim.ring_pool)
-    twin = {n: copy.deepcopy(getattr(sim, n)) for n in names}
-    lb_twin = copy.deepcopy(sim.lb)
-    hops_twin = copy.deepcopy(sim.hops)
+    twin = {n: copy.deepcopy(getattr(sim, n)) for n in sim.STEPPED_STATE}
+    pool_twin, lb_twin, hops_twin = twin["ring_pool"], twin["lb"], twin["hops"]
     k_fast = sim.advance(k, k + 300)
     with np.errstate(over="ignore"):
-        k_py = K.advance.py_func(
-            k, k + 300, sim.dt_ps, twin["fs"], twin["cs"], sim.cp, twin["ls"], sim.rt_ptr,
-            sim.rt_link, sim.rt_w, sim.rv_ptr, sim.rv_link, sim.rv_w, twin["ring"], pool_twin, sim.order,
-            twin["counters"], twin["active"], twin["busy"], lb_twin, twin["loss_rng"], hops_twin,
-            twin["fx"], twin["calendar"], twin["block"],
-        )  # fmt: skip
+        k_py = K.advance.py_func(k, k + 300, *sim.kernel_args(twin))
     assert k_py == k_fast == k + 300
     for n in names:
         if n == "calendar":  # bitsets: exactly
@@ -937,16 +930,8 @@ def test_links_conserve_bytes_hop_by_hop(scheme):
         if steps == 200:  # one step in the Python twin: the same state
             import copy
 
-            twin = {a: copy.deepcopy(getattr(sim, a)) for a in ("fs", "cs", "ls", "ring",
-                    "counters", "active", "busy", "loss_rng", "lb", "hops", "ring_pool", "fx",
-                    "calendar", "block")}  # fmt: skip
-            k_py = K.advance.py_func(
-                k, k + 1, sim.dt_ps, twin["fs"], twin["cs"], sim.cp, twin["ls"], sim.rt_ptr,
-                sim.rt_link, sim.rt_w, sim.rv_ptr, sim.rv_link, sim.rv_w, twin["ring"],
-                twin["ring_pool"], sim.order, twin["counters"], twin["active"],
-                twin["busy"], twin["lb"], twin["loss_rng"], twin["hops"], twin["fx"],
-                twin["calendar"], twin["block"],
-            )  # fmt: skip
+            twin = {a: copy.deepcopy(getattr(sim, a)) for a in sim.STEPPED_STATE}
+            k_py = K.advance.py_func(k, k + 1, *sim.kernel_args(twin))
         k_next = sim.advance(k, k + 1)
         if steps == 200:
             assert k_py == k_next
@@ -1352,8 +1337,9 @@ def test_coarsen_moves_each_slot_to_the_coarse_step_holding_it(scheme):
     """The step grows 4-fold mid-run (:func:`kernels.coarsen`): the kernel agrees with its
     Python twin, and each running flow's delay line holds the same feedback filed by the coarse
     steps: per flow, the bytes of every summed column unchanged (the bytes on the wire among
-    them), the latest send, the last arrival and the wire's ACK frontier unchanged, the calendar due exactly at the coarse steps holding something (and at
-    a pending loss report's), and the step fields divided by the factor. Coded UnoLB flows
+    them), the latest send, the last arrival and the wire's ACK frontier unchanged, the
+    calendar due exactly at the coarse steps holding something (and at a pending loss
+    report's), and the step fields divided by the factor. Coded UnoLB flows
     (``uno``: the wide ring), BBR's and GEMINI's own column (``R_AUX``)."""
     import copy
 

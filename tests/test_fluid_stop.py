@@ -9,15 +9,11 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import TWO_PLUS_TWO_INCAST as INCAST
 
 import uno
 from uno.core.errors import ConfigError
 
-# the default two-datacenter incast: 2 intra-DC flows finish in well under a millisecond, the
-# 2 inter-DC ones (base RTT 1.8 ms) only after several
-INCAST = ["workload=incast", "workload.n_intra=2", "workload.n_inter=2",
-          "workload.size_bytes=2000000", "engine.sample_interval_us=0",
-          "engine.progress=false"]  # fmt: skip
 STOP = "engine.stop_when_done=[intra]"
 
 

@@ -11,15 +11,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import TWO_PLUS_TWO_INCAST as INCAST
 
 import uno
 from uno.api import to_run_config
 from uno.build import build_simulation
 from uno.fluid import kernels as K
-
-INCAST = ["workload=incast", "workload.n_intra=2", "workload.n_inter=2",
-          "workload.size_bytes=2000000", "engine.sample_interval_us=0",
-          "engine.progress=false"]  # fmt: skip
 
 
 def _sim(overrides):
@@ -107,29 +104,17 @@ def test_short_intra_dc_flows_finish_before_the_inter_dc_window_arrives():
     assert mean["off"]["intra"] > 3 * mean["packet"]["intra"]  # (the setting is read)
 
 
-def _advance_args(sim, state):
-    """:func:`kernels.advance`'s arguments after the steps, the mutable ones from ``state``."""
-    s = state
-    return (sim.dt_ps, s["fs"], s["cs"], sim.cp, s["ls"], sim.rt_ptr, sim.rt_link, sim.rt_w,
-            sim.rv_ptr, sim.rv_link, sim.rv_w, s["ring"], s["ring_pool"], sim.order,
-            s["counters"], s["active"], s["busy"], sim.lb, s["loss_rng"], s["hops"], s["fx"],
-            s["calendar"], s["block"])  # fmt: skip
-
-
 def test_wire_kernels_match_python_on_an_inter_dc_incast():
     """``advance`` with bytes on the wire (ECMP and spraying) agrees with its Python twin."""
     import copy
 
-    names = ("fs", "cs", "ls", "ring", "counters", "active", "busy", "loss_rng", "fx",
-             "calendar", "block", "hops", "ring_pool")  # fmt: skip
     for lb in ("ecmp", "spray"):
         sim = _sim([*INCAST, f"lb={lb}", "workload.n_intra=1", "workload.n_inter=3"])
         k = sim.advance(0, 600)  # (the first bytes have crossed the WAN link by step ~506)
-        mine = {n: getattr(sim, n) for n in names}
-        twin = {n: copy.deepcopy(getattr(sim, n)) for n in names}
-        k1 = K.advance(k, k + 60, *_advance_args(sim, mine))
-        k2 = K.advance.py_func(k, k + 60, *_advance_args(sim, twin))
+        twin = {n: copy.deepcopy(getattr(sim, n)) for n in sim.STEPPED_STATE}
+        k1 = sim.advance(k, k + 60)
+        k2 = K.advance.py_func(k, k + 60, *sim.kernel_args(twin))
         assert k1 == k2
         for n in ("fs", "cs", "ls", "ring", "fx", "calendar"):
-            np.testing.assert_array_equal(mine[n], twin[n], err_msg=f"{lb}: {n}")
+            np.testing.assert_array_equal(getattr(sim, n), twin[n], err_msg=f"{lb}: {n}")
         assert sim.ls[:, K.LS_IN].sum() > 0.0

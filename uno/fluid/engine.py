@@ -927,7 +927,6 @@ class FluidSimulation:
         self.k_done = 0
         t0 = time.perf_counter()
         k = 0
-        n = len(self.flows)
         next_sample_ps = interval_ps
         while True:
             dt = self.dt_ps
@@ -950,11 +949,9 @@ class FluidSimulation:
                 if k_sample <= k_next:
                     k_next, sample_due = k_sample, True
             k = self._advance_to(k, min(k_next, k_stop))
-            waiting = self.n_finished < n and self.counters[4] != 0
-            if grows and waiting and self.k_done % LOOK_STEPS == 0:
+            if grows and not self._done() and self.k_done % LOOK_STEPS == 0:
                 k = self._grow_step(k)
-            # every flow finished, or every one the run waits for (engine.stop_when_done)
-            done = self.n_finished == n or self.counters[4] == 0
+            done = self._done()
             ending = done or k >= int(self.max_time_ps // self.dt_ps)
             if sampler is not None and (sample_due or ending or self.now_ps >= next_sample_ps):
                 sampler.sample(self.now_ps)
@@ -965,6 +962,10 @@ class FluidSimulation:
                 break
         wall = time.perf_counter() - t0
         return self._collect(wall, sampler)
+
+    def _done(self) -> bool:
+        """Every flow finished, or every one the run waits for (``engine.stop_when_done``)."""
+        return self.n_finished == len(self.flows) or self.counters[4] == 0
 
     def _advance_to(self, k: int, k_stop: int) -> int:
         """:meth:`advance` from step ``k`` to ``k_stop`` (earlier if every flow finished), and
@@ -1046,11 +1047,22 @@ class FluidSimulation:
     def advance(self, k_start: int, k_stop: int) -> int:
         """Run steps ``k_start`` .. ``k_stop - 1``; returns the step reached
         (:func:`uno.fluid.kernels.advance`)."""
-        return K.advance(
-            k_start, k_stop, self.dt_ps, self.fs, self.cs, self.cp, self.ls, self.rt_ptr,
-            self.rt_link, self.rt_w, self.rv_ptr, self.rv_link, self.rv_w, self.ring, self.ring_pool, self.order,
-            self.counters, self.active, self.busy, self.lb, self.loss_rng, self.hops, self.fx,
-            self.calendar, self.block,
+        return K.advance(k_start, k_stop, *self.kernel_args())
+
+    #: the state :func:`uno.fluid.kernels.advance` changes (the rest of its arguments it reads)
+    STEPPED_STATE = ("fs", "cs", "ls", "ring", "ring_pool", "counters", "active", "busy", "lb",
+                     "loss_rng", "hops", "fx", "calendar", "block")  # fmt: skip
+
+    def kernel_args(self, state: dict | None = None) -> tuple:
+        """:func:`uno.fluid.kernels.advance`'s arguments after the two steps, in its order;
+        ``state`` (names of :attr:`STEPPED_STATE` to arrays) stands in for the engine's own,
+        for a twin run on copies."""
+        s = {n: getattr(self, n) for n in self.STEPPED_STATE} if state is None else state
+        return (
+            self.dt_ps, s["fs"], s["cs"], self.cp, s["ls"], self.rt_ptr, self.rt_link, self.rt_w,
+            self.rv_ptr, self.rv_link, self.rv_w, s["ring"], s["ring_pool"], self.order,
+            s["counters"], s["active"], s["busy"], s["lb"], s["loss_rng"], s["hops"], s["fx"],
+            s["calendar"], s["block"],
         )  # fmt: skip
 
     # ---- results --------------------------------------------------------------------------

@@ -866,11 +866,11 @@ def forward(
 
     Propagation on the way out (``engine.fluid_wire``): what leaves a flow's wire link (entry
     ``EI_LAG`` = -1: its route's longest link, a WAN link, when its propagation is at least
-    the intra-DC base RTT) goes into the flow's delay line (``ring``, ``R_WIRE``) and reaches the next hop
-    ``FS_WIRE_PS`` later (:func:`advance`, 2.), as a packet crosses the link's propagation; the
-    bytes the links after it drop add to ``FS_WIRE_DROP`` too (their losses are timed from
-    their send, that long before). Every other link's propagation stays on the way back.
-    UnoLB's subflows have no wire."""
+    the intra-DC base RTT) goes into the flow's delay line (``ring``, ``R_WIRE``) and reaches
+    the next hop ``FS_WIRE_PS`` later (:func:`advance`, 2.), as a packet crosses the link's
+    propagation; the bytes the links after it drop add to ``FS_WIRE_DROP`` too (their losses
+    are timed from their send, that long before). Every other link's propagation stays on the
+    way back. UnoLB's subflows have no wire."""
     link_lvl, n_lvl_arr, ei, ef, e_head, l_nxt, l_head, l_buf, s_head = hops[:9]
     l_dense, g_val, l_input = hops[10], hops[12], hops[18]
     shape_drops = hops[9][1] != 0
