@@ -118,3 +118,55 @@ def test_wire_kernels_match_python_on_an_inter_dc_incast():
         for n in ("fs", "cs", "ls", "ring", "fx", "calendar"):
             np.testing.assert_array_equal(getattr(sim, n), twin[n], err_msg=f"{lb}: {n}")
         assert sim.ls[:, K.LS_IN].sum() > 0.0
+
+
+def _first_batch(sim, f):
+    """(step offset, RTT sample in ps, chance of its packets' queueing beyond the fluid's, for
+    UnoCC's gentle test) of flow ``f``'s only ACK batch filed in its delay line."""
+    start, n = sim.ring_pool[0][f], sim.ring_pool[1][f]
+    rows = sim.ring[start : start + n]
+    (slots,) = np.nonzero(rows[:, K.R_ACK])
+    assert len(slots) == 1
+    row = rows[slots[0]]
+    return int(slots[0]), row[K.R_RTTW] / row[K.R_ACK], row[K.R_JITTER] / row[K.R_ACK]
+
+
+def test_rtt_samples_read_the_queueing_beyond_the_wan_link_when_the_bytes_meet_it():
+    """UnoCC's gentle test reads one packet's RTT sample (Uno paper Alg. 1 line 9). A lone
+    inter-DC flow's bytes reach the receiver's downlink a WAN propagation (886.5 us) after the
+    send: a queue there at the send (1 MB, 80 us; gone long before they arrive) times the
+    batch's ACKs (the ACK clock) but is not in its RTT sample; a queue there as they cross it
+    is, when their ECN echoes come back."""
+    sim = _sim(["workload.n_intra=0", "workload.n_inter=1", "lb=ecmp", "cc=uno"])
+    f = 0
+    down = int(sim.rt_link[sim.rt_ptr[f + 1] - 1])
+    wire_next = int(sim.fs[f, K.FS_WIRE_NEXT])
+    assert wire_next > 0 and sim.scenario.routing.edges[down].kind == "host"
+    queue = 1e6
+    delay = queue / sim.ls[down, K.LS_CAP]
+    base = sim.fs[f, K.FS_BASE_RTT]
+    sim.ls[down, K.LS_Q] = sim.ls[down, K.LS_QF] = queue
+    block = int(sim.block[0, f])  # (its sends are filed as one batch at its block's end)
+    k = sim.advance(0, block)
+    slot, rtt, p_queued = _first_batch(sim, f)
+    assert sim.ls[down, K.LS_DELAY] > 0.0  # (the queue was there at the send)
+    assert rtt == pytest.approx(base, rel=1e-9)  # not base + ~80 us
+    assert p_queued < 1e-6  # (the links before the WAN link: no other flow, no queue)
+    assert slot * sim.dt_ps > base + 0.5 * delay  # its ACKs wait behind it
+    # the bytes reach the downlink: a queue there now is what their RTT samples meet
+    while sim.ls[down, K.LS_IN] == 0.0:
+        k = sim.advance(k, k + 1)
+    assert sim.ls[down, K.LS_Q] < 1.0  # (the first queue drained)
+    assert sim.fs[f, K.FS_QBEYOND] == 0.0
+    sim.ls[down, K.LS_Q] = sim.ls[down, K.LS_QF] = sim.ls[down, K.LS_Q] + queue
+    back = (base - sim.fs[f, K.FS_WIRE_PS]) / sim.dt_ps
+    k = sim.advance(k, k + int(back) + 3)
+    assert sim.fs[f, K.FS_QBEYOND] == pytest.approx(delay, rel=0.05)
+    # with the option off the whole path's queueing is sampled at the send, as before
+    off = _sim(["workload.n_intra=0", "workload.n_inter=1", "lb=ecmp", "cc=uno",
+                "engine.fluid_wire=false"])  # fmt: skip
+    off.ls[down, K.LS_Q] = off.ls[down, K.LS_QF] = queue
+    off.advance(0, block)
+    _, rtt, p_queued = _first_batch(off, f)
+    assert rtt == pytest.approx(base + delay, rel=0.02)
+    assert p_queued == 1.0  # (a sample above the gentle threshold for certain)

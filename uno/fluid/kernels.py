@@ -182,7 +182,13 @@ FS_WIRE_DROP = 55
 # when the ACKs of the newest bytes off the wire are due (ps): a drop beyond the wire link takes
 # the flow's newest bytes there, whose ACKs are due from then down (lose_acks)
 FS_WIRE_ACK = 56
-N_FS = 72  # (57 used: rows of nine cache lines, an odd number, as N_LS)
+# a wire flow's RTT samples: the queueing beyond the wire link as its latest delivered bytes met
+# it (ps) and the chance of their packets' queueing there (UnoCC's gentle test); the queueing
+# before it at its latest send
+FS_QBEYOND = 57
+FS_PBEYOND = 58
+FS_QBEFORE = 59
+N_FS = 72  # (60 used: rows of nine cache lines, an odd number, as N_LS)
 
 # ---- what every step reads of every running flow: a compact table ``fx`` -------------------
 # (4 flows a cache line, against a row of five lines in ``fs``: a flow with nothing to do this
@@ -342,12 +348,15 @@ R_WIRE = 8  # bytes that left the flow's wire link (its route's long link, FS_WI
 #             the next hop at this step (forward); R_WIRE_M: the marked ones among them
 R_WIRE_M = 9
 R_WIRE_ACK = 10  # when the ACKs of the flow's newest sends were due as they left (ps, the latest)
-N_R_NARROW = 11
-R_GOOD = 11  # wire bytes of decodable data (narrow ring: the acknowledged bytes)
-R_FREE = 12  # bytes lost but absorbed by coding (leave flight with the ACKs; narrow: none)
-R_AUX = 13  # GEMINI: smallest RTT sample (0: none); BBR: bytes the flow had acknowledged
+R_QBEYOND = 11  # a wire flow: sum of R_DELIV x the queueing delay beyond its wire link as they
+#                 crossed it (ps); R_PBEYOND: x the chance of a packet's queueing there
+R_PBEYOND = 12
+N_R_NARROW = 13
+R_GOOD = 13  # wire bytes of decodable data (narrow ring: the acknowledged bytes)
+R_FREE = 14  # bytes lost but absorbed by coding (leave flight with the ACKs; narrow: none)
+R_AUX = 15  # GEMINI: smallest RTT sample (0: none); BBR: bytes the flow had acknowledged
 #            when the latest of them was sent (one column for both)
-N_R = 14
+N_R = 16
 
 
 @njit(cache=True, error_model="numpy")
@@ -870,7 +879,9 @@ def forward(
     the next hop ``FS_WIRE_PS`` later (:func:`advance`, 2.), as a packet crosses the link's
     propagation; the bytes the links after it drop add to ``FS_WIRE_DROP`` too (their losses
     are timed from their send, that long before). Every other link's propagation stays on the
-    way back. UnoLB's subflows have no wire."""
+    way back. UnoLB's subflows have no wire. The flow's RTT samples take the queueing beyond
+    the wire link as its bytes meet it, with their ECN echoes (:func:`advance`, 5. and 5c.):
+    a packet's RTT holds the queues it crosses when it crosses them."""
     link_lvl, n_lvl_arr, ei, ef, e_head, l_nxt, l_head, l_buf, s_head = hops[:9]
     l_dense, g_val, l_input = hops[10], hops[12], hops[18]
     shape_drops = hops[9][1] != 0
@@ -1363,8 +1374,14 @@ def path_delay(f: int, rt_ptr, rt_link, rt_w, ls: np.ndarray) -> float:
     """Queueing delay in ps of flow ``f``'s path, split routes weighing each link by the share
     of the flow's bytes that crosses it. (Losses and ECN marks are decided as the bytes cross
     the links: :func:`forward`.)"""
+    return entries_delay(rt_ptr[f], rt_ptr[f + 1], rt_link, rt_w, ls)
+
+
+@njit(cache=True, error_model="numpy")
+def entries_delay(lo: int, hi: int, rt_link, rt_w, ls: np.ndarray) -> float:
+    """Queueing delay in ps of the route entries ``lo`` to ``hi - 1`` (:func:`path_delay`)."""
     delay = 0.0
-    for j in range(rt_ptr[f], rt_ptr[f + 1]):
+    for j in range(lo, hi):
         delay += rt_w[j] * ls[rt_link[j], LS_DELAY]
     return delay
 
@@ -1491,8 +1508,16 @@ def gentle_exceedance(f, slack_ps, nic, rt_ptr, rt_link, rt_w, ls, lb, pkt_bytes
                     stay *= 1.0 - link_jitter_exceedance(ls, link, slack_ps, pkt_bytes)
             total += 1.0 - stay
         return total / n
+    return entries_exceedance(rt_ptr[f], rt_ptr[f + 1], slack_ps, nic, rt_link, rt_w, ls, pkt_bytes)
+
+
+@njit(cache=True, error_model="numpy")
+def entries_exceedance(lo, hi, slack_ps, nic, rt_link, rt_w, ls, pkt_bytes) -> float:
+    """:func:`gentle_exceedance` over the route entries ``lo`` to ``hi - 1`` alone."""
+    if slack_ps <= 0.0:
+        return 1.0
     stay = 1.0
-    for j in range(rt_ptr[f], rt_ptr[f + 1]):
+    for j in range(lo, hi):
         link = rt_link[j]
         if link != nic:
             stay *= 1.0 - rt_w[j] * link_jitter_exceedance(ls, link, slack_ps, pkt_bytes)
@@ -2582,10 +2607,16 @@ def advance(
             deliv = ring[slot, R_DELIV]
             if deliv > 0.0:
                 fs[f, FS_MARK_FRAC] = ring[slot, R_MARK] / deliv
+                if fs[f, FS_WIRE_NEXT] >= 0.0:  # (so do the queueing beyond the wire link's)
+                    fs[f, FS_QBEYOND] = ring[slot, R_QBEYOND] / deliv
+                    fs[f, FS_PBEYOND] = ring[slot, R_PBEYOND] / deliv
             if acked > 0.0 or free > 0.0:
                 rtt = ring[slot, R_RTTW] / acked if acked > 0.0 else fs[f, FS_BASE_RTT]
                 good = ring[slot, R_GOOD] if wide else acked
                 p_queued = ring[slot, R_JITTER] / acked if acked > 0.0 else 0.0
+                if fs[f, FS_WIRE_NEXT] >= 0.0 and acked > 0.0:
+                    rtt += fs[f, FS_QBEYOND]
+                    p_queued = 1.0 - (1.0 - p_queued) * (1.0 - fs[f, FS_PBEYOND])
                 fs[f, FS_PENDING] -= acked
                 marked = acked * fs[f, FS_MARK_FRAC]
                 fs[f, FS_INFLIGHT] -= acked + free
@@ -2614,8 +2645,8 @@ def advance(
                         )  # fmt: skip
                     else:
                         gemini_acks(
-                            cs, cp, f, now, acked, marked, rtt, ring[slot, R_AUX],
-                            ring[slot, R_SENTMAX],
+                            cs, cp, f, now, acked, marked, rtt,
+                            ring[slot, R_AUX] + fs[f, FS_QBEYOND], ring[slot, R_SENTMAX],
                         )  # fmt: skip
             for c in range(ring.shape[1]):
                 ring[slot, c] = 0.0
@@ -2786,6 +2817,16 @@ def advance(
                 rdelay = reverse_delay(f, rv_ptr, rv_link, rv_w, ls)
             rtt = fs[f, FS_BASE_RTT] + qdelay + rdelay
             fs[f, FS_RDELAY] = rdelay
+            # a wire flow's RTT samples take the queueing beyond its wire link as its bytes
+            # meet it, a propagation after the send (5c.), and so does the slack of its gentle
+            # test's chance of packet-level queueing; its ACKs' times take it now (the ACK
+            # clock). Sampled now, a queue the bytes never meet made UnoCC's gentle test see
+            # physical queueing (a full cut) ~3x as often as packets in the long-flow incast
+            wire_next = int(fs[f, FS_WIRE_NEXT])
+            q_beyond = 0.0
+            if wire_next >= 0:
+                q_beyond = entries_delay(wire_next, rt_ptr[f + 1], rt_link, rt_w, ls)
+                fs[f, FS_QBEFORE] = qdelay - q_beyond
             n_ec = int(fs[f, FS_EC_N])
             # whole packets: the bytes of the flow the links dropped in this step (forward; its
             # bytes sent earlier and queued on the way, or sent now), in whole packets
@@ -2823,7 +2864,7 @@ def advance(
             ring[slot, R_ACK] += ack
             if wide:  # (narrow: no coding, so what is decodable is what is acknowledged)
                 ring[slot, R_GOOD] += ack
-            ring[slot, R_RTTW] += ack * rtt
+            ring[slot, R_RTTW] += ack * (rtt - q_beyond)
             mark_ring_due(calendar, fs, k + lag, f)
             fs[f, FS_PENDING] += ack
             if k + lag > fs[f, FS_ACK_LAST]:
@@ -2832,14 +2873,20 @@ def advance(
                 lose_acks(f, k, lost, lost - failed, beyond, dt_ps, fs, ring, ring_ptr, ring_len)
             kind = cp[f, P_KIND]
             if kind == CC_UNO and ack > 0.0:
-                slack = cp[f, PU_GENTLE_THR] - (rtt - cp[f, P_BASE_RTT])
+                slack = cp[f, PU_GENTLE_THR] - (rtt - q_beyond - cp[f, P_BASE_RTT])
                 nic = int(fs[f, FS_NIC_LINK])
-                p_queued = gentle_exceedance(
-                    f, slack, nic, rt_ptr, rt_link, rt_w, ls, lb, cp[f, P_MSS]
-                )
+                if wire_next >= 0:  # (the links before the wire link: the rest in 5c.)
+                    p_queued = entries_exceedance(
+                        rt_ptr[f], wire_next, slack, nic, rt_link, rt_w, ls, cp[f, P_MSS]
+                    )
+                else:
+                    p_queued = gentle_exceedance(
+                        f, slack, nic, rt_ptr, rt_link, rt_w, ls, lb, cp[f, P_MSS]
+                    )
                 ring[slot, R_JITTER] += ack * p_queued
-            if kind == CC_GEMINI and (ring[slot, R_AUX] == 0.0 or rtt < ring[slot, R_AUX]):
-                ring[slot, R_AUX] = rtt
+            sample = rtt - q_beyond
+            if kind == CC_GEMINI and (ring[slot, R_AUX] == 0.0 or sample < ring[slot, R_AUX]):
+                ring[slot, R_AUX] = sample
             if sent_at >= ring[slot, R_SENTMAX]:
                 ring[slot, R_SENTMAX] = sent_at
                 if kind == CC_BBR:
@@ -2890,7 +2937,8 @@ def advance(
         # 5c. the bytes delivered this step and their marks: their ECN echoes return with the
         # ACKs of this step's deliveries, a base RTT (the fluid's bytes meet no propagation on
         # their way out but their wire link's: the rest is on the way back) and the ACKs'
-        # queueing on from the middle of it
+        # queueing on from the middle of it; a wire flow's, with the queueing beyond its wire
+        # link they met (its RTT samples', 5.)
         for i in range(n_mark[0]):
             f = markers[i]
             deliv = fs[f, FS_DELIV_NEW]
@@ -2907,6 +2955,17 @@ def advance(
             slot = ring_ptr[f] + (k + lag) % ring_len[f]
             ring[slot, R_DELIV] += deliv
             ring[slot, R_MARK] += marks
+            wire_next = int(fs[f, FS_WIRE_NEXT])
+            if wire_next >= 0:  # the queueing the bytes met beyond the wire link
+                q_beyond = entries_delay(wire_next, rt_ptr[f + 1], rt_link, rt_w, ls)
+                ring[slot, R_QBEYOND] += deliv * q_beyond
+                if cp[f, P_KIND] == CC_UNO:
+                    queued = fs[f, FS_QBEFORE] + q_beyond + fs[f, FS_RDELAY]
+                    p_beyond = entries_exceedance(
+                        wire_next, rt_ptr[f + 1], cp[f, PU_GENTLE_THR] - queued,
+                        int(fs[f, FS_NIC_LINK]), rt_link, rt_w, ls, cp[f, P_MSS],
+                    )  # fmt: skip
+                    ring[slot, R_PBEYOND] += deliv * p_beyond
             mark_ring_due(calendar, fs, k + lag, f)
         k += 1
         if counters[4] == 0:
