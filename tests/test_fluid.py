@@ -955,6 +955,38 @@ def test_links_conserve_bytes_hop_by_hop(scheme):
         assert skipped > 0  # the walk did start past the first hop
 
 
+def test_route_parts_match_the_whole_route_and_python():
+    """``entries_delay`` and ``entries_exceedance`` over a route's entries before and from any
+    split point (a wire flow's before / beyond its WAN link) make up ``path_delay`` and
+    ``gentle_exceedance`` of the whole route, and agree with their Python twins."""
+    from uno.api import to_run_config
+    from uno.build import build_simulation
+
+    cfg = uno.compose(["experiment=fig10_load", "workload=mixed_artifact", "scheme=uno_ecmp",
+                       "workload.n_flows=40", "engine.kind=fluid"])  # fmt: skip
+    sim = build_simulation(to_run_config(cfg))
+    ls = random_links(len(sim.ls))
+    ls[:, K.LS_DELAY] = RNG.uniform(0, 1e6, len(ls))
+    ls[:, K.LS_ARR] = ls[:, K.LS_CAP] * RNG.uniform(0, 1.1, len(ls)) * (RNG.random(len(ls)) < 0.8)
+    ls[:, K.LS_ARR2] = ls[:, K.LS_ARR] ** 2 / RNG.uniform(1, 30, len(ls))
+    route = (sim.rt_link, sim.rt_w, ls)
+    for f in range(len(sim.fs)):
+        lo, hi = int(sim.rt_ptr[f]), int(sim.rt_ptr[f + 1])
+        nic = int(sim.fs[f, K.FS_NIC_LINK])
+        whole = K.path_delay(f, sim.rt_ptr, *route)
+        for mid in range(lo, hi + 1):
+            parts = [K.entries_delay(a, b, *route) for a, b in ((lo, mid), (mid, hi))]
+            assert sum(parts) == pytest.approx(whole, rel=1e-12)
+            assert parts[1] == K.entries_delay.py_func(mid, hi, *route)
+            for slack in (-1.0, 3e5, 1e6):
+                args = [(a, b, slack, nic, *route, 4160.0) for a, b in ((lo, mid), (mid, hi))]
+                p = [K.entries_exceedance(*x) for x in args]
+                assert p == [K.entries_exceedance.py_func(*x) for x in args]
+                full = K.gentle_exceedance(f, slack, nic, sim.rt_ptr, sim.rt_link, sim.rt_w, ls,
+                                           sim.lb, 4160.0)  # fmt: skip
+                assert 1.0 - (1.0 - p[0]) * (1.0 - p[1]) == pytest.approx(full, rel=1e-12)
+
+
 def test_path_kernels_match_python():
     sim = _unolb_sim()
     ls = random_links(len(sim.ls))
