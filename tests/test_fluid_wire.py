@@ -43,12 +43,52 @@ def test_the_wire_link_is_the_wan_hop_of_inter_dc_routes_only():
     assert len(wired) == 8
     assert {int(ei[j, K.EI_NEXT]) for j in wired} == {int(spray.fs[0, K.FS_WIRE_NEXT])}
     assert {spray.scenario.routing.edges[ei[j, K.EI_LINK]].kind for j in wired} == {"wan"}
-    # off, and UnoLB's subflows, and a single datacenter: no wire
-    for overrides in (["engine.fluid_wire=false"], ["lb=unolb"], ["topo=dumbbell",
-                      "workload.n_intra=4", "workload.n_inter=0"]):  # fmt: skip
+    assert (fs[:, K.FS_WIRE_HOP] == -1.0).all()  # (no UnoLB flow)
+    # UnoLB: the hop of every subflow's WAN link, through the ring's subflow columns
+    unolb = _sim(["workload.n_intra=1", "workload.n_inter=1", "lb=unolb"])
+    sub_n, sub_hops, sub_links = unolb.lb[:3]
+    assert unolb.fs[intra, K.FS_WIRE_HOP] == -1.0
+    hop = int(unolb.fs[inter, K.FS_WIRE_HOP])
+    assert sub_n[inter] == 10 and 0 < hop < sub_hops[inter] - 1
+    for s in range(sub_n[inter]):
+        kinds = [edges[sub_links[inter, s, h]].kind for h in range(sub_hops[inter])]
+        assert [h for h, kind in enumerate(kinds) if kind == "wan"] == [hop]
+    assert unolb.fs[inter, K.FS_WIRE_PS] == edges[sub_links[inter, 0, hop]].delay_ps
+    assert unolb.fs[inter, K.FS_WIRE_NEXT] == -1.0
+    assert unolb.ring.shape[1] == K.R_SUBWIRE + 2 * sub_links.shape[1]
+    # off, and a single datacenter: no wire
+    for overrides in (["engine.fluid_wire=false"], ["lb=unolb", "engine.fluid_wire=false"],
+                      ["topo=dumbbell", "workload.n_intra=4", "workload.n_inter=0"]):  # fmt: skip
         off = _sim(overrides)
         assert (off.fs[:, K.FS_WIRE_NEXT] == -1.0).all(), overrides
+        assert (off.fs[:, K.FS_WIRE_HOP] == -1.0).all(), overrides
         assert (off.hops[2][: len(off.rt_link), K.EI_LAG] >= 0).all(), overrides
+        assert off.ring.shape[1] <= K.N_R, overrides
+
+
+@pytest.mark.parametrize("wire", [True, False])
+def test_subflows_bytes_reach_the_links_after_the_wan_link_its_propagation_later(wire):
+    """A lone inter-DC UnoLB flow: each subflow's links after its WAN link first see its bytes
+    one WAN propagation after the first send (to the step), the links before it in the first
+    step; with the option off, in the first step too."""
+    sim = _sim(["workload.n_intra=0", "workload.n_inter=1", "lb=unolb",
+                f"engine.fluid_wire={str(wire).lower()}"])  # fmt: skip
+    sub_n, sub_hops, sub_links = sim.lb[:3]
+    edges = sim.scenario.routing.edges
+    (wan,) = [h for h in range(sub_hops[0]) if edges[sub_links[0, 0, h]].kind == "wan"]
+    first_seen = {}
+    k = 0
+    while k * sim.dt_ps < 1.2e9:
+        k = sim.advance(k, k + 1)
+        for s in range(sub_n[0]):
+            for h in range(sub_hops[0]):
+                link = int(sub_links[0, s, h])
+                if (s, h) not in first_seen and sim.ls[link, K.LS_IN] > 0.0:
+                    first_seen[s, h] = k - 1  # (the step that just ran)
+    assert len(first_seen) == sub_n[0] * sub_hops[0]
+    lag = round(886.5e6 / sim.dt_ps) if wire else 0
+    for (s, h), step in first_seen.items():
+        assert step == (0 if h <= wan else lag), (s, h)
 
 
 @pytest.mark.parametrize("wire", [True, False])
@@ -88,13 +128,16 @@ def test_a_lone_inter_dc_flow_still_finishes_in_its_ideal_time():
         assert r.summary["fluid"]["lost_bytes"] == 0.0
 
 
-def test_short_intra_dc_flows_finish_before_the_inter_dc_window_arrives():
+@pytest.mark.parametrize("lb", ["spray", "unolb"])
+def test_short_intra_dc_flows_finish_before_the_inter_dc_window_arrives(lb):
     """The 2 + 2 incast of 2 MB: with packets the intra-DC flows are done (~340 us) before
     the inter-DC flows' first window reaches the receiver's downlink, and lose nothing; so do
-    the fluid ones now (without the wire they lost packets to it and took 5.7x as long)."""
-    packet = uno.run(uno.compose(INCAST)).flows
-    fluid = uno.run(uno.compose([*INCAST, "engine.kind=fluid"])).flows
-    off = uno.run(uno.compose([*INCAST, "engine.kind=fluid", "engine.fluid_wire=false"])).flows
+    the fluid ones now (without the wire they lost packets to it and took 5.7x as long, 6.1x
+    with UnoLB's subflows)."""
+    incast = [*INCAST, f"lb={lb}"]
+    packet = uno.run(uno.compose(incast)).flows
+    fluid = uno.run(uno.compose([*incast, "engine.kind=fluid"])).flows
+    off = uno.run(uno.compose([*incast, "engine.kind=fluid", "engine.fluid_wire=false"])).flows
     for flows in (packet, fluid):
         assert flows.loc[flows["cls"] == "intra", "retransmits"].sum() == 0
     mean = {name: f.groupby("cls")["fct_ps"].mean() for name, f in
@@ -105,10 +148,11 @@ def test_short_intra_dc_flows_finish_before_the_inter_dc_window_arrives():
 
 
 def test_wire_kernels_match_python_on_an_inter_dc_incast():
-    """``advance`` with bytes on the wire (ECMP and spraying) agrees with its Python twin."""
+    """``advance`` with bytes on the wire (ECMP, spraying, UnoLB's subflows) agrees with its
+    Python twin."""
     import copy
 
-    for lb in ("ecmp", "spray"):
+    for lb in ("ecmp", "spray", "unolb"):
         sim = _sim([*INCAST, f"lb={lb}", "workload.n_intra=1", "workload.n_inter=3"])
         k = sim.advance(0, 600)  # (the first bytes have crossed the WAN link by step ~506)
         twin = {n: copy.deepcopy(getattr(sim, n)) for n in sim.STEPPED_STATE}

@@ -796,20 +796,28 @@ class FluidSimulation:
         its route's longest link when that link's propagation is at least the intra-DC base
         RTT (a WAN link) and a hop follows it. Its entries (every link of the hop, when the hop
         is split) hand their departures on ``FS_WIRE_PS`` later (``EI_LAG`` = -1) to the next
-        hop's first entry (``FS_WIRE_NEXT``). Not for UnoLB's subflows, nor with the option
-        off: there ``FS_WIRE_NEXT`` = -1."""
+        hop's first entry (``FS_WIRE_NEXT``). An UnoLB flow's subflows: the hop of its first
+        subflow's longest link (``FS_WIRE_HOP``), when every subflow's link there has that
+        propagation; each subflow's departures there reach its own next hop through the
+        delay line's columns ``R_SUBWIRE + 2 s`` (the ring gets two columns a subflow). With
+        the option off, ``FS_WIRE_NEXT`` = ``FS_WIRE_HOP`` = -1."""
         fs = self.fs
         fs[:, K.FS_WIRE_NEXT] = -1.0
+        fs[:, K.FS_WIRE_HOP] = -1.0
         fs[:, K.FS_WIRE_PS] = 0.0
         fs[:, K.FS_WIRE_DROP] = 0.0
         n = len(self.flows)
         n_rt = len(rt_link)
         if not on or n == 0 or n_rt == 0:
             return
-        ei = self.hops[2]
         edges = self.scenario.routing.edges
-        delay = np.fromiter((e.delay_ps for e in edges), dtype=np.float64, count=len(edges))
-        delay = delay[rt_link]  # (per route entry, its link's propagation, ps)
+        link_delay = np.fromiter((e.delay_ps for e in edges), dtype=np.float64, count=len(edges))
+        # (a link of a datacenter's fabric is shorter than its base RTT by far; a WAN link is
+        # not, whatever the step)
+        long_ps = self.scenario.intra_ref.base_rtt_ps
+        self._set_subflow_wire(link_delay, long_ps, sub_n)
+        ei = self.hops[2]
+        delay = link_delay[rt_link]  # (per route entry, its link's propagation, ps)
         starts = rt_ptr[:-1]
         longest = np.maximum.reduceat(delay, starts)
         flow_of = ei[:n_rt, K.EI_FLOW]
@@ -817,9 +825,6 @@ class FluidSimulation:
         where = np.where(delay == longest[flow_of], np.arange(n_rt), n_rt)
         first = np.minimum.reduceat(where, starts)
         nxt = ei[first, K.EI_NEXT]
-        # (a link of a datacenter's fabric is shorter than its base RTT by far; a WAN link is
-        # not, whatever the step)
-        long_ps = self.scenario.intra_ref.base_rtt_ps
         wired = (longest >= long_ps) & (nxt >= 0) & (sub_n == 0)
         if not wired.any():
             return
@@ -828,6 +833,27 @@ class FluidSimulation:
         ei[:n_rt, K.EI_LAG][on_wire] = -1
         fs[wired, K.FS_WIRE_NEXT] = nxt[wired]
         fs[wired, K.FS_WIRE_PS] = longest[wired]
+
+    def _set_subflow_wire(self, link_delay, long_ps: float, sub_n) -> None:
+        """:meth:`_set_wire` for the UnoLB flows: ``FS_WIRE_HOP``, and the ring's columns."""
+        sub_hops, sub_links = self.lb[1], self.lb[2]
+        n_sub = sub_links.shape[1]
+        if not sub_n.any():
+            return
+        hop = np.arange(sub_links.shape[2])
+        delay = np.where(hop < sub_hops[:, None, None], link_delay[sub_links], -1.0)
+        wire_hop = delay[:, 0, :].argmax(axis=1)
+        rows = np.arange(len(sub_n))
+        longest = delay[rows, 0, wire_hop]
+        at_hop = delay[rows, :, wire_hop]  # (every subflow's link at that hop)
+        subflow = np.arange(n_sub)
+        same = np.where(subflow < sub_n[:, None], at_hop == longest[:, None], True).all(axis=1)
+        wired = (sub_n > 0) & (longest >= long_ps) & (wire_hop + 1 < sub_hops) & same
+        if not wired.any():
+            return
+        self.fs[wired, K.FS_WIRE_HOP] = wire_hop[wired]
+        self.fs[wired, K.FS_WIRE_PS] = longest[wired]
+        self.ring = zeros_huge(self.ring.shape[0], K.R_SUBWIRE + 2 * n_sub)
 
     def _cc_rows(self, cfg, plans) -> np.ndarray:
         """The ``P_*`` rows of every flow (:meth:`_cc_params`), built once per distinct

@@ -188,7 +188,10 @@ FS_WIRE_ACK = 56
 FS_QBEYOND = 57
 FS_PBEYOND = 58
 FS_QBEFORE = 59
-N_FS = 72  # (60 used: rows of nine cache lines, an odd number, as N_LS)
+# an UnoLB flow's wire hop (the hop of its subflows' WAN link; -1: none): what its subflows'
+# WAN links let go reaches their next hop FS_WIRE_PS later, through R_SUBWIRE
+FS_WIRE_HOP = 60
+N_FS = 72  # (61 used: rows of nine cache lines, an odd number, as N_LS)
 
 # ---- what every step reads of every running flow: a compact table ``fx`` -------------------
 # (4 flows a cache line, against a row of five lines in ``fs``: a flow with nothing to do this
@@ -357,6 +360,10 @@ R_FREE = 14  # bytes lost but absorbed by coding (leave flight with the ACKs; na
 R_AUX = 15  # GEMINI: smallest RTT sample (0: none); BBR: bytes the flow had acknowledged
 #            when the latest of them was sent (one column for both)
 N_R = 16
+# a run whose UnoLB flows have a wire hop (FS_WIRE_HOP) keeps two more columns a subflow: the
+# bytes subflow s's WAN link let go that reach its next hop at this step (R_SUBWIRE + 2 s) and
+# the marked ones among them (R_SUBWIRE + 2 s + 1)
+R_SUBWIRE = N_R
 
 
 @njit(cache=True, error_model="numpy")
@@ -657,6 +664,21 @@ def grid_phase(salt, link, k) -> float:
     begins is set by packet-level timing the fluid does not follow)."""
     x = mix64(mix64(salt + np.uint64(link) * _GOLDEN) + np.uint64(k))
     return float(x >> np.uint64(11)) * (1.0 / 9007199254740992.0)
+
+
+@njit(cache=True, error_model="numpy")
+def to_wire(f, k, col, out, out_m, inv_dt, dt_ps, fs, ring, ring_ptr, ring_len, calendar) -> None:
+    """Bytes ``out`` (``out_m`` of them marked) leave flow ``f``'s wire link at step ``k``: into
+    its delay line's columns ``col`` and ``col + 1`` at the step they reach the next hop,
+    ``FS_WIRE_PS`` later, with the ACK frontier the flow has now (``R_WIRE_ACK``)."""
+    lag = clamp_lag(f, int(fs[f, FS_WIRE_PS] * inv_dt + 0.5), ring_len)
+    slot = ring_ptr[f] + (k + lag) % ring_len[f]
+    ring[slot, col] += out
+    ring[slot, col + 1] += out_m
+    due_ps = fs[f, FS_ACK_LAST] * dt_ps
+    if due_ps > ring[slot, R_WIRE_ACK]:
+        ring[slot, R_WIRE_ACK] = due_ps
+    mark_ring_due(calendar, fs, k + lag, f)
 
 
 @njit(cache=True, error_model="numpy")
@@ -1041,6 +1063,8 @@ def forward(
                     fs[f, FS_EXPOSED] += a
                     if r < 0 and 0.0 <= fs[f, FS_WIRE_NEXT] <= j:  # beyond the wire link
                         fs[f, FS_WIRE_DROP] += dropped
+                    elif r >= 0 and 0.0 <= fs[f, FS_WIRE_HOP] < h:
+                        fs[f, FS_WIRE_DROP] += dropped
                     if r >= 0 and fs[f, FS_EC_N] > 0.0:  # a coded UnoLB flow: per subflow
                         sub_drops[f, s, 0] += dropped
                         sub_drops[f, s, 1] += a
@@ -1051,15 +1075,8 @@ def forward(
                         nxt = ei[j, EI_NEXT]
                         if nxt >= 0:
                             if ei[j, EI_LAG] < 0:  # on the wire, to the next hop later
-                                wire = int(fs[f, FS_WIRE_PS] * inv_dt + 0.5)
-                                lag = clamp_lag(f, wire, ring_len)
-                                slot = ring_ptr[f] + (k + lag) % ring_len[f]
-                                ring[slot, R_WIRE] += out
-                                ring[slot, R_WIRE_M] += out_m
-                                due_ps = fs[f, FS_ACK_LAST] * dt_ps
-                                if due_ps > ring[slot, R_WIRE_ACK]:
-                                    ring[slot, R_WIRE_ACK] = due_ps
-                                mark_ring_due(calendar, fs, k + lag, f)
+                                to_wire(f, k, R_WIRE, out, out_m, inv_dt, dt_ps, fs, ring,
+                                        ring_ptr, ring_len, calendar)  # fmt: skip
                             elif ei[j, EI_LAG] > 0:
                                 ef[nxt, EF_CARRY] += out
                                 ef[nxt, EF_MCARRY] += out_m
@@ -1073,6 +1090,9 @@ def forward(
                                     note_input(l_input, nlink, link)
                         else:
                             last = True
+                    elif h == fs[f, FS_WIRE_HOP]:  # on the wire, to the subflow's next hop later
+                        to_wire(f, k, R_SUBWIRE + 2 * s, out, out_m, inv_dt, dt_ps, fs, ring,
+                                ring_ptr, ring_len, calendar)  # fmt: skip
                     elif h + 1 < sub_hops[f]:
                         nlink = sub_links[f, s, h + 1]
                         if link_lvl[nlink] <= link_lvl[link]:
@@ -1496,19 +1516,41 @@ def gentle_exceedance(f, slack_ps, nic, rt_ptr, rt_link, rt_w, ls, lb, pkt_bytes
     still meets the other flows' packets now and then, and that resets MD_scale."""
     if slack_ps <= 0.0:
         return 1.0
-    sub_n, sub_hops, sub_links = lb[0], lb[1], lb[2]
-    n = sub_n[f]
-    if n > 0:
-        total = 0.0
-        for s in range(n):
-            stay = 1.0
-            for h in range(sub_hops[f]):
-                link = sub_links[f, s, h]
-                if link != nic:
-                    stay *= 1.0 - link_jitter_exceedance(ls, link, slack_ps, pkt_bytes)
-            total += 1.0 - stay
-        return total / n
+    if lb[0][f] > 0:
+        return subflow_part_exceedance(f, 0, lb[1][f], slack_ps, nic, ls, lb, pkt_bytes)
     return entries_exceedance(rt_ptr[f], rt_ptr[f + 1], slack_ps, nic, rt_link, rt_w, ls, pkt_bytes)
+
+
+@njit(cache=True, error_model="numpy")
+def subflow_part_exceedance(f, h_lo, h_hi, slack_ps, nic, ls, lb, pkt_bytes) -> float:
+    """:func:`gentle_exceedance` of UnoLB flow ``f`` over its subflows' hops ``h_lo`` to
+    ``h_hi - 1`` alone: the mean over its subflows."""
+    if slack_ps <= 0.0:
+        return 1.0
+    sub_n, sub_links = lb[0], lb[2]
+    n = sub_n[f]
+    total = 0.0
+    for s in range(n):
+        stay = 1.0
+        for h in range(h_lo, h_hi):
+            link = sub_links[f, s, h]
+            if link != nic:
+                stay *= 1.0 - link_jitter_exceedance(ls, link, slack_ps, pkt_bytes)
+        total += 1.0 - stay
+    return total / n
+
+
+@njit(cache=True, error_model="numpy")
+def subflow_part_delay(f, h_lo, h_hi, ls, lb) -> float:
+    """Queueing delay in ps of UnoLB flow ``f``'s subflows' hops ``h_lo`` to ``h_hi - 1``, the
+    mean over its subflows (:func:`subflow_signals`)."""
+    sub_n, sub_links = lb[0], lb[2]
+    n = sub_n[f]
+    delay = 0.0
+    for s in range(n):
+        for h in range(h_lo, h_hi):
+            delay += ls[sub_links[f, s, h], LS_DELAY]
+    return delay / n
 
 
 @njit(cache=True, error_model="numpy")
@@ -2538,7 +2580,9 @@ def advance(
     n_flows = fs.shape[0]
     ring_ptr, ring_len = ring_pool[0], ring_pool[1]
     wide = ring.shape[1] > R_GOOD  # R_GOOD, R_FREE, R_AUX kept (N_R_NARROW)
-    sub_n, sub_links, sub_lost, sub_rhops = lb[0], lb[2], lb[4], lb[14]
+    sub_n, sub_hops, sub_links, sub_lost, sub_rhops = lb[0], lb[1], lb[2], lb[4], lb[14]
+    n_sub_max, n_hop_max = sub_links.shape[1], sub_links.shape[2]
+    base = rt_ptr[rt_ptr.shape[0] - 1]  # (UnoLB subflow hop entries from here: forward)
     ef = hops[3]
     sub_loss = np.zeros(sub_links.shape[1])
     # coded_losses' scratch: each subflow's loss chance, then the block's loss distribution
@@ -2597,6 +2641,17 @@ def advance(
                     fx[f, FX_FIRST] = e
                 if ring[slot, R_WIRE_ACK] > fs[f, FS_WIRE_ACK]:
                     fs[f, FS_WIRE_ACK] = ring[slot, R_WIRE_ACK]
+            elif fs[f, FS_WIRE_HOP] >= 0.0:  # an UnoLB flow's subflows: each to its next hop
+                e0 = base + f * n_sub_max * n_hop_max + int(fs[f, FS_WIRE_HOP]) + 1
+                for s in range(sub_n[f]):
+                    wire = ring[slot, R_SUBWIRE + 2 * s]
+                    if wire > 0.0:
+                        e = e0 + s * n_hop_max
+                        ef[e, EF_CARRY] += wire
+                        ef[e, EF_MCARRY] += ring[slot, R_SUBWIRE + 2 * s + 1]
+                        fx[f, FX_NETQ] += wire
+                if ring[slot, R_WIRE_ACK] > fs[f, FS_WIRE_ACK]:
+                    fs[f, FS_WIRE_ACK] = ring[slot, R_WIRE_ACK]
             acked = ring[slot, R_ACK]
             ring_arrive = ring[slot, R_ARRIVE]
             due = ring[slot, R_TIMEOUT]
@@ -2607,14 +2662,14 @@ def advance(
             deliv = ring[slot, R_DELIV]
             if deliv > 0.0:
                 fs[f, FS_MARK_FRAC] = ring[slot, R_MARK] / deliv
-                if fs[f, FS_WIRE_NEXT] >= 0.0:  # (so do the queueing beyond the wire link's)
+                if fs[f, FS_WIRE_PS] > 0.0:  # (so do the queueing beyond the wire link's)
                     fs[f, FS_QBEYOND] = ring[slot, R_QBEYOND] / deliv
                     fs[f, FS_PBEYOND] = ring[slot, R_PBEYOND] / deliv
             if acked > 0.0 or free > 0.0:
                 rtt = ring[slot, R_RTTW] / acked if acked > 0.0 else fs[f, FS_BASE_RTT]
                 good = ring[slot, R_GOOD] if wide else acked
                 p_queued = ring[slot, R_JITTER] / acked if acked > 0.0 else 0.0
-                if fs[f, FS_WIRE_NEXT] >= 0.0 and acked > 0.0:
+                if fs[f, FS_WIRE_PS] > 0.0 and acked > 0.0:
                     rtt += fs[f, FS_QBEYOND]
                     p_queued = 1.0 - (1.0 - p_queued) * (1.0 - fs[f, FS_PBEYOND])
                 fs[f, FS_PENDING] -= acked
@@ -2823,9 +2878,13 @@ def advance(
             # clock). Sampled now, a queue the bytes never meet made UnoCC's gentle test see
             # physical queueing (a full cut) ~3x as often as packets in the long-flow incast
             wire_next = int(fs[f, FS_WIRE_NEXT])
+            wire_hop = int(fs[f, FS_WIRE_HOP])
             q_beyond = 0.0
             if wire_next >= 0:
                 q_beyond = entries_delay(wire_next, rt_ptr[f + 1], rt_link, rt_w, ls)
+                fs[f, FS_QBEFORE] = qdelay - q_beyond
+            elif wire_hop >= 0:
+                q_beyond = subflow_part_delay(f, wire_hop + 1, sub_hops[f], ls, lb)
                 fs[f, FS_QBEFORE] = qdelay - q_beyond
             n_ec = int(fs[f, FS_EC_N])
             # whole packets: the bytes of the flow the links dropped in this step (forward; its
@@ -2878,6 +2937,10 @@ def advance(
                 if wire_next >= 0:  # (the links before the wire link: the rest in 5c.)
                     p_queued = entries_exceedance(
                         rt_ptr[f], wire_next, slack, nic, rt_link, rt_w, ls, cp[f, P_MSS]
+                    )
+                elif wire_hop >= 0:
+                    p_queued = subflow_part_exceedance(
+                        f, 0, wire_hop + 1, slack, nic, ls, lb, cp[f, P_MSS]
                     )
                 else:
                     p_queued = gentle_exceedance(
@@ -2956,15 +3019,24 @@ def advance(
             ring[slot, R_DELIV] += deliv
             ring[slot, R_MARK] += marks
             wire_next = int(fs[f, FS_WIRE_NEXT])
-            if wire_next >= 0:  # the queueing the bytes met beyond the wire link
-                q_beyond = entries_delay(wire_next, rt_ptr[f + 1], rt_link, rt_w, ls)
+            wire_hop = int(fs[f, FS_WIRE_HOP])
+            if wire_next >= 0 or wire_hop >= 0:  # the queueing the bytes met beyond the wire
+                if wire_next >= 0:
+                    q_beyond = entries_delay(wire_next, rt_ptr[f + 1], rt_link, rt_w, ls)
+                else:
+                    q_beyond = subflow_part_delay(f, wire_hop + 1, sub_hops[f], ls, lb)
                 ring[slot, R_QBEYOND] += deliv * q_beyond
                 if cp[f, P_KIND] == CC_UNO:
-                    queued = fs[f, FS_QBEFORE] + q_beyond + fs[f, FS_RDELAY]
-                    p_beyond = entries_exceedance(
-                        wire_next, rt_ptr[f + 1], cp[f, PU_GENTLE_THR] - queued,
-                        int(fs[f, FS_NIC_LINK]), rt_link, rt_w, ls, cp[f, P_MSS],
-                    )  # fmt: skip
+                    slack = cp[f, PU_GENTLE_THR] - (fs[f, FS_QBEFORE] + q_beyond + fs[f, FS_RDELAY])
+                    nic = int(fs[f, FS_NIC_LINK])
+                    if wire_next >= 0:
+                        p_beyond = entries_exceedance(
+                            wire_next, rt_ptr[f + 1], slack, nic, rt_link, rt_w, ls, cp[f, P_MSS]
+                        )
+                    else:
+                        p_beyond = subflow_part_exceedance(
+                            f, wire_hop + 1, sub_hops[f], slack, nic, ls, lb, cp[f, P_MSS]
+                        )
                     ring[slot, R_PBEYOND] += deliv * p_beyond
             mark_ring_due(calendar, fs, k + lag, f)
         k += 1
