@@ -28,8 +28,9 @@ step, its bytes still moving every step (:meth:`FluidSimulation._set_blocks`,
   hop that much later (``engine.fluid_wire``, on by default;
   :func:`uno.fluid.kernels.forward`): the receiving datacenter's links see an inter-DC flow's
   bytes half its base RTT after the send, as with packets. The rest of the base RTT (every
-  other link's propagation, and the way back) is on the ACKs' way back; UnoLB's subflows keep
-  all of it there. Phantom queues take the same arrivals
+  other link's propagation, and the way back) is on the ACKs' way back. UnoLB's subflows
+  cross their WAN link's propagation the same way, each to its own next hop (two delay-line
+  columns a subflow). Phantom queues take the same arrivals
   and drain at their own rate. A byte leaving a link is marked with RED's probability at the
   (phantom) queue level, as the packet ports' ``set_marking`` sources say.
 - **Feedback is delayed by each flow's own RTT**: what the network did to a step's bytes
@@ -653,7 +654,15 @@ class FluidSimulation:
                 links, hops = _ecmp_routes(dst, src, sub_ent[:, sf], max_hops, *tables)
                 sub_rlinks[:, sf, :] = links
                 sub_rhops[:] = hops
-            sub_n[:] = subflows
+            # packet i rides subflow i mod n (uno.lb.unolb.UnoLb.next_entropy): a flow of
+            # fewer packets (its parity included) than subflows crosses only the first few
+            packets = np.fromiter((p.n_packets for p in plans), dtype=np.int64, count=n)
+            coded_plan = np.fromiter((p.ec_timeout_ps is not None for p in plans), dtype=bool,
+                                     count=n)  # fmt: skip
+            if coded_plan.any():
+                blocks = -(-packets[coded_plan] // ec.data_packets)
+                packets[coded_plan] += blocks * ec.parity_packets
+            sub_n[:] = np.minimum(subflows, np.maximum(packets, 1))
             lb_rng[:] = (draws[:, subflows] * (1 << 53)).astype(np.uint64)
             rt_ptr, rt_link, rt_w = _csr_routes(sub_links[:, 0, :], sub_hops)  # for the bounds
             # the first subflow's way back: the bounds (the ring's length); the ACKs' queueing

@@ -901,7 +901,9 @@ def forward(
     the next hop ``FS_WIRE_PS`` later (:func:`advance`, 2.), as a packet crosses the link's
     propagation; the bytes the links after it drop add to ``FS_WIRE_DROP`` too (their losses
     are timed from their send, that long before). Every other link's propagation stays on the
-    way back. UnoLB's subflows have no wire. The flow's RTT samples take the queueing beyond
+    way back. An UnoLB flow's subflows put what leaves their WAN link (hop ``FS_WIRE_HOP``)
+    into columns ``R_SUBWIRE + 2 s`` of its delay line, to reach each subflow's next hop that
+    propagation later. The flow's RTT samples take the queueing beyond
     the wire link as its bytes meet it, with their ECN echoes (:func:`advance`, 5. and 5c.):
     a packet's RTT holds the queues it crosses when it crosses them."""
     link_lvl, n_lvl_arr, ei, ef, e_head, l_nxt, l_head, l_buf, s_head = hops[:9]
@@ -2733,8 +2735,10 @@ def advance(
                     cc_loss(cs, cp, f, now, False)
                 if sub_n[f] > 0:
                     reroute_subflows(f, now, cp[f, P_BASE_RTT], lb, hops, rt_ptr[n_flows])
-            if fs[f, FS_DELIVERED] >= fs[f, FS_SIZE] * (1.0 - 1e-9):
-                # the last byte's ACK arrives within this step, at ``ring_arrive``
+            if fs[f, FS_DELIVERED] >= fs[f, FS_SIZE] * (1.0 - 1e-9) - RESIDUE_BYTES:
+                # the last byte's ACK arrives within this step, at ``ring_arrive`` (less than a
+                # byte short: the rounding of the shares its bytes were split into, on a flow
+                # with nothing left to send or in flight, which waited for it forever)
                 fs[f, FS_FINISH] = ring_arrive if ring_arrive > 0.0 else now
                 fs[f, FS_STATE] = 2.0
                 counters[2] += 1
