@@ -632,6 +632,12 @@ class FluidSimulation:
         specs = [p.spec for p in plans]
         src = np.fromiter((s.src for s in specs), dtype=np.int64, count=n)
         dst = np.fromiter((s.dst for s in specs), dtype=np.int64, count=n)
+        n_packets = np.fromiter((p.n_packets for p in plans), dtype=np.int64, count=n)
+        coded = np.fromiter((p.ec_timeout_ps is not None for p in plans), dtype=bool, count=n)
+        # the packets each flow sends once: its data and, coded, each block's parity (each
+        # block of up to ec.data_packets data packets gets its own)
+        n_sent = n_packets.copy()
+        n_sent[coded] += -(-n_packets[coded] // ec.data_packets) * ec.parity_packets
         sub_n = np.zeros(n, dtype=np.int64)
         sub_hops = np.zeros(n, dtype=np.int64)
         sub_links = np.zeros((n, max(1, subflows), max_hops), dtype=np.int64)
@@ -656,13 +662,7 @@ class FluidSimulation:
                 sub_rhops[:] = hops
             # packet i rides subflow i mod n (uno.lb.unolb.UnoLb.next_entropy): a flow of
             # fewer packets (its parity included) than subflows crosses only the first few
-            packets = np.fromiter((p.n_packets for p in plans), dtype=np.int64, count=n)
-            coded_plan = np.fromiter((p.ec_timeout_ps is not None for p in plans), dtype=bool,
-                                     count=n)  # fmt: skip
-            if coded_plan.any():
-                blocks = -(-packets[coded_plan] // ec.data_packets)
-                packets[coded_plan] += blocks * ec.parity_packets
-            sub_n[:] = np.minimum(subflows, np.maximum(packets, 1))
+            sub_n[:] = np.minimum(subflows, np.maximum(n_sent, 1))
             lb_rng[:] = (draws[:, subflows] * (1 << 53)).astype(np.uint64)
             rt_ptr, rt_link, rt_w = _csr_routes(sub_links[:, 0, :], sub_hops)  # for the bounds
             # the first subflow's way back: the bounds (the ring's length); the ACKs' queueing
@@ -680,20 +680,16 @@ class FluidSimulation:
             rv_ptr, rv_link, rv_w = _split_routes(sc, dst, src)  # sprayed ACKs: the even split
         fs = zeros_aligned(n, K.N_FS)
         wire = np.fromiter((p.wire_bytes for p in plans), dtype=np.int64, count=n)
-        n_packets = np.fromiter((p.n_packets for p in plans), dtype=np.int64, count=n)
         base_rtt = np.fromiter((p.path.base_rtt_ps for p in plans), dtype=np.int64, count=n)
         rto = np.fromiter((p.facts.rto_ps for p in plans), dtype=np.int64, count=n)
         # the timeout once a flow has resent (0: the same; transport.*.rto_base_rtts_after_retransmit)
         rto_after = np.fromiter((p.facts.rto_after_retransmit_ps or 0 for p in plans),
                                 dtype=np.int64, count=n)  # fmt: skip
         dupack = np.fromiter((p.facts.dupack_threshold for p in plans), dtype=np.int64, count=n)
-        coded = np.fromiter((p.ec_timeout_ps is not None for p in plans), dtype=bool, count=n)
         size = wire.astype(np.float64)
         if coded.any():
-            # parity packets: each block of up to ec.data_packets data packets gets its own
             n_data = n_packets[coded]
-            n_blocks = -(-n_data // ec.data_packets)
-            size[coded] *= (n_data + n_blocks * ec.parity_packets) / n_data
+            size[coded] *= n_sent[coded] / n_data
             fs[coded, K.FS_EC_N] = np.minimum(ec.data_packets, n_data)
             fs[coded, K.FS_EC_M] = ec.parity_packets
             timeouts = [p.ec_timeout_ps for p in plans]

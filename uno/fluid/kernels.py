@@ -1556,6 +1556,36 @@ def subflow_part_delay(f, h_lo, h_hi, ls, lb) -> float:
 
 
 @njit(cache=True, error_model="numpy")
+def delay_beyond_wire(f, fs, rt_ptr, rt_link, rt_w, ls, lb) -> float:
+    """Queueing delay in ps of flow ``f``'s links beyond its wire link (``FS_WIRE_NEXT``, an
+    UnoLB flow's ``FS_WIRE_HOP``); 0 for a flow without one."""
+    nxt = int(fs[f, FS_WIRE_NEXT])
+    if nxt >= 0:
+        return entries_delay(nxt, rt_ptr[f + 1], rt_link, rt_w, ls)
+    hop = int(fs[f, FS_WIRE_HOP])
+    if hop >= 0:
+        return subflow_part_delay(f, hop + 1, lb[1][f], ls, lb)
+    return 0.0
+
+
+@njit(cache=True, error_model="numpy")
+def wire_side_exceedance(f, beyond, slack_ps, nic, fs, rt_ptr, rt_link, rt_w, ls, lb, pkt_bytes):
+    """:func:`gentle_exceedance` of flow ``f`` over its links before its wire link (``beyond``
+    false: the whole path for a flow without one) or beyond it (0 for a flow without one)."""
+    nxt = int(fs[f, FS_WIRE_NEXT])
+    if nxt >= 0:
+        lo, hi = (nxt, rt_ptr[f + 1]) if beyond else (rt_ptr[f], nxt)
+        return entries_exceedance(lo, hi, slack_ps, nic, rt_link, rt_w, ls, pkt_bytes)
+    hop = int(fs[f, FS_WIRE_HOP])
+    if hop >= 0:
+        lo, hi = (hop + 1, lb[1][f]) if beyond else (0, hop + 1)
+        return subflow_part_exceedance(f, lo, hi, slack_ps, nic, ls, lb, pkt_bytes)
+    if beyond:
+        return 0.0
+    return gentle_exceedance(f, slack_ps, nic, rt_ptr, rt_link, rt_w, ls, lb, pkt_bytes)
+
+
+@njit(cache=True, error_model="numpy")
 def entries_exceedance(lo, hi, slack_ps, nic, rt_link, rt_w, ls, pkt_bytes) -> float:
     """:func:`gentle_exceedance` over the route entries ``lo`` to ``hi - 1`` alone."""
     if slack_ps <= 0.0:
@@ -2582,7 +2612,7 @@ def advance(
     n_flows = fs.shape[0]
     ring_ptr, ring_len = ring_pool[0], ring_pool[1]
     wide = ring.shape[1] > R_GOOD  # R_GOOD, R_FREE, R_AUX kept (N_R_NARROW)
-    sub_n, sub_hops, sub_links, sub_lost, sub_rhops = lb[0], lb[1], lb[2], lb[4], lb[14]
+    sub_n, sub_links, sub_lost, sub_rhops = lb[0], lb[2], lb[4], lb[14]
     n_sub_max, n_hop_max = sub_links.shape[1], sub_links.shape[2]
     base = rt_ptr[rt_ptr.shape[0] - 1]  # (UnoLB subflow hop entries from here: forward)
     ef = hops[3]
@@ -2881,15 +2911,8 @@ def advance(
             # test's chance of packet-level queueing; its ACKs' times take it now (the ACK
             # clock). Sampled now, a queue the bytes never meet made UnoCC's gentle test see
             # physical queueing (a full cut) ~3x as often as packets in the long-flow incast
-            wire_next = int(fs[f, FS_WIRE_NEXT])
-            wire_hop = int(fs[f, FS_WIRE_HOP])
-            q_beyond = 0.0
-            if wire_next >= 0:
-                q_beyond = entries_delay(wire_next, rt_ptr[f + 1], rt_link, rt_w, ls)
-                fs[f, FS_QBEFORE] = qdelay - q_beyond
-            elif wire_hop >= 0:
-                q_beyond = subflow_part_delay(f, wire_hop + 1, sub_hops[f], ls, lb)
-                fs[f, FS_QBEFORE] = qdelay - q_beyond
+            q_beyond = delay_beyond_wire(f, fs, rt_ptr, rt_link, rt_w, ls, lb)
+            fs[f, FS_QBEFORE] = qdelay - q_beyond
             n_ec = int(fs[f, FS_EC_N])
             # whole packets: the bytes of the flow the links dropped in this step (forward; its
             # bytes sent earlier and queued on the way, or sent now), in whole packets
@@ -2938,18 +2961,10 @@ def advance(
             if kind == CC_UNO and ack > 0.0:
                 slack = cp[f, PU_GENTLE_THR] - (rtt - q_beyond - cp[f, P_BASE_RTT])
                 nic = int(fs[f, FS_NIC_LINK])
-                if wire_next >= 0:  # (the links before the wire link: the rest in 5c.)
-                    p_queued = entries_exceedance(
-                        rt_ptr[f], wire_next, slack, nic, rt_link, rt_w, ls, cp[f, P_MSS]
-                    )
-                elif wire_hop >= 0:
-                    p_queued = subflow_part_exceedance(
-                        f, 0, wire_hop + 1, slack, nic, ls, lb, cp[f, P_MSS]
-                    )
-                else:
-                    p_queued = gentle_exceedance(
-                        f, slack, nic, rt_ptr, rt_link, rt_w, ls, lb, cp[f, P_MSS]
-                    )
+                # (the links before the wire link: the rest in 5c.)
+                p_queued = wire_side_exceedance(
+                    f, False, slack, nic, fs, rt_ptr, rt_link, rt_w, ls, lb, cp[f, P_MSS]
+                )
                 ring[slot, R_JITTER] += ack * p_queued
             sample = rtt - q_beyond
             if kind == CC_GEMINI and (ring[slot, R_AUX] == 0.0 or sample < ring[slot, R_AUX]):
@@ -3022,25 +3037,15 @@ def advance(
             slot = ring_ptr[f] + (k + lag) % ring_len[f]
             ring[slot, R_DELIV] += deliv
             ring[slot, R_MARK] += marks
-            wire_next = int(fs[f, FS_WIRE_NEXT])
-            wire_hop = int(fs[f, FS_WIRE_HOP])
-            if wire_next >= 0 or wire_hop >= 0:  # the queueing the bytes met beyond the wire
-                if wire_next >= 0:
-                    q_beyond = entries_delay(wire_next, rt_ptr[f + 1], rt_link, rt_w, ls)
-                else:
-                    q_beyond = subflow_part_delay(f, wire_hop + 1, sub_hops[f], ls, lb)
+            if fs[f, FS_WIRE_PS] > 0.0:  # the queueing the bytes met beyond the wire link
+                q_beyond = delay_beyond_wire(f, fs, rt_ptr, rt_link, rt_w, ls, lb)
                 ring[slot, R_QBEYOND] += deliv * q_beyond
                 if cp[f, P_KIND] == CC_UNO:
                     slack = cp[f, PU_GENTLE_THR] - (fs[f, FS_QBEFORE] + q_beyond + fs[f, FS_RDELAY])
-                    nic = int(fs[f, FS_NIC_LINK])
-                    if wire_next >= 0:
-                        p_beyond = entries_exceedance(
-                            wire_next, rt_ptr[f + 1], slack, nic, rt_link, rt_w, ls, cp[f, P_MSS]
-                        )
-                    else:
-                        p_beyond = subflow_part_exceedance(
-                            f, wire_hop + 1, sub_hops[f], slack, nic, ls, lb, cp[f, P_MSS]
-                        )
+                    p_beyond = wire_side_exceedance(
+                        f, True, slack, int(fs[f, FS_NIC_LINK]), fs, rt_ptr, rt_link, rt_w, ls,
+                        lb, cp[f, P_MSS],
+                    )  # fmt: skip
                     ring[slot, R_PBEYOND] += deliv * p_beyond
             mark_ring_due(calendar, fs, k + lag, f)
         k += 1
