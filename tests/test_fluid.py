@@ -645,7 +645,7 @@ def test_fast_retransmit_reveals_a_loss_only_by_acks_of_bytes_sent_after_it(twin
     calendar = np.zeros((256, 1), dtype=np.uint64)
 
     def lose(k, nbytes):
-        book(0, k, k * dt, k * dt, nbytes, 0.0, 0, dt, fs, ring, ring_ptr, ring_len, calendar)
+        book(0, k, k * dt, k * dt, 0.0, nbytes, 0.0, 0, dt, fs, ring, ring_ptr, ring_len, calendar)
 
     lose(1, 2 * mss)  # sent at 1000 ps: they time out at step 101
     evidence(0, 20_000.0, mss, 1500.0, fs)  # one packet sent after them
@@ -1362,6 +1362,63 @@ def test_coded_flows_deliver_only_what_crosses_the_links_and_lost_blocks_wait_fo
     assert wan["drops"].sum() > 0.5 * coded["packets"].sum()  # (a lossy WAN)
     # (the send-time block model: 0.75 x the data bytes)
     assert wan["tx_bytes"].sum() >= coded["size_bytes"].sum()
+
+
+@pytest.mark.parametrize("twin", [False, True])
+def test_a_coded_flows_nack_comes_an_rtt_and_the_receivers_timer_after_the_send(twin):
+    """The receiver's timer starts as a block's first packet arrives, a forward trip after its
+    send, and its NACK takes the trip back (uno/transport/receiver.py): the sender hears of a
+    coded flow's lost bytes at send + RTT + timer (``R_NACK``), each step's at its own time,
+    and the blocks of which nothing arrived wait for the sender's timer."""
+    book = K.book_losses.py_func if twin else K.book_losses
+    dt, mss = 1000.0, 4096.0
+    fs = np.zeros((1, K.N_FS))
+    fs[0, K.FS_LOSS_DELAY] = 40 * dt  # the receiver's timer
+    fs[0, K.FS_RTO] = 150 * dt
+    fs[0, K.FS_LOSS_AT] = -1.0
+    ring = np.zeros((200, K.N_R))
+    ring_ptr, ring_len = np.zeros(1, dtype=np.int64), np.full(1, 200, dtype=np.int64)
+    calendar = np.zeros((256, 1), dtype=np.uint64)
+    # at step 10, bytes sent at 9,500 ps with a 60.2-step RTT: 4 packets, 1 of them in a block
+    # none of whose packets arrived
+    book(0, 10, 10 * dt, 9_500.0, 60_200.0, 4 * mss, mss, 8, dt, fs, ring, ring_ptr, ring_len,
+         calendar)  # fmt: skip
+    # (a later step's losses: their own time)
+    book(0, 30, 30 * dt, 30_000.0, 60_000.0, mss, 0.0, 8, dt, fs, ring, ring_ptr, ring_len,
+         calendar)  # fmt: skip
+    due = np.nonzero(ring[:, K.R_NACK])[0]
+    # 9,500 + 60,200 + 40,000 = 109,700 ps: step 110; 30,000 + 100,000: step 130
+    assert due.tolist() == [110, 130]
+    assert ring[110, K.R_NACK] == 3 * mss and ring[130, K.R_NACK] == mss
+    assert (int(calendar[110, 0]) & 1) and (int(calendar[130, 0]) & 1)
+    assert fs[0, K.FS_LOSS_AT] == -1.0 and fs[0, K.FS_LOSS_PENDING] == 0.0  # nothing heard yet
+    # the block none of whose packets arrived: the sender's timer, an RTO after the send
+    assert fs[0, K.FS_WAIT] == mss and ring[160, K.R_TIMEOUT] == mss
+
+
+def test_inter_dc_coded_flows_hear_of_no_loss_before_an_rtt_and_the_receivers_timer():
+    """The 40%-load Fig. 10 traffic with UnoRC: a coded inter-DC flow's first loss report
+    (its receiver's NACK) comes no earlier than its base RTT + the receiver's timer after its
+    start, as with packets. (Timed from the drop, the fluid's came ~670 us after the start, a
+    third of the 1,795-us base RTT, and UnoLB moved the subflows that early.)"""
+    from uno.api import to_run_config
+    from uno.build import build_simulation
+
+    cfg = uno.compose(["experiment=fig10_load", "workload=mixed_artifact", "scheme=uno",
+                       "workload.n_flows=1500", "workload.load=0.4", "engine.kind=fluid"])  # fmt: skip
+    sim = build_simulation(to_run_config(cfg))
+    fs = sim.fs
+    coded = np.nonzero(fs[:, K.FS_EC_N] > 0)[0]
+    first = np.full(len(fs), np.nan)
+    k, chunk = 0, int(50e6 // sim.dt_ps)  # 50 us: less than any two reports of a flow apart
+    while k * sim.dt_ps < 8e9:
+        k = sim.advance(k, k + chunk)
+        new = coded[(fs[coded, K.FS_LOSS_EVENTS] > 0) & np.isnan(first[coded])]
+        first[new] = fs[new, K.FS_LAST_NACK]
+    heard = coded[~np.isnan(first[coded])]
+    assert len(heard) > 20
+    earliest = fs[heard, K.FS_START] + fs[heard, K.FS_BASE_RTT] + fs[heard, K.FS_LOSS_DELAY]
+    assert (first[heard] >= earliest).all()
 
 
 @pytest.mark.parametrize("scheme", ["uno", "mprdma_bbr", "gemini"])

@@ -359,7 +359,8 @@ R_GOOD = 13  # wire bytes of decodable data (narrow ring: the acknowledged bytes
 R_FREE = 14  # bytes lost but absorbed by coding (leave flight with the ACKs; narrow: none)
 R_AUX = 15  # GEMINI: smallest RTT sample (0: none); BBR: bytes the flow had acknowledged
 #            when the latest of them was sent (one column for both)
-N_R = 16
+R_NACK = 16  # coded bytes lost whose receiver's NACK reaches the sender at this step
+N_R = 17
 # a run whose UnoLB flows have a wire hop (FS_WIRE_HOP) keeps two more columns a subflow: the
 # bytes subflow s's WAN link let go that reach its next hop at this step (R_SUBWIRE + 2 s) and
 # the marked ones among them (R_SUBWIRE + 2 s + 1)
@@ -2063,14 +2064,13 @@ def resend(fs, f, lost) -> None:
 
 
 @njit(cache=True, error_model="numpy")
-def loss_due(f, k, at, dt_ps, fs, calendar) -> None:
-    """Flow ``f``'s losses are reported at ``at`` ps (``FS_LOSS_AT``), seen in the first step
-    from now whose start is not before it (as :func:`advance` compares them)."""
-    fs[f, FS_LOSS_AT] = at
+def step_not_before(at, dt_ps) -> int:
+    """The first step whose start is not before ``at`` ps (:func:`advance` sees a report due
+    at ``at`` there: it compares the step's start with it)."""
     step = int(at // dt_ps)
     while step * dt_ps < at:
         step += 1
-    mark_due(calendar, step if step > k else k + 1, f)
+    return step
 
 
 @njit(cache=True, error_model="numpy")
@@ -2333,6 +2333,7 @@ def book_losses(
     k,
     now,
     sent_at,
+    rtt,
     failed,
     gone,
     n_ec,
@@ -2344,11 +2345,13 @@ def book_losses(
     calendar,
 ):
     """How flow ``f`` learns of ``failed`` bytes lost at step ``k`` (``sent_at``: when, for
-    its timer; a coded flow: ``gone`` of the failed bytes in blocks of which nothing arrived).
-    Fast retransmit (``FS_DUPACK_BYTES`` > 0): the bytes wait for the timer, unless enough
-    bytes sent after them are acknowledged first (:func:`fast_retransmit_evidence`, as the
-    ACKs arrive); no fast retransmit: the timer; coded: the receiver's timer (NACK) after the
-    first of them, the sender's timer for blocks it never saw."""
+    its timer; ``rtt``: the round trip, ps, of bytes sent then; a coded flow: ``gone`` of the
+    failed bytes in blocks of which nothing arrived). Fast retransmit (``FS_DUPACK_BYTES`` >
+    0): the bytes wait for the timer, unless enough bytes sent after them are acknowledged
+    first (:func:`fast_retransmit_evidence`, as the ACKs arrive); no fast retransmit: the
+    timer; coded: the receiver's NACK, ``rtt`` + its timer (``FS_LOSS_DELAY``) after the send
+    (ring column ``R_NACK``: each step's losses at their own time), the sender's timer for
+    blocks it never saw."""
     if fs[f, FS_DUPACK_BYTES] > 0.0:
         # a cohort of their own once evidence for the older losses has begun to come
         # (fast_retransmit_evidence)
@@ -2369,11 +2372,19 @@ def book_losses(
             fs[f, FS_WAIT_NEW] += failed
     elif n_ec == 0:  # no fast retransmit: the same timer, nothing reveals a loss
         schedule_timeout(f, k, sent_at, failed, dt_ps, fs, ring, ring_ptr, ring_len, calendar)
-    else:  # coded: the receiver's timer (NACK) after the first of them
+    else:  # coded: the receiver's NACK
         if failed > gone:
-            fs[f, FS_LOSS_PENDING] += failed - gone
-            if fs[f, FS_LOSS_AT] < 0.0:
-                loss_due(f, k, now + fs[f, FS_LOSS_DELAY], dt_ps, fs, calendar)
+            # the receiver's timer starts as the block's first packet arrives, a forward trip
+            # after the send, and its NACK takes the trip back (uno/transport/receiver.py
+            # ``_block_timer``): the sender hears of the loss an RTT and the timer after the
+            # send, in the first step whose start is not before then. Timed
+            # from the drop, as before, inter-DC flows heard of their first losses ~670 us
+            # after their start, a third of their base RTT (the packet engine: never before
+            # it), and UnoLB moved their subflows that much early
+            step = step_not_before(sent_at + rtt + fs[f, FS_LOSS_DELAY], dt_ps)
+            lag = clamp_lag(f, step - k, ring_len)
+            ring[ring_ptr[f] + (k + lag) % ring_len[f], R_NACK] += failed - gone
+            mark_ring_due(calendar, fs, k + lag, f)
         if gone > 0.0:
             schedule_timeout(f, k, sent_at, gone, dt_ps, fs, ring, ring_ptr, ring_len, calendar)
 
@@ -2387,7 +2398,7 @@ def coarsen(factor, k, dt_new_ps, fs, cp, ring, ring_pool, active, n_active, cal
     latest send and the last ACK's arrival, their maxima; GEMINI's smallest RTT sample, the
     smaller; BBR's acknowledged bytes at the latest send, the later slot's). The calendar is
     rebuilt for the new steps (a loss report due at ``FS_LOSS_AT`` in the first coarse step
-    whose start is not before it, as :func:`loss_due`), and so are the flows' step fields
+    whose start is not before it, :func:`step_not_before`), and so are the flows' step fields
     (``FS_DUE_LAST``, ``FS_ACK_LAST``, ``FS_WAIT_LAST``, ``FS_WAIT_LAST_OLD``,
     ``FS_WAIT_VOID``). Bytes and times are untouched: only where the feedback is filed
     changes. The delay lines keep their lengths (sized for the fine step, they hold the
@@ -2439,9 +2450,7 @@ def coarsen(factor, k, dt_new_ps, fs, cp, ring, ring_pool, active, n_active, cal
                     ring[row, c] += v
         at = fs[f, FS_LOSS_AT]
         if at >= 0.0:
-            step = int(at // dt_new_ps)
-            while step * dt_new_ps < at:
-                step += 1
+            step = step_not_before(at, dt_new_ps)
             fresh[(step if step > k_new else k_new) % span, word] |= bit
         fx[f, FX_QUIET] = 0.0
     for r in range(span):
@@ -2688,6 +2697,7 @@ def advance(
             ring_arrive = ring[slot, R_ARRIVE]
             due = ring[slot, R_TIMEOUT]
             free = ring[slot, R_FREE] if wide else 0.0
+            nack = ring[slot, R_NACK] if wide else 0.0
             # the ACKs that arrive now echo the marks of the bytes delivered one return trip
             # ago: their marked share (the ACKs' times were foreseen at the send, so the two
             # need not meet in one slot; the latest share holds until the next)
@@ -2737,6 +2747,9 @@ def advance(
                         )  # fmt: skip
             for c in range(ring.shape[1]):
                 ring[slot, c] = 0.0
+            if nack > 0.0:  # a coded flow's NACKs arriving now (book_losses)
+                fs[f, FS_LOSS_PENDING] += nack
+                fs[f, FS_LOSS_AT] = now
             if fs[f, FS_LOSS_AT] >= 0.0 and fs[f, FS_LOSS_AT] <= now:
                 lost = fs[f, FS_LOSS_PENDING]
                 fs[f, FS_LOSS_PENDING] = 0.0
@@ -2980,8 +2993,8 @@ def advance(
                 if beyond:  # (sent a wire propagation before the drop, at the latest)
                     sent_at = min(sent_at, now - fs[f, FS_WIRE_PS])
                 book_losses(
-                    f, k, now, sent_at, failed, gone, n_ec, dt_ps, fs, ring, ring_ptr, ring_len,
-                    calendar,
+                    f, k, now, sent_at, rtt, failed, gone, n_ec, dt_ps, fs, ring, ring_ptr,
+                    ring_len, calendar,
                 )  # fmt: skip
         # 5b. the bytes the links dropped of flows that sent nothing this step (their earlier
         # bytes, queued on the way): lost all the same. Their timer runs from their send, at
@@ -3012,8 +3025,10 @@ def advance(
             sent_at = fs[f, FS_LAST_SEND]
             if beyond:  # (sent a wire propagation before the drop, at the latest)
                 sent_at = min(sent_at, now - fs[f, FS_WIRE_PS])
+            # (the round trip as the flow's latest samples saw it)
+            rtt = fs[f, FS_BASE_RTT] + fs[f, FS_QBEFORE] + fs[f, FS_QBEYOND] + fs[f, FS_RDELAY]
             book_losses(
-                f, k, now, sent_at, failed, gone, n_ec, dt_ps, fs, ring, ring_ptr, ring_len,
+                f, k, now, sent_at, rtt, failed, gone, n_ec, dt_ps, fs, ring, ring_ptr, ring_len,
                 calendar,
             )  # fmt: skip
         # 5c. the bytes delivered this step and their marks: their ECN echoes return with the
