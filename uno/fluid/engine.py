@@ -739,8 +739,10 @@ class FluidSimulation:
         longest = np.maximum(longest, np.maximum(rto, rto_after) + self.dt_ps)
         # and a coded flow's lost bytes until its receiver's NACK reaches it, an RTT and the
         # receiver's timer after their send (kernels.R_NACK)
-        longest = np.maximum(longest, base_rtt + drain + fs[:, K.FS_LOSS_DELAY] * (
-            fs[:, K.FS_EC_N] > 0) + 2 * self.dt_ps)
+        longest = np.maximum(
+            longest,
+            base_rtt + drain + fs[:, K.FS_LOSS_DELAY] * (fs[:, K.FS_EC_N] > 0) + 2 * self.dt_ps,
+        )
         ring_len = np.ceil(longest / self.dt_ps).astype(np.int64) + 2
         # the running flows take their delay lines from a pool (kernels.ring_take); all-zero
         # is every slot's empty state, so rows never reached are not even touched (calloc)
