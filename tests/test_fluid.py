@@ -645,7 +645,7 @@ def test_fast_retransmit_reveals_a_loss_only_by_acks_of_bytes_sent_after_it(twin
     calendar = np.zeros((256, 1), dtype=np.uint64)
 
     def lose(k, nbytes):
-        book(0, k, k * dt, k * dt, 0.0, nbytes, 0.0, 0, dt, fs, ring, ring_ptr, ring_len, calendar)
+        book(0, k, k * dt, 0.0, nbytes, 0.0, 0, dt, fs, ring, ring_ptr, ring_len, calendar)
 
     lose(1, 2 * mss)  # sent at 1000 ps: they time out at step 101
     evidence(0, 20_000.0, mss, 1500.0, fs)  # one packet sent after them
@@ -1381,11 +1381,9 @@ def test_a_coded_flows_nack_comes_an_rtt_and_the_receivers_timer_after_the_send(
     calendar = np.zeros((256, 1), dtype=np.uint64)
     # at step 10, bytes sent at 9,500 ps with a 60.2-step RTT: 4 packets, 1 of them in a block
     # none of whose packets arrived
-    book(0, 10, 10 * dt, 9_500.0, 60_200.0, 4 * mss, mss, 8, dt, fs, ring, ring_ptr, ring_len,
-         calendar)  # fmt: skip
+    book(0, 10, 9_500.0, 60_200.0, 4 * mss, mss, 8, dt, fs, ring, ring_ptr, ring_len, calendar)
     # (a later step's losses: their own time)
-    book(0, 30, 30 * dt, 30_000.0, 60_000.0, mss, 0.0, 8, dt, fs, ring, ring_ptr, ring_len,
-         calendar)  # fmt: skip
+    book(0, 30, 30_000.0, 60_000.0, mss, 0.0, 8, dt, fs, ring, ring_ptr, ring_len, calendar)
     due = np.nonzero(ring[:, K.R_NACK])[0]
     # 9,500 + 60,200 + 40,000 = 109,700 ps: step 110; 30,000 + 100,000: step 130
     assert due.tolist() == [110, 130]

@@ -2331,7 +2331,6 @@ def subflows_named(n_ec, path_loss, counted):
 def book_losses(
     f,
     k,
-    now,
     sent_at,
     rtt,
     failed,
@@ -2993,8 +2992,8 @@ def advance(
                 if beyond:  # (sent a wire propagation before the drop, at the latest)
                     sent_at = min(sent_at, now - fs[f, FS_WIRE_PS])
                 book_losses(
-                    f, k, now, sent_at, rtt, failed, gone, n_ec, dt_ps, fs, ring, ring_ptr,
-                    ring_len, calendar,
+                    f, k, sent_at, rtt, failed, gone, n_ec, dt_ps, fs, ring, ring_ptr, ring_len,
+                    calendar,
                 )  # fmt: skip
         # 5b. the bytes the links dropped of flows that sent nothing this step (their earlier
         # bytes, queued on the way): lost all the same. Their timer runs from their send, at
@@ -3028,7 +3027,7 @@ def advance(
             # (the round trip as the flow's latest samples saw it)
             rtt = fs[f, FS_BASE_RTT] + fs[f, FS_QBEFORE] + fs[f, FS_QBEYOND] + fs[f, FS_RDELAY]
             book_losses(
-                f, k, now, sent_at, rtt, failed, gone, n_ec, dt_ps, fs, ring, ring_ptr, ring_len,
+                f, k, sent_at, rtt, failed, gone, n_ec, dt_ps, fs, ring, ring_ptr, ring_len,
                 calendar,
             )  # fmt: skip
         # 5c. the bytes delivered this step and their marks: their ECN echoes return with the
