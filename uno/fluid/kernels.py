@@ -2923,7 +2923,9 @@ def advance(
             # test's chance of packet-level queueing; its ACKs' times take it now (the ACK
             # clock). Sampled now, a queue the bytes never meet made UnoCC's gentle test see
             # physical queueing (a full cut) ~3x as often as packets in the long-flow incast
-            q_beyond = delay_beyond_wire(f, fs, rt_ptr, rt_link, rt_w, ls, lb)
+            q_beyond = 0.0
+            if fs[f, FS_WIRE_PS] > 0.0:
+                q_beyond = delay_beyond_wire(f, fs, rt_ptr, rt_link, rt_w, ls, lb)
             fs[f, FS_QBEFORE] = qdelay - q_beyond
             n_ec = int(fs[f, FS_EC_N])
             # whole packets: the bytes of the flow the links dropped in this step (forward; its
@@ -2933,8 +2935,10 @@ def advance(
             # acked, however long the bytes wait on the way. Coded flows: of them, those in
             # blocks that decode are absorbed, the rest resent (coded_losses)
             mss = cp[f, P_MSS]
-            beyond = beyond_wire(f, fs)
-            lost, failed, gone = coded_losses(f, n_ec, mss, fs, loss_rng, lb, block_dist)
+            beyond, lost, failed, gone = False, 0.0, 0.0, 0.0
+            if fs[f, FS_DROPPED] > 0.0:  # (nothing dropped: nothing to draw or reset)
+                beyond = beyond_wire(f, fs)
+                lost, failed, gone = coded_losses(f, n_ec, mss, fs, loss_rng, lb, block_dist)
             if n_sub > 0 and failed > 0.0:  # the subflows a loss report will name
                 named = subflows_named(n_ec, sub_loss, block_dist)
                 for sf in range(n_sub):
