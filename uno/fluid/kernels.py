@@ -1506,31 +1506,33 @@ def link_jitter_exceedance(ls, link, slack_ps, pkt_bytes) -> float:
 
 
 @njit(cache=True, error_model="numpy")
-def gentle_exceedance(f, slack_ps, nic, rt_ptr, rt_link, rt_w, ls, lb, pkt_bytes) -> float:
+def gentle_exceedance(f, slack_ps, nic, rt_ptr, rt_link, rt_w, ls, subs, pkt_bytes) -> float:
     """Chance that the RTT sample of one of flow ``f``'s packets sent now exceeds the fluid one
     by more than ``slack_ps`` (ps) through packet-level queueing at the links of its path
     (:func:`link_jitter_exceedance`; independent links; a split hop's links weighed by their
     share; an UnoLB flow: the mean over its subflows). ``slack_ps`` <= 0: 1. The host's own
     NIC link ``nic`` is left out: it serves its flows round robin (uno/net/host.py), and a
-    packet's RTT starts when it leaves it.
+    packet's RTT starts when it leaves it. ``subs``: the UnoLB subflows (``lb[:3]``: each flow's
+    number of subflows, their hops and their links; the three arrays alone, as the whole tuple
+    costs every step its sixteen arrays' reference counts).
 
     UnoCC's gentle decrease (Uno paper Alg. 1 lines 9-13) reads one packet's RTT sample
     (uno/cc/uno.py ``_end_epoch``): where the fluid queue is empty below saturation, a packet
     still meets the other flows' packets now and then, and that resets MD_scale."""
     if slack_ps <= 0.0:
         return 1.0
-    if lb[0][f] > 0:
-        return subflow_part_exceedance(f, 0, lb[1][f], slack_ps, nic, ls, lb, pkt_bytes)
+    if subs[0][f] > 0:
+        return subflow_part_exceedance(f, 0, subs[1][f], slack_ps, nic, ls, subs, pkt_bytes)
     return entries_exceedance(rt_ptr[f], rt_ptr[f + 1], slack_ps, nic, rt_link, rt_w, ls, pkt_bytes)
 
 
 @njit(cache=True, error_model="numpy")
-def subflow_part_exceedance(f, h_lo, h_hi, slack_ps, nic, ls, lb, pkt_bytes) -> float:
+def subflow_part_exceedance(f, h_lo, h_hi, slack_ps, nic, ls, subs, pkt_bytes) -> float:
     """:func:`gentle_exceedance` of UnoLB flow ``f`` over its subflows' hops ``h_lo`` to
     ``h_hi - 1`` alone: the mean over its subflows."""
     if slack_ps <= 0.0:
         return 1.0
-    sub_n, sub_links = lb[0], lb[2]
+    sub_n, sub_links = subs[0], subs[2]
     n = sub_n[f]
     total = 0.0
     for s in range(n):
@@ -1544,10 +1546,10 @@ def subflow_part_exceedance(f, h_lo, h_hi, slack_ps, nic, ls, lb, pkt_bytes) -> 
 
 
 @njit(cache=True, error_model="numpy")
-def subflow_part_delay(f, h_lo, h_hi, ls, lb) -> float:
+def subflow_part_delay(f, h_lo, h_hi, ls, subs) -> float:
     """Queueing delay in ps of UnoLB flow ``f``'s subflows' hops ``h_lo`` to ``h_hi - 1``, the
     mean over its subflows (:func:`subflow_signals`)."""
-    sub_n, sub_links = lb[0], lb[2]
+    sub_n, sub_links = subs[0], subs[2]
     n = sub_n[f]
     delay = 0.0
     for s in range(n):
@@ -1557,7 +1559,7 @@ def subflow_part_delay(f, h_lo, h_hi, ls, lb) -> float:
 
 
 @njit(cache=True, error_model="numpy")
-def delay_beyond_wire(f, fs, rt_ptr, rt_link, rt_w, ls, lb) -> float:
+def delay_beyond_wire(f, fs, rt_ptr, rt_link, rt_w, ls, subs) -> float:
     """Queueing delay in ps of flow ``f``'s links beyond its wire link (``FS_WIRE_NEXT``, an
     UnoLB flow's ``FS_WIRE_HOP``); 0 for a flow without one."""
     nxt = int(fs[f, FS_WIRE_NEXT])
@@ -1565,12 +1567,12 @@ def delay_beyond_wire(f, fs, rt_ptr, rt_link, rt_w, ls, lb) -> float:
         return entries_delay(nxt, rt_ptr[f + 1], rt_link, rt_w, ls)
     hop = int(fs[f, FS_WIRE_HOP])
     if hop >= 0:
-        return subflow_part_delay(f, hop + 1, lb[1][f], ls, lb)
+        return subflow_part_delay(f, hop + 1, subs[1][f], ls, subs)
     return 0.0
 
 
 @njit(cache=True, error_model="numpy")
-def wire_side_exceedance(f, beyond, slack_ps, nic, fs, rt_ptr, rt_link, rt_w, ls, lb, pkt_bytes):
+def wire_side_exceedance(f, beyond, slack_ps, nic, fs, rt_ptr, rt_link, rt_w, ls, subs, pkt_bytes):
     """:func:`gentle_exceedance` of flow ``f`` over its links before its wire link (``beyond``
     false: the whole path for a flow without one) or beyond it (0 for a flow without one)."""
     nxt = int(fs[f, FS_WIRE_NEXT])
@@ -1579,11 +1581,11 @@ def wire_side_exceedance(f, beyond, slack_ps, nic, fs, rt_ptr, rt_link, rt_w, ls
         return entries_exceedance(lo, hi, slack_ps, nic, rt_link, rt_w, ls, pkt_bytes)
     hop = int(fs[f, FS_WIRE_HOP])
     if hop >= 0:
-        lo, hi = (hop + 1, lb[1][f]) if beyond else (0, hop + 1)
-        return subflow_part_exceedance(f, lo, hi, slack_ps, nic, ls, lb, pkt_bytes)
+        lo, hi = (hop + 1, subs[1][f]) if beyond else (0, hop + 1)
+        return subflow_part_exceedance(f, lo, hi, slack_ps, nic, ls, subs, pkt_bytes)
     if beyond:
         return 0.0
-    return gentle_exceedance(f, slack_ps, nic, rt_ptr, rt_link, rt_w, ls, lb, pkt_bytes)
+    return gentle_exceedance(f, slack_ps, nic, rt_ptr, rt_link, rt_w, ls, subs, pkt_bytes)
 
 
 @njit(cache=True, error_model="numpy")
@@ -2621,6 +2623,7 @@ def advance(
     ring_ptr, ring_len = ring_pool[0], ring_pool[1]
     wide = ring.shape[1] > R_GOOD  # R_GOOD, R_FREE, R_AUX kept (N_R_NARROW)
     sub_n, sub_links, sub_lost, sub_rhops = lb[0], lb[2], lb[4], lb[14]
+    subs = (lb[0], lb[1], lb[2])  # (the subflows' arrays alone: gentle_exceedance)
     n_sub_max, n_hop_max = sub_links.shape[1], sub_links.shape[2]
     base = rt_ptr[rt_ptr.shape[0] - 1]  # (UnoLB subflow hop entries from here: forward)
     ef = hops[3]
@@ -2925,7 +2928,7 @@ def advance(
             # physical queueing (a full cut) ~3x as often as packets in the long-flow incast
             q_beyond = 0.0
             if fs[f, FS_WIRE_PS] > 0.0:
-                q_beyond = delay_beyond_wire(f, fs, rt_ptr, rt_link, rt_w, ls, lb)
+                q_beyond = delay_beyond_wire(f, fs, rt_ptr, rt_link, rt_w, ls, subs)
             fs[f, FS_QBEFORE] = qdelay - q_beyond
             n_ec = int(fs[f, FS_EC_N])
             # whole packets: the bytes of the flow the links dropped in this step (forward; its
@@ -2979,7 +2982,7 @@ def advance(
                 nic = int(fs[f, FS_NIC_LINK])
                 # (the links before the wire link: the rest in 5c.)
                 p_queued = wire_side_exceedance(
-                    f, False, slack, nic, fs, rt_ptr, rt_link, rt_w, ls, lb, cp[f, P_MSS]
+                    f, False, slack, nic, fs, rt_ptr, rt_link, rt_w, ls, subs, cp[f, P_MSS]
                 )
                 ring[slot, R_JITTER] += ack * p_queued
             sample = rtt - q_beyond
@@ -3056,13 +3059,13 @@ def advance(
             ring[slot, R_DELIV] += deliv
             ring[slot, R_MARK] += marks
             if fs[f, FS_WIRE_PS] > 0.0:  # the queueing the bytes met beyond the wire link
-                q_beyond = delay_beyond_wire(f, fs, rt_ptr, rt_link, rt_w, ls, lb)
+                q_beyond = delay_beyond_wire(f, fs, rt_ptr, rt_link, rt_w, ls, subs)
                 ring[slot, R_QBEYOND] += deliv * q_beyond
                 if cp[f, P_KIND] == CC_UNO:
                     slack = cp[f, PU_GENTLE_THR] - (fs[f, FS_QBEFORE] + q_beyond + fs[f, FS_RDELAY])
                     p_beyond = wire_side_exceedance(
                         f, True, slack, int(fs[f, FS_NIC_LINK]), fs, rt_ptr, rt_link, rt_w, ls,
-                        lb, cp[f, P_MSS],
+                        subs, cp[f, P_MSS],
                     )  # fmt: skip
                     ring[slot, R_PBEYOND] += deliv * p_beyond
             mark_ring_due(calendar, fs, k + lag, f)
