@@ -667,7 +667,7 @@ def grid_phase(salt, link, k) -> float:
     return float(x >> np.uint64(11)) * (1.0 / 9007199254740992.0)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", inline="always")
 def to_wire(f, k, col, out, out_m, inv_dt, dt_ps, fs, ring, ring_ptr, ring_len, calendar) -> None:
     """Bytes ``out`` (``out_m`` of them marked) leave flow ``f``'s wire link at step ``k``: into
     its delay line's columns ``col`` and ``col + 1`` at the step they reach the next hop,
@@ -712,7 +712,7 @@ def same_rate(ls, a, b) -> bool:
     return abs(ls[a, LS_CAP] - ls[b, LS_CAP]) <= 1e-9 * ls[b, LS_CAP]
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", inline="always")
 def note_input(l_input, link, src) -> None:
     """Link ``link`` receives bytes from link ``src`` this step: ``l_input[link]`` is that link
     while it is the only one (-1: none yet, -2: several, a send or a carry)."""
@@ -2075,7 +2075,7 @@ def step_not_before(at, dt_ps) -> int:
     return step
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", inline="always")
 def mark_due(calendar, step, f) -> None:
     """Flow ``f`` has something due at step ``step`` (feedback in its delay line, a timer, a
     loss report): its bit in the calendar (rows: steps modulo their number, longer than any
@@ -2084,7 +2084,7 @@ def mark_due(calendar, step, f) -> None:
     calendar[step % calendar.shape[0], f >> 6] |= np.uint64(1) << np.uint64(f & 63)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", inline="always")
 def mark_ring_due(calendar, fs, step, f) -> None:
     """Flow ``f`` wrote to its delay line's slot of step ``step``: its calendar bit
     (:func:`mark_due`) and its latest due step (``FS_DUE_LAST``, up to which
@@ -2094,7 +2094,7 @@ def mark_ring_due(calendar, fs, step, f) -> None:
         fs[f, FS_DUE_LAST] = step
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", inline="always")
 def clamp_lag(f, lag, ring_len) -> int:
     """A delay of ``lag`` steps as flow ``f``'s delay line holds it: at least the next step,
     at most its length - 1 (the engine sizes the lines so that the longest RTT and timeout
