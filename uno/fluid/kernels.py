@@ -1392,7 +1392,7 @@ def subflow_reverse_delay(f, ls, lb) -> float:
     return delay / n
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", inline="always")
 def path_delay(f: int, rt_ptr, rt_link, rt_w, ls: np.ndarray) -> float:
     """Queueing delay in ps of flow ``f``'s path, split routes weighing each link by the share
     of the flow's bytes that crosses it. (Losses and ECN marks are decided as the bytes cross
@@ -1400,7 +1400,7 @@ def path_delay(f: int, rt_ptr, rt_link, rt_w, ls: np.ndarray) -> float:
     return entries_delay(rt_ptr[f], rt_ptr[f + 1], rt_link, rt_w, ls)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", inline="always")
 def entries_delay(lo: int, hi: int, rt_link, rt_w, ls: np.ndarray) -> float:
     """Queueing delay in ps of the route entries ``lo`` to ``hi - 1`` (:func:`path_delay`)."""
     delay = 0.0
@@ -1505,7 +1505,7 @@ def link_jitter_exceedance(ls, link, slack_ps, pkt_bytes) -> float:
     return p
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", inline="always")
 def gentle_exceedance(f, slack_ps, nic, rt_ptr, rt_link, rt_w, ls, subs, pkt_bytes) -> float:
     """Chance that the RTT sample of one of flow ``f``'s packets sent now exceeds the fluid one
     by more than ``slack_ps`` (ps) through packet-level queueing at the links of its path
@@ -1558,7 +1558,7 @@ def subflow_part_delay(f, h_lo, h_hi, ls, subs) -> float:
     return delay / n
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", inline="always")
 def delay_beyond_wire(f, fs, rt_ptr, rt_link, rt_w, ls, subs) -> float:
     """Queueing delay in ps of flow ``f``'s links beyond its wire link (``FS_WIRE_NEXT``, an
     UnoLB flow's ``FS_WIRE_HOP``); 0 for a flow without one."""
@@ -1571,7 +1571,7 @@ def delay_beyond_wire(f, fs, rt_ptr, rt_link, rt_w, ls, subs) -> float:
     return 0.0
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", inline="always")
 def wire_side_exceedance(f, beyond, slack_ps, nic, fs, rt_ptr, rt_link, rt_w, ls, subs, pkt_bytes):
     """:func:`gentle_exceedance` of flow ``f`` over its links before its wire link (``beyond``
     false: the whole path for a flow without one) or beyond it (0 for a flow without one)."""
@@ -1588,7 +1588,7 @@ def wire_side_exceedance(f, beyond, slack_ps, nic, fs, rt_ptr, rt_link, rt_w, ls
     return gentle_exceedance(f, slack_ps, nic, rt_ptr, rt_link, rt_w, ls, subs, pkt_bytes)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", inline="always")
 def entries_exceedance(lo, hi, slack_ps, nic, rt_link, rt_w, ls, pkt_bytes) -> float:
     """:func:`gentle_exceedance` over the route entries ``lo`` to ``hi - 1`` alone."""
     if slack_ps <= 0.0:
@@ -1601,7 +1601,7 @@ def entries_exceedance(lo, hi, slack_ps, nic, rt_link, rt_w, ls, pkt_bytes) -> f
     return 1.0 - stay
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", inline="always")
 def reverse_delay(f: int, rv_ptr, rv_link, rv_w, ls: np.ndarray) -> float:
     """Queueing delay in ps of flow ``f``'s ACKs on their way back (receiver -> sender, the
     reverse route ``rv_*``, each link weighed by the share of the ACKs that crosses it).
