@@ -695,9 +695,7 @@ class FluidSimulation:
             timeouts = [p.ec_timeout_ps for p in plans]
             fs[coded, K.FS_LOSS_DELAY] = [t for t in timeouts if t is not None]
         fast = ~coded & (dupack > 0)
-        timer = ~coded & (dupack <= 0)
         fs[fast, K.FS_DUPACK_BYTES] = dupack[fast] * sc.data_bytes
-        fs[timer, K.FS_LOSS_DELAY] = rto[timer]
         fs[fast | coded, K.FS_LOSS_NACK] = 1.0
         fs[:, K.FS_RTO] = rto
         fs[:, K.FS_RTO_AFTER] = rto_after
@@ -767,11 +765,10 @@ class FluidSimulation:
         self.ring, self.ring_pool, self.ring_len = ring, ring_pool, ring_len
         self.order = np.argsort(fs[:, K.FS_START], kind="stable").astype(np.int64)
         # what each step reads of every running flow, and which flows have something due at
-        # which step (a row per step, modulo a span longer than any delay line or loss report)
+        # which step (a row per step, modulo a span of the longest delay line: the lines hold
+        # every timer and loss report)
         self.fx = zeros_aligned(n, K.N_FX)
         span = int(ring_len.max(initial=1))
-        if n:
-            span = max(span, int(np.ceil(fs[:, K.FS_LOSS_DELAY].max() / self.dt_ps)) + 2)
         self.calendar = np.zeros((span, max(1, (n + 63) // 64)), dtype=np.uint64)
         # [next to start, running, finished, busy links, flows the run waits for not finished
         # yet (engine.stop_when_done; -1: none among this engine's flows)]
