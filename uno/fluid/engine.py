@@ -704,7 +704,6 @@ class FluidSimulation:
         fs[:, K.FS_START] = np.fromiter((s.start_ps for s in specs), dtype=np.int64, count=n)
         fs[:, K.FS_FINISH] = -1.0
         fs[:, K.FS_LOSS_AT] = -1.0
-        fs[:, K.FS_WAIT_VOID] = -1.0
         fs[:, K.FS_BASE_RTT] = base_rtt
         nic_link = np.array([routing.out_edges[h][0] for h in routing.host_nodes], dtype=np.int64)
         nic_rate = np.array([routing.edges[e].rate_bps for e in nic_link.tolist()], dtype=np.int64)
@@ -753,9 +752,14 @@ class FluidSimulation:
                      np.zeros(1, dtype=np.int64))  # fmt: skip
         self.fs = fs
         self.cp = self._cc_rows(cfg, plans) if self.runs_cc else np.zeros((n, K.N_P))
-        # the columns for coding and for Gemini's / BBR's samples only where a flow needs them
+        # the columns for coding, Gemini's / BBR's samples and fast retransmit's lost bytes
+        # (kernels.R_LOSTQ) only where a flow needs them
         kinds = self.cp[:, K.P_KIND]
-        wide = (fs[:, K.FS_EC_N] > 0).any() or np.isin(kinds, (K.CC_GEMINI, K.CC_BBR)).any()
+        wide = (
+            (fs[:, K.FS_EC_N] > 0).any()
+            or np.isin(kinds, (K.CC_GEMINI, K.CC_BBR)).any()
+            or (fs[:, K.FS_DUPACK_BYTES] > 0).any()
+        )
         ring = zeros_huge(int(ring_len.sum()), K.N_R if wide else K.N_R_NARROW)
         self.cs = np.zeros((n, K.N_C))
         self.rt_ptr = rt_ptr
