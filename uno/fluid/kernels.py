@@ -2387,33 +2387,32 @@ def whole_blocks(f, lost, failed_share, gone_share, per_block, block_packets, ms
     failed = lost * failed_share
     if failed <= 0.0:
         return 0.0, 0.0
-    chunk = per_block * unit
-    if chunk > lost:
-        chunk = lost
-    blocks = failed / chunk
-    whole = math.floor(blocks)
-    if next_uniform(rng_state, f) < blocks - whole:
-        whole += 1.0
-    drawn = whole * chunk
-    if drawn > lost:
-        drawn = lost
+    drawn = in_whole_chunks(f, failed, per_block * unit, lost, rng_state)
     if drawn <= 0.0:
         return 0.0, 0.0
     # of the failed blocks, those of which nothing arrived (their share of the failed bytes)
     gone = drawn * gone_share / failed_share
     if gone <= 0.0:
         return drawn, 0.0
-    chunk = block_packets * unit
-    if chunk > fs[f, FS_SIZE]:
-        chunk = fs[f, FS_SIZE]
-    if chunk > drawn:
-        chunk = drawn
-    blocks = gone / chunk
-    whole = math.floor(blocks)
-    if next_uniform(rng_state, f) < blocks - whole:
+    block = block_packets * unit
+    if block > fs[f, FS_SIZE]:
+        block = fs[f, FS_SIZE]
+    return drawn, in_whole_chunks(f, gone, block, drawn, rng_state)
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def in_whole_chunks(f, nbytes, chunk, cap, rng_state) -> float:
+    """``nbytes`` expected bytes as whole chunks of ``chunk`` bytes (a chunk at most ``cap``):
+    their number rounded up with the chance of its fraction, drawn from flow ``f``'s stream
+    (the mean is ``nbytes``); at most ``cap`` bytes."""
+    if chunk > cap:
+        chunk = cap
+    count = nbytes / chunk
+    whole = math.floor(count)
+    if next_uniform(rng_state, f) < count - whole:
         whole += 1.0
-    gone = whole * chunk
-    return drawn, (gone if gone < drawn else drawn)
+    drawn = whole * chunk
+    return drawn if drawn < cap else cap
 
 
 @njit(cache=True, error_model="numpy")
