@@ -698,6 +698,21 @@ def test_fast_retransmit_reveals_a_loss_only_by_acks_of_bytes_sent_after_it(twin
 
 
 @pytest.mark.parametrize("twin", [False, True])
+def test_a_loss_report_is_counted_and_the_controller_told_once_per_base_rtt(twin):
+    """Loss reports found before a timeout (fast retransmit, NACKs) are each counted, and the
+    controller hears of at most one per base RTT (DCTCP halves its window on each it hears)."""
+    hear = K.hear_loss_report.py_func if twin else K.hear_loss_report
+    fs, cs, cp = np.zeros((1, K.N_FS)), np.zeros((1, K.N_C)), np.zeros((1, K.N_P))
+    fs[0, K.FS_BASE_RTT], fs[0, K.FS_LOSS_NACK] = 100.0, 1.0
+    cp[0, K.P_KIND], cp[0, K.P_MIN_CWND] = K.CC_DCTCP, 1.0
+    cs[0, K.C_CWND] = 80.0
+    for now, cwnd in ((0.0, 40.0), (50.0, 40.0), (150.0, 20.0)):
+        hear(cs, cp, 0, now, fs)
+        assert cs[0, K.C_CWND] == cwnd
+    assert fs[0, K.FS_LOSS_EVENTS] == 3.0 and fs[0, K.FS_LAST_NACK] == 150.0
+
+
+@pytest.mark.parametrize("twin", [False, True])
 def test_the_timer_and_fast_retransmit_take_the_oldest_lost_bytes_once(twin):
     """The retransmission timer and fast retransmit's evidence both take a flow's oldest lost
     bytes, each byte once: a timer entry of bytes evidence revealed is void; the timer takes

@@ -2011,6 +2011,18 @@ def cc_loss(cs, cp, f, now, nack):
 
 
 @njit(cache=True, error_model="numpy")
+def hear_loss_report(cs, cp, f, now, fs) -> None:
+    """Flow ``f`` hears a loss report found before a timeout (fast retransmit's evidence, a
+    coded flow's NACK) at ``now``: counted (``FS_LOSS_EVENTS``), and its controller told of at
+    most one such report per base RTT, as the packet sender's (uno.transport.sender:
+    ``_detect_losses``, ``_on_nack``)."""
+    if fs[f, FS_LOSS_EVENTS] == 0.0 or now - fs[f, FS_LAST_NACK] >= fs[f, FS_BASE_RTT]:
+        fs[f, FS_LAST_NACK] = now
+        cc_loss(cs, cp, f, now, fs[f, FS_LOSS_NACK] > 0.0)
+    fs[f, FS_LOSS_EVENTS] += 1.0
+
+
+@njit(cache=True, error_model="numpy")
 def ring_take(ring_pool, f) -> None:
     """Give flow ``f``, starting, its delay line: ``ring_len[f]`` all-zero rows of the ring,
     a block a finished flow of the same length gave back, else the next rows never used.
@@ -2848,23 +2860,14 @@ def advance(
                 fs[f, FS_LOSS_AT] = now
             elif late_nack > 0.0:
                 # NACKs of bytes the sender's timer took already: nothing to resend and no
-                # subflow named (uno.transport.sender.Sender._on_nack), the controller told
-                # once per base RTT
-                if fs[f, FS_LOSS_EVENTS] == 0.0 or now - fs[f, FS_LAST_NACK] >= fs[f, FS_BASE_RTT]:
-                    fs[f, FS_LAST_NACK] = now
-                    cc_loss(cs, cp, f, now, True)
-                fs[f, FS_LOSS_EVENTS] += 1.0
+                # subflow named (uno.transport.sender.Sender._on_nack)
+                hear_loss_report(cs, cp, f, now, fs)
             if fs[f, FS_LOSS_AT] >= 0.0 and fs[f, FS_LOSS_AT] <= now:
                 lost = fs[f, FS_LOSS_PENDING]
                 fs[f, FS_LOSS_PENDING] = 0.0
                 fs[f, FS_LOSS_AT] = -1.0
                 resend(fs, f, lost)
-                # the controller hears of at most one such report per base RTT, as the
-                # packet sender's (uno.transport.sender: _detect_losses, _on_nack)
-                if fs[f, FS_LOSS_EVENTS] == 0.0 or now - fs[f, FS_LAST_NACK] >= fs[f, FS_BASE_RTT]:
-                    fs[f, FS_LAST_NACK] = now
-                    cc_loss(cs, cp, f, now, fs[f, FS_LOSS_NACK] > 0.0)
-                fs[f, FS_LOSS_EVENTS] += 1.0
+                hear_loss_report(cs, cp, f, now, fs)
                 if sub_n[f] > 0:
                     reroute_subflows(f, now, cp[f, P_BASE_RTT], lb, hops, rt_ptr[n_flows])
             lost = 0.0
