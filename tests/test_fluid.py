@@ -999,8 +999,18 @@ def test_links_conserve_bytes_hop_by_hop(scheme):
     ei, ef = sim.hops[2], sim.hops[3]
     n_rt = int(sim.rt_ptr[-1])
     entry_flow = ei[:n_rt, K.EI_FLOW]
-    plain = sim.lb[0][entry_flow] == 0  # UnoLB's subflow hops are walked whole
+    plain = sim.lb[0][entry_flow] == 0  # (UnoLB flows: their subflow hops, below)
+    # UnoLB subflow hop h of subflow s of flow f is entry n_rt + (f S + s) H + h
+    sub_n, sub_hops = sim.lb[0], sim.lb[1]
+    n_sub_max, n_hop_max = sim.lb[2].shape[1:]
+    sub_entry = np.arange(len(ef) - n_rt)
+    sub_flow = sub_entry // (n_sub_max * n_hop_max)
+    sub_hop = sub_entry % n_hop_max
+    sub_real = ((sub_entry // n_hop_max) % n_sub_max < sub_n[sub_flow]) & (
+        sub_hop < sub_hops[sub_flow]
+    )
     skipped = 0
+    sub_skipped = 0
     k = 0
     steps = 0
     while k < 4000 and sim.counters[2] < len(sim.flows):
@@ -1015,6 +1025,16 @@ def test_links_conserve_bytes_hop_by_hop(scheme):
         starts = first[plain & (sim.fx[entry_flow, K.FX_NETQ] > 0)].astype(np.int64)
         assert (ei[starts, K.EI_GSTART] == starts).all()  # a hop's first entry
         skipped += int(before.sum())
+        # an UnoLB flow that sends nothing is walked from hop FX_FIRST of every subflow: no
+        # subflow holds its bytes at a hop before it
+        before = (
+            sub_real
+            & (sim.fx[sub_flow, K.FX_NETQ] > 0)
+            & (sub_hop < sim.fx[sub_flow, K.FX_FIRST])
+        )
+        assert not (ef[n_rt:, K.EF_Q][before] > 0).any()
+        assert not (ef[n_rt:, K.EF_CARRY][before] > 0).any()
+        sub_skipped += int(before.sum())
         tx0, in0 = ls[:, K.LS_TX].copy(), ls[:, K.LS_IN].copy()
         if steps == 200:  # one step in the Python twin: the same state
             import copy
@@ -1040,8 +1060,8 @@ def test_links_conserve_bytes_hop_by_hop(scheme):
     tor_in = ls[to_host, K.LS_IN].sum()
     assert tor_in <= ls[feeding, K.LS_TX].sum() * (1 + 1e-9)
     assert ls[to_host, K.LS_DROP].sum() == 0.0
-    if scheme == "uno_ecmp":
-        assert skipped > 0  # the walk did start past the first hop
+    # the walk did start past the first hop
+    assert (skipped if scheme == "uno_ecmp" else sub_skipped) > 0
 
 
 def test_route_parts_match_the_whole_route_and_python():

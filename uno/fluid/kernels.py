@@ -196,7 +196,8 @@ FX_SEND = 0  # bytes sent this step
 FX_NETQ = 1  # bytes of the flow held in link queues or carried to the next step (forward)
 FX_QUIET = 2  # 1: it could send nothing at its last try and no feedback came since
 FX_FIRST = 3  # with FX_NETQ > 0: the first route entry of the hop nearest the sender that
-#              holds its bytes (forward walks a flow that sends nothing from there)
+#              holds its bytes, or for an UnoLB flow the first hop index of any of its
+#              subflows that holds bytes (forward walks a flow that sends nothing from there)
 N_FX = 4
 
 # ---- congestion control --------------------------------------------------------------------
@@ -874,7 +875,8 @@ def forward(
     its arrivals (bytes from outside the fluid model, ``LS_EXT``, apart), and
     what leaves is its departures. A flow that sends nothing this step still moves its queued
     bytes on (``fx[f, FX_NETQ]`` > 0); it is walked from the first hop that holds its bytes
-    (``fx[f, FX_FIRST]``), as the hops before it receive nothing.
+    (``fx[f, FX_FIRST]``; an UnoLB flow's subflows each from the first hop index at which any
+    of them holds bytes), as the hops before it receive nothing.
 
     ``hops`` = (``link_lvl``: each link's level, higher than that of any link before it on a
     route where the links allow it; ``n_lvl`` (one-element array); ``ei``: per entry, a row of
@@ -943,17 +945,18 @@ def forward(
             send = 0.0
         fx[f, FX_NETQ] = 0.0
         n_s = sub_n[f]
+        # the hops before the first that holds bytes get none this step
+        first = int(fx[f, FX_FIRST])
+        fx[f, FX_FIRST] = sub_hops[f] if n_s > 0 else rt_ptr[f + 1]
         for s in range(n_s if n_s > 0 else 1):
             if n_s > 0:
                 j0 = base + (f * n_sub_max + s) * n_hop_max
                 j1 = j0 + sub_hops[f]
-                j_walk = j0
+                j_walk = j0 if send > 0.0 else j0 + first
             else:
                 j0 = rt_ptr[f]
                 j1 = rt_ptr[f + 1]
-                # the hops before the first that holds bytes get none this step
-                j_walk = j0 if send > 0.0 else int(fx[f, FX_FIRST])
-                fx[f, FX_FIRST] = j1
+                j_walk = j0 if send > 0.0 else first
             for j in range(j_walk, j1):
                 link = sub_links[f, s, j - j0] if n_s > 0 else ei[j, EI_LINK]
                 a = ef[j, EF_CARRY]
@@ -1115,8 +1118,12 @@ def forward(
                         fs[f, FS_DELIV_NEW] += out
                         fs[f, FS_MARK_NEW] += out_m
                 fx[f, FX_NETQ] += q
-                if q > 0.0 and r < 0 and ei[j, EI_GSTART] < fx[f, FX_FIRST]:
-                    fx[f, FX_FIRST] = ei[j, EI_GSTART]
+                if q > 0.0:
+                    if r < 0:
+                        if ei[j, EI_GSTART] < fx[f, FX_FIRST]:
+                            fx[f, FX_FIRST] = ei[j, EI_GSTART]
+                    elif h < fx[f, FX_FIRST]:
+                        fx[f, FX_FIRST] = h
             j = ei[j, EI_NXT]
         for t in range(kept):
             l_dense[l_buf[t]] = -1
@@ -2788,7 +2795,8 @@ def advance(
                 if ring[slot, R_WIRE_ACK] > fs[f, FS_WIRE_ACK]:
                     fs[f, FS_WIRE_ACK] = ring[slot, R_WIRE_ACK]
             elif fs[f, FS_WIRE_HOP] >= 0.0:  # an UnoLB flow's subflows: each to its next hop
-                e0 = base + f * n_sub_max * n_hop_max + int(fs[f, FS_WIRE_HOP]) + 1
+                h_next = int(fs[f, FS_WIRE_HOP]) + 1
+                e0 = base + f * n_sub_max * n_hop_max + h_next
                 for s in range(sub_n[f]):
                     wire = ring[slot, R_SUBWIRE + 2 * s]
                     if wire > 0.0:
@@ -2796,6 +2804,8 @@ def advance(
                         ef[e, EF_CARRY] += wire
                         ef[e, EF_MCARRY] += ring[slot, R_SUBWIRE + 2 * s + 1]
                         fx[f, FX_NETQ] += wire
+                        if h_next < fx[f, FX_FIRST]:
+                            fx[f, FX_FIRST] = h_next
                 if ring[slot, R_WIRE_ACK] > fs[f, FS_WIRE_ACK]:
                     fs[f, FS_WIRE_ACK] = ring[slot, R_WIRE_ACK]
             acked = ring[slot, R_ACK]
