@@ -1028,9 +1028,7 @@ def test_links_conserve_bytes_hop_by_hop(scheme):
         # an UnoLB flow that sends nothing is walked from hop FX_FIRST of every subflow: no
         # subflow holds its bytes at a hop before it
         before = (
-            sub_real
-            & (sim.fx[sub_flow, K.FX_NETQ] > 0)
-            & (sub_hop < sim.fx[sub_flow, K.FX_FIRST])
+            sub_real & (sim.fx[sub_flow, K.FX_NETQ] > 0) & (sub_hop < sim.fx[sub_flow, K.FX_FIRST])
         )
         assert not (ef[n_rt:, K.EF_Q][before] > 0).any()
         assert not (ef[n_rt:, K.EF_CARRY][before] > 0).any()
