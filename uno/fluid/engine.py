@@ -13,8 +13,10 @@ step, its bytes still moving every step (:meth:`FluidSimulation._set_blocks`,
 :func:`uno.fluid.kernels.hold_for_block`):
 
 - **Senders** are window-based, as the packet transports: in each step a flow sends what its
-  window allows (cwnd - in flight), at most at its NIC rate, or at cwnd / base RTT when its
-  controller paces, and at most what it has left (new bytes or bytes to resend). The flows of
+  window allows, at most at its NIC rate, or at cwnd / base RTT when its controller paces, and
+  at most what it has left (new bytes or bytes to resend). The window counts in whole packets
+  as the packet sender's (a packet goes while the bytes in flight are below cwnd: cwnd rounded
+  up to whole packets may be in flight). The flows of
   one host share its NIC as the packet hosts do (round robin, one packet each: max-min shares
   of the line, by one round of water filling), so a host never queues behind itself.
 - **Links** are queues with a continuous level: arrivals minus departures at line rate, tail

@@ -1715,7 +1715,10 @@ def uno_acks(cs, cp, f, now, acked, marked, rtt, sent_max, p_queued, rng):
     time among them ``sent_max``. Additive increase on the unmarked bytes; an epoch ends when a
     byte sent at or after T_epoch is acknowledged; an epoch is congested when its expected
     number of marked packets, carried over from epoch to epoch, reaches one (so congested
-    epochs come as often as with per-packet marks); Quick Adapt once per period.
+    epochs come as often as with per-packet marks); Quick Adapt once per period, counting the
+    period's ACKs in whole packets: the packet controller checks at an ACK and counts it whole,
+    so a window of a few packets whose RTT is over twice the base RTT passes a check that the
+    stream of its bytes would fail.
 
     The gentle test (Alg. 1 line 9) reads the epoch-ending packet's RTT: physical queueing
     when ``rtt`` is a threshold above the base RTT, or else with chance ``p_queued`` (its
@@ -1773,8 +1776,9 @@ def uno_acks(cs, cp, f, now, acked, marked, rtt, sent_max, p_queued, rng):
             cs[f, CU_EPOCH_START] += cp[f, PU_EPOCH_PERIOD]
     if now - cs[f, CU_QA_START] >= cp[f, PU_QA_PERIOD]:
         # Alg. 1 OnQA
-        if cs[f, CU_QA_BYTES] < cp[f, PU_QA_BETA] * cs[f, C_CWND]:
-            cs[f, C_CWND] = clamp_cwnd(cp, f, cp[f, PU_QA_SCALE] * cs[f, CU_QA_BYTES])
+        qa_bytes = math.ceil(cs[f, CU_QA_BYTES] / mss - 1e-9) * mss
+        if qa_bytes < cp[f, PU_QA_BETA] * cs[f, C_CWND]:
+            cs[f, C_CWND] = clamp_cwnd(cp, f, cp[f, PU_QA_SCALE] * qa_bytes)
             cs[f, CU_QAS] += 1.0
             cs[f, CU_SKIPPING] = 1.0
             cs[f, CU_QA_TIME] = now
@@ -2895,7 +2899,8 @@ def advance(
                 if sub_n[f] > 0:
                     reroute_subflows(f, now, cp[f, P_BASE_RTT], lb, hops, rt_ptr[n_flows])
             if fs[f, FS_DELIVERED] >= fs[f, FS_SIZE] * (1.0 - 1e-9) - RESIDUE_BYTES:
-                # the last byte's ACK arrives within this step, at ``ring_arrive`` (less than a
+                # the last byte's ACK arrives at ``ring_arrive``: its batch is counted in the
+                # step of its mean arrival, so up to a step after this one's end (less than a
                 # byte short: the rounding of the shares its bytes were split into, on a flow
                 # with nothing left to send or in flight, which waited for it forever)
                 fs[f, FS_FINISH] = ring_arrive if ring_arrive > 0.0 else now
@@ -2922,7 +2927,10 @@ def advance(
             if fs[f, FS_START] > now:
                 span = step_end - fs[f, FS_START]
             cwnd = cs[f, C_CWND]
-            room = cwnd - fs[f, FS_INFLIGHT]
+            # the packet sender sends a whole packet while its bytes in flight are below the
+            # window (uno/transport/sender.py): in whole packets, up to the window rounded up
+            mss = cp[f, P_MSS]
+            room = math.ceil(cwnd / mss - 1e-9) * mss - fs[f, FS_INFLIGHT]
             rate = fs[f, FS_NIC]
             if cp[f, P_PACED] > 0.0:
                 paced = cwnd / cp[f, P_BASE_RTT]
