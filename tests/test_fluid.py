@@ -871,8 +871,8 @@ def _timer_trace(sim, column: int):
 
 def _due_an_rto_after_the_send(lost, sent, rto, dt_ps):
     """Per step and flow, the bytes the timer should declare lost: those lost at step k, at
-    the first step boundary ``rto[k]`` after their send ``sent[k]`` (a send starts within its
-    step: a window-limited flow's when its ACKs arrive)."""
+    the first step boundary ``rto[k]`` after their send ``sent[k]`` (the step's start, or the
+    flow's start within its first step)."""
     due = np.zeros_like(lost)
     for k, f in zip(*np.nonzero(lost > 0), strict=True):
         d = int(np.ceil((sent[k, f] + rto[k, f]) / dt_ps))

@@ -1635,6 +1635,15 @@ def reverse_delay(f: int, rv_ptr, rv_link, rv_w, ls: np.ndarray) -> float:
     return delay
 
 
+@njit(cache=True, error_model="numpy", inline="always")
+def in_whole_packets(nbytes: float, mss: float) -> float:
+    """``nbytes`` rounded up to whole packets of ``mss`` bytes, as the packet sender and
+    controller count them (a window's room: uno/transport/sender.py sends a packet while the
+    bytes in flight are below cwnd; Quick Adapt's ACKs: the check runs at an ACK and counts it
+    whole). A rounding hair above a whole number of packets stays on it."""
+    return math.ceil(nbytes / mss - 1e-9) * mss
+
+
 @njit(cache=True, error_model="numpy")
 def clamp_cwnd(cp: np.ndarray, f: int, cwnd: float) -> float:
     if cwnd < cp[f, P_MIN_CWND]:
@@ -1776,7 +1785,7 @@ def uno_acks(cs, cp, f, now, acked, marked, rtt, sent_max, p_queued, rng):
             cs[f, CU_EPOCH_START] += cp[f, PU_EPOCH_PERIOD]
     if now - cs[f, CU_QA_START] >= cp[f, PU_QA_PERIOD]:
         # Alg. 1 OnQA
-        qa_bytes = math.ceil(cs[f, CU_QA_BYTES] / mss - 1e-9) * mss
+        qa_bytes = in_whole_packets(cs[f, CU_QA_BYTES], mss)
         if qa_bytes < cp[f, PU_QA_BETA] * cs[f, C_CWND]:
             cs[f, C_CWND] = clamp_cwnd(cp, f, cp[f, PU_QA_SCALE] * qa_bytes)
             cs[f, CU_QAS] += 1.0
@@ -2927,10 +2936,7 @@ def advance(
             if fs[f, FS_START] > now:
                 span = step_end - fs[f, FS_START]
             cwnd = cs[f, C_CWND]
-            # the packet sender sends a whole packet while its bytes in flight are below the
-            # window (uno/transport/sender.py): in whole packets, up to the window rounded up
-            mss = cp[f, P_MSS]
-            room = math.ceil(cwnd / mss - 1e-9) * mss - fs[f, FS_INFLIGHT]
+            room = in_whole_packets(cwnd, cp[f, P_MSS]) - fs[f, FS_INFLIGHT]
             rate = fs[f, FS_NIC]
             if cp[f, P_PACED] > 0.0:
                 paced = cwnd / cp[f, P_BASE_RTT]
