@@ -175,6 +175,13 @@ def _first_batch(sim, f):
     return int(slots[0]), row[K.R_RTTW] / row[K.R_ACK], row[K.R_JITTER] / row[K.R_ACK]
 
 
+def _queue_at(sim, link, nbytes):
+    """A queue of ``nbytes`` of the fluid's at ``link``, which joins the busy list (a link
+    with a queue is on it: the steps advance only those links and the ones bytes reach)."""
+    sim.ls[link, K.LS_Q] = sim.ls[link, K.LS_QF] = nbytes
+    sim.counters[3] = K.join_busy(sim.ls, sim.busy, int(sim.counters[3]), link)
+
+
 def test_rtt_samples_read_the_queueing_beyond_the_wan_link_when_the_bytes_meet_it():
     """UnoCC's gentle test reads one packet's RTT sample (Uno paper Alg. 1 line 9). A lone
     inter-DC flow's bytes reach the receiver's downlink a WAN propagation (886.5 us) after the
@@ -189,7 +196,7 @@ def test_rtt_samples_read_the_queueing_beyond_the_wan_link_when_the_bytes_meet_i
     queue = 1e6
     delay = queue / sim.ls[down, K.LS_CAP]
     base = sim.fs[f, K.FS_BASE_RTT]
-    sim.ls[down, K.LS_Q] = sim.ls[down, K.LS_QF] = queue
+    _queue_at(sim, down, queue)
     block = int(sim.block[0, f])  # (its sends are filed as one batch at its block's end)
     k = sim.advance(0, block)
     slot, rtt, p_queued = _first_batch(sim, f)
@@ -202,14 +209,14 @@ def test_rtt_samples_read_the_queueing_beyond_the_wan_link_when_the_bytes_meet_i
         k = sim.advance(k, k + 1)
     assert sim.ls[down, K.LS_Q] < 1.0  # (the first queue drained)
     assert sim.fs[f, K.FS_QBEYOND] == 0.0
-    sim.ls[down, K.LS_Q] = sim.ls[down, K.LS_QF] = sim.ls[down, K.LS_Q] + queue
+    _queue_at(sim, down, sim.ls[down, K.LS_Q] + queue)
     back = (base - sim.fs[f, K.FS_WIRE_PS]) / sim.dt_ps
     k = sim.advance(k, k + int(back) + 3)
     assert sim.fs[f, K.FS_QBEYOND] == pytest.approx(delay, rel=0.05)
     # with the option off the whole path's queueing is sampled at the send, as before
     off = _sim(["workload.n_intra=0", "workload.n_inter=1", "lb=ecmp", "cc=uno",
                 "engine.fluid_wire=false"])  # fmt: skip
-    off.ls[down, K.LS_Q] = off.ls[down, K.LS_QF] = queue
+    _queue_at(off, down, queue)
     off.advance(0, block)
     _, rtt, p_queued = _first_batch(off, f)
     assert rtt == pytest.approx(base + delay, rel=0.02)

@@ -957,7 +957,28 @@ def forward(
                 j0 = rt_ptr[f]
                 j1 = rt_ptr[f + 1]
                 j_walk = j0 if send > 0.0 else first
+            # a hop that no bytes reach this step and none wait at is left out: nothing moves
+            # there (beyond the wire link, or a queue's hop, the hops after it until bytes
+            # wait or arrive again). Reached: the send (the first hop), what the hop before
+            # passes on in this same step, a carry (EF_CARRY: the wire's, a cycle's)
+            feed = send > 0.0
+            skip = False
             for j in range(j_walk, j1):
+                if n_s == 0 and ei[j, EI_GSTART] == j:
+                    live = feed
+                    same_step = False
+                    jj = j
+                    while jj < j1 and ei[jj, EI_GSTART] == j:
+                        if (ef[jj, EF_CARRY] > 0.0 or ef[jj, EF_Q] > 0.0
+                                or ef[jj, EF_MQ] > 0.0 or ef[jj, EF_MCARRY] > 0.0):  # fmt: skip
+                            live = True
+                        if ei[jj, EI_LAG] == 0:
+                            same_step = True
+                        jj += 1
+                    skip = not live
+                    feed = live and same_step
+                if skip:
+                    continue
                 link = sub_links[f, s, j - j0] if n_s > 0 else ei[j, EI_LINK]
                 a = ef[j, EF_CARRY]
                 ef[j, EF_CARRY] = 0.0
