@@ -2947,8 +2947,10 @@ def advance(
         n_active = kept
         counters[1] = n_active
         # 3. sends
-        # 3a. what each flow could send (window, pacing, NIC rate, bytes left)
+        # 3a. what each flow could send (window, pacing, NIC rate, bytes left); those with
+        # anything to send listed in ``senders[:n_cand]`` (3b. and 3c. read them alone)
         n_nics = 0
+        n_cand = 0
         for i in range(n_active):
             f = active[i]
             if fx[f, FX_QUIET] > 0.0:
@@ -2976,6 +2978,8 @@ def advance(
                     fx[f, FX_QUIET] = 1.0
                 continue
             fx[f, FX_SEND] = send
+            senders[n_cand] = f
+            n_cand += 1
             fs[f, FS_SEND_TIME] = send / rate
             nic = int(fs[f, FS_NIC_LINK])
             if ls[nic, LS_NDEM] == 0.0:
@@ -2998,8 +3002,8 @@ def advance(
                     ls[nic, LS_SATSUM] += claim
                 else:
                     ls[nic, LS_NBIG] += 1.0
-        for i in range(n_active):
-            f = active[i]
+        for i in range(n_cand):
+            f = senders[i]
             send = fx[f, FX_SEND]
             if send > 0.0:
                 nic = int(fs[f, FS_NIC_LINK])
@@ -3015,8 +3019,8 @@ def advance(
                 ls[nic, LS_LEVEL] = (cap - ls[nic, LS_SATSUM]) / ls[nic, LS_NBIG]
         # 3c. the sends (their bytes go on their way in 4.)
         n_senders = 0
-        for i in range(n_active):
-            f = active[i]
+        for i in range(n_cand):
+            f = senders[i]  # (the list is compacted in place: n_senders <= i)
             send = fx[f, FX_SEND]
             if send <= 0.0:
                 continue
