@@ -3007,15 +3007,14 @@ def advance(
                     ls[nic, LS_SATSUM] += claim
                 else:
                     ls[nic, LS_NBIG] += 1.0
-        for i in range(n_cand):
+        for i in range(n_cand):  # (each with FX_SEND > 0)
             f = senders[i]
             send = fx[f, FX_SEND]
-            if send > 0.0:
-                nic = int(fs[f, FS_NIC_LINK])
-                if send < ls[nic, LS_LEVEL]:
-                    ls[nic, LS_SATSUM] += send
-                else:
-                    ls[nic, LS_NBIG] += 1.0
+            nic = int(fs[f, FS_NIC_LINK])
+            if send < ls[nic, LS_LEVEL]:
+                ls[nic, LS_SATSUM] += send
+            else:
+                ls[nic, LS_NBIG] += 1.0
         for j in range(n_nics):
             nic = nics[j]
             ls[nic, LS_NIC_SENDERS] = ls[nic, LS_NDEM]
@@ -3027,8 +3026,6 @@ def advance(
         for i in range(n_cand):
             f = senders[i]  # (the list is compacted in place: n_senders <= i)
             send = fx[f, FX_SEND]
-            if send <= 0.0:
-                continue
             level = ls[int(fs[f, FS_NIC_LINK]), LS_LEVEL]
             if send > level:  # its share of a busy NIC, spread over the step
                 send = level
