@@ -82,6 +82,30 @@ def test_external_bytes_kernel_matches_python():
         assert set(busy[: counters[3]]) == set(listed) | set(links)
 
 
+def test_prefetch_is_a_hint_the_compiled_code_emits_and_changes_nothing():
+    import platform
+
+    from numba import njit
+
+    @njit
+    def touch(a, rows):
+        for r in rows:
+            K.prefetch_ring_row(a, r)
+            K.prefetch(a, r, 0)
+            a[r, a.shape[1] - 1] += r
+
+    for n_col in (4, K.N_R_NARROW, K.N_R, K.N_R + 6):
+        a = RNG.random((50, n_col))
+        b = a.copy()
+        rows = RNG.integers(0, 50, 30)
+        touch(a, rows)
+        touch.py_func(b, rows)
+        np.testing.assert_array_equal(a, b)
+    assert K.prefetch(a, 3, 0) is None  # Python: nothing
+    if platform.machine() in ("x86_64", "AMD64"):
+        assert "prefetchw" in touch.inspect_asm(touch.signatures[0])
+
+
 def test_scalar_kernels_match_python():
     for _ in range(200):
         p, n, m = RNG.random(), int(RNG.integers(1, 16)), int(RNG.integers(0, 4))
