@@ -84,8 +84,13 @@ def prefetch_ring_row(ring, row) -> None:
 
 
 # ---- links ---------------------------------------------------------------------------------
-# the columns a step reads or writes for every route entry come first: one cache line of a
-# row (the engine allocates ``ls`` with 64-byte aligned rows of N_LS columns)
+# The columns are laid out by cache line (the engine allocates ``ls`` with 64-byte aligned
+# rows of N_LS columns): the first line holds what a step reads or writes for every route
+# entry; the next three what update_links reads or writes for every busy link, so that it
+# touches four lines of a link's row, not six (a fine step of the 40%-load Fig. 10 run
+# advances ~1,500 busy links, and a step's rows outgrow the core's cache); the NIC's scratch
+# and the jitter memo come after.
+# line 0: every route entry
 LS_ARR = 0  # arrival rate this step, bytes/ps (accumulated from the flows)
 LS_PASS = 1  # departures / (queue + arrivals): the share of what the link holds that leaves
 #             this step (<= 1; each flow's bytes at the link leave in that share, see forward)
@@ -96,51 +101,54 @@ LS_DELAY = 5  # queueing delay, ps
 LS_ARR2 = 6  # sum over the route entries of their arrival rate squared, (bytes/ps)^2: with
 #             LS_ARR, the number of sources at the link (:func:`link_jitter_exceedance`)
 LS_Q = 7  # queue level, bytes
+# lines 1-3: every busy link (update_links)
 LS_CAP = 8  # service rate, bytes/ps
 LS_BUF = 9  # buffer, bytes
 LS_PH = 10  # phantom queue level, bytes
 LS_PHSIZE = 11  # phantom size (0: no phantom queue)
 LS_PHDRAIN = 12  # phantom drain rate, bytes/ps
-LS_PHKMIN = 13
-LS_PHKMAX = 14
-LS_KMIN = 15  # RED on the physical queue (-1: none)
-LS_KMAX = 16
-LS_MODE = 17  # which queue marks: MODE_*
-LS_PHDROPS = 18  # 1: the phantom queue counts dropped bytes too
-LS_TX = 19  # bytes sent (departed)
-LS_DROP = 20  # bytes dropped
-LS_MAXQ = 21  # largest queue level, bytes
-LS_IN = 22  # bytes arrived
-LS_QF = 23  # of the queue, the fluid flows' bytes (FIFO share; the rest came from LS_EXT)
-# a host's NIC shared round-robin by its flows (scratch within a step)
-LS_DEMAND = 24  # bytes the host's flows could send this step
-LS_NDEM = 25  # how many of them
-LS_SATSUM = 26  # demand of those under the even share
-LS_NBIG = 27  # how many are above it
-LS_LEVEL = 28  # the water level: no flow sends more this step
-LS_EXT = 29  # bytes arriving this step from outside the fluid model (hybrid: packets)
-LS_PACKETS = 30  # 1: packets (LS_EXT) crossed the link in the last step or wait in its queue
-# the last packet_jitter_exceedance computed at the link, and what it was computed from (its
-# arguments follow from these: a memo, as the flows crossing a link in one step mostly ask
-# the same)
-LS_JIT_X = 31
-LS_JIT_ARR = 32
-LS_JIT_ARR2 = 33
-LS_JIT_P = 34
-LS_MARKS = 35  # bytes the link marked (ECN) as they left it
+LS_EXT = 13  # bytes arriving this step from outside the fluid model (hybrid: packets)
+# the flows' ACKs where they share the data queue (acks_out): bytes arriving in the next step,
+# which a full buffer does not drop (update_links)
+LS_ACK_IN = 14
+LS_QF = 15  # of the queue, the fluid flows' bytes (FIFO share; the rest came from LS_EXT)
+LS_TX = 16  # bytes sent (departed)
+LS_DROP = 17  # bytes dropped
+LS_IN = 18  # bytes arrived
+LS_MAXQ = 19  # largest queue level, bytes
+LS_MODE = 20  # which queue marks: MODE_*
+LS_KMIN = 21  # RED on the physical queue (-1: none)
+LS_KMAX = 22
+LS_PACKETS = 23  # 1: packets (LS_EXT) crossed the link in the last step or wait in its queue
+LS_PHKMIN = 24
+LS_PHKMAX = 25
+LS_PHDROPS = 26  # 1: the phantom queue counts dropped bytes too
+LS_PH_ACKS = 27  # 1: the phantom queue counts ACK bytes (switch.phantom.count_acks)
+# the link's departures this step were back to back (its whole line rate): a packet port then
+# sends on a fixed grid of one packet time, whose phase is set where its busy period began
+LS_BACKLOG = 28
+LS_GRID = 29  # that grid's phase, in [0, 1) of a packet time (-1: not back to back)
+LS_MARKS = 30  # bytes the link marked (ECN) as they left it
+# line 4: a host's NIC shared round-robin by its flows (scratch within a step)
+LS_DEMAND = 32  # bytes the host's flows could send this step
+LS_NDEM = 33  # how many of them
+LS_SATSUM = 34  # demand of those under the even share
+LS_NBIG = 35  # how many are above it
+LS_LEVEL = 36  # the water level: no flow sends more this step
 # a host's NIC in the hybrid: the bytes its packet flows claim in this step (what they sent,
 # or a whole step's worth while they wait for the NIC), one more claimant of the round robin
 # (set by uno.fluid.hybrid before each step; 0 without packets)
-LS_PKT_CLAIM = 36
-LS_NIC_SENDERS = 37  # a host's NIC: how many of its fluid flows had bytes to send in the last step
-# the link's departures this step were back to back (its whole line rate): a packet port then
-# sends on a fixed grid of one packet time, whose phase is set where its busy period began
-LS_BACKLOG = 38
-LS_GRID = 39  # that grid's phase, in [0, 1) of a packet time (-1: not back to back)
-# the flows' ACKs where they share the data queue (acks_out): bytes arriving in the next step,
-# which a full buffer does not drop (update_links)
-LS_ACK_IN = 40
-LS_PH_ACKS = 41  # 1: the phantom queue counts ACK bytes (switch.phantom.count_acks)
+LS_PKT_CLAIM = 37
+LS_NIC_SENDERS = 38  # a host's NIC: how many of its fluid flows had bytes to send in the last step
+# line 5: the last packet_jitter_exceedance computed at the link, and what it was computed
+# from (its arguments follow from these: a memo, as the flows crossing a link in one step
+# mostly ask the same)
+LS_JIT_X = 40
+LS_JIT_ARR = 41
+LS_JIT_ARR2 = 42
+LS_JIT_P = 43
+#: the columns update_links reads or writes (its lines are prefetched a few links ahead)
+LS_UPDATE_END = LS_MARKS + 1
 N_LS = 56  # (42 used: rows of seven whole cache lines, an odd number so that the rows'
 #              first lines spread over every cache set; a stride of 4 lines would use a fourth)
 
@@ -181,78 +189,86 @@ MODE_PHANTOM = 2
 MODE_EITHER = 3
 
 # ---- flows ---------------------------------------------------------------------------------
+# The columns are laid out by cache line (the engine allocates ``fs`` with 64-byte aligned
+# rows): a step reads or writes of every running flow the first three lines only (a fine step
+# of the 40%-load Fig. 10 run has ~800 flows running, and a step's rows outgrow the core's
+# cache), the lines after them when its feedback or losses come.
+# line 0: what a step reads or writes of every running flow: its sends
 FS_SIZE = 0  # wire bytes the flow must deliver (coded flows: data + parity)
 FS_UNSENT = 1  # bytes waiting to be sent (new or to retransmit)
 FS_INFLIGHT = 2
 FS_DELIVERED = 3  # wire bytes delivered (for coded flows: of decodable blocks)
 FS_SENT = 4
-FS_LOST = 5  # bytes dropped in the network
-FS_MARKED = 6  # acknowledged bytes carrying an ECN echo
-FS_START = 7  # ps
-FS_FINISH = 8  # ps, -1 while running
-FS_BASE_RTT = 9  # ps, own path
-FS_NIC = 10  # bytes/ps
-FS_LOSS_DELAY = 11  # coded flows: the receiver's block timer, ps (its NACK: book_losses)
-FS_LOSS_PENDING = 12  # lost bytes not yet detected
-FS_LOSS_AT = 13  # when they will be (ps, -1: none)
-FS_RTO_AFTER = 14  # retransmission timeout once the flow has resent, ps (0: FS_RTO stays)
-FS_DUE_LAST = 15  # the latest step with something due in its delay line (ring_give clears to it)
-FS_EC_M = 16  # parity packets per block
-FS_LOSS_EVENTS = 17  # loss reports before a timeout: fast retransmit, or the EC receiver's NACK
-FS_ACKED = 18  # bytes acknowledged
-FS_STATE = 19  # 0 waiting, 1 active, 2 finished
-FS_SEND_TIME = 20  # how long this step's bytes take to leave the sender, ps
-FS_LOSS_NACK = 21  # 1: losses are reported before a timeout (NACK / duplicate ACKs)
-FS_DUPACK_BYTES = 22  # fast retransmit: acked bytes sent after a loss that reveal it (0: none)
-FS_WAIT = 23  # lost bytes waiting for that evidence, or (no fast retransmit) for the timer
-FS_WAIT_LAST = 24  # step at which the newest of them time out (ring column R_TIMEOUT)
-FS_EVIDENCE = 25  # bytes acknowledged since the newest of FS_UNREVEALED (fast_retransmit_evidence)
-FS_RTO = 26  # retransmission timeout, ps: what fast retransmit misses, the timer catches
-FS_TIMEOUTS = 27  # retransmission timeouts the controller heard of (one per base RTT at most)
-FS_NIC_LINK = 28  # the link of its host's NIC
-FS_EC_N = 29  # data packets per block (0: not coded)
-FS_UNREVEALED = 30  # of FS_WAIT, the bytes whose ACKs' time is past, waiting for evidence
-FS_LAST_TIMEOUT = 31  # when the controller last heard of a timeout, ps
-FS_DROPPED = 32  # bytes of the flow the links dropped this step (forward; not coded flows)
-FS_ACK_LAST = 33  # the latest step whose delay-line slot may hold ACKs of the flow's sends
-FS_PENDING = 34  # bytes of ACKs written in the delay line and not arrived yet (not coded flows)
-FS_MARK_NEW = 35  # ECN-marked bytes the flow's last hop delivered this step (forward)
-FS_MARK_FRAC = 36  # the marked share of its latest delivered bytes whose echo has come back
-FS_RDELAY = 37  # queueing delay of its ACKs' way back at its latest send, ps
-FS_EXPOSED = 38  # bytes of the flow that reached links that dropped some this step (forward)
-FS_DELIV_NEW = 39  # bytes the flow's last hop delivered this step (forward)
-FS_VOID_BYTES = 40  # fast retransmit: bytes revealed whose R_TIMEOUT entries are still ahead (void)
-FS_LAST_NACK = 41  # when the controller last heard of losses found before a timeout, ps
-FS_FAST_BYTES = 42  # bytes fast retransmit found lost
-FS_TIMED_AHEAD = 43  # fast retransmit: bytes the timer took before their ACKs' time (R_LOSTQ)
-# (44-46: free)
-# feedback in blocks (advance, 4b): what the flow sent in its block so far, when (bytes x the
-# middle of each send, for the bytes' mean), the latest send's start and its end, ps
-FS_BLOCK_BYTES = 47
-FS_BLOCK_MIDW = 48
-FS_BLOCK_SENT = 49
-FS_BLOCK_END = 50
-FS_LAST_SEND = 51  # when the flow's latest send began, ps (advance, 3c.)
-FS_STOP = 52  # 1: the run ends once every such flow has finished (engine.stop_when_done)
+FS_START = 5  # ps
+FS_NIC = 6  # bytes/ps
+FS_SEND_TIME = 7  # how long this step's bytes take to leave the sender, ps
+# line 1: the same: its NIC, its wire link's delay line, its pending losses
+FS_NIC_LINK = 8  # the link of its host's NIC
+FS_LAST_SEND = 9  # when the flow's latest send began, ps (advance, 3c.)
 # propagation on the way out (engine.fluid_wire): the first entry of the hop after the route's
-# wire link (its longest, when at least the intra-DC base RTT; -1: none), its propagation (ps), the
-# bytes the links after it dropped since the flow's losses were last booked
-FS_WIRE_NEXT = 53
-FS_WIRE_PS = 54
-FS_WIRE_DROP = 55
+# wire link (its longest, when at least the intra-DC base RTT; -1: none), its propagation (ps)
+FS_WIRE_NEXT = 10
+FS_WIRE_PS = 11
 # when the ACKs of the newest bytes off the wire are due (ps): a drop beyond the wire link takes
 # the flow's newest bytes there, whose ACKs are due from then down (lose_acks)
-FS_WIRE_ACK = 56
-# a wire flow's RTT samples: the queueing beyond the wire link as its latest delivered bytes met
-# it (ps) and the chance of their packets' queueing there (UnoCC's gentle test); the queueing
-# before it at its latest send
-FS_QBEYOND = 57
-FS_PBEYOND = 58
-FS_QBEFORE = 59
+FS_WIRE_ACK = 12
 # an UnoLB flow's wire hop (the hop of its subflows' WAN link; -1: none): what its subflows'
 # WAN links let go reaches their next hop FS_WIRE_PS later, through R_SUBWIRE
-FS_WIRE_HOP = 60
-N_FS = 72  # (61 used: rows of nine cache lines, an odd number, as N_LS)
+FS_WIRE_HOP = 13
+FS_DUPACK_BYTES = 14  # fast retransmit: acked bytes sent after a loss that reveal it (0: none)
+FS_LOSS_AT = 15  # when the lost bytes not yet detected (FS_LOSS_PENDING) will be (ps, -1: none)
+# line 2: the same: its delay line's writes, its deliveries, its block
+FS_ACK_LAST = 16  # the latest step whose delay-line slot may hold ACKs of the flow's sends
+FS_DUE_LAST = 17  # the latest step with something due in its delay line (ring_give clears to it)
+FS_DELIV_NEW = 18  # bytes the flow's last hop delivered this step (forward)
+FS_MARK_NEW = 19  # ECN-marked bytes the flow's last hop delivered this step (forward)
+# feedback in blocks (advance, 4b): what the flow sent in its block so far, when (bytes x the
+# middle of each send, for the bytes' mean), the latest send's start and its end, ps
+FS_BLOCK_BYTES = 20
+FS_BLOCK_MIDW = 21
+FS_BLOCK_SENT = 22
+FS_BLOCK_END = 23
+# line 3: the ACKs' arrival (advance, 2.)
+FS_STATE = 24  # 0 waiting, 1 active, 2 finished
+FS_PENDING = 25  # bytes of ACKs written in the delay line and not arrived yet (not coded flows)
+FS_MARK_FRAC = 26  # the marked share of its latest delivered bytes whose echo has come back
+# a wire flow's RTT samples: the queueing beyond the wire link as its latest delivered bytes met
+# it (ps) and the chance of their packets' queueing there (UnoCC's gentle test)
+FS_QBEYOND = 27
+FS_PBEYOND = 28
+FS_ACKED = 29  # bytes acknowledged
+FS_MARKED = 30  # acknowledged bytes carrying an ECN echo
+FS_BASE_RTT = 31  # ps, own path
+# line 4: the sends' feedback (advance, 5.) and drops
+FS_RDELAY = 32  # queueing delay of its ACKs' way back at its latest send, ps
+FS_QBEFORE = 33  # a wire flow: the queueing before its wire link at its latest send, ps
+FS_DROPPED = 34  # bytes of the flow the links dropped this step (forward; not coded flows)
+FS_EXPOSED = 35  # bytes of the flow that reached links that dropped some this step (forward)
+FS_WIRE_DROP = 36  # bytes the links beyond its wire link dropped since its losses were booked
+FS_LOST = 37  # bytes dropped in the network
+FS_EC_N = 38  # data packets per block (0: not coded)
+FS_STOP = 39  # 1: the run ends once every such flow has finished (engine.stop_when_done)
+# lines 5 and 6: losses, timers and loss reports
+FS_LOSS_PENDING = 40  # lost bytes not yet detected
+FS_LOSS_DELAY = 41  # coded flows: the receiver's block timer, ps (its NACK: book_losses)
+FS_RTO = 42  # retransmission timeout, ps: what fast retransmit misses, the timer catches
+FS_RTO_AFTER = 43  # retransmission timeout once the flow has resent, ps (0: FS_RTO stays)
+FS_WAIT = 44  # lost bytes waiting for fast retransmit's evidence (FS_DUPACK_BYTES) or the timer
+FS_WAIT_LAST = 45  # step at which the newest of them time out (ring column R_TIMEOUT)
+FS_EVIDENCE = 46  # bytes acknowledged since the newest of FS_UNREVEALED (fast_retransmit_evidence)
+FS_VOID_BYTES = 47  # fast retransmit: bytes revealed whose R_TIMEOUT entries are still ahead (void)
+FS_UNREVEALED = 48  # of FS_WAIT, the bytes whose ACKs' time is past, waiting for evidence
+FS_TIMED_AHEAD = 49  # fast retransmit: bytes the timer took before their ACKs' time (R_LOSTQ)
+FS_FAST_BYTES = 50  # bytes fast retransmit found lost
+FS_TIMEOUTS = 51  # retransmission timeouts the controller heard of (one per base RTT at most)
+FS_LAST_TIMEOUT = 52  # when the controller last heard of a timeout, ps
+FS_LOSS_EVENTS = 53  # loss reports before a timeout: fast retransmit, or the EC receiver's NACK
+FS_LOSS_NACK = 54  # 1: losses are reported before a timeout (NACK / duplicate ACKs)
+FS_LAST_NACK = 55  # when the controller last heard of losses found before a timeout, ps
+# line 7: the rest
+FS_EC_M = 56  # parity packets per block
+FS_FINISH = 57  # ps, -1 while running
+N_FS = 72  # (58 used: rows of nine cache lines, an odd number, as N_LS)
 
 # ---- what every step reads of every running flow: a compact table ``fx`` -------------------
 # (4 flows a cache line, against a row of five lines in ``fs``: a flow with nothing to do this
@@ -470,7 +486,7 @@ def update_links(ls: np.ndarray, links: np.ndarray, n_links: int, dt_ps: float) 
         link = links[i]
         if i + 4 < n_links:  # the rows of the links a few ahead (the busy list is scattered)
             ahead = links[i + 4]
-            for off in range(0, 8 * (LS_ACK_IN + 1), 64):
+            for off in range(0, 8 * LS_UPDATE_END, 64):
                 prefetch(ls, ahead, off)
         arr_fluid = ls[link, LS_ARR] * dt_ps
         acks = ls[link, LS_ACK_IN]
