@@ -69,18 +69,19 @@ def _prefetch_impl(a, row, byte_offset):
 
 
 @njit(cache=True, error_model="numpy", inline="always")
-def prefetch_ring_row(ring, row) -> None:
-    """:func:`prefetch` every cache line of row ``row`` of the delay line ``ring``.
+def prefetch_row(a, row, n_cols) -> None:
+    """:func:`prefetch` every cache line of the first ``n_cols`` columns of row ``row`` of the
+    2-D float64 array ``a`` (a row need not start on a line: its last byte's line too).
 
-    Why: a flow's delay-line slots are touched once per step each, one slot after the other,
-    while ~1,000 other flows' slots are touched in between (the 40%-load Fig. 10 run's ring
-    spans ~200 MB), so each slot's first touch missed every cache. Asking for the slot the
+    Why, for the delay line: a flow's slots are touched once per step each, one slot after the
+    other, while ~1,000 other flows' slots are touched in between (the 40%-load Fig. 10 run's
+    ring spans ~200 MB), so each slot's first touch missed every cache. Asking for the slot the
     flow touches next, a step (or a block) ahead, takes that wait out of the step: the fine
     steps ran ~10% faster, with the same results."""
-    row_bytes = ring.shape[1] * 8
-    for off in range(0, row_bytes, 64):
-        prefetch(ring, row, off)
-    prefetch(ring, row, row_bytes - 1)  # (a row not on a line boundary ends in one more)
+    n_bytes = n_cols * 8
+    for off in range(0, n_bytes, 64):
+        prefetch(a, row, off)
+    prefetch(a, row, n_bytes - 1)
 
 
 # ---- links ---------------------------------------------------------------------------------
@@ -147,7 +148,8 @@ LS_JIT_X = 40
 LS_JIT_ARR = 41
 LS_JIT_ARR2 = 42
 LS_JIT_P = 43
-#: the columns update_links reads or writes (its lines are prefetched a few links ahead)
+#: the end of lines 0-3, before which lie the columns update_links reads or writes (it
+#: prefetches them a few links ahead)
 LS_UPDATE_END = LS_MARKS + 1
 N_LS = 56  # (42 used: rows of seven whole cache lines, an odd number so that the rows'
 #              first lines spread over every cache set; a stride of 4 lines would use a fourth)
@@ -485,9 +487,7 @@ def update_links(ls: np.ndarray, links: np.ndarray, n_links: int, dt_ps: float) 
     for i in range(n_links):
         link = links[i]
         if i + 4 < n_links:  # the rows of the links a few ahead (the busy list is scattered)
-            ahead = links[i + 4]
-            for off in range(0, 8 * LS_UPDATE_END, 64):
-                prefetch(ls, ahead, off)
+            prefetch_row(ls, links[i + 4], LS_UPDATE_END)
         arr_fluid = ls[link, LS_ARR] * dt_ps
         acks = ls[link, LS_ACK_IN]
         arr = arr_fluid + ls[link, LS_EXT] + acks
@@ -765,7 +765,7 @@ def to_wire(f, k, col, out, out_m, inv_dt, dt_ps, fs, ring, ring_ptr, ring_len, 
     if due_ps > ring[slot, R_WIRE_ACK]:
         ring[slot, R_WIRE_ACK] = due_ps
     mark_ring_due(calendar, fs, k + lag, f)
-    prefetch_ring_row(ring, ring_ptr[f] + (k + 1 + lag) % ring_len[f])
+    prefetch_row(ring, ring_ptr[f] + (k + 1 + lag) % ring_len[f], ring.shape[1])
 
 
 @njit(cache=True, error_model="numpy")
@@ -2990,7 +2990,7 @@ def advance(
                     fast_retransmit_evidence(f, now, acked, lostq, cp[f, P_MSS], fs)
             for c in range(ring.shape[1]):
                 ring[slot, c] = 0.0
-            prefetch_ring_row(ring, ring_ptr[f] + (k + 1) % ring_len[f])
+            prefetch_row(ring, ring_ptr[f] + (k + 1) % ring_len[f], ring.shape[1])
             if nack > 0.0:  # a coded flow's NACKs arriving now (book_losses)
                 fs[f, FS_LOSS_PENDING] += nack
                 fs[f, FS_LOSS_AT] = now
@@ -3213,7 +3213,7 @@ def advance(
                 ring[slot, R_GOOD] += ack
             ring[slot, R_RTTW] += ack * (rtt - q_beyond)
             mark_ring_due(calendar, fs, k + lag, f)
-            prefetch_ring_row(ring, ring_ptr[f] + (k + block[0, f] + lag) % ring_len[f])
+            prefetch_row(ring, ring_ptr[f] + (k + block[0, f] + lag) % ring_len[f], ring.shape[1])
             fs[f, FS_PENDING] += ack
             if k + lag > fs[f, FS_ACK_LAST]:
                 fs[f, FS_ACK_LAST] = k + lag
@@ -3301,7 +3301,7 @@ def advance(
             slot = ring_ptr[f] + (k + lag) % ring_len[f]
             ring[slot, R_DELIV] += deliv
             ring[slot, R_MARK] += marks
-            prefetch_ring_row(ring, ring_ptr[f] + (k + block[0, f] + lag) % ring_len[f])
+            prefetch_row(ring, ring_ptr[f] + (k + block[0, f] + lag) % ring_len[f], ring.shape[1])
             if fs[f, FS_WIRE_PS] > 0.0:  # the queueing the bytes met beyond the wire link
                 q_beyond = delay_beyond_wire(f, fs, rt_ptr, rt_link, rt_w, ls, subs)
                 ring[slot, R_QBEYOND] += deliv * q_beyond
