@@ -688,7 +688,7 @@ def test_a_coded_flows_loss_report_names_the_subflows_whose_bytes_were_dropped(t
     (two lossy paths, one of them lost nothing of this flow's). An uncoded flow, whose drops
     are not counted per subflow, is named by its paths' loss."""
     coded_losses = K.coded_losses.py_func if twin else K.coded_losses
-    named = K.subflows_named.py_func if twin else K.subflows_named
+    name = K.name_subflows.py_func if twin else K.name_subflows
     sim = _unolb_sim()
     f = int(np.nonzero((sim.lb[0] > 0) & (sim.fs[:, K.FS_EC_N] > 0))[0][0])
     n_sub, n_ec = int(sim.lb[0][f]), int(sim.fs[f, K.FS_EC_N])
@@ -702,9 +702,12 @@ def test_a_coded_flows_loss_report_names_the_subflows_whose_bytes_were_dropped(t
     assert lost > 0.0 and not sub_drops[f].any()  # (read and cleared)
     path_loss = np.zeros(n_sub)
     path_loss[[2, 5]] = 0.3  # subflows 2 and 5 crossed dropping links at the send
-    weights = named(n_ec, path_loss, scratch)[:n_sub]
-    assert weights[2] == pytest.approx(0.3) and np.count_nonzero(weights) == 1
-    np.testing.assert_array_equal(named(0, path_loss, scratch), path_loss)
+    weights = np.zeros((f + 1, n_sub))
+    name(f, n_sub, n_ec, path_loss, scratch, weights)
+    assert weights[f, 2] == pytest.approx(0.3) and np.count_nonzero(weights) == 1
+    weights[:] = 0.0
+    name(f, n_sub, 0, path_loss, scratch, weights)
+    np.testing.assert_array_equal(weights[f], path_loss)
 
 
 def _acks_way_back(sim, f):

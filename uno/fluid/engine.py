@@ -804,6 +804,18 @@ class FluidSimulation:
         self.hops[15][:] = (sc.ack_bytes / pkt, pkt, 1.0 if cfg.engine.fluid_ack_bytes else 0.0)
         self.hops = (*self.hops, *ack_routes, np.full(len(self.ls), -1, dtype=np.int64))
         self._set_wire(cfg.engine.fluid_wire, rt_ptr, rt_link, sub_n)
+        # the step loop's working arrays (kernels.advance allocates nothing): each subflow's
+        # loss chance, a coded block's loss distribution, the subflows' entropies before a
+        # move; the step's NICs, senders, flows that lost bytes and flows that delivered some
+        # (with their counts)
+        n_sub = sub_links.shape[1]
+        n_dist = n_sub + int(fs[:, K.FS_EC_M].max(initial=0)) + 2
+        self.scratch = (
+            np.zeros(n_sub), np.zeros(n_dist), np.zeros(n_sub, dtype=np.int64),
+            np.zeros(len(self.ls), dtype=np.int64), np.zeros(n, dtype=np.int64),
+            np.zeros(n, dtype=np.int64), np.zeros(1, dtype=np.int64),
+            np.zeros(n, dtype=np.int64), np.zeros(1, dtype=np.int64),
+        )  # fmt: skip
 
     def _set_wire(self, on: bool, rt_ptr, rt_link, sub_n) -> None:
         """Each flow's wire link (``engine.fluid_wire``; :func:`uno.fluid.kernels.forward`):
@@ -1102,7 +1114,7 @@ class FluidSimulation:
             self.dt_ps, s["fs"], s["cs"], self.cp, s["ls"], self.rt_ptr, self.rt_link, self.rt_w,
             self.rv_ptr, self.rv_link, self.rv_w, s["ring"], s["ring_pool"], self.order,
             s["counters"], s["active"], s["busy"], s["lb"], s["loss_rng"], s["hops"], s["fx"],
-            s["calendar"], s["block"],
+            s["calendar"], s["block"], self.scratch,
         )  # fmt: skip
 
     # ---- results --------------------------------------------------------------------------

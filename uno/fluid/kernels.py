@@ -651,7 +651,8 @@ def input_drop_shares(n_g, on_grid, u, phase, arr, pool_arr, pool_u, drop, loss,
     The link's own total of drops (the fluid queue's) is kept: each group's loss is its
     rejection chance 1 - accept times one factor, capped at 1 (the factor found by water
     filling), so inputs that meet the same odds lose the same share, as before. ``order`` is
-    scratch of ``n_g`` integers. Units: bytes (``arr``, ``pool_arr``, ``drop``), packet
+    scratch of ``n_g`` integers, and ``loss`` is worked in (it allocates nothing: kernels run
+    by :func:`advance` cannot). Units: bytes (``arr``, ``pool_arr``, ``drop``), packet
     times (``phase``)."""
     m = 0
     for g in range(n_g):
@@ -663,7 +664,9 @@ def input_drop_shares(n_g, on_grid, u, phase, arr, pool_arr, pool_u, drop, loss,
                 t -= 1
             order[t] = g
             m += 1
-    accept = np.zeros(n_g)
+    accept = loss  # (each input's acceptance chance, then its rejection chance, then its loss)
+    for g in range(n_g):
+        accept[g] = 0.0
     accept_pool = 0.0
     c_grid = 1.0
     for i in range(m + 1):
@@ -1434,16 +1437,14 @@ def unolb_reroute(f, now, base_rtt, lb) -> None:
         return
     lb_last[f] = now
     n_good = n - n_moving
-    moving = np.empty(n, dtype=np.bool_)
+    # (a subflow moves when it lost bytes: sub_lost is cleared after the moves)
     for s in range(n):
-        moving[s] = sub_lost[f, s] > 0.0
-    for s in range(n):
-        if not moving[s]:
+        if sub_lost[f, s] <= 0.0:
             continue
         if n_good > 0:
             pick = int(next_uniform(lb_rng, f) * n_good)
             for g in range(n):
-                if not moving[g]:
+                if sub_lost[f, g] <= 0.0:
                     if pick == 0:
                         sub_ent[f, s] = sub_ent[f, g]
                         for h in range(sub_hops[f]):
@@ -1460,17 +1461,17 @@ def unolb_reroute(f, now, base_rtt, lb) -> None:
             if sub_rhops[f] > 0:  # its ACKs' way back moves with it
                 ecmp_path(ends[f, 1], ends[f, 0], entropy, host_node, nh_ptr, nh_edges, edge_dst,
                           node_salt, sub_rlinks[f, s])  # fmt: skip
+    for s in range(n):
         sub_lost[f, s] = 0.0
 
 
 @njit(cache=True, error_model="numpy")
-def reroute_subflows(f, now, base_rtt, lb, hops, base) -> None:
+def reroute_subflows(f, now, base_rtt, lb, hops, base, before) -> None:
     """:func:`unolb_reroute`, and the bytes a moved subflow had queued on its old path are no
     longer followed (:func:`forward` keys them by subflow and hop; they still drain from the old
-    links' queues)."""
+    links' queues). ``before``: scratch of the most subflows a flow has (integers)."""
     sub_ent, sub_links = lb[3], lb[2]
     n = lb[0][f]
-    before = np.empty(n, dtype=np.int64)
     for s in range(n):
         before[s] = sub_ent[f, s]
     unolb_reroute(f, now, base_rtt, lb)
@@ -2560,15 +2561,16 @@ def in_whole_chunks(f, nbytes, chunk, cap, rng_state) -> float:
 
 
 @njit(cache=True, error_model="numpy")
-def subflows_named(n_ec, path_loss, counted):
-    """Which of an UnoLB flow's subflows a loss report names, as each subflow's weight
-    (``lb[4]``, :func:`unolb_reroute`): the packet UnoLB names the subflows that carried the
-    lost packets (uno/lb/unolb.py, ``affected: lost``). A coded flow's drops are counted per
-    subflow (``lb[15]``, :func:`forward`), and :func:`coded_losses` leaves each subflow's
-    chance of losing a packet in ``counted``: the subflows whose bytes the links dropped. An
-    uncoded flow's are not: the subflows whose path dropped at the send (``path_loss``,
-    :func:`subflow_signals`)."""
-    return counted if n_ec > 0 else path_loss
+def name_subflows(f, n_sub, n_ec, path_loss, counted, sub_lost) -> None:
+    """Which of UnoLB flow ``f``'s ``n_sub`` subflows a loss report names, each subflow's
+    weight added to ``sub_lost[f]`` (``lb[4]``, :func:`unolb_reroute`): the packet UnoLB names
+    the subflows that carried the lost packets (uno/lb/unolb.py, ``affected: lost``). A coded
+    flow's drops are counted per subflow (``lb[15]``, :func:`forward`), and
+    :func:`coded_losses` leaves each subflow's chance of losing a packet in ``counted``: the
+    subflows whose bytes the links dropped. An uncoded flow's are not: the subflows whose path
+    dropped at the send (``path_loss``, :func:`subflow_signals`)."""
+    for s in range(n_sub):
+        sub_lost[f, s] += counted[s] if n_ec > 0 else path_loss[s]
 
 
 @njit(cache=True, error_model="numpy")
@@ -2806,7 +2808,12 @@ def shift_grid(ls, link, packet_times) -> None:
         ls[link, LS_GRID] = g - math.floor(g)
 
 
-@njit(cache=True, error_model="numpy")
+# Compiled without Numba's runtime (``_nrt=False``, and so is every kernel it calls): no array
+# reference counts. With them, each array handed to a helper in the step loop cost an atomic
+# increment and decrement (the inlined helpers' too: NRT_incref alone took ~9% of the 40%-load
+# Fig. 10 run). The price: nothing in the step loop allocates; its working arrays come in
+# ``scratch``.
+@njit(cache=True, error_model="numpy", _nrt=False)
 def advance(
     k_start,
     k_stop,
@@ -2833,6 +2840,7 @@ def advance(
     fx,
     calendar,
     block,
+    scratch,
 ):
     """Run steps ``k_start`` .. ``k_stop - 1`` (step k covers [k dt, (k+1) dt)). ``order``
     lists the flows by start time; ``counters`` = [next flow of ``order`` to start, number of
@@ -2853,7 +2861,11 @@ def advance(
     (:func:`forward`). ``block``: feedback in blocks (``engine.fluid_blocks_per_rtt``):
     ``block[0, f]`` flow ``f``'s block in steps (a power of two; 1: every step) and
     ``block[0, n_flows]`` the largest; ``block[1, :block[1, n_flows]]`` the flows with
-    something held for their block's end, ``block[2, f]`` 1 for them (:func:`hold_for_block`)."""
+    something held for their block's end, ``block[2, f]`` 1 for them (:func:`hold_for_block`).
+    ``scratch``: the step's working arrays, (each subflow's loss chance, a coded block's loss
+    distribution (:func:`coded_losses`), the subflows' entropies before a move
+    (:func:`reroute_subflows`), the step's NICs, senders, flows that lost bytes, their count,
+    flows that delivered bytes, their count); their contents do not outlive a step."""
     n_flows = fs.shape[0]
     ring_ptr, ring_len = ring_pool[0], ring_pool[1]
     wide = ring.shape[1] > R_GOOD  # R_GOOD, R_FREE, R_AUX kept (N_R_NARROW)
@@ -2862,15 +2874,7 @@ def advance(
     n_sub_max, n_hop_max = sub_links.shape[1], sub_links.shape[2]
     base = rt_ptr[rt_ptr.shape[0] - 1]  # (UnoLB subflow hop entries from here: forward)
     ef = hops[3]
-    sub_loss = np.zeros(sub_links.shape[1])
-    # coded_losses' scratch: each subflow's loss chance, then the block's loss distribution
-    block_dist = np.zeros(sub_links.shape[1] + int(fs[:, FS_EC_M].max()) + 2 if n_flows else 2)
-    nics = np.zeros(ls.shape[0], dtype=np.int64)
-    senders = np.zeros(n_flows, dtype=np.int64)
-    droppers = np.zeros(n_flows, dtype=np.int64)
-    n_drop = np.zeros(1, dtype=np.int64)
-    markers = np.zeros(n_flows, dtype=np.int64)
-    n_mark = np.zeros(1, dtype=np.int64)
+    sub_loss, block_dist, ent_before, nics, senders, droppers, n_drop, markers, n_mark = scratch
     k = k_start
     while k < k_stop:
         now = k * dt_ps
@@ -3005,7 +3009,9 @@ def advance(
                 resend(fs, f, lost)
                 hear_loss_report(cs, cp, f, now, fs)
                 if sub_n[f] > 0:
-                    reroute_subflows(f, now, cp[f, P_BASE_RTT], lb, hops, rt_ptr[n_flows])
+                    reroute_subflows(
+                        f, now, cp[f, P_BASE_RTT], lb, hops, rt_ptr[n_flows], ent_before
+                    )
             lost = 0.0
             if due > 0.0 and (fs[f, FS_WAIT] > 0.0 or fs[f, FS_VOID_BYTES] > 0.0):
                 lost = timer_declares(f, k, due, fs)
@@ -3019,7 +3025,9 @@ def advance(
                     fs[f, FS_LAST_TIMEOUT] = now
                     cc_loss(cs, cp, f, now, False)
                 if sub_n[f] > 0:
-                    reroute_subflows(f, now, cp[f, P_BASE_RTT], lb, hops, rt_ptr[n_flows])
+                    reroute_subflows(
+                        f, now, cp[f, P_BASE_RTT], lb, hops, rt_ptr[n_flows], ent_before
+                    )
             if fs[f, FS_DELIVERED] >= fs[f, FS_SIZE] * (1.0 - 1e-9) - RESIDUE_BYTES:
                 # the last byte's ACK arrives at ``ring_arrive``: its batch is counted in the
                 # step of its mean arrival, so up to a step after this one's end (less than a
@@ -3185,9 +3193,7 @@ def advance(
                 beyond = beyond_wire(f, fs)
                 lost, failed, gone = coded_losses(f, n_ec, mss, fs, loss_rng, lb, block_dist)
             if n_sub > 0 and failed > 0.0:  # the subflows a loss report will name
-                named = subflows_named(n_ec, sub_loss, block_dist)
-                for sf in range(n_sub):
-                    sub_lost[f, sf] += named[sf]
+                name_subflows(f, n_sub, n_ec, sub_loss, block_dist, sub_lost)
             if fs[f, FS_BLOCK_BYTES] > 0.0:  # the block's sends (4b.)
                 ack = fs[f, FS_BLOCK_BYTES]
                 sent_at = fs[f, FS_BLOCK_SENT]
@@ -3268,9 +3274,7 @@ def advance(
             if sub_n[f] > 0:  # the subflows a loss report will name
                 if n_ec == 0:
                     subflow_signals(f, ls, lb, sub_loss)
-                named = subflows_named(n_ec, sub_loss, block_dist)
-                for sf in range(sub_n[f]):
-                    sub_lost[f, sf] += named[sf]
+                name_subflows(f, sub_n[f], n_ec, sub_loss, block_dist, sub_lost)
             sent_at = fs[f, FS_LAST_SEND]
             if beyond:  # (sent a wire propagation before the drop, at the latest)
                 sent_at = min(sent_at, now - fs[f, FS_WIRE_PS])
