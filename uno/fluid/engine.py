@@ -531,7 +531,7 @@ def _hop_state(n_links, rt_ptr, rt_link, rt_w, sub_n, sub_hops, sub_links):
     ef[n_rt:, K.EF_W] = 1.0
     return (
         level, np.array([n_lvl], dtype=np.int64), ei, ef,
-        np.zeros(n_lvl, dtype=np.int64), np.zeros(n_links, dtype=np.int64),
+        np.zeros(n_lvl, dtype=np.int64), np.full(n_links, K.NOT_IN_LEVEL, dtype=np.int64),
         np.zeros(n_lvl, dtype=np.int64), np.zeros(n_links, dtype=np.int64),
         np.zeros(n_lvl, dtype=np.int64),
         # input_drop_shares: [salt of the grid phases, 1: on], each link's dense index while

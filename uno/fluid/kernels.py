@@ -907,6 +907,10 @@ def group_inputs(k, lv, kept, l_buf, ls, ei, ef, e_head, rt_ptr, lb, hops, dt_ps
         )  # fmt: skip
 
 
+#: ``l_nxt`` of a link in no level's list (:func:`forward`)
+NOT_IN_LEVEL = -2
+
+
 @njit(cache=True, error_model="numpy")
 def forward(
     k,
@@ -981,7 +985,8 @@ def forward(
     twice), and the links of the per-level lists of entries and of split-hop entries; ``ef``:
     per entry, a row of floats ``EF_*``: bytes queued, bytes into the entry's hop this step,
     bytes that reach it next step, its weight; ``e_head``, ``s_head``: the lists' heads per
-    level; ``l_nxt``, ``l_head``: per-level lists of links; ``l_buf``: scratch; then for phase
+    level; ``l_nxt``, ``l_head``: per-level lists of links (``NOT_IN_LEVEL``: in none;
+    the links the step's route entries reach); ``l_buf``: scratch; then for phase
     drops (:func:`group_inputs`): [the grid phases' salt, 1: on], ``l_dense``, the inputs'
     links, their figures ``g_val``, their count, scratch, [an ACK's share of a packet time, a
     data packet's bytes], the ACK routes' weights and each flow's subflows' ACK hops
@@ -1017,12 +1022,10 @@ def forward(
         e_head[lv] = -1
         l_head[lv] = -1
         s_head[lv] = -1
-    # the links already busy (queues draining, outside bytes), by level
+    # the links already busy (queues draining, outside bytes, ACKs): they join their level's
+    # list with the first route entry that reaches them (below)
     for i in range(n_busy):
         link = busy[i]
-        lv = link_lvl[link]
-        l_nxt[link] = l_head[lv]
-        l_head[lv] = link
         ls[link, LS_ARR] = 0.0
         ls[link, LS_ARR2] = 0.0
         if ls[link, LS_EXT] > 0.0:
@@ -1084,7 +1087,7 @@ def forward(
                 lv = link_lvl[link]
                 ei[j, EI_NXT] = e_head[lv]
                 e_head[lv] = j
-                if ls[link, LS_LISTED] == 0.0:
+                if l_nxt[link] == NOT_IN_LEVEL:
                     ls[link, LS_LISTED] = 1.0
                     l_nxt[link] = l_head[lv]
                     l_head[lv] = link
@@ -1095,7 +1098,23 @@ def forward(
                     ls[link, LS_ARR] += a * inv_dt
                 if a > 0.0:
                     l_input[link] = -2  # a send or a carry: not from one link now
-    n_busy = 0
+    # the busy links no route entry reaches this step (ACKs alone, a queue no flow's bytes
+    # wait in: the hybrid's packets, a moved subflow's): no flow reads them in this step, so
+    # they advance apart, first, and stay out of the level walk (on the 40%-load Fig. 10 run,
+    # about half of the busy links of a fine step carry only ACKs)
+    n_alone = 0
+    for i in range(n_busy):
+        link = busy[i]
+        if l_nxt[link] == NOT_IN_LEVEL:
+            busy[n_alone] = link
+            n_alone += 1
+    n_busy = update_links(ls, busy, n_alone, dt_ps)
+    for t in range(n_busy):
+        link = busy[t]
+        if shape_drops:  # (as group_inputs: no link feeds it, so a busy period's grid is new)
+            if ls[link, LS_BACKLOG] > 0.0 and ls[link, LS_GRID] < 0.0:
+                ls[link, LS_GRID] = grid_phase(hops[9][0], link, k)
+        l_input[link] = -1
     for lv in range(n_lvl):
         # split hops: each link's share of what the hop before passed on (earlier levels)
         j = s_head[lv]
@@ -1110,7 +1129,9 @@ def forward(
         while link >= 0:
             l_buf[m] = link
             m += 1
-            link = l_nxt[link]
+            nxt = l_nxt[link]
+            l_nxt[link] = NOT_IN_LEVEL
+            link = nxt
         kept = update_links(ls, l_buf, m, dt_ps)
         for t in range(kept):
             busy[n_busy] = l_buf[t]
