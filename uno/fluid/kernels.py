@@ -756,6 +756,20 @@ def grid_phase(salt, link, k) -> float:
 
 
 @njit(cache=True, error_model="numpy", inline="always")
+def set_grid(ls, link, inherit, salt, k) -> None:
+    """Link ``link``'s departure grid after its update at step ``k``: a busy period that starts
+    takes the grid ``inherit`` (the phase of the one link that fed it, -1: none) or else a
+    phase drawn from the run's ``salt`` (:func:`grid_phase`); a busy link keeps its grid; an
+    idle link fed on a grid takes it (update_links has cleared the grid of a link that is not
+    back to back)."""
+    if ls[link, LS_BACKLOG] > 0.0:
+        if ls[link, LS_GRID] < 0.0:
+            ls[link, LS_GRID] = inherit if inherit >= 0.0 else grid_phase(salt, link, k)
+    elif inherit >= 0.0:
+        ls[link, LS_GRID] = inherit
+
+
+@njit(cache=True, error_model="numpy", inline="always")
 def to_wire(f, k, col, out, out_m, inv_dt, dt_ps, fs, ring, ring_ptr, ring_len, calendar) -> None:
     """Bytes ``out`` (``out_m`` of them marked) leave flow ``f``'s wire link at step ``k``: into
     its delay line's columns ``col`` and ``col + 1`` at the step they reach the next hop,
@@ -839,11 +853,7 @@ def group_inputs(k, lv, kept, l_buf, ls, ei, ef, e_head, rt_ptr, lb, hops, dt_ps
         inherit = -1.0
         if src >= 0 and ls[src, LS_GRID] >= 0.0 and same_rate(ls, src, link):
             inherit = ls[src, LS_GRID]
-        if ls[link, LS_BACKLOG] > 0.0:
-            if ls[link, LS_GRID] < 0.0:
-                ls[link, LS_GRID] = inherit if inherit >= 0.0 else grid_phase(salt, link, k)
-        elif inherit >= 0.0:
-            ls[link, LS_GRID] = inherit
+        set_grid(ls, link, inherit, salt, k)
         if ls[link, LS_LOSS] > 0.0:
             l_dense[link] = nd
             g_n[nd] = 0
@@ -1110,11 +1120,9 @@ def forward(
             n_alone += 1
     n_busy = update_links(ls, busy, n_alone, dt_ps)
     for t in range(n_busy):
-        link = busy[t]
-        if shape_drops:  # (as group_inputs: no link feeds it, so a busy period's grid is new)
-            if ls[link, LS_BACKLOG] > 0.0 and ls[link, LS_GRID] < 0.0:
-                ls[link, LS_GRID] = grid_phase(hops[9][0], link, k)
-        l_input[link] = -1
+        if shape_drops:  # (no link fed it: a busy period that starts draws its grid)
+            set_grid(ls, busy[t], -1.0, hops[9][0], k)
+        l_input[busy[t]] = -1
     for lv in range(n_lvl):
         # split hops: each link's share of what the hop before passed on (earlier levels)
         j = s_head[lv]
