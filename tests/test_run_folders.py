@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import subprocess
 import time
 from pathlib import Path
 
@@ -18,7 +19,7 @@ from omegaconf import OmegaConf
 
 import uno
 from uno.core.errors import ConfigError
-from uno.metrics.provenance import config_hash
+from uno.metrics.provenance import config_hash, git_state
 from uno.metrics.rundir import is_complete
 
 SMALL = [*SMALL_INCAST, "engine.sample_interval_us=50"]
@@ -78,6 +79,22 @@ def test_summary_carries_provenance(tmp_path):
     # the API writes the resolved config too
     cfg = yaml.safe_load((tmp_path / "r" / "config.yaml").read_text())
     assert cfg["workload"]["size_bytes"] == 4_000_000 and cfg["topo"]["k"] == 4
+
+
+def test_git_state_is_what_git_reports():
+    """The one ``git status`` call reads the same commit and dirtiness as asking git for each."""
+    root = Path(uno.__file__).resolve().parent.parent
+    if not (root / ".git").exists():
+        pytest.skip("uno is not imported from a git checkout")
+
+    def git(*args):
+        return subprocess.run(
+            ["git", "-C", str(root), *args], capture_output=True, text=True, check=True
+        ).stdout.strip()
+
+    state = git_state()
+    assert state["commit"] == git("rev-parse", "HEAD")
+    assert state["dirty"] == bool(git("status", "--porcelain", "--untracked-files=no"))
 
 
 def test_config_hash_ignores_where_and_how_but_not_what():

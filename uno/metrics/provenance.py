@@ -4,6 +4,7 @@ resolved config that identifies what was simulated."""
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -38,7 +39,10 @@ def config_hash(cfg) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+@functools.cache
 def _version(dist: str) -> str | None:
+    """The installed version of ``dist``, read once per process: the modules a process has
+    imported do not change under it, and reading package metadata costs ~0.5 ms a package."""
     try:
         return metadata.version(dist)
     except metadata.PackageNotFoundError:
@@ -47,31 +51,31 @@ def _version(dist: str) -> str | None:
 
 def git_state() -> dict | None:
     """Commit and dirtiness of the checkout ``uno`` is imported from; None when it is not
-    imported from a git checkout (e.g. installed from a wheel)."""
+    imported from a git checkout (e.g. installed from a wheel). One ``git status`` call (the
+    branch header holds the commit): a run's summary pays for each git process it starts."""
     import uno
 
     package = Path(uno.__file__).resolve().parent
-
-    def git(*args: str) -> str:
+    # the checkout's top holds the package: a venv inside some repository would otherwise
+    # report that repository
+    if not (package.parent / ".git").exists():
+        return None
+    status = ["status", "--porcelain=v2", "--branch", "--untracked-files=no"]
+    try:
         out = subprocess.run(
-            ["git", "-C", str(package), *args],
+            ["git", "-C", str(package.parent), *status],
             capture_output=True,
             text=True,
             timeout=10,
             check=True,
-        )
-        return out.stdout.strip()
-
-    try:
-        top = Path(git("rev-parse", "--show-toplevel"))
-        # a venv inside some repository would otherwise report that repository
-        if not (top / "uno" / "__init__.py").resolve() == package / "__init__.py":
-            return None
-        commit = git("rev-parse", "HEAD")
-        dirty = bool(git("status", "--porcelain", "--untracked-files=no"))
+        ).stdout
     except (OSError, subprocess.SubprocessError):
         return None
-    return {"commit": commit, "dirty": dirty}
+    lines = out.splitlines()
+    commit = next((line.split()[2] for line in lines if line.startswith("# branch.oid ")), None)
+    if commit is None or commit == "(initial)":
+        return None
+    return {"commit": commit, "dirty": any(not line.startswith("#") for line in lines)}
 
 
 def provenance(cfg_hash: str, started_at: datetime, wall_s: float) -> dict:
