@@ -1479,8 +1479,8 @@ def test_ring_give_writes_only_the_slots_with_something_due(twin):
 
 def test_per_step_state_rows_start_on_cache_lines():
     """The links', flows' and route entries' rows start on 64-byte boundaries (so a link's or
-    an entry's fields that every step reads lie in one cache line) and stay C-contiguous and
-    zero where nothing was set."""
+    an entry's fields that every step reads lie in one cache line; an entry's integer fields
+    take half a line) and stay C-contiguous and zero where nothing was set."""
     from uno.api import to_run_config
     from uno.build import build_simulation
     from uno.fluid.engine import zeros_aligned
@@ -1493,7 +1493,7 @@ def test_per_step_state_rows_start_on_cache_lines():
     for a in (sim.ls, sim.fs, sim.hops[2], sim.hops[3]):
         assert a.flags.c_contiguous and a.ctypes.data % 64 == 0
     assert sim.ls.strides[0] % 64 == 0 and sim.fs.strides[0] % 64 == 0
-    assert sim.hops[2].strides[0] == 64
+    assert sim.hops[2].dtype == np.int32 and sim.hops[2].strides[0] == 32  # two a line
 
 
 @pytest.mark.parametrize("scheme", ["uno_ecmp", "uno", "mprdma_bbr"])
@@ -1892,3 +1892,28 @@ def test_feedback_in_blocks_changes_the_long_rtt_flows_little_and_the_short_ones
                                     f"engine.fluid_blocks_per_rtt={per_rtt}",
                                     "engine.sample_interval_us=0"])).flows  # fmt: skip
         assert lone["fct_ps"].iloc[0] == pytest.approx(lone["ideal_fct_ps"].iloc[0], rel=1e-9)
+
+
+def test_link_levels_follow_the_routes():
+    """Each link's level is one past the deepest link feeding it on any route (a split hop's
+    links each feed every link of the next hop); the links of a cycle come after all others,
+    and a link no route uses is on level 0."""
+    from uno.fluid.engine import _hop_state
+
+    routes = [
+        ([0, 1, 2], [1.0, 1.0, 1.0]),
+        ([3, 1, 4], [1.0, 1.0, 1.0]),
+        ([8, 9, 10, 2], [1.0, 0.5, 0.5, 1.0]),  # 8, then 9 or 10 (a split hop), then 2
+        ([5, 6], [1.0, 1.0]),
+        ([6, 5], [1.0, 1.0]),  # 5 and 6 feed each other
+    ]
+    rt_ptr = np.cumsum([0] + [len(r[0]) for r in routes]).astype(np.int64)
+    rt_link = np.array([x for r in routes for x in r[0]], dtype=np.int64)
+    rt_w = np.array([x for r in routes for x in r[1]])
+    n = len(routes)
+    hops = _hop_state(11, rt_ptr, rt_link, rt_w, np.zeros(n, dtype=np.int64),
+                      np.zeros(n, dtype=np.int64), np.zeros((n, 1, 4), dtype=np.int64))  # fmt: skip
+    # 0, 3, 8: nothing before them; 1 after 0 and 3; 9, 10 after 8; 2 after 1, 9 and 10;
+    # 4 after 1; 7 unused; 5 and 6: a cycle, after the deepest level (2)
+    assert hops[0].tolist() == [0, 1, 2, 0, 2, 3, 3, 0, 0, 1, 1]
+    assert hops[1][0] == 4

@@ -446,6 +446,17 @@ def _route_groups(rt_ptr: np.ndarray, rt_w: np.ndarray):
     return gstart, nxt
 
 
+def _ranges(starts: np.ndarray, stops: np.ndarray) -> np.ndarray:
+    """The indices ``starts[i] .. stops[i] - 1`` of every i, concatenated."""
+    lengths = stops - starts
+    total = int(lengths.sum())
+    if total == 0:
+        return np.zeros(0, dtype=np.int64)
+    # each index is its range's start plus its place in the range
+    first = np.repeat(starts - np.concatenate([[0], np.cumsum(lengths)[:-1]]), lengths)
+    return first + np.arange(total)
+
+
 def _hop_state(n_links, rt_ptr, rt_link, rt_w, sub_n, sub_hops, sub_links):
     """The ``hops`` tuple of :func:`uno.fluid.kernels.forward`: the links' levels (longest
     chain of links before it on the routes, so that a link is advanced after every link that
@@ -484,7 +495,8 @@ def _hop_state(n_links, rt_ptr, rt_link, rt_w, sub_n, sub_hops, sub_links):
         pairs = np.stack([key // n_links, key % n_links], axis=1)
         pairs = pairs[pairs[:, 0] != pairs[:, 1]]
         # Kahn's order, each link one level past the deepest link feeding it; links on a cycle
-        # (none in the Clos and dumbbell topologies) get one level after all the others
+        # (none in the Clos and dumbbell topologies) get one level after all the others. One
+        # round per level, over the pairs leaving the round's frontier at once
         indeg = np.bincount(pairs[:, 1], minlength=n_links)
         order = np.argsort(pairs[:, 0], kind="stable")
         p_src, p_dst = pairs[order, 0], pairs[order, 1]
@@ -493,15 +505,12 @@ def _hop_state(n_links, rt_ptr, rt_link, rt_w, sub_n, sub_hops, sub_links):
         done = np.zeros(n_links, dtype=bool)
         while len(frontier):
             done[frontier] = True
-            nxt_links = []
-            for u in frontier.tolist():
-                for v in p_dst[ptr[u] : ptr[u + 1]].tolist():
-                    if level[v] < level[u] + 1:
-                        level[v] = level[u] + 1
-                    indeg[v] -= 1
-                    if indeg[v] == 0:
-                        nxt_links.append(v)
-            frontier = np.array(nxt_links, dtype=np.int64)
+            out = _ranges(ptr[frontier], ptr[frontier + 1])
+            u, v = p_src[out], p_dst[out]
+            np.maximum.at(level, v, level[u] + 1)
+            np.subtract.at(indeg, v, 1)
+            touched = np.unique(v)
+            frontier = touched[indeg[touched] == 0]
         level[~done] = level.max(initial=0) + 1
     n_lvl = int(level.max(initial=0)) + 1
     # a hop whose next hop is not on a later level hands its bytes on at the next step
@@ -515,7 +524,9 @@ def _hop_state(n_links, rt_ptr, rt_link, rt_w, sub_n, sub_hops, sub_links):
         lag[a] = (lo[nxt[a]] <= hi[gstart[a]]).astype(np.int64)
     n_rt = len(rt_link)
     n_entries = n_rt + sub_links.size
-    ei = zeros_aligned(n_entries, K.N_EI, np.int64)
+    # (int32, as the links' and levels' lists below: half the cache lines of int64; every
+    # value is an index of a link, flow or entry, or a small code)
+    ei = zeros_aligned(n_entries, K.N_EI, np.int32)
     ei[:] = -1
     ef = zeros_aligned(n_entries, K.N_EF)
     ei[:n_rt, K.EI_LINK] = rt_link
@@ -530,14 +541,14 @@ def _hop_state(n_links, rt_ptr, rt_link, rt_w, sub_n, sub_hops, sub_links):
     ei[n_rt:, K.EI_GSTART] = sub
     ef[n_rt:, K.EF_W] = 1.0
     return (
-        level, np.array([n_lvl], dtype=np.int64), ei, ef,
-        np.zeros(n_lvl, dtype=np.int64), np.full(n_links, K.NOT_IN_LEVEL, dtype=np.int64),
+        level.astype(np.int32), np.array([n_lvl], dtype=np.int64), ei, ef,
+        np.zeros(n_lvl, dtype=np.int64), np.full(n_links, K.NOT_IN_LEVEL, dtype=np.int32),
         np.zeros(n_lvl, dtype=np.int64), np.zeros(n_links, dtype=np.int64),
         np.zeros(n_lvl, dtype=np.int64),
         # input_drop_shares: [salt of the grid phases, 1: on], each link's dense index while
         # it drops (-1), the inputs' links, their figures, how many, scratch
-        np.zeros(2, dtype=np.uint64), np.full(n_links, -1, dtype=np.int64),
-        np.zeros((n_links, K.INPUTS_MAX), dtype=np.int64),
+        np.zeros(2, dtype=np.uint64), np.full(n_links, -1, dtype=np.int32),
+        np.zeros((n_links, K.INPUTS_MAX), dtype=np.int32),
         np.zeros((n_links, 5, K.INPUTS_MAX + 1)), np.zeros(n_links, dtype=np.int64),
         np.zeros(K.INPUTS_MAX, dtype=np.int64),
         # an ACK's share of a data packet's bytes (and time: ack_drift), a packet's bytes, 1:
@@ -802,7 +813,7 @@ class FluidSimulation:
         self.hops[9][1] = 1 if cfg.engine.fluid_phase_drops else 0
         pkt = sc.data_bytes  # (a full data packet's wire bytes, its header included)
         self.hops[15][:] = (sc.ack_bytes / pkt, pkt, 1.0 if cfg.engine.fluid_ack_bytes else 0.0)
-        self.hops = (*self.hops, *ack_routes, np.full(len(self.ls), -1, dtype=np.int64))
+        self.hops = (*self.hops, *ack_routes, np.full(len(self.ls), -1, dtype=np.int32))
         self._set_wire(cfg.engine.fluid_wire, rt_ptr, rt_link, sub_n)
         # the step loop's working arrays (kernels.advance allocates nothing): each subflow's
         # loss chance, a coded block's loss distribution, the subflows' entropies before a
@@ -1135,7 +1146,8 @@ class FluidSimulation:
         packets = np.fromiter((p.n_packets for p in plans), dtype=np.int64, count=n)
         # the packets of the sent size (parity included), at the flow's mean packet size
         n_packets = np.round(fs[:, K.FS_SIZE] / np.maximum(1.0, wire / packets)).astype(np.int64)
-        bdp_of = {id(path): path.bdp_bytes() for path in paths}  # paths are shared objects
+        # paths are shared objects: each distinct one's BDP once
+        bdp_of = {key: path.bdp_bytes() for key, path in {id(p): p for p in paths}.items()}
         retrans = np.round(np.maximum(0.0, fs[:, K.FS_SENT] - fs[:, K.FS_SIZE]) / mss)
         loss_events = fs[:, K.FS_LOSS_EVENTS].astype(np.int64)
         coded = fs[:, K.FS_EC_N] > 0
