@@ -1917,3 +1917,11 @@ def test_link_levels_follow_the_routes():
     # 4 after 1; 7 unused; 5 and 6: a cycle, after the deepest level (2)
     assert hops[0].tolist() == [0, 1, 2, 0, 2, 3, 3, 0, 0, 1, 1]
     assert hops[1][0] == 4
+
+
+def test_concat_ranges_lists_each_range_in_order():
+    from uno.core.arrays import concat_ranges
+
+    got = concat_ranges(np.array([5, 0, 9]), np.array([2, 0, 3]))
+    assert got.tolist() == [5, 6, 9, 10, 11] and got.dtype == np.int64
+    assert concat_ranges(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)).size == 0

@@ -120,6 +120,7 @@ import numpy as np
 import pandas as pd
 
 from uno.cc.registry import make_cc
+from uno.core.arrays import concat_ranges
 from uno.core.errors import ConfigError
 from uno.core.packet import flow_hash_key, mix64
 from uno.core.rng import RngStreams
@@ -446,17 +447,6 @@ def _route_groups(rt_ptr: np.ndarray, rt_w: np.ndarray):
     return gstart, nxt
 
 
-def _ranges(starts: np.ndarray, stops: np.ndarray) -> np.ndarray:
-    """The indices ``starts[i] .. stops[i] - 1`` of every i, concatenated."""
-    lengths = stops - starts
-    total = int(lengths.sum())
-    if total == 0:
-        return np.zeros(0, dtype=np.int64)
-    # each index is its range's start plus its place in the range
-    first = np.repeat(starts - np.concatenate([[0], np.cumsum(lengths)[:-1]]), lengths)
-    return first + np.arange(total)
-
-
 def _hop_state(n_links, rt_ptr, rt_link, rt_w, sub_n, sub_hops, sub_links):
     """The ``hops`` tuple of :func:`uno.fluid.kernels.forward`: the links' levels (longest
     chain of links before it on the routes, so that a link is advanced after every link that
@@ -505,7 +495,7 @@ def _hop_state(n_links, rt_ptr, rt_link, rt_w, sub_n, sub_hops, sub_links):
         done = np.zeros(n_links, dtype=bool)
         while len(frontier):
             done[frontier] = True
-            out = _ranges(ptr[frontier], ptr[frontier + 1])
+            out = concat_ranges(ptr[frontier], ptr[frontier + 1] - ptr[frontier])
             u, v = p_src[out], p_dst[out]
             np.maximum.at(level, v, level[u] + 1)
             np.subtract.at(indeg, v, 1)

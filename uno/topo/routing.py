@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from uno.core.arrays import concat_ranges
 from uno.core.units import BITS_PER_BYTE, PS_PER_S, serialization_ps
 from uno.topo.base import HOST, Topology
 
@@ -178,7 +179,7 @@ class Routing:
         pool = np.concatenate([self._chosen, np.asarray(down_edges, dtype=np.int64)])
         ptr = np.zeros(n_nodes * n_hosts + 1, dtype=np.int64)
         np.cumsum(count.ravel(), out=ptr[1:])
-        flat = pool[np.repeat(start.ravel() - ptr[:-1], count.ravel()) + np.arange(ptr[-1])]
+        flat = pool[concat_ranges(start.ravel(), count.ravel())]
         return ptr, flat
 
     def _next_hops_towards(self, root: int) -> list[tuple[int, ...]]:
