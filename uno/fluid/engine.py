@@ -112,7 +112,6 @@ Units: times in ps, sizes in bytes, rates in bytes/ps inside the kernels.
 from __future__ import annotations
 
 import math
-import mmap
 import resource
 import time
 
@@ -127,6 +126,7 @@ from uno.core.rng import RngStreams
 from uno.core.sim import RunResult
 from uno.core.units import BITS_PER_BYTE, PS_PER_S, PS_PER_US, ms_to_ps, us_to_ps
 from uno.fluid import kernels as K
+from uno.fluid.memory import DELAY_LINES, zeros_aligned
 from uno.lb.base import ENTROPY_SPACE
 from uno.metrics.flows import FLOW_COLUMNS, flows_frame
 from uno.metrics.summary import class_summary
@@ -383,44 +383,6 @@ def _route_drains_ps(routing, rt_ptr: np.ndarray, rt_link: np.ndarray) -> np.nda
         has = np.nonzero(counts > j)[0]
         drain[has] = drain[has] + per_edge[rt_link[rt_ptr[has] + j]]
     return drain
-
-
-# below this size the page faults of a first touch cost little, and an mmap per array would
-# waste most of a huge page
-_HUGE_MIN_BYTES = 4 << 20
-
-
-def zeros_huge(rows: int, cols: int, dtype=np.float64) -> np.ndarray:
-    """A C-contiguous zero array of ``rows`` x ``cols`` in anonymous memory advised for
-    transparent huge pages (``MADV_HUGEPAGE``), page-aligned.
-
-    Why: the fluid run's largest array (the delay-line ring, up to a few hundred MiB) is zero
-    until touched, and the first touch of each 4 KiB page is a fault: on this VM a first touch
-    of 129 MiB took 0.11-0.17 s in 4 KiB pages against 0.02 s in 2 MiB pages once the VM
-    backed the memory (0.5 s either way when it did not yet). The contents are the same as
-    ``np.zeros``; only the page size differs. Small arrays, and systems without
-    ``MADV_HUGEPAGE``, get :func:`zeros_aligned`."""
-    size_bytes = rows * cols * np.dtype(dtype).itemsize
-    advice = getattr(mmap, "MADV_HUGEPAGE", None)
-    if size_bytes < _HUGE_MIN_BYTES or advice is None:
-        return zeros_aligned(rows, cols, dtype)
-    buf = mmap.mmap(-1, size_bytes, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
-    try:
-        buf.madvise(advice)
-    except OSError:  # THP disabled in this kernel: 4 KiB pages, still zero
-        pass
-    # the array holds the mmap alive; it is unmapped when the array is collected
-    return np.frombuffer(buf, dtype=dtype, count=rows * cols).reshape(rows, cols)
-
-
-def zeros_aligned(rows: int, cols: int, dtype=np.float64) -> np.ndarray:
-    """A C-contiguous zero array of ``rows`` x ``cols`` whose data starts on a 64-byte
-    boundary, so that rows of 64 bytes (or a multiple) lie in whole cache lines: a step reads a
-    link's or an entry's hot fields with one line (numpy aligns to 16 bytes only)."""
-    itemsize = np.dtype(dtype).itemsize
-    buf = np.zeros(rows * cols + 64 // itemsize, dtype=dtype)
-    skip = (-buf.ctypes.data % 64) // itemsize
-    return buf[skip : skip + rows * cols].reshape(rows, cols)
 
 
 def _route_groups(rt_ptr: np.ndarray, rt_w: np.ndarray):
@@ -763,13 +725,17 @@ class FluidSimulation:
             or np.isin(kinds, (K.CC_GEMINI, K.CC_BBR)).any()
             or (fs[:, K.FS_DUPACK_BYTES] > 0).any()
         )
-        ring = zeros_huge(int(ring_len.sum()), K.N_R if wide else K.N_R_NARROW)
+        # (memory kept from the process's last run, all zero: uno.fluid.memory)
+        self._ring_memory, ring = DELAY_LINES.take(
+            int(ring_len.sum()), K.N_R if wide else K.N_R_NARROW
+        )
         self.cs = np.zeros((n, K.N_C))
         self.rt_ptr = rt_ptr
         self.rt_link = rt_link
         self.rt_w = rt_w
         self.rv_ptr, self.rv_link, self.rv_w = rv_ptr, rv_link, rv_w
         self.ring, self.ring_pool, self.ring_len = ring, ring_pool, ring_len
+        self._ring_view = ring  # (free_delay_lines: a test may put another ring in its place)
         self.order = np.argsort(fs[:, K.FS_START], kind="stable").astype(np.int64)
         # what each step reads of every running flow, and which flows have something due at
         # which step (a row per step, modulo a span of the longest delay line: the lines hold
@@ -880,7 +846,10 @@ class FluidSimulation:
             return
         self.fs[wired, K.FS_WIRE_HOP] = wire_hop[wired]
         self.fs[wired, K.FS_WIRE_PS] = longest[wired]
-        self.ring = zeros_huge(self.ring.shape[0], K.R_SUBWIRE + 2 * n_sub)
+        rows = self.ring.shape[0]
+        self.free_delay_lines()  # (untouched yet)
+        self._ring_memory, self.ring = DELAY_LINES.take(rows, K.R_SUBWIRE + 2 * n_sub)
+        self._ring_view = self.ring
 
     def _cc_rows(self, cfg, plans) -> np.ndarray:
         """The ``P_*`` rows of every flow (:meth:`_cc_params`), built once per distinct
@@ -1014,7 +983,22 @@ class FluidSimulation:
             if done:
                 break
         wall = time.perf_counter() - t0
-        return self._collect(wall, sampler)
+        result = self._collect(wall, sampler)
+        self.free_delay_lines()
+        return result
+
+    def free_delay_lines(self) -> None:
+        """The run is over: its delay-line memory goes back to the process's cache, the rows
+        it handed out zeroed (:mod:`uno.fluid.memory`); ``self.ring`` is None after it. (Not on
+        a failed run: its memory is freed with it.)"""
+        buf, self._ring_memory = self._ring_memory, None
+        if buf is None:
+            return
+        ring, self.ring = self.ring, None
+        # only rows below the pool's top were ever handed out (kernels.ring_take)
+        used = int(self.ring_pool[6][0]) * ring.shape[1] if ring is self._ring_view else 0
+        self._ring_view = None
+        DELAY_LINES.give(buf, used)
 
     def _done(self) -> bool:
         """Every flow finished, or every one the run waits for (``engine.stop_when_done``)."""

@@ -340,6 +340,7 @@ class HybridSimulation(Simulation):
                 if name in tables and len(table):
                     tables[name] = pd.concat([tables[name], table], ignore_index=True)
         tables["ports"] = self._ports_with_fluid(tables["ports"])
+        fluid.free_delay_lines()
         return result
 
     def _ports_with_fluid(self, packet_ports: pd.DataFrame) -> pd.DataFrame:

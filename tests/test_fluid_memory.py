@@ -1,0 +1,79 @@
+"""The delay-line memory a process keeps between fluid runs (uno.fluid.memory): every run sees
+all-zero memory, whatever the run before it left, and the cache changes no result."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import uno
+from uno.api import to_run_config
+from uno.build import build_simulation
+from uno.fluid.memory import DELAY_LINES, DelayLineMemory
+
+SMALL = ["experiment=fig10_load", "workload=mixed_artifact", "scheme=uno_ecmp",
+         "workload.n_flows=300", "workload.load=0.6", "engine.kind=fluid",
+         "engine.sample_interval_us=0"]  # fmt: skip
+
+
+def test_a_buffer_given_back_is_zeroed_and_handed_out_again():
+    memory = DelayLineMemory(max_kept_bytes=100_000)
+    buf, ring = memory.take(100, 13)
+    assert ring.shape == (100, 13) and not ring.any() and np.shares_memory(buf, ring)
+    ring[:40] = 7.0
+    memory.give(buf, 40 * 13)
+    assert memory.kept_bytes == buf.nbytes
+    again, ring2 = memory.take(50, 19)  # smaller: the same buffer, zero
+    assert again is buf and ring2.shape == (50, 19) and not again.any()
+    assert memory.kept_bytes == 0  # (taken: no other run may have it meanwhile)
+    other, _ = memory.take(50, 19)  # a second taker gets new memory
+    assert other is not buf
+    memory.give(other, 0)
+    memory.give(again, 0)  # the larger of the two stays
+    assert memory.kept_bytes == buf.nbytes
+    big, _ = memory.take(2000, 13)  # larger than what is kept: new memory
+    assert big.size >= 2000 * 13 and big is not buf
+    big[:] = 1.0
+    memory.give(big, big.size)  # over max_kept_bytes: not kept
+    assert memory.kept_bytes == buf.nbytes
+    memory.release()
+    assert memory.kept_bytes == 0
+
+
+def test_a_run_after_a_truncated_one_gets_the_results_of_fresh_memory(monkeypatch):
+    """A run stopped by ``engine.max_sim_time_ms`` leaves feedback due in its delay lines; the
+    memory goes back zeroed, so the next run in the process (which reuses it) gives the flows
+    table of a run on fresh memory."""
+    nonzero_at_end = []
+    give = DELAY_LINES.give
+
+    def checked_give(buf, used_elements):
+        nonzero_at_end.append(bool(buf[:used_elements].any()))
+        give(buf, used_elements)
+
+    monkeypatch.setattr(DELAY_LINES, "give", checked_give)
+    DELAY_LINES.release()
+    fresh = uno.run(uno.compose(SMALL)).tables["flows"]
+    truncated = build_simulation(to_run_config(uno.compose([*SMALL, "engine.max_sim_time_ms=1"])))
+    truncated.run()
+    assert truncated.n_finished < len(truncated.flows)
+    assert nonzero_at_end == [False, True]  # (the truncated run left rows to clear)
+    kept = DELAY_LINES._kept
+    assert kept is not None and not kept.any()
+    reused = build_simulation(to_run_config(uno.compose(SMALL)))
+    assert np.shares_memory(reused.ring, kept)
+    pd.testing.assert_frame_equal(reused.run().tables["flows"], fresh)
+
+
+def test_a_failed_run_gives_no_memory_back(monkeypatch):
+    DELAY_LINES.release()
+    sim = build_simulation(to_run_config(uno.compose(SMALL)))
+
+    def fail(k_start, k_stop):
+        raise RuntimeError("midway")
+
+    monkeypatch.setattr(sim, "advance", fail)
+    with pytest.raises(RuntimeError, match="midway"):
+        sim.run()
+    assert DELAY_LINES.kept_bytes == 0
