@@ -17,8 +17,8 @@ hold it meanwhile) and gives it back when it ends, after zeroing the rows it han
 that fails midway gives nothing back (its buffer is freed with it), and a buffer whose
 touched part is over ``max_kept_bytes`` is not kept, so a very large run does not leave a
 process that large. The cache changes no result: a run sees all-zero memory either way
-(tests/test_fluid.py checks it, and the flows table of a run on reused memory against one on
-fresh memory). :func:`release` frees the kept buffer (a notebook's kernel, say)."""
+(tests/test_fluid_memory.py checks it, and the flows table of a run on reused memory against
+one on fresh memory). :func:`release` frees the kept buffer (a notebook's kernel, say)."""
 
 from __future__ import annotations
 
