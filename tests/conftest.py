@@ -86,3 +86,20 @@ def flows_override(flows: list[tuple[int, int, int]] | list[tuple[int, int, int,
 @pytest.fixture
 def run_sim():
     return run
+
+
+@pytest.fixture
+def delay_lines_at_end(monkeypatch) -> list[bool]:
+    """Per fluid run that gives its delay-line memory back (uno.fluid.memory), in order,
+    whether a row it handed out still held anything at that moment (before the zeroing)."""
+    from uno.fluid.memory import DELAY_LINES
+
+    nonzero: list[bool] = []
+    give = DELAY_LINES.give
+
+    def checked_give(buf, used_elements):
+        nonzero.append(bool(buf[:used_elements].any()))
+        give(buf, used_elements)
+
+    monkeypatch.setattr(DELAY_LINES, "give", checked_give)
+    return nonzero

@@ -1350,7 +1350,7 @@ def test_acks_wait_in_the_reverse_paths_queues():
     assert K.reverse_delay(2, sim.rv_ptr, sim.rv_link, sim.rv_w, ls) == 0.0
 
 
-def test_delay_lines_are_reused_without_changing_results(monkeypatch):
+def test_delay_lines_are_reused_without_changing_results(delay_lines_at_end):
     """Running flows take their delay lines from a pool and give them back cleared when they
     finish: the ring rows ever touched follow the flows running at once (here 160 lines for
     400 flows), every finished flow's line is back in the pool, all zero when the run ends,
@@ -1358,16 +1358,6 @@ def test_delay_lines_are_reused_without_changing_results(monkeypatch):
     class in the pool)."""
     from uno.api import to_run_config
     from uno.build import build_simulation
-    from uno.fluid.memory import DELAY_LINES
-
-    nonzero_at_end = []  # per run, whether a row it handed out still held anything
-    give = DELAY_LINES.give
-
-    def checked_give(buf, used_elements):
-        nonzero_at_end.append(bool(buf[:used_elements].any()))
-        give(buf, used_elements)
-
-    monkeypatch.setattr(DELAY_LINES, "give", checked_give)
 
     cfg = to_run_config(uno.compose(["experiment=fig10_load", "workload=mixed_artifact",
                                      "scheme=mprdma_bbr", "workload.n_flows=400", "workload.load=0.6",
@@ -1387,7 +1377,7 @@ def test_delay_lines_are_reused_without_changing_results(monkeypatch):
     assert (ptr == -1).all() and (block_rows * free_count).sum() == top[0]
     assert free_count.sum() < 0.5 * n and top[0] < 0.7 * length.sum()  # reused ...
     assert apart.ring_pool[6][0] == length.sum()  # ... against one line per flow
-    assert nonzero_at_end == [False, False]
+    assert delay_lines_at_end == [False, False]  # (every line back, cleared)
     flows = a.tables["flows"]
     assert flows["retransmits"].sum() > 0  # losses (and their timers) went through the lines
     import pandas as pd

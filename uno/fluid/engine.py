@@ -735,7 +735,6 @@ class FluidSimulation:
         self.rt_w = rt_w
         self.rv_ptr, self.rv_link, self.rv_w = rv_ptr, rv_link, rv_w
         self.ring, self.ring_pool, self.ring_len = ring, ring_pool, ring_len
-        self._ring_view = ring  # (free_delay_lines: a test may put another ring in its place)
         self.order = np.argsort(fs[:, K.FS_START], kind="stable").astype(np.int64)
         # what each step reads of every running flow, and which flows have something due at
         # which step (a row per step, modulo a span of the longest delay line: the lines hold
@@ -849,7 +848,6 @@ class FluidSimulation:
         rows = self.ring.shape[0]
         self.free_delay_lines()  # (untouched yet)
         self._ring_memory, self.ring = DELAY_LINES.take(rows, K.R_SUBWIRE + 2 * n_sub)
-        self._ring_view = self.ring
 
     def _cc_rows(self, cfg, plans) -> np.ndarray:
         """The ``P_*`` rows of every flow (:meth:`_cc_params`), built once per distinct
@@ -995,9 +993,10 @@ class FluidSimulation:
         if buf is None:
             return
         ring, self.ring = self.ring, None
-        # only rows below the pool's top were ever handed out (kernels.ring_take)
-        used = int(self.ring_pool[6][0]) * ring.shape[1] if ring is self._ring_view else 0
-        self._ring_view = None
+        # only rows below the pool's top were ever handed out (kernels.ring_take); none if
+        # the ring is not the buffer's (a test may put another in its place)
+        mine = ring is not None and np.may_share_memory(ring, buf)
+        used = int(self.ring_pool[6][0]) * ring.shape[1] if mine else 0
         DELAY_LINES.give(buf, used)
 
     def _done(self) -> bool:
