@@ -10,7 +10,7 @@ and slowdown of the RPCs (all, and those below 100 KB as the artifact's plot scr
 the receiver port's physical queue (mean, p99, max, share of empty samples) and phantom level
 over the RPC window (first RPC start to the run's end), and the receiver link's delivered load in
 that window. With one run of each kind it checks the paper's claim (§3.2: phantom queues cut the
-RPCs' mean FCT 2x and p99 FCT 8x): the acceptance test is p99(no phantom) >= 2 x p99(phantom)
+RPCs' mean FCT 2x and p99 FCT 8x): the check is p99(no phantom) >= 2 x p99(phantom)
 and a lower mean physical queue with phantom queues.
 
 Writes ``fig4_phantom.png`` (A: queue without phantom queues, B: with, phantom level on the right
@@ -33,7 +33,7 @@ from uno.metrics.analysis import analysis_parser, load_runs, output_dir, write_j
 PS_PER_US = 10**6
 PS_PER_MS = 10**9
 SMALL_RPC_BYTES = 100_000  # the artifact's fig4_barplot.py keeps flows below this size
-P99_FACTOR = 2.0  # acceptance: p99 without phantom queues >= 2 x p99 with them
+P99_FACTOR = 2.0  # the claim holds if p99 without phantom queues >= 2 x p99 with them
 
 
 def phantom_enabled(run: dict) -> bool:

@@ -1,4 +1,4 @@
-"""The acceptance cells of the 40%-load mixed workload (compare.py's ``mixed40``) over several
+"""The target cells of the 40%-load mixed workload (compare.py's ``mixed40``) over several
 seeds: per seed and class, the fluid engine's mean and p99 FCT against the packet engine's (in %,
 targets 10% and 20%), and how many flows of each class timed out in each engine (the intra-DC
 p99 sits on the flows that waited for a timer). A p99 of ~1,000 flows is a draw: one seed is
@@ -7,7 +7,7 @@ not a verdict.
     python experiments/fluid_validation/seeds.py [--seeds 1-8] [--scheme uno_ecmp]
         [--fluid OVERRIDE ...]   # e.g. --fluid engine.fluid_phase_drops=false
 
-About 10 s a seed on a 2-core machine (the packet engine on its compiled data plane).
+About 20 s a seed on a 2-core laptop-class machine (the packet engine on its compiled data plane).
 """
 
 from __future__ import annotations

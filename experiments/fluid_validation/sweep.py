@@ -6,8 +6,8 @@ config and seed; the packet engine on its default (compiled) data plane.
     python experiments/fluid_validation/sweep.py [--cases load0.2,ratio8,...] [--seed N]
         [--fluid OVERRIDE ...]   # e.g. --fluid engine.fluid_ack_bytes=false
 
-About 1 minute for the default cases on a 2-core machine (`buffers_uno`, coded flows, alone
-takes another minute; it is not in the default list).
+About 1 minute for the default cases on a 2-core laptop-class machine (`buffers_uno`, coded
+flows, alone takes another minute; it is not in the default list).
 """
 
 from __future__ import annotations
