@@ -5,16 +5,16 @@ Prints packet-hops per wall-second (a packet-hop is one packet, data or control,
 queue), wall time and peak memory (resident set size of this process) for each repetition.
 
 The same scenario runs with each data plane and port model (``--models``; default all):
-first ``lazy`` (the Python data plane, uno/net/port.py, the default for this scenario; its
-``run i:`` and ``engine_speed:`` lines keep the format of earlier recorded figures), then
-``compiled`` (the same ports, links and switches in Numba kernels, ``engine.dataplane=compiled``,
-uno/net/compiled.py; its kernels are compiled, or loaded from Numba's cache, by a short warm-up
-run first, whose wall time is printed), then ``event`` (uno/net/event_port.py) and the event
-port with PFC on (lossless DC links: ``switch.pfc.port_kinds=[host,fabric]``, the border and
-WAN links stay lossy), and the compiled data plane with the same PFC (its kernel's event ports,
-``compiled+pfc``, with ``compiled`` in ``--models``). A last table puts them side by side: packet-hops/s (best, median),
-median wall time, events scheduled per packet-hop, peak RSS after the model's runs, and the
-ratio to ``lazy``. A model the scenario refuses (configuration or invariant error) is reported
+first ``lazy`` (the Python data plane, uno/net/port.py, ``engine.dataplane=python``), then
+``compiled`` (the same ports, links and switches in Numba kernels, uno/net/compiled.py: the
+data plane the default ``engine.dataplane=auto`` runs for this scenario; its kernels are
+compiled, or loaded from Numba's cache, by a short warm-up run first, whose wall time is
+printed), then ``event`` (uno/net/event_port.py) and the event port with PFC on (lossless DC
+links: ``switch.pfc.port_kinds=[host,fabric]``, the border and WAN links stay lossy), and the
+compiled data plane with the same PFC (its kernel's event ports, ``compiled+pfc``, with
+``compiled`` in ``--models``). A last table puts them side by side: packet-hops/s (best,
+median), median wall time, events scheduled per packet-hop, peak RSS after the model's runs,
+and the ratio to ``lazy``. A model the scenario refuses (configuration or invariant error) is reported
 as skipped with the error. Peak RSS is the process's peak so far (so it can only grow from one
 model to the next).
 

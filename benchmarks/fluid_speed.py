@@ -3,7 +3,7 @@ fluid, max-min, hybrid and packet engines, and the ratios; then a fig10_load swe
 loads in fluid mode (the schemes the fluid engine models). The hybrid runs the flows of at most
 ``--hybrid-packet-max-bytes`` (100 kB: 87% of the flows, 3.0% of the bytes) as packets. The
 packet engine runs with both data planes: ``packet`` the Python one (``engine.dataplane=python``,
-the reference, which the issue's 50x bar was set against) and ``packet-c`` the compiled one
+the reference) and ``packet-c`` the compiled one
 (``engine.dataplane=compiled``, the default: ports, switches and, for UnoCC/GEMINI/DCTCP over
 ECMP, the senders in Numba kernels).
 

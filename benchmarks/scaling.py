@@ -46,8 +46,8 @@ Unless ``engine.dataplane=python`` is among the overrides (the compiled data pla
 default), a small warm-up run first loads (or compiles) the kernels, so the first timed point
 does not pay for it. Pass ``engine.dataplane=python`` for the Python data plane's scaling.
 
-Default run (all five series, k=16 included): about 2 minutes on this 2-core machine when it
-is quiet (129 s on 2026-11-24), more when it is busy; building the k = 16 tree (2-3 s a run)
+Default run (all five series, k=16 included): about 2 minutes on a 2-core laptop-class machine
+when nothing else runs, more when it is busy; building the k = 16 tree (2-3 s a run)
 is a good part of it. ``--quick``: k = 4, 8, 8 and 16 two-DC flows, 0 and 512 idle flows, 16
 and 128 flows at once, one run each, well under a minute (a smoke test); ``--series`` picks
 some.

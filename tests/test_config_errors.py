@@ -73,7 +73,7 @@ def _cases() -> list:
     """Every (field, bad value) pair. The default run checks every field with one of its bad
     values, taken in turn so that every kind of bad value is checked on many fields; the rest
     of the pairs (the same generic rule, other values) are ``slow``: each case composes a whole
-    config, and the full table takes minutes on the 2-core machine."""
+    config, and the full table takes minutes."""
     cases = []
     for i, (pre, path, base, f) in enumerate(numeric_fields()):
         values = bad_values(base, f.metadata["rule"])

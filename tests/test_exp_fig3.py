@@ -66,7 +66,7 @@ def test_reduced_fig3_moves_towards_fairness(tmp_path):
 @pytest.mark.slow
 @pytest.mark.parametrize("cc,stays_fair", [("uno", False), ("uno_artifact", True)])
 def test_full_fig3_acceptance(tmp_path, cc, stays_fair):
-    """The issue's acceptance run (about 2.5 minutes per scheme, 1 GiB flows): every flow
+    """The full Fig. 3 run (about 2.5 minutes per scheme, 1 GiB flows): every flow
     finishes, Jain's index over 10 ms windows reaches 0.9 within 150 ms and the receiver link
     carries >= 85% of line rate from then on. With the artifact's constants it also stays
     >= 0.85 until the first flow finishes; with the paper's, one 10 ms window dips below (see

@@ -117,7 +117,7 @@ def test_rtt_fairness_base_rtts(ratio):
     assert all(r / rtt["intra"][0] == pytest.approx(ratio, rel=1e-3) for r in rtt["inter"])
 
 
-# 21 s on a slow day (2026-11-23): out of the default run to keep it under 15 minutes
+# about 20 s: out of the default run to keep the default run short
 @pytest.mark.slow
 def test_rtt_fairness_reduced_runs_and_analysis(tmp_path):
     sweep = tmp_path / "sweep"
@@ -177,7 +177,7 @@ def test_k_sweep_inter_dc_rtt_is_10_ms():
     assert all(r == pytest.approx(10_000, rel=0.01) for r in rtt["inter"])
 
 
-# 39 s on a slow day (2026-11-23): out of the default run to keep it under 15 minutes
+# about 40 s: out of the default run to keep the default run short
 @pytest.mark.slow
 def test_k_sweep_reduced_runs_and_analysis(tmp_path):
     # Every flow times out in the start-up; until about 1.5 s the link is still recovering and

@@ -196,7 +196,7 @@ def test_uno_gentle_test_sees_packet_queueing_below_saturation():
     9). Without that (every congested epoch gentle, MD_scale compounding) the fluid flows
     filled the bottleneck: 0.994 against the packet engine's 0.918. Now some congested epochs
     cut in full and the bottleneck's steady-state utilisation is within 2% of the packet
-    engine's on the same scenario and seed (the issue's bar)."""
+    engine's on the same scenario and seed."""
     from uno.api import to_run_config
     from uno.build import build_simulation
     from uno.metrics.analysis import bottleneck_utilisation
@@ -416,7 +416,7 @@ def test_a_window_limited_flow_keeps_its_window_in_whole_packets_as_the_packet_s
     One 1-MB intra-DC flow, unpaced UnoCC with its window held (initial = cap): the fluid FCT
     is the packet engine's within 1%, and the packet engine's that of round trips of whole
     packets (before: +19.6% and +14.2%, the window's fraction of a packet never sent)."""
-    # (two_dc: the flow's RTT is 8 steps; the dumbbell's, 5.33, see the fluid_validation README)
+    # (two_dc: the flow's RTT is 8 steps; the dumbbell's 5.33)
     base = ["topo=two_dc", "workload=incast", "workload.n_intra=1", "workload.n_inter=0",
             "cc=uno", "lb=ecmp", "workload.size_bytes=1000000",
             "engine.sample_interval_us=0"]  # fmt: skip
@@ -854,13 +854,15 @@ def test_fast_retransmit_needs_later_acks_and_the_timer_catches_the_rest():
 
 
 def test_fast_retransmit_and_the_timer_find_the_losses_the_packet_engine_finds():
-    """Four DCTCP-without-ECN flows of 2 MB overflow a 100-kB buffer, with the duplicate-ACK
+    """Four DCTCP-without-ECN flows of 2 MB into host s0 (three from its own switch, one
+    across the bottleneck) overflow a 100-kB buffer, with the duplicate-ACK
     rule at 3 packets: the losses among a flow's last packets before it pauses (its window
     out) have too few packets sent after them, and wait for the timer. The packet engine hears
     35 timeouts and finds 23 packets by fast retransmit; the fluid, at seeds 1-3, timeouts
     within 15% and the packets it resends within 10%. (Each step's losses revealed with the
     oldest waiting, as before: 22 timeouts and 39 fast retransmits.)"""
     base = ["topo=dumbbell", "workload=incast", "workload.n_intra=4", "workload.n_inter=0",
+            "workload.receiver=0",
             "cc=dctcp", "switch=ecn", "switch.ecn.enabled=false", "topo.buffer_bytes=100000",
             "workload.size_bytes=2000000", "engine.sample_interval_us=0",
             "transport.dupack_threshold=3"]  # fmt: skip

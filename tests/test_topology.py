@@ -1,4 +1,4 @@
-"""Topology builders and routing, checked against DESIGN.md's reference numbers."""
+"""Topology builders and routing, checked against the reference numbers of docs/design.md."""
 
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ def test_two_dc_reference_rtts_and_bdps():
     intra = routing.path_info(0, 127, 4160, 64)
     inter = routing.path_info(0, 255, 4160, 64)
     assert intra.hops == 6 and inter.hops == 9
-    # DESIGN.md: 14.03 us / 175,344 B intra, 1792 us / 22.4 MB inter
+    # docs/design.md: 14.03 us / 175,344 B intra, 1792 us / 22.4 MB inter
     assert intra.base_rtt_ps == 14_027_520
     assert intra.bdp_bytes() == pytest.approx(175_344)
     assert inter.base_rtt_ps == 1_792_041_280

@@ -8,7 +8,7 @@ from uno.core.units import serialization_ps, us_to_ps
 
 
 def test_serialisation_matches_design_reference_numbers():
-    # DESIGN.md: 4160 B data packet at 100 Gb/s takes 332.8 ns, a 64 B ACK 5.12 ns.
+    # docs/design.md: 4160 B data packet at 100 Gb/s takes 332.8 ns, a 64 B ACK 5.12 ns.
     assert serialization_ps(4160, 100_000_000_000) == 332_800
     assert serialization_ps(64, 100_000_000_000) == 5_120
     # rounded up, never down

@@ -18,7 +18,6 @@ from pathlib import Path
 
 from omegaconf import DictConfig, OmegaConf
 
-from uno.config.compose import CONFIG_MODULE
 from uno.config.compose import compose as _compose
 from uno.config.validate import check_composed, check_config
 from uno.core.sim import RunResult
@@ -26,16 +25,10 @@ from uno.metrics.io import read_run, write_results
 from uno.metrics.progress import Progress, progress_wanted
 from uno.metrics.provenance import config_hash, provenance, utc_now
 from uno.metrics.rundir import CONFIG_FILE, LOG_FILE, IfComplete, RunFolder
+from uno.metrics.summary import option_names
 
 #: the logger of runs: header, progress lines, summary (also written to each run's run.log)
 RUN_LOGGER = "uno.run"
-
-
-def config_dir() -> str:
-    """Filesystem path of the packaged Hydra config tree."""
-    import importlib.resources
-
-    return str(importlib.resources.files(CONFIG_MODULE))
 
 
 def compose(overrides: list[str] | None = None, config_name: str = "config") -> DictConfig:
@@ -75,7 +68,8 @@ def run(
     terminal). ``choices`` (config group -> option, as Hydra records them) and ``overrides``
     (the job's command-line overrides, which ``uno-collect`` turns into columns) go into the
     summary. Every refusal raises :class:`uno.core.errors.ConfigError` before anything is
-    written."""
+    written. A run whose required flows (:func:`run_status`) are unfinished at the stop time
+    does not raise: its folder is written and ``summary["run"]["status"]`` says "incomplete"."""
     from uno.build import build_simulation
 
     run_cfg = to_run_config(cfg)
@@ -93,6 +87,7 @@ def run(
     sim = build_simulation(run_cfg)  # every remaining check (hosts, ports, tags) is here
     if choices:
         sim.meta["choices"] = dict(choices)
+        sim.meta.update(option_names(sim.meta))  # topo=two_dc, topo_detail=two_dc_k8
     if overrides is not None:
         sim.meta["overrides"] = list(overrides)
     log = logging.getLogger(RUN_LOGGER)
@@ -109,16 +104,16 @@ def run(
             log.addHandler(handler)
         log.info(_header(sim, cfg_hash, folder))
         show_bar = progress_wanted(progress if progress is not None else run_cfg.engine.progress)
-        watcher = Progress(sim, show_bar, log)
+        watcher = Progress(sim, show_bar, log, time_bounded=run_cfg.engine.allow_unfinished)
         watcher.attach()
         try:
             result = sim.run(measure_memory=measure_memory)
         finally:
             watcher.close()
+        result.summary["run"].update(run_status(run_cfg.engine, result.flows))
         result.summary["provenance"] = provenance(cfg_hash, started, time.perf_counter() - t0)
-        log.info(result.summary_text())
+        log.info(result.summary_text())  # its last line says whether the run did its job
         if folder is not None:
-            log.info("run complete")
             log.removeHandler(handler)
             handler.close()
             handler = None
@@ -136,13 +131,32 @@ def run(
 
 
 def _header(sim, cfg_hash: str, folder: RunFolder | None) -> str:
+    from uno.metrics.summary import run_label
+
     m = sim.meta
     where = f" -> {folder.target}" if folder is not None else ""
     return (
-        f"uno run '{m['name']}' seed={m['seed']}: topo={m['topo']} workload={m['workload']} "
-        f"cc={m['cc']} lb={m['lb']}, {m['n_flows']} flows on {m['n_hosts']} hosts, stop at "
-        f"{sim.max_time_ps / 1e9:g} ms simulated; config {cfg_hash[:12]}{where}"
+        f"uno run '{m['name']}' seed={m['seed']}: {run_label(m)}, {m['n_flows']} flows on "
+        f"{m['n_hosts']} hosts, stop at {sim.max_time_ps / 1e9:g} ms simulated; config "
+        f"{cfg_hash[:12]}{where}"
     )
+
+
+def run_status(engine_cfg, flows) -> dict:
+    """Whether a run did its job: ``required_flows`` (those with a tag of
+    ``engine.stop_when_done``, or every flow), how many of them were unfinished at the end, and
+    ``status``: "incomplete" when some were and ``engine.allow_unfinished`` is false (uno-run
+    exits with status 3), else "complete"."""
+    from uno.scenario import stop_flags
+
+    required = stop_flags(engine_cfg.stop_when_done, flows["tag"])
+    unfinished = int((required & flows["finish_ps"].isna().to_numpy()).sum())
+    incomplete = unfinished > 0 and not engine_cfg.allow_unfinished
+    return {
+        "required_flows": int(required.sum()),
+        "required_flows_unfinished": unfinished,
+        "status": "incomplete" if incomplete else "complete",
+    }
 
 
 def load_result(run_dir: str | Path) -> RunResult:

@@ -10,36 +10,88 @@ writes its result folder through :func:`uno.api.run` (staged, renamed into place
 complete). A multirun re-run into the same sweep directory (``hydra.sweep.dir=...``) skips the
 jobs whose folder already holds a complete run of the same config and runs the rest;
 ``overwrite=true`` redoes them.
+
+Exit status: 0 when every run did its job; 2 for a refused command line or config; 3 when a run
+ended at the stop time with flows it waits for unfinished (``engine.allow_unfinished=true``
+declares a time-bounded run; a multirun runs every job and then lists the incomplete ones);
+130 on Ctrl-C and 143 on SIGTERM (the run's staging folder is removed). Output into a closed
+pipe (``uno-run ... | head``) is dropped quietly.
 """
 
 from __future__ import annotations
 
 import logging
+import signal
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import hydra
 from hydra.core.hydra_config import HydraConfig
+from hydra.core.utils import JobStatus
+from hydra.experimental.callback import Callback
 from hydra.types import RunMode
 from omegaconf import DictConfig
 
 from uno.config.schema import register_configs
+from uno.core.console import quiet_broken_pipes
 from uno.core.errors import ConfigError
 
 register_configs()
 
 PROG = "uno-run"
+EXIT_REFUSED = 2
+EXIT_INCOMPLETE = 3
+EXIT_INTERRUPTED = 130  # 128 + SIGINT
+EXIT_TERMINATED = 143  # 128 + SIGTERM
 
 
 def _refuse(exc: ConfigError, where: str = "") -> None:
     print(f"{PROG}: configuration error{where}: {exc}", file=sys.stderr)
-    raise SystemExit(2)
+    raise SystemExit(EXIT_REFUSED)
+
+
+class UsageError(Exception):
+    """A command line Hydra's argument parser refuses (an unknown flag, a missing value)."""
+
+
+class Terminated(BaseException):
+    """SIGTERM, raised in the main thread so that a run removes its staging folder."""
+
+
+class ExitStatus(Callback):
+    """Hydra callback of every ``uno-run`` run and multirun (added to its command line): once
+    the run, or every job of the multirun, is over, exit with status 3 if one was incomplete,
+    saying which on stderr."""
+
+    def on_run_end(self, config, config_name=None, job_return=None, **kwargs) -> None:
+        from uno.metrics.summary import status_line
+
+        if job_return is None or job_return.status != JobStatus.COMPLETED:
+            return
+        run = (job_return.return_value or {}).get("run", {})
+        if run.get("status") == "incomplete":
+            print(f"{PROG}: {status_line(run)}", file=sys.stderr)
+            raise SystemExit(EXIT_INCOMPLETE)
+
+    def on_multirun_end(self, config, config_name=None, **kwargs) -> None:
+        from uno.metrics.sweep import incomplete_jobs_text
+
+        text = incomplete_jobs_text(Path(str(config.hydra.sweep.dir)))
+        if text:
+            print(f"{PROG}: {text}", file=sys.stderr)
+            raise SystemExit(EXIT_INCOMPLETE)
+
+
+#: the override that installs :class:`ExitStatus`
+_EXIT_STATUS_CALLBACK = f"++hydra.callbacks.uno_exit_status._target_={__name__}.ExitStatus"
 
 
 @hydra.main(config_path="pkg://uno.conf", config_name="config", version_base=None)
 def _main(cfg: DictConfig) -> dict | None:
     from uno.api import RUN_LOGGER, run
-    from uno.metrics.rundir import IfComplete, remove_if_empty
+    from uno.metrics.rundir import IfComplete, remove_empty_parents
 
     hc = HydraConfig.get()
     multirun = hc.mode == RunMode.MULTIRUN
@@ -47,7 +99,8 @@ def _main(cfg: DictConfig) -> dict | None:
     choices = {k: v for k, v in hc.runtime.choices.items() if not k.startswith("hydra")}
     if cfg.out_dir and not multirun:  # (in a multirun, main() made out_dir the sweep dir)
         target, generated = Path(cfg.out_dir), False
-        remove_if_empty(output_dir)  # Hydra created its own run dir; it stays unused
+        # Hydra created its own run dir (and results/<name>/); it stays unused
+        remove_empty_parents(output_dir, Path.cwd())
     else:
         explicit = any(o.startswith("hydra.run.dir=") for o in hc.overrides.hydra)
         target, generated = output_dir, not multirun and not explicit
@@ -65,8 +118,11 @@ def _main(cfg: DictConfig) -> dict | None:
             overrides=list(hc.overrides.task),
         )
     except ConfigError as exc:
-        remove_if_empty(output_dir)
+        remove_empty_parents(output_dir, Path.cwd())
         _refuse(exc, f" (job {hc.job.num})" if multirun else "")
+    except BaseException:  # interrupted: the run removed its staging folder; Hydra's is empty
+        remove_empty_parents(output_dir, Path.cwd())
+        raise
     log = logging.getLogger(RUN_LOGGER)
     if result.reused:
         log.info(
@@ -84,9 +140,17 @@ def _main(cfg: DictConfig) -> dict | None:
 
 
 def _parse(argv: list[str]):
+    """Hydra's command line, parsed by Hydra's parser; a refusal raises :class:`UsageError`."""
     from hydra._internal.utils import get_args_parser
 
-    return get_args_parser().parse_args(argv)
+    parser = get_args_parser()
+    parser.prog = PROG
+
+    def refuse(message: str):
+        raise UsageError(message)
+
+    parser.error = refuse  # (argparse would print its usage and exit)
+    return parser.parse_args(argv)
 
 
 def precheck(argv: list[str], build: bool = True) -> list[str]:
@@ -96,6 +160,7 @@ def precheck(argv: list[str], build: bool = True) -> list[str]:
     from uno.api import compose, to_run_config
     from uno.config.compose import expand_sweep, is_hydra_override
     from uno.config.validate import check_config
+    from uno.metrics.rundir import check_creatable
 
     args = _parse(argv)
     app = [o for o in args.overrides if not is_hydra_override(o)]
@@ -103,11 +168,17 @@ def precheck(argv: list[str], build: bool = True) -> list[str]:
     if args.multirun:
         argv = _out_dir_to_sweep_dir(argv, jobs)
     built: set[str] = set()
+    folders: set[tuple[str, str]] = set()
+    hydra_dirs = [o for o in args.overrides if is_hydra_override(o)]
     for i, job in enumerate(jobs):
         try:
             run_cfg = to_run_config(compose(job))
             check_config(run_cfg)
             if build:
+                for folder in _result_folder(run_cfg, hydra_dirs, args.multirun):
+                    if folder not in folders:
+                        check_creatable(folder[1], folder[0])
+                        folders.add(folder)
                 # checks that need the topology (hosts, ports, tags): once per distinct
                 # scenario, the seed aside
                 key = _scenario_key(run_cfg)
@@ -122,6 +193,20 @@ def precheck(argv: list[str], build: bool = True) -> list[str]:
                 raise ConfigError(exc.field, f"{exc.reason} {where}") from None
             raise
     return argv
+
+
+def _result_folder(run_cfg, hydra_overrides: list[str], multirun: bool) -> list[tuple[str, str]]:
+    """(field, path) of the folder a job writes its results in, as far as it is known before
+    Hydra resolves its own directory names: ``out_dir``, an explicit Hydra run or sweep
+    directory, or ``results/<name>`` (the default directories' parent)."""
+    if run_cfg.out_dir is not None:
+        return [("out_dir", run_cfg.out_dir)]
+    key = "hydra.sweep.dir" if multirun else "hydra.run.dir"
+    for o in hydra_overrides:
+        name, _, value = o.lstrip("+").partition("=")
+        if name == key:
+            return [] if "${" in value else [(key, value)]
+    return [("out_dir", str(Path("results") / run_cfg.name))]
 
 
 def _scenario_key(run_cfg) -> str:
@@ -158,10 +243,10 @@ def help_text(argv: list[str]) -> str:
         options = sorted(p.stem for p in d.glob("*.yaml"))
         if options and not d.name.startswith("_"):
             groups.append(f"  {d.name}: {', '.join(options)}")
-    overrides = [o for o in _parse(argv).overrides if not is_hydra_override(o)]
     try:
+        overrides = [o for o in _parse(argv).overrides if not is_hydra_override(o)]
         config = OmegaConf.to_yaml(compose(overrides))
-    except ConfigError as exc:
+    except (ConfigError, UsageError) as exc:
         config = f"(not composed: {exc})\n"
     return (
         f"{PROG}: simulate congestion control, load balancing and loss recovery in and across "
@@ -178,23 +263,92 @@ def help_text(argv: list[str]) -> str:
     )
 
 
-_PASS_THROUGH = ("--hydra-help", "--version", "--shell-completion", "-sc", "--info", "-i")
-_ONLY_SHOW = ("--cfg", "-c")
-
-
 def main(argv: list[str] | None = None) -> None:
     argv = list(sys.argv[1:] if argv is None else argv)
+    with quiet_broken_pipes(), _sigterm_raises():
+        try:
+            _command(argv)
+        except KeyboardInterrupt:
+            print(f"{PROG}: interrupted", file=sys.stderr)
+            raise SystemExit(EXIT_INTERRUPTED) from None
+        except Terminated:
+            print(f"{PROG}: terminated", file=sys.stderr)
+            raise SystemExit(EXIT_TERMINATED) from None
+
+
+def _command(argv: list[str]) -> None:
+    from uno.config.compose import is_hydra_override
+
     if any(a in ("--help", "-h") for a in argv):
         print(help_text([a for a in argv if a not in ("--help", "-h")]))
         return
-    if not any(a.split("=")[0] in _PASS_THROUGH for a in argv):
-        only_show = any(a.split("=")[0] in _ONLY_SHOW for a in argv)
+    try:
+        args = _parse(argv)
+    except UsageError as exc:
+        print(f"{PROG}: {exc}", file=sys.stderr)
+        raise SystemExit(EXIT_REFUSED) from None
+    if args.hydra_help:
+        # Hydra's own options: the app's overrides (and -m's sweeps) do not change them
+        _hydra_showing(["--hydra-help", *(o for o in args.overrides if is_hydra_override(o))])
+        return
+    shows = args.cfg is not None or args.info is not None or args.shell_completion
+    if shows and args.multirun:
+        flag = "--cfg" if args.cfg is not None else "--info" if args.info else "--shell-completion"
+        print(
+            f"{PROG}: {flag} shows one configuration and cannot be combined with -m (a sweep); "
+            "drop -m and give one value per swept key",
+            file=sys.stderr,
+        )
+        raise SystemExit(EXIT_REFUSED)
+    if args.shell_completion and not any(
+        o.startswith(("install=", "uninstall=", "query=")) for o in args.overrides
+    ):
+        print(f"{PROG}: --shell-completion needs install=SHELL, uninstall=SHELL or query=SHELL",
+              file=sys.stderr)  # fmt: skip
+        raise SystemExit(EXIT_REFUSED)
+    if not args.shell_completion:
         try:
-            argv = precheck(argv, build=not only_show)
+            argv = precheck(argv, build=not shows)
         except ConfigError as exc:
             _refuse(exc)
+    if shows:
+        _hydra_showing(argv)
+        return
+    _hydra([*argv, _EXIT_STATUS_CALLBACK])
+
+
+def _hydra(argv: list[str]) -> None:
     sys.argv = [sys.argv[0] if sys.argv else PROG, *argv]
     _main()
+
+
+def _hydra_showing(argv: list[str]) -> None:
+    """Hydra's --cfg, --info, --hydra-help or --shell-completion: its output, or one line."""
+    try:
+        _hydra(argv)
+    except Exception as exc:  # Hydra raises many types here; the first line says what it is
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        print(f"{PROG}: {first}", file=sys.stderr)
+        raise SystemExit(EXIT_REFUSED) from None
+
+
+@contextmanager
+def _sigterm_raises() -> Iterator[None]:
+    """SIGTERM raises :class:`Terminated` (as Ctrl-C raises KeyboardInterrupt), so that the
+    run cleans up; the previous handler is restored after."""
+
+    def terminate(signum, frame):
+        raise Terminated
+
+    try:
+        previous = signal.signal(signal.SIGTERM, terminate)
+    except ValueError:  # not the main thread: leave signals alone
+        previous = None
+    try:
+        yield
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
 
 
 if __name__ == "__main__":

@@ -7,7 +7,9 @@ size, start, class, path facts, loss-recovery settings and the congestion contro
 :mod:`uno.build` (packet) and :mod:`uno.fluid` read the same scenario, so a fluid and a packet run
 of one config and seed simulate the same flows on the same paths.
 
-This is also the one place where config units (µs, Gb/s) become engine units (ps, bit/s).
+The path facts, timers and marking thresholds become engine units (ps, bit/s) here, with the
+functions of :mod:`uno.core.units`; the topology builders and workload generators convert their
+own fields with the same functions.
 """
 
 from __future__ import annotations
@@ -42,7 +44,13 @@ def host_facts(routing: Routing) -> HostFacts:
         (edge,) = routing.out_edges[node][:1]
         racks.append(routing.edges[edge].dst)
         rates.append(routing.edges[edge].rate_bps)
-    return HostFacts(tuple(dcs), tuple(racks), tuple(rates))
+    return HostFacts(
+        tuple(dcs),
+        tuple(racks),
+        tuple(rates),
+        receiver=topo.designated_receiver(),
+        bottleneck_side=topo.bottleneck_sides(),
+    )
 
 
 @dataclass(frozen=True)

@@ -134,18 +134,32 @@ _BPS_PS_PER_BYTE = 8e12  # bytes = bit/s x ps / 8e12
 class BbrParams:
     """BBR v1 settings (see the module docstring for each default's source)."""
 
+    #: pacing and window gain of STARTUP (2/ln 2), inverse pacing gain of DRAIN
     high_gain: float = num(HIGH_GAIN, "> 1")
+    #: window gain of PROBE_BW: cwnd target = cwnd_gain x BtlBw x RTprop
     cwnd_gain: float = num(2.0, ">= 1")
+    #: BtlBw is the maximum delivery rate of the last this many round trips
     bw_window_rounds: int = num(10, "[1, 1000000]")
+    #: RTprop expires after this long (and PROBE_RTT starts)
     min_rtt_window_s: float = num(10.0, "> 0")
+    #: STARTUP ends once BtlBw grew less than this factor ...
     full_bw_growth: float = num(1.25, "> 1")
+    #: ... in this many rounds in a row
     full_bw_rounds: int = num(3, "[1, 1000000]")
+    #: the phase of PROBE_BW's pacing-gain cycle a flow enters first
     cycle_start_index: int = num(0, "[0, 7]")
+    #: a PROBE_BW phase also ends on the bytes in flight (false: after RTprop only, the Uno
+    #: artifact)
     phase_inflight_checks: bool = True
+    #: enter PROBE_RTT when RTprop expires (the Uno artifact has none)
     probe_rtt: bool = True
+    #: time spent in PROBE_RTT
     probe_rtt_duration_s: float = num(0.2, ">= 0")
+    #: window floor, in MSS (the PROBE_RTT window too)
     min_pipe_cwnd_mss: float = num(4.0, "> 0")
+    #: RTprop starts at the path's base RTT (false: at the first RTT sample)
     seed_rtprop_base_rtt: bool = True
+    #: initial window, in flow BDPs
     init_cwnd_bdp: float = num(1.0, "> 0")
     max_cwnd_bdp: float = num(0.0, ">= 0")  # 0: no cap
     #: with the pipe filled, cut a window above the target down to it at once (the draft);

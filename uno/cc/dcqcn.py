@@ -77,7 +77,7 @@ only make sense together: the paper asks K > the CNP interval):
 
 * The defaults (``cc=dcqcn``) are the DCQCN authors' ns-3 example configuration
   (bobzhuyb/ns3-rdma, ``windows/ns-3-dev/mix/config.txt``), whose NP sends at most one CNP per
-  50 µs per flow as [P] §3 and the issue ask: ``CNP_INTERVAL 50``, ``ALPHA_RESUME_INTERVAL 55``
+  50 µs per flow as [P] §3 asks: ``CNP_INTERVAL 50``, ``ALPHA_RESUME_INTERVAL 55``
   (K), ``RP_TIMER 60`` (T), ``BYTE_COUNTER 300000`` (B, bytes), ``DCTCP_GAIN 0.00390625`` (g),
   ``FAST_RECOVERY_TIMES 5`` (F), ``RATE_AI 40Mb/s``, ``RATE_HAI 200Mb/s``,
   ``CLAMP_TARGET_RATE 1``; minimum rate 100 Mb/s (its ``qbb-net-device.cc`` default). alpha
@@ -122,7 +122,9 @@ _PS_PER_US = 1_000_000
 class DcqcnParams:
     """DCQCN reaction-point settings (see the module docstring for each default's source)."""
 
+    #: gain of alpha's update at a CNP and of its decay
     g: float = num(1.0 / 256.0, "(0, 1]")
+    #: alpha at the flow's start
     alpha_init: float = num(1.0, "[0, 1]")
     #: K: alpha decays by (1 - g) each K without a CNP
     alpha_timer_us: float = num(55.0, "> 0")
@@ -132,8 +134,11 @@ class DcqcnParams:
     byte_counter_bytes: int = num(300_000, ">= 1")
     #: F: fast-recovery stages
     fast_recovery_stages: int = num(5, "[0, 1000000]")
+    #: R_AI: the target rate's additive increase
     rate_ai_mbps: float = num(40.0, ">= 0")
+    #: R_HAI: the target rate's hyper increase
     rate_hai_mbps: float = num(200.0, ">= 0")
+    #: floor of the sending rate
     min_rate_mbps: float = num(100.0, "> 0")
     #: fraction of R_C that R_C and R_T are set to at the flow's first CNP, before its cut
     rate_on_first_cnp: float = num(1.0, "(0, 1]")
@@ -281,8 +286,3 @@ class Dcqcn(CongestionControl):
             self.target_rate_bps = rt if rt < self.line_rate_bps else self.line_rate_bps
         # fast recovery (and the second half of the increases): halve the distance to R_T
         self.pacing_rate_bps = (self.target_rate_bps + self.pacing_rate_bps) / 2.0
-
-    @property
-    def current_rate_bps(self) -> float:
-        """R_C (the same as ``pacing_rate_bps``)."""
-        return self.pacing_rate_bps

@@ -26,11 +26,16 @@ from uno.config.fields import num
 class DctcpParams:
     """DCTCP settings. Windows are in multiples of the flow's path BDP or of the MSS."""
 
+    #: gain of the EWMA of the marked fraction (alpha)
     g: float = num(1.0 / 16.0, "(0, 1]")
+    #: alpha at the flow's start
     alpha_init: float = num(1.0, "[0, 1]")
+    #: initial window, in flow BDPs
     init_cwnd_bdp: float = num(1.0, "> 0")
+    #: window floor, in MSS
     min_cwnd_mss: float = num(1.0, "> 0")
     max_cwnd_bdp: float = num(0.0, ">= 0")  # 0: no cap
+    #: pace at cwnd / base RTT
     pacing: bool = False
 
 

@@ -125,6 +125,7 @@ class GeminiParams:
     h_coeff: float = num(1.2e-7, "> 0")
     #: clamp on the paper-formula h, MSS per RTT (§III-C)
     h_min_mss: float = num(0.1, "> 0")
+    #: upper clamp on the paper-formula h, MSS per RTT (§III-C)
     h_max_mss: float = num(5.0, "> 0")
     #: absolute h in wire bytes per RTT; overrides H and bypasses the clamp (None: paper formula)
     h_bytes_per_rtt: float | None = num(None, "> 0")
@@ -144,13 +145,19 @@ class GeminiParams:
     k_bytes: float | None = num(None, "> 0")
     #: EWMA gain for alpha (not in the paper; DCTCP's 1/16)
     g: float = num(1.0 / 16.0, "(0, 1]")
+    #: alpha at the flow's start
     alpha_init: float = num(1.0, "[0, 1]")
     #: upper bound on the cut fraction max(alpha F, beta) (not in the paper)
     max_cut: float = num(1.0, "(0, 1]")
+    #: intra-DC flows take the delay signal (RTT_min above base RTT + T) as congestion
     delay_signal_intra: bool = True
+    #: inter-DC flows take the delay signal as congestion
     delay_signal_inter: bool = True
+    #: pace at cwnd / base RTT
     pacing: bool = True
+    #: initial window, in flow BDPs
     init_cwnd_bdp: float = num(1.0, "> 0")
+    #: window floor, in MSS
     min_cwnd_mss: float = num(1.0, "> 0")
     max_cwnd_bdp: float = num(0.0, ">= 0")  # 0: no cap
     #: an ECN or delay cut during slow start ends it (TCP: a congestion response sets ssthresh);

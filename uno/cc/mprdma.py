@@ -48,10 +48,14 @@ class MprdmaParams:
 
     #: window decrement per ECN-marked ACK, in MSS (MP-RDMA paper: 1/2; Uno artifact: 0.15)
     ecn_decrease_mss: float = num(0.5, "> 0")
+    #: pace at cwnd / base RTT
     pacing: bool = True
+    #: initial window, in flow BDPs
     init_cwnd_bdp: float = num(1.0, "> 0")
+    #: window floor, in MSS
     min_cwnd_mss: float = num(1.0, "> 0")
     max_cwnd_bdp: float = num(1.0, ">= 0")  # 0: no cap
+    #: a retransmission timeout resets the window to one MSS
     timeout_resets_cwnd: bool = False
     #: apply the per-ACK rule to duplicate ACKs too (ACKs of retransmitted copies of packets
     #: already acknowledged), as the Uno artifact's MprdmaSrc does

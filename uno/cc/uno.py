@@ -83,6 +83,7 @@ class UnoParams:
     qa_beta: float = num(0.5, "(0, 1]")
     #: K in bytes; null: intra-DC BDP / k_intra_bdp_divisor (Table 2: K = intra-DC BDP / 7)
     k_bytes: float | None = num(None, "> 0")
+    #: with k_bytes null: K = intra-DC BDP / this
     k_intra_bdp_divisor: float = num(7.0, "> 0")
     #: EWMA gain of E, the marked fraction across epochs (paper silent: DCTCP's 1/16)
     ecn_ewma_gain: float = num(0.0625, "(0, 1]")
@@ -98,6 +99,7 @@ class UnoParams:
     gentle_compounds: bool = True
     #: "no physical queueing" if RTT - base RTT < gentle_qdelay_us + frac x base RTT
     gentle_qdelay_us: float = num(1.0, ">= 0")
+    #: the base-RTT fraction of that test
     gentle_qdelay_base_rtt_frac: float = num(0.0, ">= 0")
     #: QA is evaluated once per qa_period_base_rtt x base RTT (§4.1.2: once per RTT)
     qa_period_base_rtt: float = num(1.0, "> 0")
@@ -105,7 +107,9 @@ class UnoParams:
     qa_window_scale: float = num(1.0, "(0, 1]")
     #: initial window and cap, in flow BDPs (the artifact: 1 and 1)
     init_cwnd_bdp: float = num(1.0, "> 0")
+    #: window cap, in flow BDPs (0: no cap)
     max_cwnd_bdp: float = num(1.0, ">= 0")
+    #: window floor, in MSS
     min_cwnd_mss: float = num(1.0, "> 0")
     #: pace at cwnd / base RTT
     pacing: bool = True

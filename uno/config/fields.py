@@ -10,7 +10,8 @@ and :func:`uno.config.validate.check_fields` walks the dataclasses, so a new fie
 the moment it is declared (``tests/test_config_errors.py`` fails for a numeric field without a
 rule). On top of its rule, every number must be finite, an ``int`` field must hold an integer
 that fits comfortably in 64 bits, and a field whose name carries a unit must stay within the
-engine's integer range once converted (µs, ms, s to picoseconds; Gb/s to bit/s).
+engine's integer range once converted (µs, ms, s to picoseconds; Gb/s to bit/s), and be 0 or at
+least one engine unit (a positive time below 1 ps would round to 0 ps).
 """
 
 from __future__ import annotations
@@ -92,7 +93,10 @@ def choice(default: Any, choices: Iterable[str] | Callable[[], Iterable[str]]) -
 
 
 def unit_of(name: str) -> tuple[float, str] | None:
-    """(scale to engine units, unit) for a field name ending in a unit suffix, else None."""
+    """(scale to engine units, unit) for a field name ending in a unit suffix, else None. A
+    ratio such as ``k_pkts_per_gbps`` is not a quantity in that unit."""
+    if "_per_" in name:
+        return None
     for suffix, scale in UNIT_SCALES.items():
         if name.endswith(suffix):
             return scale

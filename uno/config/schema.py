@@ -65,13 +65,21 @@ MAX_HOSTS = "[1, 65536]"
 @dataclass
 class DumbbellTopo:
     kind: str = choice("dumbbell", _topo_kinds)
+    #: hosts on the left switch (ids 0 .. n_senders - 1)
     n_senders: int = num(4, MAX_HOSTS)
+    #: hosts on the right switch (ids n_senders ..), across the bottleneck from the senders
     n_receivers: int = num(1, MAX_HOSTS)
+    #: rate of every host link
     host_rate_gbps: float = num(100.0, "> 0")
+    #: rate of the link from the left switch to the right one
     bottleneck_rate_gbps: float = num(100.0, "> 0")
+    #: one-way propagation delay of every host link
     link_delay_us: float = num(1.0, ">= 0")
+    #: one-way propagation delay of the bottleneck link
     bottleneck_delay_us: float = num(1.0, ">= 0")
+    #: buffer of every switch output port
     buffer_bytes: int = num(MIB, "> 0")
+    #: buffer of every host's NIC queue
     nic_buffer_bytes: int = num(GIB, "> 0")
 
 
@@ -80,9 +88,14 @@ class FatTreeTopo:
     kind: str = choice("fat_tree", _topo_kinds)
     #: switch radix; hosts = k^3/4 per fat tree
     k: int = num(8, "[2, 64]")
+    #: rate of every link
     link_rate_gbps: float = num(100.0, "> 0")
+    #: one-way propagation delay of every link
     link_delay_us: float = num(1.0, ">= 0")
+    #: buffer of every switch output port (on two_dc: unless intra_buffer_bytes or
+    #: inter_buffer_bytes says otherwise)
     buffer_bytes: int = num(MIB, "> 0")
+    #: buffer of every host's NIC queue
     nic_buffer_bytes: int = num(GIB, "> 0")
 
     def check_consistency(self, prefix: str) -> None:
@@ -93,13 +106,20 @@ class FatTreeTopo:
 @dataclass
 class TwoDcTopo(FatTreeTopo):
     kind: str = choice("two_dc", _topo_kinds)
+    #: parallel links from every core switch to its datacenter's border switch
     core_border_links: int = num(8, "[1, 1024]")
+    #: parallel WAN links between the two border switches
     wan_links: int = num(8, "[1, 4096]")
+    #: rate of every WAN link
     wan_rate_gbps: float = num(100.0, "> 0")
+    #: one-way propagation delay of every WAN link (886.5: inter-DC base RTT 1.792 ms, 128x the
+    #: intra-DC one)
     wan_delay_us: float = num(886.5, ">= 0")
     #: if set, overrides wan_delay_us so that inter-DC base RTT = ratio x intra-DC base RTT
     inter_rtt_ratio: float | None = num(None, "> 1")
+    #: buffer of the intra-DC switch ports (ToR, aggregation, core); null: buffer_bytes
     intra_buffer_bytes: int | None = num(None, "> 0")
+    #: buffer of the core-border and WAN ports; null: buffer_bytes
     inter_buffer_bytes: int | None = num(None, "> 0")
 
 
@@ -117,22 +137,33 @@ class GearTwoDcTopo:
     (uno/topo/gear_two_dc.py)."""
 
     kind: str = choice("gear_two_dc", _topo_kinds)
+    #: pods per datacenter
     pods: int = num(4, "[1, 256]")
+    #: ToR switches per pod
     tors_per_pod: int = num(4, "[1, 256]")
+    #: aggregation switches per pod, each linked to every ToR of its pod
     aggs_per_pod: int = num(4, "[1, 256]")
+    #: hosts under every ToR switch
     hosts_per_tor: int = num(8, "[1, 1024]")
     #: aggregation switch a of every pod links to core group a (core_switches / aggs_per_pod)
     core_switches: int = num(8, "[1, 4096]")
     #: WAN links between core c of DC 0 and core c of DC 1
     wan_links_per_core: int = num(1, "[1, 64]")
+    #: rate of every host link
     host_rate_gbps: float = num(100.0, "> 0")
+    #: rate of every ToR-aggregation and aggregation-core link
     fabric_rate_gbps: float = num(100.0, "> 0")
+    #: rate of every WAN link
     wan_rate_gbps: float = num(100.0, "> 0")
     #: one-way propagation between hosts in different pods, spread over the path's 6 links
     inter_pod_delay_us: float = num(20.0, ">= 0")
+    #: one-way propagation delay of every WAN link
     wan_delay_us: float = num(25000.0, ">= 0")
+    #: buffer of every intra-DC switch output port
     buffer_bytes: int = num(10_000_000, "> 0")
+    #: buffer of every WAN port
     wan_buffer_bytes: int = num(10_000_000, "> 0")
+    #: buffer of every host's NIC queue
     nic_buffer_bytes: int = num(GIB, "> 0")
 
     def check_consistency(self, prefix: str) -> None:
@@ -152,23 +183,33 @@ class MlccTwoDcTopo:
     (uno/topo/mlcc_two_dc.py)."""
 
     kind: str = choice("mlcc_two_dc", _topo_kinds)
+    #: spine switches per datacenter
     spines: int = num(2, "[1, 256]")
+    #: leaf switches per datacenter, each linked to every spine
     leaves: int = num(4, "[1, 1024]")
+    #: hosts under every leaf switch
     hosts_per_leaf: int = num(32, "[1, 1024]")
     #: links from every spine to its datacenter's DCI switch
     spine_dci_links: int = num(1, "[1, 64]")
     #: long-distance links between the two DCI switches
     wan_links: int = num(2, "[1, 1024]")
+    #: rate of every host link
     host_rate_gbps: float = num(25.0, "> 0")
+    #: rate of every leaf-spine and spine-DCI link
     fabric_rate_gbps: float = num(100.0, "> 0")
+    #: rate of every long-distance link between the DCI switches
     wan_rate_gbps: float = num(100.0, "> 0")
+    #: one-way propagation delay of every host link
     host_delay_us: float = num(1.0, ">= 0")
+    #: one-way propagation delay of every other intra-DC link
     fabric_delay_us: float = num(5.0, ">= 0")
+    #: one-way propagation delay of every DCI-to-DCI link
     wan_delay_us: float = num(3000.0, ">= 0")
     #: every output port of an intra-DC (leaf, spine) switch
     switch_buffer_bytes: int = num(22 * MIB, "> 0")
     #: every output port of a DCI switch
     dci_buffer_bytes: int = num(128 * MIB, "> 0")
+    #: buffer of every host's NIC queue
     nic_buffer_bytes: int = num(GIB, "> 0")
 
     def check_consistency(self, prefix: str) -> None:
@@ -178,32 +219,46 @@ class MlccTwoDcTopo:
 # ---- workload -----------------------------------------------------------------------------
 @dataclass
 class FlowEntry:
+    #: sending host id
     src: int = num(MISSING, ">= 0")
+    #: receiving host id
     dst: int = num(MISSING, ">= 0")
+    #: bytes the flow carries
     size_bytes: int = num(MISSING, "> 0")
+    #: when the flow starts
     start_us: float = num(0.0, ">= 0")
+    #: a label (flows table column ``tag``) that engine.stop_when_done and engine.hybrid_packet_tags
+    #: can name
     tag: str = ""
 
 
 @dataclass
 class FlowsWorkload:
     kind: str = choice("flows", _workload_kinds)
+    #: the flows, e.g. workload.flows='[{src:0,dst:200,size_bytes:1000000}]'
     flows: list[FlowEntry] = field(default_factory=list)
 
 
 @dataclass
 class IncastWorkload:
     kind: str = choice("incast", _workload_kinds)
-    receiver: int = num(0, ">= 0")
+    #: host id of the receiver; null: the topology's designated receiver (on the dumbbell the
+    #: first host behind its bottleneck, elsewhere host 0)
+    receiver: int | None = num(None, ">= 0")
+    #: senders in the receiver's datacenter
     n_intra: int = num(4, "[0, 65536]")
+    #: senders in the other datacenter
     n_inter: int = num(4, "[0, 65536]")
+    #: bytes each sender sends
     size_bytes: int = num(1_000_000, "> 0")
+    #: start of the first sender
     start_us: float = num(0.0, ">= 0")
     #: start of sender i = start_us + i * stagger_us
     stagger_us: float = num(0.0, ">= 0")
     #: how senders are chosen: "random" (seeded), "spread" (round-robin over racks) or
     #: "explicit" (the hosts in ``senders``, n_intra of them in the receiver's DC)
     placement: str = choice("random", PLACEMENTS)
+    #: with placement explicit: the sending hosts
     senders: list[int] = field(default_factory=list)
 
     def check_consistency(self, prefix: str) -> None:
@@ -214,14 +269,19 @@ class IncastWorkload:
 @dataclass
 class RpcIncastWorkload(IncastWorkload):
     kind: str = choice("rpc_incast", _workload_kinds)
+    #: RPCs sent to the receiver, on top of the incast
     rpc_count: int = num(1000, "[0, 10000000]")
     #: "same_rack" (hosts under the receiver's ToR), "same_dc" or "listed" (``rpc_hosts``)
     rpc_sources: str = choice("same_rack", RPC_SOURCES)
+    #: with rpc_sources listed: the hosts the RPCs come from
     rpc_hosts: list[int] = field(default_factory=list)
     #: shipped CDF name (data/cdf/<name>.csv) or a path to a CDF file
     rpc_cdf: str = "google_rpc"
+    #: RPC sizes drawn from rpc_cdf are capped at this (null: no cap)
     rpc_max_bytes: int | None = num(None, "> 0")
+    #: when the first RPC starts
     rpc_start_us: float = num(15000.0, ">= 0")
+    #: gap between RPC starts (the mean gap with poisson arrivals)
     rpc_interval_us: float = num(25.0, "> 0")
     #: "periodic" (every rpc_interval_us) or "poisson" (exponential gaps of that mean)
     rpc_arrivals: str = choice("periodic", ARRIVALS)
@@ -237,7 +297,9 @@ class RpcIncastWorkload(IncastWorkload):
 @dataclass
 class PermutationWorkload:
     kind: str = choice("permutation", _workload_kinds)
+    #: bytes each host sends to its partner
     size_bytes: int = num(1_000_000, "> 0")
+    #: when every flow starts
     start_us: float = num(0.0, ">= 0")
     #: "all" (any other host), "intra" (same DC), "inter" (other DC)
     scope: str = choice("all", SCOPES)
@@ -259,12 +321,15 @@ class MixedWorkload:
     load: float = num(0.4, "(0, 1)")
     #: the trace ends after this many flows, or (n_flows null) at duration_us
     n_flows: int | None = num(5000, "[1, 100000000]")
+    #: with n_flows null: arrivals stop at this time
     duration_us: float | None = num(None, "> 0")
     #: share of intra-DC flows, by count (the paper: 4:1 -> 0.8)
     intra_fraction: float = num(0.8, "[0, 1]")
     #: shipped CDF names (data/cdf/<name>.csv) or CSV paths
     intra_cdf: str = "web_search"
+    #: inter-DC flow sizes: a shipped CDF name (data/cdf/<name>.csv) or a CSV path
     inter_cdf: str = "alibaba_interdc"
+    #: time of the first arrival
     start_us: float = num(0.0, ">= 0")
 
     def check_consistency(self, prefix: str) -> None:
@@ -275,13 +340,18 @@ class MixedWorkload:
 @dataclass
 class AllreduceWorkload:
     kind: str = choice("allreduce", _workload_kinds)
+    #: flows of one iteration's all-reduce, between fixed pairs of hosts, one host of each pair in
+    #: each datacenter
     flows_per_iteration: int = num(8, "[1, 65536]")
     #: inter-DC bytes of one iteration's all-reduce (Uno §5.1: ~70-500 MiB for Llama 70B)
     iteration_bytes: int = num(70 * MIB, "> 0")
+    #: training iterations, one all-reduce burst each
     iterations: int = num(3, "[1, 100000]")
     #: time between one collective's end and the next one's start (the backward pass)
     compute_us: float = num(1000.0, ">= 0")
+    #: start of the first iteration
     start_us: float = num(0.0, ">= 0")
+    #: every other flow runs from the second datacenter to the first (false: all from the first)
     bidirectional: bool = True
 
 
@@ -299,6 +369,7 @@ class ClassRecovery:
     #: from the flow's first retransmission on, RTO = this many base RTTs (the artifact's MPRDMA
     #: widens its margin to 1/2 base RTT after a resend: 2.5)
     rto_base_rtts_after_retransmit: float | None = num(None, "> 0")
+    #: the class's retransmission timer is checked at most this often
     timer_granularity_us: float | None = num(None, "> 0")
     #: fast retransmit (see TransportConfig.dupack_threshold); 0 turns it off for the class
     dupack_threshold: int | None = num(None, "[0, 1000]")
@@ -307,12 +378,16 @@ class ClassRecovery:
 @dataclass
 class TransportConfig:
     mtu_bytes: int = num(4096, "[64, 1048576]")  # payload per data packet
+    #: header bytes on every data packet, on top of its payload
     header_bytes: int = num(64, "[0, 65536]")
+    #: wire size of an ACK (and of a NACK or CNP)
     ack_bytes: int = num(64, "[1, 65536]")
     #: fixed RTO for every flow; if unset, RTO = base RTT + rto_queue_factor x (time to drain
     #: a full buffer at every switch queue on the path), as in the Uno authors' artifact.
     rto_us: float | None = num(None, "> 0")
+    #: the factor of the drain time in the default RTO (see rto_us)
     rto_queue_factor: float = num(1.0, "[0, 1000]")
+    #: lower bound on the default RTO
     rto_min_us: float = num(0.0, ">= 0")
     #: the retransmission timer is checked at most this often (htsim scans every 1 us)
     timer_granularity_us: float = num(1.0, "> 0")
@@ -341,7 +416,9 @@ class TransportConfig:
 class CcConfig:
     #: algorithm for every flow unless ``intra``/``inter`` name one for that class
     algo: str = choice("dctcp", _cc_names)
+    #: algorithm for intra-DC flows (null: algo)
     intra: str | None = choice(None, _cc_names)
+    #: algorithm for inter-DC flows (null: algo)
     inter: str | None = choice(None, _cc_names)
     dctcp: DctcpParams = field(default_factory=DctcpParams)
     uno: UnoParams = field(default_factory=UnoParams)
@@ -354,6 +431,7 @@ class CcConfig:
 
 @dataclass
 class LbConfig:
+    #: load balancer of every flow
     algo: str = choice("ecmp", _lb_names)
     #: distinct entropy values a spraying flow (spray, reps) draws from (htsim: 256 path ids)
     n_entropies: int = num(256, "[1, 65536]")
@@ -370,11 +448,16 @@ def _check_thresholds(prefix: str, node, low: str, high: str) -> None:
 
 @dataclass
 class EcnConfig:
+    #: physical queues mark ECN with RED at switch ports (false: no physical-queue marking)
     enabled: bool = True
+    #: RED's Kmin as a fraction of the port buffer: no mark at or below it
     kmin_frac: float = num(0.25, "[0, 1]")
+    #: RED's Kmax as a fraction of the port buffer: the marking probability rises linearly to pmax
+    #: at it
     kmax_frac: float = num(0.75, "[0, 1]")
     #: absolute thresholds (bytes) override the fractions of the port buffer when set
     kmin_bytes: int | None = num(None, ">= 0")
+    #: absolute Kmax (bytes); set with kmin_bytes
     kmax_bytes: int | None = num(None, ">= 0")
     #: marking probability reached at kmax (DCQCN's RED: Pmax); above kmax every packet is marked
     pmax: float = num(1.0, "(0, 1]")
@@ -393,11 +476,15 @@ class EcnConfig:
 
 @dataclass
 class PhantomConfig:
+    #: a phantom queue at every marking switch port (Uno paper §3.2, §4.1.3)
     enabled: bool = False
+    #: the phantom queue drains at this fraction of the line rate
     drain_frac: float = num(0.9, "(0, 1]")
     #: default (null): the largest base-path BDP in the topology (the inter-DC BDP on two_dc)
     size_bytes: int | None = num(None, "> 0")
+    #: the phantom queue's RED Kmin, as a fraction of its size
     kmin_frac: float = num(0.25, "[0, 1]")
+    #: the phantom queue's RED Kmax, as a fraction of its size
     kmax_frac: float = num(0.75, "[0, 1]")
     #: control packets (ACKs) add to the phantom level (the paper says only "increase occupancy
     #: on ingress"; htsim's phantom queue counts data packets only)
@@ -413,6 +500,7 @@ class PhantomConfig:
 class PfcConfig:
     """Priority flow control, a lossless fabric (uno/net/pfc.py). Needs the event port model."""
 
+    #: lossless fabric: per-ingress PAUSE / RESUME at the thresholds below
     enabled: bool = False
     #: pause threshold of every ingress queue; null: derived per switch so that no packet that
     #: entered through a PFC queue can be dropped (smallest port buffer / ingress queues - headroom)
@@ -440,15 +528,18 @@ def _int_replacements():
 class IntTelemetryConfig:
     """In-band network telemetry records in data packets, echoed in ACKs (uno/net/int.py)."""
 
+    #: INT-enabled switch egress ports append a record to every data packet
     enabled: bool = False
     #: switch tiers whose egress ports add a record; null: every tier but "border" (DCI)
     tiers: list[str] | None = None
+    #: records a packet holds
     max_records: int = num(5, "[1, 64]")
     #: when the records are full: "none" (later hops add nothing) or "gear" (Gear eq. 3: keep
     #: the records with the longest queue-drain time)
     replacement: str = choice("none", _int_replacements)
     #: wire bytes per record and of the INT header (HPCC's ns-3 IntHeader: 8 and 2)
     hop_bytes: int = num(8, "[0, 1024]")
+    #: wire bytes of the INT header (records: hop_bytes each)
     header_bytes: int = num(2, "[0, 1024]")
 
 
@@ -469,6 +560,7 @@ class SwitchConfig:
     #: RED thresholds (fractions of the buffer) at border and WAN ports; null: those of ``ecn``
     #: (the Uno artifact's UnoCC without phantom queues: 20%/60% there, 10%/80% elsewhere)
     border_kmin_frac: float | None = num(None, "[0, 1]")
+    #: RED Kmax (fraction of the buffer) at border and WAN ports; set with border_kmin_frac
     border_kmax_frac: float | None = num(None, "[0, 1]")
     #: control packets (ACKs) bypass the data queue at switch ports: never dropped, never
     #: counted in buffer, RED or phantom (htsim's high-priority queue for header-only packets)
@@ -530,8 +622,11 @@ class EngineConfig:
     max_sim_time_ms: float = num(1000.0, "> 0")
     #: sampling interval of rates/cwnd/queues tables; 0 disables sampling
     sample_interval_us: float = num(10.0, ">= 0")
+    #: sample every flow's sending rate (rates.parquet)
     sample_rates: bool = True
+    #: sample every flow's window (cwnd.parquet)
     sample_cwnd: bool = True
+    #: sample the queues of engine.queue_ports (queues.parquet)
     sample_queues: bool = True
     #: ports whose queues are sampled: "receivers" (switch ports into flow destinations),
     #: "busy" (any port non-empty at the sample), "all", or glob patterns of port names; a
@@ -539,8 +634,14 @@ class EngineConfig:
     queue_ports: list[str] = field(default_factory=lambda: ["receivers"])
     #: end the run once every flow carrying one of these tags finished (empty: all flows)
     stop_when_done: list[str] = field(default_factory=list)
+    #: the run is time-bounded by design: flows the run waits for (stop_when_done) may be
+    #: unfinished at max_sim_time_ms. false: such a run is reported incomplete (summary
+    #: run.status, uno-run exit status 3)
+    allow_unfinished: bool = False
     #: progress bar on stderr: null shows it when stderr is a terminal and $CI is unset
     progress: bool | None = None
+    #: check conservation of packets and bytes and every queue's bounds during and at the end of the
+    #: run; a broken invariant stops the run with an error
     check_invariants: bool = True
     #: packet engine ports: "lazy" (departure computed at enqueue, one event per packet-hop),
     #: "event" (departure decided when the previous one ends: can pause, serve priorities and
@@ -563,8 +664,11 @@ class EcConfig:
     """UnoRC's erasure coding (Uno paper §4.2): blocks of x data + y parity packets, decoded from
     any x; the receiver NACKs a block its timer finds undecodable."""
 
+    #: "none" (no coding) or "mds" (Reed-Solomon blocks)
     kind: str = choice("none", ("none", "mds"))
+    #: x: data packets per block
     data_packets: int = num(8, "[1, 254]")
+    #: y: parity packets per block; a block decodes from any x of its x + y
     parity_packets: int = num(2, "[0, 254]")
     #: which flows are coded: "inter" (inter-DC flows, as the paper) or "all"
     scope: str = choice("inter", ("inter", "all"))
@@ -573,6 +677,7 @@ class EcConfig:
     receiver_timeout_us: float | None = num(None, "> 0")
     #: real Reed-Solomon symbols, encoded and decoded and checked per block; false counts only
     payload: bool = True
+    #: one-byte Reed-Solomon symbols each packet carries per block (with payload)
     symbols_per_packet: int = num(4, "[1, 4096]")
 
     def check_consistency(self, prefix: str) -> None:
@@ -593,6 +698,7 @@ class LinkFailure:
     ports: list[str] = field(default_factory=list)
     #: fail the reverse direction of each matched link too
     both_directions: bool = True
+    #: the link fails at this time
     at_us: float = num(0.0, ">= 0")
     #: the link comes back at this time (null: never)
     until_us: float | None = num(None, "> 0")
@@ -612,10 +718,15 @@ class LinkLoss:
     ``block_packets`` (``block_probabilities[k-1]`` = probability that a block loses k packets,
     the Uno paper's Table 1)."""
 
+    #: port names or glob patterns of the lossy ports
     ports: list[str] = field(default_factory=list)
+    #: the reverse direction of each matched link loses packets too
     both_directions: bool = False
+    #: independent loss probability of every packet
     probability: float = num(0.0, "[0, 1]")
+    #: correlated loss: entry k-1 is the probability that a block loses k packets (Uno Table 1)
     block_probabilities: list[float] = field(default_factory=list)
+    #: packets per block of the correlated loss
     block_packets: int = num(10, "[1, 100000]")
 
     def check_consistency(self, prefix: str) -> None:
@@ -650,7 +761,10 @@ class FaultsConfig:
 
 @dataclass
 class RunConfig:
+    #: the run's name: results go to results/<name>/<time>-<pid>/ (one folder name: no '/',
+    #: '\\', '..', leading '.' or control characters)
     name: str = "run"
+    #: the one seed every random stream of the run derives from: same config and seed, same results
     seed: int = num(1, ">= 0")
     topo: Any = MISSING
     workload: Any = MISSING
@@ -668,8 +782,9 @@ class RunConfig:
     overwrite: bool = False
 
 
-#: fields that say how and where to run, not what to simulate: left out of the config hash
-RUN_CONTROL_KEYS = ("out_dir", "overwrite", "engine.progress")
+#: fields that say how and where to run, or how to judge its end, not what to simulate: left out
+#: of the config hash
+RUN_CONTROL_KEYS = ("out_dir", "overwrite", "engine.progress", "engine.allow_unfinished")
 
 
 TOPO_SCHEMAS = {

@@ -4,7 +4,9 @@
 including ones added with Hydra's ``+`` prefix, and mandatory values left unset.
 :func:`check_fields` walks the resolved dataclasses: every field is checked against the rule it
 declares (:mod:`uno.config.fields`), numbers must be finite and fit the engine's integer units,
-and a dataclass may add cross-field rules in a ``check_consistency(prefix)`` method. Checks that
+and a dataclass may add cross-field rules in a ``check_consistency(prefix)`` method.
+:func:`check_config` adds the rules across groups: the run name (:func:`check_run_name`) and a
+network that can deliver a packet before the run stops (:func:`check_deliverable`). Checks that
 need the built topology (host ids, port names, link kinds) are in :func:`check_against_topology`
 and the workload generators. Each failure raises one :class:`ConfigError` naming the field, the
 value and what is accepted, before anything runs or is written.
@@ -112,6 +114,15 @@ def check_number(path: str, value: Any, base: type, rule: Rule | None, nullable:
         raise ConfigError(
             path, f"must be {accepted} and at most {limit:.4g} ({why}), got {_fmt(value)}"
         )
+    if unit is not None and value != 0 and abs(value) * unit[0] < 1:
+        # the engine counts in whole units: a positive time below 1 ps would become 0 ps
+        # (sampling every 0 ps: off), a rate below 1 bit/s 0 bit/s
+        zero = "0 or " if rule is None or rule.accepts(0) else ""
+        raise ConfigError(
+            path,
+            f"must be {zero}at least {1 / unit[0]:g} (1 {unit[1]} in the engine; a smaller value "
+            f"rounds to 0), got {_fmt(value)}",
+        )
 
 
 def accepted_text(cls: type, spec: dataclasses.Field) -> str | None:
@@ -167,6 +178,119 @@ def check_fields(node: Any, prefix: str = "") -> None:
 def check_config(cfg) -> None:
     """All checks that need only the (resolved) config."""
     check_fields(cfg)
+    check_run_name(cfg.name)
+    check_deliverable(cfg)
+
+
+# ---- cross-field checks -----------------------------------------------------------------
+
+#: the longest run name: one folder name (at most 255 bytes on common file systems)
+MAX_NAME_BYTES = 200
+
+
+def check_run_name(name: str) -> None:
+    """``name`` is the folder the run's results go in under ``results/``: one plain path
+    component, so that results stay there (``out_dir`` says where else to write)."""
+    problem = None
+    if not name:
+        problem = "must not be empty"
+    elif "/" in name or "\\" in name:
+        problem = "must be one folder name, without '/' or '\\'"
+    elif name.startswith(".") or ".." in name:
+        problem = "must not start with '.' or contain '..'"
+    elif any(ord(c) < 32 or ord(c) == 127 for c in name):
+        problem = "must not contain control characters"
+    elif len(name.encode()) > MAX_NAME_BYTES:
+        problem = f"must be at most {MAX_NAME_BYTES} bytes long"
+    if problem:
+        raise ConfigError(
+            "name",
+            f"{problem} (it names the run's folder under results/; out_dir=DIR writes "
+            f"elsewhere), got {name!r}",
+        )
+
+
+def packet_bytes(cfg) -> tuple[int, int]:
+    """Wire bytes of a full data packet and of an ACK (INT records included when on)."""
+    from uno.net.int import int_overhead_bytes
+
+    tp = cfg.transport
+    extra = int_overhead_bytes(cfg.switch.int_telemetry)
+    return tp.mtu_bytes + tp.header_bytes + extra, tp.ack_bytes + extra
+
+
+def check_deliverable(cfg) -> None:
+    """Refuse a network that cannot deliver a packet before the run stops: a port buffer (any
+    ``*buffer_bytes`` field of the topology) smaller than one full data packet or ACK, a link
+    (any ``*_rate_gbps`` field) too slow to carry one data packet within
+    ``engine.max_sim_time_ms``, or a workload whose flows all start after it."""
+    from uno.core.units import gbps_to_bps, ms_to_ps, serialization_ps, us_to_ps
+
+    data_bytes, ack_bytes = packet_bytes(cfg)
+    topo = cfg.topo
+    values = {f.name: getattr(topo, f.name) for f in dataclasses.fields(topo)}
+    buffers = {k: v for k, v in values.items() if k.endswith("buffer_bytes") and v is not None}
+    if buffers:
+        name, smallest = min(buffers.items(), key=lambda kv: kv[1])
+        _check_buffer(f"topo.{name}", smallest, cfg.transport, data_bytes, ack_bytes)
+    stop_ps = ms_to_ps(cfg.engine.max_sim_time_ms)
+    for name, value in values.items():
+        if not name.endswith("_rate_gbps") or value is None:
+            continue
+        bps = gbps_to_bps(value)
+        if bps < 1 or serialization_ps(data_bytes, bps) > stop_ps:
+            need_gbps = data_bytes * 8 / (stop_ps / 1e12) / 1e9
+            raise ConfigError(
+                f"topo.{name}",
+                f"must be at least {need_gbps:.3g} so that one data packet ({data_bytes} B) "
+                f"crosses the link within engine.max_sim_time_ms "
+                f"({cfg.engine.max_sim_time_ms:g} ms), got {_fmt(value)}",
+            )
+    first = _first_start(cfg.workload)
+    if first is not None and us_to_ps(first[1]) >= stop_ps:
+        raise ConfigError(
+            first[0],
+            f"must be before engine.max_sim_time_ms ({cfg.engine.max_sim_time_ms:g} ms): no "
+            f"flow would start before the run stops, got {_fmt(first[1])}",
+        )
+
+
+def _check_buffer(field: str, buffer_bytes: int, tp, data_bytes: int, ack_bytes: int) -> None:
+    """The smallest port buffer, ``field``, must hold a full data packet and an ACK (the message
+    names the packet size field too: a smaller MTU is the other way out)."""
+    if buffer_bytes >= max(data_bytes, ack_bytes):
+        return
+    if data_bytes >= ack_bytes:
+        packet = (
+            f"one full data packet (transport.mtu_bytes={tp.mtu_bytes} + "
+            f"{data_bytes - tp.mtu_bytes} B of headers; or make the MTU smaller)"
+        )
+    else:
+        packet = f"one ACK (transport.ack_bytes={tp.ack_bytes} and INT records)"
+    raise ConfigError(
+        field,
+        f"must be at least {max(data_bytes, ack_bytes)}, {packet}: no packet could pass such a "
+        f"port, got {buffer_bytes}",
+    )
+
+
+def _first_start(wl) -> tuple[str, float] | None:
+    """(field, µs) of the earliest start time a flow of workload ``wl`` may have, when the
+    config says it (a trace file's times are its own)."""
+    if wl.kind == "flows":
+        if not wl.flows:
+            return None
+        i = min(range(len(wl.flows)), key=lambda k: wl.flows[k].start_us)
+        return f"workload.flows[{i}].start_us", wl.flows[i].start_us
+    if wl.kind == "rpc_incast":
+        starts = []
+        if wl.n_intra + wl.n_inter > 0:
+            starts.append(("workload.start_us", wl.start_us))
+        if wl.rpc_count > 0:
+            starts.append(("workload.rpc_start_us", wl.rpc_start_us))
+        return min(starts, key=lambda s: s[1]) if starts else None
+    start = getattr(wl, "start_us", None)
+    return ("workload.start_us", start) if start is not None else None
 
 
 # ---- checks against the built topology --------------------------------------------------

@@ -19,6 +19,7 @@ from uno.core.errors import InvariantError
 from uno.core.rng import RngStreams
 from uno.core.units import PS_PER_US, rate_bps
 from uno.metrics.flows import FLOW_COLUMNS, flows_frame
+from uno.metrics.progress import Snapshot
 from uno.metrics.recorder import Recorder
 from uno.metrics.summary import class_summary, format_summary
 
@@ -37,6 +38,12 @@ class RunResult:
 
     def summary_text(self) -> str:
         return format_summary(self.summary)
+
+    @property
+    def status(self) -> str | None:
+        """The run's status: "complete", or "incomplete" when flows it waited for were unfinished
+        at its stop time (``summary["run"]["status"]``; :func:`uno.api.run_status`)."""
+        return self.summary.get("run", {}).get("status")
 
 
 class Simulation:
@@ -64,9 +71,8 @@ class Simulation:
         self._tracing_memory = False
         self._wall_s = 0.0  # time inside advance() calls only
         self._over = False
-        #: engine entries scheduled by observers paced by wall time (the progress ticks), left
-        #: out of the summary's event count so that the count is the same run after run
-        self.observer_events = 0
+        self.n_required_started = 0  # started flows of those the run waits for
+        self._progress_flows = None  # (progress_snapshot: the required flows, ...)
 
     # ---- flow lifecycle -----------------------------------------------------------------
     def _arrivals(self):
@@ -87,6 +93,8 @@ class Simulation:
             self._start_flow(flow)
 
     def _start_flow(self, flow) -> None:
+        if not self.stop_tags or flow.tag in self.stop_tags:
+            self.n_required_started += 1
         if self.recorder is not None:
             self.recorder.flow_started(flow)
         flow.sender.start()
@@ -170,6 +178,36 @@ class Simulation:
             self._over = self._stop.processed or until_ps == self.max_time_ps
         return self._over
 
+    def progress_snapshot(self) -> Snapshot:
+        """What the progress watcher shows (:mod:`uno.metrics.progress`). It runs in the
+        watcher's thread while the run goes on, so it only reads."""
+        now, done, total, started, late = self.packet_work()
+        return Snapshot(now, done, total, started, late, self.n_finished, len(self.flows),
+                        self.network.packet_hops(), "packet-hops")  # fmt: skip
+
+    def packet_work(self) -> tuple[int, int, int, bool, bool]:
+        """The simulated time reached (the compiled data plane's kernel runs ahead of the
+        engine's clock between its returns to Python); the required flows'
+        (``engine.stop_when_done``) bytes received and their bytes; whether every one has
+        started; whether one starts at or after the stop time (one that waits for a group,
+        ``after``, starts when the group is done: not known before)."""
+        if self._progress_flows is None:
+            flows, tags = self.flows, self.stop_tags
+            index = [i for i, f in enumerate(flows) if not tags or f.tag in tags]
+            total = sum(flows[i].size_bytes for i in index)
+            late = any(not flows[i].after and flows[i].start_ps >= self.max_time_ps for i in index)
+            self._progress_flows = (np.array(index, dtype=np.int64), total, late)
+        index, total, late = self._progress_flows
+        now = self.engine.now
+        dp = self.network.dataplane
+        if dp is not None:
+            kernel_now, got = dp.progress_view()
+            now, done = max(now, kernel_now), int(got[index].sum())
+        else:
+            flows = self.flows
+            done = sum(flows[i].receiver.bytes_received for i in index.tolist())
+        return now, done, total, self.n_required_started == len(index), late
+
     @property
     def over(self) -> bool:
         """Whether the run has ended: every required flow done, or ``max_time_ps`` reached."""
@@ -206,7 +244,7 @@ class Simulation:
                 self.meta,
                 sim_time_us=sim_time_ps / PS_PER_US,
                 wall_s=wall_s,
-                events=self.engine.events_scheduled - self.observer_events,
+                events=self.engine.events_scheduled,
                 packet_hops=hops,
                 packet_hops_per_s=hops / wall_s if wall_s > 0 else 0.0,
                 all_flows_finished=bool(flows["finish_ps"].notna().all()),

@@ -1,5 +1,6 @@
 """Unit conversions. The engine counts time in integer picoseconds, sizes in integer bytes and
-rates in bits per second; configs use human units and are converted here, in one place."""
+rates in bits per second; configs use human units (the unit is in the field's name). Every
+conversion is one of these functions, called where a builder reads the config value."""
 
 from __future__ import annotations
 
@@ -20,11 +21,6 @@ def ms_to_ps(ms: float) -> int:
     return int(round(ms * PS_PER_MS))
 
 
-def ns_to_ps(ns: float) -> int:
-    """Nanoseconds (float) to integer picoseconds, rounded to nearest."""
-    return int(round(ns * PS_PER_NS))
-
-
 def gbps_to_bps(gbps: float) -> int:
     """Gigabits per second to integer bits per second."""
     return int(round(gbps * 1e9))
@@ -33,11 +29,6 @@ def gbps_to_bps(gbps: float) -> int:
 def serialization_ps(size_bytes: int, rate_bps: int) -> int:
     """Time to put ``size_bytes`` on a wire of ``rate_bps``, in integer picoseconds (rounded up)."""
     return -(-size_bytes * BITS_PER_BYTE * PS_PER_S // rate_bps)
-
-
-def bytes_in_ps(duration_ps: int, rate_bps: int) -> float:
-    """Bytes a ``rate_bps`` link carries in ``duration_ps`` picoseconds."""
-    return duration_ps * rate_bps / (BITS_PER_BYTE * PS_PER_S)
 
 
 def rate_bps(size_bytes: float, duration_ps: int) -> float:

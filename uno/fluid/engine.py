@@ -120,6 +120,7 @@ import pandas as pd
 
 from uno.cc.registry import make_cc
 from uno.core.arrays import concat_ranges
+from uno.core.budget import WallBudget
 from uno.core.errors import ConfigError
 from uno.core.packet import flow_hash_key, mix64
 from uno.core.rng import RngStreams
@@ -129,6 +130,7 @@ from uno.fluid import kernels as K
 from uno.fluid.memory import DELAY_LINES, zeros_aligned
 from uno.lb.base import ENTROPY_SPACE
 from uno.metrics.flows import FLOW_COLUMNS, flows_frame
+from uno.metrics.progress import Snapshot
 from uno.metrics.summary import class_summary
 from uno.scenario import Scenario, build_scenario, is_switch_port, port_names, stop_flags
 from uno.topo.base import HOST
@@ -520,9 +522,11 @@ class FluidSimulation:
     #: whether the engine runs the flows' congestion controllers
     runs_cc = True
 
-    def __init__(self, cfg, scenario: Scenario, rng: RngStreams, plans=None):
-        """``plans``: the scenario's flows this engine runs (default: all of them)."""
-        check_fluid_support(cfg, self.engine_name, self.runs_cc)
+    def __init__(self, cfg, scenario: Scenario, rng: RngStreams, plans=None, engine_name=None):
+        """``plans``: the scenario's flows this engine runs (default: all of them);
+        ``engine_name``: the ``engine.kind`` refusals name (the hybrid's, when it runs inside
+        one)."""
+        check_fluid_support(cfg, engine_name or self.engine_name, self.runs_cc)
         self.cfg = cfg
         self.scenario = scenario
         self.meta = scenario.meta()
@@ -535,7 +539,10 @@ class FluidSimulation:
         self._rtt_after = None  # (_grow_step)
         cap = cfg.engine.fluid_step_max_intra_rtt / cfg.engine.fluid_step_intra_rtt
         self.step_factor_max = 1 << max(0, int(math.floor(math.log2(cap) + 1e-9)))
-        self.progress_hook = None
+        #: sizes the kernel calls (uno.core.budget): each returns to Python within about
+        #: its aim, for Ctrl-C and the progress watcher
+        self.wall_budget = WallBudget()
+        self.k_done = 0
         self.n_finished = 0
         self.now_ps = 0
         plans = scenario.flows if plans is None else list(plans)
@@ -934,8 +941,41 @@ class FluidSimulation:
         return row
 
     # ---- running --------------------------------------------------------------------------
-    def progress_text(self, elapsed_s: float) -> str:
-        return f"flows {self.n_finished}/{len(self.flows)}, {self.k_done:,} fluid steps"
+    def progress_snapshot(self) -> Snapshot:
+        """What the progress watcher shows (:mod:`uno.metrics.progress`); reads only."""
+        done, total, started, late = self.required_work(self.now_ps)
+        return Snapshot(self.now_ps, done, total, started, late, self.n_finished,
+                        len(self.flows), self.k_done, "fluid steps")  # fmt: skip
+
+    def required_work(self, now_ps: float, delivered=None) -> tuple[float, float, bool, bool]:
+        """The required flows' (``engine.stop_when_done``) bytes delivered and their bytes;
+        whether every one has started by ``now_ps``; whether one starts at or after the stop
+        time. ``delivered``: each flow's bytes delivered (default: the steps', a finished
+        flow's whole size)."""
+        fs = self.fs
+        req = fs[:, K.FS_STOP] > 0.0
+        size = fs[req, K.FS_SIZE]
+        if delivered is None:
+            got = np.minimum(fs[req, K.FS_DELIVERED], size)
+            got = np.where(fs[req, K.FS_STATE] == 2.0, size, got)
+        else:
+            got = delivered[req]
+        start = fs[req, K.FS_START]
+        return (
+            float(got.sum()),
+            float(size.sum()),
+            bool((start <= now_ps).all()),
+            bool((start >= self.max_time_ps).any()),
+        )
+
+    def _busy_from(self, k: int) -> int:
+        """The step from which the kernel has work: ``k``, or with nothing running and no
+        link busy, the step of the next flow start (the kernel skips there at once)."""
+        counters = self.counters
+        nxt = int(counters[0])
+        if counters[1] or counters[3] or nxt >= len(self.flows):
+            return k
+        return max(k, int(self.fs[self.order[nxt], K.FS_START] // self.dt_ps))
 
     def run(self, measure_memory: bool = False) -> RunResult:
         """Step until every flow finished (or every flow with a tag of ``engine.stop_when_done``)
@@ -948,18 +988,22 @@ class FluidSimulation:
         t0 = time.perf_counter()
         k = 0
         next_sample_ps = interval_ps
+        budget = self.wall_budget
         while True:
             dt = self.dt_ps
             k_stop = int(self.max_time_ps // dt)
             if k >= k_stop:
                 break
-            # while the step may grow, a look at the flows left every LOOK_STEPS steps (the
-            # same steps whether or not the run samples); samples at the multiples of the
-            # interval, to the step
+            # a kernel call takes the steps that fit in the wall budget (uno.core.budget),
+            # counted from the end of the idle stretch the kernel skips (skipped steps cost
+            # nothing, and would tell nothing of the pace after them); while the step may grow,
+            # a look at the flows left every LOOK_STEPS steps (the same steps whether or not
+            # the run samples); samples at the multiples of the interval, to the step
             grows = grows and self.step_factor < self.step_factor_max
-            k_next = k + 20_000
+            k_work = self._busy_from(k)
+            k_next = k_work + budget.units()
             if grows:
-                k_next = k + LOOK_STEPS - self.k_done % LOOK_STEPS
+                k_next = min(k_next, k + LOOK_STEPS - self.k_done % LOOK_STEPS)
             sample_due = False
             if interval_ps > 0:
                 k_sample = int(round(next_sample_ps / dt))
@@ -969,6 +1013,7 @@ class FluidSimulation:
                 if k_sample <= k_next:
                     k_next, sample_due = k_sample, True
             k = self._advance_to(k, min(k_next, k_stop))
+            budget.spent(k - k_work)
             if grows and not self._done() and self.k_done % LOOK_STEPS == 0:
                 k = self._grow_step(k)
             done = self._done()
@@ -976,8 +1021,6 @@ class FluidSimulation:
             if sampler is not None and (sample_due or ending or self.now_ps >= next_sample_ps):
                 sampler.sample(self.now_ps)
                 next_sample_ps += interval_ps
-            if self.progress_hook is not None:
-                self.progress_hook(time.perf_counter())
             if done:
                 break
         wall = time.perf_counter() - t0
@@ -1315,13 +1358,12 @@ class _Sampler:
 
 
 def build_flow_level(cfg):
-    """The flow-level engine ``cfg.engine.kind`` names (fluid, hybrid or maxmin) for ``cfg``."""
+    """The flow-level engine ``cfg.engine.kind`` names (fluid or maxmin; :mod:`uno.build`
+    builds the hybrid) for ``cfg``."""
     kind = cfg.engine.kind
     rng = RngStreams(cfg.seed)
     if kind == "fluid":
         return FluidSimulation(cfg, build_scenario(cfg, rng), rng)
-    if kind == "maxmin":
-        from uno.fluid.maxmin import MaxMinSimulation
+    from uno.fluid.maxmin import MaxMinSimulation  # (the schema allows no other kind)
 
-        return MaxMinSimulation(cfg, build_scenario(cfg, rng), rng)
-    raise ConfigError("engine.kind", f"engine.kind={kind!r} is not available yet")
+    return MaxMinSimulation(cfg, build_scenario(cfg, rng), rng)

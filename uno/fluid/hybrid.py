@@ -57,6 +57,7 @@ from uno.core.sim import RunResult, Simulation
 from uno.core.units import BITS_PER_BYTE, PS_PER_S, us_to_ps
 from uno.fluid import kernels as K
 from uno.fluid.engine import FluidSimulation, _Sampler
+from uno.metrics.progress import Snapshot
 from uno.net.port import DROP_BUFFER, Port
 from uno.scenario import build_scenario, stop_flags
 
@@ -214,7 +215,7 @@ class HybridSimulation(Simulation):
         fluid_plans = [p for p, pk in zip(scenario.flows, as_packets, strict=True) if not pk]
         packet_plans = [p for p, pk in zip(scenario.flows, as_packets, strict=True) if pk]
         # the fluid engine checks what it cannot model (faults, balancers, controllers, ...)
-        self.fluid = FluidSimulation(cfg, scenario, self.rng, fluid_plans)
+        self.fluid = FluidSimulation(cfg, scenario, self.rng, fluid_plans, self.engine_name)
         populate_packet(cfg, self, scenario, packet_plans, HybridPort)
         self.n_flows_total = len(scenario.flows)
         # the flows the run waits for (engine.stop_when_done; every flow when empty): the
@@ -313,6 +314,16 @@ class HybridSimulation(Simulation):
         for p in self._take_touched():
             p.take_step_bytes()
         self.engine.call_at(self._time_of(self.step + 1), self._fluid_step, None)
+
+    def progress_snapshot(self) -> Snapshot:
+        """The packet flows' and the fluid flows' progress together (:mod:`uno.metrics.progress`)."""
+        now, done, total, started, late = self.packet_work()
+        if len(self.fluid.flows):
+            f_done, f_total, f_started, f_late = self.fluid.required_work(now)
+            done, total = done + f_done, total + f_total
+            started, late = started and f_started, late or f_late
+        return Snapshot(now, done, total, started, late, self.n_finished, self.n_flows_total,
+                        self.network.packet_hops(), "packet-hops")  # fmt: skip
 
     # ---- results ----------------------------------------------------------------------------
     def flows_table(self) -> pd.DataFrame:

@@ -344,7 +344,7 @@ CB_RTPROP_STAMP = 6  # ps (-1: not yet)
 CB_ROUND_ACTIVE = 7
 CB_ROUND_START = 8  # ps
 CB_ROUNDS = 9
-CB_ROUND_STARTED = 10  # 1 when this batch began a round
+# (slot 10 is unused)
 CB_FULL_BW = 11
 CB_FULL_CNT = 12
 CB_FILLED = 13
@@ -1423,11 +1423,11 @@ def dropped_packets(f, mss, fs, rng_state) -> float:
     (A Poisson draw, as before, lost the last packet of a flow crossing a link that drops 60%
     of what reaches it with a chance of 45%, and so shortened the flows' chains of
     retransmissions.) A slice that met a link dropping all of it is a whole packet lost with
-    the chance slice / packet too: until 2026-11-27 the slice itself was lost, so a packet the
-    upstream FIFO share let out over several steps lost a sliver whenever one of them met a
-    locked-out input, and its flow waited for the timer every time (at load 0.6 of the Fig. 10
-    traffic the fluid's timed-out intra-DC flows heard 1.74 timeouts each against the packet
-    engine's 1.54; 1.57 since)."""
+    the chance slice / packet too: losing the slice itself would make a packet the upstream
+    FIFO share lets out over several steps lose a sliver whenever one of them met a locked-out
+    input, and its flow wait for the timer every time (at load 0.6 of the Fig. 10 traffic the
+    fluid's timed-out intra-DC flows hear 1.57 timeouts each, the packet engine's 1.54; 1.74
+    with slices lost)."""
     dropped = fs[f, FS_DROPPED]
     exposed = fs[f, FS_EXPOSED]
     fs[f, FS_DROPPED] = 0.0
@@ -2648,10 +2648,10 @@ def book_losses(
                 # the sender's timer (an RTO after the packet's send: by default the base RTT
                 # and the path's drain, the receiver's timer being that drain) declares them
                 # lost first, as the packet sender's does whenever the packets met a queue;
-                # the NACK that follows is only heard (R_LATE_NACK). Until 2026-11-27 they
-                # waited for the NACK, and the fluid's inter-DC flows of 16-64 kB on the
-                # 40%-load Fig. 10 traffic (scheme=uno, seed 2) heard a timeout in 76 of 308
-                # flows against 268 with packets
+                # the NACK that follows is only heard (R_LATE_NACK). Waiting for the NACK
+                # instead, the fluid's inter-DC flows of 16-64 kB on the 40%-load Fig. 10
+                # traffic (scheme=uno, seed 2) would hear a timeout in 76 of 308 flows against
+                # 268 with packets
                 ring[ring_ptr[f] + (k + lag) % ring_len[f], R_LATE_NACK] += failed - gone
                 gone = failed
             mark_ring_due(calendar, fs, k + lag, f)

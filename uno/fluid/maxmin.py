@@ -24,6 +24,7 @@ from numba import njit
 from uno.core.sim import RunResult
 from uno.fluid import kernels as K
 from uno.fluid.engine import FluidSimulation
+from uno.metrics.progress import Snapshot
 
 
 @njit(cache=True)
@@ -94,8 +95,19 @@ def maxmin_rates(active, n_active, rt_ptr, rt_link, rt_w, cap, nic, rates, resid
         n_live = kept
 
 
+#: the event loop's state between calls of :func:`maxmin_advance`: ints (the next flow of
+#: ``order`` to start, running flows, rate computations so far, flows the run waits for not
+#: finished yet, whether the run is over) and floats (now, the last finish of a flow the run
+#: waits for, the run's stop: ``stop_ps``, then that last finish once they all have)
+I_NEXT, I_ACTIVE, I_EVENTS, I_WAITED, I_OVER = range(5)
+F_NOW, F_LAST_WAITED, F_STOP = range(3)
+
+
 @njit(cache=True)
-def maxmin_run(
+def maxmin_advance(
+    max_events,
+    ist,
+    fst,
     start,
     size,
     base_rtt,
@@ -105,36 +117,38 @@ def maxmin_run(
     rt_w,
     cap,
     nic,
-    stop_ps,
     waits,
     finish,
     remaining,
+    active,
+    rates,
+    residual,
+    load,
+    live,
 ):
     """Event loop: flows start at ``start`` (ps, visited in ``order``), each must move ``size``
     bytes; rates are recomputed at every start and completion. Writes ``finish`` (ps, transfer
-    end + base RTT; -1: not finished by ``stop_ps``) and ``remaining`` (bytes each flow had
-    still to move at the end). The run ends at ``stop_ps``, or once every flow has finished,
-    or once every flow with ``waits`` set has (engine.stop_when_done: at the last of their
-    finishes). Returns (the run's end: the last of those finishes, else ``stop_ps``; rate
-    recomputations)."""
+    end + base RTT; -1: not finished) and ``remaining`` (bytes each flow has still to move;
+    ``size`` before the first call). The run ends at the stop time, or once every flow has
+    finished, or once every flow with ``waits`` set has (engine.stop_when_done: at the last of
+    their finishes). Runs at most ``max_events`` rate computations, from and back to the state
+    ``ist``/``fst`` (``I_*``, ``F_*``; ``active`` the running flows, ``rates`` theirs, the rest
+    scratch), so that the run is the same whatever the calls; returns whether it is over."""
     n = start.shape[0]
-    n_links = cap.shape[0]
-    remaining[:] = size
-    n_waited = 0
-    for f in range(n):
-        if waits[f]:
-            n_waited += 1
-    last_waited = 0.0
-    rates = np.zeros(n)
-    live = np.zeros(n, dtype=np.int64)
-    residual = np.zeros(n_links)
-    load = np.zeros(n_links)
-    active = np.zeros(n, dtype=np.int64)
-    n_active = 0
-    nxt = 0
-    now = 0.0
-    events = 0
-    while nxt < n or n_active > 0:
+    nxt = ist[I_NEXT]
+    n_active = ist[I_ACTIVE]
+    events = ist[I_EVENTS]
+    n_waited = ist[I_WAITED]
+    now = fst[F_NOW]
+    last_waited = fst[F_LAST_WAITED]
+    stop_ps = fst[F_STOP]
+    over = False
+    calls = 0
+    while calls < max_events:
+        if not (nxt < n or n_active > 0):
+            over = True
+            break
+        calls += 1
         # admit the flows starting now
         while nxt < n and start[order[nxt]] <= now:
             active[n_active] = order[nxt]
@@ -172,10 +186,17 @@ def maxmin_run(
         n_active = kept
         now = t_next
         if now >= stop_ps:
+            over = True
             break
-    if n_waited == 0:  # (every flow the run waits for finished: the last one's finish)
-        return min(last_waited, stop_ps), events
-    return now, events
+    ist[I_NEXT] = nxt
+    ist[I_ACTIVE] = n_active
+    ist[I_EVENTS] = events
+    ist[I_WAITED] = n_waited
+    ist[I_OVER] = 1 if over else 0
+    fst[F_NOW] = now
+    fst[F_LAST_WAITED] = last_waited
+    fst[F_STOP] = stop_ps
+    return over
 
 
 class MaxMinSimulation(FluidSimulation):
@@ -183,23 +204,45 @@ class MaxMinSimulation(FluidSimulation):
 
     engine_name = "maxmin"
     runs_cc = False
+    #: while it runs: the event loop's state (maxmin_advance's ist, fst) and each flow's bytes
+    #: left to move (what the progress watcher reads)
+    mm_state: tuple[np.ndarray, np.ndarray] | None = None
+    remaining: np.ndarray | None = None
 
     def run(self, measure_memory: bool = False) -> RunResult:
         fs = self.fs
-        ls = self.ls
         t0 = time.perf_counter()
         n = len(self.flows)
+        n_links = len(self.ls)
+        start = fs[:, K.FS_START].copy()
+        size = fs[:, K.FS_SIZE].copy()
+        waits = fs[:, K.FS_STOP] > 0.0
         finish = np.full(n, -1.0)
-        remaining = np.zeros(n)
-        end_ps, events = maxmin_run(
-            fs[:, K.FS_START].copy(), fs[:, K.FS_SIZE].copy(), fs[:, K.FS_BASE_RTT].copy(),
-            self.order, self.rt_ptr, self.rt_link, self.rt_w, ls[:, K.LS_CAP].copy(),
-            fs[:, K.FS_NIC].copy(), float(self.max_time_ps), fs[:, K.FS_STOP] > 0.0, finish,
-            remaining,
+        # (set before the first call: the progress watcher reads them meanwhile)
+        self.remaining = size.copy()
+        ist = np.array([0, 0, 0, int(waits.sum()), 0], dtype=np.int64)
+        fst = np.array([0.0, 0.0, float(self.max_time_ps)])
+        self.mm_state = (ist, fst)
+        active, live = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)
+        rates, residual, load = np.zeros(n), np.zeros(n_links), np.zeros(n_links)
+        args = (
+            ist, fst, start, size, fs[:, K.FS_BASE_RTT].copy(), self.order, self.rt_ptr,
+            self.rt_link, self.rt_w, self.ls[:, K.LS_CAP].copy(), fs[:, K.FS_NIC].copy(), waits,
+            finish, self.remaining, active, rates, residual, load, live,
         )  # fmt: skip
+        budget = self.wall_budget  # (uno.core.budget: each call returns within about its aim)
+        while True:
+            before = int(ist[I_EVENTS])
+            over = maxmin_advance(budget.units(), *args)
+            budget.spent(int(ist[I_EVENTS]) - before)
+            if over:
+                break
         wall = time.perf_counter() - t0
-        # end_ps: the last finish (transfer end + base RTT) of the flows the run waits for,
-        # or the stop time; a flow whose last ACK would come after it has not finished
+        # the run's end: the last finish (transfer end + base RTT) of the flows the run waits
+        # for, once they all have, or the stop time; a flow whose last ACK would come after it
+        # has not finished
+        end_ps = min(fst[F_LAST_WAITED], fst[F_STOP]) if ist[I_WAITED] == 0 else fst[F_NOW]
+        remaining = self.remaining
         self.now_ps = int(end_ps)
         done = (finish >= 0) & (finish <= end_ps)
         fs[:, K.FS_FINISH] = np.where(done, finish, -1.0)
@@ -210,5 +253,15 @@ class MaxMinSimulation(FluidSimulation):
         self.k_done = 0
         self.n_finished = int(done.sum())
         result = self._collect(wall, None)
-        result.summary["run"]["maxmin_rate_computations"] = int(events)
+        result.summary["run"]["maxmin_rate_computations"] = int(ist[I_EVENTS])
         return result
+
+    def progress_snapshot(self) -> Snapshot:
+        """What the progress watcher shows (:mod:`uno.metrics.progress`); reads only."""
+        ist, fst = self.mm_state if self.mm_state is not None else (None, None)
+        now = max(fst[F_NOW], self.now_ps) if fst is not None else 0.0  # (now_ps: the end)
+        remaining = self.remaining if self.remaining is not None else self.fs[:, K.FS_SIZE]
+        done, total, started, late = self.required_work(now, self.fs[:, K.FS_SIZE] - remaining)
+        events = int(ist[I_EVENTS]) if ist is not None else 0
+        return Snapshot(int(now), done, total, started, late, int((remaining == 0.0).sum()),
+                        len(self.flows), events, "rate computations")  # fmt: skip

@@ -3,12 +3,11 @@
 A fluid run's largest array by far is the ring of delay lines (:mod:`uno.fluid.engine`,
 ``kernels.ring_take``): on the 40%-load Fig. 10 run (5,000 flows) 360 MiB of address space, of
 which the running flows touch 187 MiB (993 inter-DC flows running at once, each with a line of
-1,794 steps of 104 bytes). Fresh memory costs its first touch, and on a VM that hands freed
-memory back to its host (free page reporting, as on the machines this project is developed
-on) that first touch can be slow: 187 MiB took 17 ms to fault in when the guest still held
-the pages, and 0.41 s when the host had to back them again. Before this cache the per-run
-system time of that run varied from 0.02 to 0.35 s (0.8-1.4 s of engine time) for that
-reason.
+1,794 steps of 104 bytes). Fresh memory costs its first touch, and on a virtual machine that
+hands freed memory back to its host (free page reporting) that first touch can be slow: 187 MiB
+take 17 ms to fault in when the guest still holds the pages, and 0.41 s when the host has to
+back them again. Without this cache the per-run system time of that run varies from 0.02 to
+0.35 s (0.8-1.4 s of engine time) for that reason.
 
 So a process keeps the memory of its last finished run (one buffer, the larger of the last
 two) and hands it to the next run, with every byte zero, the state a fresh line has
@@ -37,10 +36,10 @@ def zeros_huge(rows: int, cols: int, dtype=np.float64) -> np.ndarray:
     transparent huge pages (``MADV_HUGEPAGE``), page-aligned.
 
     Why: the fluid run's largest array (the delay-line ring, up to a few hundred MiB) is zero
-    until touched, and the first touch of each 4 KiB page is a fault: on this VM a first touch
-    of 129 MiB took 0.11-0.17 s in 4 KiB pages against 0.02 s in 2 MiB pages once the VM
-    backed the memory (0.5 s either way when it did not yet). The contents are the same as
-    ``np.zeros``; only the page size differs. Small arrays, and systems without
+    until touched, and the first touch of each 4 KiB page is a fault: on a virtual machine a
+    first touch of 129 MiB can take 0.11-0.17 s in 4 KiB pages against 0.02 s in 2 MiB pages
+    once the host backs the memory (0.5 s either way when it does not yet). The contents are
+    the same as ``np.zeros``; only the page size differs. Small arrays, and systems without
     ``MADV_HUGEPAGE``, get :func:`zeros_aligned`."""
     size_bytes = rows * cols * np.dtype(dtype).itemsize
     advice = getattr(mmap, "MADV_HUGEPAGE", None)

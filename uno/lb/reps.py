@@ -1,5 +1,5 @@
-"""REPS, recycled-entropy packet spraying (../shared/papers/004_2e7eada5f9d7c507.txt, §3 and
-Algorithm 1).
+"""REPS, recycled-entropy packet spraying (Bonato et al., "REPS: Recycling Entropies for Packet
+Spraying to Adaptively Explore Paths and Mitigate Failures", §3 and Algorithm 1).
 
 Exploration: while the flow has sent less than one BDP (counted in data packets handed out) and
 has not yet tried every entropy, entropies are handed out in turn, ``next_entropy++ mod
@@ -22,6 +22,7 @@ from uno.lb.base import LoadBalancer
 
 @dataclass
 class RepsParams:
+    #: entries of the circular buffer of entropies that came back unmarked
     buffer_size: int = num(8, "[1, 65536]")
 
 

@@ -30,7 +30,11 @@ from uno.lb.base import LoadBalancer
 class UnoLbParams:
     #: n subflows (the artifact: 10, one per packet of an (8, 2) block)
     subflows: int = num(10, "[1, 1024]")
+    #: which subflows move on a NACK or timeout: lost (those that carried the lost packets) or
+    #: silent (every subflow without an ACK in the last half base RTT, the Uno artifact)
     affected: str = choice("lost", ("lost", "silent"))
+    #: where they move: recent_ack (the entropy of a subflow acknowledged within the last base RTT)
+    #: or random (a fresh random entropy, the Uno artifact)
     reroute: str = choice("recent_ack", ("recent_ack", "random"))
 
 

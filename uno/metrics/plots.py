@@ -15,7 +15,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from uno.core.console import quiet_broken_pipes
+
 PS_PER_US = 10**6
+#: bars go on a log axis only when the largest is more than this many times the smallest;
+#: below that a linear axis from 0 shows every bar and keeps their lengths comparable
+LOG_SPAN = 30.0
 #: flow-size bucket edges in bytes (the Uno paper's Figs. 10-12 group by size class)
 SIZE_EDGES = (0, 10_000, 100_000, 1_000_000, 10_000_000, 100_000_000, float("inf"))
 
@@ -116,6 +121,42 @@ def _class_panels(classes):
     return plt, fig, list(zip(axes[0], classes, strict=True))
 
 
+def plain_number(value: float, _pos=None) -> str:
+    """A tick label as a plain number (``20000``, ``0.5``), never ``2×10⁴``."""
+    return np.format_float_positional(value, precision=6, unique=True, trim="-")
+
+
+def log_axis(ax, which: str, label: str) -> None:
+    """Make ``ax``'s ``which`` ("x" or "y") axis logarithmic, say so in its label and label
+    only its decades, as plain numbers (matplotlib's own labels its minor ticks ``4.2×10²``
+    when a panel spans less than a decade)."""
+    from matplotlib.ticker import FuncFormatter, NullFormatter
+
+    getattr(ax, f"set_{which}scale")("log")
+    axis = getattr(ax, f"{which}axis")
+    axis.set_major_formatter(FuncFormatter(plain_number))
+    axis.set_minor_formatter(NullFormatter())
+    axis.set_label_text(f"{label} (log scale)")
+
+
+def bar_value_axis(ax, values, label: str) -> None:
+    """The value (y) axis of bars of ``values``: linear from 0, or logarithmic when the
+    positive values span more than :data:`LOG_SPAN` (its bottom the decade below the
+    smallest); plain-number ticks either way."""
+    from matplotlib.ticker import FuncFormatter
+
+    v = np.asarray(values, dtype=float)
+    v = v[np.isfinite(v) & (v > 0)]
+    if len(v) and v.max() > LOG_SPAN * v.min():
+        log_axis(ax, "y", label)
+        ax.set_ylim(bottom=10 ** np.floor(np.log10(v.min())))
+        return
+    ax.set_yscale("linear")
+    ax.yaxis.set_major_formatter(FuncFormatter(plain_number))
+    ax.set_ylabel(label)
+    ax.set_ylim(bottom=0)
+
+
 def _save(plt, fig, out_png: Path, title: str) -> None:
     fig.suptitle(title)
     fig.tight_layout()
@@ -123,9 +164,9 @@ def _save(plt, fig, out_png: Path, title: str) -> None:
     plt.close(fig)
 
 
-def plot_class_bars(table: pd.DataFrame, out_png: Path, title: str = "") -> None:
+def class_bars_figure(table: pd.DataFrame):
     """Bars of mean and p99 FCT per scheme, one panel per class (the table of
-    :func:`class_table` grouped by ``label`` only)."""
+    :func:`class_table` grouped by ``label`` only): (pyplot, figure)."""
     classes = sorted(set(table.index.get_level_values("cls")))
     plt, fig, panels = _class_panels(classes)
     for ax, cls in panels:
@@ -134,10 +175,15 @@ def plot_class_bars(table: pd.DataFrame, out_png: Path, title: str = "") -> None
         ax.bar(x - 0.2, sub["mean_fct_us"], 0.4, label="mean")
         ax.bar(x + 0.2, sub["p99_fct_us"], 0.4, label="p99")
         ax.set_xticks(x, [str(i) for i in sub.index], rotation=20)
-        ax.set_yscale("log")
-        ax.set_ylabel("FCT (µs)")
+        bar_value_axis(ax, [*sub["mean_fct_us"], *sub["p99_fct_us"]], "FCT (µs)")
         ax.set_title(f"{cls}-DC flows")
         ax.legend()
+    return plt, fig
+
+
+def plot_class_bars(table: pd.DataFrame, out_png: Path, title: str = "") -> None:
+    """:func:`class_bars_figure` saved as ``out_png``."""
+    plt, fig = class_bars_figure(table)
     _save(plt, fig, out_png, title)
 
 
@@ -149,8 +195,7 @@ def plot_fct_cdfs(flows: pd.DataFrame, out_png: Path, title: str = "") -> None:
         for label, g in done[done["cls"] == cls].groupby("label"):
             x = np.sort(g["fct_ps"].to_numpy(dtype=float) / PS_PER_US)
             ax.plot(x, np.arange(1, len(x) + 1) / len(x), label=str(label))
-        ax.set_xscale("log")
-        ax.set_xlabel("FCT (µs)")
+        log_axis(ax, "x", "FCT (µs)")
         ax.set_ylabel("CDF")
         ax.set_title(f"{cls}-DC flows")
         ax.legend(fontsize=8)
@@ -168,8 +213,7 @@ def plot_slowdown_by_size(table: pd.DataFrame, out_png: Path, title: str = "") -
             xs = [str(b) for b in s.index]
             (line,) = ax.plot(xs, s["p99"], marker="o", label=f"{label} p99")
             ax.plot(xs, s["p50"], ls="--", color=line.get_color())
-        ax.set_yscale("log")
-        ax.set_ylabel("slowdown")
+        log_axis(ax, "y", "slowdown")
         ax.set_title(f"{cls}-DC flows by size")
         ax.tick_params(axis="x", rotation=30)
         ax.legend(fontsize=7)
@@ -184,9 +228,8 @@ def plot_lines(
     fig, ax = plt.subplots(figsize=(5.5, 3.6))
     for col in table.columns:
         ax.plot([str(x) for x in table.index], table[col], marker="o", label=str(col))
-    ax.set_yscale("log")
+    log_axis(ax, "y", ylabel)
     ax.set_xlabel(xlabel)
-    ax.set_ylabel(ylabel)
     ax.legend(fontsize=8)
     _save(plt, fig, out_png, title)
 
@@ -207,6 +250,11 @@ def standard_figures(sweep_dir: str | Path, out_dir: str | Path | None = None) -
 
 
 def main(argv: list[str] | None = None) -> int:
+    with quiet_broken_pipes():
+        return _main(argv)
+
+
+def _main(argv: list[str] | None) -> int:
     ap = argparse.ArgumentParser(prog="uno-plot", description="Draw a sweep's standard figures.")
     ap.add_argument("sweep_dir")
     ap.add_argument("--out", help="where to write the PNGs (default: the sweep directory)")

@@ -1,10 +1,13 @@
 """Result folders that cannot collide or lie.
 
 A run writes everything (``config.yaml``, ``run.log``, tables, ``summary.json`` last) into a
-hidden staging folder beside its target, ``.<name>.partial-<pid>-<token>``, and renames it onto
-the target only when the run is complete. So a folder named like a run either holds a complete
-run or does not exist (or is an empty folder Hydra created for a run that then stopped): a run
-killed at any point, or refused, leaves nothing that looks complete.
+hidden staging folder beside its target, ``.<name>.partial-<host>-<pid>-<token>``, and renames it
+onto the target only when the run is complete. So a folder named like a run either holds a
+complete run or does not exist (or is an empty folder Hydra created for a run that then
+stopped): a run killed at any point, or refused, leaves nothing that looks complete. The next
+run that stages in the same folder removes the staging folders of this host's dead processes
+(and their empty targets); those of live processes and of other hosts (a shared file system)
+are left alone.
 
 What happens when the target already holds a complete run is the caller's choice
 (:class:`IfComplete`): refuse without touching it, skip the run when it simulated the same
@@ -19,8 +22,11 @@ from __future__ import annotations
 import errno
 import json
 import os
+import re
 import secrets
 import shutil
+import socket
+import tempfile
 from enum import StrEnum
 from pathlib import Path
 
@@ -30,6 +36,8 @@ SUMMARY_FILE = "summary.json"
 CONFIG_FILE = "config.yaml"
 LOG_FILE = "run.log"
 _PARTIAL = ".partial-"
+#: a staging folder's name: the target's name, the host and process that stage it, a token
+_STAGING = re.compile(r"^\.(?P<target>.+)\.partial-(?P<host>.+)-(?P<pid>\d+)-(?P<token>[0-9a-f]+)$")
 
 
 class IfComplete(StrEnum):
@@ -92,7 +100,9 @@ class RunFolder:
     def existing_run(self, cfg_hash: str, if_complete: IfComplete) -> bool:
         """Decide about what the target holds: True if it is a complete run to reuse (skip),
         False if the run should go ahead; raises RunFolderError to refuse. A target holding
-        files that are not a uno run is refused whatever ``if_complete`` says."""
+        files that are not a uno run, or that cannot be created, is refused whatever
+        ``if_complete`` says."""
+        check_creatable(self.target)
         if not is_complete(self.target):
             if self.target.exists() and not holds_only_run_files(self.target):
                 raise RunFolderError(
@@ -120,10 +130,12 @@ class RunFolder:
         )
 
     def open(self) -> Path:
-        """Create the staging folder (beside the target, so that the final rename is atomic)."""
+        """Create the staging folder (beside the target, so that the final rename is atomic),
+        after removing the stale ones of dead runs there (:func:`remove_stale_staging`)."""
         parent = self.target.parent
         parent.mkdir(parents=True, exist_ok=True)
-        name = f".{self.target.name}{_PARTIAL}{os.getpid()}-{secrets.token_hex(3)}"
+        remove_stale_staging(parent)
+        name = f".{self.target.name}{_PARTIAL}{_host()}-{os.getpid()}-{secrets.token_hex(3)}"
         self.staging = parent / name
         self.staging.mkdir()
         return self.staging
@@ -193,3 +205,76 @@ def remove_if_empty(path: Path) -> None:
             path.rmdir()
         except OSError:
             pass
+
+
+def remove_empty_parents(path: Path, root: Path) -> None:
+    """Remove ``path`` if it is an empty directory, then each of its parents while it is one,
+    up to but not including ``root`` (parents outside ``root`` are never touched)."""
+    path, root = Path(path).absolute(), Path(root).absolute()
+    remove_if_empty(path)
+    path = path.parent
+    while root in path.parents and _empty_dir(path):
+        remove_if_empty(path)
+        path = path.parent
+
+
+def check_creatable(path: str | Path, field: str = "out_dir") -> None:
+    """Refuse (:class:`RunFolderError` naming ``field``) a result folder that cannot be made: a
+    path that is a file or lies under one, or whose nearest existing folder takes no new entry
+    (read-only, or a pseudo file system such as /proc)."""
+    target = Path(path).absolute()
+    try:
+        if target.exists() and not target.is_dir():
+            raise RunFolderError(field, f"{target} exists and is not a folder")
+        base = target.parent  # the staging folder goes beside the target
+        while not base.exists():
+            base = base.parent
+    except OSError as exc:
+        raise RunFolderError(field, f"cannot create {target}: {exc.strerror}") from None
+    if not base.is_dir():
+        raise RunFolderError(field, f"cannot create {target}: {base} is a file, not a folder")
+    # permission bits do not tell (root ignores them, /proc refuses everyone): try it
+    try:
+        os.rmdir(tempfile.mkdtemp(prefix=".uno-probe-", dir=base))
+    except OSError as exc:
+        raise RunFolderError(
+            field, f"cannot create {target}: {base} takes no new folder ({exc.strerror})"
+        ) from None
+
+
+def _host() -> str:
+    """This host's name as it goes in staging folder names (file-name safe)."""
+    return re.sub(r"[^A-Za-z0-9._]", "_", socket.gethostname()) or "host"
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # (EPERM: alive, another user's)
+        return True
+    return True
+
+
+def remove_stale_staging(parent: Path) -> list[Path]:
+    """Remove the staging folders in ``parent`` left by runs of this host whose process is gone
+    (killed: no chance to clean up), and their targets when those are empty folders. Returns
+    what was removed. Staging folders of live processes, of other hosts and not named by this
+    module are kept."""
+    removed = []
+    host = _host()
+    try:
+        entries = list(Path(parent).iterdir())
+    except OSError:
+        return removed
+    for entry in entries:
+        m = _STAGING.match(entry.name)
+        if m is None or m["host"] != host or int(m["pid"]) <= 0 or not entry.is_dir():
+            continue
+        if _pid_alive(int(m["pid"])):
+            continue
+        shutil.rmtree(entry, ignore_errors=True)
+        remove_if_empty(entry.parent / m["target"])
+        removed.append(entry)
+    return removed

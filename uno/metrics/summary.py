@@ -42,18 +42,72 @@ def class_summary(flows: pd.DataFrame) -> dict:
     return out
 
 
+#: the config groups a run header names by the option the user chose (Hydra's choices), not by
+#: what the builder calls the result (topology two_dc_k8 for option two_dc; workload kind incast
+#: for option mixed_incast). cc and lb name the algorithms run: an override such as
+#: ``cc.algo=dctcp`` changes those and not the chosen option.
+CHOSEN_GROUPS = ("topo", "workload")
+
+#: engines that run no congestion controller (uno.fluid.maxmin.MaxMinSimulation.runs_cc)
+ENGINES_WITHOUT_CC = ("maxmin",)
+
+
+def option_names(run: dict) -> dict:
+    """``topo`` and ``workload`` of a run (``run``: its meta, or a summary's ``run``) as the
+    user chose them: the config options in ``run["choices"]``, else the builder's names. A
+    builder's name that differs from the option is kept as ``topo_detail`` /
+    ``workload_detail`` (two_dc_k8 for two_dc). Applying it twice changes nothing."""
+    choices = run.get("choices") or {}
+    out = {}
+    for group in CHOSEN_GROUPS:
+        built = run.get(f"{group}_detail", run.get(group))
+        chosen = choices.get(group) or built
+        out[group] = chosen
+        if built != chosen:
+            out[f"{group}_detail"] = built
+    return out
+
+
+def run_label(run: dict) -> str:
+    """``topo=... workload=... cc=... lb=...`` of a run header, with the options as chosen
+    (:func:`option_names`) and without cc on an engine that runs no controller."""
+    names = option_names(run)
+    label = f"topo={names['topo']} workload={names['workload']}"
+    if run.get("engine") not in ENGINES_WITHOUT_CC:
+        label += f" cc={run.get('cc')}"
+    return f"{label} lb={run.get('lb')}"
+
+
+def _work_done(run: dict) -> str:
+    """What the engine did in its wall time, in its own measure (flow-level engines move no
+    packets): `` (1,234 packet-hops, 5,678/s)``, or empty."""
+    engine = run.get("engine", "packet")
+    wall_s = run.get("wall_s", 0)
+    parts = []
+    if engine in ("packet", "hybrid"):
+        parts.append(
+            f"{run.get('packet_hops', 0):,} packet-hops, {run.get('packet_hops_per_s', 0):,.0f}/s"
+        )
+    if engine in ("fluid", "hybrid"):
+        steps = run.get("fluid_steps", 0)
+        # a hybrid's wall time is mostly its packets': a steps rate would say little
+        rate = f", {steps / wall_s:,.0f}/s" if engine == "fluid" and wall_s > 0 else ""
+        parts.append(f"{steps:,} fluid steps{rate}")
+    if engine == "maxmin" and "maxmin_rate_computations" in run:
+        n = run["maxmin_rate_computations"]
+        parts.append(f"{n:,} rate computation{'' if n == 1 else 's'}")
+    return f" ({'; '.join(parts)})" if parts else ""
+
+
 def format_summary(summary: dict) -> str:
     """Readable multi-line rendering of a run summary."""
     lines = []
     run = summary.get("run", {})
     if run:
+        lines.append(f"uno run '{run.get('name')}' seed={run.get('seed')} {run_label(run)}")
         lines.append(
-            f"uno run '{run.get('name')}' seed={run.get('seed')} topo={run.get('topo')} "
-            f"workload={run.get('workload')} cc={run.get('cc')} lb={run.get('lb')}"
-        )
-        lines.append(
-            f"simulated {run.get('sim_time_us', 0):.1f} us in {run.get('wall_s', 0):.2f} s wall "
-            f"({run.get('packet_hops', 0):,} packet-hops, {run.get('packet_hops_per_s', 0):,.0f}/s)"
+            f"simulated {run.get('sim_time_us', 0):.1f} us in {run.get('wall_s', 0):.2f} s wall"
+            + _work_done(run)
         )
     lines.append(
         f"{'class':<6} {'flows':>6} {'done':>6} {'mean FCT us':>12} {'p99 FCT us':>12} "
@@ -75,13 +129,16 @@ def format_summary(summary: dict) -> str:
             )
     jain = classes.get("jain_fairness_of_flow_rates")
     if jain is not None:
-        lines.append(f"Jain's fairness of flow rates (finished flows): {jain:.4f}")
+        value = f"{jain:.4f}" if jain == jain else "n/a (no flow finished)"  # nan: none did
+        lines.append(f"Jain's fairness of flow rates (finished flows): {value}")
     pk = summary.get("packets", {})
     if pk:
         drops = pk.get("dropped", {})
+        # by cause and kind ("buffer/data 12"), only when something was dropped
+        causes = ", ".join(f"{k} {n:,}" for k, n in drops.items() if n)
         lines.append(
             f"packets: data sent {pk['injected']['data']:,}, acks {pk['injected']['ack']:,}, "
-            f"dropped {sum(drops.values()):,} {drops if drops else ''}, retransmitted "
+            f"dropped {sum(drops.values()):,}{f' ({causes})' if causes else ''}, retransmitted "
             f"{summary.get('retransmits', 0):,}, in network at end {pk.get('in_network', 0):,}"
         )
     dataplane = summary.get("dataplane")
@@ -94,4 +151,29 @@ def format_summary(summary: dict) -> str:
             f"{pfc['total_pause_us']:.1f} us paused in all, peak ingress queue "
             f"{pfc['max_ingress_bytes']:,} B, lossless violations {pfc['lossless_violations']}"
         )
+    status = status_line(run)
+    if status:
+        lines.append(status)
     return "\n".join(lines)
+
+
+def status_line(run: dict) -> str | None:
+    """Whether the run did its job, from a summary's ``run`` (None for a summary without
+    ``status``): every flow it waited for finished, or how many did not by the stop time."""
+    status = run.get("status")
+    if status is None:
+        return None
+    unfinished = run.get("required_flows_unfinished", 0)
+    if status == "incomplete":
+        return (
+            f"run incomplete: {unfinished} of {run.get('required_flows')} required flows "
+            f"unfinished at the stop time (engine.max_sim_time_ms, "
+            f"{run.get('sim_time_us', 0) / 1000:g} ms simulated); set "
+            "engine.allow_unfinished=true if a time-bounded run is intended"
+        )
+    if unfinished:
+        return (
+            f"run ended at the stop time with {unfinished} flows unfinished "
+            "(engine.allow_unfinished)"
+        )
+    return "run complete"

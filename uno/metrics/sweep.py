@@ -6,7 +6,9 @@
 :func:`collect_flows` concatenates the jobs' ``flows.parquet`` with a ``job`` column and one
 column per override the jobs were given (``cc``, ``seed``, ``topo.wan_links``, ...), so a sweep
 is one tidy table; :func:`collect_summaries` gives one row per job. Only complete job folders
-(with ``summary.json``) are read; :func:`sweep_status` lists the others.
+(with ``summary.json``) are read; :func:`sweep_status` lists the others, and
+:func:`incomplete_jobs_text` the complete folders of runs that did not do their job (flows they
+waited for unfinished at the stop time: ``run.status`` "incomplete").
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from pathlib import Path
 import pandas as pd
 
 from uno.config.schema import RUN_CONTROL_KEYS
+from uno.core.console import quiet_broken_pipes
 from uno.metrics.io import read_run
 from uno.metrics.rundir import SUMMARY_FILE, is_complete
 
@@ -83,7 +86,7 @@ def collect_summaries(sweep_dir: str | Path) -> pd.DataFrame:
         summary = json.loads((d / SUMMARY_FILE).read_text())
         row = {"job": int(d.name), **_override_columns(summary)}
         run = summary.get("run", {})
-        for key in ("cc", "lb", "seed", "sim_time_us", "wall_s", "all_flows_finished"):
+        for key in ("cc", "lb", "seed", "sim_time_us", "wall_s", "all_flows_finished", "status"):
             row[f"run.{key}"] = run.get(key)
         for cls, stats in summary.get("classes", {}).items():
             if isinstance(stats, dict):
@@ -94,7 +97,39 @@ def collect_summaries(sweep_dir: str | Path) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def incomplete_jobs_text(sweep_dir: str | Path) -> str | None:
+    """One line naming the jobs of a sweep whose run was incomplete (with the overrides that
+    tell the jobs apart, and their unfinished flows), or None if there are none."""
+    runs = {}
+    for d in job_dirs(sweep_dir):
+        if is_complete(d):
+            runs[d.name] = json.loads((d / SUMMARY_FILE).read_text()).get("run", {})
+    overrides = {job: _override_columns({"run": run}) for job, run in runs.items()}
+    keys = {k for o in overrides.values() for k in o}
+    swept = [k for k in sorted(keys) if len({o.get(k) for o in overrides.values()}) > 1]
+    found = []
+    for job, run in runs.items():
+        if run.get("status") == "incomplete":
+            which = " ".join(f"{k}={overrides[job].get(k)}" for k in swept)
+            found.append(
+                f"job {job}{f' ({which})' if which else ''}: "
+                f"{run.get('required_flows_unfinished')} of {run.get('required_flows')} "
+                "required flows unfinished"
+            )
+    if not found:
+        return None
+    return (
+        f"{len(found)} of {len(runs)} runs incomplete at the stop time (set "
+        f"engine.allow_unfinished=true if time-bounded runs are intended): " + "; ".join(found)
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
+    with quiet_broken_pipes():
+        return _main(argv)
+
+
+def _main(argv: list[str] | None) -> int:
     parser = argparse.ArgumentParser(
         prog="uno-collect", description="Collect a sweep's job folders into one table."
     )
@@ -112,6 +147,9 @@ def main(argv: list[str] | None = None) -> int:
     missing = status.loc[~status["complete"], "job"].tolist() if len(status) else []
     if missing:
         print(f"incomplete (re-run the sweep into the same directory to finish): {missing}")
+    incomplete = incomplete_jobs_text(args.sweep_dir)
+    if incomplete:
+        print(incomplete)
     if len(summaries):
         cols = [c for c in summaries.columns if not c.startswith(("intra.", "inter.", "config"))]
         keep = [c for c in cols if c.startswith(("job", "all.fct_mean", "all.fct_p99"))] + [

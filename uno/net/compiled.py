@@ -255,6 +255,11 @@ NEVER_PS = 1 << 62
 #: kernel eids are (engine eid reserved by the call) << EID_SHIFT + the call's push count
 EID_SHIFT = 20
 _EID_ROOM = (1 << EID_SHIFT) - 4  # a call stops before it could run out of sub-eids
+#: a call returns to Python after scheduling this many events (a few hundredths of a second of
+#: wall time, a few tenths on a busy machine; _EID_ROOM's took up to 0.7 s): a Numba call keeps
+#: the interpreter, so Ctrl-C and the progress watcher's thread wait for it. Where a call stops
+#: changes no result (its events sort by the engine eid it reserved, as for any call).
+_CALL_PUSHES = min(1 << 18, _EID_ROOM)
 _PS_BITS_PER_S = 8 * 10**12  # bits per byte x picoseconds per second
 
 # uint64 constants: numba types a mix of uint64 and int64 as float64, so every literal that
@@ -1561,7 +1566,8 @@ def run(ST, F, U, PK, lim_t, lim_prio, lim_eid, eid):
     """Process kernel events in (time, eid) order while they come before the Python event
     keyed (``lim_t``, ``lim_prio``, ``lim_eid``) (kernel events have priority 1); the events
     this call schedules take sub-eids of the engine eid ``eid``. Stops after the first delivery
-    to a host (or before the call's sub-eids could run out).
+    to a host (or once it has scheduled ``_CALL_PUSHES`` events, well before its sub-eids could
+    run out).
 
     A data packet whose flow has a kernel receiver is answered inside (:func:`_receive_data`),
     an ACK whose flow has a kernel sender is taken by it (:func:`_sender_on_ack`), and the
@@ -1585,7 +1591,7 @@ def run(ST, F, U, PK, lim_t, lim_prio, lim_eid, eid):
     kind = 0
     ecn = 0
     now = ST[_H_NOW]
-    while ST[_H_HEAP_N] > 0 and ST[_H_EID] - base < _EID_ROOM:
+    while ST[_H_HEAP_N] > 0 and ST[_H_EID] - base < _CALL_PUSHES:
         t = ST[ht]
         e = ST[he] >> EID_SHIFT
         if t > lim_t or (t == lim_t and (lim_prio < 1 or (lim_prio == 1 and e > lim_eid))):
@@ -2607,6 +2613,17 @@ class CompiledDataplane:
             words = self.ST[off : off + (flow.n_packets + 63) // 64]
             bits = np.unpackbits(words.view(np.uint8), bitorder="little")[: flow.n_packets]
             rx.got = bytearray(bits.tobytes())
+
+    def progress_view(self) -> tuple[int, np.ndarray]:
+        """The time of the kernel's last event, and each flow's bytes received so far (the
+        kernel's count for its receivers, the Python receiver's own for the others). Copies
+        nothing to the Python objects: the progress watcher reads it from its thread while the
+        run goes on."""
+        got = self._flow_rows[:, _R_BYTES].copy()
+        for i, kernel in enumerate(self._kernel_rx):
+            if not kernel:
+                got[i] = self.flows[i].receiver.bytes_received
+        return int(self.ST[_H_NOW]), got
 
     def sync_network(self) -> None:
         """Bring the network's packet counters up to the kernel's: its drops, and the data

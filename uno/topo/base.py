@@ -6,6 +6,8 @@ from dataclasses import dataclass, field
 
 HOST = "host"
 SWITCH = "switch"
+#: the link kind of a topology's named bottleneck (the dumbbell's left-right link)
+BOTTLENECK = "bottleneck"
 
 
 @dataclass(frozen=True)
@@ -37,11 +39,15 @@ class LinkSpec:
 
 @dataclass
 class Topology:
-    """Nodes and links. Hosts get ids 0..n_hosts-1 in the order they appear in ``nodes``."""
+    """Nodes and links. Hosts get ids 0..n_hosts-1 in the order they appear in ``nodes``.
+    ``incast_receiver`` names the host an incast sends to unless the workload names one (None:
+    host 0): a topology with a bottleneck names a host behind it, so that the incast's flows
+    cross it."""
 
     name: str
     nodes: list[NodeSpec] = field(default_factory=list)
     links: list[LinkSpec] = field(default_factory=list)
+    incast_receiver: str | None = None
 
     @property
     def hosts(self) -> list[NodeSpec]:
@@ -65,6 +71,37 @@ class Topology:
 
     def link_kinds(self) -> set[str]:
         return {link.kind for link in self.links}
+
+    def designated_receiver(self) -> int:
+        """Host id of ``incast_receiver`` (0 if None)."""
+        if self.incast_receiver is None:
+            return 0
+        names = [n.name for n in self.hosts]
+        if self.incast_receiver not in names:
+            raise ValueError(
+                f"topology {self.name}: incast_receiver {self.incast_receiver!r} is not a host"
+            )
+        return names.index(self.incast_receiver)
+
+    def bottleneck_sides(self) -> tuple[int, ...]:
+        """Per host id, the part of the network the host is in once the links of kind
+        :data:`BOTTLENECK` are cut (parts numbered in host order from 0); empty if there is no
+        such link. Every path between hosts in different parts crosses a bottleneck link."""
+        if BOTTLENECK not in self.link_kinds():
+            return ()
+        parent = {n.name: n.name for n in self.nodes}
+
+        def root(name: str) -> str:
+            while parent[name] != name:
+                parent[name] = parent[parent[name]]
+                name = parent[name]
+            return name
+
+        for link in self.links:
+            if link.kind != BOTTLENECK:
+                parent[root(link.a)] = root(link.b)
+        parts: dict[str, int] = {}
+        return tuple(parts.setdefault(root(h.name), len(parts)) for h in self.hosts)
 
     def validate(self) -> None:
         """Raise ValueError for duplicate names, dangling links, or non-positive rates."""

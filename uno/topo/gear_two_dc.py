@@ -1,8 +1,9 @@
 """The Gear two-datacenter topology: two oversubscribed fat trees whose core routers are joined
 by 25 ms WAN links.
 
-Source: Gear (``papers/002_3160f14936d8e845.txt``), §IV-B "Large-Scale Ns3 Simulations",
-paragraph "Setup", sentences 1-10 (numbered in order):
+Source: Gear (Han et al., "In-Band Network Telemetry-Based Congestion Control for
+Cross-Datacenter Networks", IEEE Transactions on Networking), §IV-B "Large-Scale Ns3
+Simulations", paragraph "Setup", sentences 1-10 (numbered in order):
 
     (S2) "The fabric interconnects 128 servers organized into 4 pods."
     (S3) "Each pod consists of four aggregation switches and four top-of-rack (ToR) switches."

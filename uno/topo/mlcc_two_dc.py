@@ -1,7 +1,8 @@
 """The MLCC two-datacenter topology: two leaf-spine datacenters whose DCI switches are joined by
 3 ms long-distance links.
 
-Source: MLCC (``papers/003_9070c1bce0722f44.txt``), §4.1 "Setup", paragraph "Simulation
+Source: MLCC (Zhao et al., "Efficient Cross-Datacenter Congestion Control with Fast Control
+Loops", ICPP 2025), §4.1 "Setup", paragraph "Simulation
 topology", sentences 1-6 (numbered in order):
 
     (S1) "The topology in the NS-3 simulation uses the same spine-leaf structure as shown in

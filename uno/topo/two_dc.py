@@ -1,4 +1,4 @@
-"""The Uno two-datacenter topology (Uno paper §5.1; reference numbers in DESIGN.md).
+"""The Uno two-datacenter topology (Uno paper §5.1; reference numbers in docs/design.md).
 
 Two k-ary fat trees (k = 8: 128 hosts each). Every core switch has ``core_border_links``
 parallel links to its datacenter's border switch (the authors' artifact uses 8); the two border

@@ -8,11 +8,16 @@ from dataclasses import dataclass
 @dataclass(frozen=True)
 class HostFacts:
     """``dc[h]`` is host h's datacenter, ``rack[h]`` the index of its edge switch,
-    ``rate_bps[h]`` the rate of its access link (empty if unknown)."""
+    ``rate_bps[h]`` the rate of its access link (empty if unknown). ``receiver`` is the
+    topology's designated incast receiver (:meth:`uno.topo.base.Topology.designated_receiver`)
+    and ``bottleneck_side[h]`` the part of the network host h is in once the topology's
+    bottleneck links are cut (:meth:`uno.topo.base.Topology.bottleneck_sides`; empty: none)."""
 
     dc: tuple[int, ...]
     rack: tuple[int, ...]
     rate_bps: tuple[int, ...] = ()
+    receiver: int = 0
+    bottleneck_side: tuple[int, ...] = ()
 
     @property
     def n_hosts(self) -> int:

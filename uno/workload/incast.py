@@ -1,7 +1,10 @@
 """Incast: ``n_intra`` senders in the receiver's datacenter and ``n_inter`` in other
 datacenters, each sending ``size_bytes`` to one receiver. Senders are drawn at random (seeded),
 spread round-robin over racks, or listed (``placement=explicit``, ``senders``: e.g. the hosts of
-a published traffic matrix)."""
+a published traffic matrix). The receiver is ``receiver``, or (null) the topology's designated
+receiver: on the dumbbell the first host behind its bottleneck, elsewhere host 0. On a topology
+with a bottleneck, an incast none of whose flows crosses it is refused: the bottleneck's
+settings would change nothing."""
 
 from __future__ import annotations
 
@@ -31,12 +34,18 @@ def _spread(candidates: list[int], hosts: HostFacts, avoid_rack: int, n: int) ->
     return chosen
 
 
-def incast_flows(cfg, hosts: HostFacts, rng: np.random.Generator) -> list[FlowSpec]:
-    r = cfg.receiver
+def incast_receiver(cfg, hosts: HostFacts) -> int:
+    """``workload.receiver``, or when it is null the topology's designated receiver."""
+    r = hosts.receiver if cfg.receiver is None else cfg.receiver
     if not 0 <= r < hosts.n_hosts:
         raise ConfigError(
             "workload.receiver", f"host {r} does not exist; hosts are 0..{hosts.n_hosts - 1}"
         )
+    return r
+
+
+def incast_flows(cfg, hosts: HostFacts, rng: np.random.Generator) -> list[FlowSpec]:
+    r = incast_receiver(cfg, hosts)
     dc = hosts.dc[r]
     intra = [h for h in hosts.in_dc(dc) if h != r]
     inter = [h for h in range(hosts.n_hosts) if hosts.dc[h] != dc]
@@ -71,13 +80,38 @@ def incast_flows(cfg, hosts: HostFacts, rng: np.random.Generator) -> list[FlowSp
     else:
         chosen_intra = _spread(intra, hosts, hosts.rack[r], cfg.n_intra)
         chosen_inter = _spread(inter, hosts, -1, cfg.n_inter)
+    senders = chosen_intra + chosen_inter
+    _check_crosses_bottleneck(cfg, hosts, r, senders)
     start = us_to_ps(cfg.start_us)
     stagger = us_to_ps(cfg.stagger_us)
     specs = []
-    for i, src in enumerate(chosen_intra + chosen_inter):
+    for i, src in enumerate(senders):
         tag = "intra" if i < len(chosen_intra) else "inter"
         specs.append(FlowSpec(i, src, r, int(cfg.size_bytes), start + i * stagger, tag))
     return specs
+
+
+def _check_crosses_bottleneck(cfg, hosts: HostFacts, r: int, senders: list[int]) -> None:
+    """Refuse an incast whose senders all sit on the receiver's side of the topology's
+    bottleneck (the receiver on the dumbbell's senders' side): no flow would cross it."""
+    side = hosts.bottleneck_side
+    if not side or not senders or any(side[s] != side[r] for s in senders):
+        return
+    beyond = [h for h in range(hosts.n_hosts) if side[h] != side[r]]
+    field = "workload.senders" if cfg.placement == "explicit" else "workload.receiver"
+    hint = f"; workload.receiver=null is host {hosts.receiver}" if cfg.receiver is not None else ""
+    raise ConfigError(
+        field,
+        f"no flow crosses the topology's bottleneck: receiver {r} and senders {senders} are on "
+        f"the same side of it (the other side: hosts {_span(beyond)}{hint})",
+    )
+
+
+def _span(hosts: list[int]) -> str:
+    """``4..7`` for a run of consecutive host ids, else the list."""
+    if hosts and hosts[-1] - hosts[0] == len(hosts) - 1:
+        return f"{hosts[0]}..{hosts[-1]}" if len(hosts) > 1 else str(hosts[0])
+    return str(hosts)
 
 
 def _listed(cfg, hosts: HostFacts, r: int) -> tuple[list[int], list[int]]:

@@ -13,7 +13,7 @@ from uno.core.units import us_to_ps
 from uno.transport.flow import FlowSpec
 from uno.workload.cdf import load_cdf
 from uno.workload.hosts import HostFacts
-from uno.workload.incast import incast_flows
+from uno.workload.incast import incast_flows, incast_receiver
 
 RPC_SOURCES = ("same_rack", "same_dc", "listed")
 ARRIVALS = ("periodic", "poisson")
@@ -21,7 +21,7 @@ ARRIVALS = ("periodic", "poisson")
 
 def rpc_incast_flows(cfg, hosts: HostFacts, rng: np.random.Generator) -> list[FlowSpec]:
     background = incast_flows(cfg, hosts, rng)
-    r = cfg.receiver
+    r = incast_receiver(cfg, hosts)
     busy = {s.src for s in background}
     if cfg.rpc_sources != "listed" and cfg.rpc_hosts:
         raise ConfigError("workload.rpc_hosts", "is only used with workload.rpc_sources=listed")

@@ -9,8 +9,8 @@ replayed:
 ``start`` is in microseconds, ``size`` in bytes; ``id`` is the file's own flow number (kept as
 the flow's tag, ``id<k>``). ``Nodes`` is informational (htsim files often give a smaller number
 than the hosts they use); host ids must exist in the simulated topology. Blank lines and lines
-starting with ``#`` are skipped. Any malformed line stops the run with the file, the line number
-and the reason.
+starting with ``#`` are skipped. Any malformed line, or a flow id used twice, stops the run with
+the file, the line number and the reason.
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ def read_cm(
         raise ConfigError(field, f"no connection-matrix file {str(p)!r}")
     header: dict[str, int] = {}
     rows = []
+    first_line: dict[int, int] = {}  # flow id -> line it is defined on
     for lineno, raw in enumerate(p.read_text().splitlines(), start=1):
         line = raw.strip()
         if not line or line.startswith("#"):
@@ -66,6 +67,11 @@ def read_cm(
             raise ConfigError(field, f"{p}:{lineno}: size must be in [1, 2**53] bytes, got {size}")
         if src == dst:
             raise ConfigError(field, f"{p}:{lineno}: source and destination are both {src}")
+        if fid in first_line:
+            raise ConfigError(
+                field, f"{p}:{lineno}: flow id {fid} is already used on line {first_line[fid]}"
+            )
+        first_line[fid] = lineno
         rows.append((src, dst, fid, start_us, size))
     if "Connections" not in header:
         raise ConfigError(field, f"{p}: no 'Connections M' line")
