@@ -1,11 +1,22 @@
 """Every command and snippet in the README runs, so the README cannot go stale.
 
-Commands run in one scratch directory, in the order the README gives them (an ``analyze.py``
-reads the sweep the command before it wrote). Simulations run at reduced sizes: each
-``uno-run`` gets a short stop time and small flows unless it sets them itself, and benchmarks
-run at a small size once. Quickstart step 1's ``uno-run`` runs like the others; its install
-part and step 2 are what CI runs (``.ci/run`` must hold step 2's command verbatim); the whole of
-step 1 on a fresh virtual environment is the ``slow`` test at the end.
+What runs is decided by a code block's language, and nothing else:
+
+* ``bash`` blocks: every command runs, in one scratch directory, in the order the README gives
+  them (``uno-collect`` reads the sweep the command before it wrote). Simulations run at
+  reduced sizes: each ``uno-run`` gets a short stop time and small flows unless it sets them
+  itself, and benchmarks run at a small size once. Quickstart step 1's ``uno-run`` runs like
+  the others; its install part and step 2 are what CI runs (``.ci/run`` must hold step 2's
+  command verbatim); the whole of step 1 on a fresh virtual environment is the ``slow`` test
+  at the end.
+* ``python`` blocks: each runs as written, in a scratch directory.
+* ``text`` blocks are shown, not run: what they hold cannot run here (a browser, a cluster, an
+  extra the test environment lacks) or is an example of output. Each must be one of the kinds
+  :data:`TEXT_BLOCK_CHECKS` knows, and is checked another way: the error example's command is
+  run and its message compared, every job of the cluster command is checked as ``uno-run``
+  would before submitting, and the notebook commands name notebooks and an extra that exist
+  (the notebooks themselves run in ``tests/test_notebook.py``).
+* blocks without a language are figures: they must hold no command.
 """
 
 from __future__ import annotations
@@ -14,6 +25,7 @@ import re
 import shlex
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -22,12 +34,15 @@ ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
 
 #: extra arguments that shrink a simulation; a key the command sets itself is not overridden
-REDUCE_RUN = {"engine.max_sim_time_ms": "20", "engine.sample_interval_us": "100"}
+#: (a shortened run may stop before its flows finish: it is time-bounded on purpose)
+REDUCE_RUN = {
+    "engine.max_sim_time_ms": "20",
+    "engine.sample_interval_us": "100",
+    "engine.allow_unfinished": "true",
+}
 REDUCE_SIZE = {"workload.size_bytes": "1000000"}
 REDUCE_BENCH = {
     "benchmarks/engine_speed.py": ["--size-bytes", "1000000", "--repeat", "1"],
-    "benchmarks/fig3_speed.py": ["--size-bytes", "1000000", "--phantom-check-bytes", "1000000"],
-    "benchmarks/fig10_speed.py": ["--workload", "mixed_artifact", "workload.n_flows=100"],
     "benchmarks/fluid_speed.py": [
         "--n-flows",
         "100",
@@ -85,6 +100,27 @@ def readme_python() -> list[str]:
     return [body for lang, body in code_blocks(README.read_text()) if lang == "python"]
 
 
+def readme_text_blocks() -> list[str]:
+    return [body for lang, body in code_blocks(README.read_text()) if lang == "text"]
+
+
+#: the kinds of ``text`` block, each with the test that checks it
+TEXT_BLOCK_CHECKS = {
+    "error example": (
+        lambda body: body.startswith("$ uno-run "),
+        "test_readme_error_example_is_what_the_command_prints",
+    ),
+    "cluster sweep": (
+        lambda body: "hydra/launcher=slurm" in body,
+        "test_readme_cluster_command_is_checked",
+    ),
+    "notebooks": (
+        lambda body: "jupyter " in body,
+        "test_readme_notebook_commands_name_what_exists",
+    ),
+}
+
+
 def _reduced_run(args: list[str]) -> list[str]:
     keys = {a.split("=", 1)[0] for a in args if "=" in a}
     if "--cfg" in args or "--help" in args:
@@ -122,6 +158,41 @@ def test_readme_has_the_commands_we_expect():
     assert any(c.endswith("&& pytest") for c in commands)
     assert any("hydra/launcher=joblib" in c for c in commands)
     assert readme_python()
+
+
+def test_readme_is_short():
+    assert len(README.read_text().splitlines()) <= 155
+
+
+def test_every_text_block_is_a_kind_that_is_checked():
+    for body in readme_text_blocks():
+        kinds = [k for k, (is_kind, _) in TEXT_BLOCK_CHECKS.items() if is_kind(body)]
+        assert len(kinds) == 1, f"a text block of no known kind, so checked by nothing:\n{body}"
+    for _, test_name in TEXT_BLOCK_CHECKS.values():
+        assert callable(globals()[test_name])
+
+
+def test_untagged_blocks_are_figures():
+    for lang, body in code_blocks(README.read_text()):
+        if lang == "":
+            commands = [ln for ln in body.splitlines() if re.match(r"\s*(\$|uno-|python|pip)", ln)]
+            assert not commands, f"a command in a block without a language: {commands}"
+
+
+def test_readme_notebook_commands_name_what_exists():
+    (block,) = [b for b in readme_text_blocks() if "jupyter " in b]
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"
+    ]
+    for extra in re.findall(r"\.\[(\w+)\]", block):
+        assert extra in extras, f"the README installs an extra pyproject.toml lacks: {extra}"
+        assert any(dep.startswith("jupyter") for dep in extras[extra])
+    notebooks = re.findall(r"notebooks/[\w./-]+\.ipynb", block + README.read_text())
+    assert notebooks
+    for nb in notebooks:
+        assert (ROOT / nb).exists(), nb
+    for name in re.findall(r"`(\w+\.ipynb)`", README.read_text()):
+        assert (ROOT / "notebooks" / name).exists(), name
 
 
 def test_quickstart_step_2_is_what_ci_runs():
