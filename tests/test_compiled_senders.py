@@ -1,4 +1,4 @@
-"""The compiled data plane's senders (uno/net/compiled.py, kernel senders; uno/cc/dctcp_kernel.py).
+"""The compiled data plane's senders (uno/net/compiled.py, kernel senders).
 
 * Identity: with every flow's sender in the kernel (DCTCP, UnoCC, GEMINI, MP-RDMA, HPCC, DCQCN over
   ECMP or packet spraying), the flows, sampled rates and
@@ -23,9 +23,7 @@ from test_compiled_dataplane import LOSSY_WAN, _assert_identical, _both, twin_ru
 import uno
 from uno.api import to_run_config
 from uno.build import build_simulation
-from uno.cc import dctcp_kernel as dk
 from uno.cc.base import FlowContext
-from uno.cc.dctcp import Dctcp, DctcpParams
 from uno.net import compiled as cp
 
 SEED = 20261124  # each test draws from its own generator: results do not depend on test order
@@ -318,8 +316,6 @@ def _controllers():
     from uno.cc.uno import UnoCC, UnoParams
 
     return [
-        ("dctcp", Dctcp, DctcpParams(), dk),
-        ("dctcp_g_cap", Dctcp, DctcpParams(g=0.3, max_cwnd_bdp=1.5), dk),
         ("uno", UnoCC, UnoParams(), uno_kernel),
         ("uno_artifact_like", UnoCC, UnoParams(gentle_compounds=False, ewma_fall_increase=True,
                                                epoch_period="intra_rtt", timeout_cwnd_mss=1.0,
@@ -397,10 +393,7 @@ def test_controller_kernels_match_the_controllers(name):
                 sample = rtt + int(rng.choice([0, 0, int(rng.integers(0, 3 * rtt))]))
                 sent = now - sample
                 cc.on_ack(now, acked, ecn, sample, sent)
-                if kernel is dk:
-                    args = (now, acked, ecn, sent)
-                else:
-                    args = (now, acked, ecn, sample, sent)
+                args = (now, acked, ecn, sample, sent)
                 kernel.on_ack(F, 1, ST, 3, *args)
                 kernel.on_ack.py_func(F2, 1, ST2, 3, *args)
             else:

@@ -10,8 +10,10 @@ import numpy as np
 import pytest
 
 import uno
+from uno.cc.registry import LAW_BY_NAME
 from uno.core.errors import ConfigError
 from uno.fluid import kernels as K
+from uno.fluid.engine import FLUID_CC
 from uno.fluid.maxmin import maxmin_rates
 from uno.metrics.flows import FLOW_COLUMNS
 
@@ -330,7 +332,7 @@ def random_cc(kind: int, n: int = 30):
     return cs, cp
 
 
-@pytest.mark.parametrize("kind", [K.CC_UNO, K.CC_DCTCP, K.CC_GEMINI, K.CC_MPRDMA, K.CC_BBR])
+@pytest.mark.parametrize("kind", [K.CC_UNO, K.CC_GEMINI, K.CC_MPRDMA, K.CC_BBR])
 def test_cc_laws_match_python(kind):
     cs, cp = random_cc(kind)
     a, b = cs.copy(), cs.copy()
@@ -353,9 +355,6 @@ def test_cc_laws_match_python(kind):
             p_queued = RNG.random() * (RNG.random() < 0.5)
             K.uno_acks(a, cp, f, now, acked, marked, rtt, sent, p_queued, rng_a)
             K.uno_acks.py_func(b, cp, f, now, acked, marked, rtt, sent, p_queued, rng_b)
-        elif kind == K.CC_DCTCP:
-            K.dctcp_acks(a, cp, f, now, acked, marked, rtt, sent)
-            K.dctcp_acks.py_func(b, cp, f, now, acked, marked, rtt, sent)
         elif kind == K.CC_MPRDMA:
             K.mprdma_acks(a, cp, f, acked, marked)
             K.mprdma_acks.py_func(b, cp, f, acked, marked)
@@ -377,6 +376,76 @@ def test_cc_laws_match_python(kind):
         return  # a timeout leaves cwnd at one MSS until the next ACK (the packet law)
     assert (a[:, K.C_CWND] >= cp[:, K.P_MIN_CWND] - 1e-9).all()
     assert (a[:, K.C_CWND] <= cp[:, K.P_MAX_CWND] + 1e-9).all()
+
+
+def law_flows(name: str, n: int = 30):
+    """The fluid rows of ``n`` flows running law ``name`` on paths of random base RTTs: their
+    constants (the packet engines' own) and their state after init, and the flows table."""
+    from cc_events import VARIANTS, context, variant_params
+
+    from uno.cc.registry import KIND, make_cc
+
+    variant = next(v for v, (algo, _) in VARIANTS.items() if algo == name)
+    params = variant_params(variant)[1]
+    ctrls = [
+        make_cc(name, type("Cfg", (), {name: params})(), context(int(rtt)))
+        for rtt in RNG.integers(2_000_000, 200_000_000, n)
+    ]
+    law = LAW_BY_NAME[name]
+    width = max(K.N_P, law.consts_size)
+    cp = np.zeros((n, width))
+    for f, c in enumerate(ctrls):
+        cp[f, : law.consts_size] = c.consts
+    cp[:, K.P_KIND] = K.CC_LAW + KIND[name]
+    cs = np.zeros((n, max(K.N_C, max(len(c.state) for c in ctrls))))
+    fs = np.zeros((n, K.N_FS))
+    fs[:, K.FS_DRAWS] = 1.0 if "queueing" in law.signals else 0.0
+    fs[:, K.FS_RTTMIN] = 1.0 if "rtt_min" in law.signals else 0.0
+    fs[:, K.FS_RATE] = 1.0 if "delivery_rate" in law.signals else 0.0
+    for f in range(n):
+        K.cc_init(cs, cp, f)
+    return cs, cp, fs
+
+
+@pytest.mark.parametrize("name", [n for n in LAW_BY_NAME if n in FLUID_CC])
+def test_law_batches_match_python(name):
+    """A law (uno/cc/law.py) in the fluid engine: random batches of ACKs (fractional packets,
+    marked shares, carried mark counts, RTT samples, delivery-rate samples, queueing chances
+    with draws) and losses, through the compiled driver and its pure-Python twin: the same
+    state, carries and draws."""
+    cs, cp, fs = law_flows(name)
+    a, b = cs.copy(), cs.copy()
+    fa, fb = fs.copy(), fs.copy()
+    ring = np.zeros((1, K.N_R))
+    rng_a = np.arange(len(cs), dtype=np.uint64) * np.uint64(977) + np.uint64(5)
+    rng_b = rng_a.copy()
+    now = 0.0
+    for _ in range(400):
+        f = int(RNG.integers(0, len(cs)))
+        now += RNG.uniform(0, 2e7)
+        if RNG.random() < 0.05:
+            nack = bool(RNG.random() < 0.5)
+            K.cc_loss(a, cp, f, now, nack)
+            K.cc_loss.py_func(b, cp, f, now, nack)
+            continue
+        acked = RNG.uniform(1, 5e4)
+        marked = acked * RNG.random() * (RNG.random() < 0.5)
+        rtt = cp[f, K.P_BASE_RTT] * RNG.uniform(1, 1.5)
+        ring[0, K.R_SENTMAX] = now - RNG.uniform(0, 3e7)
+        ring[0, K.R_RTTMIN] = rtt * RNG.uniform(0.9, 1.0)
+        for arr in (fa, fb):
+            arr[f, K.FS_ACKED] += acked
+            arr[f, K.FS_INFLIGHT] = RNG.uniform(0, 4e5)
+        fb[f, K.FS_INFLIGHT] = fa[f, K.FS_INFLIGHT]
+        ring[0, K.R_DSENT] = max(0.0, fa[f, K.FS_ACKED] - RNG.uniform(0, 3e5))
+        p_queued = RNG.random() * (RNG.random() < 0.5)
+        kind = int(cp[f, K.P_KIND]) - K.CC_LAW
+        K.law_batch(a, cp, fa, ring, 0, f, kind, now, acked, marked, rtt, p_queued, rng_a)
+        K.law_batch.py_func(b, cp, fb, ring, 0, f, kind, now, acked, marked, rtt, p_queued, rng_b)
+    np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(fa, fb)
+    np.testing.assert_array_equal(rng_a, rng_b)
+    assert (a[:, K.C_CWND] > 0).all()
 
 
 def test_maxmin_kernel_matches_python_and_is_max_min_fair():
@@ -800,9 +869,9 @@ def test_a_loss_report_is_counted_and_the_controller_told_once_per_base_rtt(twin
     """Loss reports found before a timeout (fast retransmit, NACKs) are each counted, and the
     controller hears of at most one per base RTT (DCTCP halves its window on each it hears)."""
     hear = K.hear_loss_report.py_func if twin else K.hear_loss_report
-    fs, cs, cp = np.zeros((1, K.N_FS)), np.zeros((1, K.N_C)), np.zeros((1, K.N_P))
+    cs, cp, fs = law_flows("dctcp", n=1)
     fs[0, K.FS_BASE_RTT], fs[0, K.FS_LOSS_NACK] = 100.0, 1.0
-    cp[0, K.P_KIND], cp[0, K.P_MIN_CWND] = K.CC_DCTCP, 1.0
+    cp[0, K.P_MIN_CWND] = 1.0
     cs[0, K.C_CWND] = 80.0
     for now, cwnd in ((0.0, 40.0), (50.0, 40.0), (150.0, 20.0)):
         hear(cs, cp, 0, now, fs)
@@ -1651,7 +1720,7 @@ def test_coarsen_moves_each_slot_to_the_coarse_step_holding_it(scheme):
     them), the latest send, the last arrival and the wire's ACK frontier unchanged, the
     calendar due exactly at the coarse steps holding something (and at a pending loss
     report's), and the step fields divided by the factor. Coded UnoLB flows
-    (``uno``: the wide ring), BBR's and GEMINI's own column (``R_AUX``)."""
+    (``uno``: the wide ring), the least RTT sample and the delivered count at the latest send (``R_RTTMIN``, ``R_DSENT``)."""
     import copy
 
     from uno.api import to_run_config
@@ -1695,7 +1764,7 @@ def test_coarsen_moves_each_slot_to_the_coarse_step_holding_it(scheme):
     np.testing.assert_array_equal(sim.calendar, twin["calendar"])
     after = lines(sim.ring, sim.calendar, k4, 4)
     latest = (K.R_SENTMAX, K.R_ARRIVE, K.R_WIRE_ACK)  # (times: the maxima)
-    summed = [c for c in range(sim.ring.shape[1]) if c not in (*latest, K.R_AUX)]
+    summed = [c for c in range(sim.ring.shape[1]) if c not in (*latest, K.R_RTTMIN, K.R_DSENT)]
     for f in active:
         f = int(f)
         old, new = before[f], after[f]

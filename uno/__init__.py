@@ -7,7 +7,13 @@ Public entry points:
 - ``uno-run`` (``uno.cli:main``) is the Hydra command line entry point.
 """
 
-from uno.api import RunResult, compose, run
+from pathlib import Path
+
+from uno.core.jit_cache import configure as _configure_jit_cache
+
+_configure_jit_cache(Path(__file__).parent)  # before any kernel is defined
+
+from uno.api import RunResult, compose, run  # noqa: E402
 
 __all__ = ["RunResult", "compose", "run"]
 __version__ = "0.1.0"

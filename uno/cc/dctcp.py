@@ -7,18 +7,26 @@ eq. 2). Otherwise it grows like TCP: slow start below ``ssthresh``, then one MSS
 ACKs (cwnd += MSS x acked / cwnd). A retransmission timeout sets ssthresh = cwnd/2 and restarts
 from one MSS; a loss found by fast retransmit (DCTCP keeps TCP's loss recovery, §3.1;
 ``cc=dctcp`` turns on the transport's duplicate-ACK rule, ``transport.dupack_threshold: 3``)
-halves the window, as TCP's fast recovery (RFC 5681). Windows are delimited by send times (see
-:class:`uno.cc.base.SendTimeWindow`). Pacing (off by default) is at cwnd / base RTT.
+halves the window, as TCP's fast recovery (RFC 5681). Windows of data are delimited by send
+times: a window that starts at an ACK ends at the first ACK of a packet sent at or after then
+(robust to reordering). Pacing (off by default) is at cwnd / base RTT.
 
 The initial window defaults to the path BDP (line rate), as the datacenter transports in the
 Uno paper do; ``alpha_init`` defaults to 1 (Linux's ``dctcp_alpha_on_init``).
+
+A feedback batch (:mod:`uno.cc.law`) counts in the window all its bytes and its marked bytes;
+the cut happens when the batch holds a whole marked ACK (``mark_events``), and the window grows
+by the batch's unmarked bytes: for one ACK, exactly the per-ACK rules above.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from uno.cc.base import FlowContext, SendTimeWindow, WindowedControl
+import numpy as np
+from numba import njit
+
+from uno.cc.law import LOSS_NACK, Law, params_layout, set_cwnd, state_layout, window_params
 from uno.config.fields import num
 
 
@@ -26,65 +34,102 @@ from uno.config.fields import num
 class DctcpParams:
     """DCTCP settings. Windows are in multiples of the flow's path BDP or of the MSS."""
 
-    #: gain of the EWMA of the marked fraction (alpha)
+    #: EWMA gain of alpha (§3.1: 1/16)
     g: float = num(1.0 / 16.0, "(0, 1]")
-    #: alpha at the flow's start
+    #: alpha at the flow's start (Linux: 1)
     alpha_init: float = num(1.0, "[0, 1]")
     #: initial window, in flow BDPs
     init_cwnd_bdp: float = num(1.0, "> 0")
     #: window floor, in MSS
     min_cwnd_mss: float = num(1.0, "> 0")
+    #: window cap, in flow BDPs
     max_cwnd_bdp: float = num(0.0, ">= 0")  # 0: no cap
     #: pace at cwnd / base RTT
     pacing: bool = False
 
 
-class Dctcp(WindowedControl):
-    name = "dctcp"
+#: the window's slow-start threshold (bytes); alpha; the window of data alpha is measured over
+#: (whether one is open, its start in ps, the bytes acknowledged and marked in it); the round
+#: that holds off a second cut (whether one is open, its start)
+S = state_layout("DctcpState", (
+    "ssthresh", "alpha", "win_active", "win_start", "acked", "marked", "cwr_active",
+    "cwr_start",
+))  # fmt: skip
+P = params_layout("DctcpConsts", ("g", "alpha_init"))
 
-    def __init__(self, ctx: FlowContext, params: DctcpParams):
-        p = params
-        super().__init__(ctx, p.init_cwnd_bdp, p.min_cwnd_mss, p.max_cwnd_bdp, p.pacing)
-        self.p = p
-        self.mss = ctx.mss_bytes
-        self.ssthresh = float("inf")
-        self.alpha = p.alpha_init
-        self.window = SendTimeWindow()
-        self.cwr = SendTimeWindow()  # no second cut until this round ends
-        self.acked_in_window = 0
-        self.marked_in_window = 0
 
-    def on_ack(self, now_ps: int, acked_bytes: int, ecn: bool, rtt_ps: int, sent_ps: int) -> None:
-        self.acked_in_window += acked_bytes
-        if ecn:
-            self.marked_in_window += acked_bytes
-        window = self.window
-        if not window.active:
-            window.restart(now_ps)
-        elif sent_ps >= window.start_ps:
-            frac = self.marked_in_window / self.acked_in_window
-            self.alpha = (1.0 - self.p.g) * self.alpha + self.p.g * frac
-            self.acked_in_window = 0
-            self.marked_in_window = 0
-            window.restart(now_ps)
-        if ecn:
-            if not self.cwr.active or sent_ps >= self.cwr.start_ps:
-                self.set_cwnd(self.cwnd_bytes * (1.0 - self.alpha / 2.0))
-                self.ssthresh = self.cwnd_bytes
-                self.cwr.restart(now_ps)
-        elif self.cwnd_bytes < self.ssthresh:
-            self.set_cwnd(self.cwnd_bytes + acked_bytes)
+def pack(params: DctcpParams, ctx) -> np.ndarray:
+    p = np.zeros(P.size)
+    window_params(p, ctx, params.init_cwnd_bdp, params.min_cwnd_mss, params.max_cwnd_bdp,
+                  params.pacing)  # fmt: skip
+    p[P.g] = params.g
+    p[P.alpha_init] = params.alpha_init
+    return p
+
+
+@njit(cache=True)
+def init(s, p):
+    s[:] = 0.0
+    set_cwnd(s, p, p[P.init_cwnd])
+    s[S.ssthresh] = np.inf
+    s[S.alpha] = p[P.alpha_init]
+
+
+@njit(cache=True)
+def on_feedback(s, p, fb, rec):
+    """alpha's EWMA once per window of data (eq. 1); a cut by alpha / 2 at most once per window
+    when the batch holds a marked ACK (eq. 2); growth on the unmarked bytes: slow start below
+    ssthresh, else one MSS per window."""
+    now = fb.now_ps
+    sent = fb.sent_ps
+    s[S.acked] += fb.acked_bytes
+    s[S.marked] += fb.marked_bytes
+    if s[S.win_active] == 0.0:
+        s[S.win_start] = now
+        s[S.win_active] = 1.0
+    elif sent >= s[S.win_start]:
+        frac = s[S.marked] / s[S.acked]
+        g = p[P.g]
+        s[S.alpha] = (1.0 - g) * s[S.alpha] + g * frac
+        s[S.acked] = 0.0
+        s[S.marked] = 0.0
+        s[S.win_start] = now
+    if fb.mark_events > 0.0:
+        if s[S.cwr_active] == 0.0 or sent >= s[S.cwr_start]:
+            set_cwnd(s, p, s[S.cwnd] * (1.0 - s[S.alpha] / 2.0))
+            s[S.ssthresh] = s[S.cwnd]
+            s[S.cwr_start] = now
+            s[S.cwr_active] = 1.0
+    unmarked = fb.acked_bytes - fb.marked_bytes
+    if unmarked > 0.0:
+        cwnd = s[S.cwnd]
+        if cwnd < s[S.ssthresh]:
+            set_cwnd(s, p, cwnd + unmarked)
         else:
-            self.set_cwnd(self.cwnd_bytes + self.mss * acked_bytes / self.cwnd_bytes)
+            set_cwnd(s, p, cwnd + p[P.mss] * unmarked / cwnd)
 
-    def on_timeout(self, now_ps: int) -> None:
-        self.ssthresh = max(self.min_cwnd, self.cwnd_bytes / 2.0)
-        self.set_cwnd(self.min_cwnd)
-        self.cwr.restart(now_ps)
 
-    def on_nack(self, now_ps: int) -> None:
-        """Fast retransmit (the transport's duplicate-ACK rule): TCP's fast recovery halves the
-        window (RFC 5681 §3.2, as DCTCP keeps TCP's loss response, §3.1)."""
-        self.ssthresh = max(self.min_cwnd, self.cwnd_bytes / 2.0)
-        self.set_cwnd(self.ssthresh)
-        self.cwr.restart(now_ps)
+@njit(cache=True)
+def on_loss(s, p, now_ps, loss):
+    """A retransmission timeout: ssthresh = half the window (at least the floor), the window
+    restarts from the floor. A loss found by fast retransmit: the window halves, as TCP's fast
+    recovery (RFC 5681 §3.2, as DCTCP keeps TCP's loss response, §3.1)."""
+    half = s[S.cwnd] / 2.0
+    floor = p[P.min_cwnd]
+    s[S.ssthresh] = half if half > floor else floor
+    s[S.cwr_start] = now_ps
+    s[S.cwr_active] = 1.0
+    set_cwnd(s, p, s[S.ssthresh] if loss == LOSS_NACK else floor)
+
+
+LAW = Law(
+    name="dctcp",
+    params=DctcpParams,
+    state=S,
+    consts=P,
+    pack=pack,
+    init=init,
+    on_feedback=on_feedback,
+    on_loss=on_loss,
+    signals=("ecn",),
+)

@@ -1,37 +1,139 @@
-"""Name -> congestion-control factory. Each algorithm's parameters live in ``cfg.cc.<name>``."""
+"""The congestion-control algorithms, each declared once, and the engines' dispatch over them.
+
+:data:`LAW_MODULES` lists the modules under ``uno/cc/`` that define a :class:`uno.cc.law.Law`
+as ``LAW``; an algorithm's kind is its place in that list (1, 2, ...), written into column
+``kind`` of every flow's constants. The compiled data plane and the fluid engine call the laws
+through the functions below, which :func:`_chain` generates from the list: a chain of
+``if kind == k`` branches, one per law, that Numba compiles into the caller as if written by
+hand (Numba cannot call through a table of functions; a chain of closures is inlined and costs
+nothing measurable against a hand-written one). Adding an algorithm is one line here.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+import importlib
+
+from numba import njit
 
 from uno.cc.base import CongestionControl, FlowContext
-from uno.cc.bbr import Bbr
-from uno.cc.dcqcn import Dcqcn
-from uno.cc.dctcp import Dctcp
-from uno.cc.gemini import Gemini
-from uno.cc.hpcc import Hpcc
-from uno.cc.mprdma import Mprdma
-from uno.cc.uno import UnoCC
+from uno.cc.law import ack_feedback
+
+#: the algorithms' modules (uno.cc.<name>), in kind order
+LAW_MODULES = ("dctcp", "uno", "gemini", "mprdma", "bbr", "hpcc", "dcqcn")
 
 
-@dataclass(frozen=True)
-class CcEntry:
-    factory: Callable[[FlowContext, object], CongestionControl]
-    params_field: str  # attribute of the cc config holding this algorithm's parameters
+def _load_laws() -> tuple:
+    laws = []
+    for name in LAW_MODULES:
+        law = getattr(importlib.import_module(f"uno.cc.{name}"), "LAW", None)
+        if law is None:
+            continue  # (a controller class, not yet a law: _CLASSES)
+        if law.name != name:
+            raise ValueError(f"uno.cc.{name}.LAW is named {law.name!r}")
+        laws.append(law)
+    return tuple(laws)
 
 
-CC_REGISTRY: dict[str, CcEntry] = {
-    "dctcp": CcEntry(Dctcp, "dctcp"),
-    "uno": CcEntry(UnoCC, "uno"),
-    "gemini": CcEntry(Gemini, "gemini"),
-    "mprdma": CcEntry(Mprdma, "mprdma"),
-    "bbr": CcEntry(Bbr, "bbr"),
-    "hpcc": CcEntry(Hpcc, "hpcc"),
-    "dcqcn": CcEntry(Dcqcn, "dcqcn"),
-}
+LAWS = _load_laws()
+#: name -> law, and name -> kind
+LAW_BY_NAME = {law.name: law for law in LAWS}
+KIND = {law.name: k for k, law in enumerate(LAWS, start=1)}
+
+
+def _chain(hook: str):
+    """``f(kind, *args)`` calling ``getattr(law, hook)(*args)`` of the law of that kind."""
+
+    @njit
+    def unknown(kind, *args):
+        raise ValueError("unknown congestion-control kind")
+
+    dispatch = unknown
+    for kind in range(len(LAWS), 0, -1):
+        dispatch = _branch(kind, getattr(LAWS[kind - 1], hook), dispatch)
+    return dispatch
+
+
+def _branch(kind: int, fn, rest):
+    @njit
+    def dispatch(k, *args):
+        if k == kind:
+            return fn(*args)
+        return rest(k, *args)
+
+    return dispatch
+
+
+#: init(kind, s, p); on_feedback(kind, s, p, fb, rec); on_loss(kind, s, p, now_ps, loss);
+#: on_send(kind, s, p, now_ps, wire_bytes); next_timer(kind, s, p) -> ps;
+#: on_timer(kind, s, p, now_ps); pacing_rate(kind, s, p) -> bit/s
+init = _chain("init")
+on_feedback = _chain("on_feedback")
+on_loss = _chain("on_loss")
+on_send = _chain("on_send")
+next_timer = _chain("next_timer")
+on_timer = _chain("on_timer")
+pacing_rate = _chain("pacing_rate")
+
+
+# ---- entry points for Python (cached: the chains above are compiled into them) ---------------
+@njit(cache=True)
+def law_init(kind, s, p):
+    init(kind, s, p)
+
+
+@njit(cache=True)
+def law_ack(kind, s, p, now_ps, acked_bytes, ecn, rtt_ps, sent_ps, inflight_bytes,
+            delivered_bytes, rate_bytes, rate_interval_ps, duplicate, rec):  # fmt: skip
+    """One ACK as a batch of one (:func:`uno.cc.law.ack_feedback`), INT records ``rec``."""
+    fb = ack_feedback(now_ps, acked_bytes, ecn, rtt_ps, sent_ps, inflight_bytes,
+                      delivered_bytes, rate_bytes, rate_interval_ps, duplicate, rec.shape[0])  # fmt: skip
+    on_feedback(kind, s, p, fb, rec)
+
+
+@njit(cache=True)
+def law_loss(kind, s, p, now_ps, loss):
+    on_loss(kind, s, p, float(now_ps), loss)
+
+
+@njit(cache=True)
+def law_send(kind, s, p, now_ps, wire_bytes):
+    on_send(kind, s, p, float(now_ps), float(wire_bytes))
+
+
+@njit(cache=True)
+def law_next_timer(kind, s, p):
+    return next_timer(kind, s, p)
+
+
+@njit(cache=True)
+def law_timer(kind, s, p, now_ps):
+    on_timer(kind, s, p, float(now_ps))
+
+
+@njit(cache=True)
+def law_pacing_rate(kind, s, p):
+    return pacing_rate(kind, s, p)
 
 
 def make_cc(name: str, cc_cfg, ctx: FlowContext) -> CongestionControl:
-    entry = CC_REGISTRY[name]
-    return entry.factory(ctx, getattr(cc_cfg, entry.params_field))
+    """The controller of one flow: algorithm ``name`` with its parameters ``cc_cfg.<name>``."""
+    from uno.cc.adapter import LawControl
+
+    if name in LAW_BY_NAME:
+        return LawControl(LAW_BY_NAME[name], KIND[name], getattr(cc_cfg, name), ctx)
+    return _CLASSES[name](ctx, getattr(cc_cfg, name))
+
+
+def _classes() -> dict:
+    names = {"uno": "UnoCC", "gemini": "Gemini", "mprdma": "Mprdma", "bbr": "Bbr",
+             "hpcc": "Hpcc", "dcqcn": "Dcqcn"}  # fmt: skip
+    return {
+        name: getattr(importlib.import_module(f"uno.cc.{name}"), cls)
+        for name, cls in names.items()
+        if name not in LAW_BY_NAME
+    }
+
+
+_CLASSES = _classes()
+#: every algorithm's name (the config's choices)
+CC_NAMES = tuple(n for n in LAW_MODULES if n in LAW_BY_NAME or n in _CLASSES)

@@ -47,9 +47,9 @@ def _workload_kinds():
 
 
 def _cc_names():
-    from uno.cc.registry import CC_REGISTRY
+    from uno.cc.registry import CC_NAMES
 
-    return CC_REGISTRY
+    return CC_NAMES
 
 
 def _lb_names():

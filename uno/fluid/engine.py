@@ -118,7 +118,7 @@ import time
 import numpy as np
 import pandas as pd
 
-from uno.cc.registry import make_cc
+from uno.cc.registry import KIND, LAW_BY_NAME, make_cc
 from uno.core.arrays import concat_ranges
 from uno.core.budget import WallBudget
 from uno.core.errors import ConfigError
@@ -135,14 +135,17 @@ from uno.metrics.summary import class_summary
 from uno.scenario import Scenario, build_scenario, is_switch_port, port_names, stop_flags
 from uno.topo.base import HOST
 
-#: controllers with a fluid law
+#: the signals a law may read (uno.cc.law.Law.signals) that the fluid engine computes
+FLUID_SIGNALS = ("ecn", "rtt", "delivery_rate", "queueing")
+#: controllers the fluid engine runs: the laws whose signals it computes, and its own laws
 FLUID_CC = {
+    **{name: K.CC_LAW + KIND[name] for name, law in LAW_BY_NAME.items()
+       if set(law.signals) <= set(FLUID_SIGNALS)},
     "uno": K.CC_UNO,
-    "dctcp": K.CC_DCTCP,
     "gemini": K.CC_GEMINI,
     "mprdma": K.CC_MPRDMA,
     "bbr": K.CC_BBR,
-}
+}  # fmt: skip
 #: balancers the fluid engine routes: one hashed path, or an even split
 SINGLE_PATH_LB = ("ecmp",)
 SPLIT_LB = ("spray",)
@@ -158,6 +161,13 @@ def check_fluid_support(cfg, engine: str = "fluid", with_cc: bool = True) -> Non
     where = f"engine.kind={engine}"
     for cls_field in ("algo", "intra", "inter") if with_cc else ():
         name = getattr(cfg.cc, cls_field)
+        if name in LAW_BY_NAME and name not in FLUID_CC:
+            lacks = sorted(set(LAW_BY_NAME[name].signals) - set(FLUID_SIGNALS))
+            raise ConfigError(
+                f"cc.{cls_field}",
+                f"{where} cannot run {name!r}: it reads {', '.join(lacks)}, which the fluid "
+                "engine does not compute; use engine.kind=packet",
+            )
         if name is not None and name not in FLUID_CC:
             raise ConfigError(
                 f"cc.{cls_field}",
@@ -724,19 +734,22 @@ class FluidSimulation:
                      np.zeros(1, dtype=np.int64))  # fmt: skip
         self.fs = fs
         self.cp = self._cc_rows(cfg, plans) if self.runs_cc else np.zeros((n, K.N_P))
+        state_columns = self._law_columns(plans)
         # the columns for coding, Gemini's / BBR's samples and fast retransmit's lost bytes
         # (kernels.R_LOSTQ) only where a flow needs them
         kinds = self.cp[:, K.P_KIND]
         wide = (
             (fs[:, K.FS_EC_N] > 0).any()
             or np.isin(kinds, (K.CC_GEMINI, K.CC_BBR)).any()
+            or (fs[:, K.FS_RTTMIN] > 0).any()
+            or (fs[:, K.FS_RATE] > 0).any()
             or (fs[:, K.FS_DUPACK_BYTES] > 0).any()
         )
         # (memory kept from the process's last run, all zero: uno.fluid.memory)
         self._ring_memory, ring = DELAY_LINES.take(
             int(ring_len.sum()), K.N_R if wide else K.N_R_NARROW
         )
-        self.cs = np.zeros((n, K.N_C))
+        self.cs = np.zeros((n, state_columns))
         self.rt_ptr = rt_ptr
         self.rt_link = rt_link
         self.rt_w = rt_w
@@ -856,6 +869,25 @@ class FluidSimulation:
         self.free_delay_lines()  # (untouched yet)
         self._ring_memory, self.ring = DELAY_LINES.take(rows, K.R_SUBWIRE + 2 * n_sub)
 
+    def _law_columns(self, plans) -> int:
+        """The columns of the controllers' state: the fluid laws' ``C_*``, or a law's own (with
+        its tail for the flow's constants). Marks what each law's flow reads (``FS_DRAWS``,
+        ``FS_QTHR``, ``FS_RTTMIN``, ``FS_RATE``: :func:`kernels.law_batch`)."""
+        width = K.N_C
+        if not self.runs_cc:
+            return width
+        for f, plan in enumerate(plans):
+            law = LAW_BY_NAME.get(plan.cc_name)
+            if law is not None:
+                width = max(width, law.state_size + law.state_tail(self.cp[f]))
+                fs = self.fs[f]
+                fs[K.FS_DRAWS] = 1.0 if "queueing" in law.signals else 0.0
+                if law.queue_threshold is not None:
+                    fs[K.FS_QTHR] = law.queue_threshold(self.cp[f])
+                fs[K.FS_RTTMIN] = 1.0 if "rtt_min" in law.signals else 0.0
+                fs[K.FS_RATE] = 1.0 if "delivery_rate" in law.signals else 0.0
+        return width
+
     def _cc_rows(self, cfg, plans) -> np.ndarray:
         """The ``P_*`` rows of every flow (:meth:`_cc_params`), built once per distinct
         (controller, FlowContext)."""
@@ -876,13 +908,19 @@ class FluidSimulation:
             index[i] = r
         if not rows:
             return np.zeros((0, K.N_P))
-        return np.stack(rows)[index]
+        width = max(len(r) for r in rows)  # (a law's constants may outnumber the P_* columns)
+        return np.stack([np.pad(r, (0, width - len(r))) for r in rows])[index]
 
     @staticmethod
     def _cc_params(cfg, plan) -> np.ndarray:
         """The ``P_*`` row of ``plan``'s controller parameters, taken from the packet
         controller built with the same config and FlowContext."""
         obj = make_cc(plan.cc_name, cfg.cc, plan.ctx)
+        if plan.cc_name in LAW_BY_NAME:  # its constants, as the packet engines' (uno.cc.law)
+            row = np.zeros(max(K.N_P, len(obj.consts)))
+            row[: len(obj.consts)] = obj.consts
+            row[K.P_KIND] = K.CC_LAW + obj.kind
+            return row
         p = obj.p
         row = np.zeros(K.N_P)
         row[K.P_KIND] = FLUID_CC[plan.cc_name]
@@ -924,9 +962,6 @@ class FluidSimulation:
             row[K.PU_QA_SCALE] = p.qa_window_scale
             row[K.PU_TIMEOUT_CWND] = p.timeout_cwnd_mss * plan.ctx.mss_bytes
             row[K.PU_FALL_INCREASE] = 1.0 if p.ewma_fall_increase else 0.0
-        elif plan.cc_name == "dctcp":
-            row[K.PD_G] = p.g
-            row[K.P_ALPHA_INIT] = p.alpha_init
         elif plan.cc_name == "gemini":
             row[K.PG_G] = p.g
             row[K.PG_F] = obj.f_scale
@@ -1119,7 +1154,8 @@ class FluidSimulation:
             exp = np.floor(np.log2(np.maximum(span, 1.0)) + 1e-9).astype(np.int64)
             steps = np.left_shift(np.int64(1), exp)
             kind = self.cp[:, K.P_KIND]
-            steps[(kind == K.CC_GEMINI) | (kind == K.CC_BBR)] = 1
+            samples = (self.fs[:, K.FS_RTTMIN] > 0) | (self.fs[:, K.FS_RATE] > 0)
+            steps[(kind == K.CC_GEMINI) | (kind == K.CC_BBR) | samples] = 1
         self.block[0, :n] = steps
         self.block[0, n] = int(steps.max(initial=1))
 

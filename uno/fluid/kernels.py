@@ -21,6 +21,12 @@ from numba import njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic, overload
 
+from uno.cc.law import BPS_PS, LOSS_NACK, LOSS_TIMEOUT, NO_RECORDS, Feedback
+from uno.cc.registry import init as law_init
+from uno.cc.registry import on_feedback as law_feedback
+from uno.cc.registry import on_loss as law_loss
+from uno.cc.registry import pacing_rate as law_pacing
+
 
 # ---- cache hints ---------------------------------------------------------------------------
 def prefetch(a, row, byte_offset):
@@ -272,7 +278,18 @@ FS_LAST_NACK = 55  # when the controller last heard of losses found before a tim
 # line 7: the rest
 FS_EC_M = 56  # parity packets per block
 FS_FINISH = 57  # ps, -1 while running
-N_FS = 72  # (58 used: rows of nine cache lines, an odd number, as N_LS)
+# a law's flow (uno.cc.law): the expected count of marked ACKs carried from batch to batch (a
+# batch's whole ones are its ``mark_events``), and whether its law decides on a batch's
+# queueing chance (then each batch with one draws from the flow's stream)
+FS_MARK_CARRY = 58
+FS_DRAWS = 59
+# the queueing (ps) beyond its base RTT a packet must meet to count as queued, for a law that
+# decides on it (FS_DRAWS); whether its law reads the least RTT sample of a batch (R_RTTMIN) and
+# a delivery-rate sample (R_DSENT)
+FS_QTHR = 60
+FS_RTTMIN = 61
+FS_RATE = 62
+N_FS = 72  # (63 used: rows of nine cache lines, an odd number, as N_LS)
 
 # ---- what every step reads of every running flow: a compact table ``fx`` -------------------
 # (4 flows a cache line, against a row of five lines in ``fs``: a flow with nothing to do this
@@ -287,10 +304,12 @@ N_FX = 4
 
 # ---- congestion control --------------------------------------------------------------------
 CC_UNO = 0
-CC_DCTCP = 1
 CC_GEMINI = 2
 CC_MPRDMA = 3
 CC_BBR = 4
+#: a flow whose controller is a law (uno.cc.law): P_KIND = CC_LAW + its registry kind, its state
+#: and constants the law's own rows (their common columns are C_CWND and P_MIN_CWND .. P_INIT_CWND)
+CC_LAW = 100
 
 C_CWND = 0
 # UnoCC
@@ -309,16 +328,6 @@ CU_EPOCHS = 12
 CU_MDS = 13
 CU_QAS = 14
 CU_GENTLES = 15  # of CU_MDS, the gentle ones
-# DCTCP
-CD_SSTHRESH = 1
-CD_ALPHA = 2
-CD_WIN_ACTIVE = 3
-CD_WIN_START = 4
-CD_ACKED = 5
-CD_MARKED = 6
-CD_CWR_ACTIVE = 7
-CD_CWR_START = 8
-CD_CREDIT = 9
 # Gemini
 CG_ALPHA = 1
 CG_WIN_ACTIVE = 2
@@ -384,8 +393,6 @@ PU_QA_BETA = 16
 PU_QA_SCALE = 17
 PU_TIMEOUT_CWND = 18
 PU_FALL_INCREASE = 19
-# DCTCP
-PD_G = 7
 # Gemini
 PG_G = 7
 PG_F = 8
@@ -411,7 +418,7 @@ PB_INFLIGHT_CHECKS = 14
 PB_CUT_TO_TARGET = 15
 PB_INIT_RTPROP = 16  # ps (inf: none)
 PB_INIT_PACING = 17  # bytes/ps
-# DCTCP and Gemini
+# Gemini
 P_ALPHA_INIT = 20
 N_P = 21
 
@@ -440,12 +447,12 @@ R_PBEYOND = 12
 N_R_NARROW = 13
 R_GOOD = 13  # wire bytes of decodable data (narrow ring: the acknowledged bytes)
 R_FREE = 14  # bytes lost but absorbed by coding (leave flight with the ACKs; narrow: none)
-R_AUX = 15  # GEMINI: smallest RTT sample (0: none); BBR: bytes the flow had acknowledged
-#            when the latest of them was sent (one column for both)
-R_NACK = 16  # coded bytes lost whose receiver's NACK reaches the sender at this step
-R_LOSTQ = 17  # fast retransmit: bytes lost whose ACKs were due at this step (take_acks)
-R_LATE_NACK = 18  # coded bytes the sender's timer took whose receiver's NACK arrives now
-N_R = 19
+R_RTTMIN = 15  # smallest RTT sample (0: none; FS_RTTMIN flows)
+R_DSENT = 16  # bytes the flow had acknowledged when the latest of them was sent (FS_RATE flows)
+R_NACK = 17  # coded bytes lost whose receiver's NACK reaches the sender at this step
+R_LOSTQ = 18  # fast retransmit: bytes lost whose ACKs were due at this step (take_acks)
+R_LATE_NACK = 19  # coded bytes the sender's timer took whose receiver's NACK arrives now
+N_R = 20
 # a run whose UnoLB flows have a wire hop (FS_WIRE_HOP) keeps two more columns a subflow: the
 # bytes subflow s's WAN link let go that reach its next hop at this step (R_SUBWIRE + 2 s) and
 # the marked ones among them (R_SUBWIRE + 2 s + 1)
@@ -1802,13 +1809,13 @@ def cc_init(cs: np.ndarray, cp: np.ndarray, f: int) -> None:
     """A flow's controller state at its start (as the packet controllers' constructors)."""
     for c in range(cs.shape[1]):
         cs[f, c] = 0.0
-    cs[f, C_CWND] = clamp_cwnd(cp, f, cp[f, P_INIT_CWND])
     kind = int(cp[f, P_KIND])
+    if kind >= CC_LAW:
+        law_init(kind - CC_LAW, cs[f], cp[f])
+        return
+    cs[f, C_CWND] = clamp_cwnd(cp, f, cp[f, P_INIT_CWND])
     if kind == CC_UNO:
         cs[f, CU_MD_SCALE] = 1.0
-    elif kind == CC_DCTCP:
-        cs[f, CD_SSTHRESH] = np.inf
-        cs[f, CD_ALPHA] = cp[f, P_ALPHA_INIT]
     elif kind == CC_BBR:
         cs[f, CB_STATE] = BBR_STARTUP
         cs[f, CB_PGAIN] = cp[f, PB_HIGH_GAIN]
@@ -1939,30 +1946,6 @@ def uno_acks(cs, cp, f, now, acked, marked, rtt, sent_max, p_queued, rng):
             cs[f, CU_EPOCH_MARKED] = 0.0
         cs[f, CU_QA_START] = now
         cs[f, CU_QA_BYTES] = 0.0
-
-
-@njit(cache=True, error_model="numpy")
-def dctcp_acks(cs, cp, f, now, acked, marked, rtt, sent_max):
-    """DCTCP (uno/cc/dctcp.py, Alizadeh et al. §3.1) for a batch of ACKs: alpha updated once
-    per window of data; a cut cwnd x (1 - alpha/2) at most once per window when the expected
-    number of marked packets (carried over) reaches one; growth on the unmarked bytes (slow start
-    below ssthresh, else one MSS per window)."""
-    mss = cp[f, P_MSS]
-    window_round(cs, f, now, acked, marked, sent_max, CD_WIN_ACTIVE, CD_WIN_START, CD_ACKED,
-                 CD_MARKED, CD_ALPHA, cp[f, PD_G])  # fmt: skip
-    if fire_on_marks(cs, f, CD_CREDIT, marked / mss):
-        if cs[f, CD_CWR_ACTIVE] == 0.0 or sent_max >= cs[f, CD_CWR_START]:
-            cs[f, C_CWND] = clamp_cwnd(cp, f, cs[f, C_CWND] * (1.0 - cs[f, CD_ALPHA] / 2.0))
-            cs[f, CD_SSTHRESH] = cs[f, C_CWND]
-            cs[f, CD_CWR_ACTIVE] = 1.0
-            cs[f, CD_CWR_START] = now
-    unmarked = acked - marked
-    if unmarked > 0.0:
-        cwnd = cs[f, C_CWND]
-        if cwnd < cs[f, CD_SSTHRESH]:
-            cs[f, C_CWND] = clamp_cwnd(cp, f, cwnd + unmarked)
-        else:
-            cs[f, C_CWND] = clamp_cwnd(cp, f, cwnd + mss * unmarked / cwnd)
 
 
 @njit(cache=True, error_model="numpy")
@@ -2126,20 +2109,48 @@ def bbr_acks(cs, cp, f, now, acked, delivered, inflight, rtt_min, sent_max, deli
 
 
 @njit(cache=True, error_model="numpy")
+def law_batch(cs, cp, fs, ring, slot, f, kind, now, acked, marked, rtt, p_queued, rng):
+    """The feedback batch (:data:`uno.cc.law.Feedback`) of flow ``f``'s ACKs arriving in one
+    step (delay-line slot ``slot``), to its law: ``acked`` bytes of which ``marked`` carried
+    ECN, counted in packets of the MSS; the whole marked ACKs a packet sender would have seen
+    (the expected count carried over from batch to batch, ``FS_MARK_CARRY``); the batch's mean
+    RTT ``rtt`` and, for a law that reads it, its least sample (``R_RTTMIN``); its latest send
+    time; a delivery-rate sample (the bytes acknowledged since the latest of them was sent,
+    over its flight time, ``R_DSENT``); a draw from the flow's stream when its law decides on
+    the chance ``p_queued`` that the packets met queueing the mean RTT does not show."""
+    mss = cp[f, P_MSS]
+    carry = fs[f, FS_MARK_CARRY] + marked / mss
+    events = math.floor(carry)
+    fs[f, FS_MARK_CARRY] = carry - events
+    draw = 1.0
+    if p_queued > 0.0 and fs[f, FS_DRAWS] > 0.0:
+        draw = next_uniform(rng, f)
+    sent_max = ring[slot, R_SENTMAX]
+    rtt_min = rtt
+    if fs[f, FS_RTTMIN] > 0.0 and ring[slot, R_RTTMIN] > 0.0:
+        rtt_min = ring[slot, R_RTTMIN] + fs[f, FS_QBEYOND]
+    rate_bytes = 0.0
+    rate_ps = 0.0
+    if fs[f, FS_RATE] > 0.0 and now > sent_max:
+        rate_bytes = fs[f, FS_ACKED] - ring[slot, R_DSENT]
+        rate_ps = now - sent_max
+    fb = Feedback(now, acked, marked, acked / mss, marked / mss, events, rtt, rtt_min, sent_max,
+                  fs[f, FS_INFLIGHT], fs[f, FS_ACKED], rate_bytes, rate_ps, 0.0, p_queued, draw,
+                  1.0, 0.0)  # fmt: skip
+    law_feedback(kind, cs[f], cp[f], fb, NO_RECORDS)
+
+
+@njit(cache=True, error_model="numpy")
 def cc_loss(cs, cp, f, now, nack):
     """A loss episode detected (a retransmission timeout, or a NACK for coded flows): each
     controller's ``on_timeout`` / ``on_nack``."""
     kind = int(cp[f, P_KIND])
     cwnd = cs[f, C_CWND]
-    if kind == CC_UNO:
+    if kind >= CC_LAW:
+        law_loss(kind - CC_LAW, cs[f], cp[f], now, LOSS_NACK if nack else LOSS_TIMEOUT)
+    elif kind == CC_UNO:
         if cp[f, PU_TIMEOUT_CWND] > 0.0:
             cs[f, C_CWND] = clamp_cwnd(cp, f, cp[f, PU_TIMEOUT_CWND])
-    elif kind == CC_DCTCP:
-        half = max(cp[f, P_MIN_CWND], cwnd / 2.0)
-        cs[f, CD_SSTHRESH] = half
-        cs[f, C_CWND] = half if nack else cp[f, P_MIN_CWND]
-        cs[f, CD_CWR_ACTIVE] = 1.0
-        cs[f, CD_CWR_START] = now
     elif kind == CC_MPRDMA:
         if not nack and cp[f, PM_TIMEOUT_RESET] > 0.0:
             cs[f, C_CWND] = cp[f, P_MIN_CWND]
@@ -2700,7 +2711,7 @@ def coarsen(factor, k, dt_new_ps, fs, cp, ring, ring_pool, active, n_active, cal
                     ring[row, c] = 0.0
                 held_step[m] = j
                 m += 1
-        gemini = cp[f, P_KIND] == CC_GEMINI
+        rtt_min = cp[f, P_KIND] == CC_GEMINI or fs[f, FS_RTTMIN] > 0.0
         for t in range(m):
             j_new = held_step[t] // factor
             row = start + j_new % n
@@ -2711,11 +2722,11 @@ def coarsen(factor, k, dt_new_ps, fs, cp, ring, ring_pool, active, n_active, cal
                 if c == R_SENTMAX or c == R_ARRIVE or c == R_WIRE_ACK:
                     if v > ring[row, c]:
                         ring[row, c] = v
-                elif c == R_AUX:
-                    if gemini:
-                        if v > 0.0 and (ring[row, c] == 0.0 or v < ring[row, c]):
-                            ring[row, c] = v
-                    elif later:
+                elif c == R_RTTMIN:
+                    if rtt_min and v > 0.0 and (ring[row, c] == 0.0 or v < ring[row, c]):
+                        ring[row, c] = v
+                elif c == R_DSENT:
+                    if later:
                         ring[row, c] = v
                 else:
                     ring[row, c] += v
@@ -2901,7 +2912,7 @@ def advance(
     flows that delivered bytes, their count); their contents do not outlive a step."""
     n_flows = fs.shape[0]
     ring_ptr, ring_len = ring_pool[0], ring_pool[1]
-    wide = ring.shape[1] > R_GOOD  # R_GOOD, R_FREE, R_AUX kept (N_R_NARROW)
+    wide = ring.shape[1] > R_GOOD  # R_GOOD and after kept (N_R_NARROW: not)
     sub_n, sub_links, sub_lost, sub_rhops = lb[0], lb[2], lb[4], lb[14]
     subs = (lb[0], lb[1], lb[2])  # (the subflows' arrays alone: gentle_exceedance)
     n_sub_max, n_hop_max = sub_links.shape[1], sub_links.shape[2]
@@ -3002,24 +3013,25 @@ def advance(
                 fs[f, FS_MARKED] += marked
                 if acked > 0.0:
                     kind = int(cp[f, P_KIND])
-                    if kind == CC_UNO:
+                    if kind >= CC_LAW:
+                        law_batch(cs, cp, fs, ring, slot, f, kind - CC_LAW, now, acked, marked,
+                                  rtt, p_queued, loss_rng)  # fmt: skip
+                    elif kind == CC_UNO:
                         uno_acks(
                             cs, cp, f, now, acked, marked, rtt, ring[slot, R_SENTMAX], p_queued,
                             loss_rng,
                         )  # fmt: skip
-                    elif kind == CC_DCTCP:
-                        dctcp_acks(cs, cp, f, now, acked, marked, rtt, ring[slot, R_SENTMAX])
                     elif kind == CC_MPRDMA:
                         mprdma_acks(cs, cp, f, acked, marked)
                     elif kind == CC_BBR:
                         bbr_acks(
                             cs, cp, f, now, acked, fs[f, FS_ACKED], fs[f, FS_INFLIGHT],
-                            rtt, ring[slot, R_SENTMAX], ring[slot, R_AUX],
+                            rtt, ring[slot, R_SENTMAX], ring[slot, R_DSENT],
                         )  # fmt: skip
                     else:
                         gemini_acks(
                             cs, cp, f, now, acked, marked, rtt,
-                            ring[slot, R_AUX] + fs[f, FS_QBEYOND], ring[slot, R_SENTMAX],
+                            ring[slot, R_RTTMIN] + fs[f, FS_QBEYOND], ring[slot, R_SENTMAX],
                         )  # fmt: skip
             if fs[f, FS_DUPACK_BYTES] > 0.0:  # (the wide ring: R_LOSTQ)
                 lostq = ring[slot, R_LOSTQ]
@@ -3097,6 +3109,10 @@ def advance(
             if cp[f, P_PACED] > 0.0:
                 paced = cwnd / cp[f, P_BASE_RTT]
                 if paced < rate:
+                    rate = paced
+            elif cp[f, P_KIND] >= CC_LAW:  # a law that paces at a rate of its own
+                paced = law_pacing(int(cp[f, P_KIND]) - CC_LAW, cs[f], cp[f]) / BPS_PS
+                if 0.0 < paced < rate:
                     rate = paced
             elif cp[f, P_KIND] == CC_BBR and cs[f, CB_PACING] < rate:
                 rate = cs[f, CB_PACING]
@@ -3259,8 +3275,9 @@ def advance(
             if lost > 0.0:
                 lose_acks(f, k, lost, lost - failed, beyond, dt_ps, fs, ring, ring_ptr, ring_len)
             kind = cp[f, P_KIND]
-            if kind == CC_UNO and ack > 0.0:
-                slack = cp[f, PU_GENTLE_THR] - (rtt - q_beyond - cp[f, P_BASE_RTT])
+            if (kind == CC_UNO or fs[f, FS_DRAWS] > 0.0) and ack > 0.0:
+                thr = fs[f, FS_QTHR] if kind >= CC_LAW else cp[f, PU_GENTLE_THR]
+                slack = thr - (rtt - q_beyond - cp[f, P_BASE_RTT])
                 nic = int(fs[f, FS_NIC_LINK])
                 # (the links before the wire link: the rest in 5c.)
                 p_queued = wire_side_exceedance(
@@ -3268,12 +3285,14 @@ def advance(
                 )
                 ring[slot, R_JITTER] += ack * p_queued
             sample = rtt - q_beyond
-            if kind == CC_GEMINI and (ring[slot, R_AUX] == 0.0 or sample < ring[slot, R_AUX]):
-                ring[slot, R_AUX] = sample
+            if (kind == CC_GEMINI or fs[f, FS_RTTMIN] > 0.0) and (
+                ring[slot, R_RTTMIN] == 0.0 or sample < ring[slot, R_RTTMIN]
+            ):
+                ring[slot, R_RTTMIN] = sample
             if sent_at >= ring[slot, R_SENTMAX]:
                 ring[slot, R_SENTMAX] = sent_at
-                if kind == CC_BBR:
-                    ring[slot, R_AUX] = fs[f, FS_ACKED]
+                if kind == CC_BBR or fs[f, FS_RATE] > 0.0:
+                    ring[slot, R_DSENT] = fs[f, FS_ACKED]
             if arrive > ring[slot, R_ARRIVE]:
                 ring[slot, R_ARRIVE] = arrive
             fs[f, FS_LOST] += lost
@@ -3342,8 +3361,10 @@ def advance(
             if fs[f, FS_WIRE_PS] > 0.0:  # the queueing the bytes met beyond the wire link
                 q_beyond = delay_beyond_wire(f, fs, rt_ptr, rt_link, rt_w, ls, subs)
                 ring[slot, R_QBEYOND] += deliv * q_beyond
-                if cp[f, P_KIND] == CC_UNO:
-                    slack = cp[f, PU_GENTLE_THR] - (fs[f, FS_QBEFORE] + q_beyond + fs[f, FS_RDELAY])
+                kind = cp[f, P_KIND]
+                if kind == CC_UNO or fs[f, FS_DRAWS] > 0.0:
+                    thr = fs[f, FS_QTHR] if kind >= CC_LAW else cp[f, PU_GENTLE_THR]
+                    slack = thr - (fs[f, FS_QBEFORE] + q_beyond + fs[f, FS_RDELAY])
                     p_beyond = wire_side_exceedance(
                         f, True, slack, int(fs[f, FS_NIC_LINK]), fs, rt_ptr, rt_link, rt_w, ls,
                         subs, cp[f, P_MSS],

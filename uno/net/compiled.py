@@ -84,7 +84,7 @@ import numba
 import numpy as np
 from numba import njit
 
-from uno.cc import dcqcn_kernel, dctcp_kernel, gemini_kernel, hpcc_kernel, mprdma_kernel, uno_kernel
+from uno.cc import dcqcn_kernel, gemini_kernel, hpcc_kernel, mprdma_kernel, uno_kernel
 from uno.cc.dcqcn_kernel import F_RC as DCQCN_RC
 from uno.cc.dcqcn_kernel import advance as dcqcn_advance
 from uno.cc.dcqcn_kernel import next_rate_change_ps as dcqcn_next_rate_change_ps
@@ -92,18 +92,19 @@ from uno.cc.dcqcn_kernel import on_ack as dcqcn_on_ack
 from uno.cc.dcqcn_kernel import on_nack as dcqcn_on_nack
 from uno.cc.dcqcn_kernel import on_send as dcqcn_on_send
 from uno.cc.dcqcn_kernel import on_timeout as dcqcn_on_timeout
-from uno.cc.dctcp_kernel import on_ack as dctcp_on_ack
-from uno.cc.dctcp_kernel import on_nack as dctcp_on_nack
-from uno.cc.dctcp_kernel import on_timeout as dctcp_on_timeout
 from uno.cc.gemini_kernel import on_ack as gemini_on_ack
 from uno.cc.gemini_kernel import on_nack as gemini_on_nack
 from uno.cc.gemini_kernel import on_timeout as gemini_on_timeout
 from uno.cc.hpcc_kernel import on_ack_int as hpcc_on_ack_int
 from uno.cc.hpcc_kernel import on_nack as hpcc_on_nack
 from uno.cc.hpcc_kernel import on_timeout as hpcc_on_timeout
+from uno.cc.law import LOSS_NACK, LOSS_TIMEOUT, ack_feedback
 from uno.cc.mprdma_kernel import on_ack as mprdma_on_ack
 from uno.cc.mprdma_kernel import on_nack as mprdma_on_nack
 from uno.cc.mprdma_kernel import on_timeout as mprdma_on_timeout
+from uno.cc.registry import on_feedback as cc_on_feedback
+from uno.cc.registry import on_loss as cc_on_loss
+from uno.cc.registry import pacing_rate as cc_pacing_rate
 from uno.cc.uno_kernel import on_ack as uno_on_ack
 from uno.cc.uno_kernel import on_nack as uno_on_nack
 from uno.cc.uno_kernel import on_timeout as uno_on_timeout
@@ -143,7 +144,9 @@ _H_OFF_SND, _H_OFF_NICS = 42, 43  # the kernel's senders (rows of _NSC), hosts' 
 _H_TX_DATA, _H_RX_ACK = 44, 45  # data packets the kernel's senders sent, ACKs they took
 _H_POOL_CAP = 46  # rows of the packet pool
 _H_DONE_FLOW = 47  # the flow whose completion stopped the kernel
-_HEADER = 48
+_H_CC_SW = 48  # a kernel sender's F row: the law's state in its first _H_CC_SW columns, then
+#                its constants (uno.cc.law)
+_HEADER = 49
 # errors the kernel reports (the Python side raises InvariantError)
 _ERR_MISROUTED, _ERR_SEQ, _ERR_BYTES, _ERR_OUTSTANDING = 1, 2, 3, 4
 # what ``run`` returns as its host besides a host id: nothing for Python (-1), an error (-2), a
@@ -244,11 +247,16 @@ _INT_FIELDS = 4
 # whose pacing gap a rate timer may shorten: _EV_RATE)
 # the controllers with a compiled form (_S_CCK): their kernels' modules
 _CC_DCTCP, _CC_UNO, _CC_GEMINI, _CC_MPRDMA, _CC_HPCC, _CC_DCQCN = 1, 2, 3, 4, 5, 6
+#: a controller that is a law (uno.cc.law): _S_CCK = _LAW_BASE + its registry kind
+_LAW_BASE = 100
 _NSC = _S_CC + 48  # (the controller's ints: uno.cc.*_kernel N_INTS, HPCC's records)
 # hosts' NICs (ST rows of _NNC): the NIC port, the FIFO of waiting kernel senders (a list
 # through _S_NIC_NEXT), whether a wake is pending (uno.net.nic.NicScheduler)
 _N_PORT, _N_HEAD, _N_TAIL, _N_PENDING = range(4)
 _NNC = 4
+
+#: the INT records of an ACK whose controller reads none (uno.cc.law)
+_NO_RECORDS = np.zeros((0, 4))
 
 #: a time after every event (an empty heap's top)
 NEVER_PS = 1 << 62
@@ -790,7 +798,8 @@ def pfc_signal(ST, PK, p, resume, now):
 def _fault_float(ST, F, i):
     """The fault models' ``i``-th float (probabilities): they fill the rows of ``F`` after the
     ports', ``_NFC`` a row."""
-    return F[ST[_H_N_PORTS] + i // _NFC, i % _NFC]
+    width = F.shape[1]
+    return F[ST[_H_N_PORTS] + i // width, i % width]
 
 
 @njit(cache=True)
@@ -1112,15 +1121,25 @@ def _nic_wait(ST, f, sb, now):
 
 
 @njit(cache=True)
-def _cc_on_ack(F, fr, ST, sb, PK, slot, now, acked_bytes, ecn, rtt_ps, sent_ps):
+def _law_rows(F, fr, ST):
+    """A kernel sender's law rows: its state and its constants (views of its F row)."""
+    sw = ST[_H_CC_SW]
+    return F[fr, :sw], F[fr, sw:]
+
+
+@njit(cache=True)
+def _cc_on_ack(F, fr, ST, sb, PK, slot, now, acked_bytes, ecn, rtt_ps, sent_ps, duplicate):
     """The sender's controller hears of the ACK in row ``slot`` of PK (its compiled form, by
     ``_S_CCK``; HPCC reads the ACK's INT records there)."""
     kind = ST[sb + _S_CCK]
-    if kind == _CC_HPCC:
+    if kind >= _LAW_BASE:
+        s, p = _law_rows(F, fr, ST)
+        fb = ack_feedback(now, acked_bytes, ecn, rtt_ps, sent_ps, ST[sb + _S_INFLIGHT],
+                          ST[sb + _S_ACKED_BYTES], 0, 0, duplicate, 0)  # fmt: skip
+        cc_on_feedback(kind - _LAW_BASE, s, p, fb, _NO_RECORDS)
+    elif kind == _CC_HPCC:
         rec0 = _K_INT_N if ST[_H_INT_MAX] > 0 else 0
         hpcc_on_ack_int(F, fr, ST, sb + _S_CC, PK, slot, rec0, now, sent_ps)
-    elif kind == _CC_DCTCP:
-        dctcp_on_ack(F, fr, ST, sb + _S_CC, now, acked_bytes, ecn, sent_ps)
     elif kind == _CC_UNO:
         uno_on_ack(F, fr, ST, sb + _S_CC, now, acked_bytes, ecn, rtt_ps, sent_ps)
     elif kind == _CC_GEMINI:
@@ -1136,8 +1155,9 @@ def _cc_on_timeout(F, fr, ST, sb, now):
     """The sender's controller hears of a retransmission timeout (its compiled form)."""
     kind = ST[sb + _S_CCK]
     ib = sb + _S_CC
-    if kind == _CC_DCTCP:
-        dctcp_on_timeout(F, fr, ST, ib, now)
+    if kind >= _LAW_BASE:
+        s, p = _law_rows(F, fr, ST)
+        cc_on_loss(kind - _LAW_BASE, s, p, float(now), LOSS_TIMEOUT)
     elif kind == _CC_UNO:
         uno_on_timeout(F, fr, ST, ib, now)
     elif kind == _CC_GEMINI:
@@ -1155,8 +1175,9 @@ def _cc_on_nack(F, fr, ST, sb, now):
     """The sender's controller hears of a fast-retransmit loss (its compiled form)."""
     kind = ST[sb + _S_CCK]
     ib = sb + _S_CC
-    if kind == _CC_DCTCP:
-        dctcp_on_nack(F, fr, ST, ib, now)
+    if kind >= _LAW_BASE:
+        s, p = _law_rows(F, fr, ST)
+        cc_on_loss(kind - _LAW_BASE, s, p, float(now), LOSS_NACK)
     elif kind == _CC_UNO:
         uno_on_nack(F, fr, ST, ib, now)
     elif kind == _CC_GEMINI:
@@ -1174,7 +1195,11 @@ def _pacing_rate(F, fr, ST, sb):
     """The sender's pacing rate (bit/s): DCQCN's current rate R_C; for a windowed controller the
     window per base RTT when paced, else 0 (:meth:`uno.cc.base.WindowedControl.set_cwnd`
     computes it with the window)."""
-    if ST[sb + _S_CCK] == _CC_DCQCN:
+    kind = ST[sb + _S_CCK]
+    if kind >= _LAW_BASE:
+        s, p = _law_rows(F, fr, ST)
+        return cc_pacing_rate(kind - _LAW_BASE, s, p)
+    if kind == _CC_DCQCN:
         return F[fr, DCQCN_RC]
     if ST[sb + _S_PACED]:
         return F[fr, W_CWND] * 8e12 / ST[sb + _S_PACING_RTT]
@@ -1517,7 +1542,7 @@ def _sender_on_ack(ST, F, U, PK, f, slot, now):
             # a controller that hears duplicates (MP-RDMA as the artifact runs it: its per-ACK
             # rule, Mprdma.on_duplicate_ack)
             _cc_on_ack(
-                F, ST[sb + _S_FROW], ST, sb, PK, slot, now, wire, ecn, now - sent_ps, sent_ps
+                F, ST[sb + _S_FROW], ST, sb, PK, slot, now, wire, ecn, now - sent_ps, sent_ps, 1
             )
         return 0
     ST[acked + seq] = 1
@@ -1529,7 +1554,7 @@ def _sender_on_ack(ST, F, U, PK, f, slot, now):
     ST[sb + _S_ACKED_BYTES] += wire
     if ecn:
         ST[sb + _S_ECN_ACKS] += 1
-    _cc_on_ack(F, ST[sb + _S_FROW], ST, sb, PK, slot, now, wire, ecn, now - sent_ps, sent_ps)
+    _cc_on_ack(F, ST[sb + _S_FROW], ST, sb, PK, slot, now, wire, ecn, now - sent_ps, sent_ps, 0)
     if ST[sb + _S_N_ACKED] == ST[sb + _S_N]:
         # every packet acknowledged: the flow completes (Sender._finish)
         if ST[sb + _S_INFLIGHT] != 0:
@@ -1873,7 +1898,7 @@ def _pcg64_words(uniform) -> tuple[int, int, int, int]:
 
 
 #: the compiled form of each controller kind (``_S_CCK``)
-_CC_KERNELS = {_CC_DCTCP: dctcp_kernel, _CC_UNO: uno_kernel, _CC_GEMINI: gemini_kernel,
+_CC_KERNELS = {_CC_UNO: uno_kernel, _CC_GEMINI: gemini_kernel,
                _CC_MPRDMA: mprdma_kernel, _CC_HPCC: hpcc_kernel,
                _CC_DCQCN: dcqcn_kernel}  # fmt: skip
 
@@ -1882,18 +1907,25 @@ _CC_KERNELS = {_CC_DCTCP: dctcp_kernel, _CC_UNO: uno_kernel, _CC_GEMINI: gemini_
 def _cc_kinds() -> dict:
     """The controller classes with a compiled form, and their ``_S_CCK``."""
     from uno.cc.dcqcn import Dcqcn
-    from uno.cc.dctcp import Dctcp
     from uno.cc.gemini import Gemini
     from uno.cc.hpcc import Hpcc
     from uno.cc.mprdma import Mprdma
     from uno.cc.uno import UnoCC
 
-    return {Dctcp: _CC_DCTCP, UnoCC: _CC_UNO, Gemini: _CC_GEMINI, Mprdma: _CC_MPRDMA,
+    return {UnoCC: _CC_UNO, Gemini: _CC_GEMINI, Mprdma: _CC_MPRDMA,
             Hpcc: _CC_HPCC, Dcqcn: _CC_DCQCN}  # fmt: skip
+
+
+def _is_law(cc) -> bool:
+    from uno.cc.adapter import LawControl
+
+    return isinstance(cc, LawControl)
 
 
 def _cc_kind(cc) -> int:
     """``_S_CCK`` of controller ``cc``; 0 if it has no compiled form."""
+    if _is_law(cc):
+        return _LAW_BASE + cc.kind
     return _cc_kinds().get(type(cc), 0)
 
 
@@ -2116,10 +2148,17 @@ class CompiledDataplane:
         self._flow_rows = R
         self._got_off = offs[11]
         fault_floats = [x for _, floats, _, _ in faults for x in floats]
-        n_fault_rows = -(-len(fault_floats) // _NFC)
+        # a row holds a port's floats, or a kernel sender's law: its state, then its constants
+        sw = max([len(f.sender.cc.state) for f, k in zip(flows, self._ktx, strict=True)
+                  if k and _is_law(f.sender.cc)], default=0)  # fmt: skip
+        pw = max([len(f.sender.cc.consts) for f, k in zip(flows, self._ktx, strict=True)
+                  if k and _is_law(f.sender.cc)], default=0)  # fmt: skip
+        nfc = max(_NFC, sw + pw)
+        n_fault_rows = -(-len(fault_floats) // nfc)
         frow0 = n_ports + n_fault_rows  # the kernel senders' controllers' rows
-        F = np.zeros((frow0 + (n_flows if self._kernel_tx else 0), _NFC))
-        F.reshape(-1)[n_ports * _NFC : n_ports * _NFC + len(fault_floats)] = fault_floats
+        F = np.zeros((frow0 + (n_flows if self._kernel_tx else 0), nfc))
+        F.reshape(-1)[n_ports * nfc : n_ports * nfc + len(fault_floats)] = fault_floats
+        ST[_H_CC_SW] = sw
         ST[_H_OFF_FLT] = offs[12]
         flt = int(offs[12])
         n_floats = 0
@@ -2317,12 +2356,16 @@ class CompiledDataplane:
             row[_S_LATER_OFF] = at + 3 * n + 2 * cap
             row[_S_FROW] = frow0 + f
             kind = _cc_kind(s.cc)
-            kernel = _CC_KERNELS[kind]
             row[_S_CCK] = kind
-            row[_S_PACED] = getattr(s.cc, "paced", False)  # (DCQCN paces at its own rate)
-            row[_S_PACING_RTT] = getattr(s.cc, "_pacing_rtt_ps", 0)
             row[_S_DUP_CC] = s._dup_ack_cc
-            kernel.load(s.cc, F, frow0 + f, ST, sb + _S_CC)
+            if kind >= _LAW_BASE:
+                sw = int(ST[_H_CC_SW])
+                F[frow0 + f, : len(s.cc.state)] = s.cc.state
+                F[frow0 + f, sw : sw + len(s.cc.consts)] = s.cc.consts
+            else:
+                row[_S_PACED] = getattr(s.cc, "paced", False)  # (DCQCN paces at its own rate)
+                row[_S_PACING_RTT] = getattr(s.cc, "_pacing_rtt_ps", 0)
+                _CC_KERNELS[kind].load(s.cc, F, frow0 + f, ST, sb + _S_CC)
             at += arrays[f]
         self._snd_rows = ST[offs[14] : offs[15]].reshape(len(self.flows), _NSC)
 
@@ -2584,9 +2627,12 @@ class CompiledDataplane:
         s.done = bool(row[_S_DONE])
         s.rto_ps = row[_S_RTO]
         s._timer_armed = bool(row[_S_ARMED])
-        _CC_KERNELS[row[_S_CCK]].store(
-            s.cc, self.F, row[_S_FROW], self.ST, self._snd_rows_base(f) + _S_CC
-        )
+        if row[_S_CCK] >= _LAW_BASE:
+            s.cc.state[:] = self.F[row[_S_FROW], : len(s.cc.state)]
+        else:
+            _CC_KERNELS[row[_S_CCK]].store(
+                s.cc, self.F, row[_S_FROW], self.ST, self._snd_rows_base(f) + _S_CC
+            )
         s._next_send_ps = row[_S_NEXT_SEND]
         s._wake_at = row[_S_WAKE] - 1
 

@@ -137,6 +137,7 @@ class Sender:
         self._dup_ack_cc = cc.wants_duplicate_acks
         self._int_cc = cc.wants_int
         self._send_events = cc.wants_send_events
+        self._law = getattr(cc, "law", None) is not None  # (uno.cc.adapter.LawControl)
         self._keys: dict[int, int] = {}  # entropy -> ECMP hash key of (src, dst, entropy)
 
     # ---- sending ----------------------------------------------------------------------
@@ -317,12 +318,14 @@ class Sender:
         if ecn:
             self.ecn_acks += 1
         rtt = now - pkt.sent_ps
-        if self._int_cc:
+        if self._law:
+            self._law_ack(pkt, now, wire, ecn, rtt)
+        elif self._int_cc:
             hops = getattr(pkt, "int_hops", None)
             self.cc.on_ack_int(now, wire, ecn, rtt, pkt.sent_ps, hops if hops is not None else ())
         else:
             self.cc.on_ack(now, wire, ecn, rtt, pkt.sent_ps)
-        if self._rate_samples:
+        if self._rate_samples and not self._law:
             self._delivered_ps = now
             self.cc.on_rate_sample(
                 now,
@@ -343,6 +346,21 @@ class Sender:
         if self.dupack_threshold:
             self._detect_losses(now, pkt.sent_ps)
         self._try_send()
+
+    def _law_ack(self, pkt: Packet, now: int, wire: int, ecn: bool, rtt: int) -> None:
+        """The controller (a law, uno.cc.adapter) hears of the ACK as one feedback batch: with
+        the bytes in flight and delivered after it, its delivery-rate sample when the law reads
+        one, and its INT records when the law reads them."""
+        rate_bytes = rate_ps = 0
+        if self._rate_samples:
+            rate_bytes = self.acked_bytes - pkt.tx_delivered
+            rate_ps = now - pkt.tx_delivered_ps
+            self._delivered_ps = now
+        hops = getattr(pkt, "int_hops", None) if self._int_cc else None
+        self.cc.on_ack_batch(
+            now, wire, ecn, rtt, pkt.sent_ps, self.inflight_bytes, self.acked_bytes, rate_bytes,
+            rate_ps, False, hops or (),
+        )  # fmt: skip
 
     def _settle_block(self, block: int) -> None:
         """The receiver decoded ``block``: its other packets need not arrive."""

@@ -1,0 +1,161 @@
+"""A congestion-control law (:mod:`uno.cc.law`) behind the Python data plane's controller
+interface (:class:`uno.cc.base.CongestionControl`).
+
+:class:`LawControl` holds one flow's state and constants rows and calls the law's compiled
+functions through the registry's cached entry points (a call costs about a microsecond), or,
+with ``py_func=True`` (``engine.cc_py_func``), the laws' pure-Python twins, where a breakpoint
+stops. The law's named columns read as attributes (``cc.alpha``, ``cc.ssthresh``), for samplers,
+tables and tests.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from uno.cc import registry as R
+from uno.cc.base import CongestionControl, FlowContext
+from uno.cc.law import (
+    BPS_PS,
+    INT_FIELDS,
+    LOSS_NACK,
+    LOSS_TIMEOUT,
+    NEVER_PS,
+    NO_RECORDS,
+    P0,
+    C,
+    Feedback,
+    Law,
+    no_send,
+)
+
+
+class LawControl(CongestionControl):
+    """One flow's controller running ``law`` (its registry kind ``kind``)."""
+
+    def __init__(self, law: Law, kind: int, params, ctx: FlowContext, py_func: bool = False):
+        super().__init__(ctx)
+        self.law = law
+        self.name = law.name
+        self.kind = kind
+        self.p = params
+        consts = np.asarray(law.pack(params, ctx), dtype=np.float64)
+        consts[P0.kind] = kind
+        self.consts = consts
+        self.state = np.zeros(law.state_size + law.state_tail(consts))
+        self.py_func = py_func
+        self.wants_int = "int" in law.signals
+        self.wants_rate_samples = "delivery_rate" in law.signals
+        self.wants_send_events = law.on_send is not no_send
+        self.wants_duplicate_acks = bool(consts[P0.dup_acks])
+        self.cnp_interval_ps = law.cnp_interval_ps(params) if law.cnp_interval_ps is not None else 0
+        if py_func:
+            law.init.py_func(self.state, consts)
+        else:
+            R.law_init(kind, self.state, consts)
+
+    # ---- what the transport reads ----------------------------------------------------------
+    @property
+    def cwnd_bytes(self) -> float:
+        return float(self.state[C.cwnd])
+
+    @cwnd_bytes.setter
+    def cwnd_bytes(self, value: float) -> None:
+        if hasattr(self, "state"):  # (the base class sets a first value before the state exists)
+            self.state[C.cwnd] = value
+
+    @property
+    def pacing_rate_bps(self) -> float:
+        if self.py_func:
+            return float(self.law.pacing_rate.py_func(self.state, self.consts))
+        return float(R.law_pacing_rate(self.kind, self.state, self.consts))
+
+    @pacing_rate_bps.setter
+    def pacing_rate_bps(self, value: float) -> None:
+        pass  # (the base class sets 0 before the state exists; the law computes the rate)
+
+    @property
+    def paced(self) -> bool:
+        return bool(self.consts[P0.paced])
+
+    def __getattr__(self, name: str):
+        # the law's named columns, for samplers and tests (called only for missing attributes)
+        law = self.__dict__.get("law")
+        if law is not None:
+            if name in law.state._fields and name != "size":
+                return float(self.__dict__["state"][getattr(law.state, name)])
+            if name in law.consts._fields and name != "size":
+                return float(self.__dict__["consts"][getattr(law.consts, name)])
+        raise AttributeError(name)
+
+    # ---- feedback -------------------------------------------------------------------------
+    def on_ack_batch(
+        self,
+        now_ps: int,
+        acked_bytes: int,
+        ecn: bool,
+        rtt_ps: int,
+        sent_ps: int,
+        inflight_bytes: int = 0,
+        delivered_bytes: int = 0,
+        rate_bytes: int = 0,
+        rate_interval_ps: int = 0,
+        duplicate: bool = False,
+        hops=(),
+    ) -> None:
+        """One ACK, as a batch of one (:func:`uno.cc.law.ack_feedback`); ``hops``: its INT
+        records ``(ts_ps, qlen_bytes, tx_bytes, rate_bps)`` in path order."""
+        rec = np.asarray(hops, dtype=np.float64).reshape(-1, INT_FIELDS) if hops else NO_RECORDS
+        if self.py_func:
+            mark = 1.0 if ecn else 0.0
+            fb = Feedback(float(now_ps), float(acked_bytes), mark * acked_bytes, 1.0, mark, mark,
+                          float(rtt_ps), float(rtt_ps), float(sent_ps), float(inflight_bytes),
+                          float(delivered_bytes), float(rate_bytes), float(rate_interval_ps),
+                          1.0 if duplicate else 0.0, 0.0, 1.0, 0.0, float(len(rec)))  # fmt: skip
+            self.law.on_feedback.py_func(self.state, self.consts, fb, rec)
+            return
+        R.law_ack(
+            self.kind, self.state, self.consts, now_ps, acked_bytes, ecn, rtt_ps, sent_ps,
+            inflight_bytes, delivered_bytes, rate_bytes, rate_interval_ps, duplicate, rec,
+        )  # fmt: skip
+
+    def on_ack(self, now_ps: int, acked_bytes: int, ecn: bool, rtt_ps: int, sent_ps: int) -> None:
+        self.on_ack_batch(now_ps, acked_bytes, ecn, rtt_ps, sent_ps)
+
+    def on_duplicate_ack(self, now_ps, acked_bytes, ecn, rtt_ps, sent_ps) -> None:
+        self.on_ack_batch(now_ps, acked_bytes, ecn, rtt_ps, sent_ps, duplicate=True)
+
+    def _loss(self, now_ps: int, kind: int) -> None:
+        if self.py_func:
+            self.law.on_loss.py_func(self.state, self.consts, float(now_ps), kind)
+        else:
+            R.law_loss(self.kind, self.state, self.consts, now_ps, kind)
+
+    def on_timeout(self, now_ps: int) -> None:
+        self._loss(now_ps, LOSS_TIMEOUT)
+
+    def on_nack(self, now_ps: int) -> None:
+        self._loss(now_ps, LOSS_NACK)
+
+    def on_send(self, now_ps: int, wire_bytes: int) -> None:
+        if self.py_func:
+            self.law.on_send.py_func(self.state, self.consts, float(now_ps), float(wire_bytes))
+        else:
+            R.law_send(self.kind, self.state, self.consts, now_ps, wire_bytes)
+
+    # ---- timers -----------------------------------------------------------------------------
+    def next_rate_change_ps(self) -> int | None:
+        if self.py_func:
+            due = self.law.next_timer.py_func(self.state, self.consts)
+        else:
+            due = R.law_next_timer(self.kind, self.state, self.consts)
+        return None if due >= NEVER_PS else int(due)
+
+    def advance(self, now_ps: int) -> None:
+        if self.py_func:
+            self.law.on_timer.py_func(self.state, self.consts, float(now_ps))
+        else:
+            R.law_timer(self.kind, self.state, self.consts, now_ps)
+
+    def pacing_gap_ps(self, wire_bytes: int) -> int:
+        """The gap a packet of ``wire_bytes`` leaves at the current pacing rate (ps)."""
+        return int(wire_bytes * BPS_PS / self.pacing_rate_bps)
