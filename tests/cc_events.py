@@ -85,7 +85,9 @@ VARIANTS = {
 
 
 def variant_params(name: str):
-    algo, kw = VARIANTS[name]
+    """(algorithm, parameters) of a variant; an algorithm's own name with no variant of that
+    name means its defaults."""
+    algo, kw = VARIANTS.get(name, (name, {}))
     return algo, _params(algo, **kw)
 
 

@@ -8,7 +8,7 @@ import sys
 import pytest
 
 import uno
-from uno.core.sim import RunResult
+from uno.metrics.result import RunResult
 
 #: a mixed incast of about a second: two_dc with k=4, 2 intra + 2 inter senders of 4 MB
 SMALL_INCAST = [

@@ -1,4 +1,5 @@
-"""BBR v1 controller: plain arithmetic on the controller object (uno.cc.bbr).
+"""BBR v1 law: plain arithmetic on one flow's controller (uno.cc.bbr, run as the Python data
+plane runs it: uno.cc.adapter.LawControl; its state columns read as attributes).
 
 Path used throughout: 100 Gb/s, base RTT 8 us, BDP 100,000 B, MSS 1,000 B (wire). A sample of
 ``rate`` bit/s is fed as ``rate x 8 us / 8e12`` delivered bytes over an 8 us interval. Rounds are
@@ -12,6 +13,7 @@ import math
 
 import pytest
 
+from uno.cc.adapter import LawControl
 from uno.cc.base import FlowContext
 from uno.cc.bbr import (
     DRAIN,
@@ -20,10 +22,11 @@ from uno.cc.bbr import (
     PROBE_BW,
     PROBE_RTT,
     STARTUP,
-    Bbr,
     BbrParams,
-    WindowedMax,
+    bdp_estimate,
+    bw_filter_update,
 )
+from uno.cc.registry import KIND, LAW_BY_NAME
 from uno.config.validate import check_fields
 from uno.core.errors import ConfigError
 
@@ -44,17 +47,25 @@ CTX = FlowContext(
 )
 
 
-def make(**kw) -> Bbr:
-    return Bbr(CTX, BbrParams(**kw))
+def make(**kw) -> LawControl:
+    cc = LawControl(LAW_BY_NAME["bbr"], KIND["bbr"], BbrParams(**kw), CTX)
+    cc.delivered = 0  # the sender's delivered count (wire bytes acknowledged so far)
+    return cc
 
 
 def feed(cc, now, rate, inflight, *, sent=None, rtt=RTT, acked=MSS, ecn=False):
-    """One ACK (on_ack + on_rate_sample) for a packet sent at ``sent`` (default now - rtt)."""
+    """One ACK, with its delivery-rate sample, for a packet sent at ``sent`` (default now -
+    rtt), as the sender hands it over: the bytes in flight and delivered after it."""
     if sent is None:
         sent = now - rtt
-    delivered = round(rate * RTT / 8e12)
-    cc.on_ack(now, acked, ecn, rtt, sent)
-    cc.on_rate_sample(now, delivered, RTT, rtt, inflight)
+    sample = round(rate * RTT / 8e12)
+    cc.delivered += acked
+    cc.on_ack_batch(now, acked, ecn, rtt, sent, inflight, cc.delivered, sample, RTT)
+
+
+def bdp(cc, gain=1.0):
+    """BBRInflight(gain): gain x BtlBw x RTprop, or the initial window without a model."""
+    return bdp_estimate(cc.state, cc.consts, gain)
 
 
 def run_rounds(cc, t, rates, inflight):
@@ -69,9 +80,9 @@ def to_probe_bw(cc):
     """STARTUP -> DRAIN (round 5) -> PROBE_BW at the returned time, with BtlBw = 24 Gb/s and
     RTprop = 8 us, i.e. a BDP estimate of 24,000 B."""
     t = run_rounds(cc, RTT, [10 * G, 20 * G, 24 * G, 24 * G, 24 * G], inflight=10**9)
-    assert cc.state == DRAIN
+    assert cc.mode == DRAIN
     feed(cc, t, 24 * G, 24_000)
-    assert cc.state == PROBE_BW
+    assert cc.mode == PROBE_BW
     return t
 
 
@@ -79,7 +90,7 @@ def to_probe_bw(cc):
 def test_initial_state_window_and_pacing():
     cc = make()
     assert cc.wants_rate_samples is True
-    assert cc.state == STARTUP
+    assert cc.mode == STARTUP
     assert HIGH_GAIN == pytest.approx(2.885, abs=1e-3)
     assert cc.pacing_gain == cc.cwnd_gain == HIGH_GAIN
     assert cc.cwnd_bytes == BDP  # init_cwnd_bdp = 1
@@ -119,13 +130,21 @@ def test_max_filter_within_round_and_higher_sample():
 
 
 def test_windowed_max_unit():
-    f = WindowedMax(3)
-    assert f.update(5.0, 1) == 5.0
-    assert f.update(3.0, 2) == 5.0
-    assert f.update(4.0, 3) == 5.0
-    assert f.update(1.0, 4) == 4.0  # 5 (round 1) expired; 4 (round 3) dominates 3 (round 2)
-    assert f.update(1.0, 5) == 4.0  # rounds 3..5 still hold round 3
-    assert f.update(1.0, 6) == 1.0  # rounds 4..6: round 3 gone
+    cc = make(bw_window_rounds=3)
+    s, p = cc.state, cc.consts
+    assert len(s) == LAW_BY_NAME["bbr"].state_size + 2 * 4  # room for 3 + 1 entries
+    assert bw_filter_update(s, p, 5.0, 1) == 5.0
+    assert bw_filter_update(s, p, 3.0, 2) == 5.0
+    assert bw_filter_update(s, p, 4.0, 3) == 5.0
+    assert bw_filter_update(s, p, 1.0, 4) == 4.0  # 5 (round 1) expired; 4 (round 3) beats 3
+    assert bw_filter_update(s, p, 1.0, 5) == 4.0  # rounds 3..5 still hold round 3
+    assert bw_filter_update(s, p, 1.0, 6) == 1.0  # rounds 4..6: round 3 gone
+    # the deque wraps around its ring: strictly falling samples fill every slot
+    cc = make(bw_window_rounds=3)
+    s, p = cc.state, cc.consts
+    for r in range(1, 40):
+        assert bw_filter_update(s, p, 100.0 - r, r) == 100.0 - max(1, r - 2)
+        assert cc.bw_len == min(r, 3)
 
 
 # ---- RTprop min filter ---------------------------------------------------------------
@@ -159,18 +178,18 @@ def test_min_rtt_seeded_with_base_rtt():
 def test_startup_to_drain_after_three_rounds_without_25pct_growth():
     cc = make()
     t = run_rounds(cc, RTT, [10 * G, 20 * G, 24 * G, 24 * G], inflight=10**9)
-    assert cc.state == STARTUP
-    assert cc.full_bw == pytest.approx(20 * G)  # 20 >= 1.25 x 10 was growth, 24 < 25 is not
+    assert cc.mode == STARTUP
+    assert cc.full_bw_bps == pytest.approx(20 * G)  # 20 >= 1.25 x 10 was growth, 24 < 25 is not
     assert cc.full_bw_count == 2
     # more ACKs in the same round (round 4) do not count again
     for i in range(5):
         feed(cc, t - RTT + 100 * (i + 1), 24 * G, 10**9, sent=t - 2 * RTT)
     assert cc.round_count == 4
     assert cc.full_bw_count == 2
-    assert cc.state == STARTUP
+    assert cc.mode == STARTUP
     run_rounds(cc, t, [24 * G], inflight=10**9)  # third round without growth
     assert cc.filled_pipe
-    assert cc.state == DRAIN
+    assert cc.mode == DRAIN
     assert cc.pacing_gain == pytest.approx(1 / HIGH_GAIN)
     assert cc.cwnd_gain == pytest.approx(HIGH_GAIN)
     assert cc.pacing_rate_bps == pytest.approx(24 * G / HIGH_GAIN)
@@ -180,27 +199,27 @@ def test_exactly_25pct_growth_resets_the_count():
     cc = make()
     run_rounds(cc, RTT, [20 * G, 24 * G, 30 * G], inflight=10**9)
     # 24 < 25 counts one round; 30 >= 1.25 x 20 = 25 is growth and resets
-    assert cc.full_bw == pytest.approx(30 * G)
+    assert cc.full_bw_bps == pytest.approx(30 * G)
     assert cc.full_bw_count == 0
     cc2 = make()
     run_rounds(cc2, RTT, [20 * G, 25 * G], inflight=10**9)
-    assert cc2.full_bw == pytest.approx(25 * G)
+    assert cc2.full_bw_bps == pytest.approx(25 * G)
     assert cc2.full_bw_count == 0
     cc3 = make()
     run_rounds(cc3, RTT, [20 * G, 24.9 * G], inflight=10**9)
-    assert cc3.full_bw == pytest.approx(20 * G)
+    assert cc3.full_bw_bps == pytest.approx(20 * G)
     assert cc3.full_bw_count == 1
 
 
 def test_drain_to_probe_bw_when_inflight_at_most_bdp():
     cc = make()
     t = run_rounds(cc, RTT, [10 * G, 20 * G, 24 * G, 24 * G, 24 * G], inflight=10**9)
-    assert cc.state == DRAIN
-    assert cc.bdp_estimate_bytes() == pytest.approx(24_000)  # 24 Gb/s x 8 us
+    assert cc.mode == DRAIN
+    assert bdp(cc) == pytest.approx(24_000)  # 24 Gb/s x 8 us
     feed(cc, t, 24 * G, 24_001)
-    assert cc.state == DRAIN
+    assert cc.mode == DRAIN
     feed(cc, t + 100, 24 * G, 24_000)
-    assert cc.state == PROBE_BW
+    assert cc.mode == PROBE_BW
     assert cc.cycle_index == 0
     assert cc.pacing_gain == 1.25
     assert cc.cwnd_gain == 2.0
@@ -212,7 +231,7 @@ def test_drain_entered_and_left_on_the_same_ack_when_inflight_is_small():
     t = run_rounds(cc, RTT, [10 * G, 20 * G, 24 * G, 24 * G], inflight=10**9)
     run_rounds(cc, t, [24 * G], inflight=20_000)
     assert cc.filled_pipe
-    assert cc.state == PROBE_BW
+    assert cc.mode == PROBE_BW
 
 
 # ---- PROBE_BW gain cycle -------------------------------------------------------------
@@ -316,7 +335,7 @@ def test_cwnd_target_is_two_bdp_estimates_in_probe_bw():
     cc2 = make(seed_rtprop_base_rtt=False)
     t = run_rounds(cc2, RTT, [10 * G, 20 * G, 24 * G, 24 * G, 24 * G], inflight=10**9)
     feed(cc2, t, 24 * G, 0, rtt=4_000_000)
-    assert cc2.state == PROBE_BW
+    assert cc2.mode == PROBE_BW
     assert cc2.target_cwnd_bytes == pytest.approx(2 * 24e9 * 4e-6 / 8)
 
 
@@ -338,7 +357,7 @@ def test_cwnd_grows_by_acked_toward_target_and_floor_of_4_packets():
     cc2 = make()
     t = run_rounds(cc2, RTT, [1 * G] * 4, inflight=10**9)
     feed(cc2, t, 1 * G, 0)
-    assert cc2.state == PROBE_BW
+    assert cc2.mode == PROBE_BW
     assert cc2.target_cwnd_bytes == pytest.approx(2_000)
     assert cc2.cwnd_bytes == 4 * MSS
 
@@ -351,7 +370,7 @@ def test_startup_cwnd_growth_rules():
         assert cc.cwnd_bytes == 5_000 + k * MSS
     feed(cc, RTT + 5, 1 * G, 10**9, sent=RTT - 1)  # delivered = 5,000: stop, but no cut
     assert cc.cwnd_bytes == 9_000
-    assert cc.state == STARTUP
+    assert cc.mode == STARTUP
     # below the target it grows by acked
     cc2 = make(init_cwnd_bdp=0.05)
     feed(cc2, RTT, 10 * G, 10**9)  # target 28,854 B
@@ -369,10 +388,8 @@ def test_max_cwnd_cap():
 
 # ---- ECN -----------------------------------------------------------------------------
 def _snapshot(cc):
-    d = {k: v for k, v in vars(cc).items() if k not in ("_bw_filter", "round")}
-    d["bw_entries"] = list(cc._bw_filter._entries)
-    d["round"] = (cc.round.start_ps, cc.round.active)
-    return d
+    """The whole state: every column and the BtlBw filter's entries."""
+    return cc.state.tolist()
 
 
 def test_ecn_is_ignored():
@@ -389,7 +406,7 @@ def test_ecn_is_ignored():
         feed(marked, t + RTT // 2, r * G, w, sent=t - RTT - 1, ecn=True)
         assert _snapshot(plain) == _snapshot(marked)
         t += RTT + (i % 3) * 1000
-    assert plain.state == PROBE_BW
+    assert plain.mode == PROBE_BW
     assert marked.cwnd_bytes == plain.cwnd_bytes > 4 * MSS
 
 
@@ -400,7 +417,7 @@ def _enter_probe_rtt(cc):
     assert cc.rtprop_stamp_ps == t0
     t_exp = t0 + 10 * S
     feed(cc, t_exp, 24 * G, 30_000, rtt=9_000_000)
-    assert cc.state == PROBE_BW  # exactly 10 s old: not expired
+    assert cc.mode == PROBE_BW  # exactly 10 s old: not expired
     assert cc.cwnd_bytes == pytest.approx(48_000)
     feed(cc, t_exp + 1, 24 * G, 30_000, rtt=9_000_000)
     return t_exp + 1
@@ -409,16 +426,16 @@ def _enter_probe_rtt(cc):
 def test_probe_rtt_entry_exit():
     cc = make()
     t = _enter_probe_rtt(cc)
-    assert cc.state == PROBE_RTT
+    assert cc.mode == PROBE_RTT
     assert cc.rtprop_ps == 9_000_000  # expired estimate replaced by the current sample
     assert cc.pacing_gain == 1.0 and cc.cwnd_gain == 1.0
     assert cc.cwnd_bytes == 4 * MSS
-    assert cc.prior_cwnd == pytest.approx(48_000)
+    assert cc.prior_cwnd_bytes == pytest.approx(48_000)
     assert cc.pacing_rate_bps == pytest.approx(24 * G)
     # inflight still above 4 packets: the 200 ms timer is not armed
     t1 = t + RTT
     feed(cc, t1, 24 * G, 4 * MSS + 1)
-    assert cc.probe_rtt_done_ps is None
+    assert not cc.probe_rtt_armed
     t2 = t1 + RTT
     feed(cc, t2, 24 * G, 4 * MSS)
     assert cc.probe_rtt_done_ps == t2 + 200_000_000_000
@@ -426,16 +443,16 @@ def test_probe_rtt_entry_exit():
     # 15 rounds of low-rate samples while waiting: app-limited, BtlBw is kept
     for k in range(1, 16):
         feed(cc, t2 + k * RTT, 1 * G, 4 * MSS)
-        assert cc.state == PROBE_RTT
+        assert cc.mode == PROBE_RTT
         assert cc.cwnd_bytes == 4 * MSS
     assert cc.probe_rtt_round_done
     assert cc.btl_bw_bps == pytest.approx(24 * G)
     assert cc.rtprop_ps == RTT  # lower samples taken during PROBE_RTT
     # (RTT samples above RTprop from here on, so only the exit restamps RTprop)
     feed(cc, done, 24 * G, 4 * MSS, rtt=9_000_000)
-    assert cc.state == PROBE_RTT  # 200 ms not yet exceeded
+    assert cc.mode == PROBE_RTT  # 200 ms not yet exceeded
     feed(cc, done + 1, 24 * G, 4 * MSS, rtt=9_000_000)
-    assert cc.state == PROBE_BW
+    assert cc.mode == PROBE_BW
     assert cc.pacing_gain == 1.25 and cc.cwnd_gain == 2.0
     assert cc.rtprop_stamp_ps == done + 1
     assert cc.cwnd_bytes == pytest.approx(48_000)  # restored (48,000), then min(+acked, target)
@@ -448,14 +465,14 @@ def test_probe_rtt_needs_a_round_after_inflight_drops():
     feed(cc, t1, 24 * G, 10_000)  # a round starts at t1
     t2 = t1 + RTT // 2
     feed(cc, t2, 24 * G, 4 * MSS, sent=t1 - 1)  # arms the timer; no round start
-    assert cc.round.start_ps == t2  # the draft's next_round_delivered = delivered
+    assert cc.round_start_ps == t2  # the draft's next_round_delivered = delivered
     done = cc.probe_rtt_done_ps
     assert done == t2 + 200_000_000_000
     # after 200 ms, but for a packet sent before the timer was armed (after t1 though)
     feed(cc, done + 1, 24 * G, 4 * MSS, sent=t2 - 1)
-    assert cc.state == PROBE_RTT
+    assert cc.mode == PROBE_RTT
     feed(cc, done + 2, 24 * G, 4 * MSS, sent=t2)
-    assert cc.state == PROBE_BW
+    assert cc.mode == PROBE_BW
 
 
 def test_probe_rtt_app_limited_samples_only_for_packets_sent_during_it():
@@ -477,8 +494,9 @@ def test_probe_rtt_app_limited_samples_only_for_packets_sent_during_it():
     # last PROBE_RTT ACK (none here) is delivered: delivered count at send <= the mark
     done = cc.probe_rtt_done_ps
     feed(cc, done + 1, 20 * G, 0)
-    assert cc.state == PROBE_BW
+    assert cc.mode == PROBE_BW
     mark = cc.delivered
+    assert cc.app_limited_mark_bytes == mark  # (nothing in flight at the exit)
     feed(cc, done + 2, 5 * G, 0, sent=done + 2, acked=MSS)  # sent with delivered = mark - 4,000
     assert cc.btl_bw_bps == pytest.approx(20 * G)
     feed(cc, done + 3, 5 * G, 0, sent=done + 3, acked=10 * MSS)  # delivered = mark + 6,000
@@ -492,12 +510,12 @@ def test_probe_rtt_exits_to_startup_when_pipe_not_filled():
     assert cc.rtprop_stamp_ps == RTT
     t = RTT + 10 * S + 1
     feed(cc, t, 10 * G, 10**9, rtt=9_000_000)
-    assert cc.state == PROBE_RTT
+    assert cc.mode == PROBE_RTT
     assert cc.cwnd_bytes == 4 * MSS
     feed(cc, t + RTT, 10 * G, 0)
     done = cc.probe_rtt_done_ps
     feed(cc, done + 1, 10 * G, 0)
-    assert cc.state == STARTUP
+    assert cc.mode == STARTUP
     assert cc.pacing_gain == cc.cwnd_gain == HIGH_GAIN
     assert not cc.filled_pipe
 
@@ -506,7 +524,7 @@ def test_probe_rtt_disabled():
     cc = make(probe_rtt=False)
     t0 = to_probe_bw(cc)
     feed(cc, t0 + 10 * S + 1, 24 * G, 30_000, rtt=9_000_000)
-    assert cc.state == PROBE_BW
+    assert cc.mode == PROBE_BW
     assert cc.rtprop_ps == 9_000_000  # the min filter still expires
     assert cc.cwnd_bytes == pytest.approx(49_000)  # min(48,000 + 1,000, 2 x 24 G x 9 us)
 
@@ -521,7 +539,7 @@ def test_timeout_sets_one_mss_without_restoring():
     assert cc.cwnd_bytes == pytest.approx(48_000)
     cc.on_timeout(t0 + 5)
     assert cc.cwnd_bytes == MSS
-    assert cc.state == PROBE_BW  # the model and state are untouched
+    assert cc.mode == PROBE_BW  # the model and state are untouched
     assert cc.btl_bw_bps == pytest.approx(24 * G)
     feed(cc, t0 + 6, 24 * G, 0)
     assert cc.cwnd_bytes == 4 * MSS  # regrows from the floor, no jump back to 48,000

@@ -1,4 +1,4 @@
-"""DCQCN reaction point as plain arithmetic on the controller.
+"""DCQCN reaction point (the law :mod:`uno.cc.dcqcn`) as plain arithmetic on a flow's controller.
 
 Context: 100 Gb/s line rate (= bottleneck), 10 us base RTT, MSS 1000 B. ``PAPER`` is a
 parameter set with the DCQCN paper's timers (K = T = 55 us, F = 5, R_AI = 40 Mb/s) used where
@@ -9,10 +9,14 @@ from __future__ import annotations
 
 import dataclasses
 
+import numpy as np
 import pytest
 
+from uno.cc.adapter import LawControl
 from uno.cc.base import FlowContext
-from uno.cc.dcqcn import Dcqcn, DcqcnParams
+from uno.cc.dcqcn import LAW, DcqcnParams
+from uno.cc.law import NEVER_PS, NO_RECORDS, Feedback
+from uno.cc.registry import KIND
 from uno.config.validate import check_fields
 from uno.core.errors import ConfigError
 
@@ -57,48 +61,60 @@ def ctx(rate_bps: int = 100_000_000_000, rtt_ps: int = 10 * US, mss: int = 1000)
     )
 
 
+def make(
+    params: DcqcnParams, context: FlowContext | None = None, py_func: bool = False
+) -> LawControl:
+    return LawControl(LAW, KIND["dcqcn"], params, context or ctx(), py_func)
+
+
+def next_expiry(cc: LawControl) -> int | None:
+    """The next expiry of either timer (None before the first CNP starts them)."""
+    due = min(cc.alpha_next_ps, cc.rate_next_ps)
+    return None if due >= NEVER_PS else int(due)
+
+
 def approx(x: float):
     return pytest.approx(x, rel=1e-12)
 
 
-def cnp(cc: Dcqcn, now_ps: int) -> None:
+def cnp(cc: LawControl, now_ps: int) -> None:
     cc.on_ack(now_ps, 1000, True, 10 * US, now_ps - 10 * US)
 
 
-def tick(cc: Dcqcn, now_ps: int) -> None:
+def tick(cc: LawControl, now_ps: int) -> None:
     """An unmarked ACK: only advances the timers."""
     cc.on_ack(now_ps, 1000, False, 10 * US, now_ps - 10 * US)
 
 
 def test_starts_at_line_rate_without_window():
-    cc = Dcqcn(ctx(), HPCC_EVAL)
+    cc = make(HPCC_EVAL)
     assert cc.pacing_rate_bps == LINE and cc.target_rate_bps == LINE
     assert cc.cwnd_bytes == float("inf")
     assert cc.wants_send_events
-    assert cc.next_timer_ps() is None  # timers start at the first CNP
+    assert next_expiry(cc) is None  # timers start at the first CNP
     tick(cc, 5000 * US)
     cc.on_send(5000 * US, 20_000_000)  # no byte-counter events before a CNP
     assert cc.pacing_rate_bps == LINE and cc.alpha == 1.0
-    capped = Dcqcn(ctx(), DcqcnParams(max_cwnd_bdp=2.0))
+    capped = make(DcqcnParams(max_cwnd_bdp=2.0))
     assert capped.cwnd_bytes == approx(250_000)
 
 
 # (a)
 def test_first_cnp_halves_the_rate():
-    cc = Dcqcn(ctx(), HPCC_EVAL)
+    cc = make(HPCC_EVAL)
     cnp(cc, 10 * US)
     assert cc.target_rate_bps == approx(LINE)
     assert cc.pacing_rate_bps == approx(LINE * (1 - 1.0 / 2))  # alpha = 1 before the update
     assert cc.alpha == approx((1 - G) * 1.0 + G)  # = 1
     # with alpha_init 0.5 the cut is 25 % and alpha moves up towards 1
-    cc = Dcqcn(ctx(), DcqcnParams(alpha_init=0.5))
+    cc = make(DcqcnParams(alpha_init=0.5))
     cnp(cc, 10 * US)
     assert cc.pacing_rate_bps == approx(75e9)
     assert cc.alpha == approx((1 - G) * 0.5 + G)
 
 
 def test_rate_on_first_cnp():
-    cc = Dcqcn(ctx(), dataclasses.replace(HPCC_EVAL, rate_on_first_cnp=0.8))
+    cc = make(dataclasses.replace(HPCC_EVAL, rate_on_first_cnp=0.8))
     cnp(cc, 10 * US)
     assert cc.target_rate_bps == approx(80e9)
     assert cc.pacing_rate_bps == approx(40e9)
@@ -110,7 +126,7 @@ def test_rate_on_first_cnp():
 
 # (b)
 def test_two_cnps_10us_apart_paper_timers():
-    cc = Dcqcn(ctx(), dataclasses.replace(PAPER, alpha_init=0.5))
+    cc = make(dataclasses.replace(PAPER, alpha_init=0.5))
     cnp(cc, 100 * US)
     a1 = (1 - G) * 0.5 + G
     assert cc.pacing_rate_bps == approx(75e9)
@@ -121,7 +137,7 @@ def test_two_cnps_10us_apart_paper_timers():
 
 
 def test_two_cnps_10us_apart_hpcc_evaluation():
-    cc = Dcqcn(ctx(), HPCC_EVAL)
+    cc = make(HPCC_EVAL)
     cnp(cc, 100 * US)
     cnp(cc, 110 * US)
     # ten 1-us alpha expiries (100+1 .. 100+10, the last fires before the CNP at the same time)
@@ -130,7 +146,7 @@ def test_two_cnps_10us_apart_hpcc_evaluation():
     assert cc.pacing_rate_bps == approx(50e9 * (1 - a / 2))
     assert cc.alpha == approx((1 - G) * a + G)
     # clamped when an increase event happened in between (a byte-counter cycle here)
-    cc = Dcqcn(ctx(), dataclasses.replace(HPCC_EVAL, byte_counter_bytes=1000))
+    cc = make(dataclasses.replace(HPCC_EVAL, byte_counter_bytes=1000))
     cnp(cc, 100 * US)
     cc.on_send(105 * US, 1000)  # fast recovery: R_C = (100 + 50) / 2 = 75 Gb/s
     assert cc.pacing_rate_bps == approx(75e9)
@@ -141,7 +157,7 @@ def test_two_cnps_10us_apart_hpcc_evaluation():
 
 # (c)
 def test_alpha_decays_per_period_without_cnp():
-    cc = Dcqcn(ctx(), dataclasses.replace(PAPER, alpha_init=0.5))
+    cc = make(dataclasses.replace(PAPER, alpha_init=0.5))
     t0 = 1000 * US
     cnp(cc, t0)
     a = (1 - G) * 0.5 + G
@@ -164,7 +180,7 @@ def test_alpha_decays_per_period_without_cnp():
 
 # (d)
 def test_fast_recovery_halves_distance_to_target():
-    cc = Dcqcn(ctx(), PAPER)
+    cc = make(PAPER)
     t0 = 1000 * US
     cnp(cc, t0)
     assert cc.pacing_rate_bps == approx(50e9)
@@ -181,7 +197,7 @@ def test_fast_recovery_halves_distance_to_target():
 # (e)
 def test_additive_then_hyper_increase():
     p = dataclasses.replace(PAPER, byte_counter_bytes=10_000)
-    cc = Dcqcn(ctx(), p)
+    cc = make(p)
     t0 = 1000 * US
     cnp(cc, t0)  # R_T = 100, R_C = 50 (Gb/s), alpha stays 1
     cnp(cc, t0 + 1 * US)  # clamp: R_T = 50, R_C = 25
@@ -220,7 +236,7 @@ def test_additive_then_hyper_increase():
 
 def test_hpcc_evaluation_f1_sequence():
     """HPCC evaluation (F = 1, T = 300 us): one fast-recovery step, then additive increase."""
-    cc = Dcqcn(ctx(), dataclasses.replace(HPCC_EVAL, clamp_target_rate=True))
+    cc = make(dataclasses.replace(HPCC_EVAL, clamp_target_rate=True))
     t0 = 1000 * US
     cnp(cc, t0)
     cnp(cc, t0 + 1 * US)  # R_T = 50, R_C = 50 x (1 - alpha/2), alpha = (1-g)^1 after 1 us
@@ -238,7 +254,7 @@ def test_hpcc_evaluation_f1_sequence():
 
 # (f)
 def test_byte_counter_triggers_increase_without_timer():
-    cc = Dcqcn(ctx(), dataclasses.replace(PAPER, byte_counter_bytes=15_000))
+    cc = make(dataclasses.replace(PAPER, byte_counter_bytes=15_000))
     t0 = 1000 * US
     cnp(cc, t0)
     for i in range(9):
@@ -258,7 +274,7 @@ def test_byte_counter_triggers_increase_without_timer():
 
 # (g)
 def test_rate_bounded_by_line_and_min_rate():
-    cc = Dcqcn(ctx(), dataclasses.replace(PAPER, byte_counter_bytes=1000))
+    cc = make(dataclasses.replace(PAPER, byte_counter_bytes=1000))
     cnp(cc, 0)
     rates = []
     for i in range(1, 400):  # a long recovery with hyper increases pushing R_T past the line
@@ -269,17 +285,17 @@ def test_rate_bounded_by_line_and_min_rate():
     assert cc.target_rate_bps == LINE
     assert cc.pacing_rate_bps == approx(LINE)
     # a CNP burst with alpha = 1 ends at the minimum rate, not below
-    cc = Dcqcn(ctx(), PAPER)
+    cc = make(PAPER)
     for i in range(20):
         cnp(cc, i * US)
         assert cc.pacing_rate_bps >= 100e6
     assert cc.pacing_rate_bps == approx(100e6)
-    cc = Dcqcn(ctx(), HPCC_EVAL)
+    cc = make(HPCC_EVAL)
     for i in range(20):
         cnp(cc, i * US)  # alpha decays only once (1 us) between them
     assert cc.pacing_rate_bps == approx(1e9)  # default min rate 1000 Mb/s
     # a line rate below the minimum rate: the floor is the line rate
-    cc = Dcqcn(ctx(rate_bps=500_000_000), HPCC_EVAL)
+    cc = make(HPCC_EVAL, ctx(rate_bps=500_000_000))
     cnp(cc, 0)
     assert cc.pacing_rate_bps == approx(500e6)
 
@@ -287,8 +303,8 @@ def test_rate_bounded_by_line_and_min_rate():
 # (h)
 @pytest.mark.parametrize("params", [HPCC_EVAL, PAPER])
 def test_lazy_timers_equal_stepwise(params):
-    late = Dcqcn(ctx(), params)
-    step = Dcqcn(ctx(), params)
+    late = make(params)
+    step = make(params)
     t0 = 1000 * US
     for cc in (late, step):
         cnp(cc, t0)
@@ -296,8 +312,8 @@ def test_lazy_timers_equal_stepwise(params):
     cut = late.pacing_rate_bps
     end = t0 + 3 * US + 8 * round(params.rate_increase_timer_us * US) + 7 * US
     n = 0
-    while step.next_timer_ps() <= end:
-        tick(step, step.next_timer_ps())
+    while next_expiry(step) <= end:
+        tick(step, next_expiry(step))
         n += 1
     late.on_send(end, 0)
     step.on_send(end, 0)
@@ -306,39 +322,39 @@ def test_lazy_timers_equal_stepwise(params):
     assert late.target_rate_bps == approx(step.target_rate_bps)
     assert late.alpha == approx(step.alpha)
     assert late.timer_stage == step.timer_stage == 8
-    assert late.next_timer_ps() == step.next_timer_ps()
+    assert next_expiry(late) == next_expiry(step)
     assert late.pacing_rate_bps > cut  # it did recover
 
 
 def test_lazy_at_line_rate_counts_stages():
-    cc = Dcqcn(ctx(), PAPER)
+    cc = make(PAPER)
     cnp(cc, 0)
     tick(cc, 1_000_000 * US)  # one second later: back at line rate long ago
     assert cc.pacing_rate_bps == approx(LINE) and cc.target_rate_bps == LINE
     assert cc.timer_stage == 1_000_000 // 55
     assert cc.alpha == approx((1 - G) ** (1_000_000 // 55))
-    assert cc.next_rate_timer_ps() is None
+    assert cc.next_rate_change_ps() is None
 
 
 # (i)
-def test_next_timer_ps():
+def test_next_timers():
     p = dataclasses.replace(PAPER, rate_increase_timer_us=100.0)
-    cc = Dcqcn(ctx(), p)
-    assert cc.next_timer_ps() is None and cc.next_rate_timer_ps() is None
+    cc = make(p)
+    assert next_expiry(cc) is None and cc.next_rate_change_ps() is None
     t0 = 1000 * US
     cnp(cc, t0)
-    assert cc.next_timer_ps() == t0 + 55 * US  # alpha timer first
-    assert cc.next_rate_timer_ps() == t0 + 100 * US
+    assert next_expiry(cc) == t0 + 55 * US  # alpha timer first
+    assert cc.next_rate_change_ps() == t0 + 100 * US
     tick(cc, t0 + 55 * US)
-    assert cc.next_timer_ps() == t0 + 100 * US
+    assert next_expiry(cc) == t0 + 100 * US
     tick(cc, t0 + 100 * US)
-    assert cc.next_timer_ps() == t0 + 110 * US
-    assert cc.next_rate_timer_ps() == t0 + 200 * US
+    assert next_expiry(cc) == t0 + 110 * US
+    assert cc.next_rate_change_ps() == t0 + 200 * US
     cc.on_send(t0 + 105 * US, 0)  # no expiry due: unchanged
-    assert cc.next_timer_ps() == t0 + 110 * US
+    assert next_expiry(cc) == t0 + 110 * US
     cnp(cc, t0 + 107 * US)  # restarts both
-    assert cc.next_timer_ps() == t0 + 162 * US
-    assert cc.next_rate_timer_ps() == t0 + 207 * US
+    assert next_expiry(cc) == t0 + 162 * US
+    assert cc.next_rate_change_ps() == t0 + 207 * US
     # the value is not yet applied before its time, and is at it
     r = cc.pacing_rate_bps
     tick(cc, t0 + 207 * US - 1)
@@ -348,15 +364,79 @@ def test_next_timer_ps():
 
 
 def test_loss_reaction():
-    cc = Dcqcn(ctx(), PAPER)
+    cc = make(PAPER)
     cc.on_nack(10 * US)
     cc.on_timeout(20 * US)
-    assert cc.pacing_rate_bps == LINE and cc.next_timer_ps() is None  # default: no reaction
-    cc = Dcqcn(ctx(), dataclasses.replace(PAPER, loss_as_cnp=True))
+    assert cc.pacing_rate_bps == LINE and next_expiry(cc) is None  # default: no reaction
+    cc = make(dataclasses.replace(PAPER, loss_as_cnp=True))
     cc.on_nack(10 * US)
     assert cc.pacing_rate_bps == approx(50e9)
     cc.on_timeout(20 * US)
     assert cc.pacing_rate_bps == approx(25e9)
+
+
+def test_a_batch_holding_two_cnps_is_two_cuts():
+    """A feedback batch is read for its time and its whole CNPs (``mark_events``): two CNPs in
+    one batch are two cuts at its time, as two CNP-carrying ACKs then."""
+    one, batch = make(PAPER), make(PAPER)
+    cnp(one, 100 * US)
+    cnp(one, 100 * US)
+    fb = Feedback(*map(float, (100 * US, 2000, 2000, 2, 2, 2, 10 * US, 10 * US, 90 * US, 0, 2000,
+                               0, 0, 0, 0, 1, 0, 0)))  # fmt: skip
+    LAW.on_feedback(batch.state, batch.consts, fb, NO_RECORDS)
+    assert list(batch.state) == list(one.state)
+    assert batch.pacing_rate_bps == approx(25e9) and batch.cnps == 2
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        dataclasses.replace(PAPER, byte_counter_bytes=40_000),
+        dataclasses.replace(HPCC_EVAL, byte_counter_bytes=40_000, loss_as_cnp=True),
+    ],
+)
+def test_compiled_law_and_twin_agree_in_every_phase(params):
+    """Random sends, ACKs with and without a CNP, losses and timer wakes at gaps from 0 to
+    several periods, with CNPs rare enough for the byte counter to complete and both stage
+    counts to pass F: the compiled law and its twin (``.py_func``) hold the same state after
+    every event, through cuts, fast recovery, additive and hyper increase."""
+    rng = np.random.default_rng(20261128)
+    jit, twin = make(params), make(params, py_func=True)
+    period = round(params.rate_increase_timer_us * US)
+    seen = set()
+    now = 0
+    for _ in range(3000):
+        gaps = [0, int(rng.integers(0, period // 4)), period, int(rng.integers(0, 3 * period))]
+        now += int(rng.choice(gaps, p=[0.1, 0.7, 0.1, 0.1]))
+        op = rng.random()
+        for cc in (jit, twin):
+            if op < 0.6:
+                cc.on_send(now, 4160)
+            elif op < 0.9:
+                cc.on_ack(now, 4160, op < 0.605, 10 * US, now - 10 * US)
+            elif op < 0.92:
+                cc.on_timeout(now)
+            elif op < 0.94:
+                cc.on_nack(now)
+            else:
+                cc.advance(now)
+        assert list(jit.state) == list(twin.state)
+        assert jit.next_rate_change_ps() == twin.next_rate_change_ps()
+        f = params.fast_recovery_stages
+        seen |= {name for name, hit in (
+            ("cut", jit.pacing_rate_bps < LINE), ("byte counter", jit.byte_stage > 0),
+            ("additive", max(jit.timer_stage, jit.byte_stage) > f),
+            ("hyper", min(jit.timer_stage, jit.byte_stage) > f),
+        ) if hit}  # fmt: skip
+    assert seen == {"cut", "byte counter", "additive", "hyper"}
+
+
+def test_notification_point_and_signals():
+    """The receiver coalesces CNPs at the interval the law gives (ps); the law reads CNPs and
+    timers of its own, which the fluid engine does not compute."""
+    assert make(DcqcnParams()).cnp_interval_ps == 50 * US
+    assert make(HPCC_EVAL).cnp_interval_ps == 4 * US
+    assert set(LAW.signals) == {"cnp", "timers"}
 
 
 @pytest.mark.parametrize(

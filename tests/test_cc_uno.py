@@ -1,11 +1,14 @@
-"""UnoCC rules (Uno paper §4.1, Algorithm 1, Table 2) as plain arithmetic on the controller."""
+"""UnoCC rules (Uno paper §4.1, Algorithm 1, Table 2) as plain arithmetic on the controller
+(the law uno/cc/uno.py behind the Python data plane's adapter; its columns read as attributes)."""
 
 from __future__ import annotations
 
 import pytest
 
+from uno.cc.adapter import LawControl
 from uno.cc.base import FlowContext
-from uno.cc.uno import UnoCC, UnoParams
+from uno.cc.registry import KIND, LAW_BY_NAME
+from uno.cc.uno import UnoParams
 from uno.config.validate import check_fields
 from uno.core.errors import ConfigError
 
@@ -27,6 +30,10 @@ def ctx(base_rtt=RTT, bdp=BDP, inter=False):
     )
 
 
+def uno_cc(flow_ctx: FlowContext, params: UnoParams) -> LawControl:
+    return LawControl(LAW_BY_NAME["uno"], KIND["uno"], params, flow_ctx)
+
+
 def make(**kw):
     """No cap, half a BDP, Quick Adapt effectively off unless a test sets qa_beta, and the
     fixed epoch period (intra-DC base RTT) unless a test sets epoch_period."""
@@ -39,11 +46,11 @@ def make(**kw):
             **kw,
         }
     )
-    return UnoCC(ctx(), params)
+    return uno_cc(ctx(), params)
 
 
 def test_constants_from_table_2():
-    cc = UnoCC(ctx(), UnoParams())
+    cc = uno_cc(ctx(), UnoParams())
     assert cc.alpha_bytes == pytest.approx(0.001 * BDP)
     assert cc.k_bytes == pytest.approx(BDP / 7)
     assert cc.md_gain == pytest.approx(4 * (BDP / 7) / (BDP / 7 + BDP))  # = 0.5
@@ -99,7 +106,7 @@ def test_epoch_period_is_the_rtt_sample_scaled_to_the_intra_dc_rtt():
     intra.on_ack(RTT, MSS, False, RTT, 0)
     intra.on_ack(2 * RTT, MSS, False, RTT + 6 * US, RTT)  # queueing: a longer period
     assert intra.epoch_start_ps == RTT + (RTT + 6 * US)
-    inter = UnoCC(
+    inter = uno_cc(
         ctx(base_rtt=128 * RTT, bdp=128 * BDP, inter=True),
         UnoParams(epoch_period="rtt_sample", qa_beta=1e-9),
     )
@@ -111,7 +118,7 @@ def test_epoch_period_is_the_rtt_sample_scaled_to_the_intra_dc_rtt():
 
 
 def test_inter_dc_flow_uses_the_intra_dc_epoch_period():
-    inter = UnoCC(
+    inter = uno_cc(
         ctx(base_rtt=128 * RTT, bdp=128 * BDP, inter=True), UnoParams(epoch_period="intra_rtt")
     )
     assert inter.epoch_period_ps == RTT
@@ -173,7 +180,7 @@ def test_artifact_gentle_factor_does_not_compound():
 
 
 def test_gentle_threshold_relative_to_base_rtt():
-    cc = UnoCC(ctx(), UnoParams(gentle_qdelay_us=0.0, gentle_qdelay_base_rtt_frac=0.055))
+    cc = uno_cc(ctx(), UnoParams(gentle_qdelay_us=0.0, gentle_qdelay_base_rtt_frac=0.055))
     assert cc.gentle_threshold_ps == round(0.055 * RTT)
 
 
@@ -226,10 +233,10 @@ def test_artifact_qa_window_scale():
 
 
 def test_window_clamped_to_cap_and_floor():
-    cc = UnoCC(ctx(), UnoParams())  # init 1 BDP, cap 1 BDP
+    cc = uno_cc(ctx(), UnoParams())  # init 1 BDP, cap 1 BDP
     cc.on_ack(RTT, MSS, False, RTT, 0)
     assert cc.cwnd_bytes == BDP
-    small = UnoCC(ctx(), UnoParams(init_cwnd_bdp=0.001, max_cwnd_bdp=1.0))
+    small = uno_cc(ctx(), UnoParams(init_cwnd_bdp=0.001, max_cwnd_bdp=1.0))
     assert small.cwnd_bytes == MSS  # at least one MSS
 
 

@@ -1,13 +1,11 @@
 """The compiled data plane's senders (uno/net/compiled.py, kernel senders).
 
-* Identity: with every flow's sender in the kernel (DCTCP, UnoCC, GEMINI, MP-RDMA, HPCC, DCQCN over
-  ECMP or packet spraying), the flows, sampled rates and
-  windows, queues, ports and packet counts are the Python senders' bit for bit — with
-  timeouts, fast retransmits, drops, link faults, flows arriving and finishing, and a RTO FIFO
-  small enough to compact many times.
-* The controllers' kernels (DCTCP, UnoCC, GEMINI, MP-RDMA, HPCC, DCQCN) agree with their Python classes and with
-  their twins on random ACK sequences; the sender's kernels agree with their twins from a
-  mid-run state.
+* Identity: with every flow's sender in the kernel (DCTCP, UnoCC, GEMINI, MP-RDMA, BBR, HPCC,
+  DCQCN over ECMP or packet spraying; BBR's delivery-rate samples taken in the kernel), the
+  flows, sampled rates and windows, queues, ports and packet counts are the Python senders'
+  bit for bit — with timeouts, fast retransmits, drops, link faults, flows arriving and
+  finishing, and a RTO FIFO small enough to compact many times.
+* The sender's kernels agree with their twins from a mid-run state.
 * Flows the kernel cannot send for keep Python senders beside the kernel's (sharing their hosts'
   NICs, identical results), and the summary says so.
 """
@@ -23,7 +21,6 @@ from test_compiled_dataplane import LOSSY_WAN, _assert_identical, _both, twin_ru
 import uno
 from uno.api import to_run_config
 from uno.build import build_simulation
-from uno.cc.base import FlowContext
 from uno.net import compiled as cp
 
 SEED = 20261124  # each test draws from its own generator: results do not depend on test order
@@ -94,6 +91,47 @@ def test_kernel_senders_give_the_python_senders_results(overrides):
 @pytest.mark.parametrize(
     "overrides",
     [
+        [*INCAST_SAMPLED, "cc=mprdma_bbr"],  # MP-RDMA within the DC, BBR across the WAN
+        # BBR's timeouts at 1.02 base RTTs: spurious resends, the first copy's ACK often first
+        [*INCAST_SAMPLED, "cc=mprdma_bbr", "transport.inter.rto_base_rtts=1.02"],
+        # the WAN losing packets: BBR's fast retransmits (three duplicate ACKs) and timeouts
+        [*LOSSY, "cc=mprdma_bbr", "lb=ecmp"],
+        [*FIG10, "scheme=mprdma_bbr"],  # the Uno paper's MPRDMA+BBR, flows arriving at random
+    ],
+    ids=["incast", "incast_spurious_timeouts", "lossy_wan", "fig10"],
+)  # fmt: skip
+def test_bbr_senders_in_the_kernel(overrides, monkeypatch):
+    """BBR's senders in the kernel: the delivery-rate sample of every ACK (the sender's
+    delivered bytes and clock when the acknowledged copy was sent, the clock restarting when
+    nothing was in flight) as the Python sender takes it, so the Python data plane's results
+    bit for bit; an ACK of a copy sent before the packet's resend echoes its own copy's."""
+    from uno.transport.sender import Sender
+
+    earlier_copies = []
+    on_control = Sender.on_control
+
+    def counted(self, pkt):
+        resent = self.outstanding.get(pkt.seq)
+        if self._rate_samples and resent is not None and resent > pkt.sent_ps:
+            earlier_copies.append(pkt.seq)
+        return on_control(self, pkt)
+
+    monkeypatch.setattr(Sender, "on_control", counted)
+    results = _both(overrides)
+    _assert_identical(results)
+    comp = results["compiled"]
+    assert comp.summary["dataplane"]["senders"] == "in the kernel"
+    inter = comp.flows[comp.flows["cc"] == "bbr"]
+    assert len(inter) > 0
+    if "transport.inter.rto_base_rtts=1.02" in overrides:
+        assert len(earlier_copies) > 10  # (in the Python run: the kernel's must match it)
+    if LOSSY_WAN[1] in overrides:
+        assert inter["fast_retransmits"].sum() > 0 and inter["timeouts"].sum() > 0
+
+
+@pytest.mark.parametrize(
+    "overrides",
+    [
         # PFC; rates down to 10 Mb/s, where pacing gaps outlast the rate timer, which then
         # shortens them (_EV_RATE)
         ["experiment=hpcc_incast", "cc=dcqcn", "workload.n_intra=15", "cc.dcqcn.min_rate_mbps=10"],
@@ -130,7 +168,8 @@ def test_dcqcn_senders_in_the_kernel(overrides, monkeypatch):
 
 
 # hosts 1..6 send an intra-DC flow to host 0 (with eleven others: hosts 1..12) and an inter-DC
-# flow, so their NICs take turns between a kernel sender and a Python one (BBR)
+# flow, so their NICs take turns between a kernel sender and a Python one (the inter-DC flows
+# are erasure-coded, their receivers Python's)
 SHARED_NICS = [
     "topo.k=4",
     "workload=flows",
@@ -141,6 +180,8 @@ SHARED_NICS = [
     )
     + "]",
     "cc=mprdma_bbr",
+    "ec=mds",
+    "ec.payload=false",
     "engine.sample_interval_us=5",
     "engine.queue_ports=[busy]",
 ]
@@ -149,21 +190,21 @@ SHARED_NICS = [
 @pytest.mark.parametrize(
     "overrides",
     [
-        SHARED_NICS,  # MP-RDMA in the kernel, BBR in Python, packet spraying
+        SHARED_NICS,  # MP-RDMA in the kernel, coded BBR flows in Python, packet spraying
         # DCTCP without ECN and PFC in the DCs: pauses reach the shared NICs, whose RESUME
         # the kernel handles for both kinds of sender
         [*SHARED_NICS, "cc.intra=dctcp", "lb=ecmp", "switch.pfc.enabled=true",
          "switch.pfc.port_kinds=[host,fabric]", "switch.ecn.enabled=false"],
         # flows arriving and finishing at random hosts, the Uno paper's MPRDMA+BBR
         ["experiment=fig10_load", "workload.n_flows=150", "engine.max_sim_time_ms=4",
-         "scheme=mprdma_bbr"],
+         "scheme=mprdma_bbr", "ec=mds", "ec.payload=false"],
     ],
     ids=["spray", "pfc_hosts_paused", "fig10"],
 )  # fmt: skip
 def test_kernel_and_python_senders_share_a_nic(overrides, monkeypatch):
-    """Flows without a compiled form (BBR) keep Python senders beside the kernel's: the kernel
-    hands them their ACKs and, at a NIC they share with kernel senders, their turns in the one
-    FIFO (``_RUN_NICPY``). Results are the Python data plane's bit for bit."""
+    """Flows the kernel cannot send for (coded ones) keep Python senders beside the kernel's:
+    the kernel hands them their ACKs and, at a NIC they share with kernel senders, their turns
+    in the one FIFO (``_RUN_NICPY``). Results are the Python data plane's bit for bit."""
     turns = []
     python_turns = cp.CompiledDataplane._python_turns
 
@@ -176,7 +217,7 @@ def test_kernel_and_python_senders_share_a_nic(overrides, monkeypatch):
     _assert_identical(results)
     comp = results["compiled"]
     note = comp.summary["dataplane"]["senders"]
-    assert note.startswith("in the kernel but ") and "bbr" in note
+    assert note.startswith("in the kernel but ") and "receiver in Python: coding" in note
     assert len(turns) > 10  # Python senders took turns at kernel-scheduled NICs
     if "switch.pfc.enabled=true" in overrides:
         assert comp.summary["pfc"] == results["python"].summary["pfc"]
@@ -299,197 +340,16 @@ def test_python_senders_when_asked_or_without_a_compiled_form():
     pd.testing.assert_frame_equal(off.flows, on.flows)
     assert off.summary["dataplane"]["senders"] == "in Python (engine.compiled_senders=false)"
     bbr = run([*base, "cc=mprdma_bbr", "engine.dataplane=compiled"])  # BBR across the WAN
-    assert bbr.summary["dataplane"]["senders"].startswith("in the kernel but 2 of 4 in Python")
-    assert "bbr with spray: no compiled form" in bbr.summary["dataplane"]["senders"]
+    assert bbr.summary["dataplane"]["senders"] == "in the kernel"  # (its rate samples too)
+    coded = run([*base, "cc=mprdma_bbr", "ec=mds", "ec.payload=false", "engine.dataplane=compiled"])
+    assert coded.summary["dataplane"]["senders"].startswith("in the kernel but 2 of 4 in Python")
+    assert "receiver in Python: coding" in coded.summary["dataplane"]["senders"]
     sim = _build([*base, "cc=dctcp", "lb=plb"])
     assert not sim.network.dataplane._kernel_tx
     assert sim.network.dataplane.senders_note.startswith("in Python (dctcp with plb")
 
 
-# ---- kernels against the Python controller and their twins -------------------------------------
-def _controllers():
-    """(name, class, params, kernel module) for the controllers with a compiled form, with the
-    variants their switches select."""
-    from uno.cc import gemini_kernel, mprdma_kernel, uno_kernel
-    from uno.cc.gemini import Gemini, GeminiParams
-    from uno.cc.mprdma import Mprdma, MprdmaParams
-    from uno.cc.uno import UnoCC, UnoParams
-
-    return [
-        ("uno", UnoCC, UnoParams(), uno_kernel),
-        ("uno_artifact_like", UnoCC, UnoParams(gentle_compounds=False, ewma_fall_increase=True,
-                                               epoch_period="intra_rtt", timeout_cwnd_mss=1.0,
-                                               ecn_ewma_gain=0.65, qa_window_scale=0.96),
-         uno_kernel),
-        ("gemini", Gemini, GeminiParams(), gemini_kernel),
-        ("gemini_artifact_like", Gemini, GeminiParams(alpha_update="base_rtt", t_us=100.0,
-                                                      slow_start_exit_on_cut=False,
-                                                      timeout_holdoff="rto", max_cwnd_bdp=1.0,
-                                                      alpha_init=0.0),
-         gemini_kernel),
-        ("mprdma", Mprdma, MprdmaParams(), mprdma_kernel),
-        ("mprdma_artifact_like", Mprdma, MprdmaParams(ecn_decrease_mss=0.15,
-                                                      timeout_resets_cwnd=True,
-                                                      max_cwnd_bdp=0.0), mprdma_kernel),
-    ]  # fmt: skip
-
-
-def _context(rtt_ps: int, mss_bytes: int) -> FlowContext:
-    """A flow's facts on a 100 Gb/s path of base RTT ``rtt_ps`` (the intra-DC one 2 us)."""
-    return FlowContext(
-        base_rtt_ps=rtt_ps,
-        bdp_bytes=rtt_ps * 100e9 / 8e12,
-        bottleneck_bps=100_000_000_000,
-        mss_bytes=mss_bytes,
-        intra_rtt_ps=2_000_000,
-        intra_bdp_bytes=25_000.0,
-        is_inter_dc=rtt_ps > 20_000_000,
-        rto_ps=4 * rtt_ps,
-        ecn_k_bytes=250_000.0,
-    )
-
-
-def _state(cc) -> dict:
-    """A controller's plain state: numbers, flags, None, and its send-time rounds."""
-    out = {}
-    for key, value in vars(cc).items():
-        if value is None or isinstance(value, (bool, int, float)):
-            out[key] = value
-        elif hasattr(value, "start_ps"):
-            out[key] = (value.active, value.start_ps)
-    return out
-
-
-def _loaded_twice(kernel, cc, n_ints: int):
-    """Controller ``cc`` loaded by ``kernel`` into row 1 of F and ST from 3, and a copy of both
-    (for the twin): (F, ST, F2, ST2)."""
-    F = np.zeros((2, cp._NFC))
-    ST = np.zeros(n_ints, dtype=np.int64)
-    kernel.load(cc, F, 1, ST, 3)
-    return F, ST, F.copy(), ST.copy()
-
-
-@pytest.mark.parametrize("name", [c[0] for c in _controllers()])
-def test_controller_kernels_match_the_controllers(name):
-    """Random ACKs (marked or not, RTTs with and without queueing, sent before or after the
-    rounds' starts), timeouts and fast-retransmit losses: after every step the kernel's state,
-    stored back into a fresh controller, is the Python controller's exactly, and the twins'
-    (``.py_func``) arrays are the kernels'."""
-    rng = np.random.default_rng(SEED)
-    _, cls, params, kernel = next(c for c in _controllers() if c[0] == name)
-    for trial in range(12):
-        rtt = int(rng.integers(2_000_000, 200_000_000))
-        ctx = _context(rtt, mss_bytes=4160)
-        cc = cls(ctx, params)
-        F, ST, F2, ST2 = _loaded_twice(kernel, cc, 40)
-        now = 0
-        for _ in range(300):
-            # steps of exactly one base RTT (or a quarter) too: the hold-offs' boundaries
-            now += int(rng.choice([int(rng.integers(0, rtt // 2)), rtt, rtt // 4, 0]))
-            op = rng.random()
-            if op < 0.9:
-                acked = int(rng.choice([64, 4160]))
-                ecn = bool(rng.random() < 0.3)
-                sample = rtt + int(rng.choice([0, 0, int(rng.integers(0, 3 * rtt))]))
-                sent = now - sample
-                cc.on_ack(now, acked, ecn, sample, sent)
-                args = (now, acked, ecn, sample, sent)
-                kernel.on_ack(F, 1, ST, 3, *args)
-                kernel.on_ack.py_func(F2, 1, ST2, 3, *args)
-            else:
-                hook = "on_timeout" if op < 0.95 else "on_nack"
-                getattr(cc, hook)(now)
-                getattr(kernel, hook)(F, 1, ST, 3, now)
-                getattr(kernel, hook).py_func(F2, 1, ST2, 3, now)
-            np.testing.assert_array_equal(F, F2)
-            np.testing.assert_array_equal(ST, ST2)
-            view = cls(ctx, params)
-            kernel.store(view, F, 1, ST, 3)
-            assert _state(view) == _state(cc), trial
-
-
-def _dcqcn_variants():
-    from uno.cc.dcqcn import DcqcnParams
-
-    return {
-        "dcqcn": DcqcnParams(),
-        # the HPCC evaluation's settings: no byte counter, K = 1 us, one fast-recovery stage
-        "dcqcn_hpcc_like": DcqcnParams(alpha_timer_us=1.0, rate_increase_timer_us=300.0,
-                                       byte_counter_bytes=10**12, fast_recovery_stages=1,
-                                       rate_ai_mbps=20.0, min_rate_mbps=1000.0,
-                                       clamp_target_rate=False, cnp_interval_us=4.0),
-        "dcqcn_first_cnp_loss": DcqcnParams(rate_on_first_cnp=0.5, loss_as_cnp=True,
-                                            byte_counter_bytes=40_000, max_cwnd_bdp=1.5),
-    }  # fmt: skip
-
-
-@pytest.mark.parametrize("name", list(_dcqcn_variants()))
-def test_dcqcn_kernel_matches_the_controller(name):
-    """DCQCN's kernel against :class:`uno.cc.dcqcn.Dcqcn` and its twins: random sends (the byte
-    counter), ACKs with and without a CNP, timeouts and NACKs, bare timer advances and the next
-    rate change, at gaps from 0 to several timer periods (the lazy timers' expiries, at line
-    rate and below): after every step the same state, stored back into a fresh controller, and
-    the same arrays as the twins'."""
-    from uno.cc import dcqcn_kernel as qk
-    from uno.cc.dcqcn import Dcqcn
-
-    rng = np.random.default_rng(SEED)
-    params = _dcqcn_variants()[name]
-    seen = {"cut": False, "additive": False, "byte counter": False}
-    for trial in range(10):
-        ctx = _context(int(rng.integers(2_000_000, 20_000_000)), mss_bytes=4160)
-        cc = Dcqcn(ctx, params)
-        F, ST, F2, ST2 = _loaded_twice(qk, cc, 40)
-        now = 0
-        period = cc.rate_period_ps
-        cnp_share = 0.3 if trial % 2 else 0.02  # (rare CNPs let the byte counter complete)
-        for _ in range(400):
-            now += int(
-                rng.choice(
-                    [
-                        0,
-                        int(rng.integers(0, period // 4)),
-                        period,
-                        int(rng.integers(0, 5 * period)),
-                    ],
-                    p=[0.1, 0.6, 0.1, 0.2],
-                )
-            )
-            op = rng.random()
-            if op < 0.5:
-                wire = int(rng.choice([4160, 1064]))
-                cc.on_send(now, wire)
-                for fn in (qk.on_send, qk.on_send.py_func):
-                    fn(*((F, 1, ST, 3) if fn is qk.on_send else (F2, 1, ST2, 3)), now, wire)
-            elif op < 0.85:
-                ecn = bool(rng.random() < cnp_share)
-                cc.on_ack(now, 4160, ecn, 0, now)
-                qk.on_ack(F, 1, ST, 3, now, ecn)
-                qk.on_ack.py_func(F2, 1, ST2, 3, now, ecn)
-            elif op < 0.95:
-                hook = "on_timeout" if op < 0.9 else "on_nack"
-                getattr(cc, hook)(now)
-                getattr(qk, hook)(F, 1, ST, 3, now)
-                getattr(qk, hook).py_func(F2, 1, ST2, 3, now)
-            else:
-                cc.advance(now)
-                qk.advance(F, 1, ST, 3, now)
-                qk.advance.py_func(F2, 1, ST2, 3, now)
-            due = cc.next_rate_change_ps()
-            assert qk.next_rate_change_ps(F, 1, ST, 3) == (-1 if due is None else due)
-            np.testing.assert_array_equal(F, F2)
-            np.testing.assert_array_equal(ST, ST2)
-            view = Dcqcn(ctx, params)
-            qk.store(view, F, 1, ST, 3)
-            assert _state(view) == _state(cc), trial
-            seen["cut"] |= cc.pacing_rate_bps < cc.line_rate_bps
-            seen["additive"] |= cc.timer_stage > params.fast_recovery_stages
-            seen["byte counter"] |= cc.byte_stage > 0
-    # the runs reached the algorithm's phases (no byte counter in the HPCC-like settings)
-    want = {"cut", "additive"} | ({"byte counter"} if params.byte_counter_bytes < 10**9 else set())
-    assert {k for k, v in seen.items() if v} >= want
-
-
+# ---- the sender's kernels against their twins --------------------------------------------------
 def test_sender_kernels_match_their_twins():
     """From a mid-run state with losses (tail drops), random ACKs of outstanding packets,
     timers, NIC wakes, sends and kernel runs through each sender kernel and its pure-Python
@@ -553,56 +413,3 @@ def test_sender_kernels_match_their_twins():
             now = max(now, int(out[4]))
             seen.add("run")
     assert {("ack", 0), "timer", "wake", ("send", False), ("send", True), "run"} <= seen
-
-
-@pytest.mark.parametrize("max_stage", [5, 0])
-def test_hpcc_kernel_matches_the_controller(max_stage):
-    """HPCC's kernel against :class:`uno.cc.hpcc.Hpcc` and its twin: random ACKs carrying INT
-    records (hop counts that change now and then, records that repeat a timestamp, none at
-    all), timeouts and losses; after every step the same U, windows, stage, round and stored
-    records, and the same arrays as the twin's."""
-    rng = np.random.default_rng(SEED)
-    from uno.cc import hpcc_kernel as hk
-    from uno.cc.hpcc import Hpcc, HpccParams
-
-    params = HpccParams(max_stage=max_stage, timeout_cwnd_mss=2.0 if max_stage else 0.0)
-    rate = 100_000_000_000
-    for trial in range(8):
-        rtt = int(rng.integers(2_000_000, 20_000_000))
-        ctx = _context(rtt, mss_bytes=4202)
-        cc = Hpcc(ctx, params)
-        F, ST, F2, ST2 = _loaded_twice(hk, cc, 3 + hk.n_ints(6))
-        rec0 = 2
-        PK = np.zeros((1, rec0 + 1 + hk.RECORD * 6), dtype=np.int64)
-        n_hops = int(rng.integers(3, 6))
-        tx = [0] * 6
-        now = 0
-        for _ in range(300):
-            now += int(rng.integers(0, rtt // 3))
-            op = rng.random()
-            if op < 0.9:
-                if rng.random() < 0.05:
-                    n_hops = int(rng.integers(3, 6))
-                n = 0 if rng.random() < 0.05 else n_hops
-                hops = []
-                for h in range(n):
-                    tx[h] += int(rng.integers(0, 200_000))
-                    ts = now - (n - h) * 1_000_000 - (0 if rng.random() < 0.05 else 1)
-                    hops.append((ts, int(rng.integers(0, 400_000)), tx[h], rate))
-                PK[0, rec0] = n
-                PK[0, rec0 + 1 : rec0 + 1 + hk.RECORD * n] = [x for r in hops for x in r]
-                sent = now - rtt - int(rng.integers(0, rtt))
-                cc.on_ack_int(now, 4202, False, now - sent, sent, hops)
-                hk.on_ack_int(F, 1, ST, 3, PK, 0, rec0, now, sent)
-                hk.on_ack_int.py_func(F2, 1, ST2, 3, PK, 0, rec0, now, sent)
-            else:
-                hook = "on_timeout" if op < 0.95 else "on_nack"
-                getattr(cc, hook)(now)
-                getattr(hk, hook)(F, 1, ST, 3, now)
-                getattr(hk, hook).py_func(F2, 1, ST2, 3, now)
-            np.testing.assert_array_equal(F, F2)
-            np.testing.assert_array_equal(ST, ST2)
-            view = Hpcc(ctx, params)
-            hk.store(view, F, 1, ST, 3)
-            assert _state(view) == _state(cc), trial
-            assert view.prev_hops == (None if cc.prev_hops is None else list(cc.prev_hops))

@@ -15,11 +15,12 @@ from conftest import uno_cli
 
 import uno
 from uno.api import _header, to_run_config
-from uno.build import build_simulation, resolve_dataplane
+from uno.build import build_simulation
 from uno.core.errors import ConfigError
 from uno.core.rng import RngStreams
 from uno.metrics.plots import LOG_SPAN, class_bars_figure, class_table, run_flows
 from uno.metrics.summary import ENGINES_WITHOUT_CC, format_summary, option_names
+from uno.packet_engine import resolve_dataplane
 from uno.scenario import build_scenario, host_facts
 from uno.topo.routing import Routing
 

@@ -1,5 +1,5 @@
 """A run creates no reference cycles, so pausing the cyclic garbage collector during the run
-(uno.core.sim.Simulation.start) cannot leak memory.
+(uno.simulation.Simulation.start) cannot leak memory.
 
 The check must be able to fail: with the collector enabled, any collection during or after the
 run (the run re-enables the collector it found enabled) would free cycles before the check

@@ -379,14 +379,14 @@ def test_dcqcn_receiver_sends_at_most_one_cnp_per_interval():
     stamps: dict[int, list[int]] = {}
     for flow in sim.flows:
         cc = flow.sender.cc
-        orig = cc.on_ack
+        orig = cc.on_ack_batch
 
-        def spy(now_ps, acked, ecn, rtt, sent, _orig=orig, _fid=flow.flow_id):
+        def spy(now_ps, acked, ecn, *rest, _orig=orig, _fid=flow.flow_id):
             if ecn:
                 stamps.setdefault(_fid, []).append(now_ps)
-            _orig(now_ps, acked, ecn, rtt, sent)
+            _orig(now_ps, acked, ecn, *rest)
 
-        cc.on_ack = spy
+        cc.on_ack_batch = spy
     sim.run()
     interval = 50 * US
     assert stamps, "the incast marks packets, so CNPs flow"

@@ -200,7 +200,7 @@ def test_folder_holding_other_files_is_refused(tmp_path):
 
 
 def test_a_failing_run_removes_its_staging_folder(tmp_path, monkeypatch):
-    from uno.core import sim as sim_module
+    from uno import simulation as sim_module
 
     def boom(self, *a, **k):
         raise RuntimeError("injected failure")

@@ -90,3 +90,26 @@ def test_a_failing_simpy_process_raises_out_of_run_until():
         assert "boom" in str(exc)
     else:
         raise AssertionError("the process failure was swallowed")
+
+
+def test_simpy_internals_the_engine_shares():
+    """The engine pushes entries onto SimPy's heap with ids from SimPy's counter and sets its
+    clock (``_queue``, ``_eid``, ``_now``): the pinned SimPy keeps them as it expects — a heap
+    list of (time, priority, eid, event) entries, an id counter shared with SimPy's own events,
+    and the clock ``now`` reads."""
+    import itertools
+
+    import simpy
+
+    env = simpy.Environment()
+    assert isinstance(env._queue, list) and isinstance(env._eid, itertools.count)
+    env.timeout(5)
+    (entry,) = env._queue
+    assert len(entry) == 4 and entry[0] == 5 and isinstance(entry[3], simpy.events.Timeout)
+    env._now = 3
+    assert env.now == 3
+    eng = Engine()
+    eng.timeout(7)  # a SimPy event, then a fast call: ids from one counter, in order
+    eng.call_at(7, lambda _: None)
+    ids = sorted(e[2] for e in eng._queue)
+    assert len(ids) == 2 and ids[1] == ids[0] + 1

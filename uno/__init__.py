@@ -13,7 +13,8 @@ from uno.core.jit_cache import configure as _configure_jit_cache
 
 _configure_jit_cache(Path(__file__).parent)  # before any kernel is defined
 
+import uno.components  # noqa: E402, F401  (the configuration is assembled from their declarations)
 from uno.api import RunResult, compose, run  # noqa: E402
+from uno.version import __version__  # noqa: E402
 
-__all__ = ["RunResult", "compose", "run"]
-__version__ = "0.1.0"
+__all__ = ["RunResult", "__version__", "compose", "run"]

@@ -20,10 +20,10 @@ from omegaconf import DictConfig, OmegaConf
 
 from uno.config.compose import compose as _compose
 from uno.config.validate import check_composed, check_config
-from uno.core.sim import RunResult
 from uno.metrics.io import read_run, write_results
 from uno.metrics.progress import Progress, progress_wanted
 from uno.metrics.provenance import config_hash, provenance, utc_now
+from uno.metrics.result import RunResult
 from uno.metrics.rundir import CONFIG_FILE, LOG_FILE, IfComplete, RunFolder
 from uno.metrics.summary import option_names
 

@@ -1,27 +1,15 @@
-"""Turn a validated run configuration into a ready-to-run engine: the packet engine
-(:class:`uno.core.sim.Simulation`) built here from the run's :class:`uno.scenario.Scenario`, or
-the fluid and max-min engines of :mod:`uno.fluid` (``engine.kind``)."""
+"""Turn a validated run configuration into a ready-to-run engine (``engine.kind``): the packet
+engine (:class:`uno.simulation.Simulation`, assembled by :mod:`uno.packet_engine` from the run's
+:class:`uno.scenario.Scenario`), the fluid and max-min engines of :mod:`uno.fluid`, or the
+hybrid of both."""
 
 from __future__ import annotations
 
-from uno.cc.registry import make_cc
-from uno.config.validate import check_queue_ports
 from uno.core.errors import ConfigError
-from uno.core.sim import Simulation
-from uno.core.units import ms_to_ps, us_to_ps
-from uno.lb.registry import make_lb
-from uno.metrics.recorder import Recorder
-from uno.net.event_port import EventPort
-from uno.net.host import Host
-from uno.net.int import configure_int, int_stampers
-from uno.net.network import Network
-from uno.net.pfc import PauseLog, configure_pfc
-from uno.net.port import Port
-from uno.net.switch import Switch
+from uno.core.rng import RngStreams
+from uno.packet_engine import packet_port_class, populate_packet, resolve_dataplane
 from uno.scenario import build_scenario
-from uno.transport.flow import Flow, FlowCoding
-from uno.transport.receiver import Receiver
-from uno.transport.sender import Sender
+from uno.simulation import Simulation
 
 
 def build_simulation(cfg):
@@ -33,189 +21,19 @@ def build_simulation(cfg):
             "engine.dataplane", f"is the packet engine's; engine.kind={kind} has no packet ports"
         )
     if kind == "hybrid":
-        from uno.fluid.hybrid import build_hybrid
+        from uno.fluid.hybrid import HybridSimulation
 
-        return build_hybrid(cfg)
-    if kind != "packet":
-        from uno.fluid.engine import build_flow_level
+        return HybridSimulation(cfg)
+    if kind in ("fluid", "maxmin"):
+        from uno.fluid.engine import FluidSimulation
+        from uno.fluid.maxmin import MaxMinSimulation
 
-        return build_flow_level(cfg)
+        rng = RngStreams(cfg.seed)
+        engine = FluidSimulation if kind == "fluid" else MaxMinSimulation
+        return engine(cfg, build_scenario(cfg, rng), rng)
     dataplane = resolve_dataplane(cfg)
     sim = Simulation(cfg.seed)
     scenario = build_scenario(cfg, sim.rng)
     return populate_packet(
         cfg, sim, scenario, scenario.flows, packet_port_class(cfg, dataplane), dataplane
     )
-
-
-def resolve_dataplane(cfg) -> str:
-    """The packet engine's data plane for ``engine.dataplane``: ``compiled`` is checked (what it
-    does not model is refused, naming the setting); ``auto`` is ``compiled`` unless the config
-    has something it does not model, then ``python`` (the run's summary says which ran)."""
-    from uno.net.compiled import check_compiled_support
-
-    wanted = cfg.engine.dataplane
-    if wanted == "python":
-        return "python"
-    try:
-        check_compiled_support(cfg)
-    except ConfigError:
-        if wanted == "compiled":
-            raise
-        return "python"
-    return "compiled"
-
-
-def packet_port_class(cfg, dataplane: str = "python"):
-    """The packet engine's port class for ``engine.port_model`` (uno/net/event_port.py) with
-    data plane ``dataplane`` (:func:`resolve_dataplane`)."""
-    sw = cfg.switch
-    needs_event = sw.pfc.enabled or sw.int_telemetry.enabled
-    model = cfg.engine.port_model
-    if model == "lazy" and needs_event:
-        on = "switch.pfc" if sw.pfc.enabled else "switch.int_telemetry"
-        raise ConfigError(
-            "engine.port_model",
-            f"'lazy' ports cannot pause or write INT records, which {on} needs: use 'event' or "
-            "'auto'",
-        )
-    event = model == "event" or (model == "auto" and needs_event)
-    if (
-        event
-        and dataplane == "compiled"
-        and model == "auto"
-        and not sw.pfc.enabled
-        and not sw.ack_priority
-    ):
-        # INT alone: the compiled data plane stamps at its lazy ports' departures, which are the
-        # event ports' when nothing pauses them and no control queue shares the transmitter
-        # (uno.net.compiled), at one kernel event per packet-hop instead of two
-        return Port
-    return EventPort if event else Port
-
-
-def populate_packet(
-    cfg, sim: Simulation, scenario, plans, port_cls=Port, dataplane: str = "python"
-) -> Simulation:
-    """Build ``scenario``'s network into ``sim`` (every port of class ``port_cls``) and the flows
-    ``plans`` as packet senders and receivers, the recorder and the run limits; with
-    ``dataplane="compiled"`` the network runs in the compiled data plane (uno/net/compiled.py)."""
-    tp = cfg.transport
-    routing = scenario.routing
-    network = Network(sim.engine, routing, scenario.ecmp_salts, port_cls)
-    network.configure_marking(cfg.switch, scenario.marking, sim.rng)
-    if cfg.switch.pfc.enabled:
-        log = PauseLog()
-        for port in network.ports:
-            port.pause_log = log
-        sim.pfc = (configure_pfc(network, cfg.switch.pfc, scenario.data_bytes), log)
-    stampers = None
-    if cfg.switch.int_telemetry.enabled:
-        if dataplane == "compiled":
-            stampers = int_stampers(network, cfg.switch.int_telemetry)  # the kernel stamps
-        else:
-            configure_int(network, cfg.switch.int_telemetry)
-    # after PFC: a faulty link loses packets before they reach the next switch's ingress queue
-    network.configure_faults(cfg.faults, sim.rng)
-    sim.network = network
-    ec = cfg.ec
-    coder = None
-    if ec.kind == "mds":
-        from uno.ec.mds import BlockCoder
-
-        coder = BlockCoder(
-            ec.data_packets,
-            ec.parity_packets,
-            ec.symbols_per_packet,
-            payload=ec.payload,
-            seed=cfg.seed,
-        )
-    for plan in plans:
-        spec, facts = plan.spec, plan.facts
-        n_packets = plan.n_packets
-        coding = None
-        if coder is not None and plan.ec_timeout_ps is not None:
-            layout = coder.layout(n_packets)
-            coding = FlowCoding(coder, layout, plan.ec_timeout_ps)
-            n_packets = layout.n_wire
-        flow = Flow(
-            spec,
-            plan.cls,
-            plan.path,
-            n_packets,
-            plan.wire_bytes,
-            facts.rto_ps,
-            plan.cc_name,
-            cfg.lb.algo,
-            plan.ideal_base_rtt_ps,
-            coding,
-        )
-        ctx = plan.ctx
-        cc = make_cc(plan.cc_name, cfg.cc, ctx)
-        lb = make_lb(cfg.lb.algo, cfg.lb, sim.rng.buffered(f"lb/{spec.flow_id}"), ctx)
-        flow.sender = Sender(
-            sim.engine,
-            flow,
-            cc,
-            lb,
-            network.hosts[spec.src],
-            tp.mtu_bytes,
-            scenario.header_bytes,
-            sim.flow_completed,
-            timer_granularity_ps=facts.timer_granularity_ps,
-            rto_after_retransmit_ps=facts.rto_after_retransmit_ps,
-            dupack_threshold=facts.dupack_threshold,
-            pad_last_packet=tp.pad_last_packet,
-        )
-        flow.receiver = Receiver(
-            sim.engine,
-            flow,
-            network.hosts[spec.dst],
-            scenario.ack_bytes,
-            tp.mtu_bytes,
-            cnp_interval_ps=cc.cnp_interval_ps,
-        )
-        sim.flows.append(flow)
-    by_id = network.flows_by_id  # (the hosts hold this list: fill it in place)
-    by_id.extend([None] * (max((f.flow_id for f in sim.flows), default=-1) + 1))
-    for flow in sim.flows:
-        by_id[flow.flow_id] = flow
-    if dataplane == "compiled":
-        from uno.net.compiled import CompiledDataplane
-
-        CompiledDataplane(
-            sim.engine,
-            network,
-            sim.flows,
-            int_stampers=stampers,
-            pfc=sim.pfc,
-            kernel_senders=cfg.engine.compiled_senders,
-        )
-    en = cfg.engine
-    sim.max_time_ps = ms_to_ps(en.max_sim_time_ms)
-    sim.check_invariants = bool(en.check_invariants)
-    sim.stop_tags = set(en.stop_when_done)  # (build_scenario checked that flows have them)
-    check_queue_ports(list(en.queue_ports), [p.name for p in network.ports])
-    if en.sample_interval_us > 0:
-        rec = Recorder(
-            sim.engine,
-            us_to_ps(en.sample_interval_us),
-            en.sample_rates,
-            en.sample_cwnd,
-            en.sample_queues,
-        )
-        dsts = {f.dst for f in sim.flows}
-        receiver_ports = [
-            p
-            for p in network.ports
-            if isinstance(p.owner, Switch)
-            and isinstance(p.next_node, Host)
-            and p.next_node.host_id in dsts
-        ]
-        rec.select_ports(list(en.queue_ports), network.ports, receiver_ports)
-        if network.dataplane is not None:
-            # the kernel's senders and receivers keep their state in its arrays
-            rec.before_sample = network.dataplane.sync_senders
-        sim.recorder = rec
-    sim.meta = scenario.meta()
-    return sim

@@ -25,7 +25,6 @@ from uno.config.validate import check_against_topology, check_config
 from uno.core.errors import ConfigError
 from uno.core.rng import RngStreams
 from uno.core.units import BITS_PER_BYTE, PS_PER_S, us_to_ps
-from uno.net.int import int_overhead_bytes
 from uno.net.port import MARK_PHANTOM, MARK_PHYSICAL
 from uno.topo.base import HOST, Topology
 from uno.topo.registry import build_topology
@@ -391,6 +390,7 @@ def flow_plans(
                 is_inter_dc=inter,
                 rto_ps=facts.rto_ps,
                 ecn_k_bytes=ecn_k[j],
+                int_max_records=cfg.switch.int_telemetry.max_records,
             )
         pair_facts.append((inter, own, facts, ctx))
     mtu, pad = tp.mtu_bytes, tp.pad_last_packet
@@ -461,7 +461,7 @@ def build_scenario(cfg, rng: RngStreams) -> Scenario:
     check_config(cfg)
     tp = cfg.transport
     # INT reserves a fixed-size header in every data packet and echoes it in every ACK
-    int_bytes = int_overhead_bytes(cfg.switch.int_telemetry)
+    int_bytes = cfg.switch.int_telemetry.overhead_bytes()
     header_bytes = tp.header_bytes + int_bytes
     ack_bytes = tp.ack_bytes + int_bytes
     data_bytes = tp.mtu_bytes + header_bytes

@@ -66,12 +66,12 @@ def packet_counts(args) -> tuple[collections.Counter, collections.Counter]:
 
 def fluid_counts(args) -> tuple[collections.Counter, collections.Counter]:
     """The fluid engine's arrivals and drops at ``args.port`` per flow id (packets, fractional)."""
+    from uno.build import build_simulation
     from uno.fluid import kernels as K
-    from uno.fluid.engine import build_flow_level
 
     cfg = to_run_config(uno.compose([*SCENARIO, f"scheme={args.scheme}", "engine.kind=fluid",
                                      *args.fluid]))  # fmt: skip
-    sim = build_flow_level(cfg)
+    sim = build_simulation(cfg)
     if args.port not in sim.port_names:
         raise SystemExit(f"--port {args.port!r}: no such link in this scenario")
     link = sim.port_names.index(args.port)

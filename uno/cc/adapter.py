@@ -159,3 +159,9 @@ class LawControl(CongestionControl):
     def pacing_gap_ps(self, wire_bytes: int) -> int:
         """The gap a packet of ``wire_bytes`` leaves at the current pacing rate (ps)."""
         return int(wire_bytes * BPS_PS / self.pacing_rate_bps)
+
+
+def make_cc(name: str, cc_cfg, ctx: FlowContext, py_func: bool = False) -> LawControl:
+    """The controller of one flow: algorithm ``name`` with its parameters ``cc_cfg.<name>``
+    (``py_func``: run the law's pure-Python twins)."""
+    return LawControl(R.LAW_BY_NAME[name], R.KIND[name], getattr(cc_cfg, name), ctx, py_func)

@@ -1,10 +1,17 @@
-"""The congestion-control interface.
+"""What a controller knows of its flow (:class:`FlowContext`), and the interface the Python data
+plane's transport talks to (:class:`CongestionControl`).
 
-A congestion controller sees numbers, not the simulator. The transport tells it about each ACK
-(wire bytes acknowledged, ECN echo, RTT sample, the acknowledged packet's send time, the time
-now), about NACKs and retransmission timeouts; it exposes a window in bytes (``cwnd_bytes``,
-counted in wire bytes: payload + header) and an optional pacing rate (``pacing_rate_bps``; 0
-means no pacing). Its unit tests are plain arithmetic on these calls.
+Every algorithm of uno is a law (:mod:`uno.cc.law`) that runs in every engine; the Python data
+plane reaches it through :class:`uno.cc.adapter.LawControl`, a :class:`CongestionControl`. A
+controller written directly as a subclass here runs in the Python data plane only — a quick way
+to try an idea, or to observe the transport in a test.
+
+A controller sees numbers, not the simulator. The transport tells it about each ACK
+(:meth:`CongestionControl.on_ack_batch`: wire bytes acknowledged, ECN echo, RTT sample, the
+acknowledged packet's send time, the time now, bytes in flight and delivered, a delivery-rate
+sample, INT records), about losses found before a timeout and about retransmission timeouts;
+it exposes a window in wire bytes (``cwnd_bytes``: payload + header) and an optional pacing rate
+(``pacing_rate_bps``; 0 means no pacing).
 """
 
 from __future__ import annotations
@@ -21,7 +28,9 @@ class FlowContext:
     ``intra_rtt_ps`` and ``intra_bdp_bytes`` the network's intra-DC reference path (the longest
     path inside one datacenter), which some algorithms use as a common time base. ``rto_ps`` is
     the flow's retransmission timeout; ``ecn_k_bytes`` the smallest physical-queue ECN marking
-    threshold (RED's Kmin) of the switch ports on its path, None if none of them marks."""
+    threshold (RED's Kmin) of the switch ports on its path, None if none of them marks.
+    ``int_max_records`` is the most INT records a data packet of the flow holds (the INT header's
+    room, ``switch.int_telemetry.max_records``, 5 by default: HPCC's header)."""
 
     base_rtt_ps: int
     bdp_bytes: float
@@ -32,6 +41,7 @@ class FlowContext:
     is_inter_dc: bool
     rto_ps: int = 0
     ecn_k_bytes: float | None = None
+    int_max_records: int = 5
 
 
 class CongestionControl:
@@ -55,6 +65,33 @@ class CongestionControl:
         self.ctx = ctx
         self.cwnd_bytes: float = float(ctx.bdp_bytes)
         self.pacing_rate_bps: float = 0.0
+
+    def on_ack_batch(
+        self,
+        now_ps: int,
+        acked_bytes: int,
+        ecn: bool,
+        rtt_ps: int,
+        sent_ps: int,
+        inflight_bytes: int = 0,
+        delivered_bytes: int = 0,
+        rate_bytes: int = 0,
+        rate_interval_ps: int = 0,
+        duplicate: bool = False,
+        hops=(),
+    ) -> None:
+        """Everything the transport knows of one ACK (what it calls). By default: a duplicate
+        to :meth:`on_duplicate_ack`, else :meth:`on_ack_int` (with ``wants_int``) or
+        :meth:`on_ack`, then with ``wants_rate_samples`` :meth:`on_rate_sample`."""
+        if duplicate:
+            self.on_duplicate_ack(now_ps, acked_bytes, ecn, rtt_ps, sent_ps)
+            return
+        if self.wants_int:
+            self.on_ack_int(now_ps, acked_bytes, ecn, rtt_ps, sent_ps, hops)
+        else:
+            self.on_ack(now_ps, acked_bytes, ecn, rtt_ps, sent_ps)
+        if self.wants_rate_samples:
+            self.on_rate_sample(now_ps, rate_bytes, rate_interval_ps, rtt_ps, inflight_bytes)
 
     def on_ack(self, now_ps: int, acked_bytes: int, ecn: bool, rtt_ps: int, sent_ps: int) -> None:
         """An ACK for a data packet of ``acked_bytes`` (wire) sent at ``sent_ps`` arrived."""
@@ -100,58 +137,3 @@ class CongestionControl:
 
     def on_timeout(self, now_ps: int) -> None:
         """The retransmission timer fired and declared packets lost."""
-
-
-class WindowedControl(CongestionControl):
-    """The window limits and pacing the window-based controllers here share (DCTCP, Gemini,
-    MPRDMA, UnoCC): the window starts at ``init_cwnd_bdp`` BDPs, stays within
-    [``min_cwnd_mss`` MSS, ``max_cwnd_bdp`` BDPs] (0: no cap), and with ``pacing`` the sender
-    paces at cwnd / base RTT — the Uno artifact's rule for all its sources; none of the papers
-    gives a formula (each module's docstring says which of them paces)."""
-
-    def __init__(
-        self,
-        ctx: FlowContext,
-        init_cwnd_bdp: float,
-        min_cwnd_mss: float,
-        max_cwnd_bdp: float,
-        pacing: bool,
-    ):
-        super().__init__(ctx)
-        self.min_cwnd = min_cwnd_mss * ctx.mss_bytes
-        self.max_cwnd = max_cwnd_bdp * ctx.bdp_bytes if max_cwnd_bdp > 0 else float("inf")
-        self.paced = pacing
-        self._pacing_rtt_ps = ctx.base_rtt_ps
-        self.set_cwnd(init_cwnd_bdp * ctx.bdp_bytes)
-
-    def clamp(self, cwnd: float) -> float:
-        """``cwnd`` within [min, max]."""
-        if cwnd < self.min_cwnd:
-            return self.min_cwnd
-        return cwnd if cwnd < self.max_cwnd else self.max_cwnd
-
-    def set_cwnd(self, cwnd: float) -> None:
-        """Set the window (clamped) and, when pacing, the pacing rate that goes with it."""
-        cwnd = self.clamp(cwnd)
-        self.cwnd_bytes = cwnd
-        if self.paced:
-            self.pacing_rate_bps = cwnd * 8e12 / self._pacing_rtt_ps
-
-
-class SendTimeWindow:
-    """A round of data delimited by send times: the round that starts at ``start_ps`` ends at
-    the first ACK for a packet sent at or after ``start_ps``. Used for "once per window/RTT"
-    rules; robust to reordering because it looks at send times, not sequence numbers."""
-
-    __slots__ = ("start_ps", "active")
-
-    def __init__(self) -> None:
-        self.start_ps = 0
-        self.active = False
-
-    def ended_by(self, sent_ps: int) -> bool:
-        return self.active and sent_ps >= self.start_ps
-
-    def restart(self, now_ps: int) -> None:
-        self.start_ps = now_ps
-        self.active = True

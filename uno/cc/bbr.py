@@ -4,18 +4,20 @@ titles) as specified by draft-cardwell-iccrg-bbr-congestion-control-00 (July 201
 
 Model (§4.1, [Q] "Characterizing the Bottleneck"):
 
-* ``BtlBw``: windowed *max* of the delivery-rate samples (:meth:`Bbr.on_rate_sample`) over the
-  last ``bw_window_rounds`` = 10 packet-timed round trips (§4.1.1.2, §4.1.1.5). The filter is
-  exact (a monotone deque holding at most one entry per round) rather than Linux's 3-sample
-  approximation; a sample taken in round r counts in rounds r .. r+9 and is dropped by the first
-  filter update in round r+10 or later. As in the draft, the filter only moves when a sample is
-  inserted, so rounds with no admitted sample (see app-limited below) do not age it.
-* Rounds (§4.1.1.3) are delimited by *send times* (:class:`uno.cc.base.SendTimeWindow`), not by
-  the draft's ``packet.delivered`` counter: a round that starts at the ACK processed at time t
-  ends at the first ACK of a packet sent at or after t. This is the same rule (a packet sent
-  after the round-start ACK has ``packet.delivered >= next_round_delivered``), expressed in the
-  quantity the transport echoes on every ACK, and it lets tests define rounds independently of
-  the rate samples.
+* ``BtlBw``: windowed *max* of the delivery-rate samples (a feedback batch's ``rate_bytes`` over
+  its ``rate_interval_ps``) over the last ``bw_window_rounds`` = 10 packet-timed round trips
+  (§4.1.1.2, §4.1.1.5). The filter is exact (a monotone deque of (round, value) holding at most
+  one entry per round, kept in the state's tail with room for ``bw_window_rounds`` + 1 entries)
+  rather than Linux's 3-sample approximation; a sample taken in round r counts in rounds r .. r+9
+  and is dropped by the first filter update in round r+10 or later. As in the draft, the filter
+  only moves when a sample is inserted, so rounds with no admitted sample (see app-limited below)
+  do not age it.
+* Rounds (§4.1.1.3) are delimited by *send times* (the round's start and whether one is open, in
+  the state), not by the draft's ``packet.delivered`` counter: a round that starts at the ACK
+  processed at time t ends at the first ACK of a packet sent at or after t. This is the same rule
+  (a packet sent after the round-start ACK has ``packet.delivered >= next_round_delivered``),
+  expressed in the quantity the transport echoes on every ACK, and it lets tests define rounds
+  independently of the rate samples.
 * ``RTprop``: windowed *min* RTT over ``min_rtt_window_s`` = 10 s, kept with the draft's combined
   min-filter/ProbeRTT state (§4.1.2.3): a sample replaces RTprop if it is <= RTprop or if RTprop
   is older than the window (``now > stamp + window``, strict). With ``seed_rtprop_base_rtt`` the
@@ -77,23 +79,31 @@ Control parameters (§4.2):
   transport does not signal the end of recovery, so we take the conservative choice and do not
   jump back (the artifact does the same: cwnd = MSS, then regrowth). A timeout also counts as the
   loss that may end the 1.25 phase. A loss found by the transport's fast retransmit
-  (``transport.dupack_threshold``) reaches ``on_nack``, which only records a loss for that test
-  and leaves cwnd alone (the draft's fast-recovery packet conservation needs per-ACK loss counts
-  the interface does not carry).
+  (``transport.dupack_threshold``) reaches ``on_loss`` as a :data:`uno.cc.law.LOSS_NACK`, which
+  only records a loss for that test and leaves cwnd alone (the draft's fast-recovery packet
+  conservation needs per-ACK loss counts the interface does not carry).
 * ``cwnd_cut_to_target`` = true (draft). The Uno artifact never cuts the window down to the
   target: below it, +acked per ACK up to the target; above it, unchanged. With its 1-BDP initial
   window and cap, its BBR keeps cwnd = 1 BDP and is limited by the pacing rate alone
   (``cc=mprdma_bbr_artifact`` sets false, with ``min_pipe_cwnd_mss`` = 1, its floor).
 
-BBR ignores ECN: the ``ecn`` flag of :meth:`Bbr.on_ack` is not read. The Uno artifact runs its
+BBR ignores ECN: a feedback batch's marked bytes and ACKs are not read. The Uno artifact runs its
 BBR with ECN-marking queues (``-interEcn``) and ignores the marks too.
 
-The transport calls :meth:`Bbr.on_ack` and then :meth:`Bbr.on_rate_sample` for each newly
-acknowledged packet; ``on_ack`` only records the acknowledged bytes and send time, and all the
-per-ACK steps (§3.5.2, in the draft's order: BtlBw, cycle phase, full pipe, drain, RTprop,
-ProbeRTT, pacing rate, cwnd) run in ``on_rate_sample``, which carries the sample and the bytes in
-flight. No sample is marked application-limited by the transport (flows are bulk transfers);
-restart from idle (§4.3.4.4) does not arise.
+Every feedback batch (:mod:`uno.cc.law`) runs the per-ACK steps once (§3.5.2, in the draft's
+order: BtlBw, cycle phase, full pipe, drain, RTprop, ProbeRTT, pacing rate, cwnd), with its
+acknowledged bytes, its latest send time, its delivery-rate sample, its RTT sample, the bytes in
+flight after it and the flow's delivered count. No sample is marked application-limited by the
+transport (flows are bulk transfers); restart from idle (§4.3.4.4) does not arise.
+
+A packet ACK is a batch of one: exactly the per-ACK rules above. A batch of many ACKs (a fluid
+step) is read as one ACK that acknowledges all its bytes: its latest send time delimits rounds
+(and stamps RTprop's start), its delivery-rate sample is the bytes acknowledged since the
+latest of them was sent over the time since (the fluid driver fills it), its RTT sample (the
+batch's mean: the bytes of one step meet nearly the same queues) feeds RTprop, the bytes in
+flight before it (after it plus its bytes) end a gain phase, and the window grows by all its
+bytes at once. Counts are not rounded to whole packets: BBR's comparisons are of bytes against
+its model's estimates, not against whole packets a sender would hold.
 
 Parameters (defaults and sources): ``high_gain`` 2/ln 2 (§2 BBRHighGain, §4.3.2.1, [Q];
 artifact 2.89); ``cwnd_gain`` 2 (§4.3.4.1, [Q]); ``bw_window_rounds`` 10 (§2 BtlBwFilterLen,
@@ -111,23 +121,25 @@ to the transport, §4.2.3.1); ``max_cwnd_bdp`` 0 = no cap (draft; the artifact c
 from __future__ import annotations
 
 import math
-from collections import deque
 from dataclasses import dataclass
 
-from uno.cc.base import CongestionControl, FlowContext, SendTimeWindow
+import numpy as np
+from numba import njit
+
+from uno.cc.law import BPS_PS, LOSS_TIMEOUT, Law, params_layout, state_layout
 from uno.config.fields import num
 
-STARTUP = "startup"
-DRAIN = "drain"
-PROBE_BW = "probe_bw"
-PROBE_RTT = "probe_rtt"
+#: the state machine's modes (state column ``mode``)
+STARTUP = 0
+DRAIN = 1
+PROBE_BW = 2
+PROBE_RTT = 3
 
 #: 2/ln 2, the smallest gain that doubles the sending rate every round (§4.3.2.1)
 HIGH_GAIN = 2.0 / math.log(2.0)
 #: ProbeBW pacing-gain cycle (§4.3.4.1)
 PACING_GAIN_CYCLE = (1.25, 0.75, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0)
-
-_BPS_PS_PER_BYTE = 8e12  # bytes = bit/s x ps / 8e12
+_CYCLE = np.array(PACING_GAIN_CYCLE)
 
 
 @dataclass
@@ -168,250 +180,315 @@ class BbrParams:
     cwnd_cut_to_target: bool = True
 
 
-class WindowedMax:
-    """Exact maximum of the samples taken in the last ``window`` rounds (r - window, r].
+#: the mode and its gains; the pacing rate (bit/s) and the window's target; the model: BtlBw
+#: and its filter's deque (first entry and length; the entries in the tail), RTprop (whether
+#: stamped yet, and when); rounds (whether one is open, its start, the count, whether this
+#: batch began one); STARTUP's full-pipe check; PROBE_BW's phase and when it began; PROBE_RTT
+#: (whether its timer runs and when it is done, whether a round passed since, the window to
+#: restore); the app-limited marking (whether on, from which send time, up to which delivered
+#: count); a loss reported since the last batch
+S = state_layout("BbrState", (
+    "mode", "pacing_gain", "cwnd_gain", "pacing_bps", "target_cwnd_bytes",
+    "btl_bw_bps", "bw_head", "bw_len", "rtprop_ps", "rtprop_stamped", "rtprop_stamp_ps",
+    "round_active", "round_start_ps", "round_count", "round_start",
+    "filled_pipe", "full_bw_bps", "full_bw_count", "cycle_index", "cycle_stamp_ps",
+    "probe_rtt_armed", "probe_rtt_done_ps", "probe_rtt_round_done", "prior_cwnd_bytes",
+    "app_limited_on", "app_limited_from_ps", "app_limited_mark_bytes", "loss",
+))  # fmt: skip
+#: the parameters, times in ps (the window's floor ``min_cwnd`` is BBRMinPipeCwnd)
+P = params_layout("BbrConsts", (
+    "high_gain", "probe_bw_cwnd_gain", "bw_window_rounds", "rtprop_window_ps",
+    "full_bw_growth", "full_bw_rounds", "cycle_start_index", "phase_inflight_checks",
+    "probe_rtt", "probe_rtt_duration_ps", "cwnd_cut_to_target", "seed_rtprop_base_rtt",
+))  # fmt: skip
 
-    A monotone deque of (round, value), values strictly decreasing from the front, at most one
-    entry per round. Entries expire only when a new sample is inserted (as the draft's
+
+def pack(params: BbrParams, ctx) -> np.ndarray:
+    p = np.zeros(P.size)
+    min_pipe = params.min_pipe_cwnd_mss * ctx.mss_bytes
+    max_cwnd = params.max_cwnd_bdp * ctx.bdp_bytes if params.max_cwnd_bdp > 0 else math.inf
+    p[P.min_cwnd] = min_pipe
+    p[P.max_cwnd] = max_cwnd
+    p[P.init_cwnd] = max(min_pipe, min(max_cwnd, params.init_cwnd_bdp * ctx.bdp_bytes))
+    p[P.mss] = ctx.mss_bytes
+    p[P.base_rtt] = ctx.base_rtt_ps
+    p[P.pacing_rtt] = ctx.base_rtt_ps
+    # (P.paced stays 0: BBR paces at a rate of its own, pacing_rate)
+    p[P.high_gain] = params.high_gain
+    p[P.probe_bw_cwnd_gain] = params.cwnd_gain
+    p[P.bw_window_rounds] = params.bw_window_rounds
+    p[P.rtprop_window_ps] = round(params.min_rtt_window_s * 1e12)
+    p[P.full_bw_growth] = params.full_bw_growth
+    p[P.full_bw_rounds] = params.full_bw_rounds
+    p[P.cycle_start_index] = params.cycle_start_index
+    p[P.phase_inflight_checks] = 1.0 if params.phase_inflight_checks else 0.0
+    p[P.probe_rtt] = 1.0 if params.probe_rtt else 0.0
+    p[P.probe_rtt_duration_ps] = round(params.probe_rtt_duration_s * 1e12)
+    p[P.cwnd_cut_to_target] = 1.0 if params.cwnd_cut_to_target else 0.0
+    p[P.seed_rtprop_base_rtt] = 1.0 if params.seed_rtprop_base_rtt else 0.0
+    return p
+
+
+def state_tail(p: np.ndarray) -> int:
+    """The BtlBw filter's deque: room for ``bw_window_rounds`` + 1 (round, value) entries (one
+    per round of the window, and the sample being inserted before the oldest expires)."""
+    return 2 * (int(p[P.bw_window_rounds]) + 1)
+
+
+@njit(cache=True)
+def init(s, p):
+    s[:] = 0.0
+    s[S.cwnd] = p[P.init_cwnd]
+    s[S.target_cwnd_bytes] = p[P.init_cwnd]
+    s[S.pacing_bps] = p[P.init_cwnd] * BPS_PS / p[P.base_rtt]
+    s[S.rtprop_ps] = p[P.base_rtt] if p[P.seed_rtprop_base_rtt] > 0.0 else np.inf
+    _enter_startup(s, p)
+
+
+# ---- model ----------------------------------------------------------------------------------
+@njit(cache=True)
+def bdp_estimate(s, p, gain):
+    """BBRInflight(gain) without the send quanta (§4.2.3.2): gain x BtlBw x RTprop (bytes), or
+    the initial window while there is no model yet."""
+    if s[S.btl_bw_bps] <= 0 or math.isinf(s[S.rtprop_ps]):
+        return p[P.init_cwnd]
+    return gain * s[S.btl_bw_bps] * s[S.rtprop_ps] / BPS_PS
+
+
+@njit(cache=True)
+def bw_filter_update(s, p, value, round_count):
+    """Insert sample ``value`` of round ``round_count`` into the exact windowed max over rounds
+    (r - window, r]; returns the max. The deque of (round, value), values strictly decreasing
+    from the front and at most one entry per round, is a ring in the state's tail (rounds, then
+    values); entries expire only when a sample is inserted (the draft's
     ``update_windowed_max_filter``)."""
+    window = p[P.bw_window_rounds]
+    cap = int(window) + 1
+    rounds0 = S.size
+    values0 = S.size + cap
+    head = int(s[S.bw_head])
+    n = int(s[S.bw_len])
+    while n > 0 and s[values0 + (head + n - 1) % cap] <= value:
+        n -= 1
+    if n == 0 or s[rounds0 + (head + n - 1) % cap] != round_count:
+        at = (head + n) % cap
+        s[rounds0 + at] = round_count
+        s[values0 + at] = value
+        n += 1
+    oldest = round_count - window
+    while s[rounds0 + head] <= oldest:
+        head = (head + 1) % cap
+        n -= 1
+    s[S.bw_head] = head
+    s[S.bw_len] = n
+    return s[values0 + head]
 
-    __slots__ = ("window", "_entries")
 
-    def __init__(self, window: int):
-        self.window = window
-        self._entries: deque = deque()
-
-    def update(self, value: float, round_count: int) -> float:
-        entries = self._entries
-        while entries and entries[-1][1] <= value:
-            entries.pop()
-        if not entries or entries[-1][0] != round_count:
-            entries.append((round_count, value))
-        oldest = round_count - self.window
-        while entries[0][0] <= oldest:
-            entries.popleft()
-        return entries[0][1]
-
-    @property
-    def value(self) -> float:
-        return self._entries[0][1] if self._entries else 0.0
+@njit(cache=True)
+def _update_round(s, now, sent):
+    """A round that began at the batch processed at time t ends at the first batch holding a
+    packet sent at or after t; the batch that ends one begins the next."""
+    if s[S.round_active] == 0.0 or sent >= s[S.round_start_ps]:
+        s[S.round_active] = 1.0
+        s[S.round_start_ps] = now
+        s[S.round_count] += 1.0
+        s[S.round_start] = 1.0
+    else:
+        s[S.round_start] = 0.0
 
 
-class Bbr(CongestionControl):
-    name = "bbr"
-    wants_rate_samples = True
+@njit(cache=True)
+def _update_rtprop(s, p, now, rtt):
+    """RTprop's min filter (§4.1.2.3); returns whether the estimate had expired."""
+    expired = now > s[S.rtprop_stamp_ps] + p[P.rtprop_window_ps]
+    if rtt >= 0 and (rtt <= s[S.rtprop_ps] or expired):
+        s[S.rtprop_ps] = rtt
+        s[S.rtprop_stamp_ps] = now
+    return expired
 
-    def __init__(self, ctx: FlowContext, params: BbrParams):
-        super().__init__(ctx)
-        p = params
-        self.p = p
-        self.mss = ctx.mss_bytes
-        self.min_pipe_cwnd = p.min_pipe_cwnd_mss * ctx.mss_bytes
-        self.max_cwnd = p.max_cwnd_bdp * ctx.bdp_bytes if p.max_cwnd_bdp > 0 else math.inf
-        self.init_cwnd = max(
-            self.min_pipe_cwnd, min(self.max_cwnd, p.init_cwnd_bdp * ctx.bdp_bytes)
-        )
-        self.cwnd_bytes = self.init_cwnd
-        self.target_cwnd_bytes = self.init_cwnd
-        self.pacing_rate_bps = self.init_cwnd * _BPS_PS_PER_BYTE / ctx.base_rtt_ps
-        self.rtprop_window_ps = round(p.min_rtt_window_s * 1e12)
-        self.probe_rtt_duration_ps = round(p.probe_rtt_duration_s * 1e12)
-        # model
-        self._bw_filter = WindowedMax(p.bw_window_rounds)
-        self.btl_bw_bps = 0.0
-        self.rtprop_ps: float = float(ctx.base_rtt_ps) if p.seed_rtprop_base_rtt else math.inf
-        self.rtprop_stamp_ps: int | None = None  # set at the first ACK (flow start)
-        self.delivered = 0  # wire bytes acknowledged so far (== the transport's delivered count)
-        # rounds
-        self.round = SendTimeWindow()
-        self.round_count = 0
-        self.round_start = False
-        # startup / full pipe
-        self.filled_pipe = False
-        self.full_bw = 0.0
-        self.full_bw_count = 0
-        # probe_bw
-        self.cycle_index = 0
-        self.cycle_stamp_ps = 0
-        # probe_rtt
-        self.probe_rtt_done_ps: int | None = None
-        self.probe_rtt_round_done = False
-        self.prior_cwnd = 0.0
-        self._app_limited_from_ps: int | None = None  # packets sent at/after this ...
-        self._app_limited_mark = 0  # ... while delivered <= this are app-limited samples
-        # per-ACK scratch (on_ack -> on_rate_sample)
-        self._acked = 0
-        self._sent_ps = 0
-        self._loss = False
-        self._enter_startup()
 
-    # ---- transport hooks -------------------------------------------------------------
-    def on_ack(self, now_ps: int, acked_bytes: int, ecn: bool, rtt_ps: int, sent_ps: int) -> None:
-        # ECN is deliberately ignored
-        self.delivered += acked_bytes
-        self._acked += acked_bytes
-        self._sent_ps = sent_ps
+# ---- state machine --------------------------------------------------------------------------
+@njit(cache=True)
+def _enter_startup(s, p):
+    s[S.mode] = STARTUP
+    s[S.pacing_gain] = p[P.high_gain]
+    s[S.cwnd_gain] = p[P.high_gain]
 
-    def on_rate_sample(
-        self, now_ps: int, delivered_bytes: int, interval_ps: int, rtt_ps: int, inflight_bytes: int
-    ) -> None:
-        acked = self._acked
-        self._acked = 0
-        sent_ps = self._sent_ps
-        if self.rtprop_stamp_ps is None:
-            self.rtprop_stamp_ps = sent_ps
-        # BBRUpdateBtlBw (§4.1.1.5): rounds, then the max filter
-        self._update_round(now_ps, sent_ps)
-        pkt_delivered = self.delivered - delivered_bytes  # delivered count when it was sent
-        app_limited = (
-            self._app_limited_from_ps is not None
-            and sent_ps >= self._app_limited_from_ps
-            and pkt_delivered <= self._app_limited_mark
-        )
-        if delivered_bytes > 0 and interval_ps > 0:
-            rate = delivered_bytes * _BPS_PS_PER_BYTE / interval_ps
-            if rate >= self.btl_bw_bps or not app_limited:
-                self.btl_bw_bps = self._bw_filter.update(rate, self.round_count)
-        self._check_cycle_phase(now_ps, inflight_bytes + acked)
-        self._check_full_pipe(app_limited)
-        self._check_drain(now_ps, inflight_bytes)
-        expired = self._update_rtprop(now_ps, rtt_ps)
-        self._check_probe_rtt(now_ps, inflight_bytes, expired)
-        self._set_pacing_rate()
-        self._set_cwnd(acked)
-        self._loss = False
 
-    def on_timeout(self, now_ps: int) -> None:
-        self.cwnd_bytes = float(self.mss)
-        self._loss = True
+@njit(cache=True)
+def _enter_probe_bw(s, p, now):
+    s[S.mode] = PROBE_BW
+    s[S.cwnd_gain] = p[P.probe_bw_cwnd_gain]
+    s[S.cycle_index] = p[P.cycle_start_index]
+    s[S.pacing_gain] = _CYCLE[int(p[P.cycle_start_index])]
+    s[S.cycle_stamp_ps] = now
 
-    def on_nack(self, now_ps: int) -> None:
-        self._loss = True
 
-    # ---- model -----------------------------------------------------------------------
-    def bdp_estimate_bytes(self, gain: float = 1.0) -> float:
-        """BBRInflight(gain) without the send quanta (§4.2.3.2): gain x BtlBw x RTprop, or the
-        initial window while there is no model yet."""
-        if self.btl_bw_bps <= 0 or math.isinf(self.rtprop_ps):
-            return self.init_cwnd
-        return gain * self.btl_bw_bps * self.rtprop_ps / _BPS_PS_PER_BYTE
+@njit(cache=True)
+def _is_next_cycle_phase(s, p, now, prior_inflight):
+    """BBRIsNextCyclePhase (§4.3.4.3), or "more than RTprop" alone without the in-flight
+    checks."""
+    full_length = now - s[S.cycle_stamp_ps] > s[S.rtprop_ps]
+    gain = s[S.pacing_gain]
+    if p[P.phase_inflight_checks] == 0.0 or gain == 1.0:
+        return full_length
+    if gain > 1.0:
+        return full_length and (s[S.loss] > 0.0 or prior_inflight >= bdp_estimate(s, p, gain))
+    return full_length or prior_inflight <= bdp_estimate(s, p, 1.0)
 
-    def _update_round(self, now_ps: int, sent_ps: int) -> None:
-        rnd = self.round
-        if not rnd.active or rnd.ended_by(sent_ps):
-            rnd.restart(now_ps)
-            self.round_count += 1
-            self.round_start = True
-        else:
-            self.round_start = False
 
-    def _update_rtprop(self, now_ps: int, rtt_ps: int) -> bool:
-        expired = now_ps > self.rtprop_stamp_ps + self.rtprop_window_ps
-        if rtt_ps >= 0 and (rtt_ps <= self.rtprop_ps or expired):
-            self.rtprop_ps = rtt_ps
-            self.rtprop_stamp_ps = now_ps
-        return expired
+@njit(cache=True)
+def _check_cycle_phase(s, p, now, prior_inflight):
+    if s[S.mode] == PROBE_BW and _is_next_cycle_phase(s, p, now, prior_inflight):
+        index = (int(s[S.cycle_index]) + 1) % len(_CYCLE)
+        s[S.cycle_index] = index
+        s[S.pacing_gain] = _CYCLE[index]
+        s[S.cycle_stamp_ps] = now
 
-    # ---- state machine ---------------------------------------------------------------
-    def _enter_startup(self) -> None:
-        self.state = STARTUP
-        self.pacing_gain = self.p.high_gain
-        self.cwnd_gain = self.p.high_gain
 
-    def _enter_drain(self) -> None:
-        self.state = DRAIN
-        self.pacing_gain = 1.0 / self.p.high_gain
-        self.cwnd_gain = self.p.high_gain
+@njit(cache=True)
+def _check_full_pipe(s, p, app_limited):
+    """Once per round, skipping app-limited samples (§4.3.2.2)."""
+    if s[S.filled_pipe] > 0.0 or s[S.round_start] == 0.0 or app_limited:
+        return
+    if s[S.btl_bw_bps] >= s[S.full_bw_bps] * p[P.full_bw_growth]:
+        s[S.full_bw_bps] = s[S.btl_bw_bps]
+        s[S.full_bw_count] = 0.0
+        return
+    s[S.full_bw_count] += 1.0
+    if s[S.full_bw_count] >= p[P.full_bw_rounds]:
+        s[S.filled_pipe] = 1.0
 
-    def _enter_probe_bw(self, now_ps: int) -> None:
-        self.state = PROBE_BW
-        self.cwnd_gain = self.p.cwnd_gain
-        self.cycle_index = self.p.cycle_start_index
-        self.pacing_gain = PACING_GAIN_CYCLE[self.cycle_index]
-        self.cycle_stamp_ps = now_ps
 
-    def _check_cycle_phase(self, now_ps: int, prior_inflight: int) -> None:
-        if self.state == PROBE_BW and self._is_next_cycle_phase(now_ps, prior_inflight):
-            self.cycle_index = (self.cycle_index + 1) % len(PACING_GAIN_CYCLE)
-            self.pacing_gain = PACING_GAIN_CYCLE[self.cycle_index]
-            self.cycle_stamp_ps = now_ps
+@njit(cache=True)
+def _check_drain(s, p, now, inflight):
+    if s[S.mode] == STARTUP and s[S.filled_pipe] > 0.0:
+        s[S.mode] = DRAIN
+        s[S.pacing_gain] = 1.0 / p[P.high_gain]
+        s[S.cwnd_gain] = p[P.high_gain]
+    if s[S.mode] == DRAIN and inflight <= bdp_estimate(s, p, 1.0):
+        _enter_probe_bw(s, p, now)
 
-    def _is_next_cycle_phase(self, now_ps: int, prior_inflight: int) -> bool:
-        full_length = now_ps - self.cycle_stamp_ps > self.rtprop_ps
-        gain = self.pacing_gain
-        if not self.p.phase_inflight_checks or gain == 1.0:
-            return full_length
-        if gain > 1.0:
-            return full_length and (self._loss or prior_inflight >= self.bdp_estimate_bytes(gain))
-        return full_length or prior_inflight <= self.bdp_estimate_bytes(1.0)
 
-    def _check_full_pipe(self, app_limited: bool) -> None:
-        if self.filled_pipe or not self.round_start or app_limited:
-            return
-        if self.btl_bw_bps >= self.full_bw * self.p.full_bw_growth:
-            self.full_bw = self.btl_bw_bps
-            self.full_bw_count = 0
-            return
-        self.full_bw_count += 1
-        if self.full_bw_count >= self.p.full_bw_rounds:
-            self.filled_pipe = True
+@njit(cache=True)
+def _check_probe_rtt(s, p, now, inflight, delivered, expired):
+    """PROBE_RTT (§4.3.5): entered when RTprop expired; samples of packets sent from then until
+    the data in flight at its last batch is delivered are app-limited."""
+    if p[P.probe_rtt] == 0.0:
+        return
+    if s[S.mode] != PROBE_RTT and expired:
+        s[S.mode] = PROBE_RTT
+        s[S.pacing_gain] = 1.0
+        s[S.cwnd_gain] = 1.0
+        s[S.prior_cwnd_bytes] = s[S.cwnd]
+        s[S.probe_rtt_armed] = 0.0
+        s[S.app_limited_on] = 1.0
+        s[S.app_limited_from_ps] = now
+    if s[S.mode] != PROBE_RTT:
+        return
+    s[S.app_limited_mark_bytes] = delivered + inflight
+    if s[S.probe_rtt_armed] == 0.0 and inflight <= p[P.min_cwnd]:
+        s[S.probe_rtt_armed] = 1.0
+        s[S.probe_rtt_done_ps] = now + p[P.probe_rtt_duration_ps]
+        s[S.probe_rtt_round_done] = 0.0
+        s[S.round_active] = 1.0  # (a round starts now: next_round_delivered = delivered)
+        s[S.round_start_ps] = now
+    elif s[S.probe_rtt_armed] > 0.0:
+        if s[S.round_start] > 0.0:
+            s[S.probe_rtt_round_done] = 1.0
+        if s[S.probe_rtt_round_done] > 0.0 and now > s[S.probe_rtt_done_ps]:
+            s[S.rtprop_stamp_ps] = now
+            if s[S.prior_cwnd_bytes] > s[S.cwnd]:
+                s[S.cwnd] = s[S.prior_cwnd_bytes]
+            s[S.probe_rtt_armed] = 0.0
+            if s[S.filled_pipe] > 0.0:
+                _enter_probe_bw(s, p, now)
+            else:
+                _enter_startup(s, p)
 
-    def _check_drain(self, now_ps: int, inflight_bytes: int) -> None:
-        if self.state == STARTUP and self.filled_pipe:
-            self._enter_drain()
-        if self.state == DRAIN and inflight_bytes <= self.bdp_estimate_bytes(1.0):
-            self._enter_probe_bw(now_ps)
 
-    def _check_probe_rtt(self, now_ps: int, inflight_bytes: int, expired: bool) -> None:
-        if not self.p.probe_rtt:
-            return
-        if self.state != PROBE_RTT and expired:
-            self.state = PROBE_RTT
-            self.pacing_gain = 1.0
-            self.cwnd_gain = 1.0
-            self.prior_cwnd = self.cwnd_bytes
-            self.probe_rtt_done_ps = None
-            self._app_limited_from_ps = now_ps
-        if self.state == PROBE_RTT:
-            self._handle_probe_rtt(now_ps, inflight_bytes)
+# ---- control parameters ---------------------------------------------------------------------
+@njit(cache=True)
+def _set_pacing_rate(s):
+    """BBRSetPacingRate (§4.2.1): raised only until the pipe is filled."""
+    rate = s[S.pacing_gain] * s[S.btl_bw_bps]
+    if rate > 0 and (s[S.filled_pipe] > 0.0 or rate > s[S.pacing_bps]):
+        s[S.pacing_bps] = rate
 
-    def _handle_probe_rtt(self, now_ps: int, inflight_bytes: int) -> None:
-        # samples of packets sent from now until this much is delivered are app-limited
-        self._app_limited_mark = self.delivered + inflight_bytes
-        if self.probe_rtt_done_ps is None and inflight_bytes <= self.min_pipe_cwnd:
-            self.probe_rtt_done_ps = now_ps + self.probe_rtt_duration_ps
-            self.probe_rtt_round_done = False
-            self.round.restart(now_ps)  # next_round_delivered = delivered
-        elif self.probe_rtt_done_ps is not None:
-            if self.round_start:
-                self.probe_rtt_round_done = True
-            if self.probe_rtt_round_done and now_ps > self.probe_rtt_done_ps:
-                self.rtprop_stamp_ps = now_ps
-                self.cwnd_bytes = max(self.cwnd_bytes, self.prior_cwnd)
-                self.probe_rtt_done_ps = None
-                if self.filled_pipe:
-                    self._enter_probe_bw(now_ps)
-                else:
-                    self._enter_startup()
 
-    # ---- control parameters ----------------------------------------------------------
-    def _set_pacing_rate(self) -> None:
-        rate = self.pacing_gain * self.btl_bw_bps
-        if rate > 0 and (self.filled_pipe or rate > self.pacing_rate_bps):
-            self.pacing_rate_bps = rate
-
-    def _set_cwnd(self, acked: int) -> None:
-        target = self.bdp_estimate_bytes(self.cwnd_gain)
-        self.target_cwnd_bytes = target
-        cwnd = self.cwnd_bytes
-        if self.filled_pipe and self.p.cwnd_cut_to_target:
+@njit(cache=True)
+def _set_cwnd(s, p, acked, delivered):
+    """BBRSetCwnd (§4.2.3.6), then the floor, the cap and PROBE_RTT's window."""
+    target = bdp_estimate(s, p, s[S.cwnd_gain])
+    s[S.target_cwnd_bytes] = target
+    cwnd = s[S.cwnd]
+    if s[S.filled_pipe] > 0.0 and p[P.cwnd_cut_to_target] > 0.0:
+        cwnd = min(cwnd + acked, target)
+    elif s[S.filled_pipe] > 0.0:
+        if cwnd < target:
             cwnd = min(cwnd + acked, target)
-        elif self.filled_pipe:
-            if cwnd < target:
-                cwnd = min(cwnd + acked, target)
-        elif cwnd < target or self.delivered < self.init_cwnd:
-            cwnd = cwnd + acked
-        cwnd = max(self.min_pipe_cwnd, min(self.max_cwnd, cwnd))
-        if self.state == PROBE_RTT:
-            cwnd = min(cwnd, self.min_pipe_cwnd)
-        self.cwnd_bytes = cwnd
+    elif cwnd < target or delivered < p[P.init_cwnd]:
+        cwnd = cwnd + acked
+    cwnd = max(p[P.min_cwnd], min(p[P.max_cwnd], cwnd))
+    if s[S.mode] == PROBE_RTT:
+        cwnd = min(cwnd, p[P.min_cwnd])
+    s[S.cwnd] = cwnd
+
+
+# ---- the law's hooks ------------------------------------------------------------------------
+@njit(cache=True)
+def on_feedback(s, p, fb, rec):
+    """The per-ACK steps in the draft's order (§3.5.2), once for the batch."""
+    now = fb.now_ps
+    sent = fb.sent_ps
+    delivered = fb.delivered_bytes
+    inflight = fb.inflight_bytes
+    if s[S.rtprop_stamped] == 0.0:  # RTprop's start: the first acknowledged packet's send
+        s[S.rtprop_stamped] = 1.0
+        s[S.rtprop_stamp_ps] = sent
+    _update_round(s, now, sent)  # BBRUpdateBtlBw (§4.1.1.5): rounds, then the max filter
+    app_limited = (
+        s[S.app_limited_on] > 0.0
+        and sent >= s[S.app_limited_from_ps]
+        and delivered - fb.rate_bytes <= s[S.app_limited_mark_bytes]
+    )  # (delivered - rate_bytes: the delivered count when the packet was sent)
+    if fb.rate_bytes > 0 and fb.rate_interval_ps > 0:
+        rate = fb.rate_bytes * BPS_PS / fb.rate_interval_ps
+        if rate >= s[S.btl_bw_bps] or not app_limited:
+            s[S.btl_bw_bps] = bw_filter_update(s, p, rate, s[S.round_count])
+    _check_cycle_phase(s, p, now, inflight + fb.acked_bytes)
+    _check_full_pipe(s, p, app_limited)
+    _check_drain(s, p, now, inflight)
+    expired = _update_rtprop(s, p, now, fb.rtt_ps)
+    _check_probe_rtt(s, p, now, inflight, delivered, expired)
+    _set_pacing_rate(s)
+    _set_cwnd(s, p, fb.acked_bytes, delivered)
+    s[S.loss] = 0.0
+
+
+@njit(cache=True)
+def on_loss(s, p, now_ps, loss):
+    """A timeout: cwnd = 1 MSS (§4.2.3.4). Any loss may end the 1.25 gain phase."""
+    if loss == LOSS_TIMEOUT:
+        s[S.cwnd] = p[P.mss]
+    s[S.loss] = 1.0
+
+
+@njit(cache=True)
+def pacing_rate(s, p):
+    return s[S.pacing_bps]
+
+
+LAW = Law(
+    name="bbr",
+    params=BbrParams,
+    state=S,
+    consts=P,
+    pack=pack,
+    init=init,
+    on_feedback=on_feedback,
+    on_loss=on_loss,
+    pacing_rate=pacing_rate,
+    state_tail=state_tail,
+    signals=("delivery_rate", "rtt"),
+)

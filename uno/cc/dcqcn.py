@@ -1,9 +1,10 @@
 """DCQCN, the sender's reaction point (RP) (Zhu et al., "Congestion Control for Large-Scale RDMA
 Deployments", SIGCOMM 2015, §3, the RP algorithm of Fig. 7; cited as [P]).
 
-DCQCN is rate based: the sender transmits at the current rate R_C (``pacing_rate_bps``) and has no
-window (``cwnd_bytes`` is infinite unless ``max_cwnd_bdp`` caps it). R_T (``target_rate_bps``) is
-the target rate the increase phases move R_C back to. Both start at the line rate.
+DCQCN is rate based: the sender transmits at the current rate R_C (``current_rate_bps``, the law's
+pacing rate) and has no window (``cwnd`` is infinite unless ``max_cwnd_bdp`` caps it). R_T
+(``target_rate_bps``) is the target rate the increase phases move R_C back to. Both start at the
+line rate.
 
 Reaction to a CNP ([P] §3; the transport's notification point sends at most one CNP per
 ``cnp_interval_us`` per flow and delivers it as an ACK with ``ecn=True``)::
@@ -37,32 +38,42 @@ flow, each restarted by every CNP.
 
 Lazy timers
 -----------
-The controller has no engine. Every hook (``on_send``, ``on_ack``, ``on_nack``, ``on_timeout``)
-first applies, in time order, every alpha-timer and rate-timer expiry up to and including its
-``now_ps`` (an expiry at exactly ``now_ps`` fires before the event of the call), then the call's
-own event (a CNP restarts the timers at its time; a send may complete the byte counter). This is
-exact: between two calls nothing restarts a timer or advances the byte counter (those happen only
-in calls), so the expiries in between and the state after each are fully determined and are the
-ones an event-driven implementation would have produced. The two timers do not interact (alpha
-is read only by a CNP's cut; the increase events do not read alpha), so the alpha expiries are
-applied in closed form, alpha (1 - g)^n. As long as the transport reads ``pacing_rate_bps`` only
-when it sends, and calls ``on_send`` before it reads it for the next send time, it reads exactly
-the rate an eager implementation would hold at that instant. What the lazy form does not do is
-change a pacing gap already computed by itself: the transport asks for
-:meth:`Dcqcn.next_rate_change_ps` after each send and, if a rate timer is due before the next
-send time, wakes then and shortens the gap to the last packet's size at the new rate (as HPCC's
-simulator rescales the pending gap); this matters only when a gap exceeds T, i.e. at rates below
-about wire size / T (0.6 Gb/s for 4 KB packets and T = 55 µs).
-:meth:`Dcqcn.next_timer_ps` gives the next expiry of either timer.
+The law has no engine. Every function that hears of an event (``on_send``, ``on_feedback``,
+``on_loss``, ``on_timer``) first applies, in time order, every alpha-timer and rate-timer expiry
+up to and including its ``now_ps`` (an expiry at exactly ``now_ps`` fires before the event of the
+call), then the call's own event (a CNP restarts the timers at its time; a send may complete the
+byte counter). This is exact: between two calls nothing restarts a timer or advances the byte
+counter (those happen only in calls), so the expiries in between and the state after each are
+fully determined and are the ones an event-driven implementation would have produced. The two
+timers do not interact (alpha is read only by a CNP's cut; the increase events do not read
+alpha), so the alpha expiries are applied in closed form, alpha (1 - g)^n. As long as the
+transport reads the pacing rate only when it sends, and calls ``on_send`` before it reads it for
+the next send time, it reads exactly the rate an eager implementation would hold at that
+instant. What the lazy form does not do is change a pacing gap already computed by itself: the
+transport asks for ``next_timer`` after each send (the next rate-timer expiry that can change
+the rate: none before the first CNP, nor while R_C and R_T are at the line rate, where an
+increase event leaves both there; alpha expiries never change the rate by themselves) and, if it
+is due before the next send time, wakes then (``on_timer``) and shortens the gap to the last
+packet's size at the new rate (as HPCC's simulator rescales the pending gap); this matters only
+when a gap exceeds T, i.e. at rates below about wire size / T (0.6 Gb/s for 4 KB packets and
+T = 55 µs). The state keeps both timers' next expiries (``alpha_next_ps``, ``rate_next_ps``;
+:data:`uno.cc.law.NEVER_PS` before the first CNP, so that nothing fires).
+
+Feedback batches
+----------------
+A feedback batch (:mod:`uno.cc.law`) is read for its time and its CNPs only: the timers first
+advance to the batch's time, then each whole CNP in it (``mark_events``: the ECN echoes the
+notification point let through) is one cut, in turn, at that time; bytes, RTTs and the other
+fields play no part. For one ACK, exactly the per-ACK rules above.
 
 Loss
 ----
 DCQCN runs on a lossless (PFC) fabric; loss there means corruption or a failure, not congestion.
 Both reference implementations only retransmit on a NACK or timeout (HPCC rdma-hw.cc
 ``ReceiveAck`` -> ``RecoverQueue``; the DCQCN authors' ns-3 ``Retransmit``) and leave the rate
-alone, and so do we by default: ``on_nack`` and ``on_timeout`` only advance the timers. With
-``loss_as_cnp`` a NACK or timeout is treated as one CNP (one cut), the cautious choice for runs
-where the fabric may drop packets.
+alone, and so do we by default: a loss (``on_loss``: a NACK or a timeout) only advances the
+timers. With ``loss_as_cnp`` a NACK or timeout is treated as one CNP (one cut), the cautious
+choice for runs where the fabric may drop packets.
 
 Line rate
 ---------
@@ -110,9 +121,13 @@ not in [P]'s description nor in HPCC's code).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
-from uno.cc.base import CongestionControl, FlowContext
+import numpy as np
+from numba import njit
+
+from uno.cc.law import NEVER_PS, Law, params_layout, state_layout
 from uno.config.fields import num
 
 _PS_PER_US = 1_000_000
@@ -152,137 +167,202 @@ class DcqcnParams:
     max_cwnd_bdp: float = num(0.0, ">= 0")  # 0: no window
 
 
-class Dcqcn(CongestionControl):
-    name = "dcqcn"
-    #: the transport calls :meth:`on_send` for every data packet it sends
-    wants_send_events = True
+#: R_C and R_T (bit/s); alpha; the stage counts of the rate timer and the byte counter; the wire
+#: bytes sent since the byte counter last restarted; the CNPs heard; the next expiries of the
+#: alpha timer and of the rate-increase timer (ps; NEVER_PS before the first CNP)
+S = state_layout("DcqcnState", (
+    "current_rate_bps", "target_rate_bps", "alpha", "timer_stage", "byte_stage", "bytes_counted",
+    "cnps", "alpha_next_ps", "rate_next_ps",
+))  # fmt: skip
+#: g; the line rate and the floor of R_C; R_AI and R_HAI (bit/s); the fraction of R_C at the
+#: first CNP; whether R_T = R_C at every CNP and whether a loss counts as a CNP (0 or 1); K and T
+#: (ps); B (bytes); F (stages); alpha at the start
+P = params_layout("DcqcnConsts", (
+    "g", "line_rate_bps", "min_rate_bps", "rate_ai_bps", "rate_hai_bps", "rate_on_first_cnp",
+    "clamp_target_rate", "loss_as_cnp", "alpha_period_ps", "rate_period_ps",
+    "byte_counter_bytes", "fast_recovery_stages", "alpha_init",
+))  # fmt: skip
 
-    def __init__(self, ctx: FlowContext, params: DcqcnParams):
-        super().__init__(ctx)
-        p = params
-        self.p = p
-        self.line_rate_bps = float(ctx.bottleneck_bps)
-        self.min_rate_bps = min(p.min_rate_mbps * 1e6, self.line_rate_bps)
-        self.rate_ai_bps = p.rate_ai_mbps * 1e6
-        self.rate_hai_bps = p.rate_hai_mbps * 1e6
-        self.cnp_interval_ps = round(p.cnp_interval_us * _PS_PER_US)  # read by the receiver
-        self.alpha_period_ps = max(1, round(p.alpha_timer_us * _PS_PER_US))
-        self.rate_period_ps = max(1, round(p.rate_increase_timer_us * _PS_PER_US))
-        self.cwnd_bytes = p.max_cwnd_bdp * ctx.bdp_bytes if p.max_cwnd_bdp > 0 else float("inf")
-        self.pacing_rate_bps = self.line_rate_bps  # R_C
-        self.target_rate_bps = self.line_rate_bps  # R_T
-        self.alpha = p.alpha_init
-        self.timer_stage = 0
-        self.byte_stage = 0
-        self.bytes_counted = 0  # wire bytes sent since the byte counter last restarted
-        self.cnps = 0
-        # next expiries; None until the first CNP starts the timers
-        self._alpha_next_ps: int | None = None
-        self._rate_next_ps: int | None = None
 
-    # ---- transport hooks -------------------------------------------------------------
-    def on_send(self, now_ps: int, wire_bytes: int) -> None:
-        """A data packet of ``wire_bytes`` is sent at ``now_ps`` (before the next send time is
-        computed from ``pacing_rate_bps``)."""
-        self.advance(now_ps)
-        if self._rate_next_ps is None:
-            return  # no CNP yet: nothing to recover, the counter starts at the first CNP
-        b = self.p.byte_counter_bytes
-        counted = self.bytes_counted + wire_bytes
-        while counted >= b:
-            counted -= b
-            self.byte_stage += 1
-            self._increase()
-        self.bytes_counted = counted
+def pack(params: DcqcnParams, ctx) -> np.ndarray:
+    """The flow's constants: rates in bit/s, the timers' periods in whole ps (at least 1), no
+    window unless ``max_cwnd_bdp`` caps it (floor 0; DCQCN paces at R_C, not at a window)."""
+    p = np.zeros(P.size)
+    cap = params.max_cwnd_bdp * ctx.bdp_bytes if params.max_cwnd_bdp > 0 else math.inf
+    p[P.min_cwnd] = 0.0
+    p[P.max_cwnd] = cap
+    p[P.init_cwnd] = cap
+    p[P.mss] = ctx.mss_bytes
+    p[P.base_rtt] = ctx.base_rtt_ps
+    p[P.pacing_rtt] = ctx.base_rtt_ps
+    line_bps = float(ctx.bottleneck_bps)
+    p[P.g] = params.g
+    p[P.line_rate_bps] = line_bps
+    p[P.min_rate_bps] = min(params.min_rate_mbps * 1e6, line_bps)
+    p[P.rate_ai_bps] = params.rate_ai_mbps * 1e6
+    p[P.rate_hai_bps] = params.rate_hai_mbps * 1e6
+    p[P.rate_on_first_cnp] = params.rate_on_first_cnp
+    p[P.clamp_target_rate] = 1.0 if params.clamp_target_rate else 0.0
+    p[P.loss_as_cnp] = 1.0 if params.loss_as_cnp else 0.0
+    p[P.alpha_period_ps] = max(1, round(params.alpha_timer_us * _PS_PER_US))
+    p[P.rate_period_ps] = max(1, round(params.rate_increase_timer_us * _PS_PER_US))
+    p[P.byte_counter_bytes] = params.byte_counter_bytes
+    p[P.fast_recovery_stages] = params.fast_recovery_stages
+    p[P.alpha_init] = params.alpha_init
+    return p
 
-    def on_ack(self, now_ps: int, acked_bytes: int, ecn: bool, rtt_ps: int, sent_ps: int) -> None:
-        """``ecn`` = this ACK carries a CNP."""
-        self.advance(now_ps)
-        if ecn:
-            self._cnp(now_ps)
 
-    def on_nack(self, now_ps: int) -> None:
-        self.advance(now_ps)
-        if self.p.loss_as_cnp:
-            self._cnp(now_ps)
+def cnp_interval_ps(params: DcqcnParams) -> int:
+    """The notification point's least gap between CNPs of one flow (ps; 0: none)."""
+    return round(params.cnp_interval_us * _PS_PER_US)
 
-    def on_timeout(self, now_ps: int) -> None:
-        self.advance(now_ps)
-        if self.p.loss_as_cnp:
-            self._cnp(now_ps)
 
-    # ---- timers ----------------------------------------------------------------------
-    def advance(self, now_ps: int) -> None:
-        """Apply every timer expiry at or before ``now_ps`` (idempotent)."""
-        nxt = self._alpha_next_ps
-        if nxt is None:
-            return
-        if nxt <= now_ps:
-            n = (now_ps - nxt) // self.alpha_period_ps + 1
-            self.alpha *= (1.0 - self.p.g) ** n
-            self._alpha_next_ps = nxt + n * self.alpha_period_ps
-        period = self.rate_period_ps
-        line = self.line_rate_bps
-        while self._rate_next_ps <= now_ps:
-            if self.pacing_rate_bps >= line and self.target_rate_bps >= line:
-                # at line rate every increase event leaves both rates there: count them at once
-                n = (now_ps - self._rate_next_ps) // period + 1
-                self.timer_stage += n
-                self._rate_next_ps += n * period
-                break
-            self.timer_stage += 1
-            self._increase()
-            self._rate_next_ps += period
+@njit(cache=True)
+def init(s, p):
+    """Both rates at the line rate, alpha at its start, the timers not started."""
+    s[:] = 0.0
+    s[S.cwnd] = p[P.init_cwnd]
+    s[S.current_rate_bps] = p[P.line_rate_bps]
+    s[S.target_rate_bps] = p[P.line_rate_bps]
+    s[S.alpha] = p[P.alpha_init]
+    s[S.alpha_next_ps] = NEVER_PS
+    s[S.rate_next_ps] = NEVER_PS
 
-    def next_timer_ps(self) -> int | None:
-        """Time of the next pending expiry of either timer (None before the first CNP)."""
-        if self._alpha_next_ps is None:
-            return None
-        return min(self._alpha_next_ps, self._rate_next_ps)
 
-    def next_rate_change_ps(self) -> int | None:
-        """The transport wakes at the next rate-increase timer (:meth:`next_rate_timer_ps`)."""
-        return self.next_rate_timer_ps()
+@njit(cache=True)
+def _increase(s, p):
+    """One rate-increase event, its stage count already advanced: additive or hyper increase of
+    R_T once a stage count exceeds F, then R_C halfway to R_T."""
+    f = p[P.fast_recovery_stages]
+    t = s[S.timer_stage]
+    b = s[S.byte_stage]
+    if t > f or b > f:
+        low = t if t < b else b
+        if low > f:
+            rt = s[S.target_rate_bps] + (low - f) * p[P.rate_hai_bps]  # hyper increase
+        else:
+            rt = s[S.target_rate_bps] + p[P.rate_ai_bps]  # additive increase
+        line = p[P.line_rate_bps]
+        s[S.target_rate_bps] = rt if rt < line else line
+    # fast recovery (and the second half of the increases): halve the distance to R_T
+    s[S.current_rate_bps] = (s[S.target_rate_bps] + s[S.current_rate_bps]) / 2.0
 
-    def next_rate_timer_ps(self) -> int | None:
-        """Time of the next rate-increase timer expiry that can change the rate: None before the
-        first CNP and while R_C and R_T are at the line rate (only a CNP changes them then).
-        Alpha expiries never change the rate by themselves."""
-        if self._rate_next_ps is None:
-            return None
-        line = self.line_rate_bps
-        if self.pacing_rate_bps >= line and self.target_rate_bps >= line:
-            return None
-        return self._rate_next_ps
 
-    # ---- algorithm -------------------------------------------------------------------
-    def _cnp(self, now_ps: int) -> None:
-        p = self.p
-        rc = self.pacing_rate_bps
-        if self.cnps == 0 and p.rate_on_first_cnp != 1.0:
-            rc = max(self.min_rate_bps, p.rate_on_first_cnp * rc)
-            self.target_rate_bps = rc
-        self.cnps += 1
-        if p.clamp_target_rate or self.timer_stage or self.byte_stage:
-            self.target_rate_bps = rc
-        self.pacing_rate_bps = max(self.min_rate_bps, rc * (1.0 - self.alpha / 2.0))
-        self.alpha = (1.0 - p.g) * self.alpha + p.g
-        self.timer_stage = 0
-        self.byte_stage = 0
-        self.bytes_counted = 0
-        self._alpha_next_ps = now_ps + self.alpha_period_ps
-        self._rate_next_ps = now_ps + self.rate_period_ps
+@njit(cache=True)
+def _cnp(s, p, now_ps):
+    """A CNP: cut R_C by alpha / 2 (alpha from before the CNP), then update alpha; restart the
+    stages, the byte counter and both timers."""
+    rc = s[S.current_rate_bps]
+    first = p[P.rate_on_first_cnp]
+    if s[S.cnps] == 0.0 and first != 1.0:
+        rc = first * rc
+        if not rc > p[P.min_rate_bps]:
+            rc = p[P.min_rate_bps]
+        s[S.target_rate_bps] = rc
+    s[S.cnps] += 1.0
+    if p[P.clamp_target_rate] != 0.0 or s[S.timer_stage] != 0.0 or s[S.byte_stage] != 0.0:
+        s[S.target_rate_bps] = rc
+    cut = rc * (1.0 - s[S.alpha] / 2.0)
+    s[S.current_rate_bps] = cut if cut > p[P.min_rate_bps] else p[P.min_rate_bps]
+    g = p[P.g]
+    s[S.alpha] = (1.0 - g) * s[S.alpha] + g
+    s[S.timer_stage] = 0.0
+    s[S.byte_stage] = 0.0
+    s[S.bytes_counted] = 0.0
+    s[S.alpha_next_ps] = now_ps + p[P.alpha_period_ps]
+    s[S.rate_next_ps] = now_ps + p[P.rate_period_ps]
 
-    def _increase(self) -> None:
-        """One rate-increase event (its stage count already advanced)."""
-        f = self.p.fast_recovery_stages
-        t, b = self.timer_stage, self.byte_stage
-        if t > f or b > f:
-            low = t if t < b else b
-            if low > f:
-                rt = self.target_rate_bps + (low - f) * self.rate_hai_bps  # hyper increase
-            else:
-                rt = self.target_rate_bps + self.rate_ai_bps  # additive increase
-            self.target_rate_bps = rt if rt < self.line_rate_bps else self.line_rate_bps
-        # fast recovery (and the second half of the increases): halve the distance to R_T
-        self.pacing_rate_bps = (self.target_rate_bps + self.pacing_rate_bps) / 2.0
+
+@njit(cache=True)
+def on_timer(s, p, now_ps):
+    """Apply every timer expiry at or before ``now_ps`` (idempotent): the alpha expiries in
+    closed form, the rate expiries one increase event each (at the line rate, all at once)."""
+    nxt = s[S.alpha_next_ps]
+    if nxt >= NEVER_PS:
+        return  # (no CNP yet: the timers have not started)
+    if nxt <= now_ps:
+        period = p[P.alpha_period_ps]
+        n = (now_ps - nxt) // period + 1.0
+        s[S.alpha] *= (1.0 - p[P.g]) ** n
+        s[S.alpha_next_ps] = nxt + n * period
+    period = p[P.rate_period_ps]
+    line = p[P.line_rate_bps]
+    while s[S.rate_next_ps] <= now_ps:
+        if s[S.current_rate_bps] >= line and s[S.target_rate_bps] >= line:
+            # at line rate every increase event leaves both rates there: count them at once
+            n = (now_ps - s[S.rate_next_ps]) // period + 1.0
+            s[S.timer_stage] += n
+            s[S.rate_next_ps] += n * period
+            break
+        s[S.timer_stage] += 1.0
+        _increase(s, p)
+        s[S.rate_next_ps] += period
+
+
+@njit(cache=True)
+def next_timer(s, p):
+    """The next rate-timer expiry that can change the rate (ps): NEVER_PS before the first CNP
+    and while R_C and R_T are at the line rate (only a CNP changes them then)."""
+    line = p[P.line_rate_bps]
+    if s[S.current_rate_bps] >= line and s[S.target_rate_bps] >= line:
+        return NEVER_PS
+    return s[S.rate_next_ps]
+
+
+@njit(cache=True)
+def on_send(s, p, now_ps, wire_bytes):
+    """A data packet of ``wire_bytes`` leaves at ``now_ps`` (before the transport computes the
+    next send time from R_C): the byte counter, once the first CNP started it; bytes beyond a
+    completed B carry over."""
+    on_timer(s, p, now_ps)
+    if s[S.rate_next_ps] >= NEVER_PS:
+        return  # no CNP yet: nothing to recover, the counter starts at the first CNP
+    b = p[P.byte_counter_bytes]
+    counted = s[S.bytes_counted] + wire_bytes
+    while counted >= b:
+        counted -= b
+        s[S.byte_stage] += 1.0
+        _increase(s, p)
+    s[S.bytes_counted] = counted
+
+
+@njit(cache=True)
+def on_feedback(s, p, fb, rec):
+    """The timers up to the batch's time, then a cut per whole CNP in it."""
+    now = fb.now_ps
+    on_timer(s, p, now)
+    for _ in range(int(fb.mark_events)):
+        _cnp(s, p, now)
+
+
+@njit(cache=True)
+def on_loss(s, p, now_ps, loss):
+    """A NACK or a retransmission timeout: the timers advance; with ``loss_as_cnp`` it counts
+    as a CNP."""
+    on_timer(s, p, now_ps)
+    if p[P.loss_as_cnp] != 0.0:
+        _cnp(s, p, now_ps)
+
+
+@njit(cache=True)
+def pacing_rate(s, p):
+    """R_C (bit/s)."""
+    return s[S.current_rate_bps]
+
+
+LAW = Law(
+    name="dcqcn",
+    params=DcqcnParams,
+    state=S,
+    consts=P,
+    pack=pack,
+    init=init,
+    on_feedback=on_feedback,
+    on_loss=on_loss,
+    pacing_rate=pacing_rate,
+    on_send=on_send,
+    next_timer=next_timer,
+    on_timer=on_timer,
+    signals=("cnp", "timers"),
+    cnp_interval_ps=cnp_interval_ps,
+)

@@ -26,9 +26,9 @@ Rules, applied on every newly acknowledged data packet (Algorithm 1):
   RTT = 8ms"), clamped to [0.1, 5] MSS per RTT (§III-C: "bounded minimum/maximum increase speed
   of 0.1/5 respectively as a protection").
 
-Windows. "Per window" (the alpha update and RTT_min) uses :class:`uno.cc.base.SendTimeWindow`:
-a window starts at an ACK and ends at the first ACK for a packet sent at or after that time
-(DCTCP's once-per-window-of-data rule, robust to reordering). The ACK that ends a window is
+Windows. "Per window" (the alpha update and RTT_min) is a round of data delimited by send
+times: a window starts at an ACK and ends at the first ACK for a packet sent at or after that
+time (DCTCP's once-per-window-of-data rule, robust to reordering). The ACK that ends a window is
 counted in the window it ends, then the new window starts. The "once per RTT" reduction hold-off
 is explicit time: ``now_ps - last_reduction_ps > ctx.base_rtt_ps`` (strict, as in Algorithm 1).
 RTT_base is the flow's propagation + serialisation base RTT ``ctx.base_rtt_ps`` (the simulator
@@ -77,12 +77,12 @@ once-per-RTT hold-off, and enters slow start (cwnd += acked per non-congested AC
 cwnd >= ssthresh; a congestion cut during slow start ends it, as TCP's congestion response sets
 ssthresh (``slow_start_exit_on_cut``). Loss recovery: GEMINI is a Linux TCP module and keeps TCP's
 fast retransmit/recovery (§III-B); ``cc=gemini`` turns on the transport's duplicate-ACK rule
-(``transport.dupack_threshold: 3``), whose loss signal reaches :meth:`Gemini.on_nack`: ssthresh =
-cwnd = max(min cwnd, cwnd/2), at most once per base RTT of losses (its own hold-off: an ECN cut
-just before does not suppress it, as in TCP, where a loss during ECN's reduced state still
-triggers fast recovery; with one shared hold-off an inter-DC flow's tiny ECN cuts, alpha x F
-~ 0.5 %, would swallow every loss response). A congested ACK within the hold-off neither cuts nor
-grows the window.
+(``transport.dupack_threshold: 3``), whose loss signal reaches ``on_loss`` as a ``LOSS_NACK``:
+ssthresh = cwnd = max(min cwnd, cwnd/2), at most once per base RTT of losses (its own hold-off:
+an ECN cut just before does not suppress it, as in TCP, where a loss during ECN's reduced state
+still triggers fast recovery; with one shared hold-off an inter-DC flow's tiny ECN cuts,
+alpha x F ~ 0.5 %, would swallow every loss response). A congested ACK within the hold-off
+neither cuts nor grows the window.
 
 Uno artifact values (htsim ``GeminiSrc``, spcl/Uno_SC25 ``sim/gemini.cpp``; figure scripts for
 Figs 3/8/9, also Figs 10-12), for a config preset:
@@ -102,13 +102,23 @@ Figs 3/8/9, also Figs 10-12), for a config preset:
   the last update or cut, RTT_min is the running minimum of that period, and no cut comes before
   one base RTT after the first window is out (``alpha_update`` = base_rtt; the first window's end
   is taken as the first ACK). Losses are found by timeout only (no fast retransmit).
+
+A feedback batch (:mod:`uno.cc.law`) counts all its bytes and its marked bytes in the window
+(or the period) and its least RTT sample (``rtt_min_ps``) in the window's RTT_min; the DCN
+signal is a batch that holds a whole marked ACK (``mark_events``), and unless the WAN signal
+holds the window grows by the batch's unmarked bytes (after the cut, when the batch holds both):
+for one ACK, exactly the per-ACK rules above.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
-from uno.cc.base import FlowContext, SendTimeWindow, WindowedControl
+import numpy as np
+from numba import njit
+
+from uno.cc.law import LOSS_NACK, Law, params_layout, set_cwnd, state_layout, window_params
 from uno.config.fields import choice, num
 from uno.core.errors import ConfigError
 
@@ -180,149 +190,215 @@ class GeminiParams:
             )
 
 
-class Gemini(WindowedControl):
-    name = "gemini"
+#: the slow-start threshold (bytes); alpha; the window of data alpha and RTT_min are measured
+#: over (whether one is open, its start, the bytes acknowledged and marked in it); the least RTT
+#: sample of that window and of the last complete one (ps, inf: none); the last reduction, the
+#: start of the period (``alpha_update=base_rtt``), the last timeout and the last fast-retransmit
+#: loss (ps, NO_TIME: none yet); whether in slow start
+S = state_layout("GeminiState", (
+    "ssthresh", "alpha", "win_active", "win_start_ps", "acked_in_window", "marked_in_window",
+    "rtt_min_window", "rtt_min_prev", "last_reduction_ps", "cycle_start_ps", "last_timeout_ps",
+    "last_loss_ps", "slow_start",
+))  # fmt: skip
+#: alpha's EWMA gain and start; K and C x RTT_base (bytes) and F = 4K / (C x RTT_base + K); h as
+#: the paper's formula gives it (MSS per RTT, before the clamp) and as applied (bytes per RTT);
+#: beta, T (ps), the largest cut; whether the delay signal counts, whether alpha and RTT_min
+#: are kept per base RTT, whether a cut ends slow start; the timeout hold-off (ps)
+P = params_layout("GeminiConsts", (
+    "g", "alpha_init", "k_bytes", "c_rtt_bytes", "f_scale", "h_mss_unclamped", "h_bytes",
+    "beta", "t_ps", "max_cut", "use_delay", "per_base_rtt", "exit_on_cut",
+    "timeout_holdoff_ps",
+))  # fmt: skip
 
-    def __init__(self, ctx: FlowContext, params: GeminiParams):
-        p = params
-        super().__init__(ctx, p.init_cwnd_bdp, p.min_cwnd_mss, p.max_cwnd_bdp, p.pacing)
-        self.p = p
-        self.mss = ctx.mss_bytes
-        self.base_rtt_ps = ctx.base_rtt_ps
+#: a time before every event: no such event yet (its hold-off has always passed)
+NO_TIME = -math.inf
 
-        # F = 4K / (C x RTT_base + K), K and C x RTT_base in bytes.
-        self.c_rtt_bytes = ctx.bottleneck_bps * ctx.base_rtt_ps / (_BITS_PER_BYTE * _PS_PER_S)
-        rule_k = p.k_pkts_per_gbps * (ctx.bottleneck_bps / 1e9) * p.k_packet_bytes
-        if p.k_bytes is not None:
-            self.k_bytes = float(p.k_bytes)
-        elif p.k_source == "switch" and ctx.ecn_k_bytes is not None:
-            self.k_bytes = float(ctx.ecn_k_bytes)
+
+def pack(params: GeminiParams, ctx) -> np.ndarray:
+    p = np.zeros(P.size)
+    window_params(p, ctx, params.init_cwnd_bdp, params.min_cwnd_mss, params.max_cwnd_bdp,
+                  params.pacing)  # fmt: skip
+    p[P.g] = params.g
+    p[P.alpha_init] = params.alpha_init
+    # F = 4K / (C x RTT_base + K), K and C x RTT_base in bytes.
+    c_rtt_bytes = ctx.bottleneck_bps * ctx.base_rtt_ps / (_BITS_PER_BYTE * _PS_PER_S)
+    rule_k = params.k_pkts_per_gbps * (ctx.bottleneck_bps / 1e9) * params.k_packet_bytes
+    if params.k_bytes is not None:
+        k_bytes = float(params.k_bytes)
+    elif params.k_source == "switch" and ctx.ecn_k_bytes is not None:
+        k_bytes = float(ctx.ecn_k_bytes)
+    else:
+        k_bytes = rule_k
+    p[P.k_bytes] = k_bytes
+    p[P.c_rtt_bytes] = c_rtt_bytes
+    p[P.f_scale] = 4.0 * k_bytes / (c_rtt_bytes + k_bytes)
+    # h = H x C[bit/s] x RTT_base[s] MSS per RTT, clamped; or an absolute override in bytes.
+    h_mss_unclamped = params.h_coeff * ctx.bottleneck_bps * ctx.base_rtt_ps / _PS_PER_S
+    p[P.h_mss_unclamped] = h_mss_unclamped
+    if params.h_bytes_per_rtt is not None:
+        p[P.h_bytes] = float(params.h_bytes_per_rtt)
+    else:
+        h_mss = min(params.h_max_mss, max(params.h_min_mss, h_mss_unclamped))
+        p[P.h_bytes] = h_mss * ctx.mss_bytes
+    p[P.beta] = params.beta
+    p[P.t_ps] = round(params.t_us * _PS_PER_US)
+    p[P.max_cut] = params.max_cut
+    use_delay = params.delay_signal_inter if ctx.is_inter_dc else params.delay_signal_intra
+    p[P.use_delay] = 1.0 if use_delay else 0.0
+    p[P.per_base_rtt] = 1.0 if params.alpha_update == "base_rtt" else 0.0
+    p[P.exit_on_cut] = 1.0 if params.slow_start_exit_on_cut else 0.0
+    p[P.timeout_holdoff_ps] = ctx.rto_ps if params.timeout_holdoff == "rto" else 0
+    return p
+
+
+@njit(cache=True)
+def init(s, p):
+    s[:] = 0.0
+    set_cwnd(s, p, p[P.init_cwnd])
+    s[S.alpha] = p[P.alpha_init]
+    s[S.rtt_min_window] = np.inf
+    s[S.rtt_min_prev] = np.inf
+    s[S.last_reduction_ps] = NO_TIME
+    s[S.cycle_start_ps] = NO_TIME
+    s[S.last_timeout_ps] = NO_TIME
+    s[S.last_loss_ps] = NO_TIME
+
+
+@njit(cache=True)
+def wan_congested(s, p):
+    """RTT_min > RTT_base + T (§III-B): RTT_min of the last full window, or with
+    ``alpha_update=base_rtt`` the running minimum of the current period."""
+    rtt_min = s[S.rtt_min_window] if p[P.per_base_rtt] > 0.0 else s[S.rtt_min_prev]
+    return p[P.use_delay] > 0.0 and rtt_min < np.inf and rtt_min > p[P.base_rtt] + p[P.t_ps]
+
+
+@njit(cache=True)
+def _update_alpha(s, p):
+    frac = s[S.marked_in_window] / s[S.acked_in_window]
+    g = p[P.g]
+    s[S.alpha] = (1.0 - g) * s[S.alpha] + g * frac
+
+
+@njit(cache=True)
+def _reset_window(s, now_ps):
+    s[S.acked_in_window] = 0.0
+    s[S.marked_in_window] = 0.0
+    s[S.rtt_min_window] = np.inf
+    s[S.win_start_ps] = now_ps
+    s[S.win_active] = 1.0
+
+
+@njit(cache=True)
+def _measure(s, p, fb):
+    """update_transport_state(alpha, rtt_base, rtt_min) (Algorithm 1, line 1): the batch into
+    the window's counts and RTT_min; alpha once per window (or period) of data."""
+    now = fb.now_ps
+    s[S.acked_in_window] += fb.acked_bytes
+    s[S.marked_in_window] += fb.marked_bytes
+    if p[P.per_base_rtt] > 0.0:
+        if s[S.cycle_start_ps] == NO_TIME:  # first ACK: the first window is out
+            s[S.cycle_start_ps] = now
+            s[S.last_reduction_ps] = now
+        elif now - s[S.cycle_start_ps] > p[P.base_rtt]:
+            _update_alpha(s, p)
+            s[S.cycle_start_ps] = now
+            s[S.acked_in_window] = 0.0
+            s[S.marked_in_window] = 0.0
+            s[S.rtt_min_window] = np.inf
+        if fb.rtt_min_ps < s[S.rtt_min_window]:
+            s[S.rtt_min_window] = fb.rtt_min_ps
+        return
+    # (the batch that ends a window is counted in it)
+    if fb.rtt_min_ps < s[S.rtt_min_window]:
+        s[S.rtt_min_window] = fb.rtt_min_ps
+    if s[S.win_active] == 0.0:
+        s[S.win_start_ps] = now
+        s[S.win_active] = 1.0
+    elif fb.sent_ps >= s[S.win_start_ps]:
+        _update_alpha(s, p)
+        s[S.rtt_min_prev] = s[S.rtt_min_window]
+        _reset_window(s, now)
+
+
+@njit(cache=True)
+def on_feedback(s, p, fb, rec):
+    """Algorithm 1: the window's bookkeeping; on a DCN (a whole marked ACK in the batch) or WAN
+    signal a cut by max(alpha F, beta) at most once per base RTT (lines 4-9); growth on the
+    unmarked bytes unless the WAN signal holds (lines 10-12; slow start after a timeout)."""
+    now = fb.now_ps
+    _measure(s, p, fb)
+    if s[S.slow_start] > 0.0 and s[S.cwnd] >= s[S.ssthresh]:
+        s[S.slow_start] = 0.0
+    congested_dcn = fb.mark_events > 0.0  # line 2
+    congested_wan = wan_congested(s, p)  # line 3
+    if congested_dcn or congested_wan:  # line 4
+        last = s[S.last_reduction_ps]
+        if last == NO_TIME:  # (per base RTT, the first ACK starts the hold-off)
+            may_reduce = p[P.per_base_rtt] == 0.0
         else:
-            self.k_bytes = rule_k
-        self.f_scale = 4.0 * self.k_bytes / (self.c_rtt_bytes + self.k_bytes)
-
-        # h = H x C[bit/s] x RTT_base[s] MSS per RTT, clamped; or an absolute override in bytes.
-        self.h_mss_unclamped = p.h_coeff * ctx.bottleneck_bps * ctx.base_rtt_ps / _PS_PER_S
-        if p.h_bytes_per_rtt is not None:
-            self.h_bytes = float(p.h_bytes_per_rtt)
-        else:
-            h_mss = min(p.h_max_mss, max(p.h_min_mss, self.h_mss_unclamped))
-            self.h_bytes = h_mss * ctx.mss_bytes
-
-        self.t_ps = round(p.t_us * _PS_PER_US)
-        self.use_delay = p.delay_signal_inter if ctx.is_inter_dc else p.delay_signal_intra
-        self.per_base_rtt = p.alpha_update == "base_rtt"
-        self.timeout_holdoff_ps = ctx.rto_ps if p.timeout_holdoff == "rto" else 0
-
-        self.alpha = p.alpha_init
-        self.window = SendTimeWindow()
-        self.acked_in_window = 0
-        self.marked_in_window = 0
-        self.rtt_min_window: int | None = None  # min RTT sample of the current window
-        self.rtt_min_prev: int | None = None  # RTT_min: min RTT sample of the last full window
-        self.last_reduction_ps: int | None = None
-        self.cycle_start_ps: int | None = None  # alpha_update=base_rtt: start of the period
-        self.last_timeout_ps: int | None = None
-        self.last_loss_ps: int | None = None
-        self.slow_start = False
-        self.ssthresh = 0.0
-
-    # ---- helpers -------------------------------------------------------------------------
-    def _may_reduce(self, now_ps: int) -> bool:
-        last = self.last_reduction_ps
-        if last is None:
-            return not self.per_base_rtt
-        return now_ps - last > self.base_rtt_ps
-
-    def _reset_window(self, now_ps: int) -> None:
-        self.acked_in_window = 0
-        self.marked_in_window = 0
-        self.rtt_min_window = None
-        self.window.restart(now_ps)
-
-    def wan_congested(self) -> bool:
-        """RTT_min > RTT_base + T (§III-B): RTT_min of the last full window, or with
-        ``alpha_update=base_rtt`` the running minimum of the current period."""
-        rtt_min = self.rtt_min_window if self.per_base_rtt else self.rtt_min_prev
-        return self.use_delay and rtt_min is not None and rtt_min > self.base_rtt_ps + self.t_ps
-
-    def _update_alpha(self) -> None:
-        frac = self.marked_in_window / self.acked_in_window
-        self.alpha = (1.0 - self.p.g) * self.alpha + self.p.g * frac
-
-    # ---- hooks ---------------------------------------------------------------------------
-    def on_ack(self, now_ps: int, acked_bytes: int, ecn: bool, rtt_ps: int, sent_ps: int) -> None:
-        # update_transport_state(alpha, rtt_base, rtt_min)  (Algorithm 1, line 1)
-        self.acked_in_window += acked_bytes
-        if ecn:
-            self.marked_in_window += acked_bytes
-        if self.per_base_rtt:
-            if self.cycle_start_ps is None:  # first ACK: the first window is out
-                self.cycle_start_ps = now_ps
-                self.last_reduction_ps = now_ps
-            elif now_ps - self.cycle_start_ps > self.base_rtt_ps:
-                self._update_alpha()
-                self.cycle_start_ps = now_ps
-                self.acked_in_window = 0
-                self.marked_in_window = 0
-                self.rtt_min_window = None
-            if self.rtt_min_window is None or rtt_ps < self.rtt_min_window:
-                self.rtt_min_window = rtt_ps
-        else:
-            if self.rtt_min_window is None or rtt_ps < self.rtt_min_window:
-                self.rtt_min_window = rtt_ps
-            window = self.window
-            if not window.active:
-                window.restart(now_ps)
-            elif window.ended_by(sent_ps):
-                self._update_alpha()
-                self.rtt_min_prev = self.rtt_min_window
-                self._reset_window(now_ps)
-        if self.slow_start and self.cwnd_bytes >= self.ssthresh:
-            self.slow_start = False
-
-        congested_dcn = ecn  # line 2
-        congested_wan = self.wan_congested()  # line 3
-        if congested_dcn or congested_wan:  # line 4
-            if self._may_reduce(now_ps):  # line 5
-                f_dcn = self.alpha * self.f_scale if congested_dcn else 0.0  # lines 6-7
-                f_wan = self.p.beta if congested_wan else 0.0  # line 8
-                cut = min(self.p.max_cut, max(f_dcn, f_wan))
-                self.set_cwnd(self.cwnd_bytes * (1.0 - cut))  # line 9
-                self.last_reduction_ps = now_ps
-                if self.per_base_rtt:
-                    self.cycle_start_ps = now_ps
-                if self.slow_start and self.p.slow_start_exit_on_cut:
-                    self.slow_start = False
-                    self.ssthresh = self.cwnd_bytes
-        elif self.slow_start:
-            self.set_cwnd(self.cwnd_bytes + acked_bytes)
+            may_reduce = now - last > p[P.base_rtt]  # line 5
+        if may_reduce:
+            f_dcn = s[S.alpha] * p[P.f_scale] if congested_dcn else 0.0  # lines 6-7
+            f_wan = p[P.beta] if congested_wan else 0.0  # line 8
+            worst = f_wan if f_wan > f_dcn else f_dcn
+            cut = worst if worst < p[P.max_cut] else p[P.max_cut]
+            set_cwnd(s, p, s[S.cwnd] * (1.0 - cut))  # line 9
+            s[S.last_reduction_ps] = now
+            if p[P.per_base_rtt] > 0.0:
+                s[S.cycle_start_ps] = now
+            if s[S.slow_start] > 0.0 and p[P.exit_on_cut] > 0.0:
+                s[S.slow_start] = 0.0
+                s[S.ssthresh] = s[S.cwnd]
+    if congested_wan:
+        return
+    unmarked = fb.acked_bytes - fb.marked_bytes
+    if unmarked > 0.0:
+        cwnd = s[S.cwnd]
+        if s[S.slow_start] > 0.0:
+            set_cwnd(s, p, cwnd + unmarked)
         else:  # lines 10-12: cwnd += h / cwnd per packet
-            self.set_cwnd(self.cwnd_bytes + self.h_bytes * acked_bytes / self.cwnd_bytes)
+            set_cwnd(s, p, cwnd + p[P.h_bytes] * unmarked / cwnd)
 
-    def on_timeout(self, now_ps: int) -> None:
-        last = self.last_timeout_ps
-        if last is not None and now_ps - last <= self.timeout_holdoff_ps:
-            return
-        self.last_timeout_ps = now_ps
-        self.ssthresh = max(self.min_cwnd, self.cwnd_bytes / 2.0)
-        self.set_cwnd(self.min_cwnd)
-        self.slow_start = self.cwnd_bytes < self.ssthresh
-        self.last_reduction_ps = now_ps
-        self.rtt_min_prev = None
-        self._reset_window(now_ps)
-        if self.per_base_rtt:
-            self.cycle_start_ps = now_ps
 
-    def on_nack(self, now_ps: int) -> None:
-        """TCP fast recovery: halve, once per base RTT of losses. The hold-off is the loss's own:
-        a small ECN cut just before (an inter-DC flow's alpha x F is well below 1%) must not
-        swallow the halving, as TCP reduces on a loss even right after an ECN response."""
-        last = self.last_loss_ps
-        if last is not None and now_ps - last <= self.base_rtt_ps:
+@njit(cache=True)
+def on_loss(s, p, now_ps, loss):
+    """A loss found by fast retransmit: TCP's halving, once per base RTT of losses (its own
+    hold-off: an ECN cut just before, alpha x F well below 1% for an inter-DC flow, must not
+    swallow it). A retransmission timeout, at most once per hold-off: ssthresh = half the window
+    (at least the floor), restart from the floor in slow start, the RTT history and the
+    window's counts cleared (alpha kept)."""
+    if loss == LOSS_NACK:
+        if now_ps - s[S.last_loss_ps] <= p[P.base_rtt]:
             return
-        self.last_loss_ps = now_ps
-        self.set_cwnd(self.cwnd_bytes / 2.0)
-        self.ssthresh = self.cwnd_bytes
-        self.slow_start = False
-        self.last_reduction_ps = now_ps
+        s[S.last_loss_ps] = now_ps
+        set_cwnd(s, p, s[S.cwnd] / 2.0)
+        s[S.ssthresh] = s[S.cwnd]
+        s[S.slow_start] = 0.0
+        s[S.last_reduction_ps] = now_ps
+        return
+    if now_ps - s[S.last_timeout_ps] <= p[P.timeout_holdoff_ps]:
+        return
+    s[S.last_timeout_ps] = now_ps
+    half = s[S.cwnd] / 2.0
+    floor = p[P.min_cwnd]
+    s[S.ssthresh] = half if half > floor else floor
+    set_cwnd(s, p, floor)
+    s[S.slow_start] = 1.0 if s[S.cwnd] < s[S.ssthresh] else 0.0
+    s[S.last_reduction_ps] = now_ps
+    s[S.rtt_min_prev] = np.inf
+    _reset_window(s, now_ps)
+    if p[P.per_base_rtt] > 0.0:
+        s[S.cycle_start_ps] = now_ps
+
+
+LAW = Law(
+    name="gemini",
+    params=GeminiParams,
+    state=S,
+    consts=P,
+    pack=pack,
+    init=init,
+    on_feedback=on_feedback,
+    on_loss=on_loss,
+    signals=("ecn", "rtt_min"),
+)

@@ -22,7 +22,7 @@ The window (ComputeWind, lines 11-20) is computed from a reference window W^c:
 Every ACK sets the window this way (the per-ACK "fast reaction", line 26); only an ACK that ends
 a round updates W^c and incStage (NewAck, lines 21-24: ``ack.seq > lastUpdateSeq``, then
 ``lastUpdateSeq = snd_nxt``). Rounds are delimited by send times here
-(:class:`uno.cc.base.SendTimeWindow`): ``lastUpdateSeq = snd_nxt`` at time t makes every packet
+(a round starts at an ACK's arrival): ``lastUpdateSeq = snd_nxt`` at time t makes every packet
 sent at or after t, and no other, satisfy ``seq > lastUpdateSeq``, so "the ACK's packet was sent
 at or after the round's start" is the same test, robust to reordering. The sender paces at
 R = W / T (line 27); the window is clamped to [``min_cwnd_mss`` MSS, ``max_cwnd_bdp`` BDP]
@@ -35,10 +35,9 @@ Where Algorithm 1 is silent:
 
 * The first ACK (no stored records) only stores its records and starts the first round, as
   ``UpdateRateHp`` does for ``m_lastUpdateSeq == 0``.
-* An ACK without INT (``hops`` empty, or :meth:`Hpcc.on_ack`, which the transport calls when no
-  switch on the path writes INT) changes neither the window nor the stored records; if it ends a
-  round, the next round starts (W^c and incStage unchanged), as ``UpdateRateHp`` advances
-  ``m_lastUpdateSeq`` whether or not the ACK carried hops.
+* An ACK without INT records (no switch on the path writes INT) changes neither the window nor
+  the stored records; if it ends a round, the next round starts (W^c and incStage unchanged), as
+  ``UpdateRateHp`` advances ``m_lastUpdateSeq`` whether or not the ACK carried hops.
 * A change in the number of hops (another path) makes the stored records incomparable: the new
   records replace them and nothing else changes (round bookkeeping as above). The authors' ns-3
   code has no such case (its per-flow paths are fixed; it would compare against stale records);
@@ -57,9 +56,9 @@ Where Algorithm 1 is silent:
   ``max_cwnd_bdp`` must be > 0 here).
 * Losses. HPCC assumes a lossless (PFC) fabric; the authors' ns-3 NIC retransmits go-back-N on a
   NACK (``RdmaHw::RecoverQueue``: snd_nxt = snd_una) and leaves the rate to the INT feedback the
-  NACK carries (it runs the same ``HandleAckHp``); it has no retransmission timer. Here
-  :meth:`Hpcc.on_nack` changes nothing (uno's transport does the retransmission; a NACK carries no
-  INT to this controller) and :meth:`Hpcc.on_timeout` changes nothing by default
+  NACK carries (it runs the same ``HandleAckHp``); it has no retransmission timer. Here a loss
+  found before a timeout changes nothing (uno's transport does the retransmission; a NACK carries
+  no INT to this law) and a retransmission timeout changes nothing by default
   (``timeout_cwnd_mss`` = 0). ``timeout_cwnd_mss`` > 0 is a conservative option not in HPCC: a
   timeout then sets W and W^c to that many MSS (within the clamp) and incStage to 0; the next
   rounds' INT feedback regrows it (multiplicatively once maxStage rounds pass, or at once with
@@ -104,25 +103,47 @@ Config (``HpccParams``): ``eta``, ``max_stage``, ``w_ai_bytes``, ``max_flows``,
 ``init_cwnd_bdp``, ``min_cwnd_mss``, ``max_cwnd_bdp``, ``pacing``, ``init_utilization``,
 ``timeout_cwnd_mss``.
 
-Interface: ``wants_int = True`` asks the transport to call :meth:`Hpcc.on_ack_int` instead of
-``on_ack`` for every new ACK, with ``hops``: one ``(ts_ps, qlen_bytes, tx_bytes, rate_bps)``
-record per hop in path order (egress time of the data packet at that hop's port, the port's
-queue in bytes then, its cumulative transmitted bytes, its line rate in bit/s). The controller
-keeps a reference to the last non-empty ``hops`` it was given; the caller must not mutate it.
+Feedback (:mod:`uno.cc.law`): the law reads INT records (``signals`` "int"; the fluid engine has
+none, and refuses it): a batch's records ``rec`` are one ``(ts_ps, qlen_bytes, tx_bytes,
+rate_bps)`` row per hop of the acknowledged packet's path, in path order (egress time of the
+data packet at that hop's port, the port's queue in bytes then, its cumulative transmitted
+bytes, its line rate in bit/s). The stored records live in the state's tail, with room for the
+most records a packet of the flow holds (``FlowContext.int_max_records``:
+``switch.int_telemetry.max_records``).
 
-Units: time in integer picoseconds, windows in wire bytes, rates in bit/s.
+A feedback batch is read as its newest ACK: its records (those of the latest packet
+acknowledged) are compared with the stored ones, and it ends the round when its latest-sent
+packet (``sent_ps``) was sent at or after the round's start. For one ACK this is exactly the
+per-ACK step of Algorithm 1; for many, one fast reaction from the newest telemetry, which loses
+nothing of the interval: the ports' byte counters are cumulative, so the newest records against
+the stored ones measure the whole span since them (tau is that span, capped at T).
+
+Units: time in picoseconds, windows in wire bytes, rates in bit/s (all float64).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
-from uno.cc.base import FlowContext, SendTimeWindow, WindowedControl
-from uno.config.fields import num
+import numpy as np
+from numba import njit
 
-#: one hop's INT record: (egress ts in ps, queue in bytes, cumulative tx bytes, line rate bit/s)
-IntHop = tuple[int, float, int, float]
+from uno.cc.law import (
+    BPS_PS,
+    INT_FIELDS,
+    INT_QLEN,
+    INT_RATE,
+    INT_TS,
+    INT_TX,
+    LOSS_TIMEOUT,
+    Law,
+    init_window,
+    params_layout,
+    set_cwnd,
+    state_layout,
+    window_params,
+)
+from uno.config.fields import num
 
 
 @dataclass
@@ -153,117 +174,153 @@ class HpccParams:
     timeout_cwnd_mss: float = num(0.0, ">= 0")
 
 
-class Hpcc(WindowedControl):
-    """HPCC for one flow. See the module docstring for the rules and their sources."""
+#: U (the EWMA of the path's normalised inflight bytes); W^c (the reference window of the
+#: current round, bytes); incStage; the round (whether one is open, its start in ps); how many
+#: INT records are stored (-1 before the first), the records themselves in the state's tail
+#: (``state_tail``: INT_FIELDS columns per record, in path order)
+S = state_layout("HpccState", (
+    "utilization", "ref_cwnd_bytes", "inc_stage", "round_active", "round_start_ps", "prev_n",
+))  # fmt: skip
+#: eta; W_AI (bytes); maxStage; U at the start; the window after a timeout (bytes, 0: none);
+#: the most INT records a packet of the flow holds (the tail's room)
+P = params_layout("HpccConsts", (
+    "eta", "w_ai_bytes", "max_stage", "init_utilization", "timeout_cwnd_bytes", "max_records",
+))  # fmt: skip
 
-    name = "hpcc"
-    #: the transport calls :meth:`on_ack_int` (with the ACK's INT records) instead of on_ack
-    wants_int = True
 
-    def __init__(self, ctx: FlowContext, params: HpccParams):
-        p = params
-        super().__init__(ctx, p.init_cwnd_bdp, p.min_cwnd_mss, p.max_cwnd_bdp, p.pacing)
-        self.p = p
-        self.eta = p.eta
-        self.max_stage = p.max_stage
-        self.t_ps = ctx.base_rtt_ps
-        if p.w_ai_bytes is not None:
-            self.w_ai_bytes = float(p.w_ai_bytes)
-        else:
-            self.w_ai_bytes = ctx.bdp_bytes * (1.0 - p.eta) / p.max_flows
-        #: U, the EWMA of the path's normalised inflight bytes
-        self.utilization = float(p.init_utilization)
-        #: W^c, the reference window of the current round
-        self.ref_cwnd_bytes = self.cwnd_bytes
-        self.inc_stage = 0
-        #: the INT records of the last ACK that carried any (None before the first)
-        self.prev_hops: Sequence[IntHop] | None = None
-        self.round = SendTimeWindow()
+def pack(params: HpccParams, ctx) -> np.ndarray:
+    p = np.zeros(P.size)
+    window_params(p, ctx, params.init_cwnd_bdp, params.min_cwnd_mss, params.max_cwnd_bdp,
+                  params.pacing)  # fmt: skip
+    p[P.eta] = params.eta
+    if params.w_ai_bytes is not None:
+        p[P.w_ai_bytes] = float(params.w_ai_bytes)
+    else:  # W_AI = W_init (1 - eta) / N, W_init = B x T (not scaled by init_cwnd_bdp)
+        p[P.w_ai_bytes] = ctx.bdp_bytes * (1.0 - params.eta) / params.max_flows
+    p[P.max_stage] = params.max_stage
+    p[P.init_utilization] = params.init_utilization
+    p[P.timeout_cwnd_bytes] = params.timeout_cwnd_mss * ctx.mss_bytes
+    p[P.max_records] = ctx.int_max_records
+    return p
 
-    # ---- Algorithm 1 ------------------------------------------------------------------------
 
-    def _measure_inflight(self, hops: Sequence[IntHop]) -> bool:
-        """MeasureInflight (Alg. 1 lines 1-10): update U from ``hops`` against the stored
-        records and store ``hops``. False (U unchanged) when there is nothing comparable: no
-        stored records, another number of hops, or a hop whose records are not from one port."""
-        prev = self.prev_hops
-        self.prev_hops = hops
-        if prev is None or len(prev) != len(hops):
-            return False
-        t = self.t_ps
-        u = -1.0
-        tau = 0
-        for (ts, qlen, tx, rate), (ts0, qlen0, tx0, _) in zip(hops, prev, strict=True):
-            dt = ts - ts0
-            dtx = tx - tx0
-            if dt <= 0 or dtx < 0:
-                return False
+def state_tail(p: np.ndarray) -> int:
+    """Room for the stored INT records: INT_FIELDS columns per record a packet holds."""
+    return INT_FIELDS * int(p[P.max_records])
+
+
+@njit(cache=True)
+def init(s, p):
+    init_window(s, p)
+    s[S.utilization] = p[P.init_utilization]
+    s[S.ref_cwnd_bytes] = s[S.cwnd]
+    s[S.prev_n] = -1.0
+
+
+@njit(cache=True)
+def _store_records(s, p, rec, n):
+    """Keep the ``n`` records ``rec``: the next batch's are compared with them."""
+    if n > p[P.max_records]:
+        raise ValueError("hpcc: more INT records than the flow's packets hold")
+    s[S.prev_n] = n
+    for i in range(n):
+        for j in range(INT_FIELDS):
+            s[S.size + INT_FIELDS * i + j] = rec[i, j]
+
+
+@njit(cache=True)
+def _measure_inflight(s, p, rec, n):
+    """MeasureInflight (Alg. 1 lines 1-10): U from the ``n`` records ``rec`` against the stored
+    ones, which they then replace. False (U unchanged) when there is nothing comparable: no
+    stored records, another number of hops, or a hop whose records are not from one port."""
+    comparable = s[S.prev_n] == n
+    t = p[P.base_rtt]
+    u = -1.0
+    tau = 0.0
+    if comparable:
+        for i in range(n):
+            at = S.size + INT_FIELDS * i
+            dt = rec[i, INT_TS] - s[at + INT_TS]
+            dtx = rec[i, INT_TX] - s[at + INT_TX]
+            if dt <= 0.0 or dtx < 0.0:
+                comparable = False
+                break
+            qlen = rec[i, INT_QLEN]
+            qlen0 = s[at + INT_QLEN]
             # u' = min(qlen, qlen_prev) / (B T) + txRate / B, with bytes -> bits and ps -> s
-            u_hop = 8e12 * ((qlen if qlen < qlen0 else qlen0) / t + dtx / dt) / rate
+            u_hop = BPS_PS * ((qlen if qlen < qlen0 else qlen0) / t + dtx / dt) / rec[i, INT_RATE]
             if u_hop > u:
                 u = u_hop
                 tau = dt
-        if tau > t:
-            tau = t
-        w = tau / t
-        self.utilization = (1.0 - w) * self.utilization + w * u
-        return True
+    _store_records(s, p, rec, n)
+    if not comparable:
+        return False
+    if tau > t:
+        tau = t
+    w = tau / t
+    s[S.utilization] = (1.0 - w) * s[S.utilization] + w * u
+    return True
 
-    def _compute_wind(self, update_ref: bool) -> None:
-        """ComputeWind (Alg. 1 lines 11-20) from the current U; sets the (clamped) window and,
-        with ``update_ref``, W^c and incStage."""
-        u = self.utilization
-        eta = self.eta
-        multiplicative = u >= eta or self.inc_stage >= self.max_stage
-        if multiplicative:
-            if u > 0.0:
-                w = self.ref_cwnd_bytes / (u / eta) + self.w_ai_bytes
-            else:
-                w = self.max_cwnd  # the limit U -> 0, clamped to the cap
+
+@njit(cache=True)
+def _compute_wind(s, p, update_ref):
+    """ComputeWind (Alg. 1 lines 11-20) from the current U: the (clamped) window and, with
+    ``update_ref`` (a round's end), W^c and incStage."""
+    u = s[S.utilization]
+    eta = p[P.eta]
+    multiplicative = u >= eta or s[S.inc_stage] >= p[P.max_stage]
+    if multiplicative:
+        if u > 0.0:
+            w = s[S.ref_cwnd_bytes] / (u / eta) + p[P.w_ai_bytes]
         else:
-            w = self.ref_cwnd_bytes + self.w_ai_bytes
-        self.set_cwnd(w)
-        if update_ref:
-            self.ref_cwnd_bytes = self.cwnd_bytes
-            self.inc_stage = 0 if multiplicative else self.inc_stage + 1
+            w = p[P.max_cwnd]  # the limit U -> 0, clamped to the cap
+    else:
+        w = s[S.ref_cwnd_bytes] + p[P.w_ai_bytes]
+    set_cwnd(s, p, w)
+    if update_ref:
+        s[S.ref_cwnd_bytes] = s[S.cwnd]
+        s[S.inc_stage] = 0.0 if multiplicative else s[S.inc_stage] + 1.0
 
-    def on_ack_int(
-        self,
-        now_ps: int,
-        acked_bytes: int,
-        ecn: bool,
-        rtt_ps: int,
-        sent_ps: int,
-        hops: Sequence[IntHop],
-    ) -> None:
-        """NewAck (Alg. 1 lines 21-27) for an ACK whose data packet was sent at ``sent_ps``
-        and collected the INT records ``hops`` (path order; may be empty)."""
-        rnd = self.round
-        if not rnd.active:  # the first ACK: store the records, start the first round
-            if hops:
-                self.prev_hops = hops
-            rnd.restart(now_ps)
-            return
-        round_end = rnd.ended_by(sent_ps)
-        if hops and self._measure_inflight(hops):
-            self._compute_wind(round_end)
-        if round_end:
-            rnd.restart(now_ps)
 
-    def on_ack(self, now_ps: int, acked_bytes: int, ecn: bool, rtt_ps: int, sent_ps: int) -> None:
-        """An ACK without INT (no INT-writing switch on the path): the window stays; only the
-        round bookkeeping runs."""
-        self.on_ack_int(now_ps, acked_bytes, ecn, rtt_ps, sent_ps, ())
+@njit(cache=True)
+def on_feedback(s, p, fb, rec):
+    """NewAck (Alg. 1 lines 21-27) for a batch whose newest records are ``rec`` (``fb.n_int``
+    of them; none: the round bookkeeping only)."""
+    n = int(fb.n_int)
+    if s[S.round_active] == 0.0:  # the first ACK: store the records, start the first round
+        if n > 0:
+            _store_records(s, p, rec, n)
+        s[S.round_start_ps] = fb.now_ps
+        s[S.round_active] = 1.0
+        return
+    round_end = fb.sent_ps >= s[S.round_start_ps]
+    if n > 0 and _measure_inflight(s, p, rec, n):
+        _compute_wind(s, p, round_end)
+    if round_end:
+        s[S.round_start_ps] = fb.now_ps
 
-    def on_nack(self, now_ps: int) -> None:
-        """No change: HPCC runs on a lossless fabric and the authors' NIC only goes back N on a
-        NACK (``RdmaHw::RecoverQueue``), leaving the rate to the INT feedback; uno's transport
-        does the retransmission."""
 
-    def on_timeout(self, now_ps: int) -> None:
-        """No change by default (HPCC has no timeout reaction); with ``timeout_cwnd_mss`` > 0,
-        W and W^c drop to that many MSS and incStage restarts."""
-        if self.p.timeout_cwnd_mss > 0:
-            self.set_cwnd(self.p.timeout_cwnd_mss * self.ctx.mss_bytes)
-            self.ref_cwnd_bytes = self.cwnd_bytes
-            self.inc_stage = 0
+@njit(cache=True)
+def on_loss(s, p, now_ps, loss):
+    """A loss found before a timeout changes nothing: HPCC runs on a lossless fabric and the
+    authors' NIC only goes back N on a NACK (``RdmaHw::RecoverQueue``), leaving the rate to the
+    INT feedback. A timeout changes nothing by default; with ``timeout_cwnd_mss`` > 0, W and
+    W^c drop to that many MSS and incStage restarts."""
+    if loss == LOSS_TIMEOUT and p[P.timeout_cwnd_bytes] > 0.0:
+        set_cwnd(s, p, p[P.timeout_cwnd_bytes])
+        s[S.ref_cwnd_bytes] = s[S.cwnd]
+        s[S.inc_stage] = 0.0
+
+
+LAW = Law(
+    name="hpcc",
+    params=HpccParams,
+    state=S,
+    consts=P,
+    pack=pack,
+    init=init,
+    on_feedback=on_feedback,
+    on_loss=on_loss,
+    state_tail=state_tail,
+    signals=("int",),
+)

@@ -38,6 +38,8 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
+from uno.core.layout import layout
+
 #: what a loss report is (``on_loss``): a retransmission timeout, or a loss found before one
 #: (fast retransmit's duplicate ACKs, a receiver's NACK)
 LOSS_TIMEOUT = 0
@@ -48,17 +50,6 @@ BPS_PS = 8e12
 
 #: a time after every event (no timer pending)
 NEVER_PS = float(2**62)
-
-
-def layout(name: str, fields: tuple[str, ...] | list[str]):
-    """Named columns of a float64 row: a namedtuple instance whose attributes are the column
-    indices and whose ``size`` is the number of columns (``s[S.cwnd]`` compiles to a constant
-    index)."""
-    fields = tuple(fields)
-    if len(set(fields)) != len(fields) or "size" in fields:
-        raise ValueError(f"{name}: duplicate or reserved column names in {fields}")
-    cls = namedtuple(name, [*fields, "size"])
-    return cls(*range(len(fields)), len(fields))
 
 
 #: a feedback batch (every field a float; see the module docstring)
@@ -140,8 +131,7 @@ P0 = layout("CommonParams", COMMON_PARAMS)
 
 def window_params(p: np.ndarray, ctx, init_cwnd_bdp: float, min_cwnd_mss: float,
                   max_cwnd_bdp: float, pacing: bool) -> None:  # fmt: skip
-    """The common columns of a window law (:class:`uno.cc.base.WindowedControl`'s rules): the
-    window starts at ``init_cwnd_bdp`` BDPs and stays within [``min_cwnd_mss`` MSS,
+    """The common columns of a window law: the window starts at ``init_cwnd_bdp`` BDPs and stays within [``min_cwnd_mss`` MSS,
     ``max_cwnd_bdp`` BDPs] (0: no cap); with ``pacing`` the sender paces at cwnd / base RTT."""
     p[P0.mss] = ctx.mss_bytes
     p[P0.base_rtt] = ctx.base_rtt_ps

@@ -27,18 +27,35 @@ Defaults and sources:
   retransmitted copy) changes nothing. The Uno artifact runs the per-ACK rule on every ACK,
   duplicates included (``MprdmaSrc::processAck``); ``cc=mprdma_bbr_artifact`` sets it, together
   with the artifact's short MPRDMA timeout (transport ``intra`` block: 3 base RTTs less a margin,
-  scanned every 4 µs), which makes spurious retransmissions, and so duplicates, common.
+  scanned every 4 µs), which makes spurious retransmissions, and so duplicates, common. The law
+  then asks for duplicate ACKs (the common constant ``dup_acks``) and reads each as any other.
 
 Window unit: here the window counts wire bytes (4,160 B per full packet); the artifact counts
 payload bytes (4,096 B) against a BDP computed in wire bytes, so its 1-BDP window admits 1.6 %
 more wire bytes and its 0.15-MSS decrement is 614 B instead of 624 B. Not reproduced.
+
+A feedback batch (:mod:`uno.cc.law`) moves the window once: by MSS x its unmarked bytes / cwnd,
+less the decrement times its marked ACKs (``marked_acks``: a packet ACK's 0 or 1, a fluid
+step's expected count, fractional), then the clamp. For one ACK, exactly the per-ACK rules
+above; for many, their sum with the window held at its value before the batch.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from uno.cc.base import FlowContext, WindowedControl
+import numpy as np
+from numba import njit
+
+from uno.cc.law import (
+    LOSS_TIMEOUT,
+    Law,
+    init_window,
+    params_layout,
+    set_cwnd,
+    state_layout,
+    window_params,
+)
 from uno.config.fields import num
 
 
@@ -62,29 +79,49 @@ class MprdmaParams:
     update_on_duplicate_ack: bool = False
 
 
-class Mprdma(WindowedControl):
-    name = "mprdma"
+#: the window alone
+S = state_layout("MprdmaState", ())
+#: the decrement per marked ACK (bytes); whether a timeout drops the window to its floor
+P = params_layout("MprdmaConsts", ("ecn_decrease_bytes", "timeout_resets_cwnd"))
 
-    def __init__(self, ctx: FlowContext, params: MprdmaParams):
-        p = params
-        super().__init__(ctx, p.init_cwnd_bdp, p.min_cwnd_mss, p.max_cwnd_bdp, p.pacing)
-        self.p = p
-        self.mss = ctx.mss_bytes
-        self.ecn_decrease_bytes = p.ecn_decrease_mss * ctx.mss_bytes
-        self.wants_duplicate_acks = p.update_on_duplicate_ack
 
-    def on_ack(self, now_ps: int, acked_bytes: int, ecn: bool, rtt_ps: int, sent_ps: int) -> None:
-        if ecn:
-            self.set_cwnd(self.cwnd_bytes - self.ecn_decrease_bytes)
-        else:
-            self.set_cwnd(self.cwnd_bytes + self.mss * acked_bytes / self.cwnd_bytes)
+def pack(params: MprdmaParams, ctx) -> np.ndarray:
+    p = np.zeros(P.size)
+    window_params(p, ctx, params.init_cwnd_bdp, params.min_cwnd_mss, params.max_cwnd_bdp,
+                  params.pacing)  # fmt: skip
+    p[P.dup_acks] = 1.0 if params.update_on_duplicate_ack else 0.0
+    p[P.ecn_decrease_bytes] = params.ecn_decrease_mss * ctx.mss_bytes
+    p[P.timeout_resets_cwnd] = 1.0 if params.timeout_resets_cwnd else 0.0
+    return p
 
-    def on_duplicate_ack(
-        self, now_ps: int, acked_bytes: int, ecn: bool, rtt_ps: int, sent_ps: int
-    ) -> None:
-        """The Uno artifact applies its per-ACK rule to every ACK, duplicates included."""
-        self.on_ack(now_ps, acked_bytes, ecn, rtt_ps, sent_ps)
 
-    def on_timeout(self, now_ps: int) -> None:
-        if self.p.timeout_resets_cwnd:
-            self.set_cwnd(self.min_cwnd)
+@njit(cache=True)
+def on_feedback(s, p, fb, rec):
+    """+ MSS x unmarked bytes / cwnd, - the decrement per marked ACK (a duplicate ACK, which
+    reaches the law only with ``update_on_duplicate_ack``, counts as any other)."""
+    cwnd = s[S.cwnd]
+    grow = p[P.mss] * (fb.acked_bytes - fb.marked_bytes) / cwnd
+    cut = p[P.ecn_decrease_bytes] * fb.marked_acks
+    # (grow - cut) first: one of them is 0 for a packet ACK, so its result is the per-ACK rule's
+    set_cwnd(s, p, cwnd + (grow - cut))
+
+
+@njit(cache=True)
+def on_loss(s, p, now_ps, loss):
+    """A retransmission timeout drops the window to its floor when so configured; a loss found
+    before one changes nothing."""
+    if loss == LOSS_TIMEOUT and p[P.timeout_resets_cwnd] > 0.0:
+        set_cwnd(s, p, p[P.min_cwnd])
+
+
+LAW = Law(
+    name="mprdma",
+    params=MprdmaParams,
+    state=S,
+    consts=P,
+    pack=pack,
+    init=init_window,
+    on_feedback=on_feedback,
+    on_loss=on_loss,
+    signals=("ecn",),
+)

@@ -15,21 +15,21 @@ import importlib
 
 from numba import njit
 
-from uno.cc.base import CongestionControl, FlowContext
 from uno.cc.law import ack_feedback
+from uno.config.parts import declare
 
 #: the algorithms' modules (uno.cc.<name>), in kind order
 LAW_MODULES = ("dctcp", "uno", "gemini", "mprdma", "bbr", "hpcc", "dcqcn")
 
 
 def _load_laws() -> tuple:
+    """The laws, in kind order; each algorithm's parameters declared to the configuration."""
     laws = []
     for name in LAW_MODULES:
-        law = getattr(importlib.import_module(f"uno.cc.{name}"), "LAW", None)
-        if law is None:
-            continue  # (a controller class, not yet a law: _CLASSES)
+        law = importlib.import_module(f"uno.cc.{name}").LAW
         if law.name != name:
             raise ValueError(f"uno.cc.{name}.LAW is named {law.name!r}")
+        declare("cc", name, law.params)
         laws.append(law)
     return tuple(laws)
 
@@ -42,25 +42,34 @@ KIND = {law.name: k for k, law in enumerate(LAWS, start=1)}
 
 def _chain(hook: str):
     """``f(kind, *args)`` calling ``getattr(law, hook)(*args)`` of the law of that kind."""
+    first = getattr(LAWS[0], hook)
 
-    @njit
     def unknown(kind, *args):
-        raise ValueError("unknown congestion-control kind")
+        if kind >= 0:  # (always: the call below only gives the chain its result type)
+            raise ValueError("unknown congestion-control kind")
+        return first(*args)
 
-    dispatch = unknown
+    dispatch = _jit(unknown, f"{hook}_unknown_kind")
     for kind in range(len(LAWS), 0, -1):
-        dispatch = _branch(kind, getattr(LAWS[kind - 1], hook), dispatch)
+        dispatch = _branch(hook, kind, getattr(LAWS[kind - 1], hook), dispatch)
     return dispatch
 
 
-def _branch(kind: int, fn, rest):
-    @njit
+def _branch(hook: str, kind: int, fn, rest):
     def dispatch(k, *args):
         if k == kind:
             return fn(*args)
         return rest(k, *args)
 
-    return dispatch
+    return _jit(dispatch, f"{hook}_kind_{kind}")
+
+
+def _jit(fn, name: str):
+    """``fn`` compiled under a name of its own: Numba names a function's machine code after it,
+    and two cached kernels holding different functions of one name would be linked to one of
+    them when both are loaded."""
+    fn.__name__ = fn.__qualname__ = name
+    return njit(fn)
 
 
 #: init(kind, s, p); on_feedback(kind, s, p, fb, rec); on_loss(kind, s, p, now_ps, loss);
@@ -115,25 +124,5 @@ def law_pacing_rate(kind, s, p):
     return pacing_rate(kind, s, p)
 
 
-def make_cc(name: str, cc_cfg, ctx: FlowContext) -> CongestionControl:
-    """The controller of one flow: algorithm ``name`` with its parameters ``cc_cfg.<name>``."""
-    from uno.cc.adapter import LawControl
-
-    if name in LAW_BY_NAME:
-        return LawControl(LAW_BY_NAME[name], KIND[name], getattr(cc_cfg, name), ctx)
-    return _CLASSES[name](ctx, getattr(cc_cfg, name))
-
-
-def _classes() -> dict:
-    names = {"uno": "UnoCC", "gemini": "Gemini", "mprdma": "Mprdma", "bbr": "Bbr",
-             "hpcc": "Hpcc", "dcqcn": "Dcqcn"}  # fmt: skip
-    return {
-        name: getattr(importlib.import_module(f"uno.cc.{name}"), cls)
-        for name, cls in names.items()
-        if name not in LAW_BY_NAME
-    }
-
-
-_CLASSES = _classes()
 #: every algorithm's name (the config's choices)
-CC_NAMES = tuple(n for n in LAW_MODULES if n in LAW_BY_NAME or n in _CLASSES)
+CC_NAMES = LAW_MODULES

@@ -60,14 +60,37 @@ also takes the artifact's transport and switches: class reference paths (every i
 base RTT, BDP and RTO are those of the 6-hop path), full-size packets, 10^6-B buffers, and
 phantom queues that count dropped data packets but not ACKs (docs/artifact_audit.md).
 
-Units: time in integer picoseconds, windows in wire bytes, rates in bit/s.
+A feedback batch (:mod:`uno.cc.law`) is read as its ACKs taken together: the additive
+increase acts on its unmarked bytes; the epoch and the Quick Adapt period count its bytes, its
+ACKs (``acks``) and its ECN-echoed ACKs (``marked_acks``), so E's fraction is marked ACKs over
+ACKs; an epoch is congested when its batches held a whole marked ACK (``mark_events``); the
+batch ends an epoch when its latest send time is at or after ``T_epoch``, and the gentle test
+and the epoch period read its RTT sample; where its packets may have met queueing that sample
+does not show (``queued_p``), the epoch counts as physically queued with that chance (against
+the batch's ``draw``); Quick Adapt counts the period's bytes in whole packets when the batch
+asks for it (``whole_packets``: a packet controller checks at an ACK and counts it whole, so a
+window of a few packets whose RTT is over twice the base RTT passes a check that the stream of
+its bytes would fail). For one ACK these are exactly the per-ACK rules above.
+
+Units: time in picoseconds, windows in wire bytes, rates in bit/s (all float64).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from uno.cc.base import FlowContext, WindowedControl
+import numpy as np
+from numba import njit
+
+from uno.cc.law import (
+    Law,
+    in_whole_packets,
+    init_window,
+    params_layout,
+    set_cwnd,
+    state_layout,
+    window_params,
+)
 from uno.config.fields import choice, num
 from uno.core.errors import ConfigError
 from uno.core.units import PS_PER_US
@@ -127,130 +150,174 @@ class UnoParams:
             )
 
 
-class UnoCC(WindowedControl):
-    """UnoCC for one flow. See the module docstring for the rules and their sources."""
+#: Epoch (Alg. 1 OnEpoch): whether the first ACK came (the epoch and the QA period start at
+#: it), T_epoch, and what the epoch acknowledged: bytes, ACKs, ECN-echoed ACKs and whole marked
+#: ACKs; E and MD_scale. Quick Adapt (Alg. 1 OnQA): its period's start and bytes, whether the
+#: round trip after a QA is being skipped and when that QA was. Counts, for analysis and tests.
+S = state_layout("UnoState", (
+    "started", "epoch_start_ps", "epoch_bytes", "epoch_acks", "epoch_marked_acks",
+    "epoch_mark_events", "ecn_ewma", "md_scale", "qa_start_ps", "qa_bytes", "skipping",
+    "qa_time_ps", "epochs", "md_events", "gentle_events", "qa_events",
+))  # fmt: skip
+#: alpha (bytes), K (bytes), the MD gain 4K/(K + BDP), the fixed epoch period (ps) and the RTT
+#: sample's scale to the epoch period (0: the fixed period), the QA period (ps), the gentle
+#: test's threshold (ps), then the parameters as they are (switches as 0 / 1) and the window
+#: after a timeout (bytes, 0: unchanged)
+P = params_layout("UnoConsts", (
+    "alpha_bytes", "k_bytes", "md_gain", "epoch_period_ps", "epoch_rtt_scale", "qa_period_ps",
+    "gentle_threshold_ps", "ecn_ewma_gain", "gentle_factor", "gentle_compounds", "qa_beta",
+    "qa_window_scale", "timeout_cwnd_bytes", "ewma_fall_increase",
+))  # fmt: skip
 
-    name = "uno"
 
-    def __init__(self, ctx: FlowContext, params: UnoParams):
-        p = params
-        super().__init__(ctx, p.init_cwnd_bdp, p.min_cwnd_mss, p.max_cwnd_bdp, p.pacing)
-        self.p = p
-        bdp = ctx.bdp_bytes
-        self.alpha_bytes = p.ai_bdp_frac * bdp
-        self.k_bytes = (
-            p.k_bytes if p.k_bytes is not None else ctx.intra_bdp_bytes / p.k_intra_bdp_divisor
-        )
-        self.md_gain = 4.0 * self.k_bytes / (self.k_bytes + bdp)
-        self.epoch_period_ps = int(round(p.epoch_period_intra_rtt * ctx.intra_rtt_ps))
-        # rtt_sample: period = sample x intra-DC RTT / base RTT x multiplier
-        self.epoch_rtt_scale = (
-            p.epoch_period_intra_rtt * ctx.intra_rtt_ps / ctx.base_rtt_ps
-            if p.epoch_period == "rtt_sample"
-            else None
-        )
-        self.qa_period_ps = int(round(p.qa_period_base_rtt * ctx.base_rtt_ps))
-        self.gentle_threshold_ps = int(
-            round(p.gentle_qdelay_us * PS_PER_US + p.gentle_qdelay_base_rtt_frac * ctx.base_rtt_ps)
-        )
-        self.ecn_ewma = 0.0  # E
-        self.md_scale = 1.0
-        # epoch state
-        self.started = False
-        self.epoch_start_ps = 0
-        self.epoch_acks = 0
-        self.epoch_marked = 0
-        self.epoch_bytes = 0
-        # Quick Adapt state
-        self.qa_start_ps = 0
-        self.qa_bytes = 0
-        self.skipping = False  # after a QA: no QA/MD until a packet sent after it is acked
-        self.qa_time_ps = 0
-        # counters, for analysis and tests
-        self.epochs = 0
-        self.md_events = 0
-        self.gentle_events = 0
-        self.qa_events = 0
+def pack(params: UnoParams, ctx) -> np.ndarray:
+    p = np.zeros(P.size)
+    window_params(p, ctx, params.init_cwnd_bdp, params.min_cwnd_mss, params.max_cwnd_bdp,
+                  params.pacing)  # fmt: skip
+    bdp = ctx.bdp_bytes
+    k = params.k_bytes
+    if k is None:
+        k = ctx.intra_bdp_bytes / params.k_intra_bdp_divisor
+    p[P.alpha_bytes] = params.ai_bdp_frac * bdp
+    p[P.k_bytes] = k
+    p[P.md_gain] = 4.0 * k / (k + bdp)
+    p[P.epoch_period_ps] = round(params.epoch_period_intra_rtt * ctx.intra_rtt_ps)
+    if params.epoch_period == "rtt_sample":  # period = sample x intra-DC RTT / base RTT x mult.
+        p[P.epoch_rtt_scale] = params.epoch_period_intra_rtt * ctx.intra_rtt_ps / ctx.base_rtt_ps
+    p[P.qa_period_ps] = round(params.qa_period_base_rtt * ctx.base_rtt_ps)
+    p[P.gentle_threshold_ps] = round(
+        params.gentle_qdelay_us * PS_PER_US + params.gentle_qdelay_base_rtt_frac * ctx.base_rtt_ps
+    )
+    p[P.ecn_ewma_gain] = params.ecn_ewma_gain
+    p[P.gentle_factor] = params.gentle_factor
+    p[P.gentle_compounds] = 1.0 if params.gentle_compounds else 0.0
+    p[P.qa_beta] = params.qa_beta
+    p[P.qa_window_scale] = params.qa_window_scale
+    p[P.timeout_cwnd_bytes] = params.timeout_cwnd_mss * ctx.mss_bytes
+    p[P.ewma_fall_increase] = 1.0 if params.ewma_fall_increase else 0.0
+    return p
 
-    # ---- ACK processing ------------------------------------------------------------------
-    def on_ack(self, now_ps: int, acked_bytes: int, ecn: bool, rtt_ps: int, sent_ps: int) -> None:
-        if not self.started:
-            # The epoch and the first QA period activate at the first ACK (§4.1.1).
-            self.started = True
-            self.epoch_start_ps = now_ps
-            self.qa_start_ps = now_ps
-        if not ecn:
-            self.set_cwnd(self.cwnd_bytes + self.alpha_bytes * acked_bytes / self.cwnd_bytes)
-        if self.skipping:
-            if sent_ps < self.qa_time_ps:
-                return
-            # a packet sent after the QA came back: the skipped round trip is over
-            self.skipping = False
-            self.qa_start_ps = now_ps
-            self.qa_bytes = 0
-            self.epoch_start_ps = now_ps
-        self.qa_bytes += acked_bytes
-        self.epoch_bytes += acked_bytes
-        self.epoch_acks += 1
-        if ecn:
-            self.epoch_marked += 1
-        if sent_ps >= self.epoch_start_ps:
-            self._end_epoch(rtt_ps)
-        if now_ps - self.qa_start_ps >= self.qa_period_ps:
-            self._quick_adapt_check(now_ps)
 
-    def _end_epoch(self, rtt_ps: int) -> None:
-        """Alg. 1 OnEpoch: update E; on a congested epoch, one multiplicative decrease."""
-        self.epochs += 1
-        frac = self.epoch_marked / self.epoch_acks
-        g = self.p.ecn_ewma_gain
-        old_ewma = self.ecn_ewma
-        self.ecn_ewma = (1.0 - g) * old_ewma + g * frac
-        if (
-            self.epoch_marked > 0
-            and self.p.ewma_fall_increase
-            and 0.0 < self.ecn_ewma < old_ewma
-            and self.ecn_ewma <= 0.9
-        ):
+def queue_threshold(p: np.ndarray) -> float:
+    """The queueing beyond the base RTT (ps) at which the gentle test sees a physical queue."""
+    return float(p[P.gentle_threshold_ps])
+
+
+@njit(cache=True)
+def init(s, p):
+    init_window(s, p)
+    s[S.md_scale] = 1.0
+
+
+@njit(cache=True)
+def _clear_epoch(s):
+    s[S.epoch_bytes] = 0.0
+    s[S.epoch_acks] = 0.0
+    s[S.epoch_marked_acks] = 0.0
+    s[S.epoch_mark_events] = 0.0
+
+
+@njit(cache=True)
+def on_feedback(s, p, fb, rec):
+    """Additive increase on the unmarked bytes; then, unless the round trip after a Quick
+    Adapt is being skipped, the epoch's and the QA period's accounting (module docstring)."""
+    now = fb.now_ps
+    if s[S.started] == 0.0:
+        # The epoch and the first QA period activate at the first ACK (§4.1.1).
+        s[S.started] = 1.0
+        s[S.epoch_start_ps] = now
+        s[S.qa_start_ps] = now
+    unmarked = fb.acked_bytes - fb.marked_bytes
+    if unmarked > 0.0:
+        cwnd = s[S.cwnd]
+        set_cwnd(s, p, cwnd + p[P.alpha_bytes] * unmarked / cwnd)
+    if s[S.skipping] > 0.0:
+        if fb.sent_ps < s[S.qa_time_ps]:
+            return
+        # a packet sent after the QA came back: the skipped round trip is over
+        s[S.skipping] = 0.0
+        s[S.qa_start_ps] = now
+        s[S.qa_bytes] = 0.0
+        s[S.epoch_start_ps] = now
+    s[S.qa_bytes] += fb.acked_bytes
+    s[S.epoch_bytes] += fb.acked_bytes
+    s[S.epoch_acks] += fb.acks
+    s[S.epoch_marked_acks] += fb.marked_acks
+    s[S.epoch_mark_events] += fb.mark_events
+    if fb.sent_ps >= s[S.epoch_start_ps]:
+        _end_epoch(s, p, fb)
+    if now - s[S.qa_start_ps] >= p[P.qa_period_ps]:
+        _quick_adapt_check(s, p, fb)
+
+
+@njit(cache=True)
+def _end_epoch(s, p, fb):
+    """Alg. 1 OnEpoch: update E; on a congested epoch, one multiplicative decrease, gentle when
+    the batch's RTT shows no physical queue."""
+    s[S.epochs] += 1.0
+    acks = s[S.epoch_acks]
+    frac = s[S.epoch_marked_acks] / acks if acks > 0.0 else 0.0
+    g = p[P.ecn_ewma_gain]
+    old_ewma = s[S.ecn_ewma]
+    ewma = (1.0 - g) * old_ewma + g * frac
+    s[S.ecn_ewma] = ewma
+    if s[S.epoch_mark_events] > 0.0:
+        cwnd = s[S.cwnd]
+        if p[P.ewma_fall_increase] > 0.0 and 0.0 < ewma < old_ewma and ewma <= 0.9:
             # artifact rule: marks are receding, so increase instead of decreasing
-            self.set_cwnd(self.cwnd_bytes + self.alpha_bytes * self.epoch_bytes / self.cwnd_bytes)
-        elif self.epoch_marked > 0:
-            if rtt_ps - self.ctx.base_rtt_ps < self.gentle_threshold_ps:
-                # marked, but no physical queue: the phantom queue is congested (gentle reduction)
-                base = self.md_scale if self.p.gentle_compounds else 1.0
-                self.md_scale = base * self.p.gentle_factor
-                self.gentle_events += 1
-            else:
-                self.md_scale = 1.0
-            md = self.ecn_ewma * self.md_gain * self.md_scale
-            self.set_cwnd(self.cwnd_bytes * (1.0 - min(md, 1.0)))
-            self.md_events += 1
-        self.epoch_acks = 0
-        self.epoch_marked = 0
-        self.epoch_bytes = 0
-        if self.epoch_rtt_scale is None:
-            self.epoch_start_ps += self.epoch_period_ps
+            set_cwnd(s, p, cwnd + p[P.alpha_bytes] * s[S.epoch_bytes] / cwnd)
         else:
-            self.epoch_start_ps += round(rtt_ps * self.epoch_rtt_scale)
+            if fb.rtt_ps - p[P.base_rtt] < p[P.gentle_threshold_ps] and fb.draw >= fb.queued_p:
+                # marked, but no physical queue: the phantom queue is congested (gentle)
+                base = s[S.md_scale] if p[P.gentle_compounds] > 0.0 else 1.0
+                s[S.md_scale] = base * p[P.gentle_factor]
+                s[S.gentle_events] += 1.0
+            else:
+                s[S.md_scale] = 1.0
+            md = ewma * p[P.md_gain] * s[S.md_scale]
+            set_cwnd(s, p, cwnd * (1.0 - min(md, 1.0)))
+            s[S.md_events] += 1.0
+    _clear_epoch(s)
+    if p[P.epoch_rtt_scale] > 0.0:
+        s[S.epoch_start_ps] += np.rint(fb.rtt_ps * p[P.epoch_rtt_scale])  # (half to even)
+    else:
+        s[S.epoch_start_ps] += p[P.epoch_period_ps]
 
-    def _quick_adapt_check(self, now_ps: int) -> None:
-        """Alg. 1 OnQA: a sharp drop in acknowledged bytes sets cwnd to what was delivered."""
-        if self.qa_bytes < self.p.qa_beta * self.cwnd_bytes:
-            self.set_cwnd(self.p.qa_window_scale * self.qa_bytes)
-            self.qa_events += 1
-            # Skip one round trip without QA or MD (see the module docstring).
-            self.skipping = True
-            self.qa_time_ps = now_ps
-            self.epoch_acks = 0
-            self.epoch_marked = 0
-            self.epoch_bytes = 0
-        self.qa_start_ps = now_ps
-        self.qa_bytes = 0
 
-    # ---- losses ------------------------------------------------------------------------
-    def on_timeout(self, now_ps: int) -> None:
-        if self.p.timeout_cwnd_mss > 0:
-            self.set_cwnd(self.p.timeout_cwnd_mss * self.ctx.mss_bytes)
+@njit(cache=True)
+def _quick_adapt_check(s, p, fb):
+    """Alg. 1 OnQA: a sharp drop in acknowledged bytes sets cwnd to what was delivered, and the
+    next round trip has neither QA nor MD (module docstring)."""
+    acked_bytes = s[S.qa_bytes]
+    if fb.whole_packets > 0.0:  # (a packet controller checks at an ACK and counts it whole)
+        acked_bytes = in_whole_packets(acked_bytes, p[P.mss])
+    if acked_bytes < p[P.qa_beta] * s[S.cwnd]:
+        set_cwnd(s, p, p[P.qa_window_scale] * acked_bytes)
+        s[S.qa_events] += 1.0
+        s[S.skipping] = 1.0
+        s[S.qa_time_ps] = fb.now_ps
+        _clear_epoch(s)
+    s[S.qa_start_ps] = fb.now_ps
+    s[S.qa_bytes] = 0.0
 
-    def on_nack(self, now_ps: int) -> None:
-        self.on_timeout(now_ps)
+
+@njit(cache=True)
+def on_loss(s, p, now_ps, loss):
+    """A retransmission timeout or a loss found before one: the window after it, if one is set
+    (``timeout_cwnd_mss``; none by default, as the artifact's ``-noRto``)."""
+    if p[P.timeout_cwnd_bytes] > 0.0:
+        set_cwnd(s, p, p[P.timeout_cwnd_bytes])
+
+
+LAW = Law(
+    name="uno",
+    params=UnoParams,
+    state=S,
+    consts=P,
+    pack=pack,
+    init=init,
+    on_feedback=on_feedback,
+    on_loss=on_loss,
+    signals=("ecn", "rtt", "queueing"),
+    queue_threshold=queue_threshold,
+)

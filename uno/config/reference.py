@@ -153,10 +153,15 @@ def _class_comments(cls: type) -> dict[str, str]:
         if tok.type == tokenize.COMMENT:
             comments[tok.start[0]] = (tok.string, not tok.line[: tok.start[1]].strip())
     node = next(
-        n
-        for n in ast.walk(ast.parse(source))
-        if isinstance(n, ast.ClassDef) and n.name == cls.__name__
+        (
+            n
+            for n in ast.walk(ast.parse(source))
+            if isinstance(n, ast.ClassDef) and n.name == cls.__name__
+        ),
+        None,
     )
+    if node is None:  # (a class assembled at run time: its fields' docs are its bases')
+        return {}
     docs = {}
     for stmt in node.body:
         if not isinstance(stmt, ast.AnnAssign) or not isinstance(stmt.target, ast.Name):

@@ -7,57 +7,29 @@ bytes) that :mod:`uno.build` converts to picoseconds and bits/s in one place."""
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, make_dataclass
+from functools import cache
 from typing import Any
 
 from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING, OmegaConf
 
-from uno.cc.bbr import BbrParams
-from uno.cc.dcqcn import DcqcnParams
-from uno.cc.dctcp import DctcpParams
-from uno.cc.gemini import GeminiParams
-from uno.cc.hpcc import HpccParams
-from uno.cc.mprdma import MprdmaParams
-from uno.cc.uno import UnoParams
 from uno.config.fields import choice, num
+from uno.config.parts import declared, names_of
 from uno.core.errors import ConfigError
-from uno.lb.plb import PlbParams
-from uno.lb.reps import RepsParams
-from uno.lb.unolb import UnoLbParams
-from uno.workload.incast import PLACEMENTS
-from uno.workload.permutation import SCOPES
-from uno.workload.rpc import ARRIVALS, RPC_SOURCES
 
 MIB = 1 << 20
 GIB = 1 << 30
 
 
+# the choices the components own (uno.config.parts)
+_topo_kinds = names_of("topo.kind")
+_workload_kinds = names_of("workload.kind")
+_cc_names = names_of("cc")
+_lb_names = names_of("lb")
+
+
 # ---- topology -----------------------------------------------------------------------------
-def _topo_kinds():
-    from uno.topo.registry import TOPO_KINDS
-
-    return TOPO_KINDS
-
-
-def _workload_kinds():
-    from uno.workload.registry import WORKLOAD_REGISTRY
-
-    return WORKLOAD_REGISTRY
-
-
-def _cc_names():
-    from uno.cc.registry import CC_NAMES
-
-    return CC_NAMES
-
-
-def _lb_names():
-    from uno.lb.registry import LB_REGISTRY
-
-    return LB_REGISTRY
-
-
 #: host ids must fit in the 20 bits the ECMP hash key gives them (uno.core.packet)
 MAX_HOSTS = "[1, 65536]"
 
@@ -257,7 +229,7 @@ class IncastWorkload:
     stagger_us: float = num(0.0, ">= 0")
     #: how senders are chosen: "random" (seeded), "spread" (round-robin over racks) or
     #: "explicit" (the hosts in ``senders``, n_intra of them in the receiver's DC)
-    placement: str = choice("random", PLACEMENTS)
+    placement: str = choice("random", names_of("workload.placement"))
     #: with placement explicit: the sending hosts
     senders: list[int] = field(default_factory=list)
 
@@ -272,7 +244,7 @@ class RpcIncastWorkload(IncastWorkload):
     #: RPCs sent to the receiver, on top of the incast
     rpc_count: int = num(1000, "[0, 10000000]")
     #: "same_rack" (hosts under the receiver's ToR), "same_dc" or "listed" (``rpc_hosts``)
-    rpc_sources: str = choice("same_rack", RPC_SOURCES)
+    rpc_sources: str = choice("same_rack", names_of("workload.rpc_sources"))
     #: with rpc_sources listed: the hosts the RPCs come from
     rpc_hosts: list[int] = field(default_factory=list)
     #: shipped CDF name (data/cdf/<name>.csv) or a path to a CDF file
@@ -284,7 +256,7 @@ class RpcIncastWorkload(IncastWorkload):
     #: gap between RPC starts (the mean gap with poisson arrivals)
     rpc_interval_us: float = num(25.0, "> 0")
     #: "periodic" (every rpc_interval_us) or "poisson" (exponential gaps of that mean)
-    rpc_arrivals: str = choice("periodic", ARRIVALS)
+    rpc_arrivals: str = choice("periodic", names_of("workload.rpc_arrivals"))
 
     def check_consistency(self, prefix: str) -> None:
         # the background incast may be empty when RPCs are what is studied
@@ -302,7 +274,7 @@ class PermutationWorkload:
     #: when every flow starts
     start_us: float = num(0.0, ">= 0")
     #: "all" (any other host), "intra" (same DC), "inter" (other DC)
-    scope: str = choice("all", SCOPES)
+    scope: str = choice("all", names_of("workload.scope"))
 
 
 @dataclass
@@ -413,31 +385,27 @@ class TransportConfig:
 
 
 @dataclass
-class CcConfig:
+class CcChoice:
+    """The ``cc`` group's own fields; :class:`CcConfig` adds a section of parameters per
+    algorithm (``cc.<name>``), as the algorithms declare them (uno.config.parts)."""
+
     #: algorithm for every flow unless ``intra``/``inter`` name one for that class
     algo: str = choice("dctcp", _cc_names)
     #: algorithm for intra-DC flows (null: algo)
     intra: str | None = choice(None, _cc_names)
     #: algorithm for inter-DC flows (null: algo)
     inter: str | None = choice(None, _cc_names)
-    dctcp: DctcpParams = field(default_factory=DctcpParams)
-    uno: UnoParams = field(default_factory=UnoParams)
-    gemini: GeminiParams = field(default_factory=GeminiParams)
-    mprdma: MprdmaParams = field(default_factory=MprdmaParams)
-    bbr: BbrParams = field(default_factory=BbrParams)
-    hpcc: HpccParams = field(default_factory=HpccParams)
-    dcqcn: DcqcnParams = field(default_factory=DcqcnParams)
 
 
 @dataclass
-class LbConfig:
+class LbChoice:
+    """The ``lb`` group's own fields; :class:`LbConfig` adds a section of parameters per load
+    balancer that has some (``lb.<name>``), as they declare them."""
+
     #: load balancer of every flow
     algo: str = choice("ecmp", _lb_names)
     #: distinct entropy values a spraying flow (spray, reps) draws from (htsim: 256 path ids)
     n_entropies: int = num(256, "[1, 65536]")
-    plb: PlbParams = field(default_factory=PlbParams)
-    unolb: UnoLbParams = field(default_factory=UnoLbParams)
-    reps: RepsParams = field(default_factory=RepsParams)
 
 
 def _check_thresholds(prefix: str, node, low: str, high: str) -> None:
@@ -518,12 +486,6 @@ class PfcConfig:
         _check_thresholds(prefix, self, "xon_bytes", "xoff_bytes")
 
 
-def _int_replacements():
-    from uno.net.int import REPLACEMENTS
-
-    return REPLACEMENTS
-
-
 @dataclass
 class IntTelemetryConfig:
     """In-band network telemetry records in data packets, echoed in ACKs (uno/net/int.py)."""
@@ -536,17 +498,18 @@ class IntTelemetryConfig:
     max_records: int = num(5, "[1, 64]")
     #: when the records are full: "none" (later hops add nothing) or "gear" (Gear eq. 3: keep
     #: the records with the longest queue-drain time)
-    replacement: str = choice("none", _int_replacements)
+    replacement: str = choice("none", names_of("switch.int_telemetry.replacement"))
     #: wire bytes per record and of the INT header (HPCC's ns-3 IntHeader: 8 and 2)
     hop_bytes: int = num(8, "[0, 1024]")
     #: wire bytes of the INT header (records: hop_bytes each)
     header_bytes: int = num(2, "[0, 1024]")
 
-
-def _mark_sources():
-    from uno.net.port import MARK_SOURCES
-
-    return (*MARK_SOURCES, "auto")
+    def overhead_bytes(self) -> int:
+        """Bytes INT adds to every data packet and every ACK (0 when INT is off): the header
+        and room for ``max_records`` records, reserved by the sender (uno/net/int.py)."""
+        if not self.enabled:
+            return 0
+        return int(self.header_bytes + self.max_records * self.hop_bytes)
 
 
 @dataclass
@@ -554,7 +517,7 @@ class SwitchConfig:
     ecn: EcnConfig = field(default_factory=EcnConfig)
     phantom: PhantomConfig = field(default_factory=PhantomConfig)
     #: which queue's RED marks: auto (phantom if enabled, else physical), physical, phantom, either
-    mark_source: str = choice("auto", _mark_sources)
+    mark_source: str = choice("auto", names_of("switch.mark_source"))
     #: link kinds whose switch ports mark (empty: all switch ports)
     port_kinds: list[str] = field(default_factory=list)
     #: RED thresholds (fractions of the buffer) at border and WAN ports; null: those of ``ecn``
@@ -760,7 +723,9 @@ class FaultsConfig:
 
 
 @dataclass
-class RunConfig:
+class RunFields:
+    """The run's fields; :class:`RunConfig` gives ``cc`` and ``lb`` their classes."""
+
     #: the run's name: results go to results/<name>/<time>-<pid>/ (one folder name: no '/',
     #: '\\', '..', leading '.' or control characters)
     name: str = "run"
@@ -769,8 +734,8 @@ class RunConfig:
     topo: Any = MISSING
     workload: Any = MISSING
     transport: TransportConfig = field(default_factory=TransportConfig)
-    cc: CcConfig = field(default_factory=CcConfig)
-    lb: LbConfig = field(default_factory=LbConfig)
+    cc: Any = None
+    lb: Any = None
     switch: SwitchConfig = field(default_factory=SwitchConfig)
     engine: EngineConfig = field(default_factory=EngineConfig)
     faults: FaultsConfig = field(default_factory=FaultsConfig)
@@ -805,6 +770,43 @@ WORKLOAD_SCHEMAS = {
 }
 
 
+def _with_sections(base: type, group: str, name: str) -> type:
+    """``base`` with a section per component declared in ``group`` that has parameters."""
+    sections = [
+        (part, params, field(default_factory=params))
+        for part, params in declared(group).items()
+        if params is not None
+    ]
+    return _here(make_dataclass(name, sections, bases=(base,)))
+
+
+def _here(cls: type) -> type:
+    cls.__module__ = __name__  # (where the class is looked up by name, e.g. to pickle it)
+    return cls
+
+
+@cache
+def _assembled() -> dict[str, type]:
+    cc = _with_sections(CcChoice, "cc", "CcConfig")
+    lb = _with_sections(LbChoice, "lb", "LbConfig")
+    run = _here(
+        make_dataclass(
+            "RunConfig",
+            [("cc", cc, field(default_factory=cc)), ("lb", lb, field(default_factory=lb))],
+            bases=(RunFields,),
+        )
+    )
+    return {"CcConfig": cc, "LbConfig": lb, "RunConfig": run}
+
+
+def __getattr__(name: str):
+    # CcConfig, LbConfig and RunConfig are assembled from what the components declared, the
+    # first time they are asked for
+    if name in ("CcConfig", "LbConfig", "RunConfig"):
+        return _assembled()[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 def register_configs() -> None:
     """Register the schemas with Hydra's ConfigStore and the ``uno_pid`` resolver that makes
     run directory names unique per process (idempotent)."""
@@ -812,7 +814,7 @@ def register_configs() -> None:
         # cached: every evaluation in one config (and Hydra's copies of it) gives one value
         OmegaConf.register_new_resolver("uno_pid", lambda: str(os.getpid()), use_cache=True)
     cs = ConfigStore.instance()
-    cs.store(name="run_schema", node=RunConfig)
+    cs.store(name="run_schema", node=_assembled()["RunConfig"])
     for name, node in TOPO_SCHEMAS.items():
         cs.store(group="topo", name=f"{name}_schema", node=node)
     for name, node in WORKLOAD_SCHEMAS.items():

@@ -212,10 +212,8 @@ def check_run_name(name: str) -> None:
 
 def packet_bytes(cfg) -> tuple[int, int]:
     """Wire bytes of a full data packet and of an ACK (INT records included when on)."""
-    from uno.net.int import int_overhead_bytes
-
     tp = cfg.transport
-    extra = int_overhead_bytes(cfg.switch.int_telemetry)
+    extra = cfg.switch.int_telemetry.overhead_bytes()
     return tp.mtu_bytes + tp.header_bytes + extra, tp.ack_bytes + extra
 
 

@@ -6,7 +6,9 @@ pushes a ``(time_ps, priority, eid, fn, arg)`` entry onto SimPy's own heap and t
 loop calls ``fn(arg)`` when it comes due. SimPy entries are 4-tuples; the two kinds share one
 heap and one ``eid`` counter, so ordering (time, then FIFO among equal times) is SimPy's.
 
-Time is an integer number of picoseconds.
+Time is an integer number of picoseconds. The engine reads SimPy's own heap, event-id counter
+and clock (``_queue``, ``_eid``, ``_now``): the SimPy version is pinned to the 4.1 series, and
+``tests/test_units_engine.py`` checks that contract.
 """
 
 from __future__ import annotations

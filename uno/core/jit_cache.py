@@ -6,11 +6,13 @@ it, after the other module changes. So uno's kernels are cached in a folder name
 of the package's sources: any change to them gives a new folder, and the kernels compile once
 again there. The folder is ``$NUMBA_CACHE_DIR/uno-<hash>``, or ``~/.cache/uno/numba/uno-<hash>``
 when ``NUMBA_CACHE_DIR`` is not set (``$XDG_CACHE_HOME`` is respected); the folders of older
-sources beyond the newest few are removed.
+sources beyond the newest few are removed, and so is the folder of a process whose sources
+changed while it ran (its kernels may have come from either version).
 """
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import os
 import shutil
@@ -52,7 +54,18 @@ def configure(package_dir: Path) -> Path | None:
         return None
     numba.config.CACHE_DIR = str(folder)
     _prune(root, folder)
+    atexit.register(_drop_if_changed, package_dir, folder)
     return folder
+
+
+def _drop_if_changed(package_dir: Path, folder: Path) -> None:
+    """At exit: if the sources changed while the process ran, kernels compiled from the new
+    ones may sit in the folder named after the old: remove it."""
+    try:
+        if folder.name != f"uno-{source_hash(package_dir)}":
+            shutil.rmtree(folder, ignore_errors=True)
+    except OSError:
+        pass
 
 
 def _prune(root: Path, current: Path) -> None:

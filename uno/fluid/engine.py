@@ -73,9 +73,9 @@ step, its bytes still moving every step (:meth:`FluidSimulation._set_blocks`,
   retransmit (``transport.dupack_threshold`` > 0) sees a loss once that many packets sent
   after it are acknowledged; what it misses waits for the retransmission timer, which runs
   from the lost bytes' send (at the latest their flow's last).
-- **Controllers**: fluid laws of UnoCC, DCTCP, GEMINI, MP-RDMA and BBR v1 (its delivery-rate
-  samples over each batch's flight time, rounds by send time, the windowed-max BtlBw filter and
-  the STARTUP / DRAIN / PROBE_BW machine; PROBE_RTT, which needs 10 s, is refused) in
+- **Controllers**: fluid laws of UnoCC, DCTCP, GEMINI, MP-RDMA and BBR v1 (the law of
+  :mod:`uno.cc.bbr`, PROBE_RTT included, given each batch's delivery-rate sample over the
+  batch's flight time) in
   :mod:`uno.fluid.kernels`, applied to each step's batch of ACKs with the same parameters as the
   packet controllers (the derived constants are read from the packet controller objects built
   for each flow, so the two can never disagree on a parameter). "Any packet of the epoch/window was marked" becomes "the
@@ -118,34 +118,29 @@ import time
 import numpy as np
 import pandas as pd
 
-from uno.cc.registry import KIND, LAW_BY_NAME, make_cc
+from uno.cc.adapter import make_cc
+from uno.cc.registry import KIND, LAW_BY_NAME
 from uno.core.arrays import concat_ranges
 from uno.core.budget import WallBudget
 from uno.core.errors import ConfigError
 from uno.core.packet import flow_hash_key, mix64
 from uno.core.rng import RngStreams
-from uno.core.sim import RunResult
 from uno.core.units import BITS_PER_BYTE, PS_PER_S, PS_PER_US, ms_to_ps, us_to_ps
 from uno.fluid import kernels as K
 from uno.fluid.memory import DELAY_LINES, zeros_aligned
 from uno.lb.base import ENTROPY_SPACE
 from uno.metrics.flows import FLOW_COLUMNS, flows_frame
 from uno.metrics.progress import Snapshot
+from uno.metrics.result import RunResult
 from uno.metrics.summary import class_summary
-from uno.scenario import Scenario, build_scenario, is_switch_port, port_names, stop_flags
+from uno.scenario import Scenario, is_switch_port, port_names, stop_flags
 from uno.topo.base import HOST
 
 #: the signals a law may read (uno.cc.law.Law.signals) that the fluid engine computes
-FLUID_SIGNALS = ("ecn", "rtt", "delivery_rate", "queueing")
-#: controllers the fluid engine runs: the laws whose signals it computes, and its own laws
-FLUID_CC = {
-    **{name: K.CC_LAW + KIND[name] for name, law in LAW_BY_NAME.items()
-       if set(law.signals) <= set(FLUID_SIGNALS)},
-    "uno": K.CC_UNO,
-    "gemini": K.CC_GEMINI,
-    "mprdma": K.CC_MPRDMA,
-    "bbr": K.CC_BBR,
-}  # fmt: skip
+FLUID_SIGNALS = ("ecn", "rtt", "rtt_min", "delivery_rate", "queueing")
+#: controllers the fluid engine runs: the laws whose signals it computes
+FLUID_CC = {name: K.CC_LAW + KIND[name] for name, law in LAW_BY_NAME.items()
+            if set(law.signals) <= set(FLUID_SIGNALS)}  # fmt: skip
 #: balancers the fluid engine routes: one hashed path, or an even split
 SINGLE_PATH_LB = ("ecmp",)
 SPLIT_LB = ("spray",)
@@ -173,34 +168,12 @@ def check_fluid_support(cfg, engine: str = "fluid", with_cc: bool = True) -> Non
                 f"cc.{cls_field}",
                 f"{where} has fluid laws for {sorted(FLUID_CC)}, not {name!r}; use engine.kind=packet",
             )
-    if with_cc and cfg.cc.gemini.alpha_update != "window" and "gemini" in (
-        cfg.cc.algo, cfg.cc.intra, cfg.cc.inter
-    ):  # fmt: skip
-        raise ConfigError(
-            "cc.gemini.alpha_update",
-            f"{where} models alpha_update=window only, not {cfg.cc.gemini.alpha_update!r}",
-        )
     used = {cfg.cc.algo, cfg.cc.intra, cfg.cc.inter} if with_cc else set()
     if "mprdma" in used and cfg.cc.mprdma.update_on_duplicate_ack:
         raise ConfigError(
             "cc.mprdma.update_on_duplicate_ack",
             f"{where} has no duplicate ACKs (no spurious retransmissions) for it to act on",
         )
-    if "bbr" in used:
-        bbr = cfg.cc.bbr
-        if bbr.bw_window_rounds > K.BBR_MAX_BW_ROUNDS:
-            raise ConfigError(
-                "cc.bbr.bw_window_rounds",
-                f"{where} keeps at most {K.BBR_MAX_BW_ROUNDS} rounds of BtlBw samples",
-            )
-        # PROBE_RTT starts once RTprop is older than the window, after a flow's first ACK
-        if bbr.probe_rtt and cfg.engine.max_sim_time_ms > bbr.min_rtt_window_s * 1e3:
-            raise ConfigError(
-                "cc.bbr.probe_rtt",
-                f"{where} does not model PROBE_RTT, which a run of engine.max_sim_time_ms="
-                f"{cfg.engine.max_sim_time_ms} may enter after cc.bbr.min_rtt_window_s="
-                f"{bbr.min_rtt_window_s}; shorten the run or set cc.bbr.probe_rtt=false",
-            )
     routed = SINGLE_PATH_LB + SPLIT_LB + SUBFLOW_LB
     if cfg.lb.algo not in routed:
         raise ConfigError(
@@ -735,12 +708,10 @@ class FluidSimulation:
         self.fs = fs
         self.cp = self._cc_rows(cfg, plans) if self.runs_cc else np.zeros((n, K.N_P))
         state_columns = self._law_columns(plans)
-        # the columns for coding, Gemini's / BBR's samples and fast retransmit's lost bytes
+        # the columns for coding, the laws' samples and fast retransmit's lost bytes
         # (kernels.R_LOSTQ) only where a flow needs them
-        kinds = self.cp[:, K.P_KIND]
         wide = (
             (fs[:, K.FS_EC_N] > 0).any()
-            or np.isin(kinds, (K.CC_GEMINI, K.CC_BBR)).any()
             or (fs[:, K.FS_RTTMIN] > 0).any()
             or (fs[:, K.FS_RATE] > 0).any()
             or (fs[:, K.FS_DUPACK_BYTES] > 0).any()
@@ -913,66 +884,12 @@ class FluidSimulation:
 
     @staticmethod
     def _cc_params(cfg, plan) -> np.ndarray:
-        """The ``P_*`` row of ``plan``'s controller parameters, taken from the packet
-        controller built with the same config and FlowContext."""
+        """The ``P_*`` row of ``plan``'s controller: its law's constants (:mod:`uno.cc.law`),
+        as the packet engines build them with the same config and FlowContext."""
         obj = make_cc(plan.cc_name, cfg.cc, plan.ctx)
-        if plan.cc_name in LAW_BY_NAME:  # its constants, as the packet engines' (uno.cc.law)
-            row = np.zeros(max(K.N_P, len(obj.consts)))
-            row[: len(obj.consts)] = obj.consts
-            row[K.P_KIND] = K.CC_LAW + obj.kind
-            return row
-        p = obj.p
-        row = np.zeros(K.N_P)
-        row[K.P_KIND] = FLUID_CC[plan.cc_name]
-        row[K.P_MSS] = plan.ctx.mss_bytes
-        row[K.P_BASE_RTT] = plan.ctx.base_rtt_ps
-        row[K.P_INIT_CWND] = obj.cwnd_bytes
-        if plan.cc_name == "bbr":  # not a WindowedControl: its own floor, cap and pacing
-            row[K.P_MIN_CWND] = obj.min_pipe_cwnd
-            row[K.P_MAX_CWND] = obj.max_cwnd
-            row[K.PB_HIGH_GAIN] = p.high_gain
-            row[K.PB_CWND_GAIN] = p.cwnd_gain
-            row[K.PB_BW_ROUNDS] = p.bw_window_rounds
-            row[K.PB_RTPROP_WINDOW] = obj.rtprop_window_ps
-            row[K.PB_FULL_GROWTH] = p.full_bw_growth
-            row[K.PB_FULL_ROUNDS] = p.full_bw_rounds
-            row[K.PB_CYCLE_START] = p.cycle_start_index
-            row[K.PB_INFLIGHT_CHECKS] = 1.0 if p.phase_inflight_checks else 0.0
-            row[K.PB_CUT_TO_TARGET] = 1.0 if p.cwnd_cut_to_target else 0.0
-            row[K.PB_INIT_RTPROP] = obj.rtprop_ps
-            row[K.PB_INIT_PACING] = obj.pacing_rate_bps * _BPS
-            return row
-        row[K.P_MIN_CWND] = obj.min_cwnd
-        row[K.P_MAX_CWND] = obj.max_cwnd
-        row[K.P_PACED] = 1.0 if obj.paced else 0.0
-        if plan.cc_name == "mprdma":
-            row[K.PM_DECREASE] = obj.ecn_decrease_bytes
-            row[K.PM_TIMEOUT_RESET] = 1.0 if p.timeout_resets_cwnd else 0.0
-        elif plan.cc_name == "uno":
-            row[K.PU_ALPHA] = obj.alpha_bytes
-            row[K.PU_MD_GAIN] = obj.md_gain
-            row[K.PU_EPOCH_PERIOD] = obj.epoch_period_ps
-            row[K.PU_EPOCH_SCALE] = obj.epoch_rtt_scale if obj.epoch_rtt_scale is not None else -1.0
-            row[K.PU_QA_PERIOD] = obj.qa_period_ps
-            row[K.PU_GENTLE_THR] = obj.gentle_threshold_ps
-            row[K.PU_G] = p.ecn_ewma_gain
-            row[K.PU_GENTLE_FACTOR] = p.gentle_factor
-            row[K.PU_GENTLE_COMPOUNDS] = 1.0 if p.gentle_compounds else 0.0
-            row[K.PU_QA_BETA] = p.qa_beta
-            row[K.PU_QA_SCALE] = p.qa_window_scale
-            row[K.PU_TIMEOUT_CWND] = p.timeout_cwnd_mss * plan.ctx.mss_bytes
-            row[K.PU_FALL_INCREASE] = 1.0 if p.ewma_fall_increase else 0.0
-        elif plan.cc_name == "gemini":
-            row[K.PG_G] = p.g
-            row[K.PG_F] = obj.f_scale
-            row[K.PG_H] = obj.h_bytes
-            row[K.PG_BETA] = p.beta
-            row[K.PG_T] = obj.t_ps
-            row[K.PG_MAX_CUT] = p.max_cut
-            row[K.PG_USE_DELAY] = 1.0 if obj.use_delay else 0.0
-            row[K.PG_SS_EXIT] = 1.0 if p.slow_start_exit_on_cut else 0.0
-            row[K.PG_TO_HOLD] = obj.timeout_holdoff_ps
-            row[K.P_ALPHA_INIT] = p.alpha_init
+        row = np.zeros(max(K.N_P, len(obj.consts)))
+        row[: len(obj.consts)] = obj.consts
+        row[K.P_KIND] = K.CC_LAW + obj.kind
         return row
 
     # ---- running --------------------------------------------------------------------------
@@ -1153,9 +1070,8 @@ class FluidSimulation:
             span = self.fs[:, K.FS_BASE_RTT] / (per_rtt * self.dt_ps)
             exp = np.floor(np.log2(np.maximum(span, 1.0)) + 1e-9).astype(np.int64)
             steps = np.left_shift(np.int64(1), exp)
-            kind = self.cp[:, K.P_KIND]
             samples = (self.fs[:, K.FS_RTTMIN] > 0) | (self.fs[:, K.FS_RATE] > 0)
-            steps[(kind == K.CC_GEMINI) | (kind == K.CC_BBR) | samples] = 1
+            steps[samples] = 1
         self.block[0, :n] = steps
         self.block[0, n] = int(steps.max(initial=1))
 
@@ -1391,15 +1307,3 @@ class _Sampler:
             data[cols[2]] = np.concatenate([r[3] for r in rows])
             out[name] = pd.DataFrame(data)
         return out
-
-
-def build_flow_level(cfg):
-    """The flow-level engine ``cfg.engine.kind`` names (fluid or maxmin; :mod:`uno.build`
-    builds the hybrid) for ``cfg``."""
-    kind = cfg.engine.kind
-    rng = RngStreams(cfg.seed)
-    if kind == "fluid":
-        return FluidSimulation(cfg, build_scenario(cfg, rng), rng)
-    from uno.fluid.maxmin import MaxMinSimulation  # (the schema allows no other kind)
-
-    return MaxMinSimulation(cfg, build_scenario(cfg, rng), rng)

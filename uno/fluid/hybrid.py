@@ -50,16 +50,17 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from uno.build import populate_packet
 from uno.core.errors import ConfigError
 from uno.core.packet import DATA
-from uno.core.sim import RunResult, Simulation
 from uno.core.units import BITS_PER_BYTE, PS_PER_S, us_to_ps
 from uno.fluid import kernels as K
 from uno.fluid.engine import FluidSimulation, _Sampler
 from uno.metrics.progress import Snapshot
+from uno.metrics.result import RunResult
 from uno.net.port import DROP_BUFFER, Port
+from uno.packet_engine import populate_packet
 from uno.scenario import build_scenario, stop_flags
+from uno.simulation import Simulation
 
 
 class HybridPort(Port):
@@ -396,8 +397,3 @@ class HybridSimulation(Simulation):
                     "buffer_bytes"):  # fmt: skip
             merged[col] = merged[col].astype(np.int64)
         return merged
-
-
-def build_hybrid(cfg) -> HybridSimulation:
-    """The hybrid engine for ``cfg`` (``engine.kind=hybrid``)."""
-    return HybridSimulation(cfg)

@@ -303,73 +303,12 @@ FX_FIRST = 3  # with FX_NETQ > 0: the first route entry of the hop nearest the s
 N_FX = 4
 
 # ---- congestion control --------------------------------------------------------------------
-CC_UNO = 0
-CC_GEMINI = 2
-CC_MPRDMA = 3
-CC_BBR = 4
 #: a flow whose controller is a law (uno.cc.law): P_KIND = CC_LAW + its registry kind, its state
 #: and constants the law's own rows (their common columns are C_CWND and P_MIN_CWND .. P_INIT_CWND)
 CC_LAW = 100
 
 C_CWND = 0
-# UnoCC
-CU_STARTED = 1
-CU_EPOCH_START = 2
-CU_EPOCH_BYTES = 3
-CU_EPOCH_MARKED = 4
-CU_EWMA = 5
-CU_MD_SCALE = 6
-CU_QA_START = 7
-CU_QA_BYTES = 8
-CU_SKIPPING = 9
-CU_QA_TIME = 10
-CU_CREDIT = 11
-CU_EPOCHS = 12
-CU_MDS = 13
-CU_QAS = 14
-CU_GENTLES = 15  # of CU_MDS, the gentle ones
-# Gemini
-CG_ALPHA = 1
-CG_WIN_ACTIVE = 2
-CG_WIN_START = 3
-CG_ACKED = 4
-CG_MARKED = 5
-CG_RTTMIN_WIN = 6  # inf: none
-CG_RTTMIN_PREV = 7  # inf: none
-CG_LAST_RED = 8  # -1: none
-CG_LAST_TO = 9
-CG_LAST_LOSS = 10
-CG_SLOW_START = 11
-CG_SSTHRESH = 12
-CG_CREDIT = 13
-# BBR (the windowed-max BtlBw filter keeps, per slot, one round's largest sample)
-BBR_MAX_BW_ROUNDS = 16
-CB_STATE = 1  # BBR_STARTUP, BBR_DRAIN or BBR_PROBE_BW
-CB_PGAIN = 2
-CB_CGAIN = 3
-CB_BTLBW = 4  # bytes/ps
-CB_RTPROP = 5  # ps (inf: none)
-CB_RTPROP_STAMP = 6  # ps (-1: not yet)
-CB_ROUND_ACTIVE = 7
-CB_ROUND_START = 8  # ps
-CB_ROUNDS = 9
-# (slot 10 is unused)
-CB_FULL_BW = 11
-CB_FULL_CNT = 12
-CB_FILLED = 13
-CB_CYCLE = 14
-CB_CYCLE_STAMP = 15
-CB_PACING = 16  # bytes/ps
-CB_LOSS = 17  # a loss was reported since the last batch
-CB_BW_VAL = 18  # .. + BBR_MAX_BW_ROUNDS: slot values
-CB_BW_ROUND = CB_BW_VAL + BBR_MAX_BW_ROUNDS  # .. + BBR_MAX_BW_ROUNDS: the round of each slot
-N_C = CB_BW_ROUND + BBR_MAX_BW_ROUNDS
-
-BBR_STARTUP = 0
-BBR_DRAIN = 1
-BBR_PROBE_BW = 2
-#: ProbeBW pacing-gain cycle (uno.cc.bbr.PACING_GAIN_CYCLE)
-BBR_CYCLE = np.array([1.25, 0.75, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0])
+N_C = C_CWND + 1  # (the fewest state columns: a law's own are as many as it declares)
 
 # parameters shared by every law
 P_KIND = 0
@@ -379,54 +318,13 @@ P_PACED = 3
 P_MSS = 4
 P_BASE_RTT = 5  # the base RTT the controller knows (ps)
 P_INIT_CWND = 6
-# UnoCC
-PU_ALPHA = 7
-PU_MD_GAIN = 8
-PU_EPOCH_PERIOD = 9
-PU_EPOCH_SCALE = 10  # <= 0: fixed period
-PU_QA_PERIOD = 11
-PU_GENTLE_THR = 12
-PU_G = 13
-PU_GENTLE_FACTOR = 14
-PU_GENTLE_COMPOUNDS = 15
-PU_QA_BETA = 16
-PU_QA_SCALE = 17
-PU_TIMEOUT_CWND = 18
-PU_FALL_INCREASE = 19
-# Gemini
-PG_G = 7
-PG_F = 8
-PG_H = 9
-PG_BETA = 10
-PG_T = 11
-PG_MAX_CUT = 12
-PG_USE_DELAY = 13
-PG_SS_EXIT = 14
-PG_TO_HOLD = 15
-# MPRDMA
-PM_DECREASE = 7  # window decrement per ECN-marked ACK, bytes
-PM_TIMEOUT_RESET = 8
-# BBR
-PB_HIGH_GAIN = 7
-PB_CWND_GAIN = 8
-PB_BW_ROUNDS = 9
-PB_RTPROP_WINDOW = 10  # ps
-PB_FULL_GROWTH = 11
-PB_FULL_ROUNDS = 12
-PB_CYCLE_START = 13
-PB_INFLIGHT_CHECKS = 14
-PB_CUT_TO_TARGET = 15
-PB_INIT_RTPROP = 16  # ps (inf: none)
-PB_INIT_PACING = 17  # bytes/ps
-# Gemini
-P_ALPHA_INIT = 20
-N_P = 21
+N_P = P_INIT_CWND + 1  # (the fewest constant columns: a law's own are as many as it declares)
 
 # ---- rings (per-flow delay lines) ----------------------------------------------------------
-# A run with no coded flow, no Gemini or BBR flow and no fast retransmit keeps only the first
-# N_R_NARROW columns (``ring.shape[1]``): the ring is the run's largest array (a slot per step
-# of an RTT and an RTO for every flow running at once) and the first touch of its pages costs
-# more than steps.
+# A run with no coded flow, no law that reads a batch's least RTT sample or its delivery-rate
+# sample and no fast retransmit keeps only the first N_R_NARROW columns (``ring.shape[1]``): the
+# ring is the run's largest array (a slot per step of an RTT and an RTO for every flow running
+# at once) and the first touch of its pages costs more than steps.
 R_ACK = 0  # bytes acknowledged
 R_MARK = 1  # ECN-marked bytes of R_DELIV (forward: marked as they left the links, as a
 #             packet is marked at dequeue)
@@ -434,8 +332,8 @@ R_RTTW = 2  # sum of rtt x acked bytes
 R_SENTMAX = 3  # latest send time among the bytes, ps (read only where bytes were acked)
 R_ARRIVE = 4  # when the last of them is acknowledged (ps), for completion times
 R_TIMEOUT = 5  # lost bytes (not revealed yet) whose retransmission timer expires at this step
-R_JITTER = 6  # UnoCC: sum of acked x the chance that a packet's RTT sample exceeds the gentle
-#              threshold through packet-level queueing (:func:`gentle_exceedance`)
+R_JITTER = 6  # FS_DRAWS flows (UnoCC): sum of acked x the chance that a packet's RTT sample
+#              exceeds FS_QTHR through packet-level queueing (:func:`gentle_exceedance`)
 R_DELIV = 7  # bytes delivered one return trip before (their ECN echoes come back now)
 R_WIRE = 8  # bytes that left the flow's wire link (its route's long link, FS_WIRE_*) and reach
 #             the next hop at this step (forward); R_WIRE_M: the marked ones among them
@@ -1796,316 +1694,11 @@ def in_whole_packets(nbytes: float, mss: float) -> float:
 
 
 @njit(cache=True, error_model="numpy")
-def clamp_cwnd(cp: np.ndarray, f: int, cwnd: float) -> float:
-    if cwnd < cp[f, P_MIN_CWND]:
-        return cp[f, P_MIN_CWND]
-    if cwnd > cp[f, P_MAX_CWND]:
-        return cp[f, P_MAX_CWND]
-    return cwnd
-
-
-@njit(cache=True, error_model="numpy")
 def cc_init(cs: np.ndarray, cp: np.ndarray, f: int) -> None:
-    """A flow's controller state at its start (as the packet controllers' constructors)."""
+    """A flow's controller state at its start: its law's ``init``, as in the packet engines."""
     for c in range(cs.shape[1]):
         cs[f, c] = 0.0
-    kind = int(cp[f, P_KIND])
-    if kind >= CC_LAW:
-        law_init(kind - CC_LAW, cs[f], cp[f])
-        return
-    cs[f, C_CWND] = clamp_cwnd(cp, f, cp[f, P_INIT_CWND])
-    if kind == CC_UNO:
-        cs[f, CU_MD_SCALE] = 1.0
-    elif kind == CC_BBR:
-        cs[f, CB_STATE] = BBR_STARTUP
-        cs[f, CB_PGAIN] = cp[f, PB_HIGH_GAIN]
-        cs[f, CB_CGAIN] = cp[f, PB_HIGH_GAIN]
-        cs[f, CB_RTPROP] = cp[f, PB_INIT_RTPROP]
-        cs[f, CB_RTPROP_STAMP] = -1.0
-        cs[f, CB_PACING] = cp[f, PB_INIT_PACING]
-        for i in range(BBR_MAX_BW_ROUNDS):
-            cs[f, CB_BW_ROUND + i] = -1.0
-    elif kind == CC_GEMINI:
-        cs[f, CG_ALPHA] = cp[f, P_ALPHA_INIT]
-        cs[f, CG_RTTMIN_WIN] = np.inf
-        cs[f, CG_RTTMIN_PREV] = np.inf
-        cs[f, CG_LAST_RED] = -1.0
-        cs[f, CG_LAST_TO] = -1.0
-        cs[f, CG_LAST_LOSS] = -1.0
-
-
-@njit(cache=True, error_model="numpy")
-def fire_on_marks(cs, f, col, marked_packets) -> bool:
-    """Add ``marked_packets`` (an expected, fractional count) to the carry in column ``col``;
-    True when it reaches one packet, keeping the fraction beyond the whole packets. This is how
-    a fluid law tells when "an ACK carried an ECN echo": as often as per-packet marks would."""
-    cs[f, col] += marked_packets
-    if cs[f, col] < 1.0:
-        return False
-    cs[f, col] -= math.floor(cs[f, col])
-    return True
-
-
-@njit(cache=True, error_model="numpy")
-def window_round(cs, f, now, acked, marked, sent_max, active, start, acked_col, marked_col,
-                 alpha_col, g) -> bool:  # fmt: skip
-    """DCTCP's once-per-window bookkeeping (also GEMINI's): count the batch in the window; the
-    window ends when a byte sent at or after its start is acknowledged, then alpha <- (1 - g)
-    alpha + g x marked fraction and a new window starts now. Returns whether a window ended."""
-    cs[f, acked_col] += acked
-    cs[f, marked_col] += marked
-    if cs[f, active] == 0.0:
-        cs[f, active] = 1.0
-        cs[f, start] = now
-        return False
-    if sent_max < cs[f, start]:
-        return False
-    frac = cs[f, marked_col] / cs[f, acked_col] if cs[f, acked_col] > 0.0 else 0.0
-    cs[f, alpha_col] = (1.0 - g) * cs[f, alpha_col] + g * frac
-    cs[f, acked_col] = 0.0
-    cs[f, marked_col] = 0.0
-    cs[f, start] = now
-    return True
-
-
-@njit(cache=True, error_model="numpy")
-def uno_acks(cs, cp, f, now, acked, marked, rtt, sent_max, p_queued, rng):
-    """UnoCC (uno/cc/uno.py, Uno paper Alg. 1) for a batch of ACKs arriving in one step:
-    ``acked`` bytes of which ``marked`` carried ECN, mean RTT sample ``rtt``, the latest send
-    time among them ``sent_max``. Additive increase on the unmarked bytes; an epoch ends when a
-    byte sent at or after T_epoch is acknowledged; an epoch is congested when its expected
-    number of marked packets, carried over from epoch to epoch, reaches one (so congested
-    epochs come as often as with per-packet marks); Quick Adapt once per period, counting the
-    period's ACKs in whole packets: the packet controller checks at an ACK and counts it whole,
-    so a window of a few packets whose RTT is over twice the base RTT passes a check that the
-    stream of its bytes would fail.
-
-    The gentle test (Alg. 1 line 9) reads the epoch-ending packet's RTT: physical queueing
-    when ``rtt`` is a threshold above the base RTT, or else with chance ``p_queued`` (its
-    packet-level queueing, :func:`gentle_exceedance`), drawn from flow ``f``'s stream ``rng``."""
-    mss = cp[f, P_MSS]
-    if cs[f, CU_STARTED] == 0.0:
-        cs[f, CU_STARTED] = 1.0
-        cs[f, CU_EPOCH_START] = now
-        cs[f, CU_QA_START] = now
-    unmarked = acked - marked
-    if unmarked > 0.0:
-        cwnd = cs[f, C_CWND]
-        cs[f, C_CWND] = clamp_cwnd(cp, f, cwnd + cp[f, PU_ALPHA] * unmarked / cwnd)
-    if cs[f, CU_SKIPPING] > 0.0:
-        if sent_max < cs[f, CU_QA_TIME]:
-            return
-        cs[f, CU_SKIPPING] = 0.0
-        cs[f, CU_QA_START] = now
-        cs[f, CU_QA_BYTES] = 0.0
-        cs[f, CU_EPOCH_START] = now
-    cs[f, CU_QA_BYTES] += acked
-    cs[f, CU_EPOCH_BYTES] += acked
-    cs[f, CU_EPOCH_MARKED] += marked
-    if sent_max >= cs[f, CU_EPOCH_START]:
-        # Alg. 1 OnEpoch
-        cs[f, CU_EPOCHS] += 1.0
-        ebytes = cs[f, CU_EPOCH_BYTES]
-        frac = cs[f, CU_EPOCH_MARKED] / ebytes if ebytes > 0.0 else 0.0
-        g = cp[f, PU_G]
-        old = cs[f, CU_EWMA]
-        ewma = (1.0 - g) * old + g * frac
-        cs[f, CU_EWMA] = ewma
-        if fire_on_marks(cs, f, CU_CREDIT, cs[f, CU_EPOCH_MARKED] / mss):
-            cwnd = cs[f, C_CWND]
-            if cp[f, PU_FALL_INCREASE] > 0.0 and 0.0 < ewma < old and ewma <= 0.9:
-                cs[f, C_CWND] = clamp_cwnd(cp, f, cwnd + cp[f, PU_ALPHA] * ebytes / cwnd)
-            else:
-                gentle = rtt - cp[f, P_BASE_RTT] < cp[f, PU_GENTLE_THR]
-                if gentle and p_queued > 0.0:
-                    gentle = next_uniform(rng, f) >= p_queued
-                if gentle:
-                    base = cs[f, CU_MD_SCALE] if cp[f, PU_GENTLE_COMPOUNDS] > 0.0 else 1.0
-                    cs[f, CU_MD_SCALE] = base * cp[f, PU_GENTLE_FACTOR]
-                    cs[f, CU_GENTLES] += 1.0
-                else:
-                    cs[f, CU_MD_SCALE] = 1.0
-                md = ewma * cp[f, PU_MD_GAIN] * cs[f, CU_MD_SCALE]
-                cs[f, C_CWND] = clamp_cwnd(cp, f, cwnd * (1.0 - min(md, 1.0)))
-                cs[f, CU_MDS] += 1.0
-        cs[f, CU_EPOCH_BYTES] = 0.0
-        cs[f, CU_EPOCH_MARKED] = 0.0
-        if cp[f, PU_EPOCH_SCALE] > 0.0:
-            cs[f, CU_EPOCH_START] += round(rtt * cp[f, PU_EPOCH_SCALE])
-        else:
-            cs[f, CU_EPOCH_START] += cp[f, PU_EPOCH_PERIOD]
-    if now - cs[f, CU_QA_START] >= cp[f, PU_QA_PERIOD]:
-        # Alg. 1 OnQA
-        qa_bytes = in_whole_packets(cs[f, CU_QA_BYTES], mss)
-        if qa_bytes < cp[f, PU_QA_BETA] * cs[f, C_CWND]:
-            cs[f, C_CWND] = clamp_cwnd(cp, f, cp[f, PU_QA_SCALE] * qa_bytes)
-            cs[f, CU_QAS] += 1.0
-            cs[f, CU_SKIPPING] = 1.0
-            cs[f, CU_QA_TIME] = now
-            cs[f, CU_EPOCH_BYTES] = 0.0
-            cs[f, CU_EPOCH_MARKED] = 0.0
-        cs[f, CU_QA_START] = now
-        cs[f, CU_QA_BYTES] = 0.0
-
-
-@njit(cache=True, error_model="numpy")
-def gemini_acks(cs, cp, f, now, acked, marked, rtt, rtt_min, sent_max):
-    """GEMINI (uno/cc/gemini.py, Zeng et al. Alg. 1) for a batch of ACKs, per-window
-    bookkeeping (``alpha_update: window``): alpha and RTT_min per window of data; a DCN signal
-    when the expected number of marked packets (carried over) reaches one, a WAN signal when the
-    last window's RTT_min exceeds RTT_base + T; at most one cut per base RTT,
-    cwnd x (1 - max(alpha F, beta)); growth h per RTT on unmarked bytes unless the WAN is
-    congested (slow start after a timeout)."""
-    mss = cp[f, P_MSS]
-    base = cp[f, P_BASE_RTT]
-    if rtt_min < cs[f, CG_RTTMIN_WIN]:
-        cs[f, CG_RTTMIN_WIN] = rtt_min
-    if window_round(cs, f, now, acked, marked, sent_max, CG_WIN_ACTIVE, CG_WIN_START, CG_ACKED,
-                    CG_MARKED, CG_ALPHA, cp[f, PG_G]):  # fmt: skip
-        cs[f, CG_RTTMIN_PREV] = cs[f, CG_RTTMIN_WIN]
-        cs[f, CG_RTTMIN_WIN] = np.inf
-    if cs[f, CG_SLOW_START] > 0.0 and cs[f, C_CWND] >= cs[f, CG_SSTHRESH]:
-        cs[f, CG_SLOW_START] = 0.0
-    dcn = fire_on_marks(cs, f, CG_CREDIT, marked / mss)
-    prev = cs[f, CG_RTTMIN_PREV]
-    wan = cp[f, PG_USE_DELAY] > 0.0 and prev < np.inf and prev > base + cp[f, PG_T]
-    if dcn or wan:
-        last = cs[f, CG_LAST_RED]
-        if last < 0.0 or now - last > base:
-            f_dcn = cs[f, CG_ALPHA] * cp[f, PG_F] if dcn else 0.0
-            f_wan = cp[f, PG_BETA] if wan else 0.0
-            cut = min(cp[f, PG_MAX_CUT], max(f_dcn, f_wan))
-            cs[f, C_CWND] = clamp_cwnd(cp, f, cs[f, C_CWND] * (1.0 - cut))
-            cs[f, CG_LAST_RED] = now
-            if cs[f, CG_SLOW_START] > 0.0 and cp[f, PG_SS_EXIT] > 0.0:
-                cs[f, CG_SLOW_START] = 0.0
-                cs[f, CG_SSTHRESH] = cs[f, C_CWND]
-    if not wan:
-        unmarked = acked - marked
-        if unmarked > 0.0:
-            cwnd = cs[f, C_CWND]
-            if cs[f, CG_SLOW_START] > 0.0:
-                cs[f, C_CWND] = clamp_cwnd(cp, f, cwnd + unmarked)
-            else:
-                cs[f, C_CWND] = clamp_cwnd(cp, f, cwnd + cp[f, PG_H] * unmarked / cwnd)
-
-
-@njit(cache=True, error_model="numpy")
-def mprdma_acks(cs, cp, f, acked, marked):
-    """MP-RDMA (uno/cc/mprdma.py, Lu et al. NSDI 2018) for a batch of ACKs: + MSS x bytes / cwnd
-    for the unmarked bytes, - ``ecn_decrease_mss`` MSS per marked ACK (the expected number of
-    marked packets, fractional), then the clamp to [min, max] window."""
-    mss = cp[f, P_MSS]
-    cwnd = cs[f, C_CWND]
-    cwnd += mss * (acked - marked) / cwnd - cp[f, PM_DECREASE] * (marked / mss)
-    cs[f, C_CWND] = clamp_cwnd(cp, f, cwnd)
-
-
-@njit(cache=True, error_model="numpy")
-def bbr_bdp(cs, cp, f, gain):
-    """BBRInflight(gain) without send quanta: gain x BtlBw x RTprop, or the initial window
-    while there is no model (uno.cc.bbr.Bbr.bdp_estimate_bytes)."""
-    bw = cs[f, CB_BTLBW]
-    rtprop = cs[f, CB_RTPROP]
-    if bw <= 0.0 or rtprop == np.inf:
-        return cp[f, P_INIT_CWND]
-    return gain * bw * rtprop
-
-
-@njit(cache=True, error_model="numpy")
-def bbr_acks(cs, cp, f, now, acked, delivered, inflight, rtt_min, sent_max, delivered_at_send):
-    """BBR v1 (uno/cc/bbr.py, draft-cardwell-iccrg-bbr-congestion-control-00) for a batch of
-    ACKs, in the draft's per-ACK order: rounds by send time, the delivery-rate sample (bytes
-    delivered since the batch's latest byte was sent / its flight time) into the windowed-max
-    BtlBw filter, ProbeBW cycle phase, full pipe, drain, RTprop, pacing rate, cwnd. ``delivered``
-    counts this batch; ``inflight`` is after it; ``rtt_min`` is the batch's RTT sample (its
-    mean: the bytes of one step see nearly the same queues). PROBE_RTT is not modelled (the
-    fluid engine refuses runs long enough for it to start)."""
-    if cs[f, CB_RTPROP_STAMP] < 0.0:
-        cs[f, CB_RTPROP_STAMP] = sent_max
-    # rounds
-    started = cs[f, CB_ROUND_ACTIVE] == 0.0 or sent_max >= cs[f, CB_ROUND_START]
-    if started:
-        cs[f, CB_ROUND_ACTIVE] = 1.0
-        cs[f, CB_ROUND_START] = now
-        cs[f, CB_ROUNDS] += 1.0
-    rnd = cs[f, CB_ROUNDS]
-    # delivery rate -> windowed max over the last PB_BW_ROUNDS rounds
-    interval = now - sent_max
-    if interval > 0.0 and delivered > delivered_at_send:
-        rate = (delivered - delivered_at_send) / interval
-        n_slots = int(cp[f, PB_BW_ROUNDS])
-        slot = int(rnd) % n_slots
-        if cs[f, CB_BW_ROUND + slot] != rnd:
-            cs[f, CB_BW_ROUND + slot] = rnd
-            cs[f, CB_BW_VAL + slot] = rate
-        elif rate > cs[f, CB_BW_VAL + slot]:
-            cs[f, CB_BW_VAL + slot] = rate
-        best = 0.0
-        for i in range(n_slots):
-            if cs[f, CB_BW_ROUND + i] > rnd - n_slots and cs[f, CB_BW_VAL + i] > best:
-                best = cs[f, CB_BW_VAL + i]
-        cs[f, CB_BTLBW] = best
-    # ProbeBW cycle phase
-    state = int(cs[f, CB_STATE])
-    if state == BBR_PROBE_BW:
-        full_length = now - cs[f, CB_CYCLE_STAMP] > cs[f, CB_RTPROP]
-        gain = cs[f, CB_PGAIN]
-        prior = inflight + acked
-        if cp[f, PB_INFLIGHT_CHECKS] == 0.0 or gain == 1.0:
-            nxt = full_length
-        elif gain > 1.0:
-            nxt = full_length and (cs[f, CB_LOSS] > 0.0 or prior >= bbr_bdp(cs, cp, f, gain))
-        else:
-            nxt = full_length or prior <= bbr_bdp(cs, cp, f, 1.0)
-        if nxt:
-            idx = (int(cs[f, CB_CYCLE]) + 1) % 8
-            cs[f, CB_CYCLE] = idx
-            cs[f, CB_PGAIN] = BBR_CYCLE[idx]
-            cs[f, CB_CYCLE_STAMP] = now
-    # full pipe, once per round
-    if cs[f, CB_FILLED] == 0.0 and started:
-        if cs[f, CB_BTLBW] >= cs[f, CB_FULL_BW] * cp[f, PB_FULL_GROWTH]:
-            cs[f, CB_FULL_BW] = cs[f, CB_BTLBW]
-            cs[f, CB_FULL_CNT] = 0.0
-        else:
-            cs[f, CB_FULL_CNT] += 1.0
-            if cs[f, CB_FULL_CNT] >= cp[f, PB_FULL_ROUNDS]:
-                cs[f, CB_FILLED] = 1.0
-    # drain
-    if state == BBR_STARTUP and cs[f, CB_FILLED] > 0.0:
-        state = BBR_DRAIN
-        cs[f, CB_STATE] = BBR_DRAIN
-        cs[f, CB_PGAIN] = 1.0 / cp[f, PB_HIGH_GAIN]
-        cs[f, CB_CGAIN] = cp[f, PB_HIGH_GAIN]
-    if state == BBR_DRAIN and inflight <= bbr_bdp(cs, cp, f, 1.0):
-        cs[f, CB_STATE] = BBR_PROBE_BW
-        cs[f, CB_CGAIN] = cp[f, PB_CWND_GAIN]
-        idx = int(cp[f, PB_CYCLE_START])
-        cs[f, CB_CYCLE] = idx
-        cs[f, CB_PGAIN] = BBR_CYCLE[idx]
-        cs[f, CB_CYCLE_STAMP] = now
-    # RTprop
-    expired = now > cs[f, CB_RTPROP_STAMP] + cp[f, PB_RTPROP_WINDOW]
-    if rtt_min > 0.0 and (rtt_min <= cs[f, CB_RTPROP] or expired):
-        cs[f, CB_RTPROP] = rtt_min
-        cs[f, CB_RTPROP_STAMP] = now
-    # pacing rate
-    rate = cs[f, CB_PGAIN] * cs[f, CB_BTLBW]
-    if rate > 0.0 and (cs[f, CB_FILLED] > 0.0 or rate > cs[f, CB_PACING]):
-        cs[f, CB_PACING] = rate
-    # cwnd
-    target = bbr_bdp(cs, cp, f, cs[f, CB_CGAIN])
-    cwnd = cs[f, C_CWND]
-    if cs[f, CB_FILLED] > 0.0 and cp[f, PB_CUT_TO_TARGET] > 0.0:
-        cwnd = min(cwnd + acked, target)
-    elif cs[f, CB_FILLED] > 0.0:
-        if cwnd < target:
-            cwnd = min(cwnd + acked, target)
-    elif cwnd < target or delivered < cp[f, P_INIT_CWND]:
-        cwnd = cwnd + acked
-    cs[f, C_CWND] = clamp_cwnd(cp, f, cwnd)
-    cs[f, CB_LOSS] = 0.0
+    law_init(int(cp[f, P_KIND]) - CC_LAW, cs[f], cp[f])
 
 
 @njit(cache=True, error_model="numpy")
@@ -2142,47 +1735,9 @@ def law_batch(cs, cp, fs, ring, slot, f, kind, now, acked, marked, rtt, p_queued
 
 @njit(cache=True, error_model="numpy")
 def cc_loss(cs, cp, f, now, nack):
-    """A loss episode detected (a retransmission timeout, or a NACK for coded flows): each
-    controller's ``on_timeout`` / ``on_nack``."""
-    kind = int(cp[f, P_KIND])
-    cwnd = cs[f, C_CWND]
-    if kind >= CC_LAW:
-        law_loss(kind - CC_LAW, cs[f], cp[f], now, LOSS_NACK if nack else LOSS_TIMEOUT)
-    elif kind == CC_UNO:
-        if cp[f, PU_TIMEOUT_CWND] > 0.0:
-            cs[f, C_CWND] = clamp_cwnd(cp, f, cp[f, PU_TIMEOUT_CWND])
-    elif kind == CC_MPRDMA:
-        if not nack and cp[f, PM_TIMEOUT_RESET] > 0.0:
-            cs[f, C_CWND] = cp[f, P_MIN_CWND]
-    elif kind == CC_BBR:
-        cs[f, CB_LOSS] = 1.0  # may end a 1.25 gain phase
-        if not nack:
-            cs[f, C_CWND] = cp[f, P_MSS]
-    else:
-        if nack:
-            last = cs[f, CG_LAST_LOSS]
-            if last >= 0.0 and now - last <= cp[f, P_BASE_RTT]:
-                return
-            cs[f, CG_LAST_LOSS] = now
-            cs[f, C_CWND] = clamp_cwnd(cp, f, cwnd / 2.0)
-            cs[f, CG_SSTHRESH] = cs[f, C_CWND]
-            cs[f, CG_SLOW_START] = 0.0
-            cs[f, CG_LAST_RED] = now
-            return
-        last = cs[f, CG_LAST_TO]
-        if last >= 0.0 and now - last <= cp[f, PG_TO_HOLD]:
-            return
-        cs[f, CG_LAST_TO] = now
-        cs[f, CG_SSTHRESH] = max(cp[f, P_MIN_CWND], cwnd / 2.0)
-        cs[f, C_CWND] = cp[f, P_MIN_CWND]
-        cs[f, CG_SLOW_START] = 1.0 if cs[f, C_CWND] < cs[f, CG_SSTHRESH] else 0.0
-        cs[f, CG_LAST_RED] = now
-        cs[f, CG_RTTMIN_PREV] = np.inf
-        cs[f, CG_ACKED] = 0.0
-        cs[f, CG_MARKED] = 0.0
-        cs[f, CG_RTTMIN_WIN] = np.inf
-        cs[f, CG_WIN_ACTIVE] = 1.0
-        cs[f, CG_WIN_START] = now
+    """A loss episode detected (a retransmission timeout, or a NACK for coded flows): the
+    flow's law hears of a ``LOSS_TIMEOUT`` or a ``LOSS_NACK``."""
+    law_loss(int(cp[f, P_KIND]) - CC_LAW, cs[f], cp[f], now, LOSS_NACK if nack else LOSS_TIMEOUT)
 
 
 @njit(cache=True, error_model="numpy")
@@ -2676,8 +2231,8 @@ def coarsen(factor, k, dt_new_ps, fs, cp, ring, ring_pool, active, n_active, cal
     ``factor``: returns the same instant's step at the new size, ``k // factor``. What each
     running flow's delay line holds for fine step ``j`` moves to the coarse step ``j //
     factor`` (the one whose span holds it), slots meeting there merged (bytes added; the
-    latest send and the last ACK's arrival, their maxima; GEMINI's smallest RTT sample, the
-    smaller; BBR's acknowledged bytes at the latest send, the later slot's). The calendar is
+    latest send and the last ACK's arrival, their maxima; the least RTT sample (``R_RTTMIN``),
+    the smaller; the acknowledged bytes at the latest send, the later slot's). The calendar is
     rebuilt for the new steps (a loss report due at ``FS_LOSS_AT`` in the first coarse step
     whose start is not before it, :func:`step_not_before`), and so are the flows' step fields
     (``FS_DUE_LAST``, ``FS_ACK_LAST``, ``FS_WAIT_LAST``). Bytes and times are untouched:
@@ -2711,7 +2266,7 @@ def coarsen(factor, k, dt_new_ps, fs, cp, ring, ring_pool, active, n_active, cal
                     ring[row, c] = 0.0
                 held_step[m] = j
                 m += 1
-        rtt_min = cp[f, P_KIND] == CC_GEMINI or fs[f, FS_RTTMIN] > 0.0
+        rtt_min = fs[f, FS_RTTMIN] > 0.0
         for t in range(m):
             j_new = held_step[t] // factor
             row = start + j_new % n
@@ -3012,27 +2567,9 @@ def advance(
                 fs[f, FS_ACKED] += acked
                 fs[f, FS_MARKED] += marked
                 if acked > 0.0:
-                    kind = int(cp[f, P_KIND])
-                    if kind >= CC_LAW:
-                        law_batch(cs, cp, fs, ring, slot, f, kind - CC_LAW, now, acked, marked,
-                                  rtt, p_queued, loss_rng)  # fmt: skip
-                    elif kind == CC_UNO:
-                        uno_acks(
-                            cs, cp, f, now, acked, marked, rtt, ring[slot, R_SENTMAX], p_queued,
-                            loss_rng,
-                        )  # fmt: skip
-                    elif kind == CC_MPRDMA:
-                        mprdma_acks(cs, cp, f, acked, marked)
-                    elif kind == CC_BBR:
-                        bbr_acks(
-                            cs, cp, f, now, acked, fs[f, FS_ACKED], fs[f, FS_INFLIGHT],
-                            rtt, ring[slot, R_SENTMAX], ring[slot, R_DSENT],
-                        )  # fmt: skip
-                    else:
-                        gemini_acks(
-                            cs, cp, f, now, acked, marked, rtt,
-                            ring[slot, R_RTTMIN] + fs[f, FS_QBEYOND], ring[slot, R_SENTMAX],
-                        )  # fmt: skip
+                    kind = int(cp[f, P_KIND]) - CC_LAW
+                    law_batch(cs, cp, fs, ring, slot, f, kind, now, acked, marked, rtt, p_queued,
+                              loss_rng)  # fmt: skip
             if fs[f, FS_DUPACK_BYTES] > 0.0:  # (the wide ring: R_LOSTQ)
                 lostq = ring[slot, R_LOSTQ]
                 if acked > 0.0 or lostq > 0.0:
@@ -3114,8 +2651,6 @@ def advance(
                 paced = law_pacing(int(cp[f, P_KIND]) - CC_LAW, cs[f], cp[f]) / BPS_PS
                 if 0.0 < paced < rate:
                     rate = paced
-            elif cp[f, P_KIND] == CC_BBR and cs[f, CB_PACING] < rate:
-                rate = cs[f, CB_PACING]
             send = rate * span
             if room < send:
                 send = room
@@ -3274,9 +2809,8 @@ def advance(
                 fs[f, FS_ACK_LAST] = k + lag
             if lost > 0.0:
                 lose_acks(f, k, lost, lost - failed, beyond, dt_ps, fs, ring, ring_ptr, ring_len)
-            kind = cp[f, P_KIND]
-            if (kind == CC_UNO or fs[f, FS_DRAWS] > 0.0) and ack > 0.0:
-                thr = fs[f, FS_QTHR] if kind >= CC_LAW else cp[f, PU_GENTLE_THR]
+            if fs[f, FS_DRAWS] > 0.0 and ack > 0.0:
+                thr = fs[f, FS_QTHR]
                 slack = thr - (rtt - q_beyond - cp[f, P_BASE_RTT])
                 nic = int(fs[f, FS_NIC_LINK])
                 # (the links before the wire link: the rest in 5c.)
@@ -3285,13 +2819,13 @@ def advance(
                 )
                 ring[slot, R_JITTER] += ack * p_queued
             sample = rtt - q_beyond
-            if (kind == CC_GEMINI or fs[f, FS_RTTMIN] > 0.0) and (
+            if fs[f, FS_RTTMIN] > 0.0 and (
                 ring[slot, R_RTTMIN] == 0.0 or sample < ring[slot, R_RTTMIN]
             ):
                 ring[slot, R_RTTMIN] = sample
             if sent_at >= ring[slot, R_SENTMAX]:
                 ring[slot, R_SENTMAX] = sent_at
-                if kind == CC_BBR or fs[f, FS_RATE] > 0.0:
+                if fs[f, FS_RATE] > 0.0:
                     ring[slot, R_DSENT] = fs[f, FS_ACKED]
             if arrive > ring[slot, R_ARRIVE]:
                 ring[slot, R_ARRIVE] = arrive
@@ -3362,8 +2896,8 @@ def advance(
                 q_beyond = delay_beyond_wire(f, fs, rt_ptr, rt_link, rt_w, ls, subs)
                 ring[slot, R_QBEYOND] += deliv * q_beyond
                 kind = cp[f, P_KIND]
-                if kind == CC_UNO or fs[f, FS_DRAWS] > 0.0:
-                    thr = fs[f, FS_QTHR] if kind >= CC_LAW else cp[f, PU_GENTLE_THR]
+                if fs[f, FS_DRAWS] > 0.0:
+                    thr = fs[f, FS_QTHR]
                     slack = thr - (fs[f, FS_QBEFORE] + q_beyond + fs[f, FS_RDELAY])
                     p_beyond = wire_side_exceedance(
                         f, True, slack, int(fs[f, FS_NIC_LINK]), fs, rt_ptr, rt_link, rt_w, ls,

@@ -21,10 +21,10 @@ import time
 import numpy as np
 from numba import njit
 
-from uno.core.sim import RunResult
 from uno.fluid import kernels as K
 from uno.fluid.engine import FluidSimulation
 from uno.metrics.progress import Snapshot
+from uno.metrics.result import RunResult
 
 
 @njit(cache=True)

@@ -113,7 +113,7 @@ def _left_text(elapsed_s: float, fraction: float) -> str:
 
 
 class Progress:
-    """Watches one simulation (a packet :class:`uno.core.sim.Simulation`, the hybrid or a
+    """Watches one simulation (a packet :class:`uno.simulation.Simulation`, the hybrid or a
     flow-level engine): :meth:`attach` before it runs, :meth:`close` after, also when it fails.
 
     ``time_bounded``: the run is meant to end at its stop time (``engine.allow_unfinished``).

@@ -53,9 +53,7 @@ def git_state() -> dict | None:
     """Commit and dirtiness of the checkout ``uno`` is imported from; None when it is not
     imported from a git checkout (e.g. installed from a wheel). One ``git status`` call (the
     branch header holds the commit): a run's summary pays for each git process it starts."""
-    import uno
-
-    package = Path(uno.__file__).resolve().parent
+    package = Path(__file__).resolve().parents[1]  # (the uno package)
     # the checkout's top holds the package: a venv inside some repository would otherwise
     # report that repository
     if not (package.parent / ".git").exists():
@@ -80,10 +78,10 @@ def git_state() -> dict | None:
 
 def provenance(cfg_hash: str, started_at: datetime, wall_s: float) -> dict:
     """The ``provenance`` block of ``summary.json``."""
-    import uno
+    from uno.version import __version__
 
     return {
-        "uno_version": uno.__version__,
+        "uno_version": __version__,
         "git": git_state(),
         "python": platform.python_version(),
         "libraries": {name: _version(name) for name in LIBRARIES},

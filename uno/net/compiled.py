@@ -63,13 +63,14 @@ kernel stops first when it has less than ``_HEAP_ROOM`` free entries).
 
 Endpoints: a flow without erasure coding has its receiver in the kernel
 (:func:`_receive_data`, DCQCN's CNP coalescing included). A flow whose sender has a compiled form
-(:func:`kernel_sender_supported`: DCTCP, UnoCC, GEMINI, MP-RDMA, HPCC or DCQCN,
-:mod:`uno.cc.dctcp_kernel` and its siblings, over ECMP or packet spraying, no coding) has its
+(:func:`kernel_sender_supported`: DCTCP, UnoCC, GEMINI, MP-RDMA, BBR, HPCC or DCQCN, laws of
+:mod:`uno.cc.law`, over ECMP or packet spraying, no coding) has its
 sender in the kernel too (``_S_*`` rows and per-packet arrays in ST, the controller's doubles in a row of F): the
 transport of :class:`uno.transport.sender.Sender` (window, pacing, retransmission timer, fast
-retransmit) and the hosts' NIC turn-taking (:class:`uno.net.nic.NicScheduler`), so Python sees
-only flow starts (:meth:`CompiledDataplane.start_flow`) and completions (``_RUN_DONE``); the
-Python objects get the kernel's state whenever samplers, tables or checks read them
+retransmit, delivery-rate samples) and the hosts' NIC turn-taking
+(:class:`uno.net.nic.NicScheduler`), so Python sees only flow starts
+(:meth:`CompiledDataplane.start_flow`) and completions (``_RUN_DONE``); the Python objects
+get the kernel's state whenever samplers, tables or checks read them
 (:meth:`CompiledDataplane.sync_senders`). The other flows keep their Python senders (the
 callback path: the kernel returns their ACKs), and at a NIC they share with kernel senders they
 wait in the kernel's FIFO and get their turns from it (``_RUN_NICPY``, :func:`nic_continue`);
@@ -84,31 +85,14 @@ import numba
 import numpy as np
 from numba import njit
 
-from uno.cc import dcqcn_kernel, gemini_kernel, hpcc_kernel, mprdma_kernel, uno_kernel
-from uno.cc.dcqcn_kernel import F_RC as DCQCN_RC
-from uno.cc.dcqcn_kernel import advance as dcqcn_advance
-from uno.cc.dcqcn_kernel import next_rate_change_ps as dcqcn_next_rate_change_ps
-from uno.cc.dcqcn_kernel import on_ack as dcqcn_on_ack
-from uno.cc.dcqcn_kernel import on_nack as dcqcn_on_nack
-from uno.cc.dcqcn_kernel import on_send as dcqcn_on_send
-from uno.cc.dcqcn_kernel import on_timeout as dcqcn_on_timeout
-from uno.cc.gemini_kernel import on_ack as gemini_on_ack
-from uno.cc.gemini_kernel import on_nack as gemini_on_nack
-from uno.cc.gemini_kernel import on_timeout as gemini_on_timeout
-from uno.cc.hpcc_kernel import on_ack_int as hpcc_on_ack_int
-from uno.cc.hpcc_kernel import on_nack as hpcc_on_nack
-from uno.cc.hpcc_kernel import on_timeout as hpcc_on_timeout
-from uno.cc.law import LOSS_NACK, LOSS_TIMEOUT, ack_feedback
-from uno.cc.mprdma_kernel import on_ack as mprdma_on_ack
-from uno.cc.mprdma_kernel import on_nack as mprdma_on_nack
-from uno.cc.mprdma_kernel import on_timeout as mprdma_on_timeout
+from uno.cc.law import LOSS_NACK, LOSS_TIMEOUT, ack_feedback, no_timer
+from uno.cc.law import C as LAW_STATE
+from uno.cc.registry import next_timer as cc_next_timer
 from uno.cc.registry import on_feedback as cc_on_feedback
 from uno.cc.registry import on_loss as cc_on_loss
+from uno.cc.registry import on_send as cc_on_send
+from uno.cc.registry import on_timer as cc_on_timer
 from uno.cc.registry import pacing_rate as cc_pacing_rate
-from uno.cc.uno_kernel import on_ack as uno_on_ack
-from uno.cc.uno_kernel import on_nack as uno_on_nack
-from uno.cc.uno_kernel import on_timeout as uno_on_timeout
-from uno.cc.window_kernel import W_CWND
 from uno.core.errors import ConfigError, InvariantError
 from uno.core.packet import ACK, DATA, KIND_NAMES
 from uno.faults.models import (
@@ -146,7 +130,9 @@ _H_POOL_CAP = 46  # rows of the packet pool
 _H_DONE_FLOW = 47  # the flow whose completion stopped the kernel
 _H_CC_SW = 48  # a kernel sender's F row: the law's state in its first _H_CC_SW columns, then
 #                its constants (uno.cc.law)
-_HEADER = 49
+_H_INT_REC = 49  # the first of the F rows an ACK's INT records are copied to for its law, a
+#                  record a row (as many as a packet holds)
+_HEADER = 50
 # errors the kernel reports (the Python side raises InvariantError)
 _ERR_MISROUTED, _ERR_SEQ, _ERR_BYTES, _ERR_OUTSTANDING = 1, 2, 3, 4
 # what ``run`` returns as its host besides a host id: nothing for Python (-1), an error (-2), a
@@ -220,8 +206,10 @@ _F_PH_SIZE, _F_PH_DRAIN, _F_PH_LEVEL, _F_PH_KMIN, _F_PH_KMAX, _F_PH_SPAN = 3, 4,
 _NFC = 24  # (a kernel sender's controller keeps its doubles in one row)
 # packet pool columns
 (_K_KIND, _K_SIZE, _K_DST, _K_ECN, _K_DEP, _K_NEXT, _K_HKEY, _K_FLOW, _K_SEQ, _K_PAYLOAD,
- _K_SRC, _K_ENTROPY, _K_ING, _K_SENT) = range(14)  # fmt: skip
-_NKC = 14
+ _K_SRC, _K_ENTROPY, _K_ING, _K_SENT, _K_TX_DELIVERED, _K_TX_DELIVERED_PS) = range(16)  # fmt: skip
+_NKC = 16
+# (_K_TX_DELIVERED, _K_TX_DELIVERED_PS: a rate-sampling kernel sender's delivered bytes and
+# delivered clock when it sent this copy, which its ACK echoes: Packet.tx_delivered)
 # with INT on, a packet's records follow: their count, then (ts ps, qlen bytes, tx bytes, rate
 # bit/s) per record (uno.net.int)
 _K_INT_N = _NKC
@@ -240,23 +228,27 @@ _INT_FIELDS = 4
  _S_LAST_FAST, _S_BASE_RTT, _S_ACKED_OFF, _S_OUT_OFF, _S_FIFO_OFF, _S_FIFO_CAP, _S_FIFO_HEAD,
  _S_FIFO_N, _S_RQ_OFF, _S_RQ_CAP, _S_RQ_HEAD, _S_RQ_N, _S_LATER_OFF, _S_LATER_N,
  _S_NIC_QUEUED, _S_NIC_NEXT, _S_FROW, _S_CCK, _S_PACED, _S_PACING_RTT, _S_NEXT_SEND, _S_WAKE,
- _S_SPRAY, _S_SPRAY_N, _S_SPRAY_RNG, _S_DUP_CC, _S_RC_SENT, _S_RC_WIRE,
- _S_CC) = range(61)  # fmt: skip
+ _S_SPRAY, _S_SPRAY_N, _S_SPRAY_RNG, _S_DUP_CC, _S_RC_SENT, _S_RC_WIRE, _S_SEND_CC,
+ _S_TIMER_CC, _S_RATE, _S_DELIVERED_PS, _S_CC) = range(65)  # fmt: skip
 # (_S_WAKE: the pacing wake's time + 1, 0 for none: a wake at another time is stale)
 # (_S_RC_SENT, _S_RC_WIRE: the send time and wire bytes of a rate-based sender's last packet,
 # whose pacing gap a rate timer may shorten: _EV_RATE)
+# (_S_SEND_CC: the law hears of every data packet sent, its on_send; _S_TIMER_CC: it has timers
+# of its own, next_timer / on_timer)
+# (_S_RATE: the law reads delivery-rate samples; _S_DELIVERED_PS: the delivered clock, when the
+# acknowledged bytes last advanced)
 # the controllers with a compiled form (_S_CCK): their kernels' modules
-_CC_DCTCP, _CC_UNO, _CC_GEMINI, _CC_MPRDMA, _CC_HPCC, _CC_DCQCN = 1, 2, 3, 4, 5, 6
+_CC_DCTCP = 1
 #: a controller that is a law (uno.cc.law): _S_CCK = _LAW_BASE + its registry kind
 _LAW_BASE = 100
-_NSC = _S_CC + 48  # (the controller's ints: uno.cc.*_kernel N_INTS, HPCC's records)
+_NSC = _S_CC + 48  # (the controller's ints: uno.cc.*_kernel N_INTS)
 # hosts' NICs (ST rows of _NNC): the NIC port, the FIFO of waiting kernel senders (a list
 # through _S_NIC_NEXT), whether a wake is pending (uno.net.nic.NicScheduler)
 _N_PORT, _N_HEAD, _N_TAIL, _N_PENDING = range(4)
 _NNC = 4
 
-#: the INT records of an ACK whose controller reads none (uno.cc.law)
-_NO_RECORDS = np.zeros((0, 4))
+#: a kernel sender's window: the first column of its F row (the law's state, uno.cc.law)
+LAW_CWND = LAW_STATE.cwnd
 
 #: a time after every event (an empty heap's top)
 NEVER_PS = 1 << 62
@@ -1128,82 +1120,57 @@ def _law_rows(F, fr, ST):
 
 
 @njit(cache=True)
-def _cc_on_ack(F, fr, ST, sb, PK, slot, now, acked_bytes, ecn, rtt_ps, sent_ps, duplicate):
+def _ack_records(F, ST, PK, slot):
+    """The INT records of the ACK in row ``slot`` of PK as a law reads them: float64 rows
+    (``uno.cc.law.INT_FIELDS`` columns), copied to the F rows kept for them (none: INT off)."""
+    r0 = ST[_H_INT_REC]
+    n = PK[slot, _K_INT_N] if ST[_H_INT_MAX] > 0 else 0
+    for i in range(n):
+        at = _K_INT_N + 1 + i * _INT_FIELDS
+        for j in range(_INT_FIELDS):
+            F[r0 + i, j] = PK[slot, at + j]
+    return F[r0 : r0 + n, :_INT_FIELDS]
+
+
+@njit(cache=True)
+def _cc_on_ack(F, fr, ST, sb, PK, slot, now, acked_bytes, ecn, rtt_ps, sent_ps, duplicate,
+               rate_bytes, rate_ps):  # fmt: skip
     """The sender's controller hears of the ACK in row ``slot`` of PK (its compiled form, by
-    ``_S_CCK``; HPCC reads the ACK's INT records there)."""
+    ``_S_CCK``; a law gets the ACK's INT records with it, and its delivery-rate sample:
+    ``rate_bytes`` over ``rate_ps``, 0 for none)."""
     kind = ST[sb + _S_CCK]
     if kind >= _LAW_BASE:
         s, p = _law_rows(F, fr, ST)
+        rec = _ack_records(F, ST, PK, slot)
         fb = ack_feedback(now, acked_bytes, ecn, rtt_ps, sent_ps, ST[sb + _S_INFLIGHT],
-                          ST[sb + _S_ACKED_BYTES], 0, 0, duplicate, 0)  # fmt: skip
-        cc_on_feedback(kind - _LAW_BASE, s, p, fb, _NO_RECORDS)
-    elif kind == _CC_HPCC:
-        rec0 = _K_INT_N if ST[_H_INT_MAX] > 0 else 0
-        hpcc_on_ack_int(F, fr, ST, sb + _S_CC, PK, slot, rec0, now, sent_ps)
-    elif kind == _CC_UNO:
-        uno_on_ack(F, fr, ST, sb + _S_CC, now, acked_bytes, ecn, rtt_ps, sent_ps)
-    elif kind == _CC_GEMINI:
-        gemini_on_ack(F, fr, ST, sb + _S_CC, now, acked_bytes, ecn, rtt_ps, sent_ps)
-    elif kind == _CC_DCQCN:
-        dcqcn_on_ack(F, fr, ST, sb + _S_CC, now, ecn)
-    else:
-        mprdma_on_ack(F, fr, ST, sb + _S_CC, now, acked_bytes, ecn, rtt_ps, sent_ps)
+                          ST[sb + _S_ACKED_BYTES], rate_bytes, rate_ps, duplicate,
+                          rec.shape[0])  # fmt: skip
+        cc_on_feedback(kind - _LAW_BASE, s, p, fb, rec)
 
 
 @njit(cache=True)
 def _cc_on_timeout(F, fr, ST, sb, now):
     """The sender's controller hears of a retransmission timeout (its compiled form)."""
     kind = ST[sb + _S_CCK]
-    ib = sb + _S_CC
     if kind >= _LAW_BASE:
         s, p = _law_rows(F, fr, ST)
         cc_on_loss(kind - _LAW_BASE, s, p, float(now), LOSS_TIMEOUT)
-    elif kind == _CC_UNO:
-        uno_on_timeout(F, fr, ST, ib, now)
-    elif kind == _CC_GEMINI:
-        gemini_on_timeout(F, fr, ST, ib, now)
-    elif kind == _CC_HPCC:
-        hpcc_on_timeout(F, fr, ST, ib, now)
-    elif kind == _CC_DCQCN:
-        dcqcn_on_timeout(F, fr, ST, ib, now)
-    else:
-        mprdma_on_timeout(F, fr, ST, ib, now)
 
 
 @njit(cache=True)
 def _cc_on_nack(F, fr, ST, sb, now):
     """The sender's controller hears of a fast-retransmit loss (its compiled form)."""
     kind = ST[sb + _S_CCK]
-    ib = sb + _S_CC
     if kind >= _LAW_BASE:
         s, p = _law_rows(F, fr, ST)
         cc_on_loss(kind - _LAW_BASE, s, p, float(now), LOSS_NACK)
-    elif kind == _CC_UNO:
-        uno_on_nack(F, fr, ST, ib, now)
-    elif kind == _CC_GEMINI:
-        gemini_on_nack(F, fr, ST, ib, now)
-    elif kind == _CC_HPCC:
-        hpcc_on_nack(F, fr, ST, ib, now)
-    elif kind == _CC_DCQCN:
-        dcqcn_on_nack(F, fr, ST, ib, now)
-    else:
-        mprdma_on_nack(F, fr, ST, ib, now)
 
 
 @njit(cache=True)
 def _pacing_rate(F, fr, ST, sb):
-    """The sender's pacing rate (bit/s): DCQCN's current rate R_C; for a windowed controller the
-    window per base RTT when paced, else 0 (:meth:`uno.cc.base.WindowedControl.set_cwnd`
-    computes it with the window)."""
-    kind = ST[sb + _S_CCK]
-    if kind >= _LAW_BASE:
-        s, p = _law_rows(F, fr, ST)
-        return cc_pacing_rate(kind - _LAW_BASE, s, p)
-    if kind == _CC_DCQCN:
-        return F[fr, DCQCN_RC]
-    if ST[sb + _S_PACED]:
-        return F[fr, W_CWND] * 8e12 / ST[sb + _S_PACING_RTT]
-    return 0.0
+    """The sender's pacing rate (bit/s): its law's (0: it does not pace)."""
+    s, p = _law_rows(F, fr, ST)
+    return cc_pacing_rate(ST[sb + _S_CCK] - _LAW_BASE, s, p)
 
 
 @njit(cache=True)
@@ -1211,13 +1178,14 @@ def _try_send(ST, F, U, PK, f, now, turn):
     """Kernel sender ``f`` sends while its bytes in flight are below the window, a packet at a
     time when its host's NIC is free and (unless ``turn``: its turn in a NIC wake) no sender
     waits there, retransmissions first (:meth:`uno.transport.sender.Sender._try_send` without
-    coding or rate samples; the packet's path entropy is the flow's, ECMP's)."""
+    coding; the packet's path entropy is the flow's, ECMP's, or a sprayed one). A sender whose
+    law reads delivery-rate samples stamps each copy with its delivered bytes and clock."""
     sb = ST[_H_OFF_SND] + f * _NSC
     fr = ST[sb + _S_FROW]
     acked = ST[sb + _S_ACKED_OFF]
     nb = ST[_H_OFF_NICS] + ST[sb + _S_HOST] * _NNC
     nic_busy = ST[_H_OFF_P] + ST[nb + _N_PORT] * _NPC + _P_BUSY
-    while ST[sb + _S_INFLIGHT] < F[fr, W_CWND]:
+    while ST[sb + _S_INFLIGHT] < F[fr, LAW_CWND]:
         while ST[sb + _S_RQ_N] and ST[acked + ST[ST[sb + _S_RQ_OFF] + ST[sb + _S_RQ_HEAD]]]:
             _retx_pop(ST, sb)
         if ST[sb + _S_RQ_N] == 0 and ST[sb + _S_NEXT_SEQ] >= ST[sb + _S_N]:
@@ -1270,18 +1238,23 @@ def _try_send(ST, F, U, PK, f, now, turn):
         PK[slot, _K_SENT] = now
         if ST[_H_INT_MAX] > 0:
             PK[slot, _K_INT_N] = 0  # (a reused row: no records yet)
+        if ST[sb + _S_RATE]:
+            PK[slot, _K_TX_DELIVERED] = ST[sb + _S_ACKED_BYTES]
+            # an idle period restarts the delivered clock (nothing in flight)
+            PK[slot, _K_TX_DELIVERED_PS] = ST[sb + _S_DELIVERED_PS] if ST[sb + _S_INFLIGHT] else now
         ST[sb + _S_INFLIGHT] += wire
         ST[ST[sb + _S_OUT_OFF] + seq] = now + 1
         _fifo_push(ST, sb, now, seq)
         ST[sb + _S_SENT_BYTES] += wire
         ST[sb + _S_SENT_PKTS] += 1
-        rate_based = ST[sb + _S_CCK] == _CC_DCQCN  # (the controller hears of every send)
-        if rate_based:
-            dcqcn_on_send(F, fr, ST, sb + _S_CC, now, wire)
-            rate = F[fr, DCQCN_RC]
+        send_cc = ST[sb + _S_SEND_CC]  # (the law hears of every send: it may change the rate)
+        if send_cc:
+            s, p = _law_rows(F, fr, ST)
+            cc_on_send(ST[sb + _S_CCK] - _LAW_BASE, s, p, float(now), float(wire))
+            rate = _pacing_rate(F, fr, ST, sb)
         if rate > 0.0:
             ST[sb + _S_NEXT_SEND] = now + np.int64(wire * 8e12 / rate)
-            if rate_based:
+            if send_cc and ST[sb + _S_TIMER_CC]:
                 _watch_rate(ST, F, f, sb, fr, now, wire)
         if not ST[sb + _S_ARMED]:
             ST[sb + _S_ARMED] = 1
@@ -1296,11 +1269,13 @@ def _watch_rate(ST, F, f, sb, fr, sent, wire):
     (``_EV_RATE``) to shorten the gap after the last packet, sent at ``sent`` with ``wire``
     bytes (:meth:`uno.transport.sender.Sender._watch_rate`). A flow has at most one such wake
     pending: it is due before the next send, and only it can bring that send forward."""
-    due = dcqcn_next_rate_change_ps(F, fr, ST, sb + _S_CC)
-    if due >= 0 and due < ST[sb + _S_NEXT_SEND]:
+    s, p = _law_rows(F, fr, ST)
+    due = cc_next_timer(ST[sb + _S_CCK] - _LAW_BASE, s, p)  # (NEVER_PS: none)
+    if due < ST[sb + _S_NEXT_SEND]:
         ST[sb + _S_RC_SENT] = sent
         ST[sb + _S_RC_WIRE] = wire
-        _heap_push(ST, due, _next_eid(ST), (f << _EV_BITS) | _EV_RATE)
+        # (+ 0.0: the dispatch's result is typed optional, which np.int64 does not take)
+        _heap_push(ST, np.int64(due + 0.0), _next_eid(ST), (f << _EV_BITS) | _EV_RATE)
 
 
 @njit(cache=True)
@@ -1312,8 +1287,9 @@ def _rate_changed(ST, F, U, PK, f, now):
     if ST[sb + _S_DONE]:
         return
     fr = ST[sb + _S_FROW]
-    dcqcn_advance(F, fr, ST, sb + _S_CC, now)
-    rate = F[fr, DCQCN_RC]
+    s, p = _law_rows(F, fr, ST)
+    cc_on_timer(ST[sb + _S_CCK] - _LAW_BASE, s, p, float(now))
+    rate = _pacing_rate(F, fr, ST, sb)
     if rate <= 0.0 or ST[sb + _S_NEXT_SEND] <= now:
         return
     sent = ST[sb + _S_RC_SENT]
@@ -1540,10 +1516,11 @@ def _sender_on_ack(ST, F, U, PK, f, slot, now):
         ST[sb + _S_DUP] += 1
         if ST[sb + _S_DUP_CC]:
             # a controller that hears duplicates (MP-RDMA as the artifact runs it: its per-ACK
-            # rule, Mprdma.on_duplicate_ack)
+            # rule, uno.cc.mprdma's update_on_duplicate_ack)
             _cc_on_ack(
-                F, ST[sb + _S_FROW], ST, sb, PK, slot, now, wire, ecn, now - sent_ps, sent_ps, 1
-            )
+                F, ST[sb + _S_FROW], ST, sb, PK, slot, now, wire, ecn, now - sent_ps, sent_ps, 1,
+                0, 0,
+            )  # fmt: skip
         return 0
     ST[acked + seq] = 1
     ST[sb + _S_N_ACKED] += 1
@@ -1554,7 +1531,13 @@ def _sender_on_ack(ST, F, U, PK, f, slot, now):
     ST[sb + _S_ACKED_BYTES] += wire
     if ecn:
         ST[sb + _S_ECN_ACKS] += 1
-    _cc_on_ack(F, ST[sb + _S_FROW], ST, sb, PK, slot, now, wire, ecn, now - sent_ps, sent_ps, 0)
+    rate_bytes = rate_ps = 0
+    if ST[sb + _S_RATE]:  # the delivery-rate sample since this copy's send; the clock advances
+        rate_bytes = ST[sb + _S_ACKED_BYTES] - PK[slot, _K_TX_DELIVERED]
+        rate_ps = now - PK[slot, _K_TX_DELIVERED_PS]
+        ST[sb + _S_DELIVERED_PS] = now
+    _cc_on_ack(F, ST[sb + _S_FROW], ST, sb, PK, slot, now, wire, ecn, now - sent_ps, sent_ps, 0,
+               rate_bytes, rate_ps)  # fmt: skip
     if ST[sb + _S_N_ACKED] == ST[sb + _S_N]:
         # every packet acknowledged: the flow completes (Sender._finish)
         if ST[sb + _S_INFLIGHT] != 0:
@@ -1897,25 +1880,6 @@ def _pcg64_words(uniform) -> tuple[int, int, int, int]:
     return s >> 64, s & mask, inc >> 64, inc & mask
 
 
-#: the compiled form of each controller kind (``_S_CCK``)
-_CC_KERNELS = {_CC_UNO: uno_kernel, _CC_GEMINI: gemini_kernel,
-               _CC_MPRDMA: mprdma_kernel, _CC_HPCC: hpcc_kernel,
-               _CC_DCQCN: dcqcn_kernel}  # fmt: skip
-
-
-@functools.cache
-def _cc_kinds() -> dict:
-    """The controller classes with a compiled form, and their ``_S_CCK``."""
-    from uno.cc.dcqcn import Dcqcn
-    from uno.cc.gemini import Gemini
-    from uno.cc.hpcc import Hpcc
-    from uno.cc.mprdma import Mprdma
-    from uno.cc.uno import UnoCC
-
-    return {UnoCC: _CC_UNO, Gemini: _CC_GEMINI, Mprdma: _CC_MPRDMA,
-            Hpcc: _CC_HPCC, Dcqcn: _CC_DCQCN}  # fmt: skip
-
-
 def _is_law(cc) -> bool:
     from uno.cc.adapter import LawControl
 
@@ -1924,19 +1888,16 @@ def _is_law(cc) -> bool:
 
 def _cc_kind(cc) -> int:
     """``_S_CCK`` of controller ``cc``; 0 if it has no compiled form."""
-    if _is_law(cc):
-        return _LAW_BASE + cc.kind
-    return _cc_kinds().get(type(cc), 0)
+    return _LAW_BASE + cc.kind if _is_law(cc) else 0
 
 
 def kernel_sender_supported(sender) -> bool:
     """Whether the kernel can run ``sender`` (a :class:`uno.transport.sender.Sender`): its
-    controller has a compiled form (DCTCP, UnoCC, GEMINI, MP-RDMA, HPCC, DCQCN:
-    :mod:`uno.cc.dctcp_kernel`, :mod:`uno.cc.uno_kernel`, :mod:`uno.cc.gemini_kernel`,
-    :mod:`uno.cc.mprdma_kernel`, :mod:`uno.cc.hpcc_kernel`, :mod:`uno.cc.dcqcn_kernel`), its
+    controller is a law (DCTCP, UnoCC, GEMINI, MP-RDMA, BBR, HPCC, DCQCN: :mod:`uno.cc.law`), its
     load balancer is ECMP (one entropy per flow) or packet spraying (one per packet, from the
-    flow's stream), and it needs none of coding, rate samples, send events (but DCQCN's, which
-    the kernel gives it), INT callbacks (but HPCC's) or load-balancer feedback."""
+    flow's stream), and it needs none of coding, delivery-rate samples (but a law's, which the
+    kernel takes as the Python sender does), send events (but a law's, which the kernel gives
+    it), INT records (but a law's, which it hands them) or load-balancer feedback."""
     from uno.lb.ecmp import Ecmp
     from uno.lb.spray import Spray
 
@@ -1945,34 +1906,25 @@ def kernel_sender_supported(sender) -> bool:
         kind != 0
         and type(sender.lb) in (Ecmp, Spray)
         and sender._coding is None
-        and not (sender._rate_samples or sender._lb_feedback)
-        and (not sender._send_events or kind == _CC_DCQCN)
-        and (not sender._int_cc or kind == _CC_HPCC)
+        and not sender._lb_feedback
+        and (not sender._rate_samples or kind >= _LAW_BASE)
+        and (not sender._send_events or kind >= _LAW_BASE)
+        and (not sender._int_cc or kind >= _LAW_BASE)
         and sender._entropy_of is None
     )
 
 
-def _sender_plan(
-    flows: list, kernel_rx: list, wanted: bool, int_records: int
-) -> tuple[list[bool], str]:
+def _sender_plan(flows: list, kernel_rx: list, wanted: bool) -> tuple[list[bool], str]:
     """Which flows' senders the kernel runs, and the note that says so (the summary's
     ``dataplane.senders``). A flow whose sender has no compiled form, or whose receiver is
     Python's (coding), keeps its Python sender: the slower callback path, on which the
     kernel hands it its ACKs and, at a NIC it shares with kernel senders, its turns. Some
-    reasons keep every sender in Python. ``int_records``: the INT records a packet holds (0:
-    INT off)."""
+    reasons keep every sender in Python."""
     none = [False] * len(flows)
     if not flows:
         return none, "in Python (no flows)"
     if not wanted:
         return none, "in Python (engine.compiled_senders=false)"
-    if hpcc_kernel.n_ints(int_records) > _NSC - _S_CC and any(
-        _cc_kind(f.sender.cc) == _CC_HPCC for f in flows
-    ):
-        return none, (
-            f"in Python (HPCC with INT records of up to {int_records} hops: the kernel's "
-            f"senders keep up to {(_NSC - _S_CC - hpcc_kernel.I_PREV) // hpcc_kernel.RECORD})"
-        )
     plan = [k and kernel_sender_supported(f.sender) for f, k in zip(flows, kernel_rx, strict=True)]
     ints = sum(_sender_array_ints(f.n_packets) for f, k in zip(flows, plan, strict=True) if k)
     if ints > _SENDER_ARRAYS_MAX_INTS:
@@ -1998,8 +1950,8 @@ def _sender_plan(
         "in Python" if n_py == len(flows) else f"in the kernel but {n_py} of {len(flows)} in Python"
     )
     return plan, (
-        f"{where} ({'; '.join(why)}; the kernel's: DCTCP, UnoCC, GEMINI, MP-RDMA, HPCC or DCQCN "
-        "with ECMP or spraying, no coding)"
+        f"{where} ({'; '.join(why)}; the kernel's: DCTCP, UnoCC, GEMINI, MP-RDMA, BBR, HPCC or "
+        "DCQCN with ECMP or spraying, no coding)"
     )
 
 
@@ -2102,9 +2054,7 @@ class CompiledDataplane:
         )
         # the kernel's senders: the flows whose sender has a compiled form
         int_records = max((st.max_records for st in (int_stampers or {}).values()), default=0)
-        self._ktx, self.senders_note = _sender_plan(
-            flows, self._kernel_rx, kernel_senders, int_records
-        )
+        self._ktx, self.senders_note = _sender_plan(flows, self._kernel_rx, kernel_senders)
         self._kernel_tx = any(self._ktx)
         # per kernel sender: acknowledged flags, outstanding send times, the RTO FIFO's pairs,
         # the retransmission queue, the acknowledged send times (uno.transport.sender)
@@ -2156,7 +2106,10 @@ class CompiledDataplane:
         nfc = max(_NFC, sw + pw)
         n_fault_rows = -(-len(fault_floats) // nfc)
         frow0 = n_ports + n_fault_rows  # the kernel senders' controllers' rows
-        F = np.zeros((frow0 + (n_flows if self._kernel_tx else 0), nfc))
+        # ... then, with kernel senders, a row per INT record a packet holds (_ack_records)
+        rec0 = frow0 + (n_flows if self._kernel_tx else 0)
+        F = np.zeros((rec0 + (int_records if self._kernel_tx else 0), nfc))
+        ST[_H_INT_REC] = rec0
         F.reshape(-1)[n_ports * nfc : n_ports * nfc + len(fault_floats)] = fault_floats
         ST[_H_CC_SW] = sw
         ST[_H_OFF_FLT] = offs[12]
@@ -2362,10 +2315,9 @@ class CompiledDataplane:
                 sw = int(ST[_H_CC_SW])
                 F[frow0 + f, : len(s.cc.state)] = s.cc.state
                 F[frow0 + f, sw : sw + len(s.cc.consts)] = s.cc.consts
-            else:
-                row[_S_PACED] = getattr(s.cc, "paced", False)  # (DCQCN paces at its own rate)
-                row[_S_PACING_RTT] = getattr(s.cc, "_pacing_rtt_ps", 0)
-                _CC_KERNELS[kind].load(s.cc, F, frow0 + f, ST, sb + _S_CC)
+                row[_S_SEND_CC] = s.cc.wants_send_events
+                row[_S_TIMER_CC] = s.cc.law.next_timer is not no_timer
+                row[_S_RATE] = s.cc.wants_rate_samples
             at += arrays[f]
         self._snd_rows = ST[offs[14] : offs[15]].reshape(len(self.flows), _NSC)
 
@@ -2629,10 +2581,6 @@ class CompiledDataplane:
         s._timer_armed = bool(row[_S_ARMED])
         if row[_S_CCK] >= _LAW_BASE:
             s.cc.state[:] = self.F[row[_S_FROW], : len(s.cc.state)]
-        else:
-            _CC_KERNELS[row[_S_CCK]].store(
-                s.cc, self.F, row[_S_FROW], self.ST, self._snd_rows_base(f) + _S_CC
-            )
         s._next_send_ps = row[_S_NEXT_SEND]
         s._wake_at = row[_S_WAKE] - 1
 

@@ -18,7 +18,7 @@ At most ``max_records`` records. When they are full, ``replacement``:
   queue-drain time ``ql / bw`` if its own is longer, so the hop with the longest drain time is
   always kept (with one record: exactly eq. 3's argmax).
 
-Wire overhead (``int_overhead_bytes``): every data packet carries a fixed-size INT header of
+Wire overhead (``IntTelemetryConfig.overhead_bytes``): every data packet carries a fixed-size INT header of
 ``header_bytes + max_records x hop_bytes``, reserved by the sender as HPCC's ns-3 model does
 (``IntHeader``: a 2-byte hop count and 5 hops of 8 bytes = 42 bytes), and every ACK echoes it;
 the transport adds it to the data header and the ACK size when INT is on, so it counts in
@@ -31,17 +31,13 @@ papers assume no INT on WAN / DCI switches: Gear §IV-A, MLCC §3).
 
 from __future__ import annotations
 
+from uno.config.parts import declare_choices
+
 #: switch tiers without INT by default (DCI / border routers)
 NO_INT_TIERS = ("border",)
 
 REPLACEMENTS = ("none", "gear")
-
-
-def int_overhead_bytes(int_cfg) -> int:
-    """Bytes INT adds to every data packet and every ACK (0 when INT is off)."""
-    if not int_cfg.enabled:
-        return 0
-    return int(int_cfg.header_bytes + int_cfg.max_records * int_cfg.hop_bytes)
+declare_choices("switch.int_telemetry.replacement", REPLACEMENTS)
 
 
 class IntStamper:

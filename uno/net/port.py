@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from uno.config.parts import declare_choices
 from uno.core.packet import DATA
 from uno.core.units import serialization_ps
 from uno.net.phantom import PhantomQueue
@@ -43,6 +44,7 @@ MARK_PHYSICAL = "physical"
 MARK_PHANTOM = "phantom"
 MARK_EITHER = "either"
 MARK_SOURCES = (MARK_PHYSICAL, MARK_PHANTOM, MARK_EITHER)
+declare_choices("switch.mark_source", (*MARK_SOURCES, "auto"))
 
 
 class PortBase:

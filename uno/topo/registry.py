@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from uno.config.parts import declare_choices
 from uno.core.errors import ConfigError
 from uno.topo.base import Topology
 from uno.topo.dumbbell import build_dumbbell
@@ -11,6 +12,7 @@ from uno.topo.mlcc_two_dc import build_mlcc_two_dc
 from uno.topo.two_dc import build_two_dc
 
 TOPO_KINDS = ("dumbbell", "fat_tree", "two_dc", "gear_two_dc", "mlcc_two_dc")
+declare_choices("topo.kind", TOPO_KINDS)
 
 
 def build_topology(cfg, data_wire_bytes: int, ack_bytes: int) -> Topology:

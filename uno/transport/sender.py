@@ -137,7 +137,6 @@ class Sender:
         self._dup_ack_cc = cc.wants_duplicate_acks
         self._int_cc = cc.wants_int
         self._send_events = cc.wants_send_events
-        self._law = getattr(cc, "law", None) is not None  # (uno.cc.adapter.LawControl)
         self._keys: dict[int, int] = {}  # entropy -> ECMP hash key of (src, dst, entropy)
 
     # ---- sending ----------------------------------------------------------------------
@@ -303,7 +302,10 @@ class Sender:
             self.dup_acks += 1
             now = self._engine._now
             if self._dup_ack_cc:
-                self.cc.on_duplicate_ack(now, wire, pkt.ecn, now - pkt.sent_ps, pkt.sent_ps)
+                self.cc.on_ack_batch(
+                    now, wire, pkt.ecn, now - pkt.sent_ps, pkt.sent_ps, self.inflight_bytes,
+                    self.acked_bytes, duplicate=True,
+                )  # fmt: skip
             if self._coding is not None and self.n_blocks_done == len(self.block_done):
                 self._finish(now)
             return
@@ -317,23 +319,7 @@ class Sender:
         ecn = pkt.ecn
         if ecn:
             self.ecn_acks += 1
-        rtt = now - pkt.sent_ps
-        if self._law:
-            self._law_ack(pkt, now, wire, ecn, rtt)
-        elif self._int_cc:
-            hops = getattr(pkt, "int_hops", None)
-            self.cc.on_ack_int(now, wire, ecn, rtt, pkt.sent_ps, hops if hops is not None else ())
-        else:
-            self.cc.on_ack(now, wire, ecn, rtt, pkt.sent_ps)
-        if self._rate_samples and not self._law:
-            self._delivered_ps = now
-            self.cc.on_rate_sample(
-                now,
-                self.acked_bytes - pkt.tx_delivered,
-                now - pkt.tx_delivered_ps,
-                rtt,
-                self.inflight_bytes,
-            )
+        self._feedback(pkt, now, wire, ecn, now - pkt.sent_ps)
         if self._lb_feedback:
             self.lb.on_ack(now, pkt.entropy, ecn)
         if self._coding is None:
@@ -347,10 +333,10 @@ class Sender:
             self._detect_losses(now, pkt.sent_ps)
         self._try_send()
 
-    def _law_ack(self, pkt: Packet, now: int, wire: int, ecn: bool, rtt: int) -> None:
-        """The controller (a law, uno.cc.adapter) hears of the ACK as one feedback batch: with
-        the bytes in flight and delivered after it, its delivery-rate sample when the law reads
-        one, and its INT records when the law reads them."""
+    def _feedback(self, pkt: Packet, now: int, wire: int, ecn: bool, rtt: int) -> None:
+        """The controller hears of the ACK (:meth:`uno.cc.base.CongestionControl.on_ack_batch`):
+        with the bytes in flight and delivered after it, its delivery-rate sample when the
+        controller reads one, and its INT records when it reads them."""
         rate_bytes = rate_ps = 0
         if self._rate_samples:
             rate_bytes = self.acked_bytes - pkt.tx_delivered

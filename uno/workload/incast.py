@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from uno.config.parts import declare_choices
 from uno.core.errors import ConfigError
 from uno.core.units import us_to_ps
 from uno.transport.flow import FlowSpec
 from uno.workload.hosts import HostFacts
 
 PLACEMENTS = ("random", "spread", "explicit")
+declare_choices("workload.placement", PLACEMENTS)
 
 
 def _spread(candidates: list[int], hosts: HostFacts, avoid_rack: int, n: int) -> list[int]:

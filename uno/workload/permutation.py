@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from uno.config.parts import declare_choices
 from uno.core.errors import ConfigError
 from uno.core.units import us_to_ps
 from uno.transport.flow import FlowSpec
 from uno.workload.hosts import HostFacts
 
 SCOPES = ("all", "intra", "inter")
+declare_choices("workload.scope", SCOPES)
 
 
 def _derangement(items: list[int], rng: np.random.Generator) -> list[int]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from uno.config.parts import declare_choices
 from uno.workload.allreduce import allreduce_flows
 from uno.workload.explicit import explicit_flows
 from uno.workload.incast import incast_flows
@@ -19,3 +20,4 @@ WORKLOAD_REGISTRY = {
     "allreduce": allreduce_flows,
     "mixed": mixed_flows,
 }
+declare_choices("workload.kind", WORKLOAD_REGISTRY)

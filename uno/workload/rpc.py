@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from uno.config.parts import declare_choices
 from uno.core.errors import ConfigError
 from uno.core.units import us_to_ps
 from uno.transport.flow import FlowSpec
@@ -17,6 +18,8 @@ from uno.workload.incast import incast_flows, incast_receiver
 
 RPC_SOURCES = ("same_rack", "same_dc", "listed")
 ARRIVALS = ("periodic", "poisson")
+declare_choices("workload.rpc_sources", RPC_SOURCES)
+declare_choices("workload.rpc_arrivals", ARRIVALS)
 
 
 def rpc_incast_flows(cfg, hosts: HostFacts, rng: np.random.Generator) -> list[FlowSpec]:

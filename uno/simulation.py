@@ -1,5 +1,6 @@
-"""The simulation context: the event engine, the seeded random streams, the recorder, and the
-network and flows built into them. Two simulations in one process share nothing."""
+"""The packet engine's simulation: the event engine, the seeded random streams, the recorder,
+and the network and flows built into them (by :mod:`uno.build`), run to the end and collected
+into a :class:`uno.metrics.result.RunResult`. Two simulations in one process share nothing."""
 
 from __future__ import annotations
 
@@ -7,8 +8,6 @@ import gc
 import resource
 import time
 import tracemalloc
-from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -21,29 +20,8 @@ from uno.core.units import PS_PER_US, rate_bps
 from uno.metrics.flows import FLOW_COLUMNS, flows_frame
 from uno.metrics.progress import Snapshot
 from uno.metrics.recorder import Recorder
-from uno.metrics.summary import class_summary, format_summary
-
-
-@dataclass
-class RunResult:
-    """What a run produced: the per-flow table, sampled tables and the summary dict."""
-
-    flows: pd.DataFrame
-    tables: dict[str, pd.DataFrame] = field(default_factory=dict)
-    summary: dict = field(default_factory=dict)
-    #: the run's result folder, when it was written to one
-    run_dir: Path | None = None
-    #: loaded from a complete folder of the same config instead of simulated again
-    reused: bool = False
-
-    def summary_text(self) -> str:
-        return format_summary(self.summary)
-
-    @property
-    def status(self) -> str | None:
-        """The run's status: "complete", or "incomplete" when flows it waited for were unfinished
-        at its stop time (``summary["run"]["status"]``; :func:`uno.api.run_status`)."""
-        return self.summary.get("run", {}).get("status")
+from uno.metrics.result import RunResult
+from uno.metrics.summary import class_summary
 
 
 class Simulation:
