@@ -30,6 +30,10 @@ loop. A last table gives, per scenario, the median over repetitions and the rati
     python benchmarks/cpp_reference.py --artifact /path/to/Uno_SC25
         [--scenarios uno_4_4,gemini_4_4,mprdma_bbr_4_4,uno_8_0] [--repeat 1] [--timeout 1800]
         [--cpp-collect-data 1]
+    python benchmarks/cpp_reference.py --ours-only [--scenarios mprdma_bbr_4_4] [--repeat 3]
+
+``--ours-only`` runs our side alone (no artifact needed), to compare two versions of this
+package on the artifact's scenarios: run it with each version's interpreter.
 
 ``--cpp-collect-data 0`` runs the artifact without its per-event logs (the authors' scripts
 run with 1, whose writing is 40-60% of its wall time on these scenarios): the fairer engine
@@ -237,7 +241,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    ap.add_argument("--artifact", type=Path, required=True, help="a built Uno_SC25 checkout")
+    ap.add_argument("--artifact", type=Path, help="a built Uno_SC25 checkout")
+    ap.add_argument("--ours-only", action="store_true", help="run our side alone")
     ap.add_argument("--scenarios", default=",".join(SCENARIOS))
     ap.add_argument("--repeat", type=int, default=1)
     ap.add_argument(
@@ -252,25 +257,30 @@ def main() -> None:
     ap.add_argument("overrides", nargs="*", help="extra overrides for our runs")
     args = ap.parse_args()
 
-    artifact = args.artifact.resolve()
-    binary = artifact / BINARY
-    if not binary.is_file() or not os.access(binary, os.X_OK):
-        sys.exit(
-            f"cpp_reference: no executable {binary}: --artifact must name a built checkout "
-            "of spcl/Uno_SC25 (built as its README says)"
-        )
     names = [s.strip() for s in args.scenarios.split(",") if s.strip()]
     unknown = [n for n in names if n not in SCENARIOS]
     if unknown:
         sys.exit(f"cpp_reference: unknown scenario(s) {unknown}; known: {', '.join(SCENARIOS)}")
-    for n in names:
-        tm = artifact / TM_DIR / SCENARIOS[n][0]
-        if not tm.is_file():
-            sys.exit(f"cpp_reference: the artifact has no traffic matrix {tm}")
+    if args.ours_only:
+        artifact = None
+    elif args.artifact is None:
+        sys.exit("cpp_reference: --artifact names a built Uno_SC25 checkout (or --ours-only)")
+    else:
+        artifact = args.artifact.resolve()
+        binary = artifact / BINARY
+        if not binary.is_file() or not os.access(binary, os.X_OK):
+            sys.exit(
+                f"cpp_reference: no executable {binary}: --artifact must name a built checkout "
+                "of spcl/Uno_SC25 (built as its README says)"
+            )
+        for n in names:
+            tm = artifact / TM_DIR / SCENARIOS[n][0]
+            if not tm.is_file():
+                sys.exit(f"cpp_reference: the artifact has no traffic matrix {tm}")
 
     import uno
 
-    print(f"uno package: {Path(uno.__file__).parent}; artifact: {artifact}")
+    print(f"uno package: {Path(uno.__file__).parent}; artifact: {artifact or '-'}")
     print(
         f"cores: {os.cpu_count()}; C++ -collect_data {args.cpp_collect_data}; repeat {args.repeat}"
     )
@@ -290,13 +300,15 @@ def main() -> None:
     for rep in range(args.repeat):
         for n in names:
             print(f"\n{n} run {rep + 1}/{args.repeat}")
-            print(f"  load (1/5/15 min) before C++: {_load()}")
-            c = run_cpp(artifact, n, args.cpp_collect_data, args.timeout)
-            print(
-                f"  C++  wall {c['wall_s']:8.1f} s, cpu {c['cpu_s']:8.1f} s; simulated "
-                f"{c['sim_ms']:.0f} ms (last FCT {c['last_fct_ms']:.1f} ms); done {c['done']}; "
-                f"mean FCT ms: {c['fct']}"
-            )
+            c = {"ok": False}
+            if artifact is not None:
+                print(f"  load (1/5/15 min) before C++: {_load()}")
+                c = run_cpp(artifact, n, args.cpp_collect_data, args.timeout)
+                print(
+                    f"  C++  wall {c['wall_s']:8.1f} s, cpu {c['cpu_s']:8.1f} s; simulated "
+                    f"{c['sim_ms']:.0f} ms (last FCT {c['last_fct_ms']:.1f} ms); done "
+                    f"{c['done']}; mean FCT ms: {c['fct']}"
+                )
             print(f"  load (1/5/15 min) before ours: {_load()}")
             o = run_ours(n, args.overrides, args.timeout)
             if o["ok"]:
@@ -310,6 +322,19 @@ def main() -> None:
 
     def med(vals: list[float]) -> float:
         return statistics.median(vals) if vals else float("nan")
+
+    if artifact is None:
+        print(f"\n{'scenario':<15} {'ours s':>8} {'engine s':>9} {'hops/s':>11}")
+        for n in names:
+            ok = [o for _, o in rows[n] if o["ok"]]
+            if ok:
+                ow = med([o["wall_s"] for o in ok])
+                ew = med([o["engine_s"] for o in ok])
+                hops = med([o["hops"] / o["engine_s"] for o in ok])
+                print(f"{n:<15} {ow:8.1f} {ew:9.1f} {hops:11,.0f}")
+            else:
+                print(f"{n:<15} (no complete run)")
+        return
 
     print(
         f"\n{'scenario':<15} {'C++ s':>8} {'ours s':>8} {'engine s':>9} {'ours/C++':>9} "

@@ -6,7 +6,7 @@ queue), wall time and peak memory (resident set size of this process) for each r
 
 The same scenario runs with each data plane and port model (``--models``; default all):
 first ``lazy`` (the Python data plane, uno/net/port.py, ``engine.dataplane=python``), then
-``compiled`` (the same ports, links and switches in Numba kernels, uno/net/compiled.py: the
+``compiled`` (the same ports, links and switches in Numba kernels, uno/net/compiled/: the
 data plane the default ``engine.dataplane=auto`` runs for this scenario; its kernels are
 compiled, or loaded from Numba's cache, by a short warm-up run first, whose wall time is
 printed), then ``event`` (uno/net/event_port.py) and the event port with PFC on (lossless DC

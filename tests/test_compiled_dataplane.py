@@ -1,4 +1,4 @@
-"""The compiled data plane (uno/net/compiled.py, ``engine.dataplane=compiled``).
+"""The compiled data plane (uno/net/compiled/, ``engine.dataplane=compiled``).
 
 * Identity: on the same config and seed it gives the Python data plane's results bit for bit —
   the flows table, the sampled rates, windows and queues, the ports table and the packet
@@ -20,11 +20,14 @@ import pytest
 from conftest import SCHEME_OVERRIDES, SMALL_INCAST, run
 
 import uno
+from uno.cc.law import INT_FIELDS
+from uno.core import units
 from uno.core.errors import ConfigError
-from uno.core.packet import mix64 as mix64_python
 from uno.core.units import serialization_ps as serialization_python
-from uno.net import compiled as cp
-from uno.net.switch import ecmp_index
+from uno.net import hashing
+from uno.net.compiled import dataplane, event_port, events, faults, loop, pcg, pfc, ports, queue
+from uno.net.compiled.layout import EID_SHIFT, HEAP_ROOM, ING, KI, PF, H, K, P
+from uno.net.hashing import ecmp_index
 
 PORT_COLS = ["port", "arrivals", "tx_packets", "tx_bytes", "drops", "fault_drops", "ecn_marks",
              "max_queue_bytes", "queue_bytes_at_end"]  # fmt: skip
@@ -242,9 +245,9 @@ def test_the_event_heap_grows_when_pfc_signals_need_room():
     want = run([*overrides, "engine.dataplane=python"])
     sim = build_simulation(to_run_config(uno.compose([*overrides, "engine.dataplane=compiled"])))
     dp = sim.network.dataplane
-    dp.ST[cp._H_HEAP_CAP] = cp._HEAP_ROOM + 1
+    dp.ST[H.heap_cap] = HEAP_ROOM + 1
     got = sim.run()
-    assert dp.ST[cp._H_HEAP_CAP] >= 4 * (cp._HEAP_ROOM + 1)  # grew twice at least
+    assert dp.ST[H.heap_cap] >= 4 * (HEAP_ROOM + 1)  # grew twice at least
     pd.testing.assert_frame_equal(want.flows, got.flows)
     pd.testing.assert_frame_equal(want.tables["pauses"], got.tables["pauses"])
 
@@ -259,7 +262,7 @@ def test_the_kernel_answers_data_of_plain_flows_and_python_the_rest():
         sim = build_simulation(to_run_config(uno.compose(overrides)))
         sim.run()
         dp = sim.network.dataplane
-        return dp._kernel_rx, int(dp.ST[cp._H_RX_DATA]), sim
+        return dp._kernel_rx, int(dp.ST[H.rx_data]), sim
 
     kernel, answered, sim = receivers(["cc=dctcp", "lb=ecmp"])
     assert all(kernel)
@@ -292,7 +295,7 @@ def test_drops_and_pool_growth_are_accounted():
     dp = sim.network.dataplane
     dp.PK = dp.PK[:0].copy()
     dp.objs.clear()
-    dp.ST[cp._H_FREE] = -1
+    dp.ST[H.free] = -1
     dp._grow(2)
     small = sim.run()
     pd.testing.assert_frame_equal(small.flows, results["python"].flows)
@@ -312,17 +315,17 @@ def test_invariants_run_on_the_kernel_state():
     sim.start()
     sim.advance(300_000_000)  # 300 us: the incast's queues are built
     dp = sim.network.dataplane
-    assert cp.check_ports(dp.ST, dp.PK) == (-1, 0)
-    assert cp.check_ports.py_func(dp.ST, dp.PK) == (-1, 0)
+    assert ports.check_ports(dp.ST, dp.PK) == (-1, 0)
+    assert ports.check_ports.py_func(dp.ST, dp.PK) == (-1, 0)
     sim.network.check_conservation()
     busiest = max(range(len(dp.views)), key=lambda i: dp.views[i].bytes)
     assert dp.views[busiest].bytes > 0
-    row = dp._prow + busiest * cp._NPC
-    for col, delta, message in ((cp._P_BYTES, -10**9, "outside"), (cp._P_BYTES, -1, "not the sum"),
-                                (cp._P_HELD, 1, "holds")):  # fmt: skip
+    row = dp._prow + busiest * P.size
+    for col, delta, message in ((P.bytes, -10**9, "outside"), (P.bytes, -1, "not the sum"),
+                                (P.held, 1, "holds")):  # fmt: skip
         dp.ST[row + col] += delta
-        assert cp.check_ports(dp.ST, dp.PK)[0] == busiest
-        assert cp.check_ports.py_func(dp.ST, dp.PK)[0] == busiest
+        assert ports.check_ports(dp.ST, dp.PK)[0] == busiest
+        assert ports.check_ports.py_func(dp.ST, dp.PK)[0] == busiest
         with pytest.raises(InvariantError, match=f"{dp.views[busiest].name}: .*{message}"):
             sim.network.check_conservation()
         dp.ST[row + col] -= delta
@@ -341,9 +344,9 @@ def test_the_boundary_calls_the_compiled_kernels_directly():
                                                       "workload.size_bytes=200000"])))  # fmt: skip
     sim.run()
     dp = sim.network.dataplane
-    assert dp._run is not cp.run and dp._inject is not cp.inject
-    assert dp._run in [c.entry_point for c in cp.run.overloads.values()]
-    assert cp.compiled_entry(cp.run, ("not", "the", "types")) is cp.run
+    assert dp._run is not loop.run and dp._inject is not loop.inject
+    assert dp._run in [c.entry_point for c in loop.run.overloads.values()]
+    assert dataplane.compiled_entry(loop.run, ("not", "the", "types")) is loop.run
 
 
 def test_refuses_what_it_does_not_model():
@@ -362,22 +365,38 @@ def _random_u64(n: int) -> list[int]:
     return [int(x) for x in RNG.integers(0, 1 << 64, size=n, dtype=np.uint64)]
 
 
-@pytest.mark.filterwarnings("ignore:overflow encountered:RuntimeWarning")  # uint64 wraps
-def test_mix64_and_ecmp_pick_match_the_switch():
-    for x in _random_u64(300):
-        assert int(cp.mix64(np.uint64(x))) == mix64_python(x)
-        assert int(cp.mix64.py_func(np.uint64(x))) == mix64_python(x)
-    for key, salt, n in zip(
-        _random_u64(300), _random_u64(300), RNG.integers(1, 65, 300), strict=True
-    ):
-        want = ecmp_index(key, salt, int(n))
-        assert cp.ecmp_pick(np.uint64(key), np.uint64(salt), int(n)) == want
-        assert cp.ecmp_pick.py_func(np.uint64(key), np.uint64(salt), int(n)) == want
+def _splitmix64_finaliser(x: int) -> int:
+    """SplitMix64's finaliser on Python ints (Steele, Lea and Flood, OOPSLA 2014)."""
+    mask = (1 << 64) - 1
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9 & mask
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EB & mask
+    return x ^ (x >> 31)
+
+
+def test_the_shared_hash_is_splitmix64_and_ecmp_takes_its_remainder():
+    # the reference generator's first output for seed 1234567
+    assert int(hashing.mix64(np.uint64(1234567) + hashing.GOLDEN)) == 6457827717110365317
+    xs = _random_u64(300)
+    for x in xs:
+        assert int(hashing.mix64(np.uint64(x))) == _splitmix64_finaliser(x)
+    mixed = hashing.mix64(np.array(xs, dtype=np.uint64))
+    assert [int(v) for v in mixed] == [_splitmix64_finaliser(x) for x in xs]
+    keys, salts = _random_u64(300), _random_u64(300)
+    counts = RNG.integers(1, 65, 300)
+    want = [
+        _splitmix64_finaliser(k ^ s) % int(n) for k, s, n in zip(keys, salts, counts, strict=True)
+    ]
+    assert [ecmp_index(k, s, int(n)) for k, s, n in zip(keys, salts, counts, strict=True)] == want
+    got = hashing.ecmp_choices(
+        np.array(keys, dtype=np.uint64), np.array(salts, dtype=np.uint64), counts.astype(np.int64)
+    )
+    assert got.tolist() == want
+    assert hashing.flow_hash_key(3, 5, 7) == _splitmix64_finaliser((3 << 40) ^ (5 << 20) ^ 7)
 
 
 def test_mul64_is_the_full_product():
     for a, b in zip(_random_u64(300), _random_u64(300), strict=True):
-        for fn in (cp._mul64, cp._mul64.py_func):
+        for fn in (pcg.mul64, pcg.mul64.py_func):
             hi, lo = fn(np.uint64(a), np.uint64(b))
             assert (int(hi) << 64) | int(lo) == a * b
 
@@ -388,11 +407,11 @@ def test_pcg64_draws_are_numpys():
             from uno.core.rng import RngStreams
 
             buf = RngStreams(7).buffered(name)
-            U = np.array(cp._pcg64_words(buf), dtype=np.uint64)
+            U = np.array(pcg.pcg64_words(buf), dtype=np.uint64)
             V = U.copy()
             want = [buf.next() for _ in range(200)]
-            got = [cp.pcg64_next_double(U, 0) for _ in range(200)]
-            twin = [cp.pcg64_next_double.py_func(V, 0) for _ in range(200)]
+            got = [pcg.pcg64_next_double(U, 0) for _ in range(200)]
+            twin = [pcg.pcg64_next_double.py_func(V, 0) for _ in range(200)]
             assert got == want and twin == want
 
 
@@ -401,8 +420,8 @@ def test_serialization_matches_units():
         RNG.integers(1, 10_000, 300), RNG.integers(10**8, 8 * 10**11, 300), strict=True
     ):
         want = serialization_python(int(size), int(rate))
-        assert cp.serialization_ps(int(size), int(rate)) == want
-        assert cp.serialization_ps.py_func(int(size), int(rate)) == want
+        assert units.serialization_ps_kernel(int(size), int(rate)) == want
+        assert units.serialization_ps_kernel.py_func(int(size), int(rate)) == want
 
 
 def test_red_and_phantom_kernels_match_their_twins():
@@ -417,27 +436,27 @@ def test_red_and_phantom_kernels_match_their_twins():
         U1 = np.array(seed, dtype=np.uint64)
         U2 = U1.copy()
         with np.errstate(over="ignore"):
-            a = cp.red_decide(U1, 0, kmin, kmax, span, occ)
-            b = cp.red_decide.py_func(U2, 0, kmin, kmax, span, occ)
+            a = queue.red_decide(U1, 0, kmin, kmax, span, occ)
+            b = queue.red_decide.py_func(U2, 0, kmin, kmax, span, occ)
         assert a == b and np.array_equal(U1, U2)
     # phantom enqueue: kernel, twin and PhantomQueue from the same random sequence of arrivals
     ph = PhantomQueue(50_000, 90e9, 1_000, 40_000, uniform=None)
     n_ports, p = 3, 1
-    ST = np.zeros(cp._HEADER + n_ports * cp._NPC, dtype=np.int64)
+    ST = np.zeros(H.size + n_ports * P.size, dtype=np.int64)
     ST2 = ST.copy()
-    F = np.zeros((n_ports, cp._NFC))
-    F[p, cp._F_PH_SIZE] = ph.size_bytes
-    F[p, cp._F_PH_DRAIN] = ph.drain_bytes_per_ps
+    F = np.zeros((n_ports, PF.size))
+    F[p, PF.ph_size] = ph.size_bytes
+    F[p, PF.ph_drain] = ph.drain_bytes_per_ps
     F2 = F.copy()
-    pb = cp._HEADER + p * cp._NPC
+    pb = H.size + p * P.size
     now = 0
     for _ in range(500):
         now += int(RNG.integers(0, 2_000_000))
         size = int(RNG.choice([64, 4160, 9000]))
         ph.enqueue(now, size)
-        cp.phantom_enqueue(ST, F, p, pb, now, size)
-        cp.phantom_enqueue.py_func(ST2, F2, p, pb, now, size)
-        assert F[p, cp._F_PH_LEVEL] == ph.level_bytes == F2[p, cp._F_PH_LEVEL]
+        queue.phantom_enqueue(ST, F, p, pb, now, size)
+        queue.phantom_enqueue.py_func(ST2, F2, p, pb, now, size)
+        assert F[p, PF.ph_level] == ph.level_bytes == F2[p, PF.ph_level]
 
 
 def test_red_kernel_decides_as_red_marker():
@@ -446,13 +465,13 @@ def test_red_kernel_decides_as_red_marker():
 
     for name in ("ecn/p1", "ecn/p2"):
         buf = RngStreams(3).buffered(name)
-        U = np.array(cp._pcg64_words(buf), dtype=np.uint64)
+        U = np.array(pcg.pcg64_words(buf), dtype=np.uint64)
         red = RedMarker(10_000, 90_000, buf, pmax=0.5)
         with np.errstate(over="ignore"):
             for occ in RNG.uniform(0, 2e5, 500):
-                assert cp.red_decide(U, 0, 10_000.0, 90_000.0, red._span, float(occ)) == red.decide(
-                    float(occ)
-                )
+                assert queue.red_decide(
+                    U, 0, 10_000.0, 90_000.0, red._span, float(occ)
+                ) == red.decide(float(occ))
 
 
 def test_fault_kernel_decides_as_the_fault_models():
@@ -481,15 +500,15 @@ def test_fault_kernel_decides_as_the_fault_models():
     fresh = UniformBuffer(entropy=stream._entropy, spawn_key=stream._spawn_key)
     for m in models[1:]:
         m._uniform = fresh
-    pb = dp._prow + port * cp._NPC
+    pb = dp._prow + port * P.size
     ST2, U2 = dp.ST.copy(), dp.U.copy()
     times = np.sort(RNG.integers(0, 8_000_000, 3000))  # ps: before, during, after the failure
     reasons = {"link_down": 1, "random_loss": 2, "block_loss": 3}
     seen = set()
     for now in times.tolist():
         want = next((reasons[m.reason] for m in models if m.drops(None, now)), 0)
-        assert cp.fault_drop(dp.ST, dp.F, dp.U, pb, now) == want
-        assert cp.fault_drop.py_func(ST2, dp.F, U2, pb, now) == want
+        assert faults.fault_drop(dp.ST, dp.F, dp.U, pb, now) == want
+        assert faults.fault_drop.py_func(ST2, dp.F, U2, pb, now) == want
         seen.add(want)
     assert seen == {0, 1, 2, 3}
     python_counts = (models[2].blocks, list(models[2].losses_per_block))
@@ -511,7 +530,7 @@ def test_int_stamp_kernel_writes_the_records_the_stamper_writes(gear):
 
     max_records = 3
     stamper = IntStamper(max_records, "gear" if gear else "none")
-    width = cp._K_INT_N + 1 + cp._INT_FIELDS * max_records
+    width = KI.n_records + 1 + INT_FIELDS * max_records
     for _trial in range(40):
         pkt = Packet(0, 0, 0, 4096, 4000, 0, 1, 0, 0, 0, False)
         rows = np.zeros((2, width), dtype=np.int64)
@@ -519,25 +538,28 @@ def test_int_stamp_kernel_writes_the_records_the_stamper_writes(gear):
             record = (int(RNG.integers(0, 10**9)), int(RNG.integers(0, 10**6)),
                       int(RNG.integers(0, 10**12)), int(RNG.choice([10**11, 4 * 10**11])))  # fmt: skip
             stamper.stamp(pkt, *record)
-            cp.int_stamp(rows, 0, max_records, gear, *record)
-            cp.int_stamp.py_func(rows, 1, max_records, gear, *record)
-        n = int(rows[0, cp._K_INT_N])
-        got = [tuple(rows[0, cp._K_INT_N + 1 + 4 * i : cp._K_INT_N + 5 + 4 * i]) for i in range(n)]
+            queue.int_stamp(rows, 0, max_records, gear, *record)
+            queue.int_stamp.py_func(rows, 1, max_records, gear, *record)
+        n = int(rows[0, KI.n_records])
+        got = [
+            tuple(rows[0, KI.n_records + 1 + 4 * i : KI.n_records + 5 + 4 * i]) for i in range(n)
+        ]
         assert got == pkt.int_hops
         assert (rows[0] == rows[1]).all()
 
 
 def twin_runner(state: list, twin: list, arrays_of: dict | None = None):
-    """A function running kernel ``name`` of uno.net.compiled on ``state`` and its pure-Python
-    twin on ``twin`` (copies of (ST, F, U, PK); ``arrays_of[name]``: which of them the kernel
-    takes first, all four if absent) with the same further arguments, and checking that both
-    return the same and leave the same arrays; it returns the kernel's result."""
+    """A function running a kernel of uno.net.compiled on ``state`` and its pure-Python twin on
+    ``twin`` (copies of (ST, F, U, PK); ``arrays_of[kernel]``: which of them the kernel takes
+    first, all four if absent) with the same further arguments, and checking that both return
+    the same and leave the same arrays; it returns the kernel's result."""
 
-    def both(name, *args):
-        which = (arrays_of or {}).get(name, (0, 1, 2, 3))
+    def both(kernel, *args):
+        which = (arrays_of or {}).get(kernel, (0, 1, 2, 3))
+        name = kernel.py_func.__name__
         with np.errstate(over="ignore"):
-            a = getattr(cp, name)(*(state[i] for i in which), *args)
-            b = getattr(cp, name).py_func(*(twin[i] for i in which), *args)
+            a = kernel(*(state[i] for i in which), *args)
+            b = kernel.py_func(*(twin[i] for i in which), *args)
         assert a == b, name
         for x, y in zip(state, twin, strict=True):
             np.testing.assert_array_equal(x, y, err_msg=name)
@@ -562,9 +584,9 @@ def test_event_port_and_pfc_kernels_match_their_twins():
     state = [dp.ST.copy(), dp.F.copy(), dp.U.copy(), dp.PK.copy()]
     twin = [a.copy() for a in state]
     ST = state[0]
-    n_ports, n_ing = int(ST[cp._H_N_PORTS]), int(ST[cp._H_N_ING])
-    assert any(ST[int(ST[cp._H_OFF_P]) + p * cp._NPC + cp._P_PAUSED] for p in range(n_ports))
-    now = int(ST[cp._H_NOW])
+    n_ports, n_ing = int(ST[H.n_ports]), int(ST[H.n_ingress])
+    assert any(ST[int(ST[H.off_ports]) + p * P.size + P.paused] for p in range(n_ports))
+    now = int(ST[H.now])
     eid = 1 << 30
 
     both = twin_runner(state, twin, _KERNEL_ARRAYS)
@@ -573,63 +595,61 @@ def test_event_port_and_pfc_kernels_match_their_twins():
     for _ in range(1500):
         op = RNG.random()
         p = int(RNG.integers(n_ports))
-        pb = int(ST[cp._H_OFF_P]) + p * cp._NPC
-        if op < 0.4 and ST[cp._H_FREE] >= 0:
+        pb = int(ST[H.off_ports]) + p * P.size
+        if op < 0.4 and ST[H.free] >= 0:
             # a packet arrives (from a host, or from a switch's ingress queue)
             now += int(RNG.integers(0, 200_000))
             kind = int(RNG.integers(2))
             ing = -1 if RNG.random() < 0.5 or not n_ing else int(RNG.integers(n_ing))
-            slot = int(ST[cp._H_FREE])
+            slot = int(ST[H.free])
             for arr_st, arr_pk in ((state[0], state[3]), (twin[0], twin[3])):
-                arr_st[cp._H_FREE] = arr_pk[slot, cp._K_NEXT]
-                arr_st[cp._H_IN_POOL] += 1
+                arr_st[H.free] = arr_pk[slot, K.next]
+                arr_st[H.in_pool] += 1
                 arr_pk[slot, :] = 0
-                arr_pk[slot, cp._K_KIND] = kind
-                arr_pk[slot, cp._K_SIZE] = 64 if kind else 4160
-                arr_pk[slot, cp._K_ING] = ing
-                arr_st[cp._H_EID] = eid << cp.EID_SHIFT
-            both("_eport_receive", p, pb, slot, now)
+                arr_pk[slot, K.kind] = kind
+                arr_pk[slot, K.bytes] = 64 if kind else 4160
+                arr_pk[slot, K.ingress] = ing
+                arr_st[H.eid] = eid << EID_SHIFT
+            both(event_port.eport_receive, p, pb, slot, now)
             seen.add("receive")
         elif op < 0.55:
-            tx = int(ST[pb + cp._P_TX])
+            tx = int(ST[pb + P.tx])
             if tx >= 0:
-                both("_eport_tx_done", p, pb, tx)
+                both(event_port.eport_tx_done, p, pb, tx)
                 seen.add("tx_done")
         elif op < 0.7:
             resume = bool(RNG.random() < 0.5)
-            seen.add(("resume" if resume else "pause", both("pfc_signal", p, resume, now)))
+            seen.add(("resume" if resume else "pause", both(event_port.pfc_signal, p, resume, now)))
         elif op < 0.8:
-            both("_eport_drain_end", pb, now)
+            both(event_port.eport_drain_end, pb, now)
         elif op < 0.9 and n_ing:
             i = int(RNG.integers(n_ing))
             size = int(RNG.choice([64, 4160]))
-            if ST[int(ST[cp._H_OFF_ING]) + i * cp._NIC + cp._I_BYTES] >= size:
-                both("_ingress_release", i, size, now)
+            if ST[int(ST[H.off_ingress]) + i * ING.size + ING.bytes] >= size:
+                both(pfc.ingress_release, i, size, now)
                 seen.add("release")
         else:
             eid += 1
-            out = both("run", now, 1, eid, eid)
+            out = both(loop.run, now, 1, eid, eid)
             now = max(now, int(out[4]))
             seen.add("run")
     assert {"receive", "tx_done", "run", "release", ("pause", True), ("resume", True)} <= seen
 
 
 #: which of (ST, F, U, PK) each kernel above takes first
-_KERNEL_ARRAYS = {"_eport_receive": (0, 1, 2, 3), "_eport_tx_done": (0, 1, 2, 3),
-                  "pfc_signal": (0, 3), "_eport_drain_end": (0, 3), "_ingress_release": (0,),
-                  "run": (0, 1, 2, 3)}  # fmt: skip
+_KERNEL_ARRAYS = {event_port.eport_receive: (0, 1, 2, 3), event_port.eport_tx_done: (0, 1, 2, 3),
+                  event_port.pfc_signal: (0, 3), event_port.eport_drain_end: (0, 3), pfc.ingress_release: (0,),
+                  loop.run: (0, 1, 2, 3)}  # fmt: skip
 
 
 def test_event_heap_orders_as_heapq():
     n_ports = 50
     cap = 2 * n_ports + 1
-    for fn_push, fn_pop in ((cp._heap_push, cp._heap_pop),
-                            (cp._heap_push.py_func, cp._heap_pop.py_func)):  # fmt: skip
-        ST = np.zeros(cp._HEADER + 3 * cap, dtype=np.int64)
-        ST[cp._H_OFF_HT], ST[cp._H_OFF_HE], ST[cp._H_OFF_HP] = (
-            cp._HEADER + k * cap for k in range(3)
-        )
-        ST[cp._H_HEAP_CAP] = cap
+    for fn_push, fn_pop in ((events.heap_push, events.heap_pop),
+                            (events.heap_push.py_func, events.heap_pop.py_func)):  # fmt: skip
+        ST = np.zeros(H.size + 3 * cap, dtype=np.int64)
+        ST[H.off_heap_t], ST[H.off_heap_e], ST[H.off_heap_p] = (H.size + k * cap for k in range(3))
+        ST[H.heap_cap] = cap
         ref: list = []
         eid = 0
         out, want = [], []

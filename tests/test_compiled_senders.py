@@ -1,4 +1,4 @@
-"""The compiled data plane's senders (uno/net/compiled.py, kernel senders).
+"""The compiled data plane's senders (uno/net/compiled/, kernel senders).
 
 * Identity: with every flow's sender in the kernel (DCTCP, UnoCC, GEMINI, MP-RDMA, BBR, HPCC,
   DCQCN over ECMP or packet spraying; BBR's delivery-rate samples taken in the kernel), the
@@ -21,7 +21,8 @@ from test_compiled_dataplane import LOSSY_WAN, _assert_identical, _both, twin_ru
 import uno
 from uno.api import to_run_config
 from uno.build import build_simulation
-from uno.net import compiled as cp
+from uno.net.compiled import dataplane, loop, nic_turns, packets, sender_acks, sender_rings, senders
+from uno.net.compiled.layout import EID_SHIFT, POOL_ROOM, H, K, S
 
 SEED = 20261124  # each test draws from its own generator: results do not depend on test order
 DCTCP = ["cc=dctcp", "lb=ecmp"]
@@ -206,13 +207,13 @@ def test_kernel_and_python_senders_share_a_nic(overrides, monkeypatch):
     the kernel hands them their ACKs and, at a NIC they share with kernel senders, their turns
     in the one FIFO (``_RUN_NICPY``). Results are the Python data plane's bit for bit."""
     turns = []
-    python_turns = cp.CompiledDataplane._python_turns
+    python_turns = dataplane.CompiledDataplane._python_turns
 
     def counted(self, flow_id, host, now):
         turns.append(flow_id)
         return python_turns(self, flow_id, host, now)
 
-    monkeypatch.setattr(cp.CompiledDataplane, "_python_turns", counted)
+    monkeypatch.setattr(dataplane.CompiledDataplane, "_python_turns", counted)
     results = _both(overrides)
     _assert_identical(results)
     comp = results["compiled"]
@@ -226,9 +227,9 @@ def test_kernel_and_python_senders_share_a_nic(overrides, monkeypatch):
 
 def _live_fifo(ST, sb) -> list[tuple[int, int]]:
     """The RTO FIFO's live (send time, seq) entries, oldest first."""
-    off, cap = int(ST[sb + cp._S_FIFO_OFF]), int(ST[sb + cp._S_FIFO_CAP])
-    head, n = int(ST[sb + cp._S_FIFO_HEAD]), int(ST[sb + cp._S_FIFO_N])
-    out = int(ST[sb + cp._S_OUT_OFF])
+    off, cap = int(ST[sb + S.fifo_off]), int(ST[sb + S.fifo_cap])
+    head, n = int(ST[sb + S.fifo_head]), int(ST[sb + S.fifo_n])
+    out = int(ST[sb + S.out_off])
     pairs = [(int(ST[off + 2 * ((head + i) % cap)]), int(ST[off + 2 * ((head + i) % cap) + 1]))
              for i in range(n)]  # fmt: skip
     return [(t, q) for t, q in pairs if ST[out + q] == t + 1]
@@ -237,17 +238,17 @@ def _live_fifo(ST, sb) -> list[tuple[int, int]]:
 def _logical(ST, sb, n_packets: int) -> tuple:
     """What a kernel sender's state means, whatever the ring layout: counters, outstanding send
     times, the retransmission queue, the acknowledged send times kept, the live FIFO."""
-    rq_off, rq_cap = int(ST[sb + cp._S_RQ_OFF]), int(ST[sb + cp._S_RQ_CAP])
-    rq_head, rq_n = int(ST[sb + cp._S_RQ_HEAD]), int(ST[sb + cp._S_RQ_N])
-    later = int(ST[sb + cp._S_LATER_OFF])
-    out = int(ST[sb + cp._S_OUT_OFF])
-    counters = [int(ST[sb + c]) for c in (cp._S_INFLIGHT, cp._S_LOST, cp._S_FAST_RETX,
-                                          cp._S_TIMEOUTS, cp._S_NEXT_SEQ, cp._S_SENT_PKTS)]  # fmt: skip
+    rq_off, rq_cap = int(ST[sb + S.rq_off]), int(ST[sb + S.rq_cap])
+    rq_head, rq_n = int(ST[sb + S.rq_head]), int(ST[sb + S.rq_n])
+    later = int(ST[sb + S.later_off])
+    out = int(ST[sb + S.out_off])
+    counters = [int(ST[sb + c]) for c in (S.inflight, S.lost, S.fast_retx,
+                                          S.timeouts, S.next_seq, S.sent_pkts)]  # fmt: skip
     return (
         counters,
         ST[out : out + n_packets].tolist(),
         [int(ST[rq_off + (rq_head + i) % rq_cap]) for i in range(rq_n)],
-        ST[later : later + int(ST[sb + cp._S_LATER_N])].tolist(),
+        ST[later : later + int(ST[sb + S.later_n])].tolist(),
         _live_fifo(ST, sb),
     )
 
@@ -264,13 +265,13 @@ def test_rto_fifo_compaction_keeps_what_the_sender_decides():
                   "workload.size_bytes=4000000", "engine.sample_interval_us=0"])  # fmt: skip
     dp = sim.network.dataplane
     assert dp._kernel_tx and len(dp.flows) == 1
-    sb = int(dp.ST[cp._H_OFF_SND])
-    n = int(dp.ST[sb + cp._S_N])
+    sb = int(dp.ST[H.off_senders])
+    n = int(dp.ST[sb + S.n])
     compactions = {}
     for dupthr in (3, 0):
         wide, narrow = _drive_twice(dp, sb, n, dupthr, rng)
         compactions[dupthr] = narrow
-        assert wide[0][sb + cp._S_FAST_RETX] > 0 or dupthr == 0
+        assert wide[0][sb + S.fast_retx] > 0 or dupthr == 0
     # without fast retransmit acknowledged packets pile up behind the oldest outstanding one;
     # with it, at most two can before it is declared lost
     assert compactions[0] > 10
@@ -280,15 +281,15 @@ def _drive_twice(dp, sb: int, n: int, dupthr: int, rng):
     """Drive the sender's two copies (full FIFO, 24-entry ring) by the same random steps,
     comparing their meaning after each; returns (the full copy, the ring's compactions)."""
     wide = [dp.ST.copy(), dp.F.copy(), dp.U.copy(), dp.PK.copy()]
-    wide[0][sb + cp._S_DUPTHR] = dupthr
+    wide[0][sb + S.dupthr] = dupthr
     narrow = [a.copy() for a in wide]
-    narrow[0][sb + cp._S_FIFO_CAP] = 24
+    narrow[0][sb + S.fifo_cap] = 24
     compactions = 0
     now, seq_next = 0, 0
     for _ in range(3000):
         now += int(rng.integers(1, 400_000))
         st = wide[0]
-        out = int(st[sb + cp._S_OUT_OFF])
+        out = int(st[sb + S.out_off])
         live = np.flatnonzero(st[out : out + n] > 0)
         op = rng.random()
         if op < 0.45 and len(live) < 16:
@@ -302,12 +303,12 @@ def _drive_twice(dp, sb: int, n: int, dupthr: int, rng):
             for state in (wide, narrow):
                 ST = state[0]
                 if queued and seq == queued[0]:
-                    cp._retx_pop(ST, sb)
-                full = ST[sb + cp._S_FIFO_N] == ST[sb + cp._S_FIFO_CAP]
+                    sender_rings.retx_pop(ST, sb)
+                full = ST[sb + S.fifo_n] == ST[sb + S.fifo_cap]
                 compactions += bool(full) and state is narrow
                 ST[out + seq] = now + 1
-                ST[sb + cp._S_INFLIGHT] += cp._wire_of(ST, sb, seq)
-                cp._fifo_push(ST, sb, now, seq)
+                ST[sb + S.inflight] += sender_rings.wire_of(ST, sb, seq)
+                sender_rings.fifo_push(ST, sb, now, seq)
         elif op < 0.9 and len(live):
             # an ACK of an outstanding packet, mostly not the oldest (whose loss then waits for
             # the rules): out of flight, then the fast-retransmit rule
@@ -318,16 +319,16 @@ def _drive_twice(dp, sb: int, n: int, dupthr: int, rng):
             for state in (wide, narrow):
                 ST = state[0]
                 ST[out + seq] = 0
-                ST[sb + cp._S_INFLIGHT] -= cp._wire_of(ST, sb, seq)
+                ST[sb + S.inflight] -= sender_rings.wire_of(ST, sb, seq)
                 if dupthr:
-                    cp._detect_losses(ST, state[1], sb, now, sent)
+                    sender_acks.detect_losses(ST, state[1], sb, now, sent)
         else:
             if rng.random() < 0.2:  # late enough for the oldest to time out
-                now += int(wide[0][sb + cp._S_RTO])
+                now += int(wide[0][sb + S.rto])
             for state in (wide, narrow):
-                cp._on_timer(*state, 0, now)
+                sender_acks.on_timer(*state, 0, now)
                 # the NIC wake the engine would run: the sender's turn, if it waits there
-                cp._nic_wake(*state, int(state[0][sb + cp._S_HOST]), now)
+                nic_turns.nic_wake(*state, int(state[0][sb + S.host]), now)
         assert _logical(wide[0], sb, n) == _logical(narrow[0], sb, n)
         np.testing.assert_array_equal(wide[1], narrow[1])
     return wide, compactions
@@ -366,50 +367,50 @@ def test_sender_kernels_match_their_twins():
     ST = state[0]
     n_flows = len(dp.flows)
     n_hosts = len(sim.network.hosts)
-    now = int(ST[cp._H_NOW])
+    now = int(ST[H.now])
     eid = 1 << 30
 
-    both = twin_runner(state, twin, {"_free": (0, 3)})
+    both = twin_runner(state, twin, {packets.free_row: (0, 3)})
 
     seen = set()
     for _ in range(1200):
         op = rng.random()
         f = int(rng.integers(n_flows))
-        sb = int(ST[cp._H_OFF_SND]) + f * cp._NSC
+        sb = int(ST[H.off_senders]) + f * S.size
         for arr in (state[0], twin[0]):
-            arr[cp._H_EID] = eid << cp.EID_SHIFT
+            arr[H.eid] = eid << EID_SHIFT
         if op < 0.5:
-            out = int(ST[sb + cp._S_OUT_OFF])
-            live = np.flatnonzero(ST[out : out + int(ST[sb + cp._S_N])] > 0)
-            if len(live) and ST[cp._H_POOL_CAP] - ST[cp._H_IN_POOL] >= cp._POOL_ROOM + 1:
+            out = int(ST[sb + S.out_off])
+            live = np.flatnonzero(ST[out : out + int(ST[sb + S.n])] > 0)
+            if len(live) and ST[H.pool_cap] - ST[H.in_pool] >= POOL_ROOM + 1:
                 # an ACK of a live packet, in a row of its own as the kernel's receiver makes
                 seq = int(rng.choice(live))
                 now += int(rng.integers(0, 300_000))
-                slot = int(ST[cp._H_FREE])
+                slot = int(ST[H.free])
                 ecn = int(rng.random() < 0.3)
                 for arr_st, arr_pk in ((state[0], state[3]), (twin[0], twin[3])):
-                    arr_st[cp._H_FREE] = arr_pk[slot, cp._K_NEXT]
-                    arr_st[cp._H_IN_POOL] += 1
-                    arr_pk[slot, [cp._K_SEQ, cp._K_ECN, cp._K_SENT]] = (
+                    arr_st[H.free] = arr_pk[slot, K.next]
+                    arr_st[H.in_pool] += 1
+                    arr_pk[slot, [K.seq, K.ecn, K.sent]] = (
                         seq, ecn, arr_st[out + seq] - 1
                     )  # fmt: skip
-                seen.add(("ack", both("_sender_on_ack", f, slot, now)))
-                both("_free", slot)
+                seen.add(("ack", both(sender_acks.sender_on_ack, f, slot, now)))
+                both(packets.free_row, slot)
         elif op < 0.6:
             now += int(rng.integers(0, 2_000_000))
-            both("_on_timer", f, now)
+            both(sender_acks.on_timer, f, now)
             seen.add("timer")
         elif op < 0.7:
-            both("_nic_wake", int(rng.integers(n_hosts)), now)
+            both(nic_turns.nic_wake, int(rng.integers(n_hosts)), now)
             seen.add("wake")
-        elif op < 0.8 and ST[cp._H_POOL_CAP] - ST[cp._H_IN_POOL] >= cp._POOL_ROOM:
+        elif op < 0.8 and ST[H.pool_cap] - ST[H.in_pool] >= POOL_ROOM:
             # a start, ACK or pacing wake (may not pass waiting senders), or a NIC turn
             turn = bool(rng.random() < 0.5)
-            both("_try_send", f, now, turn)
+            both(senders.try_send, f, now, turn)
             seen.add(("send", turn))
         else:
             eid += 1
-            out = both("run", now, 1, eid, eid)
+            out = both(loop.run, now, 1, eid, eid)
             now = max(now, int(out[4]))
             seen.add("run")
     assert {("ack", 0), "timer", "wake", ("send", False), ("send", True), "run"} <= seen

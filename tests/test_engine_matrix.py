@@ -49,3 +49,12 @@ def test_every_algorithm_runs_in_every_engine_or_is_refused_naming_the_signal(al
     assert len(result.flows) == 3
     assert result.flows["finish_ps"].notna().all(), f"{algo} in {engine}: unfinished flows"
     assert (result.flows["fct_ps"] > 0).all()
+
+
+def test_the_laws_interpreted_give_the_same_run_and_need_the_python_data_plane():
+    small = [*SMALL, "cc=uno", "engine.dataplane=python"]
+    compiled_laws = uno.run(uno.compose(small))
+    interpreted = uno.run(uno.compose([*small, "engine.cc_py_func=true"]))
+    assert interpreted.flows.equals(compiled_laws.flows)
+    with pytest.raises(ConfigError, match="engine.cc_py_func"):
+        uno.run(uno.compose([*SMALL, "engine.cc_py_func=true", "engine.dataplane=compiled"]))

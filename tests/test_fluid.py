@@ -558,7 +558,7 @@ def _unolb_sim(n_flows=40):
 
 
 def test_ecmp_path_kernel_is_the_packet_engines_hash():
-    from uno.fluid.engine import _ecmp_path
+    from uno.fluid.routes import ecmp_path_edges as _ecmp_path
 
     sim = _unolb_sim()
     host_node, nh_ptr, nh_edges, edge_dst, salt = sim.lb[8:13]
@@ -1264,7 +1264,8 @@ def test_path_kernels_match_python():
 def test_ecmp_routes_of_all_flows_are_the_packet_engines_hash():
     """The fluid engine's setup routes every flow at once (array operations, hop by hop):
     each path is the one the packet engine's switches hash the flow onto."""
-    from uno.fluid.engine import _ecmp_path, _ecmp_routes
+    from uno.fluid.balance import ecmp_routes as _ecmp_routes
+    from uno.fluid.routes import ecmp_path_edges as _ecmp_path
 
     sim = _unolb_sim()
     host_node, nh_ptr, nh_edges, edge_dst, salt = sim.lb[8:13]
@@ -1311,7 +1312,8 @@ def test_first_uniforms_are_each_streams_first_draws():
 def test_route_drains_add_in_route_order():
     """The delay lines' length reads each route's full-buffer drain time: the sum over its
     switch ports, added in route order as Python's sum adds."""
-    from uno.fluid.engine import _BPS, _route_drains_ps
+    from uno.fluid.routes import BYTES_PER_PS_PER_BPS as _BPS
+    from uno.fluid.routes import route_drains_ps as _route_drains_ps
     from uno.scenario import is_switch_port
 
     sim = _unolb_sim()
@@ -1499,7 +1501,7 @@ def test_per_step_state_rows_start_on_cache_lines():
     take half a line) and stay C-contiguous and zero where nothing was set."""
     from uno.api import to_run_config
     from uno.build import build_simulation
-    from uno.fluid.engine import zeros_aligned
+    from uno.fluid.memory import zeros_aligned
 
     for rows, cols, dtype in ((3, 32, np.float64), (5, 8, np.int64), (7, 4, np.float64)):
         a = zeros_aligned(rows, cols, dtype)
@@ -1914,7 +1916,7 @@ def test_link_levels_follow_the_routes():
     """Each link's level is one past the deepest link feeding it on any route (a split hop's
     links each feed every link of the next hop); the links of a cycle come after all others,
     and a link no route uses is on level 0."""
-    from uno.fluid.engine import _hop_state
+    from uno.fluid.arrays import hop_state as _hop_state
 
     routes = [
         ([0, 1, 2], [1.0, 1.0, 1.0]),

@@ -117,3 +117,26 @@ def test_the_checks_see_what_they_look_for():
     assert "uno.cc.registry" in graph["uno.fluid.kernels"]  # a top-level import
     assert "uno.net.compiled" in graph["uno.packet_engine"]  # an import inside a function
     assert "uno.simulation" not in graph["uno.packet_engine"]  # only under TYPE_CHECKING
+
+
+#: the most lines a module or a function under uno/ may have
+MAX_MODULE_LINES = 1000
+MAX_FUNCTION_LINES = 150
+
+
+def test_rooms_stay_small():
+    """No module under uno/ over 1,000 lines and no function over 150 (a room with one purpose
+    is one a reader can find their way in)."""
+    big_modules, big_functions = [], []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        text = path.read_text()
+        rel = path.relative_to(PACKAGE.parent)
+        if text.count("\n") > MAX_MODULE_LINES:
+            big_modules.append(f"{rel}: {text.count(chr(10))} lines")
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                lines = node.end_lineno - node.lineno + 1
+                if lines > MAX_FUNCTION_LINES:
+                    big_functions.append(f"{rel}:{node.lineno} {node.name}: {lines} lines")
+    assert not big_modules, big_modules
+    assert not big_functions, big_functions

@@ -79,7 +79,7 @@ def populate_packet(
 ) -> Simulation:
     """Build ``scenario``'s network into ``sim`` (every port of class ``port_cls``) and the flows
     ``plans`` as packet senders and receivers, the recorder and the run limits; with
-    ``dataplane="compiled"`` the network runs in the compiled data plane (uno/net/compiled.py)."""
+    ``dataplane="compiled"`` the network runs in the compiled data plane (uno/net/compiled/)."""
     tp = cfg.transport
     routing = scenario.routing
     network = Network(sim.engine, routing, scenario.ecmp_salts, port_cls)
@@ -131,7 +131,7 @@ def populate_packet(
             coding,
         )
         ctx = plan.ctx
-        cc = make_cc(plan.cc_name, cfg.cc, ctx)
+        cc = make_cc(plan.cc_name, cfg.cc, ctx, py_func=cfg.engine.cc_py_func)
         lb = make_lb(cfg.lb.algo, cfg.lb, sim.rng.buffered(f"lb/{spec.flow_id}"), ctx)
         flow.sender = Sender(
             sim.engine,

@@ -170,7 +170,10 @@ def window_pacing(s, p):
 @njit(cache=True)
 def in_whole_packets(nbytes, mss):
     """``nbytes`` rounded up to whole packets of ``mss`` bytes, as a packet sender counts them
-    (a rounding hair above a whole number of packets stays on it)."""
+    (a rounding hair above a whole number of packets stays on it); no window at all (a
+    rate-based law's, infinite) stays infinite."""
+    if nbytes == math.inf:
+        return nbytes
     return math.ceil(nbytes / mss - 1e-9) * mss
 
 

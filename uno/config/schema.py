@@ -610,15 +610,25 @@ class EngineConfig:
     #: "event" (departure decided when the previous one ends: can pause, serve priorities and
     #: write INT) or "auto" (event when PFC or INT is on, lazy otherwise)
     port_model: str = choice("auto", ("auto", "lazy", "event"))
-    #: packet engine data plane: "compiled" (ports, links, switches and, where their controller
-    #: has a compiled form, the senders in Numba kernels, uno/net/compiled.py; INT, link faults,
-    #: PFC), "python" (uno/net: the reference the tests hold it to, same results bit for bit)
+    #: packet engine data plane: "compiled" (ports, links, switches and senders in Numba
+    #: kernels, uno/net/compiled/; INT, link faults, PFC), "python" (uno/net: the reference the tests hold it to, same results bit for bit)
     #: or "auto" (compiled for the packet engine unless the config has what it does not model)
     dataplane: str = choice("auto", ("auto", "python", "compiled"))
-    #: with the compiled data plane, run in its kernel the senders that have a compiled form
-    #: (DCTCP, UnoCC, GEMINI, MP-RDMA, HPCC, DCQCN; ECMP or spraying; no coding; uno.net.compiled.
-    #: kernel_sender_supported; the others stay in Python beside them); false keeps all in Python
+    #: with the compiled data plane, run the senders in its kernel where it can (every law;
+    #: ECMP or spraying; no coding: uno.net.compiled kernel_sender_supported; the others stay
+    #: in Python beside them); false keeps all in Python
     compiled_senders: bool = True
+    #: run each congestion-control law's pure-Python twin (its functions' .py_func), where a
+    #: breakpoint in the law stops; needs engine.dataplane=python (the same results, slower)
+    cc_py_func: bool = False
+
+    def check_consistency(self, prefix: str) -> None:
+        if self.cc_py_func and (self.kind != "packet" or self.dataplane != "python"):
+            raise ConfigError(
+                f"{prefix}.cc_py_func",
+                "runs the laws interpreted in the Python data plane: set engine.kind=packet "
+                "and engine.dataplane=python",
+            )
 
 
 # ---- erasure coding ------------------------------------------------------------------------

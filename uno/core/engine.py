@@ -47,6 +47,11 @@ class Engine(simpy.Environment):
         self.push_entry = partial(heappush, self._queue)
         self.next_eid = self._eid.__next__
 
+    def set_clock(self, now_ps: int) -> None:
+        """Move the clock to ``now_ps``: the compiled data plane's kernel ran the events up to
+        then and hands control back to Python code that reads ``now``."""
+        self._now = now_ps
+
     def attach_dataplane(self, dataplane) -> None:
         """Let ``dataplane``'s kernel hold the packet events: :meth:`run_until` interleaves them
         with this heap's entries by (time, priority, eid), the kernel's events being priority 1

@@ -8,20 +8,6 @@ ACK = 1
 NACK = 2
 KIND_NAMES = ("data", "ack", "nack")
 
-_MASK64 = 0xFFFFFFFFFFFFFFFF
-
-
-def mix64(x: int) -> int:
-    """SplitMix64 finaliser: a well-spread 64-bit hash of an integer (no Python ``hash()``)."""
-    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9 & _MASK64
-    x = (x ^ (x >> 27)) * 0x94D049BB133111EB & _MASK64
-    return x ^ (x >> 31)
-
-
-def flow_hash_key(src: int, dst: int, entropy: int) -> int:
-    """The 64-bit key a switch hashes (with its salt) to pick among equal-cost ports."""
-    return mix64((src << 40) ^ (dst << 20) ^ entropy)
-
 
 class Packet:
     """A packet on the wire.

@@ -173,6 +173,26 @@ class UniformBuffer:
         """A uniform integer in [0, n)."""
         return int(self.next() * n)
 
+    @property
+    def started(self) -> bool:
+        """Whether its generator exists (given, or built by a first draw)."""
+        return self._gen is not None
+
+    @property
+    def entropy(self) -> int | None:
+        """The entropy its generator is built from (None: the generator was given)."""
+        return self._entropy
+
+    @property
+    def spawn_key(self) -> tuple[int, ...]:
+        """The spawn key its generator is built from."""
+        return self._spawn_key
+
+    @property
+    def skip(self) -> int:
+        """Values of its sequence passed over before its first draw (0 once drawn)."""
+        return self._skip
+
 
 # ---- many streams' first draws at once ----------------------------------------------------
 # numpy's SeedSequence (numpy/random/bit_generator.pyx: 32-bit hash mixing of the entropy words

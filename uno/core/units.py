@@ -4,11 +4,14 @@ conversion is one of these functions, called where a builder reads the config va
 
 from __future__ import annotations
 
+from numba import njit
+
 PS_PER_NS = 1_000
 PS_PER_US = 1_000_000
 PS_PER_MS = 1_000_000_000
 PS_PER_S = 1_000_000_000_000
 BITS_PER_BYTE = 8
+_BITS_PS_PER_BYTE_S = BITS_PER_BYTE * PS_PER_S
 
 
 def us_to_ps(us: float) -> int:
@@ -26,9 +29,15 @@ def gbps_to_bps(gbps: float) -> int:
     return int(round(gbps * 1e9))
 
 
-def serialization_ps(size_bytes: int, rate_bps: int) -> int:
-    """Time to put ``size_bytes`` on a wire of ``rate_bps``, in integer picoseconds (rounded up)."""
-    return -(-size_bytes * BITS_PER_BYTE * PS_PER_S // rate_bps)
+@njit(cache=True)
+def serialization_ps_kernel(size_bytes, rate_bps):
+    """Time to put ``size_bytes`` on a wire of ``rate_bps``, in integer picoseconds (rounded
+    up). Compiled, for the kernels; Python code calls :func:`serialization_ps`, the same
+    function interpreted (exact for any size)."""
+    return (size_bytes * _BITS_PS_PER_BYTE_S + rate_bps - 1) // rate_bps
+
+
+serialization_ps = serialization_ps_kernel.py_func
 
 
 def rate_bps(size_bytes: float, duration_ps: int) -> float:

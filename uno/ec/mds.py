@@ -81,6 +81,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from uno.core.errors import InvariantError
+from uno.net.hashing import GOLDEN, mix64
 
 #: GF(2^8): one symbol is one byte, so a code has at most 2^8 - 1 = 255 positions
 FIELD_ORDER = 2**8
@@ -258,23 +259,6 @@ class MdsCode:
 
 
 _MASK64 = (1 << 64) - 1
-_GOLDEN = 0x9E3779B97F4A7C15
-_M1 = 0xBF58476D1CE4E5B9
-_M2 = 0x94D049BB133111EB
-
-
-def _mix64(z: int) -> int:
-    """SplitMix64 finaliser (Steele, Lea, Flood, OOPSLA 2014) of a 64-bit integer."""
-    z = (z ^ (z >> 30)) * _M1 & _MASK64
-    z = (z ^ (z >> 27)) * _M2 & _MASK64
-    return z ^ (z >> 31)
-
-
-def _mix64_array(z: np.ndarray) -> np.ndarray:
-    """:func:`_mix64` element-wise on uint64 (numpy array arithmetic wraps modulo 2^64)."""
-    z = (z ^ (z >> np.uint64(30))) * np.uint64(_M1)
-    z = (z ^ (z >> np.uint64(27))) * np.uint64(_M2)
-    return z ^ (z >> np.uint64(31))
 
 
 def block_data(seed: int, flow_id: int, block: int, k: int, symbols_per_packet: int) -> np.ndarray:
@@ -283,9 +267,9 @@ def block_data(seed: int, flow_id: int, block: int, k: int, symbols_per_packet: 
     what the sender encoded without either keeping it or sharing a random stream."""
     key = seed & _MASK64
     for v in (flow_id, block):
-        key = _mix64((key + _GOLDEN) & _MASK64) ^ (v & _MASK64)
+        key = int(mix64(np.uint64((key + int(GOLDEN)) & _MASK64))) ^ (v & _MASK64)
     ctr = np.arange(1, k * symbols_per_packet + 1, dtype=np.uint64)
-    z = _mix64_array(np.uint64(key) + ctr * np.uint64(_GOLDEN))
+    z = mix64(np.uint64(key) + ctr * GOLDEN)
     # Top byte: the best-mixed bits of the finaliser.
     return (z >> np.uint64(56)).astype(np.uint8).reshape(k, symbols_per_packet)
 

@@ -42,6 +42,11 @@ class IidLoss:
         self.p = probability
         self._uniform = uniform
 
+    @property
+    def uniform(self) -> UniformBuffer:
+        """The random stream its draws come from."""
+        return self._uniform
+
     def drops(self, pkt, now_ps: int) -> bool:
         return self._uniform.next() < self.p
 
@@ -65,6 +70,11 @@ class BlockLoss:
         self._doomed: set[int] = set()
         self.blocks = 0
         self.losses_per_block: list[int] = [0] * (len(block_probabilities) + 1)
+
+    @property
+    def uniform(self) -> UniformBuffer:
+        """The random stream its draws come from."""
+        return self._uniform
 
     def _new_block(self) -> None:
         u = self._uniform.next()

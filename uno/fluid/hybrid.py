@@ -54,9 +54,11 @@ from uno.core.errors import ConfigError
 from uno.core.packet import DATA
 from uno.core.units import BITS_PER_BYTE, PS_PER_S, us_to_ps
 from uno.fluid import kernels as K
-from uno.fluid.engine import FluidSimulation, _Sampler
+from uno.fluid.engine import FluidSimulation
+from uno.fluid.results import Sampler
 from uno.metrics.progress import Snapshot
 from uno.metrics.result import RunResult
+from uno.net.overflow import ADMIT, verdict
 from uno.net.port import DROP_BUFFER, Port
 from uno.packet_engine import populate_packet
 from uno.scenario import build_scenario, stop_flags
@@ -110,11 +112,15 @@ class HybridPort(Port):
             size = pkt.size_bytes
             # at a full shared queue the fluid model drops a fraction of the arriving bytes; a
             # packet smaller than a full one fits the room a full one leaves that much more often
-            over = self.bytes + size > self.buffer_bytes or (
-                self.bytes + fluid_bytes + size > self.buffer_bytes
+            policy = self.overflow_policy
+            outcome = verdict(policy, self.bytes, size, self.buffer_bytes)
+            if (
+                outcome == ADMIT
+                and verdict(policy, self.bytes + fluid_bytes, size, self.buffer_bytes) != ADMIT
                 and self._drop_draw.next() * self._full_bytes < self._fluid_loss[link] * size
-            )
-            if over:
+            ):
+                outcome = policy
+            if outcome != ADMIT:
                 if self._phantom_drops and self.phantom is not None and pkt.kind == DATA:
                     self.phantom.enqueue(now, size)
                 self.arrivals += 1
@@ -162,7 +168,7 @@ class HybridPort(Port):
         mark = False
         if self._mark_phantom:
             ph = self.phantom
-            own = ph.level_bytes - (p.dep_ps - ph.last_ps) * ph.drain_bytes_per_ps
+            own = ph.level_at(p.dep_ps)
             shared = float(self._fluid_ph[link])
             mark = ph.red.decide(shared if shared > own else own)
         if not mark and self._mark_physical:
@@ -238,7 +244,7 @@ class HybridSimulation(Simulation):
         self._fluid_finished = 0
         self._fluid_waited_done = 0
         interval = en.sample_interval_us
-        self._sampler = _Sampler(self.fluid, cfg) if interval > 0 and fluid_plans else None
+        self._sampler = Sampler(self.fluid, cfg) if interval > 0 and fluid_plans else None
         self._sample_every_ps = us_to_ps(interval) if interval > 0 else 0
         self._next_sample_ps = self._sample_every_ps
 
@@ -276,13 +282,13 @@ class HybridSimulation(Simulation):
         fluid.k_done = k
         fluid.now_ps = self._time_of(k)
         counters = fluid.counters
-        finished = int(counters[2])
+        finished = int(counters[K.CT.finished])
         if finished > self._fluid_finished:
             self.n_finished += finished - self._fluid_finished
             self._fluid_finished = finished
             fluid.n_finished = finished
-            # (counters[4]: the fluid flows the run waits for, not finished yet)
-            waited_done = fluid.n_waited - int(counters[4]) if fluid.n_waited else 0
+            # (counters[K.CT.waiting]: the fluid flows the run waits for, not finished yet)
+            waited_done = fluid.n_waited - int(counters[K.CT.waiting]) if fluid.n_waited else 0
             self._n_done += waited_done - self._fluid_waited_done
             self._fluid_waited_done = waited_done
             if self._n_done == self._n_required and not self._stop.triggered:
@@ -291,8 +297,8 @@ class HybridSimulation(Simulation):
             self._sampler.sample(fluid.now_ps)
             self._next_sample_ps += self._sample_every_ps
         n = len(fluid.flows)
-        nxt = int(counters[0])
-        if counters[1] == 0 and counters[3] == 0:
+        nxt = int(counters[K.CT.next_start])
+        if counters[K.CT.running] == 0 and counters[K.CT.busy] == 0:
             if nxt >= n:
                 return  # every fluid flow has finished and its links are empty
             # nothing fluid under way: jump to the step of the next fluid start; the packets'

@@ -21,7 +21,7 @@ import time
 import numpy as np
 from numba import njit
 
-from uno.fluid import kernels as K
+from uno.fluid import columns as K
 from uno.fluid.engine import FluidSimulation
 from uno.metrics.progress import Snapshot
 from uno.metrics.result import RunResult

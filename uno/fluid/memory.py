@@ -1,7 +1,7 @@
 """The fluid engine's delay-line memory, kept from one run to the next in a process.
 
 A fluid run's largest array by far is the ring of delay lines (:mod:`uno.fluid.engine`,
-``kernels.ring_take``): on the 40%-load Fig. 10 run (5,000 flows) 360 MiB of address space, of
+``rings.ring_take``): on the 40%-load Fig. 10 run (5,000 flows) 360 MiB of address space, of
 which the running flows touch 187 MiB (993 inter-DC flows running at once, each with a line of
 1,794 steps of 104 bytes). Fresh memory costs its first touch, and on a virtual machine that
 hands freed memory back to its host (free page reporting) that first touch can be slow: 187 MiB
@@ -11,7 +11,7 @@ back them again. Without this cache the per-run system time of that run varies f
 
 So a process keeps the memory of its last finished run (one buffer, the larger of the last
 two) and hands it to the next run, with every byte zero, the state a fresh line has
-(``kernels.ring_take``): a run takes the buffer when it builds its engine (nothing else may
+(``rings.ring_take``): a run takes the buffer when it builds its engine (nothing else may
 hold it meanwhile) and gives it back when it ends, after zeroing the rows it handed out. A run
 that fails midway gives nothing back (its buffer is freed with it), and a buffer whose
 touched part is over ``max_kept_bytes`` is not kept, so a very large run does not leave a

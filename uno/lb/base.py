@@ -33,6 +33,11 @@ class LoadBalancer:
         self.ctx = ctx
         self._uniform = uniform
 
+    @property
+    def uniform(self) -> UniformBuffer:
+        """The flow's own random stream, which the balancer draws from."""
+        return self._uniform
+
     def next_entropy(self, now_ps: int) -> int:
         raise NotImplementedError
 

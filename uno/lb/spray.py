@@ -14,5 +14,10 @@ class Spray(LoadBalancer):
         super().__init__(ctx, uniform)
         self._n = cfg.n_entropies
 
+    @property
+    def n_entropies(self) -> int:
+        """How many entropy values it sprays over."""
+        return self._n
+
     def next_entropy(self, now_ps: int) -> int:
         return int(self._uniform.next() * self._n)

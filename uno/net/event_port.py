@@ -34,6 +34,7 @@ from collections import deque
 from typing import TYPE_CHECKING
 
 from uno.core.packet import DATA
+from uno.net.overflow import ADMIT, verdict
 from uno.net.port import DROP_BUFFER, PortBase
 
 if TYPE_CHECKING:
@@ -56,6 +57,7 @@ class EventPort(PortBase):
         "rate_bps",
         "delay_ps",
         "buffer_bytes",
+        "overflow_policy",
         "_engine",
         "_push",
         "_new_eid",
@@ -135,8 +137,7 @@ class EventPort(PortBase):
         else:
             queue = DATA_PRIORITY
             size = pkt.size_bytes
-            qbytes = self.bytes + size
-            if qbytes > self.buffer_bytes:
+            if verdict(self.overflow_policy, self.bytes, size, self.buffer_bytes) != ADMIT:
                 if self._phantom_drops and self.phantom is not None and pkt.kind == DATA:
                     self.phantom.enqueue(now, size)
                 self.drops += 1
@@ -146,6 +147,7 @@ class EventPort(PortBase):
                     ingress.dropped(pkt)
                 self._network.drop(pkt, DROP_BUFFER, self)
                 return
+            qbytes = self.bytes + size
             self.bytes = qbytes
             self.enqueued_bytes += size
             if qbytes > self.max_bytes:

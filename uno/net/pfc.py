@@ -136,6 +136,17 @@ class PfcIngress:
         # with ack_priority, the switch's ports serve control packets in a priority of their own
         self._control_lane = False
 
+    @property
+    def signal_ps(self) -> int:
+        """Delay of a PAUSE or RESUME to the upstream port: the link's delay and the frame's
+        serialisation (ps)."""
+        return self._signal_ps
+
+    @property
+    def control_lane(self) -> bool:
+        """Whether control packets bypass this queue (the switch's control lane)."""
+        return self._control_lane
+
     def receive(self, pkt) -> None:
         """A packet arrived at the switch through this link."""
         if pkt.kind and self._control_lane:

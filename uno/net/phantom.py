@@ -9,9 +9,27 @@ port's own random stream, the one the port's physical RED uses.
 
 from __future__ import annotations
 
+from numba import njit
+
 from uno.core.rng import UniformBuffer
 from uno.core.units import BITS_PER_BYTE, PS_PER_S
 from uno.net.red import RedMarker
+
+
+@njit(cache=True)
+def phantom_level(level_bytes, elapsed_ps, drain_bytes_per_ps):
+    """A phantom queue's level ``elapsed_ps`` after it was ``level_bytes``: drained
+    continuously, never below 0."""
+    level = level_bytes - elapsed_ps * drain_bytes_per_ps
+    return level if level > 0.0 else 0.0
+
+
+@njit(cache=True)
+def phantom_after_enqueue(level_bytes, elapsed_ps, drain_bytes_per_ps, size_bytes, cap_bytes):
+    """The level once ``size_bytes`` arrive ``elapsed_ps`` after it was ``level_bytes``: drain
+    since then, add, cap at ``cap_bytes``."""
+    level = phantom_level(level_bytes, elapsed_ps, drain_bytes_per_ps) + size_bytes
+    return level if level < cap_bytes else cap_bytes
 
 
 class PhantomQueue:
@@ -47,22 +65,25 @@ class PhantomQueue:
 
     def level_at(self, time_ps: int) -> float:
         """Occupancy at ``time_ps`` (>= the last update), without changing state."""
-        level = self.level_bytes - (time_ps - self.last_ps) * self.drain_bytes_per_ps
-        return level if level > 0.0 else 0.0
+        return _level(self.level_bytes, time_ps - self.last_ps, self.drain_bytes_per_ps)
 
     def enqueue(self, time_ps: int, size_bytes: int) -> None:
         """Account ``size_bytes`` arriving at ``time_ps``: drain since last touch, add, cap."""
-        level = self.level_bytes - (time_ps - self.last_ps) * self.drain_bytes_per_ps
-        if level < 0.0:
-            level = 0.0
-        level += size_bytes
-        self.level_bytes = level if level < self.size_bytes else self.size_bytes
+        self.level_bytes = _after_enqueue(
+            self.level_bytes, time_ps - self.last_ps, self.drain_bytes_per_ps, size_bytes,
+            self.size_bytes,
+        )  # fmt: skip
         self.last_ps = time_ps
 
     def decide_mark(self, time_ps: int) -> bool:
         """ECN decision for a packet leaving the physical queue at ``time_ps``."""
-        level = self.level_bytes - (time_ps - self.last_ps) * self.drain_bytes_per_ps
+        level = _level(self.level_bytes, time_ps - self.last_ps, self.drain_bytes_per_ps)
         red = self.red
         if level <= red.kmin_bytes:  # the common case, without further calls
             return False
         return red.decide(level)
+
+
+# the Python data plane runs the drain interpreted (a compiled call per packet costs more)
+_level = phantom_level.py_func
+_after_enqueue = phantom_after_enqueue.py_func

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 from uno.config.parts import declare_choices
 from uno.core.packet import DATA
 from uno.core.units import serialization_ps
+from uno.net.overflow import ADMIT, OVERFLOW_DROP, verdict
 from uno.net.phantom import PhantomQueue
 from uno.net.red import RedMarker
 
@@ -86,6 +87,7 @@ class PortBase:
         self._marking = False
         self._phantom_acks = True  # control packets count in the phantom queue
         self._phantom_drops = False  # dropped data packets count in the phantom queue
+        self.overflow_policy = OVERFLOW_DROP  # what a packet that does not fit meets
         self.fault = None  # uno.faults.models.FaultyLink between this port and the next node
         # statistics
         self.arrivals = 0
@@ -139,6 +141,21 @@ class PortBase:
         """Whether RED on the physical queue marks packets leaving this port."""
         return self._mark_physical
 
+    @property
+    def marks_phantom(self) -> bool:
+        """Whether the phantom queue's RED marks packets leaving this port."""
+        return self._mark_phantom
+
+    @property
+    def phantom_counts_control(self) -> bool:
+        """Whether control packets (ACKs) count in the phantom queue."""
+        return self._phantom_acks
+
+    @property
+    def phantom_counts_drops(self) -> bool:
+        """Whether data packets the tail drop refused count in the phantom queue."""
+        return self._phantom_drops
+
     def serialization_ps(self, size_bytes: int) -> int:
         """Time to serialise ``size_bytes`` on this link, in picoseconds."""
         ser = self._ser.get(size_bytes)
@@ -172,6 +189,7 @@ class Port(PortBase):
         "rate_bps",
         "delay_ps",
         "buffer_bytes",
+        "overflow_policy",
         "_engine",
         "_push",
         "_new_eid",
@@ -250,13 +268,13 @@ class Port(PortBase):
                 if self._marking and p.kind == DATA and not p.ecn:
                     self._decide_mark(p, remaining)
         size = pkt.size_bytes
-        qbytes = self.bytes + size
-        if qbytes > self.buffer_bytes:
+        if verdict(self.overflow_policy, self.bytes, size, self.buffer_bytes) != ADMIT:
             if self._phantom_drops and self.phantom is not None and pkt.kind == DATA:
                 self.phantom.enqueue(now, size)
             self.drops += 1
             self._network.drop(pkt, DROP_BUFFER, self)
             return
+        qbytes = self.bytes + size
         self.bytes = qbytes
         self.enqueued_bytes += size
         if qbytes > self.max_bytes:

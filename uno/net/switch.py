@@ -4,12 +4,7 @@ independently (no polarisation) and the choice depends only on the run seed."""
 
 from __future__ import annotations
 
-from uno.core.packet import mix64
-
-
-def ecmp_index(hkey: int, salt: int, n_ports: int) -> int:
-    """Index in [0, n_ports) of the port a switch with ``salt`` picks for hash key ``hkey``."""
-    return mix64(hkey ^ salt) % n_ports
+from uno.net.hashing import ecmp_index
 
 
 class Switch:
@@ -49,7 +44,7 @@ class Switch:
         key = pkt.hkey
         port = self._choice.get(key)
         if port is None:
-            port = ports[mix64(key ^ self.salt) % len(ports)]
+            port = ports[ecmp_index(key, self.salt, len(ports))]
             if len(self._choice) >= self.CACHE_LIMIT:
                 self._choice.clear()
             self._choice[key] = port

@@ -22,7 +22,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from uno.core.errors import InvariantError
-from uno.core.packet import ACK, NACK, Packet, flow_hash_key
+from uno.core.packet import ACK, NACK, Packet
+from uno.net.hashing import flow_hash_key
 
 if TYPE_CHECKING:
     from uno.net.host import Host
@@ -70,6 +71,21 @@ class Receiver:
             self._timer_armed: set[int] = set()
             self.nacks_sent = 0
             self._nack_entropy = 0
+
+    @property
+    def cnp_interval_ps(self) -> int:
+        """The least gap between two CNPs of this flow (0: every marked packet's ACK echoes
+        its mark)."""
+        return self._cnp_interval_ps
+
+    @property
+    def last_cnp_ps(self) -> int | None:
+        """When this flow last echoed a CNP (None: never)."""
+        return self._last_cnp_ps
+
+    @last_cnp_ps.setter
+    def last_cnp_ps(self, value: int | None) -> None:
+        self._last_cnp_ps = value
 
     def on_data(self, pkt) -> None:
         seq = pkt.seq

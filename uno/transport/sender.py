@@ -39,7 +39,8 @@ from collections import deque
 from typing import TYPE_CHECKING
 
 from uno.core.errors import InvariantError
-from uno.core.packet import ACK, DATA, NACK, Packet, flow_hash_key
+from uno.core.packet import ACK, DATA, NACK, Packet
+from uno.net.hashing import flow_hash_key
 
 if TYPE_CHECKING:
     from uno.cc.base import CongestionControl
@@ -138,6 +139,32 @@ class Sender:
         self._int_cc = cc.wants_int
         self._send_events = cc.wants_send_events
         self._keys: dict[int, int] = {}  # entropy -> ECMP hash key of (src, dst, entropy)
+
+    @property
+    def last_seq(self) -> int:
+        """Sequence number of the message's last data packet (whose size may differ)."""
+        return self._last_seq
+
+    @property
+    def rto_after_retransmit_ps(self) -> int | None:
+        """The retransmission timeout once a packet was retransmitted (None: unchanged)."""
+        return self._rto_after_retransmit_ps
+
+    @property
+    def on_complete(self):
+        """What the sender calls with its flow when the flow completes."""
+        return self._on_complete
+
+    def use_nic(self, nic) -> None:
+        """Take turns at ``nic`` (a NIC another data plane schedules) instead of the host's."""
+        self._nic = nic
+
+    def restore_send_state(self, timer_armed: bool, next_send_ps: int, wake_at_ps: int) -> None:
+        """Set the retransmission timer's state, the earliest next send (pacing) and the pending
+        wake (-1: none), as a data plane that ran this sender elsewhere left them."""
+        self._timer_armed = timer_armed
+        self._next_send_ps = next_send_ps
+        self._wake_at = wake_at_ps
 
     # ---- sending ----------------------------------------------------------------------
     def start(self, _arg=None) -> None:

@@ -1,0 +1,373 @@
+"""The fluid kernels' arrays, built in Python from the scenario: the links' rows, the flows' rows,
+the delay lines' lengths and pool, the route entries by level (:data:`uno.fluid.state.Hops`),
+each flow's wire link, and the congestion controllers' rows. Rows of the hot tables start on
+cache lines (:func:`uno.fluid.memory.zeros_aligned`).
+
+Units: time in ps, sizes in bytes, rates in bytes/ps.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from uno.cc.adapter import make_cc
+from uno.cc.registry import LAW_BY_NAME
+from uno.core.arrays import concat_ranges
+from uno.fluid import columns as C
+from uno.fluid.forward import NOT_IN_LEVEL
+from uno.fluid.memory import zeros_aligned
+from uno.fluid.phases import INPUTS_MAX
+from uno.fluid.routes import BYTES_PER_PS_PER_BPS, route_drains_ps, route_groups
+from uno.fluid.state import Hops, RingPool, StepScratch
+from uno.scenario import Scenario
+
+
+def link_rows(scenario: Scenario) -> np.ndarray:
+    """Each link's row (``LS_*``): its rate, buffer, RED thresholds (-1: none), phantom queue
+    and which queue marks (``LS_MODE``), idle (everything passes, no departure grid)."""
+    edges = scenario.routing.edges
+    ls = zeros_aligned(len(edges), C.N_LS)
+    for e in edges:
+        row = ls[e.edge_id]
+        row[C.LS_CAP] = e.rate_bps * BYTES_PER_PS_PER_BPS
+        row[C.LS_BUF] = float(e.buffer_bytes)
+        row[C.LS_KMIN] = row[C.LS_KMAX] = -1.0
+        row[C.LS_PASS] = 1.0
+        row[C.LS_GRID] = -1.0  # idle: no departure grid yet
+        m = scenario.marking[e.edge_id]
+        if m is None:
+            continue
+        if m.red_kmin_bytes is not None:
+            row[C.LS_KMIN], row[C.LS_KMAX] = m.red_kmin_bytes, m.red_kmax_bytes
+        if m.phantom_size_bytes is not None:
+            row[C.LS_PHSIZE] = m.phantom_size_bytes
+            row[C.LS_PHDRAIN] = m.phantom_drain_bps * BYTES_PER_PS_PER_BPS
+            row[C.LS_PHKMIN], row[C.LS_PHKMAX] = m.phantom_kmin_bytes, m.phantom_kmax_bytes
+            row[C.LS_PHDROPS] = 1.0 if m.phantom_counts_drops else 0.0
+            row[C.LS_PH_ACKS] = 1.0 if m.phantom_counts_acks else 0.0
+        physical = m.marks_physical
+        phantom = m.marks_phantom
+        row[C.LS_MODE] = (
+            C.MODE_EITHER if physical and phantom
+            else C.MODE_PHYSICAL if physical
+            else C.MODE_PHANTOM if phantom
+            else C.MODE_NONE
+        )  # fmt: skip
+    return ls
+
+
+def flow_rows(cfg, scenario: Scenario, plans, src, n_packets, coded, n_sent, nic_link):
+    """Each flow's row (``FS_*``) at the start: the wire bytes it must deliver (a coded flow's
+    with its parity: ``n_sent`` packets of ``n_packets``), its blocks and receiver's timer
+    (coded), fast retransmit's threshold in bytes, its timeouts, start, base RTT and its host's
+    NIC (``nic_link``: each host's)."""
+    n = len(plans)
+    ec = cfg.ec
+    routing = scenario.routing
+    fs = zeros_aligned(n, C.N_FS)
+    wire = np.fromiter((p.wire_bytes for p in plans), dtype=np.int64, count=n)
+    size = wire.astype(np.float64)
+    dupack = np.fromiter((p.facts.dupack_threshold for p in plans), dtype=np.int64, count=n)
+    if coded.any():
+        n_data = n_packets[coded]
+        size[coded] *= n_sent[coded] / n_data
+        fs[coded, C.FS_EC_N] = np.minimum(ec.data_packets, n_data)
+        fs[coded, C.FS_EC_M] = ec.parity_packets
+        timeouts = [p.ec_timeout_ps for p in plans]
+        fs[coded, C.FS_LOSS_DELAY] = [t for t in timeouts if t is not None]
+    fast = ~coded & (dupack > 0)
+    fs[fast, C.FS_DUPACK_BYTES] = dupack[fast] * scenario.data_bytes
+    fs[fast | coded, C.FS_LOSS_NACK] = 1.0
+    fs[:, C.FS_RTO] = np.fromiter((p.facts.rto_ps for p in plans), dtype=np.int64, count=n)
+    # the timeout once a flow has resent (0: the same; transport.*.rto_base_rtts_after_retransmit)
+    fs[:, C.FS_RTO_AFTER] = np.fromiter(
+        (p.facts.rto_after_retransmit_ps or 0 for p in plans), dtype=np.int64, count=n
+    )
+    fs[:, C.FS_SIZE] = size
+    fs[:, C.FS_UNSENT] = size
+    fs[:, C.FS_START] = np.fromiter((p.spec.start_ps for p in plans), dtype=np.int64, count=n)
+    fs[:, C.FS_FINISH] = -1.0
+    fs[:, C.FS_LOSS_AT] = -1.0
+    fs[:, C.FS_BASE_RTT] = np.fromiter((p.path.base_rtt_ps for p in plans), dtype=np.int64, count=n)
+    nic_rate = np.array([routing.edges[e].rate_bps for e in nic_link.tolist()], dtype=np.int64)
+    fs[:, C.FS_NIC] = nic_rate[src] * BYTES_PER_PS_PER_BPS
+    fs[:, C.FS_NIC_LINK] = nic_link[src]
+    return fs
+
+
+def ring_lengths(routing, routes, src, dst, fs, dt_ps: float) -> np.ndarray:
+    """Each flow's delay line, in steps of ``dt_ps``: a step's bytes leave the sender within
+    the step, then take one RTT (base + queueing, at most every buffer on the path full: the
+    drain time of the queues is that of the route of the pair's first flow, the data's route
+    and the ACKs' route back, as an ACK waits behind the reverse path's queues); the line also
+    holds each step's lost bytes until their retransmission timer expires (``R_TIMEOUT``, at
+    most ceil(RTO / dt) + 1 steps on), and a coded flow's until its receiver's NACK reaches it,
+    an RTT and the receiver's timer after their send (``R_NACK``)."""
+    base_rtt = fs[:, C.FS_BASE_RTT].astype(np.int64)
+    rto = fs[:, C.FS_RTO].astype(np.int64)
+    rto_after = fs[:, C.FS_RTO_AFTER].astype(np.int64)
+    drain = route_drains_ps(routing, routes.rt_ptr, routes.rt_link) + route_drains_ps(
+        routing, routes.rv_ptr, routes.rv_link
+    )
+    if len(src):
+        _, first, pair_of = np.unique(
+            src * len(routing.host_nodes) + dst, return_index=True, return_inverse=True
+        )
+        drain = drain[first][pair_of.reshape(-1)]
+    longest = base_rtt + drain + 2 * dt_ps
+    longest = np.maximum(longest, np.maximum(rto, rto_after) + dt_ps)
+    longest = np.maximum(
+        longest,
+        base_rtt + drain + fs[:, C.FS_LOSS_DELAY] * (fs[:, C.FS_EC_N] > 0) + 2 * dt_ps,
+    )
+    return np.ceil(longest / dt_ps).astype(np.int64) + 2
+
+
+def ring_pool(ring_len: np.ndarray) -> RingPool:
+    """The pool the running flows take their delay lines from (:func:`uno.fluid.rings.ring_take`):
+    lines of one length are one class; none handed out yet (all-zero is every slot's empty
+    state, so rows never reached are not even touched)."""
+    n = len(ring_len)
+    lengths, size_class = np.unique(ring_len, return_inverse=True)
+    per_class = np.bincount(size_class, minlength=len(lengths))
+    free_base = np.concatenate([[0], np.cumsum(per_class)[:-1]]).astype(np.int64)
+    return RingPool(np.full(n, -1, dtype=np.int64), ring_len,
+                    size_class.reshape(-1).astype(np.int64), np.zeros(n, dtype=np.int64),
+                    free_base, np.zeros(len(lengths), dtype=np.int64),
+                    np.zeros(1, dtype=np.int64))  # fmt: skip
+
+
+def step_scratch(n_flows: int, n_links: int, n_sub: int, max_parity: int) -> StepScratch:
+    """The step loop's working arrays (:func:`uno.fluid.kernels.advance` allocates nothing):
+    each of the ``n_sub`` subflows' loss chance, a coded block's loss figures (the subflows'
+    chances, then the distribution of up to ``max_parity`` + 1 lost packets), the subflows'
+    entropies before a move; the step's NICs, senders, flows that lost bytes and flows that
+    delivered some, with their counts."""
+    return StepScratch(
+        np.zeros(n_sub), np.zeros(n_sub + max_parity + 2), np.zeros(n_sub, dtype=np.int64),
+        np.zeros(n_links, dtype=np.int64), np.zeros(n_flows, dtype=np.int64),
+        np.zeros(n_flows, dtype=np.int64), np.zeros(1, dtype=np.int64),
+        np.zeros(n_flows, dtype=np.int64), np.zeros(1, dtype=np.int64),
+    )  # fmt: skip
+
+
+def link_pairs(rt_link, rt_w, gstart, nxt, sub_n, sub_hops, sub_links):
+    """Which link follows which: consecutive hops of the routes (every link of a split hop
+    feeds every link of the next) and of the subflows, as lists of (src, dst) link arrays."""
+    src, dst = [], []
+    has = nxt >= 0
+    if has.any():
+        a = np.nonzero(has)[0]
+        if (rt_w == 1.0).all():
+            src.append(rt_link[a])
+            dst.append(rt_link[nxt[a]])
+        else:
+            for j in a.tolist():
+                b = int(nxt[j])
+                e = b + 1
+                while e < len(rt_w) and gstart[e] == b:
+                    e += 1
+                src.append(np.full(e - b, rt_link[j]))
+                dst.append(rt_link[b:e])
+    if sub_n.any():
+        hmax = sub_links.shape[2]
+        for h in range(hmax - 1):
+            on = np.nonzero((sub_n > 0) & (sub_hops > h + 1))[0]
+            src.append(sub_links[on, : sub_n.max(), h].reshape(-1))
+            dst.append(sub_links[on, : sub_n.max(), h + 1].reshape(-1))
+    return src, dst
+
+
+def link_levels(n_links: int, src: list, dst: list) -> np.ndarray:
+    """Each link's level: one past the deepest link feeding it (Kahn's order, one round per
+    level over the pairs leaving the round's frontier at once); links on a cycle (none in the
+    Clos and dumbbell topologies) get one level after all the others."""
+    level = np.zeros(n_links, dtype=np.int64)
+    if not src:
+        return level
+    # (unique pairs as one integer each: np.unique over rows sorts far slower)
+    key = np.unique(np.concatenate(src).astype(np.int64) * n_links + np.concatenate(dst))
+    pairs = np.stack([key // n_links, key % n_links], axis=1)
+    pairs = pairs[pairs[:, 0] != pairs[:, 1]]
+    indeg = np.bincount(pairs[:, 1], minlength=n_links)
+    order = np.argsort(pairs[:, 0], kind="stable")
+    p_src, p_dst = pairs[order, 0], pairs[order, 1]
+    ptr = np.searchsorted(p_src, np.arange(n_links + 1))
+    frontier = np.nonzero(indeg == 0)[0]
+    done = np.zeros(n_links, dtype=bool)
+    while len(frontier):
+        done[frontier] = True
+        out = concat_ranges(ptr[frontier], ptr[frontier + 1] - ptr[frontier])
+        u, v = p_src[out], p_dst[out]
+        np.maximum.at(level, v, level[u] + 1)
+        np.subtract.at(indeg, v, 1)
+        touched = np.unique(v)
+        frontier = touched[indeg[touched] == 0]
+    level[~done] = level.max(initial=0) + 1
+    return level
+
+
+def route_entries(rt_ptr, rt_link, rt_w, gstart, nxt, level, sub_links):
+    """The route entries' integer and float rows (``EI_*``, ``EF_*``): the routes' entries,
+    then UnoLB's subflow hops (their links and next hops are read from ``sub_links`` as they
+    move). A hop whose next hop is not on a later level hands its bytes on at the next step
+    (``EI_LAG`` = 1)."""
+    n = len(rt_ptr) - 1
+    lag = np.zeros(len(rt_w), dtype=np.int64)
+    has = nxt >= 0
+    if has.any():
+        a = np.nonzero(has)[0]
+        hi = np.zeros(len(rt_w), dtype=np.int64)  # per hop: the highest level of its links
+        lo = np.full(len(rt_w), 1 << 30, dtype=np.int64)  # and the lowest
+        np.maximum.at(hi, gstart, level[rt_link])
+        np.minimum.at(lo, gstart, level[rt_link])
+        lag[a] = (lo[nxt[a]] <= hi[gstart[a]]).astype(np.int64)
+    n_rt = len(rt_link)
+    n_entries = n_rt + sub_links.size
+    # (int32, as the links' and levels' lists: half the cache lines of int64; every value is
+    # an index of a link, flow or entry, or a small code)
+    ei = zeros_aligned(n_entries, C.N_EI, np.int32)
+    ei[:] = -1
+    ef = zeros_aligned(n_entries, C.N_EF)
+    ei[:n_rt, C.EI_LINK] = rt_link
+    ei[:n_rt, C.EI_FLOW] = np.repeat(np.arange(n, dtype=np.int64), np.diff(rt_ptr))
+    ei[:n_rt, C.EI_GSTART] = gstart
+    ei[:n_rt, C.EI_NEXT] = nxt
+    ei[:n_rt, C.EI_LAG] = lag
+    ef[:n_rt, C.EF_W] = rt_w
+    sub = np.arange(n_rt, n_entries, dtype=np.int64)
+    ei[n_rt:, C.EI_FLOW] = (sub - n_rt) // max(1, sub_links.shape[1] * sub_links.shape[2])
+    ei[n_rt:, C.EI_GSTART] = sub
+    ef[n_rt:, C.EF_W] = 1.0
+    return ei, ef
+
+
+def hop_state(n_links, rt_ptr, rt_link, rt_w, sub_n, sub_hops, sub_links, ack_w=None,
+              ack_hops=None) -> Hops:  # fmt: skip
+    """The route entries and the links by level (:data:`uno.fluid.state.Hops`): the links'
+    levels (the longest chain of links before each on the routes, so that a link is advanced
+    after every link that feeds it in the same step), the routes' hop structure and the
+    per-entry state, the per-level lists, and the phase drops' scratch. The grids' and the
+    ACKs' settings are zero (the engine sets them); ``ack_w``, ``ack_hops``: every ACK route's
+    weights and each flow's subflows' ACK hops (default: none)."""
+    gstart, nxt = route_groups(rt_ptr, rt_w)
+    level = link_levels(n_links, *link_pairs(rt_link, rt_w, gstart, nxt, sub_n, sub_hops,
+                                             sub_links))  # fmt: skip
+    n_lvl = int(level.max(initial=0)) + 1
+    ei, ef = route_entries(rt_ptr, rt_link, rt_w, gstart, nxt, level, sub_links)
+    return Hops(
+        level.astype(np.int32), np.array([n_lvl], dtype=np.int64), ei, ef,
+        np.zeros(n_lvl, dtype=np.int64), np.full(n_links, NOT_IN_LEVEL, dtype=np.int32),
+        np.zeros(n_lvl, dtype=np.int64), np.zeros(n_links, dtype=np.int64),
+        np.zeros(n_lvl, dtype=np.int64),
+        np.zeros(C.GRID.size, dtype=np.uint64), np.full(n_links, -1, dtype=np.int32),
+        np.zeros((n_links, INPUTS_MAX), dtype=np.int32),
+        np.zeros((n_links, C.FIG.size, INPUTS_MAX + 1)), np.zeros(n_links, dtype=np.int64),
+        np.zeros(INPUTS_MAX, dtype=np.int64), np.zeros(C.ACKS.size),
+        np.zeros(0) if ack_w is None else ack_w,
+        np.zeros(len(sub_n), dtype=np.int64) if ack_hops is None else ack_hops,
+        np.full(n_links, -1, dtype=np.int32),
+    )  # fmt: skip
+
+
+def route_wire(fs, hops: Hops, rt_ptr, rt_link, sub_n, link_delay, long_ps: float) -> None:
+    """Each single-path or sprayed flow's wire link (``engine.fluid_wire``;
+    :func:`uno.fluid.forward.forward`): its route's longest link when that link's propagation
+    is at least ``long_ps`` (a WAN link) and a hop follows it. Its entries (every link of the
+    hop, when the hop is split) hand their departures on ``FS_WIRE_PS`` later (``EI_LAG`` = -1)
+    to the next hop's first entry (``FS_WIRE_NEXT``)."""
+    ei = hops.ei
+    n_rt = len(rt_link)
+    delay = link_delay[rt_link]  # (per route entry, its link's propagation, ps)
+    starts = rt_ptr[:-1]
+    longest = np.maximum.reduceat(delay, starts)
+    flow_of = ei[:n_rt, C.EI_FLOW]
+    # the first entry of each route with its longest propagation
+    where = np.where(delay == longest[flow_of], np.arange(n_rt), n_rt)
+    first = np.minimum.reduceat(where, starts)
+    nxt = ei[first, C.EI_NEXT]
+    wired = (longest >= long_ps) & (nxt >= 0) & (sub_n == 0)
+    if not wired.any():
+        return
+    group = ei[first, C.EI_GSTART]
+    on_wire = wired[flow_of] & (ei[:n_rt, C.EI_GSTART] == group[flow_of])
+    ei[:n_rt, C.EI_LAG][on_wire] = -1
+    fs[wired, C.FS_WIRE_NEXT] = nxt[wired]
+    fs[wired, C.FS_WIRE_PS] = longest[wired]
+
+
+def subflow_wire(fs, sub_n, sub_hops, sub_links, link_delay, long_ps: float) -> bool:
+    """:func:`route_wire` for the UnoLB flows: the hop of each flow's first subflow's longest
+    link (``FS_WIRE_HOP``), when every subflow's link there has that propagation and a hop
+    follows it; each subflow's departures there reach its own next hop through the delay
+    line's columns ``R_SUBWIRE + 2 s``. Returns whether any flow has one (the ring then needs
+    two columns a subflow)."""
+    if not sub_n.any():
+        return False
+    n_sub = sub_links.shape[1]
+    hop = np.arange(sub_links.shape[2])
+    delay = np.where(hop < sub_hops[:, None, None], link_delay[sub_links], -1.0)
+    wire_hop = delay[:, 0, :].argmax(axis=1)
+    rows = np.arange(len(sub_n))
+    longest = delay[rows, 0, wire_hop]
+    at_hop = delay[rows, :, wire_hop]  # (every subflow's link at that hop)
+    subflow = np.arange(n_sub)
+    same = np.where(subflow < sub_n[:, None], at_hop == longest[:, None], True).all(axis=1)
+    wired = (sub_n > 0) & (longest >= long_ps) & (wire_hop + 1 < sub_hops) & same
+    if not wired.any():
+        return False
+    fs[wired, C.FS_WIRE_HOP] = wire_hop[wired]
+    fs[wired, C.FS_WIRE_PS] = longest[wired]
+    return True
+
+
+def cc_params(cfg, plan) -> np.ndarray:
+    """The ``P_*`` row of ``plan``'s controller: its law's constants (:mod:`uno.cc.law`), as the
+    packet engines build them with the same config and FlowContext."""
+    obj = make_cc(plan.cc_name, cfg.cc, plan.ctx)
+    row = np.zeros(max(C.N_P, len(obj.consts)))
+    row[: len(obj.consts)] = obj.consts
+    row[C.P_KIND] = C.CC_LAW + obj.kind
+    return row
+
+
+def cc_rows(cfg, plans) -> np.ndarray:
+    """The ``P_*`` rows of every flow (:func:`cc_params`), built once per distinct
+    (controller, FlowContext)."""
+    rows: list[np.ndarray] = []
+    row_of: dict[tuple, int] = {}  # (controller, context) -> row
+    by_object: dict[tuple[str, int], int] = {}  # (controller, id of a context) -> row
+    index = np.empty(len(plans), dtype=np.int64)
+    for i, plan in enumerate(plans):
+        key = (plan.cc_name, id(plan.ctx))  # plans share context objects: cheap first
+        r = by_object.get(key)
+        if r is None:
+            vkey = (plan.cc_name, plan.ctx)  # flows with one path share their parameters
+            r = row_of.get(vkey)
+            if r is None:
+                r = row_of[vkey] = len(rows)
+                rows.append(cc_params(cfg, plan))
+            by_object[key] = r
+        index[i] = r
+    if not rows:
+        return np.zeros((0, C.N_P))
+    width = max(len(r) for r in rows)  # (a law's constants may outnumber the P_* columns)
+    return np.stack([np.pad(r, (0, width - len(r))) for r in rows])[index]
+
+
+def law_columns(fs, cp, plans) -> int:
+    """The columns of the controllers' state: a law's own (with its tail for the flow's
+    constants), the widest. Marks what each law's flow reads (``FS_DRAWS``, ``FS_QTHR``,
+    ``FS_RTTMIN``, ``FS_RATE``: :func:`uno.fluid.control.law_batch`)."""
+    width = C.N_C
+    for f, plan in enumerate(plans):
+        law = LAW_BY_NAME.get(plan.cc_name)
+        if law is not None:
+            width = max(width, law.state_size + law.state_tail(cp[f]))
+            row = fs[f]
+            row[C.FS_DRAWS] = 1.0 if "queueing" in law.signals else 0.0
+            if law.queue_threshold is not None:
+                row[C.FS_QTHR] = law.queue_threshold(cp[f])
+            row[C.FS_RTTMIN] = 1.0 if "rtt_min" in law.signals else 0.0
+            row[C.FS_RATE] = 1.0 if "delivery_rate" in law.signals else 0.0
+    return width

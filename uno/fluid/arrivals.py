@@ -1,0 +1,241 @@
+"""What arrives at a flow at the start of a step, from its delay line: the ACKs of the bytes it
+sent one RTT before (a feedback batch for its law), their ECN echoes, the bytes leaving its wire
+link that reach the next hop now, and the loss reports due (a receiver's NACK, fast
+retransmit's evidence, the retransmission timer); a flow whose last byte is acknowledged
+finishes and gives its line back (:func:`take_feedback`).
+
+Units: time in ps, sizes in bytes.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from uno.fluid.balance import reroute_subflows
+from uno.fluid.cache_hints import prefetch_row
+from uno.fluid.columns import (
+    CC_LAW,
+    CT,
+    EF_CARRY,
+    EF_MCARRY,
+    FS_ACKED,
+    FS_BASE_RTT,
+    FS_DELIVERED,
+    FS_DUPACK_BYTES,
+    FS_FINISH,
+    FS_INFLIGHT,
+    FS_LOSS_AT,
+    FS_LOSS_PENDING,
+    FS_MARK_FRAC,
+    FS_MARKED,
+    FS_PBEYOND,
+    FS_PENDING,
+    FS_QBEYOND,
+    FS_SIZE,
+    FS_STATE,
+    FS_STOP,
+    FS_VOID_BYTES,
+    FS_WAIT,
+    FS_WIRE_ACK,
+    FS_WIRE_HOP,
+    FS_WIRE_NEXT,
+    FS_WIRE_PS,
+    FX_FIRST,
+    FX_NETQ,
+    FX_QUIET,
+    P_BASE_RTT,
+    P_KIND,
+    P_MSS,
+    R_ACK,
+    R_ARRIVE,
+    R_DELIV,
+    R_FREE,
+    R_GOOD,
+    R_JITTER,
+    R_LATE_NACK,
+    R_LOSTQ,
+    R_MARK,
+    R_NACK,
+    R_PBEYOND,
+    R_QBEYOND,
+    R_RTTW,
+    R_SUBWIRE,
+    R_TIMEOUT,
+    R_WIRE,
+    R_WIRE_ACK,
+    R_WIRE_M,
+)
+from uno.fluid.control import hear_loss_report, hear_timeout, law_batch
+from uno.fluid.forward import RESIDUE_BYTES
+from uno.fluid.losses import fast_retransmit_evidence, resend, timer_declares
+from uno.fluid.rings import ring_give
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def wire_arrivals(f, slot, fs, fx, ring, ef, lb, base) -> None:
+    """The bytes that left flow ``f``'s wire link a propagation ago (delay-line slot ``slot``)
+    reach its next hop now (``EF_CARRY``: :func:`uno.fluid.forward.forward` takes them in), with
+    the ACK frontier they left with (``FS_WIRE_ACK``); an UnoLB flow's, each subflow's to its
+    own next hop (``base``: the first subflow hop entry)."""
+    wire = ring[slot, R_WIRE]
+    if wire > 0.0:
+        e = int(fs[f, FS_WIRE_NEXT])
+        ef[e, EF_CARRY] += wire
+        ef[e, EF_MCARRY] += ring[slot, R_WIRE_M]
+        fx[f, FX_NETQ] += wire
+        if e < fx[f, FX_FIRST]:
+            fx[f, FX_FIRST] = e
+        if ring[slot, R_WIRE_ACK] > fs[f, FS_WIRE_ACK]:
+            fs[f, FS_WIRE_ACK] = ring[slot, R_WIRE_ACK]
+    elif fs[f, FS_WIRE_HOP] >= 0.0:  # an UnoLB flow's subflows: each to its next hop
+        n_sub_max, n_hop_max = lb.links.shape[1], lb.links.shape[2]
+        h_next = int(fs[f, FS_WIRE_HOP]) + 1
+        e0 = base + f * n_sub_max * n_hop_max + h_next
+        for s in range(lb.n[f]):
+            wire = ring[slot, R_SUBWIRE + 2 * s]
+            if wire > 0.0:
+                e = e0 + s * n_hop_max
+                ef[e, EF_CARRY] += wire
+                ef[e, EF_MCARRY] += ring[slot, R_SUBWIRE + 2 * s + 1]
+                fx[f, FX_NETQ] += wire
+                if h_next < fx[f, FX_FIRST]:
+                    fx[f, FX_FIRST] = h_next
+        if ring[slot, R_WIRE_ACK] > fs[f, FS_WIRE_ACK]:
+            fs[f, FS_WIRE_ACK] = ring[slot, R_WIRE_ACK]
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def ack_batch(f, now, slot, wide, fs, cs, cp, ring, rng) -> None:
+    """The ACKs of flow ``f`` arriving now (delay-line slot ``slot``; ``wide``: the ring has the
+    columns from ``R_GOOD`` on): they echo the marks of the bytes delivered one return trip ago
+    (their marked share: the ACKs' times were foreseen at the send, so the two need not meet in
+    one slot; the latest share holds until the next), leave flight, count as delivered (a
+    coded flow: its decodable bytes), and make one feedback batch for its law
+    (:func:`uno.fluid.control.law_batch`, with the batch's mean RTT and its chance of packet
+    queueing, a wire flow's with the queueing beyond its wire link); with fast retransmit,
+    they are evidence of the losses before them."""
+    acked = ring[slot, R_ACK]
+    free = ring[slot, R_FREE] if wide else 0.0
+    deliv = ring[slot, R_DELIV]
+    if deliv > 0.0:
+        fs[f, FS_MARK_FRAC] = ring[slot, R_MARK] / deliv
+        if fs[f, FS_WIRE_PS] > 0.0:  # (so do the queueing beyond the wire link's)
+            fs[f, FS_QBEYOND] = ring[slot, R_QBEYOND] / deliv
+            fs[f, FS_PBEYOND] = ring[slot, R_PBEYOND] / deliv
+    if acked > 0.0 or free > 0.0:
+        rtt = ring[slot, R_RTTW] / acked if acked > 0.0 else fs[f, FS_BASE_RTT]
+        good = ring[slot, R_GOOD] if wide else acked
+        p_queued = ring[slot, R_JITTER] / acked if acked > 0.0 else 0.0
+        if fs[f, FS_WIRE_PS] > 0.0 and acked > 0.0:
+            rtt += fs[f, FS_QBEYOND]
+            p_queued = 1.0 - (1.0 - p_queued) * (1.0 - fs[f, FS_PBEYOND])
+        fs[f, FS_PENDING] -= acked
+        marked = acked * fs[f, FS_MARK_FRAC]
+        fs[f, FS_INFLIGHT] -= acked + free
+        if fs[f, FS_INFLIGHT] < 0.0:
+            fs[f, FS_INFLIGHT] = 0.0
+        fs[f, FS_DELIVERED] += good
+        fs[f, FS_ACKED] += acked
+        fs[f, FS_MARKED] += marked
+        if acked > 0.0:
+            kind = int(cp[f, P_KIND]) - CC_LAW
+            law_batch(cs, cp, fs, ring, slot, f, kind, now, acked, marked, rtt, p_queued, rng)
+    if fs[f, FS_DUPACK_BYTES] > 0.0:  # (the wide ring: R_LOSTQ)
+        lostq = ring[slot, R_LOSTQ]
+        if acked > 0.0 or lostq > 0.0:
+            fast_retransmit_evidence(f, now, acked, lostq, cp[f, P_MSS], fs)
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def loss_reports(f, k, now, due, nack, late_nack, base, flows, lb, hops, ent_before) -> None:
+    """The loss reports flow ``f`` hears now: a coded flow's NACKs (``nack`` bytes to resend,
+    or ``late_nack`` of bytes its timer took already: only heard,
+    uno.transport.sender.Sender._on_nack), the losses found before a timeout that are due
+    (``FS_LOSS_AT``), and its retransmission timer's entries due at step ``k`` (``due`` bytes:
+    the losses no later ACK revealed, each an RTO after its own send,
+    uno.transport.sender.Sender._on_timer). What is found lost is resent; an UnoLB flow moves
+    the subflows that lost bytes (:func:`uno.fluid.balance.reroute_subflows`; ``base``: the
+    first subflow hop entry)."""
+    fs, cs, cp = flows.fs, flows.cs, flows.cp
+    if nack > 0.0:  # a coded flow's NACKs arriving now (book_losses)
+        fs[f, FS_LOSS_PENDING] += nack
+        fs[f, FS_LOSS_AT] = now
+    elif late_nack > 0.0:
+        hear_loss_report(cs, cp, f, now, fs)
+    if fs[f, FS_LOSS_AT] >= 0.0 and fs[f, FS_LOSS_AT] <= now:
+        lost = fs[f, FS_LOSS_PENDING]
+        fs[f, FS_LOSS_PENDING] = 0.0
+        fs[f, FS_LOSS_AT] = -1.0
+        resend(fs, f, lost)
+        hear_loss_report(cs, cp, f, now, fs)
+        if lb.n[f] > 0:
+            reroute_subflows(f, now, cp[f, P_BASE_RTT], lb, hops, base, ent_before)
+    lost = 0.0
+    if due > 0.0 and (fs[f, FS_WAIT] > 0.0 or fs[f, FS_VOID_BYTES] > 0.0):
+        lost = timer_declares(f, k, due, fs)
+    if lost > 0.0:
+        resend(fs, f, lost)
+        hear_timeout(cs, cp, f, now, fs)
+        if lb.n[f] > 0:
+            reroute_subflows(f, now, cp[f, P_BASE_RTT], lb, hops, base, ent_before)
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def flow_feedback(f, k, now, base, flows, lines, lb, hops, scratch) -> bool:
+    """Everything due for flow ``f`` at step ``k`` (its delay line's slot, then cleared):
+    :func:`wire_arrivals`, :func:`ack_batch`, :func:`loss_reports`; returns whether the flow
+    has finished. The last byte's ACK arrives at ``R_ARRIVE``: its batch is counted in the step
+    of its mean arrival, so up to a step after this one's end. A flow less than a byte short
+    (the rounding of the shares its bytes were split into, with nothing left to send or in
+    flight, which would wait for it forever) has finished too."""
+    fs, fx, counters = flows.fs, flows.fx, flows.counters
+    ring, pool = lines.ring, lines.pool
+    fx[f, FX_QUIET] = 0.0
+    slot = pool.ptr[f] + k % pool.length[f]
+    wire_arrivals(f, slot, fs, fx, ring, hops.ef, lb, base)
+    wide = ring.shape[1] > R_GOOD  # R_GOOD and after kept (N_R_NARROW: not)
+    ring_arrive = ring[slot, R_ARRIVE]
+    due = ring[slot, R_TIMEOUT]
+    nack = ring[slot, R_NACK] if wide else 0.0
+    late_nack = ring[slot, R_LATE_NACK] if wide else 0.0
+    ack_batch(f, now, slot, wide, fs, flows.cs, flows.cp, ring, flows.loss_rng)
+    for c in range(ring.shape[1]):
+        ring[slot, c] = 0.0
+    prefetch_row(ring, pool.ptr[f] + (k + 1) % pool.length[f], ring.shape[1])
+    loss_reports(f, k, now, due, nack, late_nack, base, flows, lb, hops, scratch.ent_before)
+    if fs[f, FS_DELIVERED] < fs[f, FS_SIZE] * (1.0 - 1e-9) - RESIDUE_BYTES:
+        return False
+    fs[f, FS_FINISH] = ring_arrive if ring_arrive > 0.0 else now
+    fs[f, FS_STATE] = 2.0
+    counters[CT.finished] += 1
+    if fs[f, FS_STOP] > 0.0:
+        counters[CT.waiting] -= 1
+    ring_give(ring, pool, f, k, fs, lines.calendar)
+    return True
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def take_feedback(k, now, n_active, rt_ptr, flows, lines, lb, hops, scratch) -> int:
+    """Step ``k``'s feedback (at ``now``, its start): of the running flows
+    ``active[:n_active]``, those whose calendar bit says something is due (:func:`flow_feedback`;
+    the others' delay-line slots are empty and they are passed over); the finished ones leave
+    the list. Returns (and counts) the running flows."""
+    active = flows.active
+    calendar = lines.calendar
+    base = rt_ptr[rt_ptr.shape[0] - 1]  # (UnoLB subflow hop entries from here)
+    kept = 0
+    row = k % calendar.shape[0]
+    for i in range(n_active):
+        f = active[i]
+        if (calendar[row, f >> 6] >> np.uint64(f & 63)) & np.uint64(1) == 0:
+            active[kept] = f  # nothing due: its delay line's slot is empty
+            kept += 1
+            continue
+        if not flow_feedback(f, k, now, base, flows, lines, lb, hops, scratch):
+            active[kept] = f
+            kept += 1
+    for w in range(calendar.shape[1]):
+        calendar[row, w] = 0
+    flows.counters[CT.running] = kept
+    return kept

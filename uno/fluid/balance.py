@@ -1,0 +1,150 @@
+"""Load balancing in the fluid kernels: ECMP paths hashed as the packet engine's switches hash
+them (:mod:`uno.net.hashing`), and UnoLB's subflows (Uno paper §4.2, Alg. 2), which move off
+the paths that lose bytes.
+
+A flow's ECMP path is the walk :func:`ecmp_path` makes over the routing tables: at each node
+with several equal-cost next hops, the one :func:`uno.net.hashing.ecmp_choice` picks for the
+flow's key (:func:`uno.net.hashing.flow_key` of (src, dst, entropy)) and the switch's salt.
+Spraying needs no kernel (an even split over the equal-cost next hops,
+:mod:`uno.fluid.routes`); PLB and REPS are refused by the engine.
+
+Units: time in ps, sizes in bytes.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from uno.fluid.columns import EF_CARRY, EF_MCARRY, EF_MQ, EF_Q
+from uno.fluid.draws import next_uniform
+from uno.lb.base import ENTROPY_SPACE
+from uno.net.hashing import ecmp_choice, flow_key
+
+#: most subflows a fluid UnoLB flow keeps
+MAX_SUBFLOWS = 64
+
+
+@njit(cache=True, error_model="numpy")
+def ecmp_path(src, dst, entropy, host_node, nh_ptr, nh_edges, edge_dst, node_salt, out) -> int:
+    """The edges the packet engine's switches hash (src, dst, entropy) onto, into ``out``;
+    returns the hop count. ``nh_ptr``/``nh_edges``: CSR of the equal-cost next hops of
+    (node, destination host), row node x n_hosts + host; ``node_salt``: each switch's salt."""
+    n_hosts = host_node.shape[0]
+    # (np.uint64: the Python twin gets a Python int back from the compiled hash)
+    key = np.uint64(flow_key(src, dst, entropy))
+    node = host_node[src]
+    target = host_node[dst]
+    hops = 0
+    while node != target:
+        row = node * n_hosts + dst
+        a = nh_ptr[row]
+        count = nh_ptr[row + 1] - a
+        if count == 1:
+            e = nh_edges[a]
+        else:
+            e = nh_edges[a + ecmp_choice(key, node_salt[node], count)]
+        out[hops] = e
+        hops += 1
+        node = edge_dst[e]
+    return hops
+
+
+@njit(cache=True, error_model="numpy")
+def ecmp_routes(src, dst, entropy, max_hops, host_node, nh_ptr, nh_edges, edge_dst, node_salt):
+    """:func:`ecmp_path` of every flow (``src[i]``, ``dst[i]``, ``entropy[i]``): its edges, a
+    row of ``max_hops`` per flow padded with 0, and the hop counts."""
+    n = src.shape[0]
+    links = np.zeros((n, max_hops), dtype=np.int64)
+    hops = np.zeros(n, dtype=np.int64)
+    for i in range(n):
+        hops[i] = ecmp_path(src[i], dst[i], entropy[i], host_node, nh_ptr, nh_edges, edge_dst,
+                            node_salt, links[i])  # fmt: skip
+    return links, hops
+
+
+@njit(cache=True, error_model="numpy")
+def unolb_reroute(f, now, base_rtt, lb) -> None:
+    """UnoLB on a loss report (Uno paper §4.2, Alg. 2 ``OnAckOrTimeout``; uno/lb/unolb.py,
+    ``affected: lost``, ``reroute: recent_ack``): at most once per base RTT, the subflows that
+    lost bytes since the last report move to the path of a random subflow that did not (the fluid
+    reading of "recently received ACKs"), or to a fresh random entropy when every one lost."""
+    sub_n, sub_hops, sub_links, sub_ent, sub_lost = lb.n, lb.hops, lb.links, lb.entropy, lb.lost
+    sub_rlinks, sub_rhops, lb_rng = lb.ack_links, lb.ack_hops, lb.rng
+    n = sub_n[f]
+    n_moving = 0
+    for s in range(n):
+        if sub_lost[f, s] > 0.0:
+            n_moving += 1
+    last = lb.last_move_ps[f]
+    if n_moving == 0 or (last >= 0.0 and now - last <= base_rtt):
+        for s in range(n):
+            sub_lost[f, s] = 0.0
+        return
+    lb.last_move_ps[f] = now
+    n_good = n - n_moving
+    # (a subflow moves when it lost bytes: sub_lost is cleared after the moves)
+    for s in range(n):
+        if sub_lost[f, s] <= 0.0:
+            continue
+        if n_good > 0:
+            pick = int(next_uniform(lb_rng, f) * n_good)
+            for g in range(n):
+                if sub_lost[f, g] <= 0.0:
+                    if pick == 0:
+                        sub_ent[f, s] = sub_ent[f, g]
+                        for h in range(sub_hops[f]):
+                            sub_links[f, s, h] = sub_links[f, g, h]
+                        for h in range(sub_rhops[f]):
+                            sub_rlinks[f, s, h] = sub_rlinks[f, g, h]
+                        break
+                    pick -= 1
+        else:
+            entropy = int(next_uniform(lb_rng, f) * ENTROPY_SPACE)
+            sub_ent[f, s] = entropy
+            src, dst = lb.ends[f, 0], lb.ends[f, 1]
+            ecmp_path(src, dst, entropy, lb.host_node, lb.nh_ptr, lb.nh_edges, lb.edge_dst,
+                      lb.node_salt, sub_links[f, s])  # fmt: skip
+            if sub_rhops[f] > 0:  # its ACKs' way back moves with it
+                ecmp_path(dst, src, entropy, lb.host_node, lb.nh_ptr, lb.nh_edges, lb.edge_dst,
+                          lb.node_salt, sub_rlinks[f, s])  # fmt: skip
+    for s in range(n):
+        sub_lost[f, s] = 0.0
+
+
+@njit(cache=True, error_model="numpy")
+def reroute_subflows(f, now, base_rtt, lb, hops, base, before) -> None:
+    """:func:`unolb_reroute`, and the bytes a moved subflow had queued on its old path are no
+    longer followed (:func:`uno.fluid.forward.forward` keys them by subflow and hop; they still
+    drain from the old links' queues). ``base``: the first UnoLB subflow hop entry;
+    ``before``: scratch of the most subflows a flow has (integers)."""
+    sub_ent, sub_links = lb.entropy, lb.links
+    n = lb.n[f]
+    for s in range(n):
+        before[s] = sub_ent[f, s]
+    unolb_reroute(f, now, base_rtt, lb)
+    ef = hops.ef
+    n_sub_max = sub_links.shape[1]
+    n_hop_max = sub_links.shape[2]
+    for s in range(n):
+        if sub_ent[f, s] != before[s]:
+            j0 = base + (f * n_sub_max + s) * n_hop_max
+            for h in range(n_hop_max):
+                ef[j0 + h, EF_Q] = 0.0
+                ef[j0 + h, EF_CARRY] = 0.0
+                ef[j0 + h, EF_MQ] = 0.0
+                ef[j0 + h, EF_MCARRY] = 0.0
+
+
+@njit(cache=True, error_model="numpy")
+def name_subflows(f, n_sub, n_ec, path_loss, counted, sub_lost) -> None:
+    """Which of UnoLB flow ``f``'s ``n_sub`` subflows a loss report names, each subflow's
+    weight added to ``sub_lost[f]`` (``lb.lost``, :func:`unolb_reroute`): the packet UnoLB names
+    the subflows that carried the lost packets (uno/lb/unolb.py, ``affected: lost``). A coded
+    flow's drops are counted per subflow (``lb.drops``, :func:`uno.fluid.forward.forward`), and
+    :func:`uno.fluid.coding.coded_losses` leaves each subflow's chance of losing a packet in
+    ``counted``: the subflows whose bytes the links dropped. An uncoded flow's are not: the
+    subflows whose path dropped at the send (``path_loss``,
+    :func:`uno.fluid.signals.subflow_signals`)."""
+    for s in range(n_sub):
+        sub_lost[f, s] += counted[s] if n_ec > 0 else path_loss[s]

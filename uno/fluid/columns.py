@@ -1,0 +1,296 @@
+"""The columns of the fluid engine's state tables, one name per column (units in the comments).
+
+State is struct-of-arrays: 2-D float64 arrays whose columns are named here (``LS_*`` per link,
+``EI_*`` / ``EF_*`` per route entry, ``FS_*`` per flow, ``FX_*`` what every step reads of a
+running flow, ``R_*`` per delay-line slot) and, for the congestion controllers, the columns
+every law has first (:mod:`uno.cc.law`: ``C_CWND``, ``P_*``). The rows of the hot tables are
+laid out by cache line, so the numbers are given by hand here, once, with the line each column
+lies on; the kernels read the columns only by these names. The small index sets the kernels
+read by position (the counters, the block rows, the phase drops' figures, the settings of the
+grids and of the ACKs) are :func:`uno.core.layout.layout` instances.
+
+Units: time in picoseconds, sizes in bytes, rates in bytes per picosecond.
+"""
+
+from __future__ import annotations
+
+from uno.cc.law import P0, C
+from uno.core.layout import layout
+
+# ---- links ---------------------------------------------------------------------------------
+# The columns are laid out by cache line (the engine allocates ``ls`` with 64-byte aligned
+# rows of N_LS columns): the first line holds what a step reads or writes for every route
+# entry; the next three what update_links reads or writes for every busy link, so that it
+# touches four lines of a link's row, not six (a fine step of the 40%-load Fig. 10 run
+# advances ~1,500 busy links, and a step's rows outgrow the core's cache); the NIC's scratch
+# and the jitter memo come after.
+# line 0: every route entry
+LS_ARR = 0  # arrival rate this step, bytes/ps (accumulated from the flows)
+LS_PASS = 1  # departures / (queue + arrivals): the share of what the link holds that leaves
+#             this step (<= 1; each flow's bytes at the link leave in that share, see forward)
+LS_LOSS = 2  # fraction of this step's arrivals dropped
+LS_LISTED = 3  # 1 while the link is in the busy list
+LS_MARK = 4  # marking probability of bytes leaving now
+LS_DELAY = 5  # queueing delay, ps
+LS_ARR2 = 6  # sum over the route entries of their arrival rate squared, (bytes/ps)^2: with
+#             LS_ARR, the number of sources at the link (uno.fluid.jitter.link_jitter_exceedance)
+LS_Q = 7  # queue level, bytes
+# lines 1-3: every busy link (update_links)
+LS_CAP = 8  # service rate, bytes/ps
+LS_BUF = 9  # buffer, bytes
+LS_PH = 10  # phantom queue level, bytes
+LS_PHSIZE = 11  # phantom size (0: no phantom queue)
+LS_PHDRAIN = 12  # phantom drain rate, bytes/ps
+LS_EXT = 13  # bytes arriving this step from outside the fluid model (hybrid: packets)
+# the flows' ACKs where they share the data queue (acks_out): bytes arriving in the next step,
+# which a full buffer does not drop (update_links)
+LS_ACK_IN = 14
+LS_QF = 15  # of the queue, the fluid flows' bytes (FIFO share; the rest came from LS_EXT)
+LS_TX = 16  # bytes sent (departed)
+LS_DROP = 17  # bytes dropped
+LS_IN = 18  # bytes arrived
+LS_MAXQ = 19  # largest queue level, bytes
+LS_MODE = 20  # which queue marks: MODE_*
+LS_KMIN = 21  # RED on the physical queue (-1: none)
+LS_KMAX = 22
+LS_PACKETS = 23  # 1: packets (LS_EXT) crossed the link in the last step or wait in its queue
+LS_PHKMIN = 24
+LS_PHKMAX = 25
+LS_PHDROPS = 26  # 1: the phantom queue counts dropped bytes too
+LS_PH_ACKS = 27  # 1: the phantom queue counts ACK bytes (switch.phantom.count_acks)
+# the link's departures this step were back to back (its whole line rate): a packet port then
+# sends on a fixed grid of one packet time, whose phase is set where its busy period began
+LS_BACKLOG = 28
+LS_GRID = 29  # that grid's phase, in [0, 1) of a packet time (-1: not back to back)
+LS_MARKS = 30  # bytes the link marked (ECN) as they left it
+# line 4: a host's NIC shared round-robin by its flows (scratch within a step)
+LS_DEMAND = 32  # bytes the host's flows could send this step
+LS_NDEM = 33  # how many of them
+LS_SATSUM = 34  # demand of those under the even share (LS_EVEN_SHARE)
+LS_NBIG = 35  # how many are above it
+LS_LEVEL = 36  # the water level: no flow sends more this step
+# a host's NIC in the hybrid: the bytes its packet flows claim in this step (what they sent,
+# or a whole step's worth while they wait for the NIC), one more claimant of the round robin
+# (set by uno.fluid.hybrid before each step; 0 without packets)
+LS_PKT_CLAIM = 37
+LS_NIC_SENDERS = 38  # a host's NIC: how many of its fluid flows had bytes to send in the last step
+LS_EVEN_SHARE = 39  # the line's even share among the claimants (inf: all demands fit)
+# line 5: the last packet_jitter_exceedance computed at the link, and what it was computed
+# from (its arguments follow from these: a memo, as the flows crossing a link in one step
+# mostly ask the same)
+LS_JIT_X = 40
+LS_JIT_ARR = 41
+LS_JIT_ARR2 = 42
+LS_JIT_P = 43
+#: the end of lines 0-3, before which lie the columns update_links reads or writes (it
+#: prefetches them a few links ahead)
+LS_UPDATE_END = LS_MARKS + 1
+N_LS = 56  # (43 used: rows of seven whole cache lines, an odd number so that the rows'
+#              first lines spread over every cache set; a stride of 4 lines would use a fourth)
+
+# ---- route entries (uno.fluid.forward): integer and float fields, one row per entry -------
+EI_LINK = 0  # the link (route entries; a subflow's hop reads it from ``sub_links``)
+EI_FLOW = 1  # the flow
+EI_GSTART = 2  # first entry of its hop (a split hop's links share what reaches the hop)
+EI_NEXT = 3  # first entry of the next hop, -1: last
+EI_LAG = 4  # 1: the next hop's level is not above this one's (bytes reach it next step);
+#            -1: the flow's wire link, whose bytes reach the next hop FS_WIRE_PS later
+EI_NXT = 5  # next entry in this step's list of its level
+EI_SNXT = 6  # next entry in this step's list of its level's split-hop entries
+EI_GROUP = 7  # at a link that drops this step: the entry's input group there (-1: the pool)
+N_EI = 8  # (8 used; int32: a row is half a cache line, so the entries of a route, which a step
+#            walks one after the other, share lines two by two; with int64 rows the 40%-load
+#            Fig. 10 run's engine time was ~3% longer)
+EF_Q = 0  # bytes of the flow queued at the link
+EF_IN = 1  # bytes into the entry's hop this step
+EF_CARRY = 2  # bytes that reach it next step
+EF_W = 3  # share of the hop's bytes that takes this link (1: a one-link hop)
+# the same three for the flow's ECN-marked bytes (marked as they left an earlier link)
+EF_MQ = 4
+EF_MIN = 5
+EF_MCARRY = 6
+EF_LOSS = 7  # the share of its arrivals the link dropped this step (forward; by its input)
+N_EF = 8  # (8 used; a row of 8 is one cache line)
+
+#: LS_MODE: which queue's level decides the marks
+MODE_NONE = 0
+MODE_PHYSICAL = 1
+MODE_PHANTOM = 2
+MODE_EITHER = 3
+
+# ---- flows ---------------------------------------------------------------------------------
+# The columns are laid out by cache line (the engine allocates ``fs`` with 64-byte aligned
+# rows): a step reads or writes of every running flow the first three lines only (a fine step
+# of the 40%-load Fig. 10 run has ~800 flows running, and a step's rows outgrow the core's
+# cache), the lines after them when its feedback or losses come.
+# line 0: what a step reads or writes of every running flow: its sends
+FS_SIZE = 0  # wire bytes the flow must deliver (coded flows: data + parity)
+FS_UNSENT = 1  # bytes waiting to be sent (new or to retransmit)
+FS_INFLIGHT = 2
+FS_DELIVERED = 3  # wire bytes delivered (for coded flows: of decodable blocks)
+FS_SENT = 4
+FS_START = 5  # ps
+FS_NIC = 6  # bytes/ps
+FS_SEND_TIME = 7  # how long this step's bytes take to leave the sender, ps
+# line 1: the same: its NIC, its wire link's delay line, its pending losses
+FS_NIC_LINK = 8  # the link of its host's NIC
+FS_LAST_SEND = 9  # when the flow's latest send began, ps (make_sends)
+# propagation on the way out (engine.fluid_wire): the first entry of the hop after the route's
+# wire link (its longest, when at least the intra-DC base RTT; -1: none), its propagation (ps)
+FS_WIRE_NEXT = 10
+FS_WIRE_PS = 11
+# when the ACKs of the newest bytes off the wire are due (ps): a drop beyond the wire link takes
+# the flow's newest bytes there, whose ACKs are due from then down (lose_acks)
+FS_WIRE_ACK = 12
+# an UnoLB flow's wire hop (the hop of its subflows' WAN link; -1: none): what its subflows'
+# WAN links let go reaches their next hop FS_WIRE_PS later, through R_SUBWIRE
+FS_WIRE_HOP = 13
+FS_DUPACK_BYTES = 14  # fast retransmit: acked bytes sent after a loss that reveal it (0: none)
+FS_LOSS_AT = 15  # when the lost bytes not yet detected (FS_LOSS_PENDING) will be (ps, -1: none)
+# line 2: the same: its delay line's writes, its deliveries, its block
+FS_ACK_LAST = 16  # the latest step whose delay-line slot may hold ACKs of the flow's sends
+FS_DUE_LAST = 17  # the latest step with something due in its delay line (ring_give clears to it)
+FS_DELIV_NEW = 18  # bytes the flow's last hop delivered this step (forward)
+FS_MARK_NEW = 19  # ECN-marked bytes the flow's last hop delivered this step (forward)
+# feedback in blocks (hold_for_block): what the flow sent in its block so far, when (bytes x the
+# middle of each send, for the bytes' mean), the latest send's start and its end, ps
+FS_BLOCK_BYTES = 20
+FS_BLOCK_MIDW = 21
+FS_BLOCK_SENT = 22
+FS_BLOCK_END = 23
+# line 3: the ACKs' arrival (uno.fluid.arrivals)
+FS_STATE = 24  # 0 waiting, 1 active, 2 finished
+FS_PENDING = 25  # bytes of ACKs written in the delay line and not arrived yet (not coded flows)
+FS_MARK_FRAC = 26  # the marked share of its latest delivered bytes whose echo has come back
+# a wire flow's RTT samples: the queueing beyond the wire link as its latest delivered bytes met
+# it (ps) and the chance of their packets' queueing there (UnoCC's gentle test)
+FS_QBEYOND = 27
+FS_PBEYOND = 28
+FS_ACKED = 29  # bytes acknowledged
+FS_MARKED = 30  # acknowledged bytes carrying an ECN echo
+FS_BASE_RTT = 31  # ps, own path
+# line 4: the sends' feedback (uno.fluid.filing) and drops
+FS_RDELAY = 32  # queueing delay of its ACKs' way back at its latest send, ps
+FS_QBEFORE = 33  # a wire flow: the queueing before its wire link at its latest send, ps
+FS_DROPPED = 34  # bytes of the flow the links dropped this step (forward; not coded flows)
+FS_EXPOSED = 35  # bytes of the flow that reached links that dropped some this step (forward)
+FS_WIRE_DROP = 36  # bytes the links beyond its wire link dropped since its losses were booked
+FS_LOST = 37  # bytes dropped in the network
+FS_EC_N = 38  # data packets per block (0: not coded)
+FS_STOP = 39  # 1: the run ends once every such flow has finished (engine.stop_when_done)
+# lines 5 and 6: losses, timers and loss reports
+FS_LOSS_PENDING = 40  # lost bytes not yet detected
+FS_LOSS_DELAY = 41  # coded flows: the receiver's block timer, ps (its NACK: book_losses)
+FS_RTO = 42  # retransmission timeout, ps: what fast retransmit misses, the timer catches
+FS_RTO_AFTER = 43  # retransmission timeout once the flow has resent, ps (0: FS_RTO stays)
+FS_WAIT = 44  # lost bytes waiting for fast retransmit's evidence (FS_DUPACK_BYTES) or the timer
+FS_WAIT_LAST = 45  # step at which the newest of them time out (ring column R_TIMEOUT)
+FS_EVIDENCE = 46  # bytes acknowledged since the newest of FS_UNREVEALED (fast_retransmit_evidence)
+FS_VOID_BYTES = 47  # fast retransmit: bytes revealed whose R_TIMEOUT entries are still ahead (void)
+FS_UNREVEALED = 48  # of FS_WAIT, the bytes whose ACKs' time is past, waiting for evidence
+FS_TIMED_AHEAD = 49  # fast retransmit: bytes the timer took before their ACKs' time (R_LOSTQ)
+FS_FAST_BYTES = 50  # bytes fast retransmit found lost
+FS_TIMEOUTS = 51  # retransmission timeouts the controller heard of (one per base RTT at most)
+FS_LAST_TIMEOUT = 52  # when the controller last heard of a timeout, ps
+FS_LOSS_EVENTS = 53  # loss reports before a timeout: fast retransmit, or the EC receiver's NACK
+FS_LOSS_NACK = 54  # 1: losses are reported before a timeout (NACK / duplicate ACKs)
+FS_LAST_NACK = 55  # when the controller last heard of losses found before a timeout, ps
+# line 7: the rest
+FS_EC_M = 56  # parity packets per block
+FS_FINISH = 57  # ps, -1 while running
+# a law's flow (uno.cc.law): the expected count of marked ACKs carried from batch to batch (a
+# batch's whole ones are its ``mark_events``), and whether its law decides on a batch's
+# queueing chance (then each batch with one draws from the flow's stream)
+FS_MARK_CARRY = 58
+FS_DRAWS = 59
+# the queueing (ps) beyond its base RTT a packet must meet to count as queued, for a law that
+# decides on it (FS_DRAWS); whether its law reads the least RTT sample of a batch (R_RTTMIN) and
+# a delivery-rate sample (R_DSENT)
+FS_QTHR = 60
+FS_RTTMIN = 61
+FS_RATE = 62
+N_FS = 72  # (63 used: rows of nine cache lines, an odd number, as N_LS)
+
+# ---- what every step reads of every running flow: a compact table ``fx`` -------------------
+# (4 flows a cache line, against a row of five lines in ``fs``: a flow with nothing to do this
+# step costs no line of ``fs``, ``cs`` or its delay line)
+FX_SEND = 0  # bytes sent this step
+FX_NETQ = 1  # bytes of the flow held in link queues or carried to the next step (forward)
+FX_QUIET = 2  # 1: it could send nothing at its last try and no feedback came since
+FX_FIRST = 3  # with FX_NETQ > 0: the first route entry of the hop nearest the sender that
+#              holds its bytes, or for an UnoLB flow the first hop index of any of its
+#              subflows that holds bytes (forward walks a flow that sends nothing from there)
+N_FX = 4
+
+# ---- congestion control --------------------------------------------------------------------
+#: a flow whose controller is a law (uno.cc.law): P_KIND = CC_LAW + its registry kind, its state
+#: and constants the law's own rows, which begin with the columns every law has (uno.cc.law's C
+#: and P0), read here by these names
+CC_LAW = 100
+
+C_CWND = C.cwnd  # the window the law allows, bytes
+N_C = C.size  # (the fewest state columns: a law's own are as many as it declares)
+
+P_KIND = P0.kind  # CC_LAW + the law's registry kind
+P_MIN_CWND = P0.min_cwnd
+P_MAX_CWND = P0.max_cwnd  # inf: no cap
+P_PACED = P0.paced  # 1: the window paces at cwnd / P_BASE_RTT
+P_MSS = P0.mss
+P_BASE_RTT = P0.base_rtt  # the base RTT the controller knows (ps)
+P_INIT_CWND = P0.init_cwnd
+N_P = P0.size  # (the fewest constant columns: a law's own are as many as it declares)
+
+# ---- rings (per-flow delay lines) ----------------------------------------------------------
+# A run with no coded flow, no law that reads a batch's least RTT sample or its delivery-rate
+# sample and no fast retransmit keeps only the first N_R_NARROW columns (``ring.shape[1]``): the
+# ring is the run's largest array (a slot per step of an RTT and an RTO for every flow running
+# at once) and the first touch of its pages costs more than steps.
+R_ACK = 0  # bytes acknowledged
+R_MARK = 1  # ECN-marked bytes of R_DELIV (forward: marked as they left the links, as a
+#             packet is marked at dequeue)
+R_RTTW = 2  # sum of rtt x acked bytes
+R_SENTMAX = 3  # latest send time among the bytes, ps (read only where bytes were acked)
+R_ARRIVE = 4  # when the last of them is acknowledged (ps), for completion times
+R_TIMEOUT = 5  # lost bytes (not revealed yet) whose retransmission timer expires at this step
+R_JITTER = 6  # FS_DRAWS flows (UnoCC): sum of acked x the chance that a packet's RTT sample
+#              exceeds FS_QTHR through packet-level queueing (uno.fluid.jitter.gentle_exceedance)
+R_DELIV = 7  # bytes delivered one return trip before (their ECN echoes come back now)
+R_WIRE = 8  # bytes that left the flow's wire link (its route's long link, FS_WIRE_*) and reach
+#             the next hop at this step (forward); R_WIRE_M: the marked ones among them
+R_WIRE_M = 9
+R_WIRE_ACK = 10  # when the ACKs of the flow's newest sends were due as they left (ps, the latest)
+R_QBEYOND = 11  # a wire flow: sum of R_DELIV x the queueing delay beyond its wire link as they
+#                 crossed it (ps); R_PBEYOND: x the chance of a packet's queueing there
+R_PBEYOND = 12
+N_R_NARROW = 13
+R_GOOD = 13  # wire bytes of decodable data (narrow ring: the acknowledged bytes)
+R_FREE = 14  # bytes lost but absorbed by coding (leave flight with the ACKs; narrow: none)
+R_RTTMIN = 15  # smallest RTT sample (0: none; FS_RTTMIN flows)
+R_DSENT = 16  # bytes the flow had acknowledged when the latest of them was sent (FS_RATE flows)
+R_NACK = 17  # coded bytes lost whose receiver's NACK reaches the sender at this step
+R_LOSTQ = 18  # fast retransmit: bytes lost whose ACKs were due at this step (take_acks)
+R_LATE_NACK = 19  # coded bytes the sender's timer took whose receiver's NACK arrives now
+N_R = 20
+# a run whose UnoLB flows have a wire hop (FS_WIRE_HOP) keeps two more columns a subflow: the
+# bytes subflow s's WAN link let go that reach its next hop at this step (R_SUBWIRE + 2 s) and
+# the marked ones among them (R_SUBWIRE + 2 s + 1)
+R_SUBWIRE = N_R
+
+
+# ---- the index sets the kernels read by position ----------------------------------------------
+#: ``counters`` (int64): the next flow of ``order`` to start, the running flows, the flows
+#: finished, the busy links, the flows marked ``FS_STOP`` not finished yet (-1: none marked)
+CT = layout("Counters", ("next_start", "running", "finished", "busy", "waiting"))
+#: the rows of ``block`` (int64, a column per flow and one more): each flow's block in steps (a
+#: power of two; 1: every step), the last column the largest; the flows with something held for
+#: their block's end, the last column their count; 1 for those flows
+BL = layout("BlockRows", ("steps", "held", "is_held"))
+#: the departure grids' settings (uint64): the salt of their phases, 1: phase drops on
+GRID = layout("GridSettings", ("salt", "on"))
+#: the ACKs' settings (float64): an ACK's share of a data packet's bytes (and of its time on a
+#: link), a data packet's bytes, 1: the ACKs cross the links as bytes
+ACKS = layout("AckSettings", ("share", "packet_bytes", "as_bytes"))
+#: the figures of a dropping link's inputs (``g_val[link, figure, input]``): bytes arriving
+#: through the input this step, the share of the link's packet times it fills (at most 1), 1:
+#: its packets come on a grid at the link's rate, their phase on the link's grid, its loss
+FIG = layout("InputFigures", ("arrivals", "slot_share", "on_grid", "phase", "loss"))

@@ -1,0 +1,110 @@
+"""The flows' congestion controllers in the fluid kernels: each flow's law (:mod:`uno.cc.law`)
+hears of a step's ACKs as one feedback batch, and of its loss reports, through the dispatch
+:mod:`uno.cc.registry` generates from the list of laws.
+
+Units: time in ps, sizes in bytes.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from uno.cc.law import LOSS_NACK, LOSS_TIMEOUT, NO_RECORDS, Feedback
+from uno.cc.registry import init as law_init
+from uno.cc.registry import on_feedback as law_feedback
+from uno.cc.registry import on_loss as law_loss
+from uno.fluid.columns import (
+    CC_LAW,
+    FS_ACKED,
+    FS_BASE_RTT,
+    FS_DRAWS,
+    FS_INFLIGHT,
+    FS_LAST_NACK,
+    FS_LAST_TIMEOUT,
+    FS_LOSS_EVENTS,
+    FS_LOSS_NACK,
+    FS_MARK_CARRY,
+    FS_QBEYOND,
+    FS_RATE,
+    FS_RTTMIN,
+    FS_TIMEOUTS,
+    P_KIND,
+    P_MSS,
+    R_DSENT,
+    R_RTTMIN,
+    R_SENTMAX,
+)
+from uno.fluid.draws import next_uniform
+
+
+@njit(cache=True, error_model="numpy")
+def cc_init(cs: np.ndarray, cp: np.ndarray, f: int) -> None:
+    """A flow's controller state at its start: its law's ``init``, as in the packet engines."""
+    for c in range(cs.shape[1]):
+        cs[f, c] = 0.0
+    law_init(int(cp[f, P_KIND]) - CC_LAW, cs[f], cp[f])
+
+
+@njit(cache=True, error_model="numpy")
+def law_batch(cs, cp, fs, ring, slot, f, kind, now, acked, marked, rtt, p_queued, rng):
+    """The feedback batch (:data:`uno.cc.law.Feedback`) of flow ``f``'s ACKs arriving in one
+    step (delay-line slot ``slot``), to its law: ``acked`` bytes of which ``marked`` carried
+    ECN, counted in packets of the MSS; the whole marked ACKs a packet sender would have seen
+    (the expected count carried over from batch to batch, ``FS_MARK_CARRY``); the batch's mean
+    RTT ``rtt`` and, for a law that reads it, its least sample (``R_RTTMIN``); its latest send
+    time; a delivery-rate sample (the bytes acknowledged since the latest of them was sent,
+    over its flight time, ``R_DSENT``); a draw from the flow's stream when its law decides on
+    the chance ``p_queued`` that the packets met queueing the mean RTT does not show."""
+    mss = cp[f, P_MSS]
+    carry = fs[f, FS_MARK_CARRY] + marked / mss
+    events = math.floor(carry)
+    fs[f, FS_MARK_CARRY] = carry - events
+    draw = 1.0
+    if p_queued > 0.0 and fs[f, FS_DRAWS] > 0.0:
+        draw = next_uniform(rng, f)
+    sent_max = ring[slot, R_SENTMAX]
+    rtt_min = rtt
+    if fs[f, FS_RTTMIN] > 0.0 and ring[slot, R_RTTMIN] > 0.0:
+        rtt_min = ring[slot, R_RTTMIN] + fs[f, FS_QBEYOND]
+    rate_bytes = 0.0
+    rate_ps = 0.0
+    if fs[f, FS_RATE] > 0.0 and now > sent_max:
+        rate_bytes = fs[f, FS_ACKED] - ring[slot, R_DSENT]
+        rate_ps = now - sent_max
+    fb = Feedback(now, acked, marked, acked / mss, marked / mss, events, rtt, rtt_min, sent_max,
+                  fs[f, FS_INFLIGHT], fs[f, FS_ACKED], rate_bytes, rate_ps, 0.0, p_queued, draw,
+                  1.0, 0.0)  # fmt: skip
+    law_feedback(kind, cs[f], cp[f], fb, NO_RECORDS)
+
+
+@njit(cache=True, error_model="numpy")
+def cc_loss(cs, cp, f, now, nack):
+    """A loss episode detected (a retransmission timeout, or a NACK for coded flows): the
+    flow's law hears of a ``LOSS_TIMEOUT`` or a ``LOSS_NACK``."""
+    law_loss(int(cp[f, P_KIND]) - CC_LAW, cs[f], cp[f], now, LOSS_NACK if nack else LOSS_TIMEOUT)
+
+
+@njit(cache=True, error_model="numpy")
+def hear_loss_report(cs, cp, f, now, fs) -> None:
+    """Flow ``f`` hears a loss report found before a timeout (fast retransmit's evidence, a
+    coded flow's NACK) at ``now``: counted (``FS_LOSS_EVENTS``), and its controller told of at
+    most one such report per base RTT, as the packet sender's (uno.transport.sender:
+    ``_detect_losses``, ``_on_nack``)."""
+    if fs[f, FS_LOSS_EVENTS] == 0.0 or now - fs[f, FS_LAST_NACK] >= fs[f, FS_BASE_RTT]:
+        fs[f, FS_LAST_NACK] = now
+        cc_loss(cs, cp, f, now, fs[f, FS_LOSS_NACK] > 0.0)
+    fs[f, FS_LOSS_EVENTS] += 1.0
+
+
+@njit(cache=True, error_model="numpy")
+def hear_timeout(cs, cp, f, now, fs) -> None:
+    """Flow ``f``'s retransmission timer declared bytes lost at ``now``: its controller hears
+    of at most one timeout per base RTT (``FS_TIMEOUTS`` counts those it heard of), as the
+    packet sender's (uno.transport.sender: ``_on_timer``)."""
+    if fs[f, FS_TIMEOUTS] == 0.0 or now - fs[f, FS_LAST_TIMEOUT] >= fs[f, FS_BASE_RTT]:
+        fs[f, FS_TIMEOUTS] += 1.0
+        fs[f, FS_LAST_TIMEOUT] = now
+        cc_loss(cs, cp, f, now, False)

@@ -1,0 +1,377 @@
+"""What happens to a step's bytes, filed in the flows' delay lines to come back one RTT later
+(the step's last part, :func:`uno.fluid.kernels.advance`): each sender's batch of ACKs with its
+RTT sample (the base RTT, the queueing its bytes meet on the way and its ACKs' on the way back),
+the losses drawn in whole packets and when the flow will learn of them, and the ECN echoes of
+the bytes delivered. A flow whose feedback comes in blocks of steps (a long RTT) is held and
+filed once a block (:func:`hold_for_block`).
+
+Units: time in ps (delays in steps where named so), sizes in bytes.
+"""
+
+from __future__ import annotations
+
+import math
+
+from numba import njit
+
+from uno.fluid.balance import name_subflows
+from uno.fluid.cache_hints import prefetch_row
+from uno.fluid.coding import coded_losses
+from uno.fluid.columns import (
+    BL,
+    FS_ACK_LAST,
+    FS_ACKED,
+    FS_BASE_RTT,
+    FS_BLOCK_BYTES,
+    FS_BLOCK_END,
+    FS_BLOCK_MIDW,
+    FS_BLOCK_SENT,
+    FS_DELIV_NEW,
+    FS_DRAWS,
+    FS_DROPPED,
+    FS_EC_N,
+    FS_EXPOSED,
+    FS_LAST_SEND,
+    FS_LOST,
+    FS_MARK_NEW,
+    FS_NIC_LINK,
+    FS_PENDING,
+    FS_QBEFORE,
+    FS_QBEYOND,
+    FS_QTHR,
+    FS_RATE,
+    FS_RDELAY,
+    FS_RTTMIN,
+    FS_SEND_TIME,
+    FS_START,
+    FS_STATE,
+    FS_WIRE_PS,
+    FX_SEND,
+    P_BASE_RTT,
+    P_MSS,
+    R_ACK,
+    R_ARRIVE,
+    R_DELIV,
+    R_DSENT,
+    R_GOOD,
+    R_JITTER,
+    R_MARK,
+    R_PBEYOND,
+    R_QBEYOND,
+    R_RTTMIN,
+    R_RTTW,
+    R_SENTMAX,
+)
+from uno.fluid.jitter import wire_side_exceedance
+from uno.fluid.losses import beyond_wire, book_losses, lose_acks
+from uno.fluid.rings import clamp_lag, mark_ring_due
+from uno.fluid.signals import (
+    delay_beyond_wire,
+    path_delay,
+    reverse_delay,
+    subflow_reverse_delay,
+    subflow_signals,
+)
+
+
+@njit(cache=True, error_model="numpy")
+def hold_for_block(k, now, senders, n_senders, droppers, n_drop, markers, n_mark, block, fs, fx):
+    """Feedback in blocks (``engine.fluid_blocks_per_rtt``): the flows of this step's
+    ``senders``, ``droppers`` and ``markers`` whose block (``block[BL.steps, f]``) is more than
+    a step leave those lists and are held (``block[BL.held]``): their sends add up in
+    ``FS_BLOCK_*`` (bytes, the bytes' mean time, the latest send), their drops in
+    ``FS_DROPPED`` / ``FS_EXPOSED`` and their deliveries in ``FS_DELIV_NEW`` / ``FS_MARK_NEW``
+    (:func:`uno.fluid.forward.forward` adds to what is there).
+    At its block's last step (``k + 1`` a multiple of the block) a held flow returns to the
+    lists, once, and the step files it as one batch: the block's sends with the RTT sampled
+    then, its drops drawn in whole packets, its deliveries' echoes from the block's middle.
+    Returns the number of senders left.
+
+    The blocks and the step's growth are powers of two, aligned on the step count, so no
+    block spans a change of step size; a flow still held when its block becomes a step is
+    filed at the end of that step all the same."""
+    n_flows = fs.shape[0]
+    held, is_held = block[BL.held], block[BL.is_held]
+    n_held = held[n_flows]
+    kept = 0
+    for i in range(n_senders):
+        f = senders[i]
+        if block[BL.steps, f] == 1 and is_held[f] == 0:
+            senders[kept] = f
+            kept += 1
+            continue
+        send = fx[f, FX_SEND]
+        sent_at = now if fs[f, FS_START] <= now else fs[f, FS_START]
+        fs[f, FS_BLOCK_BYTES] += send
+        fs[f, FS_BLOCK_MIDW] += send * (sent_at + 0.5 * fs[f, FS_SEND_TIME])
+        fs[f, FS_BLOCK_SENT] = sent_at
+        fs[f, FS_BLOCK_END] = sent_at + fs[f, FS_SEND_TIME]
+        if is_held[f] == 0:
+            is_held[f] = 1
+            held[n_held] = f
+            n_held += 1
+    n_senders = kept
+    for lst, n_in in ((droppers, n_drop), (markers, n_mark)):
+        kept = 0
+        for i in range(n_in[0]):
+            f = lst[i]
+            if block[BL.steps, f] == 1 and is_held[f] == 0:
+                lst[kept] = f
+                kept += 1
+            elif is_held[f] == 0:
+                is_held[f] = 1
+                held[n_held] = f
+                n_held += 1
+        n_in[0] = kept
+    # the blocks ending with this step: their flows back in the lists, once each
+    kept = 0
+    for i in range(n_held):
+        f = held[i]
+        if (k + 1) % block[BL.steps, f] != 0:
+            held[kept] = f
+            kept += 1
+            continue
+        is_held[f] = 0
+        if fs[f, FS_STATE] != 1.0:  # finished: nothing waits for them
+            for c in (FS_DROPPED, FS_EXPOSED, FS_DELIV_NEW, FS_MARK_NEW, FS_BLOCK_BYTES,
+                      FS_BLOCK_MIDW):  # fmt: skip
+                fs[f, c] = 0.0
+            continue
+        if fs[f, FS_BLOCK_BYTES] > 0.0:
+            senders[n_senders] = f
+            n_senders += 1
+        elif fs[f, FS_DROPPED] > 0.0:
+            droppers[n_drop[0]] = f
+            n_drop[0] += 1
+        if fs[f, FS_DELIV_NEW] > 0.0:
+            markers[n_mark[0]] = f
+            n_mark[0] += 1
+    held[n_flows] = kept
+    return n_senders
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def sample_rtt(f, fs, ls, routes, lb, sub_loss):
+    """The RTT sample of flow ``f``'s bytes sent now: its base RTT + the data's queueing on its
+    path (an UnoLB flow's, the mean over its subflows, each subflow's loss chance into
+    ``sub_loss``) + its ACKs' on the way back. A wire flow's samples take the queueing beyond
+    its wire link as its bytes meet it, a propagation after the send
+    (:func:`file_deliveries`), and so does the slack of its gentle test's chance of
+    packet-level queueing; its ACKs' times take it now (the ACK clock). Sampled now, a queue
+    the bytes never meet made UnoCC's gentle test see physical queueing (a full cut) ~3x as
+    often as packets in the long-flow incast. Returns (the RTT, its part beyond the wire
+    link); keeps the parts the flow's later drops time their losses by (``FS_RDELAY``,
+    ``FS_QBEFORE``)."""
+    n_sub = lb.n[f]
+    if n_sub > 0:  # (each subflow's loss in sub_loss, for the loss reports)
+        qdelay = subflow_signals(f, ls, lb, sub_loss)
+    else:
+        qdelay = path_delay(f, routes.rt_ptr, routes.rt_link, routes.rt_w, ls)
+    if n_sub > 0 and lb.ack_hops[f] > 0:
+        rdelay = subflow_reverse_delay(f, ls, lb)
+    else:
+        rdelay = reverse_delay(f, routes.rv_ptr, routes.rv_link, routes.rv_w, ls)
+    rtt = fs[f, FS_BASE_RTT] + qdelay + rdelay
+    fs[f, FS_RDELAY] = rdelay
+    q_beyond = 0.0
+    if fs[f, FS_WIRE_PS] > 0.0:
+        subs = (lb.n, lb.hops, lb.links)
+        q_beyond = delay_beyond_wire(f, fs, routes.rt_ptr, routes.rt_link, routes.rt_w, ls, subs)
+    fs[f, FS_QBEFORE] = qdelay - q_beyond
+    return rtt, q_beyond
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def batch_times(f, now, send, fs):
+    """Flow ``f``'s batch of sends to file now: its bytes, when the batch's latest send began,
+    the bytes' mean send time, the latest send's end (ps) - this step's ``send``, or the
+    block's sends held so far (:func:`hold_for_block`, then cleared)."""
+    if fs[f, FS_BLOCK_BYTES] > 0.0:  # the block's sends (hold_for_block)
+        ack = fs[f, FS_BLOCK_BYTES]
+        sent_at = fs[f, FS_BLOCK_SENT]
+        middle = fs[f, FS_BLOCK_MIDW] / ack
+        sent_end = fs[f, FS_BLOCK_END]
+        fs[f, FS_BLOCK_BYTES] = 0.0
+        fs[f, FS_BLOCK_MIDW] = 0.0
+    else:
+        ack = send
+        sent_at = now if fs[f, FS_START] <= now else fs[f, FS_START]
+        middle = sent_at + 0.5 * fs[f, FS_SEND_TIME]
+        sent_end = sent_at + fs[f, FS_SEND_TIME]
+    return ack, sent_at, middle, sent_end
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def file_acks(f, k, now, dt_ps, ack, middle, rtt, q_beyond, fs, block, lines) -> int:
+    """Flow ``f``'s ``ack`` bytes, acknowledged one ``rtt`` after their mean send time
+    ``middle``, go into its delay line's slot of that step (returned): the batch's ACKs return
+    from its first send + ``rtt`` on; they count in the step their mean arrival falls in, whose
+    sends (spread over the step, as the ACKs) they clock. Counting them one step boundary later
+    would add half a step to every RTT and cost a window-limited flow dt / (2 RTT) of its
+    rate."""
+    ring, ring_ptr, ring_len = lines.ring, lines.pool.ptr, lines.pool.length
+    lag = int(math.floor((middle + rtt - now) / dt_ps))
+    lag = clamp_lag(f, lag, ring_len)
+    slot = ring_ptr[f] + (k + lag) % ring_len[f]
+    ring[slot, R_ACK] += ack
+    if ring.shape[1] > R_GOOD:  # (narrow: no coding, so what is decodable is what is acked)
+        ring[slot, R_GOOD] += ack
+    ring[slot, R_RTTW] += ack * (rtt - q_beyond)
+    mark_ring_due(lines.calendar, fs, k + lag, f)
+    prefetch_row(ring, ring_ptr[f] + (k + block[BL.steps, f] + lag) % ring_len[f], ring.shape[1])
+    fs[f, FS_PENDING] += ack
+    if k + lag > fs[f, FS_ACK_LAST]:
+        fs[f, FS_ACK_LAST] = k + lag
+    return slot
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def file_samples(f, slot, ack, rtt, q_beyond, sent_at, arrive, fs, cp, ls, routes, lb, ring):
+    """What the law of flow ``f`` reads of its batch in slot ``slot`` besides its bytes: the
+    chance that a packet met queueing its mean RTT does not show (before the wire link; the
+    rest with the deliveries), the least RTT sample, the latest send time and the bytes
+    acknowledged then, and when its last ACK arrives (``arrive``)."""
+    if fs[f, FS_DRAWS] > 0.0 and ack > 0.0:
+        thr = fs[f, FS_QTHR]
+        slack = thr - (rtt - q_beyond - cp[f, P_BASE_RTT])
+        nic = int(fs[f, FS_NIC_LINK])
+        # (the links before the wire link: the rest in file_deliveries)
+        subs = (lb.n, lb.hops, lb.links)
+        p_queued = wire_side_exceedance(
+            f, False, slack, nic, fs, routes.rt_ptr, routes.rt_link, routes.rt_w, ls, subs,
+            cp[f, P_MSS],
+        )  # fmt: skip
+        ring[slot, R_JITTER] += ack * p_queued
+    sample = rtt - q_beyond
+    if fs[f, FS_RTTMIN] > 0.0 and (ring[slot, R_RTTMIN] == 0.0 or sample < ring[slot, R_RTTMIN]):
+        ring[slot, R_RTTMIN] = sample
+    if sent_at >= ring[slot, R_SENTMAX]:
+        ring[slot, R_SENTMAX] = sent_at
+        if fs[f, FS_RATE] > 0.0:
+            ring[slot, R_DSENT] = fs[f, FS_ACKED]
+    if arrive > ring[slot, R_ARRIVE]:
+        ring[slot, R_ARRIVE] = arrive
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def file_sends(k, now, dt_ps, n_senders, flows, ls, routes, lines, lb, scratch) -> None:
+    """What happens to the bytes of this step's senders (``scratch.senders[:n_senders]``),
+    filed for one RTT later: the RTT sample (:func:`sample_rtt`), the batch's ACKs
+    (:func:`file_acks`, :func:`file_samples`), and the bytes of the flow the links dropped in
+    this step (its bytes sent earlier and queued on the way, or sent now) in whole packets
+    (:func:`uno.fluid.coding.coded_losses`). The batch's ACKs are written whole and the lost
+    bytes come off the latest ACKs due (:func:`uno.fluid.losses.lose_acks`): the bytes lost
+    are the bytes not acked, however long the bytes wait on the way. Coded flows: of them,
+    those in blocks that decode are absorbed, the rest resent."""
+    fs, cp, fx, block = flows.fs, flows.cp, flows.fx, flows.block
+    ring, ring_ptr, ring_len = lines.ring, lines.pool.ptr, lines.pool.length
+    sub_loss, block_dist = scratch.sub_loss, scratch.block_dist
+    for i in range(n_senders):
+        f = scratch.senders[i]
+        n_sub = lb.n[f]
+        rtt, q_beyond = sample_rtt(f, fs, ls, routes, lb, sub_loss)
+        n_ec = int(fs[f, FS_EC_N])
+        mss = cp[f, P_MSS]
+        beyond, lost, failed, gone = False, 0.0, 0.0, 0.0
+        if fs[f, FS_DROPPED] > 0.0:  # (nothing dropped: nothing to draw or reset)
+            beyond = beyond_wire(f, fs)
+            lost, failed, gone = coded_losses(f, n_ec, mss, fs, flows.loss_rng, lb, block_dist)
+        if n_sub > 0 and failed > 0.0:  # the subflows a loss report will name
+            name_subflows(f, n_sub, n_ec, sub_loss, block_dist, lb.lost)
+        ack, sent_at, middle, sent_end = batch_times(f, now, fx[f, FX_SEND], fs)
+        arrive = sent_end + rtt
+        slot = file_acks(f, k, now, dt_ps, ack, middle, rtt, q_beyond, fs, block, lines)
+        if lost > 0.0:
+            lose_acks(f, k, lost, lost - failed, beyond, dt_ps, fs, ring, ring_ptr, ring_len)
+        file_samples(f, slot, ack, rtt, q_beyond, sent_at, arrive, fs, cp, ls, routes, lb, ring)
+        fs[f, FS_LOST] += lost
+        if failed > 0.0:
+            if beyond:  # (sent a wire propagation before the drop, at the latest)
+                sent_at = min(sent_at, now - fs[f, FS_WIRE_PS])
+            book_losses(
+                f, k, sent_at, rtt, failed, gone, n_ec, dt_ps, fs, ring, ring_ptr, ring_len,
+                lines.calendar,
+            )  # fmt: skip
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def file_drops(k, now, dt_ps, flows, ls, lines, lb, scratch) -> None:
+    """The bytes the links dropped of flows that sent nothing this step (their earlier bytes,
+    queued on the way; ``scratch.droppers``): lost all the same. Their timer runs from their
+    send, at the latest the flow's last (the packet sender's runs from a packet's own send):
+    from the drop, the bytes of one packet that a FIFO share lets out over many steps and a
+    full queue drops step by step would each time out apart, a timeout a sliver, where the
+    packet engine's one packet times out once (a one-packet flow of the 40%-load Fig. 10 run
+    heard 9)."""
+    fs, cp = flows.fs, flows.cp
+    ring, ring_ptr, ring_len = lines.ring, lines.pool.ptr, lines.pool.length
+    sub_loss, block_dist = scratch.sub_loss, scratch.block_dist
+    for i in range(scratch.n_drop[0]):
+        f = scratch.droppers[i]
+        if fs[f, FS_DROPPED] <= 0.0:
+            continue  # a sender: counted in file_sends
+        n_ec = int(fs[f, FS_EC_N])
+        beyond = beyond_wire(f, fs)
+        lost, failed, gone = coded_losses(f, n_ec, cp[f, P_MSS], fs, flows.loss_rng, lb,
+                                          block_dist)  # fmt: skip
+        if lost <= 0.0:
+            continue
+        lose_acks(f, k, lost, lost - failed, beyond, dt_ps, fs, ring, ring_ptr, ring_len)
+        fs[f, FS_LOST] += lost
+        if failed <= 0.0:
+            continue  # (coding absorbs them all)
+        if lb.n[f] > 0:  # the subflows a loss report will name
+            if n_ec == 0:
+                subflow_signals(f, ls, lb, sub_loss)
+            name_subflows(f, lb.n[f], n_ec, sub_loss, block_dist, lb.lost)
+        sent_at = fs[f, FS_LAST_SEND]
+        if beyond:  # (sent a wire propagation before the drop, at the latest)
+            sent_at = min(sent_at, now - fs[f, FS_WIRE_PS])
+        # (the round trip as the flow's latest samples saw it)
+        rtt = fs[f, FS_BASE_RTT] + fs[f, FS_QBEFORE] + fs[f, FS_QBEYOND] + fs[f, FS_RDELAY]
+        book_losses(
+            f, k, sent_at, rtt, failed, gone, n_ec, dt_ps, fs, ring, ring_ptr, ring_len,
+            lines.calendar,
+        )  # fmt: skip
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def file_deliveries(k, dt_ps, flows, ls, routes, lines, lb, scratch) -> None:
+    """The bytes delivered this step and their marks (``scratch.markers``): their ECN echoes
+    return with the ACKs of this step's deliveries, a base RTT (the fluid's bytes meet no
+    propagation on their way out but their wire link's: the rest is on the way back) and the
+    ACKs' queueing on from the middle of it (a block's deliveries: from its middle step); a
+    wire flow's, with the queueing beyond its wire link they met (its RTT samples',
+    :func:`sample_rtt`) and the chance of a packet's queueing there."""
+    fs, cp, block = flows.fs, flows.cp, flows.block
+    ring, ring_ptr, ring_len = lines.ring, lines.pool.ptr, lines.pool.length
+    subs = (lb.n, lb.hops, lb.links)
+    for i in range(scratch.n_mark[0]):
+        f = scratch.markers[i]
+        deliv = fs[f, FS_DELIV_NEW]
+        marks = fs[f, FS_MARK_NEW]
+        fs[f, FS_DELIV_NEW] = 0.0
+        fs[f, FS_MARK_NEW] = 0.0
+        if fs[f, FS_STATE] != 1.0:
+            continue  # (finished: nothing waits for them)
+        back = (fs[f, FS_BASE_RTT] - fs[f, FS_WIRE_PS] + fs[f, FS_RDELAY]) / dt_ps
+        back -= 0.5 * (block[BL.steps, f] - 1)
+        lag = clamp_lag(f, int(math.floor(0.5 + back)), ring_len)
+        slot = ring_ptr[f] + (k + lag) % ring_len[f]
+        ring[slot, R_DELIV] += deliv
+        ring[slot, R_MARK] += marks
+        prefetch_row(ring, ring_ptr[f] + (k + block[BL.steps, f] + lag) % ring_len[f],
+                     ring.shape[1])  # fmt: skip
+        if fs[f, FS_WIRE_PS] > 0.0:  # the queueing the bytes met beyond the wire link
+            q_beyond = delay_beyond_wire(f, fs, routes.rt_ptr, routes.rt_link, routes.rt_w, ls,
+                                         subs)  # fmt: skip
+            ring[slot, R_QBEYOND] += deliv * q_beyond
+            if fs[f, FS_DRAWS] > 0.0:
+                thr = fs[f, FS_QTHR]
+                slack = thr - (fs[f, FS_QBEFORE] + q_beyond + fs[f, FS_RDELAY])
+                p_beyond = wire_side_exceedance(
+                    f, True, slack, int(fs[f, FS_NIC_LINK]), fs, routes.rt_ptr, routes.rt_link,
+                    routes.rt_w, ls, subs, cp[f, P_MSS],
+                )  # fmt: skip
+                ring[slot, R_PBEYOND] += deliv * p_beyond
+        mark_ring_due(lines.calendar, fs, k + lag, f)

@@ -1,0 +1,196 @@
+"""The flows' delay lines: what the network did to a step's bytes comes back to the flow one RTT
+later through its line, a ring of slots (``R_*`` columns, :mod:`uno.fluid.columns`), one slot
+per step. The running flows take their lines from a pool and give them back when they finish
+(:func:`ring_take`, :func:`ring_give`); a calendar says which flows have something due at which
+step (:func:`mark_due`), so a step passes over the others; :func:`coarsen` refiles every line
+when the step grows.
+
+Units: time in ps, delays in steps where named so.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from uno.fluid.columns import (
+    FS_ACK_LAST,
+    FS_DUE_LAST,
+    FS_LOSS_AT,
+    FS_RTTMIN,
+    FS_WAIT_LAST,
+    FX_QUIET,
+    R_ARRIVE,
+    R_DSENT,
+    R_RTTMIN,
+    R_SENTMAX,
+    R_WIRE_ACK,
+)
+
+
+@njit(cache=True, error_model="numpy")
+def ring_take(ring_pool, f) -> None:
+    """Give flow ``f``, starting, its delay line: ``ring_len[f]`` all-zero rows of the ring,
+    a block a finished flow of the same length gave back, else the next rows never used.
+    ``ring_pool``: :data:`uno.fluid.state.RingPool` (each flow's first row, its length, the
+    index of that length among the distinct lengths, per class a stack of free blocks' first
+    rows from ``free_base[class]``, ``free_count`` of them, and in a one-element array the
+    first row never used). Only the running flows hold rows, so the rows touched (and the
+    memory the ring occupies: np.zeros leaves untouched pages unmapped) follow the number of
+    flows running at once, not the workload's length, and reused rows are warm in cache."""
+    ring_ptr, ring_len, ring_class, free_rows, free_base, free_count, top = ring_pool
+    c = ring_class[f]
+    if free_count[c] > 0:
+        free_count[c] -= 1
+        ring_ptr[f] = free_rows[free_base[c] + free_count[c]]
+    else:
+        ring_ptr[f] = top[0]
+        top[0] += ring_len[f]
+
+
+@njit(cache=True, error_model="numpy")
+def ring_give(ring, ring_pool, f, k, fs, calendar) -> None:
+    """Flow ``f`` finished at step ``k``: its delay line goes back to the pool
+    (:func:`ring_take`), cleared (feedback still due for it is never read).
+
+    Only the slots of the steps after ``k``, up to ``FS_DUE_LAST``, whose calendar bit says
+    something is due for ``f`` can hold anything (every earlier slot was read and zeroed at its
+    step, and every write marks its step, :func:`mark_due`); only those are written. Clearing
+    the whole line instead touched every page of it: most of a short flow's line (sized for
+    its retransmission timeout) is never reached, and the first touch of a page is a fault."""
+    ring_ptr, ring_len, ring_class, free_rows, free_base, free_count, _top = ring_pool
+    start = ring_ptr[f]
+    n = ring_len[f]
+    span = calendar.shape[0]
+    word = f >> 6
+    bit = np.uint64(1) << np.uint64(f & 63)
+    last = int(fs[f, FS_DUE_LAST])
+    if last > k + n - 1:  # (a write's step is at most n - 1 after its own)
+        last = k + n - 1
+    for step in range(k + 1, last + 1):
+        if calendar[step % span, word] & bit:
+            row = start + step % n
+            for c in range(ring.shape[1]):
+                ring[row, c] = 0.0
+    c = ring_class[f]
+    free_rows[free_base[c] + free_count[c]] = start
+    free_count[c] += 1
+    ring_ptr[f] = -1
+
+
+@njit(cache=True, error_model="numpy")
+def step_not_before(at, dt_ps) -> int:
+    """The first step whose start is not before ``at`` ps (:func:`uno.fluid.kernels.advance`
+    sees a report due at ``at`` there: it compares the step's start with it)."""
+    step = int(at // dt_ps)
+    while step * dt_ps < at:
+        step += 1
+    return step
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def mark_due(calendar, step, f) -> None:
+    """Flow ``f`` has something due at step ``step`` (feedback in its delay line, a timer, a
+    loss report): its bit in the calendar (rows: steps modulo their number, longer than any
+    delay; each row a bitset of the flows, 64 a word). A step handles the feedback of the
+    flows whose bit its row holds and passes over the others
+    (:func:`uno.fluid.kernels.advance`)."""
+    calendar[step % calendar.shape[0], f >> 6] |= np.uint64(1) << np.uint64(f & 63)
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def mark_ring_due(calendar, fs, step, f) -> None:
+    """Flow ``f`` wrote to its delay line's slot of step ``step``: its calendar bit
+    (:func:`mark_due`) and its latest due step (``FS_DUE_LAST``, up to which
+    :func:`ring_give` clears)."""
+    mark_due(calendar, step, f)
+    if step > fs[f, FS_DUE_LAST]:
+        fs[f, FS_DUE_LAST] = step
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def clamp_lag(f, lag, ring_len) -> int:
+    """A delay of ``lag`` steps as flow ``f``'s delay line holds it: at least the next step,
+    at most its length - 1 (the engine sizes the lines so that the longest RTT and timeout
+    fit)."""
+    if lag < 1:
+        return 1
+    if lag >= ring_len[f]:
+        return ring_len[f] - 1
+    return lag
+
+
+@njit(cache=True, error_model="numpy")
+def coarsen(factor, k, dt_new_ps, fs, cp, ring, ring_pool, active, n_active, calendar, fx) -> int:
+    """The step grows ``factor``-fold (to ``dt_new_ps``) at step ``k``, a multiple of
+    ``factor``: returns the same instant's step at the new size, ``k // factor``. What each
+    running flow's delay line holds for fine step ``j`` moves to the coarse step ``j //
+    factor`` (the one whose span holds it), slots meeting there merged (bytes added; the
+    latest send and the last ACK's arrival, their maxima; the least RTT sample (``R_RTTMIN``),
+    the smaller; the acknowledged bytes at the latest send, the later slot's). The calendar is
+    rebuilt for the new steps (a loss report due at ``FS_LOSS_AT`` in the first coarse step
+    whose start is not before it, :func:`step_not_before`), and so are the flows' step fields
+    (``FS_DUE_LAST``, ``FS_ACK_LAST``, ``FS_WAIT_LAST``). Bytes and times are untouched:
+    only where the feedback is filed changes. The delay lines keep their lengths (sized for
+    the fine step, they hold the coarse one's lags with room to spare)."""
+    ring_ptr, ring_len, _class, _free, _base, _count, _top = ring_pool
+    n_col = ring.shape[1]
+    span = calendar.shape[0]
+    k_new = k // factor
+    longest = 1
+    for i in range(n_active):
+        if ring_len[active[i]] > longest:
+            longest = ring_len[active[i]]
+    held = np.zeros((longest, n_col))
+    held_step = np.zeros(longest, dtype=np.int64)
+    fresh = np.zeros_like(calendar)
+    for i in range(n_active):
+        f = active[i]
+        start = ring_ptr[f]
+        n = ring_len[f]
+        word = f >> 6
+        bit = np.uint64(1) << np.uint64(f & 63)
+        m = 0
+        # (nothing is due after FS_DUE_LAST: ring_give)
+        last = min(k + n - 1, int(fs[f, FS_DUE_LAST]))
+        for j in range(k, last + 1):
+            if calendar[j % span, word] & bit:
+                row = start + j % n
+                for c in range(n_col):
+                    held[m, c] = ring[row, c]
+                    ring[row, c] = 0.0
+                held_step[m] = j
+                m += 1
+        rtt_min = fs[f, FS_RTTMIN] > 0.0
+        for t in range(m):
+            j_new = held_step[t] // factor
+            row = start + j_new % n
+            fresh[j_new % span, word] |= bit
+            later = held[t, R_SENTMAX] >= ring[row, R_SENTMAX]
+            for c in range(n_col):
+                v = held[t, c]
+                if c == R_SENTMAX or c == R_ARRIVE or c == R_WIRE_ACK:
+                    if v > ring[row, c]:
+                        ring[row, c] = v
+                elif c == R_RTTMIN:
+                    if rtt_min and v > 0.0 and (ring[row, c] == 0.0 or v < ring[row, c]):
+                        ring[row, c] = v
+                elif c == R_DSENT:
+                    if later:
+                        ring[row, c] = v
+                else:
+                    ring[row, c] += v
+        at = fs[f, FS_LOSS_AT]
+        if at >= 0.0:
+            step = step_not_before(at, dt_new_ps)
+            fresh[(step if step > k_new else k_new) % span, word] |= bit
+        fx[f, FX_QUIET] = 0.0
+    for r in range(span):
+        for w in range(calendar.shape[1]):
+            calendar[r, w] = fresh[r, w]
+    for f in range(fs.shape[0]):
+        for c in (FS_DUE_LAST, FS_ACK_LAST, FS_WAIT_LAST):
+            fs[f, c] = math.floor(fs[f, c] / factor)
+    return k_new

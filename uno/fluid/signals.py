@@ -1,0 +1,105 @@
+"""The queueing delays a flow's packets meet, read from the links' levels (``LS_DELAY``): on
+its route or its UnoLB subflows, on its ACKs' way back, and beyond its wire link. A flow's RTT
+sample is its base RTT plus these (:mod:`uno.fluid.filing`).
+
+Units: time in ps.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from uno.fluid.columns import FS_WIRE_HOP, FS_WIRE_NEXT, LS_DELAY, LS_LOSS
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def path_delay(f: int, rt_ptr, rt_link, rt_w, ls: np.ndarray) -> float:
+    """Queueing delay in ps of flow ``f``'s path, split routes weighing each link by the share
+    of the flow's bytes that crosses it. (Losses and ECN marks are decided as the bytes cross
+    the links: :func:`uno.fluid.forward.forward`.)"""
+    return entries_delay(rt_ptr[f], rt_ptr[f + 1], rt_link, rt_w, ls)
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def entries_delay(lo: int, hi: int, rt_link, rt_w, ls: np.ndarray) -> float:
+    """Queueing delay in ps of the route entries ``lo`` to ``hi - 1`` (:func:`path_delay`)."""
+    delay = 0.0
+    for j in range(lo, hi):
+        delay += rt_w[j] * ls[rt_link[j], LS_DELAY]
+    return delay
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def reverse_delay(f: int, rv_ptr, rv_link, rv_w, ls: np.ndarray) -> float:
+    """Queueing delay in ps of flow ``f``'s ACKs on their way back (receiver -> sender, the
+    reverse route ``rv_*``, each link weighed by the share of the ACKs that crosses it).
+
+    The packet receiver turns each data packet into an ACK and sends it through its host's NIC
+    and the switches' output ports towards the sender (``uno.transport.receiver.Receiver.on_data``,
+    hashed on (dst, src, entropy)); without ``switch.ack_priority`` an ACK waits in the same FIFO
+    as the data (``uno.net.port.Port.receive``), behind the queue of the reverse path's ports.
+    So the packet sender's RTT samples, its ACK clock and the flow's completion (its last ACK)
+    include this delay (:func:`entries_delay` over the reverse route)."""
+    return entries_delay(rv_ptr[f], rv_ptr[f + 1], rv_link, rv_w, ls)
+
+
+@njit(cache=True, error_model="numpy")
+def subflow_signals(f, ls, lb, losses) -> float:
+    """Queueing delay in ps of UnoLB flow ``f``, the mean over its subflows (each carries an
+    equal share); each subflow's loss probability into ``losses`` (which subflows a loss report
+    names). (Losses and ECN marks are decided as the bytes cross the links:
+    :func:`uno.fluid.forward.forward`.)"""
+    sub_n, sub_hops, sub_links = lb.n, lb.hops, lb.links
+    n = sub_n[f]
+    delay = 0.0
+    for s in range(n):
+        kept = 1.0
+        for h in range(sub_hops[f]):
+            link = sub_links[f, s, h]
+            kept *= 1.0 - ls[link, LS_LOSS]
+            delay += ls[link, LS_DELAY]
+        losses[s] = 1.0 - kept
+    return delay / n
+
+
+@njit(cache=True, error_model="numpy")
+def subflow_reverse_delay(f, ls, lb) -> float:
+    """Queueing delay in ps of UnoLB flow ``f``'s ACKs on their way back, the mean over its
+    subflows: each subflow's ACKs carry its entropy, hashed on (dst, src, entropy)
+    (:func:`reverse_delay`), so they take its own way back (``lb.ack_links``, ``lb.ack_hops``),
+    which :func:`uno.fluid.balance.unolb_reroute` moves with the subflow."""
+    sub_n, sub_rlinks, sub_rhops = lb.n, lb.ack_links, lb.ack_hops
+    n = sub_n[f]
+    delay = 0.0
+    for s in range(n):
+        for h in range(sub_rhops[f]):
+            delay += ls[sub_rlinks[f, s, h], LS_DELAY]
+    return delay / n
+
+
+@njit(cache=True, error_model="numpy")
+def subflow_part_delay(f, h_lo, h_hi, ls, subs) -> float:
+    """Queueing delay in ps of UnoLB flow ``f``'s subflows' hops ``h_lo`` to ``h_hi - 1``, the
+    mean over its subflows (:func:`subflow_signals`)."""
+    sub_n, _hops, sub_links = subs
+    n = sub_n[f]
+    delay = 0.0
+    for s in range(n):
+        for h in range(h_lo, h_hi):
+            delay += ls[sub_links[f, s, h], LS_DELAY]
+    return delay / n
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def delay_beyond_wire(f, fs, rt_ptr, rt_link, rt_w, ls, subs) -> float:
+    """Queueing delay in ps of flow ``f``'s links beyond its wire link (``FS_WIRE_NEXT``, an
+    UnoLB flow's ``FS_WIRE_HOP``); 0 for a flow without one."""
+    nxt = int(fs[f, FS_WIRE_NEXT])
+    if nxt >= 0:
+        return entries_delay(nxt, rt_ptr[f + 1], rt_link, rt_w, ls)
+    hop = int(fs[f, FS_WIRE_HOP])
+    if hop >= 0:
+        _n, sub_hops, _links = subs
+        return subflow_part_delay(f, hop + 1, sub_hops[f], ls, subs)
+    return 0.0

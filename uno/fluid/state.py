@@ -1,0 +1,86 @@
+"""The fluid kernels' arguments: the state arrays grouped by what they describe.
+
+Numba takes a namedtuple of arrays as one argument and reads its fields by name at no cost, so
+:func:`uno.fluid.kernels.advance` takes these groups instead of two dozen positional arrays. The
+columns of the 2-D tables are named in :mod:`uno.fluid.columns`. Every group is also a tuple in
+its fields' order (the engine's attributes ``lb``, ``hops``, ``ring_pool`` are these objects).
+
+Units: time in picoseconds, sizes in bytes, rates in bytes per picosecond.
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+
+#: the flows: their state ``fs`` (``FS_*``), their controllers' state ``cs`` and constants
+#: ``cp`` (rows of their laws), the compact table every step reads ``fx`` (``FX_*``), the flows
+#: by start time ``order``, the running ones ``active[:counters[CT.running]]``, the run's
+#: ``counters`` (``CT``), each flow's SplitMix64 state for its packet losses ``loss_rng`` and
+#: the feedback blocks ``block`` (rows ``BL``)
+Flows = namedtuple(
+    "Flows", ["fs", "cs", "cp", "fx", "order", "active", "counters", "loss_rng", "block"]
+)
+
+#: the links: their state ``ls`` (``LS_*``) and the busy list ``busy[:counters[CT.busy]]`` (the
+#: links with arrivals or a non-empty (phantom) queue)
+Links = namedtuple("Links", ["ls", "busy"])
+
+#: each flow's route (CSR: ``rt_ptr[f]`` to ``rt_ptr[f + 1]`` in ``rt_link``, with the share of
+#: its bytes crossing each link ``rt_w``, in path order) and its ACKs' route back (``rv_*``; with
+#: ``switch.ack_priority`` only the receiver's NIC has weight)
+Routes = namedtuple("Routes", ["rt_ptr", "rt_link", "rt_w", "rv_ptr", "rv_link", "rv_w"])
+
+#: where each running flow's delay line lies in the ring (:func:`uno.fluid.rings.ring_take`):
+#: each flow's first row (-1: none), its length, the index of that length among the distinct
+#: ones, per length a stack of free lines' first rows (from ``free_base[class]``, ``free_count``
+#: of them) and, in a one-element array, the first row never handed out
+RingPool = namedtuple(
+    "RingPool", ["ptr", "length", "size_class", "free_rows", "free_base", "free_count", "top"]
+)
+
+#: the delay lines: the ring (a row per slot, ``R_*`` columns), its pool (:data:`RingPool`) and
+#: the calendar of the steps at which each flow has something due (a bitset row per step modulo
+#: its span, :func:`uno.fluid.rings.mark_due`)
+DelayLines = namedtuple("DelayLines", ["ring", "pool", "calendar"])
+
+#: UnoLB's subflows (``n[f]`` > 0: flow ``f`` spreads over them instead of its route): each
+#: flow's number of subflows, their hops and links (``links[f, s, h]``), their entropies, the
+#: bytes each lost since the last loss report, when the flow last moved subflows (ps, -1:
+#: never), the flow's SplitMix64 state for its moves, its (src, dst) hosts, the routing tables
+#: the switches hash on (:func:`uno.fluid.balance.ecmp_path`: each host's node, the CSR of the
+#: equal-cost next hops of (node, destination host), each edge's head, each node's salt), each
+#: subflow's ACK links and their count (moved with it), and each coded subflow's bytes dropped
+#: and reaching dropping links in a step (``drops[f, s, 0]``, ``drops[f, s, 1]``)
+Subflows = namedtuple(
+    "Subflows",
+    ["n", "hops", "links", "entropy", "lost", "last_move_ps", "rng", "ends", "host_node",
+     "nh_ptr", "nh_edges", "edge_dst", "node_salt", "ack_links", "ack_hops", "drops"],
+)  # fmt: skip
+
+#: the route entries and the links by level (:func:`uno.fluid.forward.forward`): each link's
+#: level, the number of levels (one-element array), each entry's integer fields ``ei``
+#: (``EI_*``) and float fields ``ef`` (``EF_*``), the heads of the per-level lists of entries,
+#: the per-level lists of links (``l_nxt``, ``l_head``), scratch of a level's links, the heads
+#: of the per-level lists of split-hop entries; for the phase drops
+#: (:func:`uno.fluid.phases.group_inputs`) the grids' settings (``GRID``), each link's dense
+#: index while it drops (-1), the inputs' links, their figures (``FIG``), their count, scratch;
+#: the ACKs' settings (``ACKS``), every ACK route's weights and each flow's subflows' ACK hops
+#: (:func:`uno.fluid.phases.ack_drift`), and the one link that fed each link this step (-1:
+#: none yet, -2: several, a send or a carry)
+Hops = namedtuple(
+    "Hops",
+    ["link_level", "n_levels", "ei", "ef", "e_head", "l_nxt", "l_head", "l_buf", "s_head",
+     "grid", "l_dense", "g_key", "g_val", "g_n", "g_order", "acks", "ack_w", "ack_hops",
+     "l_input"],
+)  # fmt: skip
+
+#: the step's working arrays (the step loop allocates nothing; their contents do not outlive a
+#: step): each subflow's loss chance on its path, a coded block's loss figures (the subflows'
+#: chances of losing a packet, then the distribution: :func:`uno.fluid.coding.coded_losses`),
+#: the subflows' entropies before a move, the step's NICs, senders, flows that lost bytes and
+#: their count, flows that delivered bytes and their count (one-element arrays)
+StepScratch = namedtuple(
+    "StepScratch",
+    ["sub_loss", "block_dist", "ent_before", "nics", "senders", "droppers", "n_drop", "markers",
+     "n_mark"],
+)  # fmt: skip

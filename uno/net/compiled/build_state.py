@@ -1,0 +1,146 @@
+"""The kernel's arrays for one simulation, from a configured :class:`uno.net.network.Network`
+and its flows: ST with its header and sections, F and U (:mod:`uno.net.compiled.layout`).
+The packet pool is the data plane's (it grows)."""
+
+from __future__ import annotations
+
+from collections import namedtuple
+
+import numpy as np
+
+from uno.net.compiled.build_flows import fill_receivers, fill_senders, got_words, law_widths
+from uno.net.compiled.build_ports import (
+    fault_ints,
+    fault_rows,
+    fill_ingress,
+    fill_ports,
+    forwarding,
+    int_setting,
+)
+from uno.net.compiled.layout import FL, HEAP_ROOM, ING, PF, H, N, P, R, S, section_starts
+from uno.net.compiled.support import sender_array_ints, sender_plan
+from uno.net.switch import Switch
+
+#: the arrays and what the data plane keeps of their building: the sections' starts, the faulty
+#: ports, which flows' receivers and senders are the kernel's (and the summary's note), INT's
+#: records per packet (0: off)
+KernelState = namedtuple("KernelState", ("ST", "F", "U", "starts", "faulty", "kernel_rx", "ktx",
+                                         "senders_note", "int_max"))  # fmt: skip
+
+
+def _section_sizes(n_ports, n_hosts, n_nodes, fwd, heap_cap, n_flows, words, faults, n_ing,
+                   arrays) -> dict:  # fmt: skip
+    """Every section's size in ST (ints)."""
+    return dict(
+        header=H.size, ports=n_ports * P.size, fib_off=len(fwd.fib_off), fib_n=len(fwd.fib_n),
+        fib_ports=len(fwd.fib_ports), node_host=n_nodes, heap_t=heap_cap, heap_e=heap_cap,
+        heap_p=heap_cap, flows=n_flows * R.size, host_nic=n_hosts, got=sum(words),
+        faults=fault_ints(faults), ingress=n_ing * ING.size, senders=n_flows * S.size,
+        nics=n_hosts * N.size, sender_arrays=sum(arrays),
+    )  # fmt: skip
+
+
+def _header(ST, starts, fwd, n_ports: int, n_hosts: int, heap_cap: int, n_ing: int) -> None:
+    """The header's section offsets and sizes, and the forwarding sections."""
+    ST[H.off_ports] = starts.ports
+    ST[H.n_ports] = n_ports
+    ST[H.off_fib_off], ST[H.off_fib_n] = starts.fib_off, starts.fib_n
+    ST[H.off_fib_ports] = starts.fib_ports
+    ST[starts.fib_off : starts.fib_n] = fwd.fib_off
+    ST[starts.fib_n : starts.fib_ports] = fwd.fib_n
+    ST[starts.fib_ports : starts.node_host] = fwd.fib_ports
+    ST[H.n_hosts] = n_hosts
+    ST[H.off_node_host] = starts.node_host
+    ST[starts.node_host : starts.heap_t] = fwd.node_host
+    ST[H.off_heap_t], ST[H.off_heap_e], ST[H.off_heap_p] = (
+        starts.heap_t, starts.heap_e, starts.heap_p
+    )  # fmt: skip
+    ST[H.heap_cap] = heap_cap
+    ST[H.off_flows] = starts.flows
+    ST[H.off_host_nic] = starts.host_nic
+    ST[H.off_ingress], ST[H.n_ingress] = starts.ingress, n_ing
+    ST[H.off_senders], ST[H.off_nics] = starts.senders, starts.nics
+
+
+def _float_rows(ST, flows, ktx, faults, n_ports: int, int_max: int):
+    """F: a row per port's marking floats, then the fault models' floats, then (with kernel
+    senders) a law row per flow and a row per INT record a packet holds. Returns (F, the
+    first law row)."""
+    fault_floats = [x for f in faults for x in f.floats]
+    sw, pw = law_widths(flows, ktx)
+    width = max(PF.size, sw + pw)
+    frow0 = n_ports + -(-len(fault_floats) // width)
+    kernel_tx = any(ktx)
+    rec0 = frow0 + (len(flows) if kernel_tx else 0)
+    F = np.zeros((rec0 + (int_max if kernel_tx else 0), width))
+    F.reshape(-1)[n_ports * width : n_ports * width + len(fault_floats)] = fault_floats
+    ST[H.int_rec] = rec0
+    ST[H.law_state_width] = sw
+    return F, frow0
+
+
+def _nics(ST, starts, ports: list, flows: list, ktx: list[bool]) -> None:
+    """The hosts' NIC rows and host -> NIC port map; a NIC where kernel senders send is the
+    kernel's to schedule (``FL.knic``)."""
+    kernel_nics = {flow.src for flow, k in zip(flows, ktx, strict=True) if k}
+    for i, port in enumerate(ports):
+        if isinstance(port.owner, Switch):
+            continue
+        host = port.owner.host_id
+        ST[starts.host_nic + host] = i
+        nb = starts.nics + host * N.size
+        ST[nb + N.port] = i
+        ST[nb + N.head] = ST[nb + N.tail] = -1
+        pb = starts.ports + i * P.size
+        ST[pb + P.host] = host
+        if host in kernel_nics:
+            ST[pb + P.flags] |= FL.knic
+
+
+def build_state(network, flows: list, kernel_receivers: bool, int_stampers: dict | None,
+                ingresses: list, kernel_senders: bool) -> KernelState:  # fmt: skip
+    """The kernel's arrays for ``network`` and ``flows`` (see
+    :class:`uno.net.compiled.dataplane.CompiledDataplane` for the options)."""
+    ports = network.ports
+    n_ports, n_hosts, n_nodes = len(ports), len(network.hosts), len(network.node_objs)
+    index_of = {id(p): i for i, p in enumerate(ports)}
+    node_index = {id(obj): i for i, obj in enumerate(network.node_objs)}
+    fwd = forwarding(network.node_objs, n_hosts, index_of)
+    # pending events: a lazy port has at most one delivery per lane; an event port one end of
+    # serialisation and one delivery; PFC signals in flight have no fixed bound, so the heap
+    # grows when short of room (RUN_HEAP)
+    heap_cap = 3 * n_ports + 4 * len(ingresses) + 1 + HEAP_ROOM
+    kernel_rx = [kernel_receivers and f.coding is None for f in flows]
+    words = got_words(flows, kernel_rx)
+    faults = [fault_rows(port) for port in ports]
+    int_max, gear = int_setting(int_stampers)
+    ktx, note = sender_plan(flows, kernel_rx, kernel_senders)
+    arrays = [sender_array_ints(f.n_packets) if k else 0 for f, k in zip(flows, ktx, strict=True)]
+    sizes = _section_sizes(n_ports, n_hosts, n_nodes, fwd, heap_cap, len(flows), words, faults,
+                           len(ingresses), arrays)  # fmt: skip
+    starts, total = section_starts(sizes)
+    ST = np.zeros(total, dtype=np.int64)
+    _header(ST, starts, fwd, n_ports, n_hosts, heap_cap, len(ingresses))
+    fill_receivers(ST[starts.flows : starts.host_nic].reshape(len(flows), R.size), flows,
+                   kernel_rx, starts.got, words)  # fmt: skip
+    F, frow0 = _float_rows(ST, flows, ktx, faults, n_ports, int_max)
+    rng_words: list[int] = []
+    P_rows = ST[starts.ports : starts.fib_off].reshape(n_ports, P.size)
+    faulty = fill_ports(ST, F, P_rows, ports, node_index, faults, starts.faults, rng_words)
+    I_rows = ST[starts.ingress : starts.senders].reshape(len(ingresses), ING.size)
+    fill_ingress(I_rows, P_rows, ingresses, index_of)
+    if any(ktx):
+        S_rows = ST[starts.senders : starts.nics].reshape(len(flows), S.size)
+        fill_senders(S_rows, F, flows, ktx, starts.sender_arrays, arrays, frow0,
+                     int(ST[H.law_state_width]), rng_words)  # fmt: skip
+    U = np.zeros(len(rng_words) + n_nodes, dtype=np.uint64)
+    U[: len(rng_words)] = np.array(rng_words, dtype=np.uint64)
+    U[len(rng_words) :] = fwd.salts
+    ST[H.off_node_salt] = len(rng_words)
+    if int_max:
+        ST[H.int_max], ST[H.int_gear] = int_max, int(gear)
+        for i, port in enumerate(ports):
+            if port.name in int_stampers:
+                P_rows[i, P.flags] |= FL.int
+    _nics(ST, starts, ports, flows, ktx)
+    return KernelState(ST, F, U, starts, faulty, kernel_rx, ktx, note, int_max)

@@ -1,0 +1,143 @@
+"""What both forms of a port (the lazy port, :mod:`uno.net.compiled.ports`, and the event
+port, :mod:`uno.net.compiled.event_port`) do to a packet: admit it or drop it by the port's
+overflow policy (:mod:`uno.net.overflow`), count it in the phantom queue
+(:mod:`uno.net.phantom`), decide its ECN mark when it leaves (:mod:`uno.net.red`, the draws from
+the port's own stream) and write the port's INT record into it (:mod:`uno.net.int`). Sizes in
+bytes, times in ps."""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from uno.cc.law import INT_FIELDS
+from uno.core.packet import DATA
+from uno.net.compiled.layout import FL, ING, KI, PF, H, K, P
+from uno.net.compiled.packets import free_row
+from uno.net.compiled.pcg import pcg64_next_double
+from uno.net.compiled.pfc import ingress_release
+from uno.net.overflow import ADMIT, packet_verdict
+from uno.net.phantom import phantom_after_enqueue, phantom_level
+from uno.net.red import RED_ALWAYS, RED_RAMP, red_ramp_marks, red_zone
+
+
+@njit(cache=True)
+def red_decide(U, rng_base, kmin, kmax, span, occupancy):
+    """RED at ``occupancy`` bytes (:meth:`uno.net.red.RedMarker.decide`), the ramp's one draw
+    from the stream at ``U[rng_base]``."""
+    zone = red_zone(occupancy, kmin, kmax, span)
+    if zone != RED_RAMP:
+        return zone == RED_ALWAYS
+    return red_ramp_marks(pcg64_next_double(U, rng_base), occupancy, kmin, span)
+
+
+@njit(cache=True)
+def phantom_enqueue(ST, F, p, pb, now, size):
+    """Phantom queue of port ``p`` (row ``pb`` in ST): ``size`` bytes arrive at ``now``
+    (:meth:`uno.net.phantom.PhantomQueue.enqueue`)."""
+    F[p, PF.ph_level] = phantom_after_enqueue(
+        F[p, PF.ph_level], now - ST[pb + P.ph_last], F[p, PF.ph_drain], size, F[p, PF.ph_size]
+    )
+    ST[pb + P.ph_last] = now
+
+
+@njit(cache=True)
+def decide_mark(ST, F, U, PK, p, pb, slot, remaining):
+    """ECN for the data packet in ``slot`` leaving port ``p`` with ``remaining`` bytes behind
+    it: the phantom queue's RED at its departure, then the physical queue's
+    (:meth:`uno.net.port.PortBase._decide_mark`: the same draws in the same order)."""
+    flags = ST[pb + P.flags]
+    rng = ST[pb + P.rng]
+    marked = False
+    if flags & FL.mark_phant:
+        level = phantom_level(
+            F[p, PF.ph_level], PK[slot, K.dep] - ST[pb + P.ph_last], F[p, PF.ph_drain]
+        )
+        if level > F[p, PF.ph_kmin]:
+            marked = red_decide(U, rng, F[p, PF.ph_kmin], F[p, PF.ph_kmax], F[p, PF.ph_span], level)
+    if not marked and flags & FL.mark_phys and remaining > F[p, PF.red_kmin]:
+        marked = red_decide(
+            U, rng, F[p, PF.red_kmin], F[p, PF.red_kmax], F[p, PF.red_span], np.float64(remaining)
+        )
+    if marked:
+        PK[slot, K.ecn] = 1
+        ST[pb + P.marks] += 1
+
+
+@njit(cache=True)
+def int_stamp(PK, slot, max_records, gear, ts, qlen, tx_bytes, rate):
+    """Append the INT record (``ts`` ps, ``qlen`` bytes, ``tx_bytes``, ``rate`` bit/s) to the
+    packet in ``slot`` (:meth:`uno.net.int.IntStamper.stamp`): while it holds fewer than
+    ``max_records``; then, with ``gear``, in place of the stored record with the shortest drain
+    time qlen / rate (the first such) if its own is longer."""
+    n = PK[slot, KI.n_records]
+    if n < max_records:
+        at = KI.size + n * INT_FIELDS
+        PK[slot, KI.n_records] = n + 1
+    elif gear:
+        j = 0
+        shortest = PK[slot, KI.size + 1] / PK[slot, KI.size + 3]
+        for i in range(1, n):
+            base = KI.size + i * INT_FIELDS
+            drain = PK[slot, base + 1] / PK[slot, base + 3]
+            if drain < shortest:
+                shortest = drain
+                j = i
+        if not qlen / rate > shortest:
+            return
+        at = KI.size + j * INT_FIELDS
+    else:
+        return
+    PK[slot, at] = ts
+    PK[slot, at + 1] = qlen
+    PK[slot, at + 2] = tx_bytes
+    PK[slot, at + 3] = rate
+
+
+@njit(cache=True)
+def int_settled(ST, PK, pb, slot, remaining):
+    """The packet in ``slot`` left INT port ``pb`` (its serialisation ended at its departure,
+    ``remaining`` bytes behind it): the port's transmitted bytes grow by its size, and a data
+    packet gets the port's record (:meth:`uno.net.event_port.EventPort._tx_done`)."""
+    ST[pb + P.tx_bytes] += PK[slot, K.bytes]
+    if PK[slot, K.kind] == DATA:
+        int_stamp(PK, slot, ST[H.int_max], ST[H.int_gear], PK[slot, K.dep], remaining,
+                  ST[pb + P.tx_bytes], ST[pb + P.rate])  # fmt: skip
+
+
+@njit(cache=True)
+def _tail_drop(ST, F, PK, p, pb, flags, kind, size, slot, now):
+    """Port ``p``'s buffer has no room for the packet in ``slot``: a dropped data packet still
+    counts in the phantom queue if it is set to, the drop is counted, a packet that entered
+    through a PFC ingress queue is a lossless violation and releases its share, the row is
+    freed."""
+    if flags & FL.ph_drops and flags & FL.phantom and kind == DATA:
+        phantom_enqueue(ST, F, p, pb, now, size)
+    ST[pb + P.drops] += 1
+    ST[H.drops_data + kind] += 1
+    ing = PK[slot, K.ingress]
+    if ing >= 0:
+        PK[slot, K.ingress] = -1
+        ST[ST[H.off_ingress] + ing * ING.size + ING.violations] += 1
+        ingress_release(ST, ing, size, now)
+    free_row(ST, PK, slot)
+
+
+@njit(cache=True)
+def admit(ST, F, PK, p, pb, flags, kind, size, slot, now):
+    """Port ``p`` (row ``pb``, ``flags``) asks its overflow policy about the data-queue packet
+    in ``slot`` (``kind``, ``size`` bytes) at ``now``: tail drop (:func:`_tail_drop`), or the
+    packet is accepted: queued bytes, bytes accepted, the peak, the phantom queue (data, and
+    control packets unless they do not count). Returns whether it was admitted."""
+    queued = ST[pb + P.bytes]
+    if packet_verdict(ST[pb + P.overflow], queued, size, ST[pb + P.buffer]) != ADMIT:
+        _tail_drop(ST, F, PK, p, pb, flags, kind, size, slot, now)
+        return False
+    qbytes = queued + size
+    ST[pb + P.bytes] = qbytes
+    ST[pb + P.enq_bytes] += size
+    if qbytes > ST[pb + P.max_bytes]:
+        ST[pb + P.max_bytes] = qbytes
+    if flags & FL.phantom and (flags & FL.ph_acks or kind == DATA):
+        phantom_enqueue(ST, F, p, pb, now, size)
+    return True

@@ -1,0 +1,42 @@
+"""What a queue does with a packet its buffer has no room for: the overflow policy every queue
+form of every engine asks (the Python lazy and event ports, their compiled twins, the hybrid
+engine's shared port and the fluid engine's links).
+
+``OVERFLOW_DROP`` is tail drop: the packet is lost, and a fluid link loses the bytes above its
+buffer. A policy that keeps part of the packet (trimming it to its header, as NDP and the Ultra
+Ethernet transport do) is added here, as one more code that these functions return, and every
+queue form follows it.
+"""
+
+from __future__ import annotations
+
+from numba import njit
+
+#: the packet is admitted to the queue
+ADMIT = 0
+#: the packet is dropped (tail drop)
+OVERFLOW_DROP = 1
+
+#: overflow policies by configuration name
+OVERFLOW_POLICIES = {"drop": OVERFLOW_DROP}
+
+
+@njit(cache=True)
+def packet_verdict(policy, queued_bytes, size_bytes, buffer_bytes):
+    """What a queue holding ``queued_bytes`` does with an arriving packet of ``size_bytes`` under
+    ``policy`` with ``buffer_bytes`` of buffer: ``ADMIT`` while it fits, else the policy's code."""
+    if queued_bytes + size_bytes <= buffer_bytes:
+        return ADMIT
+    return policy
+
+
+@njit(cache=True)
+def fluid_excess_bytes(level_bytes, buffer_bytes):
+    """Bytes a fluid queue at ``level_bytes`` holds beyond its buffer (what overflow acts on)."""
+    excess = level_bytes - buffer_bytes
+    return excess if excess > 0.0 else 0.0
+
+
+#: :func:`packet_verdict` for the Python data plane, interpreted (a compiled call per packet
+#: costs more than the comparison)
+verdict = packet_verdict.py_func
