@@ -306,7 +306,7 @@ def law_flows(name: str, n: int = 30):
     from uno.cc.adapter import make_cc
     from uno.cc.registry import KIND
 
-    variant = next(v for v, (algo, _) in VARIANTS.items() if algo == name)
+    variant = next((v for v, (algo, _) in VARIANTS.items() if algo == name), name)
     params = variant_params(variant)[1]
     ctrls = [
         make_cc(name, type("Cfg", (), {name: params})(), context(int(rtt)))
