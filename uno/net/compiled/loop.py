@@ -200,15 +200,25 @@ def inject(ST, F, U, PK, p, kind, size, src, dst, entropy, ecn, flow, seq, paylo
 
 
 @njit(cache=True)
+def _enter(ST, now, eid):
+    """Set the kernel's clock to ``now`` and its events' eids under engine eid ``eid`` for a
+    call from Python; returns 0, or the ``RUN_*`` code of the room the pool or heap needs
+    first (then nothing is set)."""
+    code = room(ST)
+    if code == 0:
+        ST[H.eid] = eid << EID_SHIFT
+        ST[H.now] = now
+    return code
+
+
+@njit(cache=True)
 def start_flow(ST, F, U, PK, f, now, eid):
     """Kernel sender ``f`` starts at ``now`` (:meth:`uno.transport.sender.Sender.start`); the
     events it schedules take sub-eids of engine eid ``eid``. Returns (0, or a ``RUN_*`` code if
     the pool / heap needs room first, nothing done; kernel top time, kernel top's engine eid)."""
-    code = room(ST)
+    code = _enter(ST, now, eid)
     if code:
         return code, NEVER_PS, 0
-    ST[H.eid] = eid << EID_SHIFT
-    ST[H.now] = now
     try_send(ST, F, U, PK, f, now, False)
     top_t, top_e = kernel_top(ST)
     return 0, top_t, top_e
@@ -220,11 +230,9 @@ def nic_wait(ST, F, U, PK, f, now, eid):
     waits in the kernel's FIFO; a wake it schedules takes a sub-eid of engine eid ``eid``.
     Returns (0, or a ``RUN_*`` code if the pool / heap needs room first, nothing done; kernel
     top time, kernel top's engine eid)."""
-    code = room(ST)
+    code = _enter(ST, now, eid)
     if code:
         return code, NEVER_PS, 0
-    ST[H.eid] = eid << EID_SHIFT
-    ST[H.now] = now
     wait_for_nic(ST, f, ST[H.off_senders] + f * S.size, now)
     top_t, top_e = kernel_top(ST)
     return 0, top_t, top_e
@@ -236,11 +244,9 @@ def nic_continue(ST, F, U, PK, host, now, eid):
     schedules take sub-eids of engine eid ``eid``. Returns (the next Python sender's flow or
     -1, or a ``RUN_*`` code (< -1) if the pool / heap needs room first, nothing done; kernel
     top time, kernel top's engine eid)."""
-    code = room(ST)
+    code = _enter(ST, now, eid)
     if code:
         return code, NEVER_PS, 0
-    ST[H.eid] = eid << EID_SHIFT
-    ST[H.now] = now
     f = nic_serve(ST, F, U, PK, host, now)
     top_t, top_e = kernel_top(ST)
     return f, top_t, top_e
