@@ -2,10 +2,11 @@
 interface (:class:`uno.cc.base.CongestionControl`).
 
 :class:`LawControl` holds one flow's state and constants rows and calls the law's compiled
-functions through the registry's cached entry points (a call costs about a microsecond), or,
+functions through the registry's cached entry points (a call costs under a microsecond), or,
 with ``py_func=True`` (``engine.cc_py_func``), the laws' pure-Python twins, where a breakpoint
-stops. The law's named columns read as attributes (``cc.alpha``, ``cc.ssthresh``), for samplers,
-tables and tests.
+stops. The window and pacing rate the law allows are kept as Python floats after every call
+(the transport reads them per packet). The law's named columns read as attributes
+(``cc.alpha``, ``cc.ssthresh``), for samplers, tables and tests.
 """
 
 from __future__ import annotations
@@ -50,24 +51,39 @@ class LawControl(CongestionControl):
         self.cnp_interval_ps = law.cnp_interval_ps(params) if law.cnp_interval_ps is not None else 0
         if py_func:
             law.init.py_func(self.state, consts)
+            self._allows()
         else:
-            R.law_init(kind, self.state, consts)
+            self._cwnd, self._rate = R.law_init(kind, self.state, consts)
+
+    def _allows(self) -> None:
+        """Keep the window and pacing rate the law allows now (after a ``py_func`` call)."""
+        self._cwnd = float(self.state[C.cwnd])
+        self._rate = float(self.law.pacing_rate.py_func(self.state, self.consts))
+
+    def state_written(self) -> None:
+        """Re-read the window and pacing rate after ``state`` was written other than through
+        this controller's hooks (a copy from the compiled data plane, a law function called
+        directly on the row)."""
+        if self.py_func:
+            self._allows()
+        else:
+            self._cwnd = float(self.state[C.cwnd])
+            self._rate = float(R.law_pacing_rate(self.kind, self.state, self.consts))
 
     # ---- what the transport reads ----------------------------------------------------------
     @property
     def cwnd_bytes(self) -> float:
-        return float(self.state[C.cwnd])
+        return self._cwnd
 
     @cwnd_bytes.setter
     def cwnd_bytes(self, value: float) -> None:
-        if hasattr(self, "state"):  # (the base class sets a first value before the state exists)
+        if "state" in self.__dict__:  # (the base class sets a first value before the state exists)
             self.state[C.cwnd] = value
+            self.state_written()
 
     @property
     def pacing_rate_bps(self) -> float:
-        if self.py_func:
-            return float(self.law.pacing_rate.py_func(self.state, self.consts))
-        return float(R.law_pacing_rate(self.kind, self.state, self.consts))
+        return self._rate
 
     @pacing_rate_bps.setter
     def pacing_rate_bps(self, value: float) -> None:
@@ -112,8 +128,9 @@ class LawControl(CongestionControl):
                           float(delivered_bytes), float(rate_bytes), float(rate_interval_ps),
                           1.0 if duplicate else 0.0, 0.0, 1.0, 0.0, float(len(rec)))  # fmt: skip
             self.law.on_feedback.py_func(self.state, self.consts, fb, rec)
+            self._allows()
             return
-        R.law_ack(
+        self._cwnd, self._rate = R.law_ack(
             self.kind, self.state, self.consts, now_ps, acked_bytes, ecn, rtt_ps, sent_ps,
             inflight_bytes, delivered_bytes, rate_bytes, rate_interval_ps, duplicate, rec,
         )  # fmt: skip
@@ -127,8 +144,9 @@ class LawControl(CongestionControl):
     def _loss(self, now_ps: int, kind: int) -> None:
         if self.py_func:
             self.law.on_loss.py_func(self.state, self.consts, float(now_ps), kind)
+            self._allows()
         else:
-            R.law_loss(self.kind, self.state, self.consts, now_ps, kind)
+            self._cwnd, self._rate = R.law_loss(self.kind, self.state, self.consts, now_ps, kind)
 
     def on_timeout(self, now_ps: int) -> None:
         self._loss(now_ps, LOSS_TIMEOUT)
@@ -139,8 +157,10 @@ class LawControl(CongestionControl):
     def on_send(self, now_ps: int, wire_bytes: int) -> None:
         if self.py_func:
             self.law.on_send.py_func(self.state, self.consts, float(now_ps), float(wire_bytes))
+            self._allows()
         else:
-            R.law_send(self.kind, self.state, self.consts, now_ps, wire_bytes)
+            self._cwnd, self._rate = R.law_send(self.kind, self.state, self.consts, now_ps,
+                                                wire_bytes)  # fmt: skip
 
     # ---- timers -----------------------------------------------------------------------------
     def next_rate_change_ps(self) -> int | None:
@@ -153,8 +173,9 @@ class LawControl(CongestionControl):
     def advance(self, now_ps: int) -> None:
         if self.py_func:
             self.law.on_timer.py_func(self.state, self.consts, float(now_ps))
+            self._allows()
         else:
-            R.law_timer(self.kind, self.state, self.consts, now_ps)
+            self._cwnd, self._rate = R.law_timer(self.kind, self.state, self.consts, now_ps)
 
     def pacing_gap_ps(self, wire_bytes: int) -> int:
         """The gap a packet of ``wire_bytes`` leaves at the current pacing rate (ps)."""

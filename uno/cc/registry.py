@@ -3,19 +3,19 @@
 :data:`LAW_MODULES` lists the modules under ``uno/cc/`` that define a :class:`uno.cc.law.Law`
 as ``LAW``; an algorithm's kind is its place in that list (1, 2, ...), written into column
 ``kind`` of every flow's constants. The compiled data plane and the fluid engine call the laws
-through the functions below, which :func:`_chain` generates from the list: a chain of
-``if kind == k`` branches, one per law, that Numba compiles into the caller as if written by
-hand (Numba cannot call through a table of functions; a chain of closures is inlined and costs
-nothing measurable against a hand-written one). Adding an algorithm is one line here.
+through the functions below, which :func:`_chain` generates from the list: one function per
+hook whose body is a flat chain of ``if kind == k`` branches, one per law, as if written by
+hand (Numba cannot call through a table of functions). Adding an algorithm is one line here.
 """
 
 from __future__ import annotations
 
 import importlib
+import inspect
 
 from numba import njit
 
-from uno.cc.law import ack_feedback
+from uno.cc.law import C, ack_feedback
 from uno.config.parts import declare
 
 #: the algorithms' modules (uno.cc.<name>), in kind order
@@ -41,27 +41,26 @@ KIND = {law.name: k for k, law in enumerate(LAWS, start=1)}
 
 
 def _chain(hook: str):
-    """``f(kind, *args)`` calling ``getattr(law, hook)(*args)`` of the law of that kind."""
-    first = getattr(LAWS[0], hook)
-
-    def unknown(kind, *args):
-        if kind >= 0:  # (always: the call below only gives the chain its result type)
-            raise ValueError("unknown congestion-control kind")
-        return first(*args)
-
-    dispatch = _jit(unknown, f"{hook}_unknown_kind")
-    for kind in range(len(LAWS), 0, -1):
-        dispatch = _branch(hook, kind, getattr(LAWS[kind - 1], hook), dispatch)
-    return dispatch
-
-
-def _branch(hook: str, kind: int, fn, rest):
-    def dispatch(k, *args):
-        if k == kind:
-            return fn(*args)
-        return rest(k, *args)
-
-    return _jit(dispatch, f"{hook}_kind_{kind}")
+    """``f(kind, *args)`` calling ``getattr(law, hook)(*args)`` of the law of that kind: one
+    function whose body is a flat chain of ``if kind == k`` branches over the hook's own
+    parameters (generated source; a chain of ``*args`` closures costs a call and a tuple of
+    references per law it passes)."""
+    fns = [getattr(law, hook) for law in LAWS]
+    params = list(inspect.signature(fns[0].py_func).parameters)
+    for law, fn in zip(LAWS, fns, strict=True):
+        if len(inspect.signature(fn.py_func).parameters) != len(params):
+            raise ValueError(f"uno.cc.{law.name}.{hook} must take ({', '.join(params)})")
+    args = ", ".join(params)
+    name = f"{hook}_by_kind"
+    lines = [f"def {name}(kind, {args}):"]
+    for kind in range(1, len(LAWS) + 1):
+        lines.append(f"    if kind == {kind}:\n        return law_{kind}({args})")
+    # (unreachable for a kind the registry gave; the call gives the function its result type)
+    lines.append("    if kind >= 0:\n        raise ValueError('unknown congestion-control kind')")
+    lines.append(f"    return law_1({args})")
+    scope = {f"law_{k}": fn for k, fn in enumerate(fns, start=1)}
+    exec(compile("\n".join(lines), f"<uno.cc.registry {name}>", "exec"), scope)  # noqa: S102
+    return _jit(scope[name], name)
 
 
 def _jit(fn, name: str):
@@ -85,9 +84,12 @@ pacing_rate = _chain("pacing_rate")
 
 
 # ---- entry points for Python (cached: the chains above are compiled into them) ---------------
+# Each returns the window (bytes) and pacing rate (bit/s) the law allows after the call: the
+# Python data plane reads both per packet, and a call from Python costs far more than either.
 @njit(cache=True)
 def law_init(kind, s, p):
     init(kind, s, p)
+    return s[C.cwnd], pacing_rate(kind, s, p)
 
 
 @njit(cache=True)
@@ -97,16 +99,19 @@ def law_ack(kind, s, p, now_ps, acked_bytes, ecn, rtt_ps, sent_ps, inflight_byte
     fb = ack_feedback(now_ps, acked_bytes, ecn, rtt_ps, sent_ps, inflight_bytes,
                       delivered_bytes, rate_bytes, rate_interval_ps, duplicate, rec.shape[0])  # fmt: skip
     on_feedback(kind, s, p, fb, rec)
+    return s[C.cwnd], pacing_rate(kind, s, p)
 
 
 @njit(cache=True)
 def law_loss(kind, s, p, now_ps, loss):
     on_loss(kind, s, p, float(now_ps), loss)
+    return s[C.cwnd], pacing_rate(kind, s, p)
 
 
 @njit(cache=True)
 def law_send(kind, s, p, now_ps, wire_bytes):
     on_send(kind, s, p, float(now_ps), float(wire_bytes))
+    return s[C.cwnd], pacing_rate(kind, s, p)
 
 
 @njit(cache=True)
@@ -117,6 +122,7 @@ def law_next_timer(kind, s, p):
 @njit(cache=True)
 def law_timer(kind, s, p, now_ps):
     on_timer(kind, s, p, float(now_ps))
+    return s[C.cwnd], pacing_rate(kind, s, p)
 
 
 @njit(cache=True)

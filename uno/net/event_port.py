@@ -137,7 +137,10 @@ class EventPort(PortBase):
         else:
             queue = DATA_PRIORITY
             size = pkt.size_bytes
-            if verdict(self.overflow_policy, self.bytes, size, self.buffer_bytes) != ADMIT:
+            if (  # (the policy is asked only when the buffer has no room, as in Port)
+                self.bytes + size > self.buffer_bytes
+                and verdict(self.overflow_policy, self.bytes, size, self.buffer_bytes) != ADMIT
+            ):
                 if self._phantom_drops and self.phantom is not None and pkt.kind == DATA:
                     self.phantom.enqueue(now, size)
                 self.drops += 1

@@ -38,5 +38,5 @@ def fluid_excess_bytes(level_bytes, buffer_bytes):
 
 
 #: :func:`packet_verdict` for the Python data plane, interpreted (a compiled call per packet
-#: costs more than the comparison)
+#: costs more than the comparison); its ports ask it only about a packet that does not fit
 verdict = packet_verdict.py_func

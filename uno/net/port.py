@@ -268,7 +268,12 @@ class Port(PortBase):
                 if self._marking and p.kind == DATA and not p.ecn:
                     self._decide_mark(p, remaining)
         size = pkt.size_bytes
-        if verdict(self.overflow_policy, self.bytes, size, self.buffer_bytes) != ADMIT:
+        # (the overflow policy decides only for a packet the buffer has no room for: a call
+        # per packet would cost more than the comparison)
+        if (
+            self.bytes + size > self.buffer_bytes
+            and verdict(self.overflow_policy, self.bytes, size, self.buffer_bytes) != ADMIT
+        ):
             if self._phantom_drops and self.phantom is not None and pkt.kind == DATA:
                 self.phantom.enqueue(now, size)
             self.drops += 1

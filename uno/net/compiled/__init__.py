@@ -56,6 +56,11 @@ state whenever samplers, tables or checks read them (:meth:`CompiledDataplane.sy
 The other flows keep their Python senders (the callback path: the kernel returns their ACKs),
 and at a NIC they share with kernel senders they wait in the kernel's FIFO and get their turns
 from it; the run's summary says which and why (docs/design.md).
+
+Cost per packet-hop: the kernels Python calls borrow their arrays (:mod:`uno.core.borrow`), so
+the small functions a packet passes through count no references, and the few on every hop
+(the wire's end, switching, admission) are inlined where they are called (``inline="always"``);
+``benchmarks/engine_speed.py`` and ``benchmarks/fig3_speed.py`` measure it.
 """
 
 from uno.net.compiled.dataplane import CompiledDataplane

@@ -412,6 +412,7 @@ class CompiledDataplane:
         s.done = bool(row[S.done])
         s.rto_ps = row[S.rto]
         s.cc.state[:] = self.F[row[S.frow], : len(s.cc.state)]
+        s.cc.state_written()
         s.restore_send_state(bool(row[S.armed]), row[S.next_send], row[S.wake] - 1)
 
     def sync_receivers(self) -> None:

@@ -36,7 +36,7 @@ from uno.net.compiled.queue import decide_mark, int_settled
 from uno.net.hashing import ecmp_choice
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _next_delivery(ST, PK, pb, nxt, payload, pending_col):
     """The lane's next packet ``nxt`` gets its delivery event (``payload``); with none, the
     lane has no delivery pending."""
@@ -46,7 +46,7 @@ def _next_delivery(ST, PK, pb, nxt, payload, pending_col):
         ST[pb + pending_col] = 0
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _leave_wire(ST, F, U, PK, p, pb, typ, payload):
     """The oldest packet of port ``p``'s lane ``typ`` (``EV.data``, ``EV.ctrl`` or an event
     port's ``EV.wire``) leaves the wire (:meth:`uno.net.port.Port._deliver`,
@@ -93,7 +93,7 @@ def _leave_wire(ST, F, U, PK, p, pb, typ, payload):
     return slot
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _forward(ST, F, U, PK, node, slot, now):
     """Switch ``node`` forwards the packet in ``slot`` at ``now``: by destination, hashing
     among the equal-cost ports."""

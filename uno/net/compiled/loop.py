@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from numba import njit
 
+from uno.core.borrow import borrowed
 from uno.core.packet import ACK, DATA
 from uno.net.compiled.delivery import deliver, receive_data
 from uno.net.compiled.event_port import eport_tx_done, pfc_signal
@@ -132,6 +133,7 @@ def run(ST, F, U, PK, lim_t, lim_prio, lim_eid, eid):
     a PAUSE or RESUME; the flow, for a completion or a Python sender's turn); its kind (the
     host, for a turn); its ECN; the time of the last event; the kernel top's time and engine
     eid)."""
+    ST, F, U, PK = borrowed(ST), borrowed(F), borrowed(U), borrowed(PK)  # (see uno.core.borrow)
     base = eid << EID_SHIFT
     ST[H.eid] = base
     ht = ST[H.off_heap_t]
@@ -186,6 +188,7 @@ def inject(ST, F, U, PK, p, kind, size, src, dst, entropy, ecn, flow, seq, paylo
     of (``src``, ``dst``, ``entropy``)); a delivery event it schedules takes a sub-eid of
     engine eid ``eid``. Returns (pool slot, or -1 if the pool is full, -2 if the event heap has
     too little room; kernel top time, kernel top's engine eid)."""
+    ST, F, U, PK = borrowed(ST), borrowed(F), borrowed(U), borrowed(PK)  # (see uno.core.borrow)
     if ST[H.heap_cap] - ST[H.heap_n] < HEAP_ROOM:
         return -2, NEVER_PS, 0
     if ST[H.free] < 0:
@@ -216,6 +219,7 @@ def start_flow(ST, F, U, PK, f, now, eid):
     """Kernel sender ``f`` starts at ``now`` (:meth:`uno.transport.sender.Sender.start`); the
     events it schedules take sub-eids of engine eid ``eid``. Returns (0, or a ``RUN_*`` code if
     the pool / heap needs room first, nothing done; kernel top time, kernel top's engine eid)."""
+    ST, F, U, PK = borrowed(ST), borrowed(F), borrowed(U), borrowed(PK)  # (see uno.core.borrow)
     code = _enter(ST, now, eid)
     if code:
         return code, NEVER_PS, 0
@@ -230,6 +234,7 @@ def nic_wait(ST, F, U, PK, f, now, eid):
     waits in the kernel's FIFO; a wake it schedules takes a sub-eid of engine eid ``eid``.
     Returns (0, or a ``RUN_*`` code if the pool / heap needs room first, nothing done; kernel
     top time, kernel top's engine eid)."""
+    ST, F, U, PK = borrowed(ST), borrowed(F), borrowed(U), borrowed(PK)  # (see uno.core.borrow)
     code = _enter(ST, now, eid)
     if code:
         return code, NEVER_PS, 0
@@ -244,6 +249,7 @@ def nic_continue(ST, F, U, PK, host, now, eid):
     schedules take sub-eids of engine eid ``eid``. Returns (the next Python sender's flow or
     -1, or a ``RUN_*`` code (< -1) if the pool / heap needs room first, nothing done; kernel
     top time, kernel top's engine eid)."""
+    ST, F, U, PK = borrowed(ST), borrowed(F), borrowed(U), borrowed(PK)  # (see uno.core.borrow)
     code = _enter(ST, now, eid)
     if code:
         return code, NEVER_PS, 0

@@ -123,7 +123,7 @@ def _tail_drop(ST, F, PK, p, pb, flags, kind, size, slot, now):
     free_row(ST, PK, slot)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def admit(ST, F, PK, p, pb, flags, kind, size, slot, now):
     """Port ``p`` (row ``pb``, ``flags``) asks its overflow policy about the data-queue packet
     in ``slot`` (``kind``, ``size`` bytes) at ``now``: tail drop (:func:`_tail_drop`), or the

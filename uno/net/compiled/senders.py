@@ -74,7 +74,8 @@ def _data_packet(ST, U, PK, f, sb, seq, now):
 def _pace(ST, F, f, sb, fr, now, wire, rate):
     """After a send of ``wire`` bytes at ``now``: a law that hears sends hears it (its rate may
     change), and a paced sender's next send waits the packet's time at its rate (``rate``
-    before the send, 0: not paced); a law with timers may shorten that wait."""
+    before the send, 0: not paced); a law with timers may shorten that wait. Returns the
+    pacing rate after the send."""
     send_cc = ST[sb + S.send_cc]
     if send_cc:
         s, p = law_rows(F, fr, ST)
@@ -84,6 +85,7 @@ def _pace(ST, F, f, sb, fr, now, wire, rate):
         ST[sb + S.next_send] = now + np.int64(wire * BPS_PS / rate)
         if send_cc and ST[sb + S.timer_cc]:
             watch_rate(ST, F, f, sb, fr, now, wire)
+    return rate
 
 
 @njit(cache=True)
@@ -97,12 +99,12 @@ def try_send(ST, F, U, PK, f, now, turn):
     acked = ST[sb + S.acked_off]
     nb = ST[H.off_nics] + ST[sb + S.host] * N.size
     nic_busy = nic_busy_at(ST, nb)
+    rate = pacing_rate(F, fr, ST, sb)  # (only a send changes the law's state in this loop)
     while ST[sb + S.inflight] < F[fr, LAW.cwnd]:
         while ST[sb + S.rq_n] and ST[acked + ST[ST[sb + S.rq_off] + ST[sb + S.rq_head]]]:
             retx_pop(ST, sb)
         if ST[sb + S.rq_n] == 0 and ST[sb + S.next_seq] >= ST[sb + S.n]:
             break
-        rate = pacing_rate(F, fr, ST, sb)
         if rate > 0.0 and now < ST[sb + S.next_send]:
             if not ST[sb + S.wake]:
                 ST[sb + S.wake] = ST[sb + S.next_send] + 1
@@ -119,7 +121,7 @@ def try_send(ST, F, U, PK, f, now, turn):
         fifo_push(ST, sb, now, seq)
         ST[sb + S.sent_bytes] += wire
         ST[sb + S.sent_pkts] += 1
-        _pace(ST, F, f, sb, fr, now, wire, rate)
+        rate = _pace(ST, F, f, sb, fr, now, wire, rate)
         if not ST[sb + S.armed]:
             ST[sb + S.armed] = 1
             heap_push(ST, now + ST[sb + S.rto], next_eid(ST), (f << EV_BITS) | EV.rto)
