@@ -589,3 +589,31 @@ def test_artifact_window_is_never_cut_to_the_target():
     cc.on_timeout(t + 2)
     feed(cc, t + 3, 24 * G, 0)
     assert cc.cwnd_bytes == 4 * MSS  # below the target: grows (+acked, then the floor)
+
+
+def test_artifact_pacer_gaps_steps_and_once_per_base_rtt():
+    """``artifact_pacer`` (the Uno artifact's BBRSrc::UpdatePacingRate / update_bw_model): a
+    whole-ns gap of wire bits / (BtlBw x gain); while the gain is above 1 a gap not at least a
+    step (4,300 B at 100 Gb/s: 344 ns) longer than the previous one becomes the previous less
+    two steps (at least one step); the pacer takes the gap at the first ACK after each base-RTT
+    window."""
+    cc = make(artifact_pacer=True, phase_inflight_checks=False)
+    assert cc.pacer_gap_ns == 80  # a 1,000-B packet at 100 Gb/s
+    feed(cc, RTT, 10 * G, 10**9)  # STARTUP: 8,000 / (10 x 2.885) = 277 ns, not 344 longer
+    assert cc.pacer_gap_ns == 344  # 80 - 688 < 0: one step
+    assert cc.pacing_rate_bps == pytest.approx(LINE)  # no window ended yet (t = 1 base RTT)
+    feed(cc, 2 * RTT + 1, 10 * G, 10**9)  # the first ACK after [0, 1 base RTT]
+    assert cc.pacing_rate_bps == pytest.approx(8000 / 344e-9)
+    feed(cc, 2 * RTT + 2, 10 * G, 10**9)  # same window: the pacer keeps its gap
+    assert cc.pacing_rate_bps == pytest.approx(8000 / 344e-9)
+    # at gain 1 the gap is the formula's: 8,000 / 24 Gb/s = 333.3 -> 333 ns
+    cc = make(artifact_pacer=True, phase_inflight_checks=False, cycle_start_index=2)
+    t = to_probe_bw(cc)
+    assert cc.pacing_gain == 1.0
+    assert cc.pacer_gap_ns == 333
+    feed(cc, t + RTT + 1, 24 * G, 20_000)
+    assert cc.pacing_rate_bps == pytest.approx(8000 / 333e-9)
+    # below 3 Gb/s the pacer assumes 3 Gb/s; a gap a step longer than the last one is kept
+    cc = make(artifact_pacer=True)
+    feed(cc, RTT, 1 * G, 10**9)
+    assert cc.pacer_gap_ns == 924  # 8,000 / (3 x 2.885), not 8,000 / (1 x 2.885) = 2,772

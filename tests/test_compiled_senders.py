@@ -98,8 +98,15 @@ def test_kernel_senders_give_the_python_senders_results(overrides):
         # the WAN losing packets: BBR's fast retransmits (three duplicate ACKs) and timeouts
         [*LOSSY, "cc=mprdma_bbr", "lb=ecmp"],
         [*FIG10, "scheme=mprdma_bbr"],  # the Uno paper's MPRDMA+BBR, flows arriving at random
+        # the artifact's timeout rules: timers tested at every ACK and paced send while a resend
+        # waits, every timed-out packet reported to the law
+        [*INCAST_SAMPLED, "cc=mprdma_bbr", "transport.inter.rto_base_rtts=1.02",
+         "transport.intra.rto_base_rtts=1.02", "transport.intra.timer_granularity_us=4.0",
+         "transport.scan_timers_while_resending=true", "transport.report_every_timeout=true"],
+        [*INCAST_SAMPLED, "cc=mprdma_bbr_artifact"],  # the artifact's BBR pacer too
     ],
-    ids=["incast", "incast_spurious_timeouts", "lossy_wan", "fig10"],
+    ids=["incast", "incast_spurious_timeouts", "lossy_wan", "fig10", "artifact_timeout_rules",
+         "artifact_preset"],
 )  # fmt: skip
 def test_bbr_senders_in_the_kernel(overrides, monkeypatch):
     """BBR's senders in the kernel: the delivery-rate sample of every ACK (the sender's

@@ -95,6 +95,46 @@ def test_artifact_presets_have_the_artifact_rtos():
             assert round(f.rto_ps / US, 2) == 2432.04
 
 
+def test_every_timed_out_packet_reaches_the_controller_when_asked():
+    """``report_every_timeout``: the controller hears of each timed-out packet (the artifact's
+    BBR: a window reset per packet), not of one loss episode per base RTT."""
+    counts = {}
+    for every in (False, True):
+        sim = sim_of([*LOSSY, "engine.dataplane=python", f"transport.report_every_timeout={every}"])
+        sim.run()
+        counts[every] = [(f.sender.timeouts, f.sender.lost_packets - f.sender.fast_retransmits)
+                         for f in sim.flows]  # fmt: skip
+    # (reported timeouts, packets that timed out)
+    assert any(reported < lost for reported, lost in counts[False])
+    assert all(reported == lost for reported, lost in counts[True])
+    assert sum(lost for _, lost in counts[True]) > 0
+
+
+def test_timers_are_tested_at_acks_while_a_resend_waits(monkeypatch):
+    """``scan_timers_while_resending``: with the periodic scan every 40 us, losses are found at
+    ACKs and paced sends too while retransmissions wait, and only then."""
+    from uno.transport.sender import Sender
+
+    found_at_ack = []
+    scan = Sender._scan_while_resending
+
+    def watched(self, now):
+        waiting = bool(self.retx_queue)
+        lost_before = self.lost_packets
+        scan(self, now)
+        if self.lost_packets > lost_before:
+            assert waiting and self.scan_timers_while_resending
+            found_at_ack.append(now)
+
+    monkeypatch.setattr(Sender, "_scan_while_resending", watched)
+    slow = [*LOSSY, "engine.dataplane=python", "transport.timer_granularity_us=40"]
+    periodic = run(slow)
+    assert not found_at_ack
+    eager = run([*slow, "transport.scan_timers_while_resending=true"])
+    assert len(found_at_ack) > 0
+    assert eager.flows["fct_ps"].tolist() != periodic.flows["fct_ps"].tolist()
+
+
 def test_class_reference_path_facts_for_a_same_rack_flow():
     flows = flows_override([(0, 1, 100_000), (0, 200, 100_000)])
     own = sim_of(["workload=flows", flows])

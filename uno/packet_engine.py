@@ -146,6 +146,8 @@ def populate_packet(
             rto_after_retransmit_ps=facts.rto_after_retransmit_ps,
             dupack_threshold=facts.dupack_threshold,
             pad_last_packet=tp.pad_last_packet,
+            scan_timers_while_resending=facts.scan_timers_while_resending,
+            report_every_timeout=facts.report_every_timeout,
         )
         flow.receiver = Receiver(
             sim.engine,

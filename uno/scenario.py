@@ -116,6 +116,8 @@ class EndpointFacts:
     rto_after_retransmit_ps: int | None
     timer_granularity_ps: int
     dupack_threshold: int
+    scan_timers_while_resending: bool = False
+    report_every_timeout: bool = False
 
 
 def endpoint_facts(
@@ -143,7 +145,15 @@ def endpoint_facts(
         rto_after_retransmit_ps=round(after * path.base_rtt_ps) if after is not None else None,
         timer_granularity_ps=us_to_ps(granularity),
         dupack_threshold=dupack,
+        scan_timers_while_resending=_class_or_transport(rec, tp, "scan_timers_while_resending"),
+        report_every_timeout=_class_or_transport(rec, tp, "report_every_timeout"),
     )
+
+
+def _class_or_transport(rec, tp, name: str):
+    """The class block's setting ``name``, or the transport-wide one where it is null."""
+    value = getattr(rec, name)
+    return getattr(tp, name) if value is None else value
 
 
 @dataclass(frozen=True)

@@ -105,6 +105,17 @@ flight before it (after it plus its bytes) end a gain phase, and the window grow
 bytes at once. Counts are not rounded to whole packets: BBR's comparisons are of bytes against
 its model's estimates, not against whole packets a sender would hold.
 
+The Uno artifact's pacer (``artifact_pacer``, off by default; ``BBRSrc::UpdatePacingRate`` and
+``update_bw_model``, ``sim/bbr.cpp``): the gap between packets is a whole number of ns,
+``wire bits / (bw x pacing gain)`` with bw = BtlBw (raised only until the pipe is filled, at
+least 3 Gb/s); while the pacing gain is above 1, a gap not at least ``step`` = 4,300 x 8 bits
+at line rate (344 ns at 100 Gb/s) longer than the previous one becomes the previous one less
+2 steps (at least 1 step), so the gap falls to about line rate within a few ACKs; and the
+pacer takes the gap only at the first ACK after each base-RTT window (windows counted from time
+0), the gap computed up to the ACK before. The artifact keeps that published gap in one static
+variable all its BBR flows read (the last flow to publish sets every flow's gap); here each
+flow publishes its own.
+
 Parameters (defaults and sources): ``high_gain`` 2/ln 2 (§2 BBRHighGain, §4.3.2.1, [Q];
 artifact 2.89); ``cwnd_gain`` 2 (§4.3.4.1, [Q]); ``bw_window_rounds`` 10 (§2 BtlBwFilterLen,
 §4.1.1.2, [Q]; artifact: 10 base-RTT slots); ``min_rtt_window_s`` 10 (§2 RTpropFilterLen and
@@ -178,6 +189,10 @@ class BbrParams:
     #: false only grows a window below the target and never cuts it (the Uno artifact, whose
     #: BBR therefore stays at its 1-BDP cap and is limited by pacing alone)
     cwnd_cut_to_target: bool = True
+    #: pace as the Uno artifact's BBR does: a whole-ns gap from BtlBw (at least 3 Gb/s), cut
+    #: by steps while the pacing gain is above 1, taken by the pacer once per base RTT (see
+    #: the module docstring; the artifact's gap shared by all flows is per flow here)
+    artifact_pacer: bool = False
 
 
 #: the mode and its gains; the pacing rate (bit/s) and the window's target; the model: BtlBw
@@ -194,12 +209,14 @@ S = state_layout("BbrState", (
     "filled_pipe", "full_bw_bps", "full_bw_count", "cycle_index", "cycle_stamp_ps",
     "probe_rtt_armed", "probe_rtt_done_ps", "probe_rtt_round_done", "prior_cwnd_bytes",
     "app_limited_on", "app_limited_from_ps", "app_limited_mark_bytes", "loss",
+    "pacer_bw_bps", "pacer_gap_ns", "pacer_window_end_ps",
 ))  # fmt: skip
 #: the parameters, times in ps (the window's floor ``min_cwnd`` is BBRMinPipeCwnd)
 P = params_layout("BbrConsts", (
     "high_gain", "probe_bw_cwnd_gain", "bw_window_rounds", "rtprop_window_ps",
     "full_bw_growth", "full_bw_rounds", "cycle_start_index", "phase_inflight_checks",
     "probe_rtt", "probe_rtt_duration_ps", "cwnd_cut_to_target", "seed_rtprop_base_rtt",
+    "artifact_pacer", "pacer_step_ns",
 ))  # fmt: skip
 
 
@@ -226,6 +243,9 @@ def pack(params: BbrParams, ctx) -> np.ndarray:
     p[P.probe_rtt_duration_ps] = round(params.probe_rtt_duration_s * 1e12)
     p[P.cwnd_cut_to_target] = 1.0 if params.cwnd_cut_to_target else 0.0
     p[P.seed_rtprop_base_rtt] = 1.0 if params.seed_rtprop_base_rtt else 0.0
+    p[P.artifact_pacer] = 1.0 if params.artifact_pacer else 0.0
+    # 4,300 B at the host's line rate, in whole ns (the artifact: 4300 * 8 / 100 Gb/s = 344)
+    p[P.pacer_step_ns] = (4300 * 8) // max(1, round(ctx.bottleneck_bps / 1e9))
     return p
 
 
@@ -242,6 +262,8 @@ def init(s, p):
     s[S.target_cwnd_bytes] = p[P.init_cwnd]
     s[S.pacing_bps] = p[P.init_cwnd] * BPS_PS / p[P.base_rtt]
     s[S.rtprop_ps] = p[P.base_rtt] if p[P.seed_rtprop_base_rtt] > 0.0 else np.inf
+    # the artifact's pacer starts at a full packet's time at 100 Gb/s, in whole ns
+    s[S.pacer_gap_ns] = math.floor(p[P.mss] * 8.0 / 100.0)
     _enter_startup(s, p)
 
 
@@ -435,6 +457,27 @@ def _set_cwnd(s, p, acked, delivered):
     s[S.cwnd] = cwnd
 
 
+@njit(cache=True)
+def _artifact_pacer(s, p, now):
+    """The Uno artifact's pacer (see the module docstring): publish the gap computed so far at
+    the first batch after a base-RTT window, then compute the gap of this batch."""
+    if now > s[S.pacer_window_end_ps] + p[P.base_rtt]:
+        s[S.pacer_window_end_ps] += p[P.base_rtt]
+        s[S.pacing_bps] = p[P.mss] * 8.0 / (s[S.pacer_gap_ns] * 1e-9)
+    bw = s[S.btl_bw_bps]
+    if s[S.filled_pipe] > 0.0 or bw > s[S.pacer_bw_bps]:
+        s[S.pacer_bw_bps] = bw
+    gain = s[S.pacing_gain]
+    old = s[S.pacer_gap_ns]
+    gap = math.floor(p[P.mss] * 8.0 / (max(s[S.pacer_bw_bps], 3e9) * 1e-9 * gain))
+    step = p[P.pacer_step_ns]
+    if gap - old < step and gain > 1.0:
+        gap = old - 2.0 * step
+        if gap < 0.0:
+            gap = step
+    s[S.pacer_gap_ns] = max(gap, 1.0)
+
+
 # ---- the law's hooks ------------------------------------------------------------------------
 @njit(cache=True)
 def on_feedback(s, p, fb, rec):
@@ -461,7 +504,10 @@ def on_feedback(s, p, fb, rec):
     _check_drain(s, p, now, inflight)
     expired = _update_rtprop(s, p, now, fb.rtt_ps)
     _check_probe_rtt(s, p, now, inflight, delivered, expired)
-    _set_pacing_rate(s)
+    if p[P.artifact_pacer] > 0.0:
+        _artifact_pacer(s, p, now)
+    else:
+        _set_pacing_rate(s)
     _set_cwnd(s, p, fb.acked_bytes, delivered)
     s[S.loss] = 0.0
 

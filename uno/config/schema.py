@@ -345,6 +345,10 @@ class ClassRecovery:
     timer_granularity_us: float | None = num(None, "> 0")
     #: fast retransmit (see TransportConfig.dupack_threshold); 0 turns it off for the class
     dupack_threshold: int | None = num(None, "[0, 1000]")
+    #: see TransportConfig.scan_timers_while_resending
+    scan_timers_while_resending: bool | None = None
+    #: see TransportConfig.report_every_timeout
+    report_every_timeout: bool | None = None
 
 
 @dataclass
@@ -372,6 +376,13 @@ class TransportConfig:
     path_facts: str = choice("own", ("own", "class_reference"))
     #: send every data packet at full size, the last one too (htsim sends whole MSS packets)
     pad_last_packet: bool = False
+    #: while retransmissions wait (the window or the pacer holds them), every ACK and every
+    #: paced send first tests the retransmission timers, not only the periodic scan (the Uno
+    #: artifact's MPRDMA: its send_packets calls retransmit_packet whenever a resend is pending)
+    scan_timers_while_resending: bool = False
+    #: the congestion control hears of every timed-out packet, not of at most one timeout per
+    #: base RTT (the Uno artifact's BBR resets its window for every timed-out packet)
+    report_every_timeout: bool = False
     intra: ClassRecovery = field(default_factory=ClassRecovery)
     inter: ClassRecovery = field(default_factory=ClassRecovery)
 

@@ -67,6 +67,8 @@ class Sender:
         rto_after_retransmit_ps: int | None = None,
         dupack_threshold: int = 0,
         pad_last_packet: bool = False,
+        scan_timers_while_resending: bool = False,
+        report_every_timeout: bool = False,
     ):
         self._engine = engine
         self.flow = flow
@@ -130,6 +132,10 @@ class Sender:
         self.rto_ps = flow.rto_ps
         self._rto_after_retransmit_ps = rto_after_retransmit_ps
         self.dupack_threshold = dupack_threshold
+        # the Uno artifact's rules (transport.<class>.scan_timers_while_resending,
+        # report_every_timeout): see _scan_while_resending and _report_timeouts
+        self.scan_timers_while_resending = scan_timers_while_resending
+        self.report_every_timeout = report_every_timeout
         self.fast_retransmits = 0
         self._last_fast_loss_ps: int | None = None
         # send times of acknowledged transmissions sent after the oldest entry of _rto_fifo,
@@ -175,6 +181,7 @@ class Sender:
             return  # stale: the wake now due was set for another time
         self._wake_at = -1
         if not self.done:
+            self._scan_while_resending(self._engine._now)
             self._try_send()
 
     def nic_ready(self) -> None:
@@ -358,6 +365,7 @@ class Sender:
             return
         if self.dupack_threshold:
             self._detect_losses(now, pkt.sent_ps)
+        self._scan_while_resending(now)
         self._try_send()
 
     def _feedback(self, pkt: Packet, now: int, wire: int, ecn: bool, rtt: int) -> None:
@@ -452,12 +460,24 @@ class Sender:
         """Declare lost every packet unacknowledged ``rto_ps`` after its (re)transmission.
 
         The timer is checked at most every ``timer_granularity_ps`` (htsim scans its timers
-        every microsecond), so a burst of expiries is handled in a few passes, and the
-        congestion controller hears of at most one timeout per base RTT: one loss episode."""
+        every microsecond), so a burst of expiries is handled in a few passes."""
         self._timer_armed = False
         if self.done:
             return
         now = self._engine._now
+        lost = self._expire(now)
+        if lost:
+            self._report_timeouts(now, lost)
+        fifo = self._rto_fifo
+        if fifo:
+            self._timer_armed = True
+            due = fifo[0][0] + self.rto_ps
+            self._engine.call_at(max(due, now + self.timer_granularity_ps), self._on_timer)
+        self._try_send()
+
+    def _expire(self, now: int) -> list[int]:
+        """Every packet unacknowledged ``rto_ps`` after its (re)transmission leaves the bytes in
+        flight for the retransmission queue, oldest first; returns their sequence numbers."""
         rto = self.rto_ps
         fifo = self._rto_fifo
         outstanding = self.outstanding
@@ -476,18 +496,34 @@ class Sender:
             lost.append(seq)
         if self.dupack_threshold:
             self._drop_acked_before(fifo[0][0] if fifo else None)
-        if lost:
-            self.lost_packets += len(lost)
-            self.lb.on_timeout(now, self._entropies(lost))
-            if now - self._last_timeout_ps >= self.flow.path.base_rtt_ps or self.timeouts == 0:
+        return lost
+
+    def _report_timeouts(self, now: int, lost: list[int]) -> None:
+        """Packets ``lost`` timed out at ``now``: the load balancer hears of their paths; the
+        congestion controller hears of at most one timeout per base RTT (one loss episode), or,
+        with ``report_every_timeout``, of each timed-out packet (the Uno artifact's BBR resets
+        its window for every one: ``BBRSrc::retransmit_packet`` → ``apply_timeout_penalty``)."""
+        self.lost_packets += len(lost)
+        self.lb.on_timeout(now, self._entropies(lost))
+        if self.report_every_timeout:
+            for _ in lost:
                 self.timeouts += 1
                 self._last_timeout_ps = now
                 self.cc.on_timeout(now)
-        if fifo:
-            self._timer_armed = True
-            due = fifo[0][0] + rto
-            self._engine.call_at(max(due, now + self.timer_granularity_ps), self._on_timer)
-        self._try_send()
+        elif now - self._last_timeout_ps >= self.flow.path.base_rtt_ps or self.timeouts == 0:
+            self.timeouts += 1
+            self._last_timeout_ps = now
+            self.cc.on_timeout(now)
+
+    def _scan_while_resending(self, now: int) -> None:
+        """With ``scan_timers_while_resending``: while retransmissions wait (the window or the
+        pacer holds them), every ACK and every paced send first tests the retransmission timers,
+        not only the periodic scan (the Uno artifact's ``MprdmaSrc::send_packets`` calls
+        ``retransmit_packet`` whenever a resend is pending)."""
+        if self.scan_timers_while_resending and self.retx_queue:
+            lost = self._expire(now)
+            if lost:
+                self._report_timeouts(now, lost)
 
     def _finish(self, now: int) -> None:
         if self.inflight_bytes != 0 and self.outstanding:

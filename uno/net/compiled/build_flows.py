@@ -64,6 +64,8 @@ def _sender_row(row, flow, arrays_at: int, rng_words: list) -> None:
     after = s.rto_after_retransmit_ps
     row[S.rto_after] = after if after is not None else -1
     row[S.dupthr] = s.dupack_threshold
+    row[S.scan_resend] = s.scan_timers_while_resending
+    row[S.every_timeout] = s.report_every_timeout
     row[S.last_fast] = -1
     row[S.base_rtt] = flow.path.base_rtt_ps
     cap = fifo_cap(n)

@@ -55,6 +55,22 @@ def pacing_rate(F, fr, ST, sb):
 
 
 @njit(cache=True)
+def on_timeouts(F, fr, ST, sb, now, lost):
+    """``lost`` packets timed out at ``now``: counted, and the law hears of one loss episode per
+    base RTT, or of each packet when the sender reports every timeout
+    (:meth:`uno.transport.sender.Sender._report_timeouts`)."""
+    ST[sb + S.lost] += lost
+    if not ST[sb + S.every_timeout]:
+        on_loss_episode(F, fr, ST, sb, now, True)
+        return
+    s, p = law_rows(F, fr, ST)
+    for _ in range(lost):
+        ST[sb + S.timeouts] += 1
+        ST[sb + S.last_timeout] = now
+        cc_on_loss(ST[sb + S.law], s, p, float(now), LOSS_TIMEOUT)
+
+
+@njit(cache=True)
 def on_loss_episode(F, fr, ST, sb, now, timeout):
     """A loss at ``now`` (a retransmission timeout, or fast retransmit's): the law hears of at
     most one per base RTT (one episode)."""

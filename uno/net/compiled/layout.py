@@ -157,7 +157,9 @@ R = layout("ReceiverColumns", ("kernel", "n_packets", "flow_bytes", "ack_bytes",
 #: kind; pacing (next send time, the wake's time + 1: 0 none); spraying (on, entropies, stream);
 #: whether duplicate ACKs reach its law; a rate-based sender's last packet (send time, wire bytes)
 #: whose gap a rate timer may shorten; whether its law hears sends, has timers, reads
-#: delivery-rate samples; the delivered clock (when acknowledged bytes last advanced)
+#: delivery-rate samples; the delivered clock (when acknowledged bytes last advanced); the
+#: artifact's timeout rules (timers tested at every ACK and paced send while a resend waits;
+#: every timed-out packet reported to the law)
 S = layout("SenderColumns", (
     "on", "host", "src", "dst", "entropy", "hkey", "n", "last_seq", "full_wire", "last_wire",
     "mss", "last_payload", "next_seq", "inflight", "n_acked", "sent_bytes", "sent_pkts",
@@ -166,7 +168,7 @@ S = layout("SenderColumns", (
     "acked_off", "out_off", "fifo_off", "fifo_cap", "fifo_head", "fifo_n", "rq_off", "rq_cap",
     "rq_head", "rq_n", "later_off", "later_n", "nic_queued", "nic_next", "frow", "law",
     "next_send", "wake", "spray", "spray_n", "spray_rng", "dup_cc", "rc_sent", "rc_wire",
-    "send_cc", "timer_cc", "rate", "delivered_ps",
+    "send_cc", "timer_cc", "rate", "delivered_ps", "scan_resend", "every_timeout",
 ))  # fmt: skip
 #: a host's NIC row: its port, the FIFO of waiting kernel senders (through ``S.nic_next``),
 #: whether a wake is pending (uno.net.nic.NicScheduler)

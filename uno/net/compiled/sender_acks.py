@@ -8,16 +8,17 @@ from __future__ import annotations
 from numba import njit
 
 from uno.net.compiled.events import heap_push, next_eid
-from uno.net.compiled.law_calls import cc_on_ack, on_loss_episode
+from uno.net.compiled.law_calls import cc_on_ack, on_loss_episode, on_timeouts
 from uno.net.compiled.layout import ERR_OUTSTANDING, EV, EV_BITS, H, K, S
 from uno.net.compiled.sender_rings import (
     declare_lost,
     drop_acked_before,
+    expire,
     fifo_front,
     fifo_pop,
     wire_of,
 )
-from uno.net.compiled.senders import try_send
+from uno.net.compiled.senders import scan_while_resending, try_send
 
 
 @njit(cache=True)
@@ -61,29 +62,12 @@ def on_timer(ST, F, U, PK, f, now):
     ST[sb + S.armed] = 0
     if ST[sb + S.done]:
         return
-    rto = ST[sb + S.rto]
-    out = ST[sb + S.out_off]
-    lost = 0
-    while ST[sb + S.fifo_n]:
-        at = fifo_front(ST, sb)
-        sent = ST[at]
-        seq = ST[at + 1]
-        if ST[out + seq] != sent + 1:
-            fifo_pop(ST, sb)
-            continue
-        if sent + rto > now:
-            break
-        fifo_pop(ST, sb)
-        declare_lost(ST, sb, seq)
-        lost += 1
-    if ST[sb + S.dupthr]:
-        drop_acked_before(ST, sb)
+    lost = expire(ST, sb, now)
     if lost:
-        ST[sb + S.lost] += lost
-        on_loss_episode(F, ST[sb + S.frow], ST, sb, now, True)
+        on_timeouts(F, ST[sb + S.frow], ST, sb, now, lost)
     if ST[sb + S.fifo_n]:
         ST[sb + S.armed] = 1
-        due = ST[fifo_front(ST, sb)] + rto
+        due = ST[fifo_front(ST, sb)] + ST[sb + S.rto]
         floor = now + ST[sb + S.gran]
         heap_push(ST, due if due > floor else floor, next_eid(ST), (f << EV_BITS) | EV.rto)
     try_send(ST, F, U, PK, f, now, False)
@@ -148,5 +132,6 @@ def sender_on_ack(ST, F, U, PK, f, slot, now):
         return _complete(ST, sb)
     if ST[sb + S.dupthr]:
         detect_losses(ST, F, sb, now, sent_ps)
+    scan_while_resending(ST, F, sb, now)
     try_send(ST, F, U, PK, f, now, False)
     return 0

@@ -108,3 +108,28 @@ def declare_lost(ST, sb, seq):
     ST[ST[sb + S.out_off] + seq] = 0
     ST[sb + S.inflight] -= wire_of(ST, sb, seq)
     retx_push(ST, sb, seq)
+
+
+@njit(cache=True)
+def expire(ST, sb, now):
+    """Every packet of sender row ``sb`` unacknowledged ``rto`` after its (re)transmission
+    leaves the bytes in flight for the retransmission queue, oldest first
+    (:meth:`uno.transport.sender.Sender._expire`); returns how many."""
+    rto = ST[sb + S.rto]
+    out = ST[sb + S.out_off]
+    lost = 0
+    while ST[sb + S.fifo_n]:
+        at = fifo_front(ST, sb)
+        sent = ST[at]
+        seq = ST[at + 1]
+        if ST[out + seq] != sent + 1:
+            fifo_pop(ST, sb)
+            continue
+        if sent + rto > now:
+            break
+        fifo_pop(ST, sb)
+        declare_lost(ST, sb, seq)
+        lost += 1
+    if ST[sb + S.dupthr]:
+        drop_acked_before(ST, sb)
+    return lost

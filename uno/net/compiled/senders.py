@@ -17,13 +17,13 @@ from uno.cc.registry import on_send as cc_on_send
 from uno.cc.registry import on_timer as cc_on_timer
 from uno.core.packet import DATA
 from uno.net.compiled.events import heap_push, next_eid
-from uno.net.compiled.law_calls import law_rows, pacing_rate
+from uno.net.compiled.law_calls import law_rows, on_timeouts, pacing_rate
 from uno.net.compiled.layout import EV, EV_BITS, H, K, N, S
 from uno.net.compiled.nic import nic_busy_at, wait_for_nic
 from uno.net.compiled.packets import hash_key, new_packet
 from uno.net.compiled.pcg import pcg64_next_double
 from uno.net.compiled.ports import port_receive
-from uno.net.compiled.sender_rings import fifo_push, retx_pop
+from uno.net.compiled.sender_rings import expire, fifo_push, retx_pop
 
 
 @njit(cache=True)
@@ -178,4 +178,15 @@ def pace_wake(ST, F, U, PK, f, now):
         return  # stale: the wake now due was set for another time
     ST[sb + S.wake] = 0
     if not ST[sb + S.done]:
+        scan_while_resending(ST, F, sb, now)
         try_send(ST, F, U, PK, f, now, False)
+
+
+@njit(cache=True)
+def scan_while_resending(ST, F, sb, now):
+    """A sender that tests its timers while a resend waits (the artifact's MPRDMA) does so at
+    ``now`` (:meth:`uno.transport.sender.Sender._scan_while_resending`)."""
+    if ST[sb + S.scan_resend] and ST[sb + S.rq_n]:
+        lost = expire(ST, sb, now)
+        if lost:
+            on_timeouts(F, ST[sb + S.frow], ST, sb, now, lost)
