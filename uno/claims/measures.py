@@ -1,0 +1,146 @@
+"""The measures claims use: our value from the flows tables of a claim's runs.
+
+Each function here builds a measure: a callable taking ``{run name: RunResult}`` and returning
+one float, with a docstring saying what the value is. A measure that cannot give a value (a
+flow it needs is unfinished, a class is empty) raises :class:`MeasureError` with the reason.
+FCT statistics are over finished flows of the selected class; p99 is pandas' linear quantile.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+
+class MeasureError(Exception):
+    """A measure has no value for these runs (the message says why)."""
+
+
+def _flows(results: dict, run: str, cls: str | None, tag: str | None) -> pd.DataFrame:
+    flows = results[run].flows
+    if cls is not None:
+        flows = flows[flows["cls"] == cls]
+    if tag is not None:
+        flows = flows[flows["tag"] == tag]
+    if flows.empty:
+        raise MeasureError(f"run {run!r} has no {cls or ''} {tag or ''} flows".replace("  ", " "))
+    unfinished = int(flows["fct_ps"].isna().sum())
+    if unfinished:
+        raise MeasureError(f"run {run!r}: {unfinished} of the flows measured did not finish")
+    return flows
+
+
+def fct_stat(results: dict, run: str, stat: str, cls: str | None = None,
+             tag: str | None = None) -> float:  # fmt: skip
+    """The ``stat`` ("mean", "p99" or "max") FCT of run ``run``'s flows (of class ``cls``,
+    workload tag ``tag``), in ps."""
+    fct = _flows(results, run, cls, tag)["fct_ps"].astype("float64")
+    if stat == "mean":
+        return float(fct.mean())
+    if stat == "p99":
+        return float(fct.quantile(0.99))
+    if stat == "max":
+        return float(fct.max())
+    raise ValueError(f"stat: {stat!r} is not mean, p99 or max")
+
+
+def fct_ratio(baseline: str, ours: str, stat: str = "mean", cls: str | None = None,
+              tag: str | None = None):  # fmt: skip
+    """The factor by which run ``ours`` beats run ``baseline``: ``stat`` FCT of ``baseline``
+    over that of ``ours`` (> 1: ours is faster)."""
+    who = f"{cls}-DC " if cls else ""
+
+    def measure(results: dict) -> float:
+        return fct_stat(results, baseline, stat, cls, tag) / fct_stat(results, ours, stat, cls, tag)
+
+    measure.__doc__ = f"{stat} FCT of {who}flows, {baseline} / {ours}"
+    return measure
+
+
+def mean_over_seeds_ratio(baseline: str, ours: str, stat: str = "mean"):
+    """Runs named ``<name>/<seed>``: the mean over a variant's seeds of each run's ``stat`` FCT,
+    ``baseline`` over ``ours``."""
+
+    def measure(results: dict) -> float:
+        def avg(name):
+            runs = [r for r in results if r.startswith(f"{name}/")]
+            if not runs:
+                raise MeasureError(f"no runs of {name!r}")
+            return sum(fct_stat(results, r, stat) for r in runs) / len(runs)
+
+        return avg(baseline) / avg(ours)
+
+    measure.__doc__ = f"{stat} FCT averaged over seeds, {baseline} / {ours}"
+    return measure
+
+
+def min_of(*measures):
+    """The least of ``measures``' values (a claim that must hold against every baseline)."""
+
+    def measure(results: dict) -> float:
+        return min(m(results) for m in measures)
+
+    measure.__doc__ = "the least of: " + "; ".join(m.__doc__ or "?" for m in measures)
+    return measure
+
+
+def seeded(overrides: tuple[str, ...], name: str, seeds: int) -> dict[str, tuple[str, ...]]:
+    """Runs ``<name>/<i>`` of ``overrides`` with ``seed=i``, i < ``seeds``."""
+    return {f"{name}/{i}": (*overrides, f"seed={i}") for i in range(seeds)}
+
+
+def _steady_rates(results: dict, run: str) -> pd.DataFrame:
+    """Run ``run``'s sampled per-flow rates (its ``rates`` table) over the second half of the
+    run (the steady-state window of the experiments' analyses)."""
+    result = results[run]
+    rates = result.tables.get("rates")
+    if rates is None or rates.empty:
+        raise MeasureError(f"run {run!r} sampled no rates (engine.sample_interval_us)")
+    end_ps = result.summary["run"]["sim_time_us"] * 1_000_000
+    window = rates[rates["time_ps"] > end_ps // 2]
+    if window.empty:
+        raise MeasureError(f"run {run!r}: no rate sample in the second half of the run")
+    return window
+
+
+def steady_goodput_ratio(baseline: str, ours: str):
+    """Over the second half of each run: the flows' summed acknowledged rate, averaged over the
+    samples, of run ``ours`` over that of run ``baseline`` (> 1: ours delivers more)."""
+
+    def measure(results: dict) -> float:
+        def total(run):
+            return float(_steady_rates(results, run).groupby("time_ps")["acked_gbps"].sum().mean())
+
+        return total(ours) / total(baseline)
+
+    measure.__doc__ = f"summed acknowledged rate over the run's second half, {ours} / {baseline}"
+    return measure
+
+
+def steady_share_ratio(run: str, cls_a: str = "intra", cls_b: str = "inter"):
+    """Over the second half of run ``run``: the mean acknowledged rate of a class-``cls_a``
+    flow over that of a class-``cls_b`` flow (1: equal shares)."""
+
+    def measure(results: dict) -> float:
+        flows = results[run].flows
+        per_flow = _steady_rates(results, run).groupby("flow_id")["acked_gbps"].mean()
+        ids_a = flows.loc[flows["cls"] == cls_a, "flow_id"]
+        ids_b = flows.loc[flows["cls"] == cls_b, "flow_id"]
+        a = per_flow.reindex(ids_a).fillna(0.0)
+        b = per_flow.reindex(ids_b).fillna(0.0)
+        if a.empty or b.empty or b.mean() == 0:
+            raise MeasureError(f"run {run!r}: no {cls_a} or no {cls_b} flow delivered")
+        return float(a.mean() / b.mean())
+
+    measure.__doc__ = (f"acknowledged rate per {cls_a}-DC flow / per {cls_b}-DC flow over the "
+                       "run's second half")  # fmt: skip
+    return measure
+
+
+def fct_ms(run: str, stat: str = "mean", cls: str | None = None):
+    """The ``stat`` FCT of run ``run``'s flows (of class ``cls``), in ms."""
+
+    def measure(results: dict) -> float:
+        return fct_stat(results, run, stat, cls) / 1e9
+
+    measure.__doc__ = f"{stat} FCT of {cls + '-DC ' if cls else ''}flows, ms"
+    return measure
