@@ -144,3 +144,31 @@ def fct_ms(run: str, stat: str = "mean", cls: str | None = None):
 
     measure.__doc__ = f"{stat} FCT of {cls + '-DC ' if cls else ''}flows, ms"
     return measure
+
+
+def convergence_ratio(baseline: str, ours: str, window_ms: float = 10.0, skip_ms: float = 10.0,
+                      threshold: float = 0.9):  # fmt: skip
+    """How many times sooner run ``ours`` than run ``baseline`` brings Jain's index of its flows'
+    sending rates, over windows of ``window_ms`` (the first ``skip_ms`` skipped: every sender
+    starts at line rate), to ``threshold`` before the first flow completes: the baseline's time
+    over ours (inf: the baseline never does; 0: ours never does). Needs the ``rates`` table."""
+    from uno.metrics.analysis import first_time_at_or_above, jain_over_windows
+
+    def reached(results: dict, run: str) -> int | None:
+        result = results[run]
+        rates = result.tables.get("rates")
+        if rates is None or rates.empty:
+            raise MeasureError(f"run {run!r} sampled no rates (engine.sample_interval_us)")
+        jain = jain_over_windows(rates, result.flows, int(window_ms * 1e9))
+        settled = jain[jain["window_start_ps"] >= int(skip_ms * 1e9)]
+        return first_time_at_or_above(settled["window_end_ps"], settled["jain"], threshold)
+
+    def measure(results: dict) -> float:
+        t_ours, t_base = reached(results, ours), reached(results, baseline)
+        if t_ours is None:
+            return 0.0
+        return float("inf") if t_base is None else t_base / t_ours
+
+    measure.__doc__ = (f"time until Jain's index of the sending rates ({window_ms:g}-ms windows) "
+                       f"reaches {threshold:g}, {baseline} / {ours}")  # fmt: skip
+    return measure
