@@ -87,7 +87,11 @@ class LawControl(CongestionControl):
 
     @pacing_rate_bps.setter
     def pacing_rate_bps(self, value: float) -> None:
-        pass  # (the base class sets 0 before the state exists; the law computes the rate)
+        if "state" in self.__dict__:  # (the base class sets 0 before the state exists)
+            raise AttributeError(
+                f"{self.name}: the pacing rate follows from the law's state; write the state "
+                "and call state_written()"
+            )
 
     @property
     def paced(self) -> bool:

@@ -38,6 +38,7 @@ from numba import njit
 
 from uno.cc.law import Law, params_layout, state_layout
 from uno.config.fields import num
+from uno.core.errors import ConfigError
 
 
 @dataclass
@@ -64,8 +65,6 @@ class TimelyParams:
     min_rate_mbps: float = num(1000.0, "> 0")
 
     def check_consistency(self, prefix: str) -> None:
-        from uno.core.errors import ConfigError
-
         if not self.t_high_us >= self.t_low_us:
             raise ConfigError(
                 f"{prefix}.t_high_us",

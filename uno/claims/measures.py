@@ -22,7 +22,8 @@ def _flows(results: dict, run: str, cls: str | None, tag: str | None) -> pd.Data
     if tag is not None:
         flows = flows[flows["tag"] == tag]
     if flows.empty:
-        raise MeasureError(f"run {run!r} has no {cls or ''} {tag or ''} flows".replace("  ", " "))
+        which = " ".join(x for x in (cls, tag) if x)
+        raise MeasureError(f"run {run!r} has no {which + ' ' if which else ''}flows")
     unfinished = int(flows["fct_ps"].isna().sum())
     if unfinished:
         raise MeasureError(f"run {run!r}: {unfinished} of the flows measured did not finish")

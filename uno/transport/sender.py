@@ -181,7 +181,8 @@ class Sender:
             return  # stale: the wake now due was set for another time
         self._wake_at = -1
         if not self.done:
-            self._scan_while_resending(self._engine._now)
+            if self.scan_timers_while_resending:
+                self._scan_while_resending(self._engine._now)
             self._try_send()
 
     def nic_ready(self) -> None:
@@ -365,7 +366,8 @@ class Sender:
             return
         if self.dupack_threshold:
             self._detect_losses(now, pkt.sent_ps)
-        self._scan_while_resending(now)
+        if self.scan_timers_while_resending:
+            self._scan_while_resending(now)
         self._try_send()
 
     def _feedback(self, pkt: Packet, now: int, wire: int, ecn: bool, rtt: int) -> None:
@@ -520,7 +522,7 @@ class Sender:
         pacer holds them), every ACK and every paced send first tests the retransmission timers,
         not only the periodic scan (the Uno artifact's ``MprdmaSrc::send_packets`` calls
         ``retransmit_packet`` whenever a resend is pending)."""
-        if self.scan_timers_while_resending and self.retx_queue:
+        if self.retx_queue:
             lost = self._expire(now)
             if lost:
                 self._report_timeouts(now, lost)
