@@ -11,6 +11,8 @@ stops. The window and pacing rate the law allows are kept as Python floats after
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from uno.cc import registry as R
@@ -28,6 +30,7 @@ from uno.cc.law import (
     Law,
     no_send,
 )
+from uno.core.jit_call import direct_entry
 
 
 class LawControl(CongestionControl):
@@ -54,6 +57,7 @@ class LawControl(CongestionControl):
             self._allows()
         else:
             self._cwnd, self._rate = R.law_init(kind, self.state, consts)
+            self._ack = _ack_entry()
 
     def _allows(self) -> None:
         """Keep the window and pacing rate the law allows now (after a ``py_func`` call)."""
@@ -123,8 +127,10 @@ class LawControl(CongestionControl):
         hops=(),
     ) -> None:
         """One ACK, as a batch of one (:func:`uno.cc.law.ack_feedback`); ``hops``: its INT
-        records ``(ts_ps, qlen_bytes, tx_bytes, rate_bps)`` in path order."""
-        rec = np.asarray(hops, dtype=np.float64).reshape(-1, INT_FIELDS) if hops else NO_RECORDS
+        records ``(ts_ps, qlen_bytes, tx_bytes, rate_bps)`` in path order. Times are integer
+        picoseconds and sizes integer bytes: the compiled call takes them as ``int64``
+        (:func:`uno.core.jit_call.direct_entry`)."""
+        rec = _records(hops) if hops else NO_RECORDS
         if self.py_func:
             mark = 1.0 if ecn else 0.0
             fb = Feedback(float(now_ps), float(acked_bytes), mark * acked_bytes, 1.0, mark, mark,
@@ -134,7 +140,7 @@ class LawControl(CongestionControl):
             self.law.on_feedback.py_func(self.state, self.consts, fb, rec)
             self._allows()
             return
-        self._cwnd, self._rate = R.law_ack(
+        self._cwnd, self._rate = self._ack(
             self.kind, self.state, self.consts, now_ps, acked_bytes, ecn, rtt_ps, sent_ps,
             inflight_bytes, delivered_bytes, rate_bytes, rate_interval_ps, duplicate, rec,
         )  # fmt: skip
@@ -190,3 +196,15 @@ def make_cc(name: str, cc_cfg, ctx: FlowContext, py_func: bool = False) -> LawCo
     """The controller of one flow: algorithm ``name`` with its parameters ``cc_cfg.<name>``
     (``py_func``: run the law's pure-Python twins)."""
     return LawControl(R.LAW_BY_NAME[name], R.KIND[name], getattr(cc_cfg, name), ctx, py_func)
+
+
+def _records(hops) -> np.ndarray:
+    """INT records ``(ts_ps, qlen_bytes, tx_bytes, rate_bps)`` as the law reads them."""
+    return np.asarray(hops, dtype=np.float64).reshape(-1, INT_FIELDS)
+
+
+@functools.cache
+def _ack_entry():
+    # the one signature every ACK call has: integer ps and bytes, bool flags, float64 rows
+    row = np.zeros(1)
+    return direct_entry(R.law_ack, 0, row, row, 0, 0, False, 0, 0, 0, 0, 0, 0, False, NO_RECORDS)
