@@ -113,3 +113,33 @@ def test_docs_claims_lists_every_claim():
     text = (ROOT / "docs" / "claims.md").read_text(encoding="utf-8")
     for c in CLAIMS:
         assert f"`{c.id}`" in text, f"docs/claims.md lacks {c.id}: regenerate it"
+
+
+def _iterations(rows):
+    """A run of collectives: rows of (tag, start_ms, finish_ms or None, ideal_ms)."""
+    flows = pd.DataFrame({
+        "tag": [r[0] for r in rows],
+        "start_ps": pd.array([int(r[1] * 1e9) for r in rows], dtype="Int64"),
+        "finish_ps": pd.array([None if r[2] is None else int(r[2] * 1e9) for r in rows],
+                              dtype="Int64"),
+        "ideal_fct_ps": pd.array([int(r[3] * 1e9) for r in rows], dtype="Int64"),
+    })  # fmt: skip
+    return SimpleNamespace(flows=flows, summary={})
+
+
+def test_collective_measures():
+    from uno.claims.measures import MeasureError, collective_over_ideal, collective_ratio
+    from uno.metrics.analysis import collective_times
+
+    # iteration it0: flows 0-4 ms and 1-6 ms, ideal 2 ms -> CCT 6 ms, ratio 3; it1: 10-12 ms
+    # and 10-11 ms, ideal 1 ms -> ratio 2
+    fast = _iterations([("it0", 0, 4, 2), ("it0", 1, 6, 1), ("it1", 10, 12, 1), ("it1", 10, 11, 1)])
+    table = collective_times(fast.flows)
+    assert table["ratio"].tolist() == [3.0, 2.0]
+    slow = _iterations([("it0", 0, 10, 2)])  # ratio 5
+    results = {"a/0": fast, "a/1": slow, "b/0": slow}
+    assert collective_over_ideal("a")(results) == pytest.approx((3 + 2 + 5) / 3)
+    assert collective_ratio("b", "a")(results) == pytest.approx(5 / (10 / 3))
+    unfinished = {"a/0": _iterations([("it0", 0, None, 2)])}
+    with pytest.raises(MeasureError, match="did not finish"):
+        collective_over_ideal("a")(unfinished)

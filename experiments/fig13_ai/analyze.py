@@ -10,7 +10,13 @@ from __future__ import annotations
 
 import pandas as pd
 
-from uno.metrics.analysis import analysis_parser, load_runs, output_dir, write_json
+from uno.metrics.analysis import (
+    analysis_parser,
+    collective_times,
+    load_runs,
+    output_dir,
+    write_json,
+)
 
 PS_PER_MS = 10**9
 
@@ -20,20 +26,16 @@ def iteration_rows(path) -> pd.DataFrame:
     for run in load_runs(path):
         cfg = run["config"]
         variant = cfg["lb"]["algo"] + ("+EC" if cfg["ec"]["kind"] != "none" else "")
-        flows = run["flows"]
-        for tag, it in flows.groupby("tag"):
-            done = it["finish_ps"].notna().all()
-            start = int(it["start_ps"].min())
-            cct = (int(it["finish_ps"].max()) - start) if done else None
-            ideal = int(it["ideal_fct_ps"].max())
+        for it in collective_times(run["flows"]).itertuples():
+            finished = it.cct_ps == it.cct_ps  # (NaN when a flow did not finish)
             rows.append(
                 {
                     "variant": variant,
                     "seed": cfg["seed"],
-                    "iteration": int(tag[2:]),
-                    "cct_ms": cct / PS_PER_MS if cct is not None else None,
-                    "ideal_ms": ideal / PS_PER_MS,
-                    "ratio": cct / ideal if cct is not None else None,
+                    "iteration": int(it.tag[2:]),
+                    "cct_ms": it.cct_ps / PS_PER_MS if finished else None,
+                    "ideal_ms": it.ideal_ps / PS_PER_MS,
+                    "ratio": it.ratio if finished else None,
                 }
             )
     return pd.DataFrame(rows)

@@ -173,3 +173,38 @@ def convergence_ratio(baseline: str, ours: str, window_ms: float = 10.0, skip_ms
     measure.__doc__ = (f"time until Jain's index of the sending rates ({window_ms:g}-ms windows) "
                        f"reaches {threshold:g}, {baseline} / {ours}")  # fmt: skip
     return measure
+
+
+def _collective_ratio(results: dict, name: str) -> float:
+    """Mean CCT / ideal over the collectives of the runs ``<name>/<seed>``."""
+    from uno.metrics.analysis import collective_times
+
+    runs = [r for r in results if r.startswith(f"{name}/")]
+    if not runs:
+        raise MeasureError(f"no runs of {name!r}")
+    ratios = pd.concat([collective_times(results[r].flows)["ratio"] for r in runs])
+    if ratios.isna().any():
+        raise MeasureError(f"{name!r}: {int(ratios.isna().sum())} collectives did not finish")
+    return float(ratios.mean())
+
+
+def collective_over_ideal(name: str):
+    """Runs ``<name>/<seed>``: the collectives' completion time over their ideal, averaged over
+    every collective (workload tag) of every seed (1: ideal)."""
+
+    def measure(results: dict) -> float:
+        return _collective_ratio(results, name)
+
+    measure.__doc__ = f"collective completion time / ideal, mean over iterations and seeds, {name}"
+    return measure
+
+
+def collective_ratio(baseline: str, ours: str):
+    """The factor by which ``ours`` beats ``baseline`` in mean collective completion time over
+    the ideal (> 1: ours is faster)."""
+
+    def measure(results: dict) -> float:
+        return _collective_ratio(results, baseline) / _collective_ratio(results, ours)
+
+    measure.__doc__ = f"mean collective completion time / ideal, {baseline} / {ours}"
+    return measure

@@ -101,6 +101,20 @@ def bottleneck_utilisation(tables: dict[str, pd.DataFrame], interval_us: float) 
     return float(window.groupby(sample)["acked_gbps"].sum().mean() / capacity_gbps)
 
 
+def collective_times(flows: pd.DataFrame) -> pd.DataFrame:
+    """Per collective (the flows sharing a workload tag, e.g. one all-reduce iteration): its
+    completion time (the last flow's finish from the first flow's start; NaN when a flow did not
+    finish), its ideal (the slowest flow's ideal FCT, all flows in parallel) and their ratio.
+    Columns ``tag``, ``cct_ps``, ``ideal_ps``, ``ratio``."""
+    rows = []
+    for tag, group in flows.groupby("tag"):
+        done = bool(group["finish_ps"].notna().all())
+        cct = float(group["finish_ps"].max() - group["start_ps"].min()) if done else np.nan
+        ideal = float(group["ideal_fct_ps"].max())
+        rows.append({"tag": tag, "cct_ps": cct, "ideal_ps": ideal, "ratio": cct / ideal})
+    return pd.DataFrame(rows, columns=["tag", "cct_ps", "ideal_ps", "ratio"])
+
+
 def runs_in(path: str | Path) -> list[Path]:
     """Complete run directories at or below ``path`` (those holding ``summary.json``), sorted."""
     path = Path(path)
