@@ -91,6 +91,17 @@ def test_h_clamps_and_override():
     assert cc.h_bytes == 30_000.0
 
 
+def test_h_as_a_fraction_of_the_inter_dc_bdp():
+    """The artifact's -geminiH: h = H x the inter-DC reference BDP for intra- and inter-DC flows
+    alike, unclamped, ahead of h_bytes_per_rtt; refused without an inter-DC path."""
+    params = GeminiParams(h_inter_bdp_frac=0.00024, h_bytes_per_rtt=1.0)
+    for inter in (True, False):
+        c = dataclasses.replace(ctx(inter=inter), inter_bdp_bytes=22_400_515.0)
+        assert gemini(c, params).h_bytes == approx(0.00024 * 22_400_515.0)
+    with pytest.raises(ConfigError, match="h_inter_bdp_frac"):
+        gemini(ctx(), params)  # (no inter-DC BDP: one datacenter)
+
+
 def test_additive_increase_per_ack_in_bytes():
     cc = gemini(ctx(), GeminiParams())
     cc.on_ack(now_ps=10 * MS, acked_bytes=1500, ecn=False, rtt_ps=8 * MS, sent_ps=2 * MS)

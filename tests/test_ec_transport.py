@@ -97,3 +97,37 @@ def test_scope_inter_leaves_intra_dc_flows_uncoded():
     r = uno.run(cfg)
     assert set(r.flows.loc[r.flows["cls"] == "inter", "coded"]) == {True}
     assert set(r.flows.loc[r.flows["cls"] == "intra", "coded"]) == {False}
+
+
+def test_a_block_opened_by_a_retransmission_keeps_its_timer():
+    """ec.retransmit_timeout=target_rtt: a block whose first packet to arrive is a
+    retransmission times out after that packet's timer (the Uno artifact: 1.05 x base RTT), a
+    block opened by a first transmission after the receiver's; a re-armed timer keeps it."""
+    from types import SimpleNamespace
+
+    from uno.core.packet import DATA, Packet
+    from uno.ec.mds import BlockCoder
+    from uno.transport.flow import FlowCoding
+    from uno.transport.receiver import Receiver
+
+    armed = []  # (delay_ps, callback, block)
+    engine = SimpleNamespace(_now=0, call_in=lambda delay, fn, arg: armed.append((delay, fn, arg)))
+    coder = BlockCoder(8, 2, 4, payload=False, seed=1)
+    layout = coder.layout(16)  # two blocks of 8 + 2
+    coding = FlowCoding(coder, layout, receiver_timeout_ps=640, retransmit_timeout_ps=1881)
+    flow = SimpleNamespace(flow_id=0, n_packets=layout.n_wire, size_bytes=16 * 4096,
+                           coding=coding, src=0, dst=200)  # fmt: skip
+    rx = Receiver(engine, flow, SimpleNamespace(send=lambda pkt: None), 64, 4096)
+
+    def arrive(block, position, retx):
+        seq = layout.wire_seq(block, position)
+        rx.on_data(Packet(DATA, 0, seq, 4160, 4096, 0, 200, 0, 0, 0, retx=retx))
+
+    arrive(0, 0, retx=False)
+    arrive(1, 3, retx=True)
+    assert [(d, b) for d, _, b in armed] == [(640, 0), (1881, 1)]
+    _, fire, block = armed[1]
+    fire(block)  # block 1 undecodable: NACK, timer disarmed
+    assert rx.nacks_sent == 1
+    arrive(1, 4, retx=False)  # re-armed with the block's own timer
+    assert armed[-1][0] == 1881 and armed[-1][2] == 1

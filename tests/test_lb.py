@@ -76,6 +76,15 @@ def test_plb_repaths_on_loss_once_per_rto():
     assert p.entropy != e1 and p.repaths == 2
 
 
+def test_plb_can_start_every_flow_on_entropy_zero():
+    firsts = {lb("plb", seed=s, plb={"initial_entropy": "zero"}).entropy for s in range(5)}
+    assert firsts == {0}
+    assert len({lb("plb", seed=s).entropy for s in range(5)}) > 1  # drawn at random
+    p = lb("plb", plb={"initial_entropy": "zero"})
+    p.on_timeout(1000, [0])  # a repath draws as usual
+    assert p.entropy != 0 and p.repaths == 1
+
+
 def test_unolb_round_robin_and_reroute_to_a_recently_acked_subflow():
     u = lb("unolb")
     ents = list(u.entropies)

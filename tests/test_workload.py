@@ -116,6 +116,20 @@ def test_connection_matrix_replays_flows(tmp_path):
     ]
 
 
+def test_the_shipped_matrices_replay_by_name():
+    """data/tms: the Uno artifact's Fig. 10-12 matrices, by name (4010 intra-DC and 990 inter-DC
+    flows at 40% load, hosts 0-127 in one DC and 128-255 in the other, the last start 1,460 us)."""
+    from uno.workload.trace import shipped_cms
+
+    assert "websearchIntra_AlibabaInter_5000f_40l" in shipped_cms()
+    flows = _flows(["workload=trace", "workload.path=websearchIntra_AlibabaInter_5000f_40l"])
+    assert len(flows) == 5000
+    inter = sum((f.src < 128) != (f.dst < 128) for f in flows)
+    assert (inter, max(f.start_ps for f in flows)) == (990, 1460 * 1_000_000)
+    with pytest.raises(ConfigError, match="shipped matrices"):
+        _flows(["workload=trace", "workload.path=no_such_matrix"])
+
+
 @pytest.mark.parametrize(
     "body,reason",
     [

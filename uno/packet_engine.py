@@ -116,7 +116,7 @@ def populate_packet(
         coding = None
         if coder is not None and plan.ec_timeout_ps is not None:
             layout = coder.layout(n_packets)
-            coding = FlowCoding(coder, layout, plan.ec_timeout_ps)
+            coding = FlowCoding(coder, layout, plan.ec_timeout_ps, plan.ec_retransmit_timeout_ps)
             n_packets = layout.n_wire
         flow = Flow(
             spec,
@@ -156,6 +156,7 @@ def populate_packet(
             scenario.ack_bytes,
             tp.mtu_bytes,
             cnp_interval_ps=cc.cnp_interval_ps,
+            ack_paths=tp.ack_paths,
         )
         sim.flows.append(flow)
     by_id = network.flows_by_id  # (the hosts hold this list: fill it in place)

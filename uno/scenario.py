@@ -33,6 +33,10 @@ from uno.transport.flow import FlowSpec
 from uno.workload.hosts import HostFacts
 from uno.workload.registry import WORKLOAD_REGISTRY
 
+#: the Uno artifact's target RTT over the base RTT, which its retransmitted coded packets carry
+#: as their block timer (``ec.retransmit_timeout: target_rtt``)
+TARGET_RTT_RATIO = 1.05
+
 
 def host_facts(routing: Routing) -> HostFacts:
     """Datacenter, edge switch (rack) and access-link rate of every host."""
@@ -276,7 +280,8 @@ class FlowPlan:
     """One flow as every engine sees it. Times in ps, sizes in bytes. ``wire_bytes`` is the
     message on the wire (payload + headers, padded per ``transport.pad_last_packet``);
     ``n_packets`` its data packets before coding; ``ec_timeout_ps`` the erasure-coding receiver
-    timer (None: the flow is not coded)."""
+    timer (None: the flow is not coded), ``ec_retransmit_timeout_ps`` that of a block opened by
+    a retransmitted packet (``ec.retransmit_timeout``)."""
 
     spec: FlowSpec
     cls: str
@@ -289,6 +294,7 @@ class FlowPlan:
     ideal_base_rtt_ps: int | None  # the base RTT with the flow's own largest packet, if smaller
     ctx: FlowContext
     ec_timeout_ps: int | None
+    ec_retransmit_timeout_ps: int | None = None
 
     @property
     def ideal_fct_ps(self) -> int:
@@ -376,6 +382,7 @@ def flow_plans(
     dcs = hosts.dc
     intra_ref = refs.intra[0]
     intra_rtt_ps, intra_bdp = intra_ref.base_rtt_ps, intra_ref.bdp_bytes()
+    inter_bdp = refs.inter[0].bdp_bytes() if refs.inter is not None else None
     own_rto_rule = tp.path_facts != "class_reference"
     facts_by_value: dict[tuple, EndpointFacts] = {}
     ctx_by_value: dict[tuple, FlowContext] = {}
@@ -401,6 +408,7 @@ def flow_plans(
                 rto_ps=facts.rto_ps,
                 ecn_k_bytes=ecn_k[j],
                 int_max_records=cfg.switch.int_telemetry.max_records,
+                inter_bdp_bytes=inter_bdp,
             )
         pair_facts.append((inter, own, facts, ctx))
     mtu, pad = tp.mtu_bytes, tp.pad_last_packet
@@ -425,9 +433,12 @@ def flow_plans(
             wire_bytes = n_packets * data_bytes
         else:
             wire_bytes = spec.size_bytes + n_packets * header_bytes
-        ec_timeout = None
+        ec_timeout = ec_retx_timeout = None
         if coded and (inter or ec.scope == "all"):
             ec_timeout = fixed_ec_timeout if fixed_ec_timeout is not None else drains[j]
+            ec_retx_timeout = ec_timeout
+            if ec.retransmit_timeout == "target_rtt":
+                ec_retx_timeout = round(TARGET_RTT_RATIO * ctx.base_rtt_ps)
         plans.append(
             FlowPlan(
                 spec=spec,
@@ -441,6 +452,7 @@ def flow_plans(
                 ideal_base_rtt_ps=ideal_rtt[i],
                 ctx=ctx,
                 ec_timeout_ps=ec_timeout,
+                ec_retransmit_timeout_ps=ec_retx_timeout,
             )
         )
     return plans

@@ -26,7 +26,8 @@ class FlowContext:
     ``base_rtt_ps`` and ``bdp_bytes`` describe this flow's path as its endpoints know it (its own
     path, or its class's reference path with ``transport.path_facts=class_reference``);
     ``intra_rtt_ps`` and ``intra_bdp_bytes`` the network's intra-DC reference path (the longest
-    path inside one datacenter), which some algorithms use as a common time base. ``rto_ps`` is
+    path inside one datacenter), which some algorithms use as a common time base, and
+    ``inter_bdp_bytes`` the BDP of the inter-DC reference path (None on one datacenter). ``rto_ps`` is
     the flow's retransmission timeout; ``ecn_k_bytes`` the smallest physical-queue ECN marking
     threshold (RED's Kmin) of the switch ports on its path, None if none of them marks.
     ``int_max_records`` is the most INT records a data packet of the flow holds (the INT header's
@@ -42,6 +43,7 @@ class FlowContext:
     rto_ps: int = 0
     ecn_k_bytes: float | None = None
     int_max_records: int = 5
+    inter_bdp_bytes: float | None = None
 
 
 class CongestionControl:

@@ -89,9 +89,9 @@ Figs 3/8/9, also Figs 10-12), for a config preset:
 
 * H = 0.00024 applied as h = H x BDP_inter bytes per RTT for both flow classes (the artifact
   multiplies the intra-DC H by BDP_inter/BDP_intra), i.e. h = 0.00024 x 22,400,515 B ~ 5,376 B
-  per RTT for every flow, with no [0.1, 5] clamp. :class:`FlowContext` does not carry the
-  inter-DC BDP, so the preset sets ``h_bytes_per_rtt`` (absolute h in bytes per RTT, used as is,
-  no clamp) instead; it must be recomputed when the inter-DC BDP changes.
+  per RTT for every flow, with no [0.1, 5] clamp: ``h_inter_bdp_frac`` = 0.00024 (h follows the
+  inter-DC reference path's BDP when the WAN delay changes, Fig. 11); the Figs. 3/8/9 preset
+  gives the same h as ``h_bytes_per_rtt`` = 5,376.12 B (absolute, used as is, no clamp).
 * beta = 0.1; T = 0.1 ms (``t_us`` = 100) for Figs 3/8/9 and 5 ms for Figs 10-12; g = 0.5;
   K = 6 x 4096 = 24,576 B (``k_bytes``: LCP's K, not the 250 KB its switches mark at); pacing
   at cwnd/base RTT; init cwnd = cap = 1 BDP (``max_cwnd_bdp`` = 1); alpha starts at 0
@@ -139,6 +139,9 @@ class GeminiParams:
     h_max_mss: float = num(5.0, "> 0")
     #: absolute h in wire bytes per RTT; overrides H and bypasses the clamp (None: paper formula)
     h_bytes_per_rtt: float | None = num(None, "> 0")
+    #: h = this fraction of the inter-DC reference path's BDP, bytes per RTT, for every flow,
+    #: unclamped (the Uno artifact's -geminiH); overrides H (None: h_bytes_per_rtt or the paper)
+    h_inter_bdp_frac: float | None = num(None, "> 0")
     #: beta, WAN window-reduction factor (Table IV)
     beta: float = num(0.2, "[0, 1)")
     #: T, delay threshold in microseconds (Table IV: 5 ms)
@@ -235,7 +238,13 @@ def pack(params: GeminiParams, ctx) -> np.ndarray:
     # h = H x C[bit/s] x RTT_base[s] MSS per RTT, clamped; or an absolute override in bytes.
     h_mss_unclamped = params.h_coeff * ctx.bottleneck_bps * ctx.base_rtt_ps / _PS_PER_S
     p[P.h_mss_unclamped] = h_mss_unclamped
-    if params.h_bytes_per_rtt is not None:
+    if params.h_inter_bdp_frac is not None:
+        if ctx.inter_bdp_bytes is None:
+            raise ConfigError(
+                "cc.gemini.h_inter_bdp_frac", "needs an inter-DC path (a two-datacenter topology)"
+            )
+        p[P.h_bytes] = params.h_inter_bdp_frac * ctx.inter_bdp_bytes
+    elif params.h_bytes_per_rtt is not None:
         p[P.h_bytes] = float(params.h_bytes_per_rtt)
     else:
         h_mss = min(params.h_max_mss, max(params.h_min_mss, h_mss_unclamped))

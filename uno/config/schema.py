@@ -280,7 +280,8 @@ class PermutationWorkload:
 @dataclass
 class TraceWorkload:
     kind: str = choice("trace", _workload_kinds)
-    #: an htsim connection-matrix file (.cm): "SRC->DST id K start US size BYTES" per flow
+    #: an htsim connection-matrix file (.cm: "SRC->DST id K start US size BYTES" per flow) or
+    #: the name of a shipped one (data/tms/<name>.cm)
     path: str = MISSING
 
 
@@ -383,6 +384,10 @@ class TransportConfig:
     #: the congestion control hears of every timed-out packet, not of at most one timeout per
     #: base RTT (the Uno artifact's BBR resets its window for every timed-out packet)
     report_every_timeout: bool = False
+    #: the path of a flow's ACKs: 0, the reverse of the data packet's (its entropy); N > 0, the
+    #: ACKs cycle over entropies 0..N-1, one per ACK, while still echoing the data packet's
+    #: entropy to the load balancer (the Uno artifact's sinks: 256, whatever the load balancer)
+    ack_paths: int = num(0, "[0, 65536]")
     intra: ClassRecovery = field(default_factory=ClassRecovery)
     inter: ClassRecovery = field(default_factory=ClassRecovery)
 
@@ -659,6 +664,10 @@ class EcConfig:
     #: the receiver's block timer; null: the time to drain a full buffer at every switch queue
     #: of the flow's path (the artifact's estimate of the maximum queueing: 640 us inter-DC)
     receiver_timeout_us: float | None = num(None, "> 0")
+    #: the block timer of a block whose first packet to arrive is a retransmission: "same" (the
+    #: receiver's timer above) or "target_rtt" (1.05 x the flow's base RTT, ~1.88 ms inter-DC:
+    #: the Uno artifact's retransmissions carry it); a re-armed timer keeps the block's first value
+    retransmit_timeout: str = choice("same", ("same", "target_rtt"))
     #: real Reed-Solomon symbols, encoded and decoded and checked per block; false counts only
     payload: bool = True
     #: one-byte Reed-Solomon symbols each packet carries per block (with payload)

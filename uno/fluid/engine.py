@@ -211,6 +211,14 @@ def check_fluid_support(cfg, engine: str = "fluid", with_cc: bool = True) -> Non
         raise ConfigError("switch.pfc.enabled", f"{where} does not model PFC pauses")
     if cfg.switch.int_telemetry.enabled:
         raise ConfigError("switch.int_telemetry.enabled", f"{where} does not model INT records")
+    if cfg.ec.kind != "none" and cfg.ec.retransmit_timeout != "same":
+        raise ConfigError(
+            "ec.retransmit_timeout", f"{where} models one block timer per flow, not per packet"
+        )
+    if cfg.transport.ack_paths:
+        raise ConfigError(
+            "transport.ack_paths", f"{where} routes a flow's ACKs on its data path reversed only"
+        )
     if cfg.engine.port_model != "auto":
         raise ConfigError(
             "engine.port_model", f"{where} has no packet ports; leave port_model at 'auto'"

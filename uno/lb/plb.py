@@ -8,8 +8,9 @@ A retransmission timeout (or a NACK) also repaths, at most once per RTO.
 
 Defaults are the Uno artifact's (``LcpSrc``, ``-strat plb``; docs/unorc_artifact_notes.md §3):
 25 % marked ACKs, 2 rounds. PLB's own Linux defaults are gentler (50 %, 12 rounds, and a long
-pause of repathing after a timeout); set them with ``lb.plb.*``. Not reproduced: the artifact
-starts every flow on entropy 0; here the first entropy is drawn at random (as ECMP).
+pause of repathing after a timeout); set them with ``lb.plb.*``. The first entropy is drawn at
+random (as ECMP); the artifact starts every flow on entropy 0 (``initial_entropy: zero``; the
+switches' hash still spreads flows, as it includes their ends).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from uno.config.fields import num
+from uno.config.fields import choice, num
 from uno.lb.base import LoadBalancer
 
 
@@ -29,6 +30,8 @@ class PlbParams:
     congested_rounds: int = num(2, "[1, 1000000]")
     #: a timeout or NACK repaths (at most once per RTO)
     repath_on_loss: bool = True
+    #: a flow's first entropy: "random" (as ECMP) or "zero" (the Uno artifact's PLB)
+    initial_entropy: str = choice("random", ("random", "zero"))
 
 
 class Plb(LoadBalancer):
@@ -38,7 +41,7 @@ class Plb(LoadBalancer):
     def __init__(self, ctx, uniform, cfg):
         super().__init__(ctx, uniform)
         self.p: PlbParams = cfg.plb
-        self.entropy = self.random_entropy()
+        self.entropy = self.random_entropy() if self.p.initial_entropy == "random" else 0
         self.round_start_ps: int | None = None
         self.acks = 0
         self.marked = 0

@@ -58,6 +58,16 @@ def flow_hash_key(src: int, dst: int, entropy: int) -> int:
     return int(flow_key(src, dst, entropy))
 
 
+@njit(cache=True)
+def ack_path_entropy(data_entropy, next_path, n_paths):
+    """The entropy an ACK is routed with and the flow's next ACK path: the data packet's entropy
+    when ``n_paths`` is 0 (the reverse of its path), else ``next_path``, cycling over
+    0..``n_paths``-1 (``transport.ack_paths``)."""
+    if n_paths == 0:
+        return data_entropy, next_path
+    return next_path, (next_path + 1) % n_paths
+
+
 def ecmp_index(key: int, salt: int, n_ports: int) -> int:
     """:func:`ecmp_choice` for Python ints (a switch caches the result per key)."""
     return int(ecmp_choice(np.uint64(key), np.uint64(salt), n_ports))

@@ -25,11 +25,13 @@ class FlowSpec:
 class FlowCoding:
     """Erasure coding of one flow: the shared block coder (uno.ec.mds.BlockCoder), this flow's
     block layout (wire sequence numbers: each block's data packets, then its parity packets),
-    and the receiver's block timer in ps."""
+    and the receiver's block timer in ps (``retransmit_timeout_ps``: for a block whose first
+    packet to arrive is a retransmission)."""
 
     coder: object
     layout: object
     receiver_timeout_ps: int
+    retransmit_timeout_ps: int | None = None
 
 
 class Flow:

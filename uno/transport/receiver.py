@@ -1,12 +1,15 @@
 """Receiver side of the reliable transport: accepts packets in any order, counts each sequence
 number once, and answers every data packet with an ACK that echoes its sequence number, ECN
-mark, send time and entropy (the data packet is turned into its ACK in place).
+mark, send time and entropy (the data packet is turned into its ACK in place). The ACK takes the
+reverse of the data packet's path, or with ``ack_paths`` > 0 the next of ``ack_paths`` entropies
+in turn (:func:`uno.net.hashing.ack_path_entropy`).
 
 With erasure coding (``flow.coding``, Uno paper §4.2) the receiver keeps one block state per
 block: once any x of a block's x + y packets arrived it decodes the block (with the real coder,
 from the symbols those packets carry, checking the result against what was sent; a mismatch is
 an error) and every later ACK for the block says so (``info``). On the first packet of a block
-it starts a timer (``coding.receiver_timeout_ps``); if the timer expires before the block is
+it starts a timer (``coding.receiver_timeout_ps``, or ``coding.retransmit_timeout_ps`` when that
+first packet is a retransmission); if the timer expires before the block is
 decodable, it sends a NACK listing the block's missing packets and disarms the timer, which the
 block's next arriving packet re-arms (as the Uno artifact's ``LcpSink``). The flow is complete
 once every block is decoded.
@@ -23,7 +26,7 @@ from typing import TYPE_CHECKING
 
 from uno.core.errors import InvariantError
 from uno.core.packet import ACK, NACK, Packet
-from uno.net.hashing import flow_hash_key
+from uno.net.hashing import ack_path_entropy, flow_hash_key
 
 if TYPE_CHECKING:
     from uno.net.host import Host
@@ -31,6 +34,8 @@ if TYPE_CHECKING:
 
 #: NACKs are sprayed round-robin over this many entropies (htsim's control packets)
 _NACK_ENTROPIES = 256
+# (interpreted: a compiled call per ACK costs more than the arithmetic)
+_ack_route = ack_path_entropy.py_func
 
 
 class Receiver:
@@ -44,6 +49,7 @@ class Receiver:
         ack_bytes: int,
         mss_bytes: int = 0,
         cnp_interval_ps: int = 0,
+        ack_paths: int = 0,
     ):
         self._engine = engine
         self.flow = flow
@@ -56,6 +62,8 @@ class Receiver:
         self.ecn_packets = 0
         self.complete_ps: int | None = None
         self._keys: dict[int, int] = {}  # entropy -> ECMP hash key of the ACK direction
+        self.ack_paths = ack_paths
+        self.next_ack_path = 0  # with ack_paths: the entropy the next ACK is routed with
         # DCQCN's notification point: ECN echoed as a CNP at most once per interval (0: every
         # marked packet's ACK echoes its mark)
         self._cnp_interval_ps = cnp_interval_ps
@@ -68,6 +76,7 @@ class Receiver:
             self.decoded = bytearray(coding.layout.n_blocks)
             self.n_decoded = 0
             self._blocks: dict = {}  # block -> uno.ec.mds.BlockReceiver, until decoded
+            self._block_wait: dict[int, int] = {}  # block -> its timer (ps), until decoded
             self._timer_armed: set[int] = set()
             self.nacks_sent = 0
             self._nack_entropy = 0
@@ -105,7 +114,7 @@ class Receiver:
                     self._complete()
         done = False
         if self.coding is not None:
-            done = self._on_coded(seq, pkt.info)
+            done = self._on_coded(seq, pkt.info, pkt.retx)
         if pkt.ecn:
             self.ecn_packets += 1
             if self._cnp_interval_ps:
@@ -130,9 +139,12 @@ class Receiver:
         dst = pkt.src
         pkt.src = src
         pkt.dst = dst
-        key = self._keys.get(pkt.entropy)
+        route = pkt.entropy
+        if self.ack_paths:
+            route, self.next_ack_path = _ack_route(route, self.next_ack_path, self.ack_paths)
+        key = self._keys.get(route)
         if key is None:
-            key = self._keys[pkt.entropy] = flow_hash_key(src, dst, pkt.entropy)
+            key = self._keys[route] = flow_hash_key(src, dst, route)
         pkt.hkey = key
 
     def _complete(self) -> None:
@@ -144,8 +156,9 @@ class Receiver:
             )
 
     # ---- erasure coding -----------------------------------------------------------------
-    def _on_coded(self, seq: int, symbols) -> bool:
-        """Account ``seq`` in its block; whether the block is decoded now."""
+    def _on_coded(self, seq: int, symbols, retx: bool = False) -> bool:
+        """Account ``seq`` (a retransmission: ``retx``) in its block; whether the block is
+        decoded now."""
         coding = self.coding
         block, pos = coding.layout.locate(seq)
         if self.decoded[block]:
@@ -153,14 +166,20 @@ class Receiver:
         rx = self._blocks.get(block)
         if rx is None:
             rx = self._blocks[block] = coding.layout.new_receiver(block)
+            # the block's timer: the first packet's (a retransmission may carry another)
+            wait = coding.receiver_timeout_ps
+            if retx and coding.retransmit_timeout_ps is not None:
+                wait = coding.retransmit_timeout_ps
+            self._block_wait[block] = wait
         if block not in self._timer_armed:
             self._timer_armed.add(block)
-            self._engine.call_in(coding.receiver_timeout_ps, self._block_timer, block)
+            self._engine.call_in(self._block_wait[block], self._block_timer, block)
         if rx.add(pos, symbols if coding.coder.payload else None):
             coding.coder.decode_block(self.flow.flow_id, block, rx)  # raises on a wrong decode
             self.decoded[block] = 1
             self.n_decoded += 1
             del self._blocks[block]
+            del self._block_wait[block]
             lay = coding.layout
             last = lay.n_blocks - 1
             data = lay.data_packets(block) * self.mss_bytes

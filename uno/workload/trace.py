@@ -15,6 +15,7 @@ the file, the line number and the reason.
 
 from __future__ import annotations
 
+import importlib.resources
 import re
 from pathlib import Path
 
@@ -29,13 +30,34 @@ _CONNECTION = re.compile(
 _HEADER = re.compile(r"^(Nodes|Connections)\s+(\d+)\s*$")
 
 
+def _shipped_dir() -> Path:
+    return Path(str(importlib.resources.files("uno.data"))) / "tms"
+
+
+def shipped_cms() -> list[str]:
+    """Names of the connection matrices shipped in ``data/tms``."""
+    return sorted(p.stem for p in _shipped_dir().glob("*.cm"))
+
+
+def resolve_cm(path: str | Path) -> Path:
+    """``path`` itself when it is a file or names one (``.cm``), else the shipped matrix of that
+    name."""
+    p = Path(path)
+    if p.is_file() or p.suffix == ".cm":
+        return p
+    return _shipped_dir() / f"{p.name}.cm"
+
+
 def read_cm(
     path: str | Path, field: str = "workload.path"
 ) -> list[tuple[int, int, int, float, int]]:
-    """(src, dst, id, start_us, size_bytes) of every connection in ``path``."""
-    p = Path(path)
+    """(src, dst, id, start_us, size_bytes) of every connection in ``path`` (a file, or the
+    name of a shipped matrix: ``data/tms/<name>.cm``)."""
+    p = resolve_cm(path)
     if not p.is_file():
-        raise ConfigError(field, f"no connection-matrix file {str(p)!r}")
+        raise ConfigError(
+            field, f"no connection-matrix file {str(p)!r}; shipped matrices: {shipped_cms()}"
+        )
     header: dict[str, int] = {}
     rows = []
     first_line: dict[int, int] = {}  # flow id -> line it is defined on

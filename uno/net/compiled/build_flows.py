@@ -29,6 +29,8 @@ def fill_receivers(R_rows, flows: list, kernel_rx: list[bool], got_at: int, word
         row[R.complete] = -1
         row[R.cnp_interval] = flow.receiver.cnp_interval_ps
         row[R.last_cnp] = -1
+        row[R.ack_paths] = flow.receiver.ack_paths
+        row[R.next_ack_path] = flow.receiver.next_ack_path
         got_at += words[i]
 
 

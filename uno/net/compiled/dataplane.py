@@ -431,6 +431,7 @@ class CompiledDataplane:
             rx.complete_ps = int(row[R.complete]) if row[R.complete] >= 0 else None
             rx.cnps_sent = int(row[R.cnps])
             rx.last_cnp_ps = int(row[R.last_cnp]) if row[R.last_cnp] >= 0 else None
+            rx.next_ack_path = int(row[R.next_ack_path])
             off = int(row[R.got_off])
             words = self.ST[off : off + (flow.n_packets + 63) // 64]
             bits = np.unpackbits(words.view(np.uint8), bitorder="little")[: flow.n_packets]

@@ -33,7 +33,7 @@ from uno.net.compiled.packets import free_row, hash_key
 from uno.net.compiled.pfc import ingress_receive
 from uno.net.compiled.ports import port_receive
 from uno.net.compiled.queue import decide_mark, int_settled
-from uno.net.hashing import ecmp_choice
+from uno.net.hashing import ack_path_entropy, ecmp_choice
 
 
 @njit(cache=True, inline="always")
@@ -181,7 +181,10 @@ def receive_data(ST, F, U, PK, host, slot, now):
     PK[slot, K.bytes] = ST[fb + R.ack_bytes]
     PK[slot, K.src] = src
     PK[slot, K.dst] = dst
-    PK[slot, K.hkey] = hash_key(src, dst, PK[slot, K.entropy])
+    route, ST[fb + R.next_ack_path] = ack_path_entropy(
+        PK[slot, K.entropy], ST[fb + R.next_ack_path], ST[fb + R.ack_paths]
+    )
+    PK[slot, K.hkey] = hash_key(src, dst, route)
     ST[H.rx_data] += 1
     port_receive(ST, F, U, PK, ST[ST[H.off_host_nic] + host], slot, now)
     return 0

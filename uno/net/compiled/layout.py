@@ -143,10 +143,11 @@ def pool_columns(int_max_records: int) -> int:
 #: a flow's receiver row: whether the kernel's receiver answers it; its packets, bytes and
 #: ACK bytes; the ST offset of its bitmap of sequence numbers got; counts (got, bytes,
 #: duplicates, ECN); completion (-1: not yet); DCQCN's notification point (the least gap between
-#: CNPs, 0: none; the last CNP's time, -1: none yet; CNPs sent)
+#: CNPs, 0: none; the last CNP's time, -1: none yet; CNPs sent); the ACK paths (their number,
+#: 0: the data packet's reversed; the next one)
 R = layout("ReceiverColumns", ("kernel", "n_packets", "flow_bytes", "ack_bytes", "got_off",
                                "n_got", "bytes", "dup", "ecn", "complete", "cnp_interval",
-                               "last_cnp", "cnps"))  # fmt: skip
+                               "last_cnp", "cnps", "ack_paths", "next_ack_path"))  # fmt: skip
 #: a kernel sender's row (uno.transport.sender.Sender): whether the kernel runs it, its host,
 #: ends, entropy and hash key (ECMP), packets, the last seq, wire and payload bytes; counters;
 #: the RTO timer (armed, last timeout, granularity, rto, rto after a retransmission: -1 none);
