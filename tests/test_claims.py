@@ -143,3 +143,10 @@ def test_collective_measures():
     unfinished = {"a/0": _iterations([("it0", 0, None, 2)])}
     with pytest.raises(MeasureError, match="did not finish"):
         collective_over_ideal("a")(unfinished)
+
+
+def test_median_over_seeds():
+    from uno.claims.measures import median_over_seeds_ms
+
+    results = {"r/1": _result([1.0, 3.0]), "r/2": _result([5.0]), "r/3": _result([10.0])}
+    assert median_over_seeds_ms("r", "mean", "intra")(results) == pytest.approx(5.0)

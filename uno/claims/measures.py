@@ -208,3 +208,18 @@ def collective_ratio(baseline: str, ours: str):
 
     measure.__doc__ = f"mean collective completion time / ideal, {baseline} / {ours}"
     return measure
+
+
+def median_over_seeds_ms(name: str, stat: str = "mean", cls: str | None = None):
+    """Runs named ``<name>/<seed>``: the median over the seeds of each run's ``stat`` FCT (of
+    class ``cls``), in ms (one run: its value)."""
+
+    def measure(results: dict) -> float:
+        runs = [r for r in results if r.startswith(f"{name}/")]
+        if not runs:
+            raise MeasureError(f"no runs of {name!r}")
+        return float(pd.Series([fct_stat(results, r, stat, cls) for r in runs]).median()) / 1e9
+
+    who = f"{cls}-DC " if cls else ""
+    measure.__doc__ = f"{stat} FCT of {who}flows, ms, median over seeds"
+    return measure

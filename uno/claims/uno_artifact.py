@@ -6,7 +6,7 @@ runs are the artifact's own scenario at full size in both forms."""
 from __future__ import annotations
 
 from uno.claims.ledger import Claim, Expect
-from uno.claims.measures import fct_ms
+from uno.claims.measures import fct_ms, median_over_seeds_ms
 
 PAPER = "Uno (SC'25) artifact"
 #: the built artifact's mean FCTs (ms) on the 4+4 incast, per preset and class
@@ -58,7 +58,7 @@ _FIG10_TOL = {"mean": 0.10, "p99": 0.20}
 def _fig10_claim(scheme: str, cls: str, stat: str) -> Claim:
     us = FIG10_ARTIFACT_US[scheme][cls][0 if stat == "mean" else 1]
     what = "on average" if stat == "mean" else "at the 99th percentile"
-    runs = {"run": ("experiment=artifact_fig10", f"scheme=artifact_{scheme}")}
+    base = ("experiment=artifact_fig10", f"scheme=artifact_{scheme}")
     return Claim(
         id=f"artifact.fig10_40.{scheme}_{cls}_{stat}",
         paper=PAPER,
@@ -67,12 +67,13 @@ def _fig10_claim(scheme: str, cls: str, stat: str) -> Claim:
         f"traffic finish in {us / 1000:g} ms {what}.",
         basis="artifact",
         experiment="artifact_fig10",
-        measure=fct_ms("run", stat, cls),
+        measure=median_over_seeds_ms("run", stat, cls),
         measure_doc=f"{stat} FCT of the {cls}-DC flows, experiment=artifact_fig10 "
-        f"scheme=artifact_{scheme}, ms",
+        f"scheme=artifact_{scheme}, ms; the median over seeds 1-5 (reduced: seed 1), as where "
+        "ECMP hashes the few large flows moves a class's mean and tail from seed to seed",
         expect=Expect("within", paper=us / 1000, rel_tol=_FIG10_TOL[stat]),
-        reduced=runs,
-        full=runs,
+        reduced={"run/1": (*base, "seed=1")},
+        full={f"run/{i}": (*base, f"seed={i}") for i in range(1, 6)},
     )
 
 
