@@ -212,6 +212,32 @@ def test_quick_adapt_sets_window_to_bytes_acked_and_skips_one_rtt():
     assert cc.md_events == 1
 
 
+def test_epochs_resume_once_the_new_window_is_sent():
+    """qa_epoch_resume=window_sent (the artifact's epoch_counter): after a QA, epochs resume
+    once the new window has been sent, and then count ACKs of packets sent before the QA too;
+    QA stays paused until an ACK of a packet sent after it. "ack" hears no sends."""
+    assert not make(qa_beta=0.5).wants_send_events
+    cc = make(init_cwnd_bdp=1.0, qa_beta=0.5, qa_epoch_resume="window_sent")
+    assert cc.wants_send_events
+    cc.on_ack(RTT, MSS, False, RTT, 0)
+    for i in range(4):
+        cc.on_ack(RTT + (i + 1) * US, MSS, False, RTT, 1)
+    cc.on_ack(2 * RTT, MSS, False, RTT, 2)
+    assert cc.qa_events == 1 and cc.epoch_paused
+    w_qa = cc.cwnd_bytes  # 6 packets
+    qa_time = 2 * RTT
+    for k in range(5):  # five of the six packets sent: still paused
+        cc.on_send(qa_time + (k + 1) * US, MSS)
+    cc.on_ack(qa_time + 6 * US, MSS, True, RTT + 10 * US, qa_time - 5)
+    assert cc.epoch_paused and cc.epoch_bytes == 0 and cc.cwnd_bytes == w_qa
+    cc.on_send(qa_time + 7 * US, MSS)  # the window is sent: the epoch starts at this send
+    assert not cc.epoch_paused and cc.epoch_start_ps == qa_time + 7 * US
+    cc.on_ack(qa_time + 8 * US, MSS, True, RTT + 10 * US, qa_time - 4)  # sent before the QA
+    assert cc.epoch_bytes == MSS and cc.skipping and cc.md_events == 0
+    cc.on_ack(qa_time + 9 * US, MSS, True, RTT + 10 * US, qa_time + 7 * US)  # ends the epoch
+    assert cc.md_events == 1 and not cc.skipping and cc.qa_start_ps == qa_time + 9 * US
+
+
 def test_quick_adapt_not_triggered_when_enough_is_acked():
     cc = make(init_cwnd_bdp=1.0, qa_beta=0.5)
     cc.on_ack(RTT, MSS, False, RTT, 0)
@@ -290,3 +316,21 @@ def test_artifact_rule_increases_when_the_ewma_falls():
     per_ack = 175 * MSS / w_ai
     assert cc.cwnd_bytes > w_ai + per_ack  # per-ACK AI plus the epoch's increase
     assert cc.cwnd_bytes > w
+
+
+def test_both_data_planes_resume_epochs_alike():
+    """qa_epoch_resume=window_sent in a whole run: the kernel's senders and the Python senders
+    give the same flows (Quick Adapts happen: first windows of 1 BDP into one receiver)."""
+    import pandas as pd
+
+    import uno
+
+    base = ["experiment=artifact_check", "incast_mix=artifact_intra4_inter4",
+            "workload.size_bytes=3000000", "cc.uno.qa_epoch_resume=window_sent",
+            "engine.sample_interval_us=0", "engine.progress=false"]  # fmt: skip
+    runs = {dp: uno.run(uno.compose([*base, f"engine.dataplane={dp}"]))
+            for dp in ("python", "compiled")}  # fmt: skip
+    pd.testing.assert_frame_equal(runs["python"].flows, runs["compiled"].flows)
+    assert runs["python"].flows["fct_ps"].notna().all()
+    ack = uno.run(uno.compose([*base[:-3], *base[-2:]]))  # the round-trip skip
+    assert ack.flows["fct_ps"].tolist() != runs["compiled"].flows["fct_ps"].tolist()

@@ -49,7 +49,9 @@ class LawControl(CongestionControl):
         self.py_func = py_func
         self.wants_int = "int" in law.signals
         self.wants_rate_samples = "delivery_rate" in law.signals
-        self.wants_send_events = law.on_send is not no_send
+        self.wants_send_events = law.on_send is not no_send and (
+            law.hears_sends is None or law.hears_sends(consts)
+        )
         self.wants_duplicate_acks = bool(consts[P0.dup_acks])
         self.cnp_interval_ps = law.cnp_interval_ps(params) if law.cnp_interval_ps is not None else 0
         if py_func:

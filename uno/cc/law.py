@@ -225,6 +225,9 @@ class Law:
     signals: tuple[str, ...] = ("ecn",)
     #: the receiver coalesces ECN echoes into one per this many ps (DCQCN's notification point)
     cnp_interval_ps: Callable | None = None
+    #: for a law with ``on_send``: whether a flow with constants ``p`` needs its sends (None:
+    #: always; the transports skip the call otherwise)
+    hears_sends: Callable | None = None
     #: for a law that reads "queueing": the queueing beyond the base RTT (ps) that counts as
     #: queued, from its constants (the fluid engine's chance of it, ``Feedback.queued_p``)
     queue_threshold: Callable | None = None

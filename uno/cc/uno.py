@@ -55,7 +55,10 @@ The authors' artifact (spcl/Uno_SC25, class ``LcpSrc``) differs in a few constan
 after QA 0.96 x bytes acked, K = 24,576 B, EWMA gain 0.65, QA period 1.05 x base RTT, "no
 physical queueing" when RTT <= 1.055 x base RTT, and one rule the paper does not describe
 (``ewma_fall_increase``): a congested epoch in which E fell since the previous epoch gets an
-additive increase of the epoch's acknowledged bytes instead of a decrease. The artifact preset
+additive increase of the epoch's acknowledged bytes instead of a decrease. After a Quick Adapt
+the artifact resumes its epochs once the new window has been sent and then counts every
+acknowledged byte (``qa_epoch_resume: window_sent``, an option: ``cc=uno_artifact`` keeps the
+round-trip skip described above). The artifact preset
 also takes the artifact's transport and switches: class reference paths (every intra-DC flow's
 base RTT, BDP and RTO are those of the 6-hop path), full-size packets, 10^6-B buffers, and
 phantom queues that count dropped data packets but not ACKs (docs/artifact_audit.md).
@@ -141,6 +144,11 @@ class UnoParams:
     #: artifact only (not in the paper): in a congested epoch where E fell since the previous
     #: epoch (and 0 < previous E, E <= 0.9), add alpha x epoch bytes / cwnd instead of an MD
     ewma_fall_increase: bool = False
+    #: when epochs resume after a Quick Adapt: "ack" (with QA, at the first ACK of a packet sent
+    #: after it) or "window_sent" (once the new window has been sent after it, in wire bytes,
+    #: then counting every ACK's bytes, those of packets sent before the cut too: the artifact's
+    #: LcpSrc ``epoch_counter``); QA itself resumes at that first ACK either way
+    qa_epoch_resume: str = choice("ack", ("ack", "window_sent"))
 
     def check_consistency(self, prefix: str) -> None:
         if 0 < self.max_cwnd_bdp < self.init_cwnd_bdp:
@@ -153,11 +161,14 @@ class UnoParams:
 #: Epoch (Alg. 1 OnEpoch): whether the first ACK came (the epoch and the QA period start at
 #: it), T_epoch, and what the epoch acknowledged: bytes, ACKs, ECN-echoed ACKs and whole marked
 #: ACKs; E and MD_scale. Quick Adapt (Alg. 1 OnQA): its period's start and bytes, whether the
-#: round trip after a QA is being skipped and when that QA was. Counts, for analysis and tests.
+#: round trip after a QA is being skipped and when that QA was; whether epochs are paused after
+#: a QA and (``qa_epoch_resume: window_sent``) the bytes still to send before they resume.
+#: Counts, for analysis and tests.
 S = state_layout("UnoState", (
     "started", "epoch_start_ps", "epoch_bytes", "epoch_acks", "epoch_marked_acks",
     "epoch_mark_events", "ecn_ewma", "md_scale", "qa_start_ps", "qa_bytes", "skipping",
-    "qa_time_ps", "epochs", "md_events", "gentle_events", "qa_events",
+    "qa_time_ps", "epochs", "md_events", "gentle_events", "qa_events", "epoch_paused",
+    "resume_after_bytes",
 ))  # fmt: skip
 #: alpha (bytes), K (bytes), the MD gain 4K/(K + BDP), the fixed epoch period (ps) and the RTT
 #: sample's scale to the epoch period (0: the fixed period), the QA period (ps), the gentle
@@ -166,7 +177,7 @@ S = state_layout("UnoState", (
 P = params_layout("UnoConsts", (
     "alpha_bytes", "k_bytes", "md_gain", "epoch_period_ps", "epoch_rtt_scale", "qa_period_ps",
     "gentle_threshold_ps", "ecn_ewma_gain", "gentle_factor", "gentle_compounds", "qa_beta",
-    "qa_window_scale", "timeout_cwnd_bytes", "ewma_fall_increase",
+    "qa_window_scale", "timeout_cwnd_bytes", "ewma_fall_increase", "epoch_resume_on_send",
 ))  # fmt: skip
 
 
@@ -195,7 +206,13 @@ def pack(params: UnoParams, ctx) -> np.ndarray:
     p[P.qa_window_scale] = params.qa_window_scale
     p[P.timeout_cwnd_bytes] = params.timeout_cwnd_mss * ctx.mss_bytes
     p[P.ewma_fall_increase] = 1.0 if params.ewma_fall_increase else 0.0
+    p[P.epoch_resume_on_send] = 1.0 if params.qa_epoch_resume == "window_sent" else 0.0
     return p
+
+
+def hears_sends(p: np.ndarray) -> bool:
+    """Whether a flow with constants ``p`` needs its sends (``qa_epoch_resume: window_sent``)."""
+    return bool(p[P.epoch_resume_on_send])
 
 
 def queue_threshold(p: np.ndarray) -> float:
@@ -231,23 +248,41 @@ def on_feedback(s, p, fb, rec):
     if unmarked > 0.0:
         cwnd = s[S.cwnd]
         set_cwnd(s, p, cwnd + p[P.alpha_bytes] * unmarked / cwnd)
+    qa_paused = False
     if s[S.skipping] > 0.0:
         if fb.sent_ps < s[S.qa_time_ps]:
-            return
-        # a packet sent after the QA came back: the skipped round trip is over
-        s[S.skipping] = 0.0
-        s[S.qa_start_ps] = now
-        s[S.qa_bytes] = 0.0
-        s[S.epoch_start_ps] = now
-    s[S.qa_bytes] += fb.acked_bytes
-    s[S.epoch_bytes] += fb.acked_bytes
-    s[S.epoch_acks] += fb.acks
-    s[S.epoch_marked_acks] += fb.marked_acks
-    s[S.epoch_mark_events] += fb.mark_events
-    if fb.sent_ps >= s[S.epoch_start_ps]:
-        _end_epoch(s, p, fb)
-    if now - s[S.qa_start_ps] >= p[P.qa_period_ps]:
-        _quick_adapt_check(s, p, fb)
+            qa_paused = True
+        else:
+            # a packet sent after the QA came back: the skipped round trip is over
+            s[S.skipping] = 0.0
+            s[S.qa_start_ps] = now
+            s[S.qa_bytes] = 0.0
+            if s[S.epoch_paused] > 0.0 and p[P.epoch_resume_on_send] == 0.0:
+                s[S.epoch_paused] = 0.0
+                s[S.epoch_start_ps] = now
+    if s[S.epoch_paused] == 0.0:
+        s[S.epoch_bytes] += fb.acked_bytes
+        s[S.epoch_acks] += fb.acks
+        s[S.epoch_marked_acks] += fb.marked_acks
+        s[S.epoch_mark_events] += fb.mark_events
+        if fb.sent_ps >= s[S.epoch_start_ps]:
+            _end_epoch(s, p, fb)
+    if not qa_paused:
+        s[S.qa_bytes] += fb.acked_bytes
+        if now - s[S.qa_start_ps] >= p[P.qa_period_ps]:
+            _quick_adapt_check(s, p, fb)
+
+
+@njit(cache=True)
+def on_send(s, p, now_ps, wire_bytes):
+    """``qa_epoch_resume: window_sent``: epochs resume once the window set by the last Quick
+    Adapt has been sent (the epoch starts at that send)."""
+    if s[S.epoch_paused] > 0.0 and p[P.epoch_resume_on_send] > 0.0:
+        s[S.resume_after_bytes] -= wire_bytes
+        if s[S.resume_after_bytes] <= 0.0:
+            s[S.epoch_paused] = 0.0
+            _clear_epoch(s)
+            s[S.epoch_start_ps] = now_ps
 
 
 @njit(cache=True)
@@ -296,6 +331,8 @@ def _quick_adapt_check(s, p, fb):
         s[S.qa_events] += 1.0
         s[S.skipping] = 1.0
         s[S.qa_time_ps] = fb.now_ps
+        s[S.epoch_paused] = 1.0
+        s[S.resume_after_bytes] = s[S.cwnd]
         _clear_epoch(s)
     s[S.qa_start_ps] = fb.now_ps
     s[S.qa_bytes] = 0.0
@@ -318,6 +355,8 @@ LAW = Law(
     init=init,
     on_feedback=on_feedback,
     on_loss=on_loss,
+    on_send=on_send,
+    hears_sends=hears_sends,
     signals=("ecn", "rtt", "queueing"),
     queue_threshold=queue_threshold,
 )

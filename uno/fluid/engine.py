@@ -184,6 +184,11 @@ def check_fluid_support(cfg, engine: str = "fluid", with_cc: bool = True) -> Non
             "cc.mprdma.update_on_duplicate_ack",
             f"{where} has no duplicate ACKs (no spurious retransmissions) for it to act on",
         )
+    if "uno" in used and cfg.cc.uno.qa_epoch_resume != "ack":
+        raise ConfigError(
+            "cc.uno.qa_epoch_resume",
+            f"{where} has no packet sends to count the window after a Quick Adapt by",
+        )
     routed = SINGLE_PATH_LB + SPLIT_LB + SUBFLOW_LB
     if cfg.lb.algo not in routed:
         raise ConfigError(
