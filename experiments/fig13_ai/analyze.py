@@ -27,7 +27,7 @@ def iteration_rows(path) -> pd.DataFrame:
         cfg = run["config"]
         variant = cfg["lb"]["algo"] + ("+EC" if cfg["ec"]["kind"] != "none" else "")
         for it in collective_times(run["flows"]).itertuples():
-            finished = it.cct_ps == it.cct_ps  # (NaN when a flow did not finish)
+            finished = pd.notna(it.cct_ps)  # (NaN when a flow did not finish)
             rows.append(
                 {
                     "variant": variant,

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import pandas as pd
 
+from uno.metrics.analysis import collective_times
+
 
 class MeasureError(Exception):
     """A measure has no value for these runs (the message says why)."""
@@ -177,8 +179,6 @@ def convergence_ratio(baseline: str, ours: str, window_ms: float = 10.0, skip_ms
 
 def _collective_ratio(results: dict, name: str) -> float:
     """Mean CCT / ideal over the collectives of the runs ``<name>/<seed>``."""
-    from uno.metrics.analysis import collective_times
-
     runs = [r for r in results if r.startswith(f"{name}/")]
     if not runs:
         raise MeasureError(f"no runs of {name!r}")
