@@ -3,6 +3,10 @@ permutation workload per scheme, with 8 border (WAN) links and with fully provis
 
     python experiments/fig9_permutation/analyze.py RUN_OR_SWEEP_DIR [--out DIR]
 
+Also reads the runs of experiment=artifact_fig9 (the artifact's own permutation). A run's
+scheme is its ``cc`` option, followed by ``+<lb option>`` when it ran without ECMP (e.g.
+``uno_artifact+unolb_artifact``, the artifact's "Uno" bar).
+
 For every run (scheme x number of WAN links): flows finished, mean and p99 FCT (ms) of all
 flows and of each class (intra-DC, inter-DC), mean slowdown (FCT / ideal FCT), drops and
 timeouts. Statistics are over finished flows; a run with unfinished flows is flagged. Writes
@@ -28,12 +32,21 @@ CLASSES = ("all", "intra", "inter")
 ORDER = (
     "uno",
     "uno_artifact",
+    "uno+unolb",
+    "uno_artifact+unolb_artifact",
     "gemini",
     "gemini_artifact",
     "mprdma_bbr",
     "mprdma+bbr",
     "mprdma_bbr_artifact",
 )
+
+
+def run_scheme(run: dict) -> str:
+    """The run's ``cc`` option, with ``+<lb option>`` when its load balancer is not ECMP."""
+    lb = (run["summary"]["run"].get("choices") or {}).get("lb")
+    label = scheme_label(run)
+    return label if lb in (None, "ecmp") else f"{label}+{lb}"
 
 
 def fct_stats(flows) -> dict:
@@ -71,7 +84,7 @@ def analyse_run(run: dict) -> dict:
     ports = run["ports"]
     wan = ports[ports["kind"] == "wan"]
     return {
-        "scheme": scheme_label(run),
+        "scheme": run_scheme(run),
         "dir": str(run["dir"]),
         "wan_links": int(wan_links) if wan_links is not None else None,
         "all_finished": bool(flows["finish_ps"].notna().all()),
@@ -131,7 +144,7 @@ def main() -> None:
     out = output_dir(args)
     plot(results, out / "fig9_permutation.png")
     print(
-        f"{'WAN links':>9} {'scheme':<19} {'done':>7} "
+        f"{'WAN links':>9} {'scheme':<27} {'done':>7} "
         + " ".join(f"{c + ' mean/p99 ms':>20}" for c in CLASSES)
         + f" {'slowdown':>8} {'drops':>6} {'TOs':>5}"
     )
@@ -144,7 +157,7 @@ def main() -> None:
             )
         all_ = r["classes"]["all"]
         print(
-            f"{r['wan_links'] if r['wan_links'] is not None else '?':>9} {r['scheme']:<19} "
+            f"{r['wan_links'] if r['wan_links'] is not None else '?':>9} {r['scheme']:<27} "
             f"{all_['finished']:>3}/{all_['flows']:<3} "
             + " ".join(f"{c:>20}" for c in cells)
             + f" {all_.get('mean_slowdown', float('nan')):>8.2f} {r['drops']:>6} "

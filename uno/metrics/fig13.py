@@ -26,6 +26,7 @@ def run_rows(path) -> pd.DataFrame:
         block_losses = (summary.get("faults") or {}).get("block_losses") or []
         rows.append(
             {
+                "experiment": cfg["name"],
                 "variant": cfg["lb"]["algo"] + ("+EC" if ec else ""),
                 "lb": cfg["lb"]["algo"],
                 "ec": ec,
@@ -63,10 +64,30 @@ def variant_table(rows: pd.DataFrame) -> pd.DataFrame:
             "nacks": g["nacks"].sum(),
         }
     )
+    return _in_variant_order(table)
+
+
+def _in_variant_order(table: pd.DataFrame) -> pd.DataFrame:
     order = [v for v in VARIANT_ORDER if v in table.index] + [
         v for v in table.index if v not in VARIANT_ORDER
     ]
     return table.loc[order]
+
+
+def over_ideal_table(rows: pd.DataFrame, ideal_ms: float) -> pd.DataFrame:
+    """Per variant across runs: each run's (mean FCT - ``ideal_ms``) / ``ideal_ms``, the
+    quantity the Uno artifact's Fig. 13 C script plots ("runtime over ideal time", with an
+    ideal of 10.4 ms)."""
+    over = (rows["mean_fct_ms"] - ideal_ms) / ideal_ms
+    g = over.groupby(rows["variant"])
+    table = pd.DataFrame(
+        {
+            "over_ideal (mean)": g.mean(),
+            "over_ideal (median)": g.median(),
+            "over_ideal (max)": g.max(),
+        }
+    )
+    return _in_variant_order(table)
 
 
 def violin(rows: pd.DataFrame, out_png, title: str) -> None:
