@@ -157,8 +157,8 @@ def precheck(argv: list[str], build: bool = True) -> list[str]:
     """Compose and check every job of the command line before anything runs or is written.
     Returns the argument list to hand to Hydra (``out_dir`` of a multirun becomes its sweep
     directory). Raises ConfigError, naming the job and the field, for the first refusal."""
-    from uno.api import compose, to_run_config
-    from uno.config.compose import expand_sweep, is_hydra_override
+    from uno.api import to_run_config
+    from uno.config.compose import Composer, expand_sweep, is_hydra_override
     from uno.config.validate import check_config
     from uno.metrics.rundir import check_creatable
 
@@ -168,11 +168,13 @@ def precheck(argv: list[str], build: bool = True) -> list[str]:
     if args.multirun:
         argv = _out_dir_to_sweep_dir(argv, jobs)
     built: set[str] = set()
+    seen: set[tuple[str, ...]] = set()
     folders: set[tuple[str, str]] = set()
     hydra_dirs = [o for o in args.overrides if is_hydra_override(o)]
+    composer = Composer()  # (jobs that differ in values only share one composition)
     for i, job in enumerate(jobs):
         try:
-            run_cfg = to_run_config(compose(job))
+            run_cfg = to_run_config(composer.compose(job))
             check_config(run_cfg)
             if build:
                 for folder in _result_folder(run_cfg, hydra_dirs, args.multirun):
@@ -181,6 +183,10 @@ def precheck(argv: list[str], build: bool = True) -> list[str]:
                         folders.add(folder)
                 # checks that need the topology (hosts, ports, tags): once per distinct
                 # scenario, the seed aside
+                unseeded = tuple(o for o in job if not o.startswith("seed="))
+                if unseeded in seen:
+                    continue
+                seen.add(unseeded)
                 key = _scenario_key(run_cfg)
                 if key not in built:
                     from uno.build import build_simulation

@@ -23,7 +23,6 @@ import argparse
 import fnmatch
 import hashlib
 import sys
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import pandas as pd
@@ -42,29 +41,24 @@ def run_folder(out: Path, overrides: tuple[str, ...]) -> Path:
     return out / "runs" / key
 
 
-def _run_one(overrides: tuple[str, ...], folder: str) -> str:
-    import uno
-    from uno.api import run
-
-    run(uno.compose([*overrides, "engine.progress=false"]), out_dir=folder, if_complete="skip")
-    return folder
-
-
 def run_claims(claims: list[Claim], form: str, out: Path, jobs: int = 1) -> dict:
-    """Run (or reuse) every run of ``claims`` in ``form``; returns overrides -> RunResult."""
+    """Run (or reuse) every run of ``claims`` in ``form``, ``jobs`` at a time in worker
+    processes that each run many (:func:`uno.runs.run_jobs`); returns overrides ->
+    RunResult."""
     from uno.api import load_result
+    from uno.runs import Job, run_jobs
 
     wanted = sorted({tuple(o) for c in claims for o in c.runs(form).values()})
     folders = {o: run_folder(out, o) for o in wanted}
-    if jobs > 1 and len(wanted) > 1:
-        with ProcessPoolExecutor(max_workers=jobs) as pool:
-            done = pool.map(_run_one, wanted, [str(folders[o]) for o in wanted])
-            for i, _ in enumerate(done, start=1):
-                print(f"uno-claims: run {i}/{len(wanted)} done", file=sys.stderr)
-    else:
-        for i, o in enumerate(wanted, start=1):
-            _run_one(o, str(folders[o]))
-            print(f"uno-claims: run {i}/{len(wanted)} done", file=sys.stderr)
+
+    def report(outcome, done: int, total: int) -> None:
+        print(f"uno-claims: run {done}/{total} done", file=sys.stderr)
+
+    outcomes = run_jobs([Job(o, str(folders[o])) for o in wanted], jobs, report)
+    failed = [x for x in outcomes if x.status == "failed"]
+    if failed:
+        raise SystemExit(f"uno-claims: {len(failed)} run(s) failed, e.g. "
+                         f"{' '.join(failed[0].job.overrides)}: {failed[0].error}")  # fmt: skip
     return {o: load_result(folders[o]) for o in wanted}
 
 
@@ -83,6 +77,8 @@ def evaluate(claims: list[Claim], form: str, results: dict) -> pd.DataFrame:
             row["status"] = "not yet"
         elif not runs:
             row["status"] = "not run"
+        elif any(tuple(o) not in results for o in runs.values()):
+            row["status"], row["note"] = "not run", "its runs are not among those given"
         else:
             try:
                 ours = float(c.measure({name: results[tuple(o)] for name, o in runs.items()}))

@@ -7,6 +7,7 @@ command (each job of a multirun sweep) before Hydra creates any folder.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import difflib
 import re
@@ -43,6 +44,99 @@ def compose(overrides: Sequence[str] = (), config_name: str = "config") -> DictC
         raise explain_compose_error(exc, overrides) from None
     check_composed(cfg)
     return cfg
+
+
+class Composer:
+    """Composes many configs that differ only in values at about the cost of one: the config
+    groups an override list selects are composed once (Hydra's defaults list and YAML files),
+    and each list's value overrides (``seed=3``, ``cc.uno.qa_beta=0.5``) are then applied to a
+    copy, exactly as Hydra applies them after composing the defaults. A sweep of N seeds thus
+    composes once instead of N times. :meth:`compose` returns what :func:`compose` would."""
+
+    def __init__(self, config_name: str = "config"):
+        self.config_name = config_name
+        self._bases: dict[tuple[str, ...], tuple[DictConfig, dict[str, str]]] = {}
+        self._groups: frozenset[str] | None = None
+
+    def compose(self, overrides: Sequence[str] = ()) -> DictConfig:
+        return self.compose_with_choices(overrides)[0]
+
+    def compose_with_choices(self, overrides: Sequence[str] = ()) -> tuple[DictConfig, dict]:
+        """The config and the option chosen in each config group (Hydra's runtime choices,
+        its own groups left out)."""
+        from hydra._internal.config_loader_impl import ConfigLoaderImpl
+
+        overrides = list(overrides)
+        try:
+            groups, values = split_overrides(overrides, self._group_exists)
+            key = tuple(o.input_line for o in groups)
+            if key not in self._bases:
+                self._bases[key] = self._compose_base(key)
+            base, choices = self._bases[key]
+            cfg = copy.deepcopy(base)
+            ConfigLoaderImpl._apply_overrides_to_config(values, cfg)
+        except Exception as exc:  # Hydra and OmegaConf raise many types; all become one line
+            raise explain_compose_error(exc, overrides) from None
+        check_composed(cfg)
+        return cfg, dict(choices)
+
+    def _compose_base(self, overrides: tuple[str, ...]) -> tuple[DictConfig, dict]:
+        from hydra import compose as hydra_compose
+        from hydra import initialize_config_module
+        from omegaconf import open_dict
+
+        register_configs()
+        with initialize_config_module(config_module=CONFIG_MODULE, version_base=None):
+            cfg = hydra_compose(self.config_name, list(overrides), return_hydra_config=True)
+        choices = {k: v for k, v in cfg.hydra.runtime.choices.items() if not k.startswith("hydra")}
+        with open_dict(cfg):  # (as Hydra's compose does when not asked for its own config)
+            del cfg["hydra"]
+        return cfg, choices
+
+    def _group_exists(self, key: str) -> bool:
+        if self._groups is None:
+            self._groups = config_groups()
+        return key in self._groups
+
+
+def config_groups(module: str = CONFIG_MODULE) -> frozenset[str]:
+    """Every config group of the config tree (``cc``, ``topo``, ``hydra/launcher``, ...): the
+    folders of ``module`` holding YAML files, and the groups registered in Hydra's
+    ConfigStore."""
+    import importlib.resources
+    from pathlib import Path
+
+    from hydra.core.config_store import ConfigStore
+
+    root = Path(str(importlib.resources.files(module)))
+    found = {
+        d.relative_to(root).as_posix()
+        for d in root.rglob("*")
+        if d.is_dir() and any(d.glob("*.yaml"))
+    }
+
+    def walk(node: dict, prefix: str) -> None:
+        for name, child in node.items():
+            if isinstance(child, dict):
+                found.add(prefix + name)
+                walk(child, f"{prefix}{name}/")
+
+    walk(ConfigStore.instance().repo, "")
+    return frozenset(found)
+
+
+def split_overrides(overrides: Sequence[str], group_exists) -> tuple[list, list]:
+    """Hydra's parsed ``overrides`` split as Hydra splits them: those that select an option of
+    a config group (``group_exists(key)``, a non-dict value) and those that set values."""
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    groups, values = [], []
+    for o in OverridesParser.create().parse_overrides(list(overrides)):
+        if group_exists(o.key_or_group) and not isinstance(o.value(), dict):
+            groups.append(o)
+        else:
+            values.append(o)
+    return groups, values
 
 
 def expand_sweep(overrides: Sequence[str]) -> list[list[str]]:

@@ -844,8 +844,19 @@ def register_configs() -> None:
         # cached: every evaluation in one config (and Hydra's copies of it) gives one value
         OmegaConf.register_new_resolver("uno_pid", lambda: str(os.getpid()), use_cache=True)
     cs = ConfigStore.instance()
-    cs.store(name="run_schema", node=_assembled()["RunConfig"])
+    if "run_schema.yaml" in cs.repo:
+        return  # (storing converts every schema again: a tenth of a second per call)
+    # the default launcher and sweeper (conf/config.yaml): importing them stores their configs;
+    # registering them makes them known to Hydra also where its plugin scan cannot list them
+    # (an editable install)
+    from hydra.core.plugins import Plugins
+
+    from hydra_plugins.uno_launcher.uno_launcher import UnoLauncher, UnoSweeper
+
+    Plugins.instance().register(UnoLauncher)
+    Plugins.instance().register(UnoSweeper)
     for name, node in TOPO_SCHEMAS.items():
         cs.store(group="topo", name=f"{name}_schema", node=node)
     for name, node in WORKLOAD_SCHEMAS.items():
         cs.store(group="workload", name=f"{name}_schema", node=node)
+    cs.store(name="run_schema", node=_assembled()["RunConfig"])  # last: marks the whole set

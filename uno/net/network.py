@@ -64,11 +64,18 @@ class Network:
         for host in self.hosts:
             if host.nic is None:
                 raise ValueError(f"host {host.name} is not connected")
+        # a switch's next-hop tuples repeat across destinations: each becomes ports once
+        port_tuples: dict[tuple[int, ...], tuple[Port, ...]] = {}
+        ports = self.ports
         for node_index, obj in enumerate(node_objs):
             if isinstance(obj, Switch):
-                obj.set_fib(
-                    [tuple(self.ports[e] for e in hops) for hops in routing.next_hops[node_index]]
-                )
+                fib = []
+                for hops in routing.next_hops[node_index]:
+                    found = port_tuples.get(hops)
+                    if found is None:
+                        found = port_tuples[hops] = tuple([ports[e] for e in hops])
+                    fib.append(found)
+                obj.set_fib(fib)
         self.port_by_name = {p.name: p for p in self.ports}
 
     # ---- configuration ------------------------------------------------------------------

@@ -268,10 +268,11 @@ class Port(PortBase):
                 if self._marking and p.kind == DATA and not p.ecn:
                     self._decide_mark(p, remaining)
         size = pkt.size_bytes
+        qbytes = self.bytes + size
         # (the overflow policy decides only for a packet the buffer has no room for: a call
         # per packet would cost more than the comparison)
         if (
-            self.bytes + size > self.buffer_bytes
+            qbytes > self.buffer_bytes
             and verdict(self.overflow_policy, self.bytes, size, self.buffer_bytes) != ADMIT
         ):
             if self._phantom_drops and self.phantom is not None and pkt.kind == DATA:
@@ -279,7 +280,6 @@ class Port(PortBase):
             self.drops += 1
             self._network.drop(pkt, DROP_BUFFER, self)
             return
-        qbytes = self.bytes + size
         self.bytes = qbytes
         self.enqueued_bytes += size
         if qbytes > self.max_bytes:

@@ -28,22 +28,28 @@ FaultRows = namedtuple("FaultRows", ("rows", "floats", "blocks", "uniform"))
 Faulty = namedtuple("Faulty", ("port", "link", "block_counters"))
 
 
-def forwarding(nodes: list, n_hosts: int, index_of: dict) -> Forwarding:
-    """The forwarding tables of ``nodes`` (hosts and switches; ``index_of``: port index by
-    ``id(port)``)."""
-    n_nodes = len(nodes)
-    fib_off = np.zeros(n_nodes * n_hosts, dtype=np.int64)
-    fib_n = np.zeros(n_nodes * n_hosts, dtype=np.int64)
-    fib_ports: list[int] = []
+def forwarding(network) -> Forwarding:
+    """The forwarding tables of ``network``'s switches, in node order: its ports are its routing
+    edges in edge order (:class:`uno.net.network.Network`), so a switch's equal-cost ports
+    towards a host are the routing's next-hop edges (:meth:`uno.topo.routing.Routing.
+    next_hop_table`); a host's rows stay empty."""
+    nodes = network.node_objs
+    n_nodes, n_hosts = len(nodes), len(network.hosts)
+    ptr, flat = network.routing.next_hop_table()
+    if len(network.ports) != len(network.routing.edges) or len(ptr) != n_nodes * n_hosts + 1:
+        raise ValueError("compiled data plane: the ports are not the routing's edges")
+    is_switch = np.fromiter((isinstance(o, Switch) for o in nodes), dtype=bool, count=n_nodes)
+    row_is_switch = np.repeat(is_switch, n_hosts)
+    counts = np.diff(ptr)
+    fib_n = np.where(row_is_switch, counts, 0).astype(np.int64)
+    ends = np.cumsum(fib_n)
+    fib_off = np.where(row_is_switch, ends - fib_n, 0).astype(np.int64)
+    fib_ports = flat[np.repeat(row_is_switch, counts)].astype(np.int64)
     salts = np.zeros(n_nodes, dtype=np.uint64)
     node_host = np.full(n_nodes, -1, dtype=np.int64)
     for i, obj in enumerate(nodes):
         if isinstance(obj, Switch):
             salts[i] = np.uint64(obj.salt & ((1 << 64) - 1))
-            for dst, cands in enumerate(obj.fib):
-                fib_off[i * n_hosts + dst] = len(fib_ports)
-                fib_n[i * n_hosts + dst] = len(cands)
-                fib_ports.extend(index_of[id(c)] for c in cands)
         else:
             node_host[i] = obj.host_id
     return Forwarding(fib_off, fib_n, fib_ports, salts, node_host)

@@ -105,7 +105,7 @@ def build_state(network, flows: list, kernel_receivers: bool, int_stampers: dict
     n_ports, n_hosts, n_nodes = len(ports), len(network.hosts), len(network.node_objs)
     index_of = {id(p): i for i, p in enumerate(ports)}
     node_index = {id(obj): i for i, obj in enumerate(network.node_objs)}
-    fwd = forwarding(network.node_objs, n_hosts, index_of)
+    fwd = forwarding(network)
     # pending events: a lazy port has at most one delivery per lane; an event port one end of
     # serialisation and one delivery; PFC signals in flight have no fixed bound, so the heap
     # grows when short of room (RUN_HEAP)

@@ -1,0 +1,1 @@
+"""The ``uno`` launcher of Hydra multiruns (``hydra/launcher=uno``, uno-run's default)."""
