@@ -6,25 +6,30 @@ and ``y`` parity packets (the evaluation uses (8, 2), §5); the receiver rebuild
 
 The code
 --------
-An ``(x + y, x)`` block code is the Reed–Solomon code ``galois.ReedSolomon(255, 255 - y,
-systematic=True)`` over GF(2^8) *shortened* to ``x`` message symbols (galois docs,
-``FEC.encode``: "for the shortened [n-s, k-s, d] code, pass k-s message symbols"). The plain
-``galois.ReedSolomon(x + y, x)`` is refused for most shapes, (10, 8) included: an RS code of length
-n needs a primitive n-th root of unity, so n must divide q - 1 (255 = 3·5·17 for GF(2^8); galois
-picks GF(2^4) for n = 10 by default, and 15 is no multiple of 10 either). Shortening keeps the MDS
-property: any ``x`` of the ``x + y`` symbols determine the message. galois's systematic codeword
-is the message followed by the parity, so positions ``0 .. x-1`` are data and ``x .. x+y-1``
-parity. ``y = 0`` is the identity code (no parity, every packet needed) and needs no galois code.
+An ``(x + y, x)`` block code is the Reed–Solomon code of ``y`` parity symbols over GF(2^8), as
+``galois.ReedSolomon(255, 255 - y, systematic=True)`` defines it, *shortened* to ``x`` message
+symbols (galois docs, ``FEC.encode``: "for the shortened [n-s, k-s, d] code, pass k-s message
+symbols"). The plain ``(x + y, x)`` Reed–Solomon code does not exist for most shapes, (10, 8)
+included: an RS code of length n needs a primitive n-th root of unity, so n must divide q - 1
+(255 = 3·5·17 for GF(2^8)). Shortening keeps the MDS property: any ``x`` of the ``x + y`` symbols
+determine the message. The systematic codeword is the message followed by the parity, so
+positions ``0 .. x-1`` are data and ``x .. x+y-1`` parity. ``y = 0`` is the identity code (no
+parity, every packet needed). The field, its products and the generator matrix come from
+:mod:`uno.ec.gf256` (compiled, cached kernels); galois stays the reference the tests compare
+with.
 
 Each packet carries ``symbols_per_packet`` one-byte symbols (GF(2^8) elements) per block and the
 code runs column-wise: symbol ``j`` of the ``x + y`` packets is one codeword, so packet ``i``
 carries symbol ``i`` of each of the ``symbols_per_packet`` codewords.
 
 Decoding inverts the ``x × x`` submatrix of the systematic generator at the received positions
-(over GF(2^8), ``np.linalg.inv`` on galois arrays) and caches the inverse per erasure pattern on
-the coder; the products use a GF(2^8) multiplication table taken from galois. This is about
-200 times faster than galois's general errors-and-erasures decoder on a quiet machine (about
-9 µs against 1.5-2 ms per (10, 8) block of 4 codewords; ``benchmarks/ec_decode_speed.py``).
+and caches the inverse per erasure pattern on the coder; a decode is then one ``x × x`` by
+``x × symbols_per_packet`` product: about 8 µs per (10, 8) block of 4 codewords on a quiet
+2-core machine, some 200 times less than galois's general errors-and-erasures decoder
+(``benchmarks/ec_decode_speed.py``). Encoding and decoding are per block (the sender encodes a
+block when its first packet leaves, the receiver decodes it when its ``x``-th packet arrives);
+on the Fig. 13 A run the payload adds a few percent to the wall time of the count-only run
+(``benchmarks/ec_payload_speed.py``).
 
 Last block
 ----------
@@ -47,7 +52,7 @@ API
   seed=0)``: what a transport holds. ``layout(n)``; ``encode_block(flow_id, layout, block)`` gives
   the symbols of each wire packet of the block; ``decode_block(flow_id, block, receiver)`` decodes
   and compares with the data that was sent, raising :class:`DecodeMismatchError` on a mismatch.
-  ``payload=False`` is the count-only mode: same bookkeeping, no symbols, no galois.
+  ``payload=False`` is the count-only mode: same bookkeeping, no symbols, no code built.
 - :func:`block_data` ``(seed, flow_id, block, k, symbols_per_packet)``: the data symbols of a block,
   a pure function of its arguments, so the receiver regenerates what the sender encoded.
 
@@ -75,16 +80,18 @@ from __future__ import annotations
 import operator
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cached_property
 
-import galois
 import numpy as np
+from numba import njit
 from numpy.typing import ArrayLike
 
 from uno.core.errors import InvariantError
+from uno.ec.gf256 import EXP, INV, MUL, gf_inverse, gf_matmul, rs_generator
+from uno.ec.gf256 import ORDER as FIELD_ORDER
 from uno.net.hashing import GOLDEN, mix64
 
 #: GF(2^8): one symbol is one byte, so a code has at most 2^8 - 1 = 255 positions
-FIELD_ORDER = 2**8
 MAX_BLOCK_PACKETS = FIELD_ORDER - 1
 
 
@@ -115,8 +122,9 @@ def _check_shape(x: int, y: int) -> tuple[int, int]:
 
 
 class MdsCode:
-    """(n = x + y, x) systematic MDS code over GF(2^8): ``galois.ReedSolomon(255, 255 - y)``
-    shortened to ``x`` message symbols (``y = 0``: identity code).
+    """(n = x + y, x) systematic MDS code over GF(2^8): the Reed–Solomon code of
+    ``galois.ReedSolomon(255, 255 - y)`` shortened to ``x`` message symbols (``y = 0``: identity
+    code).
 
     A block is ``x`` data packets of ``symbols_per_packet`` one-byte symbols each; ``encode``
     returns all ``n`` packets' symbols, the first ``x`` rows being the data (systematic).
@@ -132,23 +140,9 @@ class MdsCode:
         self._x = x
         self._y = y
         self._spp = spp
-        if y > 0:
-            rs = galois.ReedSolomon(MAX_BLOCK_PACKETS, MAX_BLOCK_PACKETS - y, systematic=True)
-            gf = rs.field
-            # Row i is the codeword of the i-th unit message: the generator of exactly galois's
-            # shortened code, whatever its conventions (parity placement, polynomial ordering).
-            gen = rs.encode(gf.Identity(x))
-        else:
-            gf = galois.GF(FIELD_ORDER)
-            gen = gf.Identity(x)
-        self._gf = gf
-        self._gen = gen  # (x, n) FieldArray
-        # GF(2^8) products through a 64 KiB table (galois's own arithmetic, tabulated once):
-        # galois's FieldArray matmul costs tens of µs per call for 8 × 8 matrices, the table
-        # lookup a few.
-        elems = gf.Range(0, FIELD_ORDER)
-        self._mul = np.multiply.outer(elems, elems).view(np.ndarray).astype(np.uint8)
-        self._gen_t = np.ascontiguousarray(gen.view(np.ndarray).T.astype(np.uint8))  # (n, x)
+        gen = rs_generator(MUL, EXP, x, y)  # (x, n)
+        self._gen_t = np.ascontiguousarray(gen.T)  # (n, x): row p maps the data to position p
+        self._parity_t = self._gen_t[x:]  # (y, x), C-contiguous (a slice of whole rows)
         self._inverses: dict[tuple[int, ...], np.ndarray] = {}
 
     @property
@@ -174,7 +168,7 @@ class MdsCode:
     @property
     def generator(self) -> np.ndarray:
         """The (x, n) systematic generator matrix of the shortened code, uint8 (a copy)."""
-        return self._gen.view(np.ndarray).astype(np.uint8)
+        return self._gen_t.T.copy()
 
     @property
     def inverse_cache_size(self) -> int:
@@ -185,17 +179,12 @@ class MdsCode:
         """Forget the cached inverses (they are recomputed on demand)."""
         self._inverses.clear()
 
-    def _matmul(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        """GF(2^8) product of uint8 matrices ``a`` (r, x) and ``b`` (x, s): sums are XORs."""
-        return np.bitwise_xor.reduce(self._mul[a[:, :, None], b[None, :, :]], axis=1)
-
     def _inverse(self, positions: tuple[int, ...]) -> np.ndarray:
         inv = self._inverses.get(positions)
         if inv is None:
             # Received rows R = G[:, P]^T @ data, so data = (G[:, P]^T)^-1 @ R; any x columns of
             # an MDS generator are independent, so the inverse exists.
-            sub = self._gen[:, list(positions)].T
-            inv = np.linalg.inv(sub).view(np.ndarray).astype(np.uint8)
+            inv = gf_inverse(MUL, INV, self._gen_t[list(positions)])
             self._inverses[positions] = inv
         return inv
 
@@ -207,7 +196,8 @@ class MdsCode:
             if not np.issubdtype(a.dtype, np.integer) or a.min() < 0 or a.max() >= FIELD_ORDER:
                 raise ValueError(f"{what} must be bytes (integers 0..255)")
             a = a.astype(np.uint8)
-        return a
+        # one compiled form of the kernels: C-contiguous uint8
+        return np.ascontiguousarray(a)
 
     def encode(self, data: ArrayLike) -> np.ndarray:
         """Encode one block: ``data`` (x, symbols_per_packet) bytes -> (n, symbols_per_packet)
@@ -216,7 +206,7 @@ class MdsCode:
         out = np.empty((self.n, self._spp), dtype=np.uint8)
         out[: self._x] = d
         if self._y:
-            out[self._x :] = self._matmul(self._gen_t[self._x :], d)
+            out[self._x :] = gf_matmul(MUL, self._parity_t, d)
         return out
 
     def decode(self, received: Mapping[int, ArrayLike], check: bool = True) -> np.ndarray:
@@ -245,13 +235,13 @@ class MdsCode:
         if use[-1] == self._x - 1:  # all data packets arrived: the inverse is the identity
             data = rows.copy()
         else:
-            data = self._matmul(self._inverse(use), rows)
+            data = gf_matmul(MUL, self._inverse(use), rows)
         if check and len(positions) > self._x:
             extra = positions[self._x :]
             got = self._as_symbols(
                 np.stack([np.asarray(received[p]) for p in extra]), len(extra), "received symbols"
             )
-            if not np.array_equal(self._matmul(self._gen_t[extra], data), got):
+            if not np.array_equal(gf_matmul(MUL, self._gen_t[extra], data), got):
                 raise InconsistentBlockError(
                     f"received positions {extra} disagree with the data decoded from {list(use)}"
                 )
@@ -259,19 +249,37 @@ class MdsCode:
 
 
 _MASK64 = (1 << 64) - 1
+_ONE = np.uint64(1)
+_U56 = np.uint64(56)
 
 
 def block_data(seed: int, flow_id: int, block: int, k: int, symbols_per_packet: int) -> np.ndarray:
     """Data symbols of a block, (k, symbols_per_packet) uint8: a pure function of its arguments
     (SplitMix64 over a counter, keyed by seed, flow and block), so the receiver regenerates
     what the sender encoded without either keeping it or sharing a random stream."""
-    key = seed & _MASK64
-    for v in (flow_id, block):
-        key = int(mix64(np.uint64((key + int(GOLDEN)) & _MASK64))) ^ (v & _MASK64)
-    ctr = np.arange(1, k * symbols_per_packet + 1, dtype=np.uint64)
-    z = mix64(np.uint64(key) + ctr * GOLDEN)
-    # Top byte: the best-mixed bits of the finaliser.
-    return (z >> np.uint64(56)).astype(np.uint8).reshape(k, symbols_per_packet)
+    return _block_symbols(
+        np.uint64(seed & _MASK64),
+        np.uint64(flow_id & _MASK64),
+        np.uint64(block & _MASK64),
+        operator.index(k),
+        operator.index(symbols_per_packet),
+    )
+
+
+@njit(cache=True)
+def _block_symbols(seed, flow_id, block, k, symbols_per_packet):
+    """:func:`block_data` on uint64 keys (one compiled call per block: the sender and the
+    receiver each draw every block once)."""
+    key = mix64(seed + GOLDEN) ^ flow_id
+    key = mix64(key + GOLDEN) ^ block
+    out = np.empty((k, symbols_per_packet), dtype=np.uint8)
+    ctr = np.uint64(0)
+    for i in range(k):
+        for j in range(symbols_per_packet):
+            ctr += _ONE
+            # top byte: the best-mixed bits of the finaliser
+            out[i, j] = np.uint8(mix64(key + ctr * GOLDEN) >> _U56)
+    return out
 
 
 class BlockReceiver:
@@ -338,6 +346,7 @@ class BlockLayout:
     Wire sequence numbers run block by block; within a block, data positions 0 .. k-1 (message
     data packets in order) then parity positions k .. k+y-1. Block ``b`` starts at wire sequence
     ``b (x + y)``; only the last block may be short (k < x), and it still has ``y`` parity.
+    The counts are computed once per layout (a transport asks for them on every packet).
     """
 
     n_data: int
@@ -349,17 +358,17 @@ class BlockLayout:
         if operator.index(self.n_data) < 1:
             raise ValueError(f"a message has at least one data packet, got {self.n_data}")
 
-    @property
+    @cached_property
     def n_blocks(self) -> int:
         """Blocks in the message, ceil(n_data / x)."""
         return -(-self.n_data // self.x)
 
-    @property
+    @cached_property
     def n_wire(self) -> int:
         """Wire packets of the message (data and parity), each sent once."""
         return self.n_data + self.n_blocks * self.y
 
-    @property
+    @cached_property
     def n_parity(self) -> int:
         """Parity packets of the message, y per block."""
         return self.n_blocks * self.y
@@ -433,7 +442,7 @@ class BlockCoder:
     decode is compared with the data that was sent (regenerated by :func:`block_data` from
     ``seed``, flow and block) and a difference raises :class:`DecodeMismatchError`.
     ``payload=False`` (count-only, for the largest sweeps): the same decodability decisions from
-    the same bookkeeping, no symbols and no galois code built.
+    the same bookkeeping, no symbols and no code built.
     The ``MdsCode`` per block shape (full blocks, and each short last-block size) is built on
     first use and kept on the instance.
     """

@@ -20,7 +20,7 @@ from uno.config.compose import resolved_container
 from uno.config.schema import RUN_CONTROL_KEYS
 
 #: distributions whose versions every summary records
-LIBRARIES = ("numpy", "pandas", "pyarrow", "simpy", "hydra-core", "omegaconf", "numba", "galois")
+LIBRARIES = ("numpy", "pandas", "pyarrow", "simpy", "hydra-core", "omegaconf", "numba")
 
 
 def config_hash(cfg) -> str:
