@@ -57,10 +57,12 @@ GROUP_DOCS: dict[str, str] = {
 
 #: what the ``hydra`` group holds (uno's options beside Hydra's own)
 HYDRA_DOC = (
-    "How Hydra runs the jobs: launchers (`hydra/launcher=joblib` runs a sweep's jobs in "
-    "parallel on one machine, `submitit_local` likewise through submitit, and uno's `slurm` on "
-    "a cluster; set `hydra.launcher.<field>=...`) and logging. `hydra.sweep.dir=DIR` names a "
-    "sweep's folder, which a re-run resumes. `uno-run --hydra-help` lists Hydra's own options."
+    "How Hydra runs the jobs: launchers (uno's own, the default, runs a sweep's jobs in this "
+    "process or, with `hydra.launcher.n_jobs=N`, in N worker processes that each run many "
+    "jobs, composing each distinct config once; `joblib` and `submitit_local` also run them in "
+    "parallel on one machine, uno's `slurm` on a cluster; set `hydra.launcher.<field>=...`) and "
+    "logging. `hydra.sweep.dir=DIR` names a sweep's folder, which a re-run resumes. "
+    "`uno-run --hydra-help` lists Hydra's own options."
 )
 
 #: groups whose options are kinds, each with its own schema
