@@ -60,6 +60,7 @@ class LawControl(CongestionControl):
         else:
             self._cwnd, self._rate = R.law_init(kind, self.state, consts)
             self._ack = _ack_entry()
+            _load_entries()
 
     def _allows(self) -> None:
         """Keep the window and pacing rate the law allows now (after a ``py_func`` call)."""
@@ -210,3 +211,14 @@ def _ack_entry():
     # the one signature every ACK call has: integer ps and bytes, bool flags, float64 rows
     row = np.zeros(1)
     return direct_entry(R.law_ack, 0, row, row, 0, 0, False, 0, 0, 0, 0, 0, 0, False, NO_RECORDS)
+
+
+@functools.cache
+def _load_entries() -> None:
+    # the other calls' compiled forms, loaded (or compiled) with the first controller rather
+    # than at a run's first loss or timer: no pause, and no garbage of Numba's, mid-run
+    row = np.zeros(1)
+    direct_entry(R.law_loss, 0, row, row, 0, 0)
+    direct_entry(R.law_send, 0, row, row, 0, 0)
+    direct_entry(R.law_timer, 0, row, row, 0)
+    direct_entry(R.law_next_timer, 0, row, row)

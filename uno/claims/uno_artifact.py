@@ -48,6 +48,7 @@ FIG10_ARTIFACT_US = {
     "uno_ecmp": {"intra": (48.2, 793.7), "inter": (8456.0, 30425.6)},
     "gemini": {"intra": (40.4, 700.8), "inter": (13782.2, 35458.5)},
     "mprdma_bbr": {"intra": (41.1, 845.5), "inter": (12596.6, 32030.0)},
+    "uno": {"intra": (20.8, 169.7), "inter": (9651.4, 17564.9)},
 }
 _FIG10_NAMES = {"uno_ecmp": "Uno+ECMP", "uno": "Uno", "gemini": "Gemini",
                 "mprdma_bbr": "MPRDMA+BBR"}  # fmt: skip
