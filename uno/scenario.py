@@ -477,6 +477,27 @@ def _pairs(src: np.ndarray, dst: np.ndarray, n_hosts: int) -> tuple[np.ndarray, 
     return pair_of.reshape(-1), first
 
 
+def topology_and_routing(topo_cfg, data_bytes: int, ack_bytes: int) -> tuple:
+    """The topology of ``topo_cfg`` for packets of ``data_bytes`` / ``ack_bytes`` on the wire
+    and its routing tables. Both are read-only once built (their lazily filled tables are pure
+    functions of the topology), so the runs of one process share them: the jobs of a sweep
+    that differ in other settings build them once."""
+    key = (repr(topo_cfg), data_bytes, ack_bytes)  # (the repr names every field's value)
+    found = _BUILT_TOPOLOGIES.get(key)
+    if found is None:
+        topo = build_topology(topo_cfg, data_bytes, ack_bytes)
+        found = (topo, Routing(topo))
+        while len(_BUILT_TOPOLOGIES) >= _TOPOLOGIES_KEPT:
+            _BUILT_TOPOLOGIES.pop(next(iter(_BUILT_TOPOLOGIES)))
+        _BUILT_TOPOLOGIES[key] = found
+    return found
+
+
+#: the topologies (with routing) built last in this process, oldest first
+_BUILT_TOPOLOGIES: dict[tuple, tuple] = {}
+_TOPOLOGIES_KEPT = 4
+
+
 def build_scenario(cfg, rng: RngStreams) -> Scenario:
     """Validate ``cfg`` (a RunConfig object) and build its scenario, drawing the workload and
     the ECMP salts from ``rng`` (the run's streams ``workload`` and ``ecmp_salt``)."""
@@ -487,9 +508,8 @@ def build_scenario(cfg, rng: RngStreams) -> Scenario:
     header_bytes = tp.header_bytes + int_bytes
     ack_bytes = tp.ack_bytes + int_bytes
     data_bytes = tp.mtu_bytes + header_bytes
-    topo = build_topology(cfg.topo, data_bytes, ack_bytes)
+    topo, routing = topology_and_routing(cfg.topo, data_bytes, ack_bytes)
     check_against_topology(cfg, topo.link_kinds())
-    routing = Routing(topo)
     hosts = host_facts(routing)
     specs = WORKLOAD_REGISTRY[cfg.workload.kind](cfg.workload, hosts, rng.stream("workload"))
     tags = {s.tag for s in specs}

@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import difflib
+import pickle
 import re
 from collections.abc import Sequence
 
@@ -73,7 +74,7 @@ class Composer:
             if key not in self._bases:
                 self._bases[key] = self._compose_base(key)
             base, choices = self._bases[key]
-            cfg = copy.deepcopy(base)
+            cfg = copy_config(base)
             ConfigLoaderImpl._apply_overrides_to_config(values, cfg)
         except Exception as exc:  # Hydra and OmegaConf raise many types; all become one line
             raise explain_compose_error(exc, overrides) from None
@@ -97,6 +98,16 @@ class Composer:
         if self._groups is None:
             self._groups = config_groups()
         return key in self._groups
+
+
+def copy_config(cfg: DictConfig) -> DictConfig:
+    """A deep copy of ``cfg`` (flags, types and interpolations kept): a pickle round trip,
+    several times faster than :func:`copy.deepcopy` on a config; a config that does not pickle
+    is deep-copied."""
+    try:
+        return pickle.loads(pickle.dumps(cfg, protocol=pickle.HIGHEST_PROTOCOL))
+    except (pickle.PicklingError, TypeError, AttributeError):
+        return copy.deepcopy(cfg)
 
 
 def config_groups(module: str = CONFIG_MODULE) -> frozenset[str]:

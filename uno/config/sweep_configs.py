@@ -13,12 +13,11 @@ them. This relies on internals of hydra-core 1.3 (pinned below 1.4 in ``pyprojec
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Sequence
 
 from omegaconf import DictConfig, OmegaConf, open_dict
 
-from uno.config.compose import split_overrides
+from uno.config.compose import copy_config, split_overrides
 
 
 class SweepConfigs:
@@ -55,7 +54,7 @@ class SweepConfigs:
                 overrides=hydra_overrides + list(key),
                 run_mode=RunMode.RUN,
             )
-        cfg = copy.deepcopy(base)
+        cfg = copy_config(base)
         ConfigLoaderImpl._apply_overrides_to_config(values, cfg)
         parsed = OverridesParser.create().parse_overrides(sweep_overrides)  # (in their order)
         job = cfg.hydra.job

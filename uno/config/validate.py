@@ -31,32 +31,53 @@ from uno.core.errors import ConfigError
 
 
 def check_composed(cfg: DictConfig) -> None:
-    """Refuse keys the schema does not declare and mandatory values that are unset."""
-    _check_known_keys(cfg, "")
-    missing = sorted(OmegaConf.missing_keys(cfg))
+    """Refuse keys the schema does not declare and mandatory values that are unset (one walk
+    over the config: it runs for every job of a sweep)."""
+    missing: list[str] = []
+    _walk(cfg, "", missing)
     if missing:
-        raise ConfigError(missing[0], "is required but not set")
+        raise ConfigError(sorted(missing)[0], "is required but not set")
 
 
 def _join(prefix: str, key: Any) -> str:
     return f"{prefix}.{key}" if prefix else str(key)
 
 
-def _check_known_keys(node: Any, prefix: str) -> None:
+def _walk(node: Any, prefix: str, missing: list[str]) -> None:
+    """Check the keys under ``node`` against its schema; collect the unset mandatory values."""
     if isinstance(node, ListConfig):
+        if node._is_missing():
+            missing.append(prefix)
+            return
+        if node._is_none():
+            return
         for i in range(len(node)):
-            _check_known_keys(node._get_node(i), f"{prefix}[{i}]")
+            _walk(node._get_node(i), f"{prefix}[{i}]", missing)
         return
-    if not isinstance(node, DictConfig) or node._is_missing() or node._is_none():
+    if not isinstance(node, DictConfig):
+        if node._is_missing():
+            missing.append(prefix)
         return
+    if node._is_missing():
+        missing.append(prefix)
+        return
+    if node._is_none():
+        return
+    keys = list(node.keys())
     schema = OmegaConf.get_type(node)
     if dataclasses.is_dataclass(schema):
-        known = [f.name for f in dataclasses.fields(schema)]
-        for key in node.keys():
+        known = _field_names(schema)
+        for key in keys:
             if key not in known:
-                raise ConfigError(_join(prefix, key), _unknown_key_text(str(key), known, prefix))
-    for key in node.keys():
-        _check_known_keys(node._get_node(key), _join(prefix, key))
+                raise ConfigError(_join(prefix, key), _unknown_key_text(str(key), list(known),
+                                                                        prefix))  # fmt: skip
+    for key in keys:
+        _walk(node._get_node(key), _join(prefix, key), missing)
+
+
+@cache
+def _field_names(cls: type) -> tuple[str, ...]:
+    return tuple(f.name for f in dataclasses.fields(cls))
 
 
 def _unknown_key_text(key: str, known: list[str], prefix: str) -> str:
