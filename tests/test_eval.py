@@ -54,6 +54,7 @@ def test_timing_counts_each_figure_and_the_time_beyond_the_engine():
     t = timing(pairs, outcomes, wall_s=3.2, workers=2)
     fig = t["figures"]["artifact/fig12"]
     assert fig["wall_s"] == pytest.approx(3.1) and fig["core_s"] == pytest.approx(3.6)
+    assert t["wall_s"] == pytest.approx(3.1) and t["command_wall_s"] == 3.2
     assert t["beyond_engine_s"]["mean"] == pytest.approx(0.3)
 
 

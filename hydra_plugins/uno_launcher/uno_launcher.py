@@ -8,13 +8,14 @@ job's config is composed once per set of config-group options and copied for its
 overrides (:class:`uno.config.sweep_configs.SweepConfigs`, checked equal to Hydra's own), and
 a worker keeps its imports, compiled kernels and caches from job to job, with the objects alive
 after its start excluded from the garbage collector's passes (:func:`uno.runs.settle_heap`).
-Jobs run through Hydra's ``run_job`` (callbacks, logging, output folders as usual).
+Jobs run as Hydra's ``run_job`` runs them (callbacks, logging, output folders as usual; the
+configs copied by pickling), and the launcher returns each job's status, return value and
+overrides, not its configs (they are in the job's folder).
 """
 
 from __future__ import annotations
 
 import logging
-import multiprocessing
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -146,7 +147,7 @@ class _Jobs:
     @classmethod
     def run(cls, idx: int, overrides: list[str]):
         from hydra.core.utils import setup_globals
-        from omegaconf import OmegaConf, open_dict
+        from omegaconf import open_dict
 
         setup_globals()
         sweep_config = cls.configs.load(overrides)
@@ -154,10 +155,10 @@ class _Jobs:
             sweep_config.hydra.job.id = idx
             sweep_config.hydra.job.num = idx
         ret = _run_job(cls.context, cls.task_function, sweep_config)
-        if multiprocessing.parent_process() is not None:
-            # back to the launching process: plain configs (structured ones do not pickle)
-            ret.cfg = OmegaConf.create(OmegaConf.to_container(ret.cfg))
-            ret.hydra_cfg = OmegaConf.create(OmegaConf.to_container(ret.hydra_cfg))
+        # kept until the sweep ends (and pickled back from a worker): the job's status, return
+        # value and overrides, not its two configs (in its folder already), whose objects
+        # would slow every later garbage collection of a long sweep
+        ret.cfg = ret.hydra_cfg = None
         return ret
 
 

@@ -11,7 +11,8 @@ holds a complete run of its config is not run again, so an interrupted evaluatio
 where it stopped. Then, per figure, the standard figures (``uno-plot``) beside its sweeps, and
 the claim ledger's table of every claim whose full-form runs this evaluation made
 (``DIR/<presets>/claims.md``; ``uno-claims --full`` runs the rest). ``DIR/<presets>/timing.json``
-keeps the wall time of the evaluation and of each figure, the time each job took beyond its
+keeps the wall time of the evaluation (its jobs' first start to last end, and the command's)
+and of each figure, the time each job took beyond its
 engine, and the peak memory of a worker.
 
 On a cluster: ``uno-eval --list`` prints one ``uno-run`` command line per job (its result
@@ -92,19 +93,20 @@ def timing(pairs: list, outcomes: list, wall_s: float, workers: int) -> dict:
         by_figure[f"{sweep.presets}/{sweep.figure}"].append(outcome)
     ran = [o for o in outcomes if not o.reused and o.status != "failed"]
     beyond = sorted(o.job_s - o.engine_s for o in ran)
+    fresh = [o for o in outcomes if not o.reused]
     figures = {}
     for name, group in by_figure.items():
-        fresh = [o for o in group if not o.reused]
-        span = (max(o.started_at + o.job_s for o in fresh) - min(o.started_at for o in fresh)
-                if fresh else 0.0)  # fmt: skip
-        figures[name] = {"jobs": len(group), "ran": len(fresh), "wall_s": span,
-                         "core_s": sum(o.job_s for o in fresh),
-                         "engine_core_s": sum(o.engine_s for o in fresh)}  # fmt: skip
+        mine = [o for o in group if not o.reused]
+        figures[name] = {"jobs": len(group), "ran": len(mine), "wall_s": _span(mine),
+                         "core_s": sum(o.job_s for o in mine),
+                         "engine_core_s": sum(o.engine_s for o in mine)}  # fmt: skip
     return {
         "workers": workers,
         "jobs": len(outcomes),
         "ran": len(ran),
-        "wall_s": wall_s,
+        # these jobs' first start to last end (the command's whole time when it ran only them)
+        "wall_s": _span(fresh),
+        "command_wall_s": wall_s,
         "figures": figures,
         "beyond_engine_s": {
             "mean": sum(beyond) / len(beyond) if beyond else 0.0,
@@ -112,6 +114,13 @@ def timing(pairs: list, outcomes: list, wall_s: float, workers: int) -> dict:
         },
         "peak_rss_mib": max((o.peak_rss_mib for o in outcomes), default=0.0),
     }
+
+
+def _span(outcomes: list) -> float:
+    """From the first of ``outcomes``' jobs to start to the last to end (s)."""
+    if not outcomes:
+        return 0.0
+    return max(o.started_at + o.job_s for o in outcomes) - min(o.started_at for o in outcomes)
 
 
 def _plots(pairs: list, out: str) -> list[str]:
