@@ -32,7 +32,7 @@ from uno.workload.cdf import load_cdf
 ROOT = Path(__file__).resolve().parents[1]
 
 #: what setuptools reads to build the wheel (copied, so the build leaves nothing in the tree)
-BUILD_INPUTS = ("pyproject.toml", "setup.py", "README.md", "uno", "conf", "data")
+BUILD_INPUTS = ("pyproject.toml", "setup.py", "README.md", "uno", "hydra_plugins", "conf", "data")
 
 #: packages whose folders lie outside uno/ (package-dir in pyproject.toml: conf/, data/)
 MAPPED_PACKAGES = ("uno.conf", "uno.data")
@@ -111,15 +111,18 @@ def tree_files(folder: Path, pattern: str) -> list[str]:
 
 def wheel_problems(names: Iterable[str], root: Path) -> list[str]:
     """What the wheel with member ``names`` lacks (or holds extra) compared with the source
-    tree at ``root``: packages (every folder under uno/ with Python modules, plus uno.conf and
-    uno.data), modules, config YAML files under conf/ and files under data/cdf/."""
+    tree at ``root``: packages (every folder under uno/ with Python modules, uno.conf, uno.data
+    and the launcher under hydra_plugins/), modules, config YAML files under conf/ and files
+    under data/cdf/."""
     names = set(names)
     modules = tree_files(root / "uno", "*.py")
+    plugins = tree_files(root / "hydra_plugins", "*.py")  # (uno's Hydra launcher and sweeper)
     expected = {".".join(["uno", *m.split("/")[:-1]]) for m in modules} | set(MAPPED_PACKAGES)
+    expected |= {".".join(["hydra_plugins", *m.split("/")[:-1]]) for m in plugins}
     in_wheel = {n.rsplit("/", 1)[0].replace("/", ".") for n in names if n.endswith(".py")}
     problems = [f"package {p} is not in the wheel" for p in sorted(expected - in_wheel)]
     problems += [f"package {p} is in the wheel only" for p in sorted(in_wheel - expected)]
-    wanted = [f"uno/{m}" for m in modules]
+    wanted = [f"uno/{m}" for m in modules] + [f"hydra_plugins/{m}" for m in plugins]
     wanted += [f"uno/conf/{f}" for f in tree_files(root / "conf", "*.yaml")]
     wanted += [f"uno/data/cdf/{f}" for f in tree_files(root / "data" / "cdf", "*")]
     problems += [f"{w} is not in the wheel" for w in sorted(set(wanted) - names)]
@@ -137,7 +140,7 @@ def test_wheel_holds_every_package_config_and_cdf(wheel):
         (entry_points,) = [n for n in names if n.endswith(".dist-info/entry_points.txt")]
         scripts = zf.read(entry_points).decode()
     assert wheel_problems(names, ROOT) == []
-    for script in ("uno-run", "uno-collect", "uno-plot"):
+    for script in ("uno-run", "uno-collect", "uno-plot", "uno-claims", "uno-eval"):
         assert f"{script} =" in scripts
     # the nested Hydra groups the command line composes
     assert "uno/conf/hydra/job_logging/uno.yaml" in names

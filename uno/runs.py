@@ -32,13 +32,18 @@ def settle_heap() -> None:
     gc.freeze()
 
 
+def can_fork() -> bool:
+    """Whether this platform can fork worker processes (they then start with everything this
+    process has loaded)."""
+    return "fork" in multiprocessing.get_all_start_methods()
+
+
 @contextmanager
 def worker_pool(workers: int, start: Callable, start_args: tuple = ()) -> Iterator:
     """A pool of ``workers`` processes, each calling ``start(*start_args)`` once. They are
     forked where the platform allows it (they then begin with everything this process has
     imported and compiled, and ``start_args`` are not pickled), else spawned."""
-    methods = multiprocessing.get_all_start_methods()
-    context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
+    context = multiprocessing.get_context("fork" if can_fork() else "spawn")
     with ProcessPoolExecutor(workers, mp_context=context, initializer=start,
                              initargs=start_args) as pool:  # fmt: skip
         yield pool

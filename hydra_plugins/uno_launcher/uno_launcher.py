@@ -8,9 +8,9 @@ job's config is composed once per set of config-group options and copied for its
 overrides (:class:`uno.config.sweep_configs.SweepConfigs`, checked equal to Hydra's own), and
 a worker keeps its imports, compiled kernels and caches from job to job, with the objects alive
 after its start excluded from the garbage collector's passes (:func:`uno.runs.settle_heap`).
-Jobs run as Hydra's ``run_job`` runs them (callbacks, logging, output folders as usual; the
-configs copied by pickling), and the launcher returns each job's status, return value and
-overrides, not its configs (they are in the job's folder).
+Jobs run as Hydra's ``run_job`` runs them (:mod:`uno.sweep_jobs`: callbacks, logging, output
+folders as usual; the configs copied by pickling), and the launcher returns each job's status,
+return value and overrides, not its configs (they are in the job's folder).
 """
 
 from __future__ import annotations
@@ -96,136 +96,33 @@ class UnoLauncher(Launcher):
         self.task_function = task_function
 
     def launch(self, job_overrides, initial_job_idx: int):
-        from hydra.core.singleton import Singleton
         from hydra.core.utils import configure_log, filter_overrides, setup_globals
+
+        from uno.runs import can_fork
+        from uno.sweep_jobs import SweepJobs
 
         setup_globals()
         configure_log(self.config.hydra.hydra_logging, self.config.hydra.verbose)
         sweep_dir = Path(str(self.config.hydra.sweep.dir))
         sweep_dir.mkdir(parents=True, exist_ok=True)
         workers = min(self.n_jobs, len(job_overrides))
+        if workers > 1 and not can_fork():  # (workers must inherit Hydra's state)
+            log.info("This platform cannot fork worker processes: the jobs run in this process")
+            workers = 1
         where = "locally" if workers <= 1 else f"in {workers} worker processes"
         log.info(f"Launching {len(job_overrides)} jobs {where}")
         for i, overrides in enumerate(job_overrides):
             log.info(f"\t#{initial_job_idx + i} : {' '.join(filter_overrides(overrides))}")
-        state = (self.hydra_context, self.config, self.task_function, Singleton.get_state())
+        state = (self.hydra_context, self.config, self.task_function)
         numbered = [(initial_job_idx + i, list(o)) for i, o in enumerate(job_overrides)]
         if workers <= 1:
-            _Jobs.start(*state)
+            SweepJobs.start(*state)
             try:
-                return [_Jobs.run(idx, overrides) for idx, overrides in numbered]
+                return [SweepJobs.run(idx, overrides) for idx, overrides in numbered]
             finally:
                 configure_log(self.config.hydra.hydra_logging, self.config.hydra.verbose)
         from uno.runs import worker_pool
 
-        with worker_pool(workers, _Jobs.start, state) as pool:
-            futures = [pool.submit(_Jobs.run, idx, overrides) for idx, overrides in numbered]
+        with worker_pool(workers, SweepJobs.start, state) as pool:
+            futures = [pool.submit(SweepJobs.run, idx, overrides) for idx, overrides in numbered]
             return [f.result() for f in futures]
-
-
-class _Jobs:
-    """What a process running jobs keeps between them (one set per process: a worker's, or
-    this process's when it runs the jobs itself)."""
-
-    context = None
-    config = None
-    task_function = None
-    configs = None
-
-    @classmethod
-    def start(cls, hydra_context, config, task_function, singleton_state) -> None:
-        from hydra.core.singleton import Singleton
-
-        from uno.config.sweep_configs import SweepConfigs
-        from uno.runs import settle_heap
-
-        Singleton.set_state(singleton_state)
-        cls.context, cls.config, cls.task_function = hydra_context, config, task_function
-        cls.configs = SweepConfigs(hydra_context.config_loader, config)
-        settle_heap()
-
-    @classmethod
-    def run(cls, idx: int, overrides: list[str]):
-        from hydra.core.utils import setup_globals
-        from omegaconf import open_dict
-
-        setup_globals()
-        sweep_config = cls.configs.load(overrides)
-        with open_dict(sweep_config):
-            sweep_config.hydra.job.id = idx
-            sweep_config.hydra.job.num = idx
-        ret = _run_job(cls.context, cls.task_function, sweep_config)
-        # kept until the sweep ends (and pickled back from a worker): the job's status, return
-        # value and overrides, not its two configs (in its folder already), whose objects
-        # would slow every later garbage collection of a long sweep
-        ret.cfg = ret.hydra_cfg = None
-        return ret
-
-
-def _run_job(hydra_context, task_function, config):
-    """``hydra.core.utils.run_job`` (hydra-core 1.3) for a job of a multirun, with its two copies
-    of the job's config made by :func:`uno.config.compose.copy_config` (a pickle round trip)
-    rather than ``copy.deepcopy``, a tenth of a second per job: the same job, callbacks, logging
-    and folders."""
-    import os
-
-    from hydra.core.hydra_config import HydraConfig
-    from hydra.core.utils import (
-        JobReturn,
-        JobRuntime,
-        JobStatus,
-        _flush_loggers,
-        _save_config,
-        configure_log,
-        env_override,
-    )
-    from omegaconf import OmegaConf, open_dict, read_write
-
-    from uno.config.compose import copy_config
-
-    callbacks = hydra_context.callbacks
-    old_cwd = os.getcwd()
-    orig_hydra_cfg = HydraConfig.instance().cfg
-    HydraConfig.instance().set_config(config)  # (the folder's name may read the Hydra config)
-    output_dir = os.path.join(str(OmegaConf.select(config, "hydra.sweep.dir")),
-                              str(OmegaConf.select(config, "hydra.sweep.subdir")))  # fmt: skip
-    with read_write(config.hydra.runtime), open_dict(config.hydra.runtime):
-        config.hydra.runtime.output_dir = os.path.abspath(output_dir)
-    HydraConfig.instance().set_config(config)
-    chdir = False
-    try:
-        ret = JobReturn()
-        task_cfg = copy_config(config)
-        with read_write(task_cfg), open_dict(task_cfg):
-            del task_cfg["hydra"]
-        ret.cfg = task_cfg
-        hydra_cfg = copy_config(HydraConfig.instance().cfg)
-        ret.hydra_cfg = hydra_cfg
-        ret.overrides = OmegaConf.to_container(config.hydra.overrides.task)
-        Path(output_dir).mkdir(parents=True, exist_ok=True)
-        chdir = bool(hydra_cfg.hydra.job.chdir)  # (None: False, as from Hydra 1.2)
-        if chdir:
-            os.chdir(output_dir)
-        ret.working_dir = os.getcwd()
-        configure_log(config.hydra.job_logging, config.hydra.verbose)
-        if config.hydra.output_subdir is not None:
-            hydra_output = Path(config.hydra.runtime.output_dir) / Path(config.hydra.output_subdir)
-            _save_config(task_cfg, "config.yaml", hydra_output)
-            _save_config(hydra_cfg, "hydra.yaml", hydra_output)
-            _save_config(config.hydra.overrides.task, "overrides.yaml", hydra_output)
-        with env_override(hydra_cfg.hydra.job.env_set):
-            callbacks.on_job_start(config=config, task_function=task_function)
-            try:
-                ret.return_value = task_function(task_cfg)
-                ret.status = JobStatus.COMPLETED
-            except Exception as e:
-                ret.return_value = e
-                ret.status = JobStatus.FAILED
-        ret.task_name = JobRuntime.instance().get("name")
-        _flush_loggers()
-        callbacks.on_job_end(config=config, job_return=ret)
-        return ret
-    finally:
-        HydraConfig.instance().cfg = orig_hydra_cfg
-        if chdir:
-            os.chdir(old_cwd)
