@@ -156,7 +156,7 @@ def test_readme_has_the_commands_we_expect():
     commands = readme_commands()
     assert any(c.endswith("&& uno-run") for c in commands)
     assert any(c.endswith("&& pytest") for c in commands)
-    assert any("hydra/launcher=joblib" in c for c in commands)
+    assert any("hydra.launcher.n_jobs=2" in c for c in commands)  # uno's launcher, 2 workers
     assert readme_python()
 
 

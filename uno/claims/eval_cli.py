@@ -160,7 +160,8 @@ def ledger(pairs: list, outcomes: list, out_dir: Path, form: str = "full"):
     table = evaluate(claims, form, results)
     out_dir.mkdir(parents=True, exist_ok=True)
     table.to_parquet(out_dir / "claims.parquet", index=False)
-    (out_dir / "claims.md").write_text(markdown(table), encoding="utf-8")
+    text = markdown(table, generated_by=f"uno-eval --presets {out_dir.name}")
+    (out_dir / "claims.md").write_text(text, encoding="utf-8")
     return table
 
 
