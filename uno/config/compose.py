@@ -139,10 +139,20 @@ def config_groups(module: str = CONFIG_MODULE) -> frozenset[str]:
 def split_overrides(overrides: Sequence[str], group_exists) -> tuple[list, list]:
     """Hydra's parsed ``overrides`` split as Hydra splits them: those that select an option of
     a config group (``group_exists(key)``, a non-dict value) and those that set values."""
+    return split_parsed(parse_overrides(overrides), group_exists)
+
+
+def parse_overrides(overrides: Sequence[str]) -> list:
+    """``overrides`` parsed by Hydra's parser, in their order."""
     from hydra.core.override_parser.overrides_parser import OverridesParser
 
+    return OverridesParser.create().parse_overrides(list(overrides))
+
+
+def split_parsed(parsed: list, group_exists) -> tuple[list, list]:
+    """:func:`split_overrides` of overrides already parsed."""
     groups, values = [], []
-    for o in OverridesParser.create().parse_overrides(list(overrides)):
+    for o in parsed:
         if group_exists(o.key_or_group) and not isinstance(o.value(), dict):
             groups.append(o)
         else:

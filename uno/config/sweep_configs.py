@@ -8,7 +8,7 @@ differ. Here the jobs that select the same config-group options share one compos
 job's value overrides are then applied to a copy as Hydra applies them, and the job's own
 fields under ``hydra`` (its overrides, its ``override_dirname``) are filled in as Hydra fills
 them. This relies on internals of hydra-core 1.3 (pinned below 1.4 in ``pyproject.toml``);
-``tests/test_sweep_configs.py`` checks that every job's config equals Hydra's own.
+``tests/test_sweeps.py`` checks that every job's config equals Hydra's own.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from collections.abc import Sequence
 
 from omegaconf import DictConfig, OmegaConf, open_dict
 
-from uno.config.compose import copy_config, split_overrides
+from uno.config.compose import copy_config, parse_overrides, split_overrides, split_parsed
 
 
 class SweepConfigs:
@@ -37,13 +37,12 @@ class SweepConfigs:
     def load(self, sweep_overrides: Sequence[str]) -> DictConfig:
         """What ``config_loader.load_sweep_config(master_config, sweep_overrides)`` returns."""
         from hydra._internal.config_loader_impl import ConfigLoaderImpl, get_overrides_dirname
-        from hydra.core.override_parser.overrides_parser import OverridesParser
         from hydra.types import RunMode
 
         sweep_overrides = list(sweep_overrides)
         hydra_overrides = list(OmegaConf.to_container(self._master.hydra.overrides.hydra))
-        repo = self._loader.repository
-        groups, values = split_overrides(sweep_overrides, repo.group_exists)
+        parsed = parse_overrides(sweep_overrides)  # (in their order)
+        groups, values = split_parsed(parsed, self._loader.repository.group_exists)
         if any(o.is_hydra_override() for o in values):  # (a swept Hydra setting: rare)
             return self._loader.load_sweep_config(self._master, sweep_overrides)
         key = tuple(o.input_line for o in groups)
@@ -56,7 +55,6 @@ class SweepConfigs:
             )
         cfg = copy_config(base)
         ConfigLoaderImpl._apply_overrides_to_config(values, cfg)
-        parsed = OverridesParser.create().parse_overrides(sweep_overrides)  # (in their order)
         job = cfg.hydra.job
         with open_dict(cfg.hydra):
             cfg.hydra.overrides.task = [o.input_line for o in parsed]
