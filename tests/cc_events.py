@@ -81,6 +81,13 @@ VARIANTS = {
     }),
     "dcqcn_first_cnp_loss": ("dcqcn", {"rate_on_first_cnp": 0.5, "loss_as_cnp": True,
                                        "byte_counter_bytes": 40_000, "max_cwnd_bdp": 1.5}),
+    "dctcp_inter_ai": ("dctcp", {"inter_ai_ratio_max": 500.0}),
+    "gemini_f_min": ("gemini", {"f_min": 0.05, "h_coeff": 3e-7, "h_min_mss": 1e-9,
+                                "h_max_mss": 1e9}),
+    "gear": ("gear", {}),
+    "gear_options": ("gear", {"classify": "path", "correct_per_ack": True,
+                              "accumulate_cross_ai": True, "max_stage": 0, "utilization_rtt": "own"}),
+    "gear_ablations": ("gear", {"intra_logic": "hpcc", "cross_logic": "hpcc", "k_unit": "us"}),
 }  # fmt: skip
 
 

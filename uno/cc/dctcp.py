@@ -4,7 +4,8 @@ The sender keeps ``alpha``, an EWMA (gain ``g`` = 1/16) of the fraction of bytes
 carried an ECN echo, updated once per window of data (§3.1, eq. 1: alpha <- (1-g) alpha + g F).
 On ECN echoes it cuts the window at most once per window: cwnd <- cwnd x (1 - alpha/2) (§3.1,
 eq. 2). Otherwise it grows like TCP: slow start below ``ssthresh``, then one MSS per window of
-ACKs (cwnd += MSS x acked / cwnd). A retransmission timeout sets ssthresh = cwnd/2 and restarts
+ACKs (cwnd += MSS x acked / cwnd; ``inter_ai_ratio_max`` gives inter-DC flows min(that,
+CRTT / IRTT) MSS, as Gear's evaluation does). A retransmission timeout sets ssthresh = cwnd/2 and restarts
 from one MSS; a loss found by fast retransmit (DCTCP keeps TCP's loss recovery, §3.1;
 ``cc=dctcp`` turns on the transport's duplicate-ACK rule, ``transport.dupack_threshold: 3``)
 halves the window, as TCP's fast recovery (RFC 5681). Windows of data are delimited by send
@@ -46,6 +47,10 @@ class DctcpParams:
     max_cwnd_bdp: float = num(0.0, ">= 0")  # 0: no cap
     #: pace at cwnd / base RTT
     pacing: bool = False
+    #: inter-DC flows' additive increase, in intra-DC ones' (1 MSS per window): min(this,
+    #: CRTT / IRTT); null: 1 MSS for every flow. Gear's evaluation sets 500 (Han et al., IEEE/ACM
+    #: ToN, §IV-A (i): "cross-DC flows can hardly obtain any bandwidth" otherwise)
+    inter_ai_ratio_max: float | None = num(None, "> 0")
 
 
 #: the window's slow-start threshold (bytes); alpha; the window of data alpha is measured over
@@ -55,7 +60,8 @@ S = state_layout("DctcpState", (
     "ssthresh", "alpha", "win_active", "win_start", "acked", "marked", "cwr_active",
     "cwr_start",
 ))  # fmt: skip
-P = params_layout("DctcpConsts", ("g", "alpha_init"))
+#: alpha's gain and start; the additive increase per window of ACKs (bytes)
+P = params_layout("DctcpConsts", ("g", "alpha_init", "ai_bytes"))
 
 
 def pack(params: DctcpParams, ctx) -> np.ndarray:
@@ -64,6 +70,10 @@ def pack(params: DctcpParams, ctx) -> np.ndarray:
                   params.pacing)  # fmt: skip
     p[P.g] = params.g
     p[P.alpha_init] = params.alpha_init
+    ai = 1.0
+    if params.inter_ai_ratio_max is not None and ctx.is_inter_dc:
+        ai = min(params.inter_ai_ratio_max, ctx.base_rtt_ps / ctx.intra_rtt_ps)
+    p[P.ai_bytes] = ai * ctx.mss_bytes
     return p
 
 
@@ -106,7 +116,7 @@ def on_feedback(s, p, fb, rec):
         if cwnd < s[S.ssthresh]:
             set_cwnd(s, p, cwnd + unmarked)
         else:
-            set_cwnd(s, p, cwnd + p[P.mss] * unmarked / cwnd)
+            set_cwnd(s, p, cwnd + p[P.ai_bytes] * unmarked / cwnd)
 
 
 @njit(cache=True)

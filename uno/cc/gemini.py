@@ -162,6 +162,9 @@ class GeminiParams:
     alpha_init: float = num(1.0, "[0, 1]")
     #: upper bound on the cut fraction max(alpha F, beta) (not in the paper)
     max_cut: float = num(1.0, "(0, 1]")
+    #: lower bound on F (0: none, as the Gemini paper); Gear's evaluation runs 0.05 (Han et al.,
+    #: IEEE/ACM ToN, Appendix: without it inter-DC flows' F ~ 4K / (C x CRTT) starves intra-DC ones)
+    f_min: float = num(0.0, "[0, 1]")
     #: intra-DC flows take the delay signal (RTT_min above base RTT + T) as congestion
     delay_signal_intra: bool = True
     #: inter-DC flows take the delay signal as congestion
@@ -234,7 +237,7 @@ def pack(params: GeminiParams, ctx) -> np.ndarray:
         k_bytes = rule_k
     p[P.k_bytes] = k_bytes
     p[P.c_rtt_bytes] = c_rtt_bytes
-    p[P.f_scale] = 4.0 * k_bytes / (c_rtt_bytes + k_bytes)
+    p[P.f_scale] = max(params.f_min, 4.0 * k_bytes / (c_rtt_bytes + k_bytes))
     # h = H x C[bit/s] x RTT_base[s] MSS per RTT, clamped; or an absolute override in bytes.
     h_mss_unclamped = params.h_coeff * ctx.bottleneck_bps * ctx.base_rtt_ps / _PS_PER_S
     p[P.h_mss_unclamped] = h_mss_unclamped

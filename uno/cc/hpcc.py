@@ -128,13 +128,9 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
+from uno.cc.int_estimate import path_utilization, store_records
 from uno.cc.law import (
-    BPS_PS,
     INT_FIELDS,
-    INT_QLEN,
-    INT_RATE,
-    INT_TS,
-    INT_TX,
     LOSS_TIMEOUT,
     Law,
     init_window,
@@ -220,40 +216,17 @@ def init(s, p):
 @njit(cache=True)
 def _store_records(s, p, rec, n):
     """Keep the ``n`` records ``rec``: the next batch's are compared with them."""
-    if n > p[P.max_records]:
-        raise ValueError("hpcc: more INT records than the flow's packets hold")
-    s[S.prev_n] = n
-    for i in range(n):
-        for j in range(INT_FIELDS):
-            s[S.size + INT_FIELDS * i + j] = rec[i, j]
+    store_records(s, S.prev_n, S.size, p[P.max_records], rec, n)
 
 
 @njit(cache=True)
 def _measure_inflight(s, p, rec, n):
     """MeasureInflight (Alg. 1 lines 1-10): U from the ``n`` records ``rec`` against the stored
-    ones, which they then replace. False (U unchanged) when there is nothing comparable: no
-    stored records, another number of hops, or a hop whose records are not from one port."""
-    comparable = s[S.prev_n] == n
+    ones, which they then replace (:func:`uno.cc.int_estimate.path_utilization`, with
+    min(qlen, qlen_prev)). False (U unchanged) when there is nothing comparable."""
     t = p[P.base_rtt]
-    u = -1.0
-    tau = 0.0
-    if comparable:
-        for i in range(n):
-            at = S.size + INT_FIELDS * i
-            dt = rec[i, INT_TS] - s[at + INT_TS]
-            dtx = rec[i, INT_TX] - s[at + INT_TX]
-            if dt <= 0.0 or dtx < 0.0:
-                comparable = False
-                break
-            qlen = rec[i, INT_QLEN]
-            qlen0 = s[at + INT_QLEN]
-            # u' = min(qlen, qlen_prev) / (B T) + txRate / B, with bytes -> bits and ps -> s
-            u_hop = BPS_PS * ((qlen if qlen < qlen0 else qlen0) / t + dtx / dt) / rec[i, INT_RATE]
-            if u_hop > u:
-                u = u_hop
-                tau = dt
-    _store_records(s, p, rec, n)
-    if not comparable:
+    ok, u, tau, _bw = path_utilization(s, S.prev_n, S.size, p[P.max_records], rec, n, t, True)
+    if not ok:
         return False
     if tau > t:
         tau = t

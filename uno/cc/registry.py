@@ -19,7 +19,7 @@ from uno.cc.law import C, ack_feedback
 from uno.config.parts import declare
 
 #: the algorithms' modules (uno.cc.<name>), in kind order
-LAW_MODULES = ("dctcp", "uno", "gemini", "mprdma", "bbr", "hpcc", "dcqcn", "timely")
+LAW_MODULES = ("dctcp", "uno", "gemini", "mprdma", "bbr", "hpcc", "dcqcn", "timely", "gear")
 
 
 def _load_laws() -> tuple:

@@ -510,6 +510,9 @@ class IntTelemetryConfig:
     enabled: bool = False
     #: switch tiers whose egress ports add a record; null: every tier but "border" (DCI)
     tiers: list[str] | None = None
+    #: link kinds whose switch egress ports add a record (empty: all), e.g. [host, fabric] for
+    #: INT on intra-DC links only (Gear §IV-A)
+    port_kinds: list[str] = field(default_factory=list)
     #: records a packet holds
     max_records: int = num(5, "[1, 64]")
     #: when the records are full: "none" (later hops add nothing) or "gear" (Gear eq. 3: keep

@@ -23,10 +23,16 @@ Wire overhead (``IntTelemetryConfig.overhead_bytes``): every data packet carries
 (``IntHeader``: a 2-byte hop count and 5 hops of 8 bytes = 42 bytes), and every ACK echoes it;
 the transport adds it to the data header and the ACK size when INT is on, so it counts in
 serialisation, buffers, BDPs and ideal FCTs alike. Gear carries its records in a 40-byte TCP
-option (§III-B), i.e. at most 4 such records.
+option (§IV-A, Fig. 5): kind and length (2 bytes), records of 12 bytes (4-byte ``ql``, ``ts``
+and ``tx``; the link capacity ``bw`` is preconfigured at the sender, not carried) and two NOP
+bytes of padding, so at most three records: ``max_records: 3, hop_bytes: 12, header_bytes: 4``
+(``cc=gear``). A record here still carries the rate, which costs no wire bytes.
 
 Which switches stamp: those whose tier is in ``tiers`` (null: every tier but ``border``; both
-papers assume no INT on WAN / DCI switches: Gear §IV-A, MLCC §3).
+papers assume no INT on WAN / DCI switches: Gear §IV-A, MLCC §3), and of their egress ports
+those whose link kind is in ``port_kinds`` (empty: all). Where a datacenter's core switches are
+its border routers (``topo=gear_two_dc``), ``port_kinds: [host, fabric]`` keeps INT off their
+WAN ports: "ECN and INT are only enabled on intra-DC switches" (Gear §IV-A).
 """
 
 from __future__ import annotations
@@ -69,7 +75,8 @@ class IntStamper:
 def int_stampers(network, int_cfg) -> dict:
     """The :class:`IntStamper` of every egress port of the INT-enabled switches of
     ``network``, by port name (the ports of the switches whose tier ``int_cfg.tiers`` names;
-    null: every tier but :data:`NO_INT_TIERS`)."""
+    null: every tier but :data:`NO_INT_TIERS`; of those, only ports whose link kind
+    ``int_cfg.port_kinds`` names, if it names any)."""
     from uno.core.errors import ConfigError
     from uno.net.switch import Switch
 
@@ -82,10 +89,11 @@ def int_stampers(network, int_cfg) -> dict:
                 "switch.int_telemetry.tiers",
                 f"{unknown} name no switch tier of this topology (tiers: {sorted(known)})",
             )
+    kinds = set(int_cfg.port_kinds)
     stampers = {}
     for port in network.ports:
         owner = port.owner
-        if not isinstance(owner, Switch):
+        if not isinstance(owner, Switch) or (kinds and port.kind not in kinds):
             continue
         if (owner.tier in tiers) if tiers is not None else (owner.tier not in NO_INT_TIERS):
             stampers[port.name] = IntStamper(int(int_cfg.max_records), int_cfg.replacement)
