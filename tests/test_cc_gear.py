@@ -225,15 +225,21 @@ def test_wan_window_cuts_on_loss_and_caps_the_window():
     assert cc.cwnd_bytes == pytest.approx(0.7 * 25_000_000)
     cc.on_nack(21 * US)  # the same loss episode (within a base RTT): no second cut
     assert cc.wan_cwnd_bytes == pytest.approx(0.7 * 25_000_000)
-    cc._loss(22 * US, LOSS_TIMEOUT)
+    cc._loss(22 * US + CRTT, LOSS_TIMEOUT)  # a base RTT later: a second cut
     assert cc.wan_cwnd_bytes == pytest.approx(0.49 * 25_000_000)
     # the datacenter rule would allow more: the WAN window caps it and grows 1 MSS per window
-    ack(cc, 30 * US, 10 * US, [port.advance(T, ETA)])
+    ack(cc, 30 * US + CRTT, 10 * US, [port.advance(T, ETA)])
     assert cc.cwnd_bytes == pytest.approx(cc.wan_cwnd_bytes)
     assert cc.wan_cwnd_bytes == pytest.approx(0.49 * 25e6 + MSS * MSS / (0.49 * 25e6))
     intra, _ = started()
     intra._loss(20 * US, LOSS_NACK)
     assert intra.cwnd_bytes == pytest.approx(BDP)
+    # a loss while the datacenter rule holds the window low cuts the WAN window from its own size
+    low, port = started(cross=True)
+    ack(low, 20 * US, 0, [port.advance(T, 2.0)])  # eq. 9 at u = 2: below zero, the floor
+    assert low.cwnd_bytes == MSS
+    low.on_nack(30 * US)
+    assert low.wan_cwnd_bytes == pytest.approx(0.7 * 25_000_000) and low.cwnd_bytes == MSS
 
 
 def test_classification_by_the_first_rtt_and_reclassification():

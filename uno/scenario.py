@@ -53,6 +53,7 @@ def host_facts(routing: Routing) -> HostFacts:
         tuple(rates),
         receiver=topo.designated_receiver(),
         bottleneck_side=topo.bottleneck_sides(),
+        wan_bps=sum(e.rate_bps for e in routing.edges if e.kind == "wan"),
     )
 
 

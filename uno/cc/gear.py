@@ -64,8 +64,10 @@ Readings where the paper is ambiguous (each an option where it matters):
 * The cross-DC additive term (CRTT/IRTT) W_AI is per ACK only (line 21 recomputes w^c without
   it); ``accumulate_cross_ai: true`` adds it to w^c once per round.
 * The WAN window (line 33, "AIMD algorithms like CUBIC"): loss-driven, +``wan_ai_mss`` MSS per
-  round trip while it is the binding window, times ``wan_md`` (CUBIC's 0.7) on a loss or
-  timeout, at most once per base RTT. No ECN or INT exists on WAN switches (§IV-A).
+  round trip while it is the binding window, times ``wan_md`` (CUBIC's 0.7) of its own size on
+  a loss or timeout, at most once per base RTT (cutting it to 0.7 x the current window would pin
+  it at the one-MSS floor eq. 9 can reach, from which one MSS per 50-ms round trip never
+  recovers). No ECN or INT exists on WAN switches (§IV-A).
 * Losses inside the datacenter change nothing else (Gear, like HPCC, assumes PFC).
 * W_AI and maxStage: the paper gives neither; HPCC's (``uno.cc.hpcc``): W_AI = W_init
   (1 - eta) / N with W_init the intra-DC BDP and N = 125, maxStage = 5. The eq. 6 EWMA gain is
@@ -90,7 +92,6 @@ from uno.cc.int_estimate import path_utilization, store_records
 from uno.cc.law import (
     BPS_PS,
     INT_FIELDS,
-    LOSS_TIMEOUT,
     P0,
     Law,
     init_window,
@@ -422,16 +423,19 @@ def on_feedback(s, p, fb, rec):
 @njit(cache=True)
 def on_loss(s, p, now_ps, loss):
     """A cross-DC flow's WAN window shrinks by ``wan_md`` at most once per base RTT (loss-driven
-    AIMD, Alg. 1 line 33); the window follows it down. Intra-DC losses change nothing (PFC)."""
+    AIMD, Alg. 1 line 33), from its own size: while the datacenter rule holds the window lower,
+    a loss moves the WAN window towards it without pinning it at the datacenter rule's
+    momentary value. The window follows it down. Intra-DC losses change nothing (PFC)."""
     if s[S.is_cross] == 0.0:
         return
-    if loss != LOSS_TIMEOUT and now_ps - s[S.wan_cut_ps] < p[P0.base_rtt]:
+    if now_ps - s[S.wan_cut_ps] < p[P0.base_rtt]:
         return
     s[S.wan_cut_ps] = now_ps
-    wan = s[S.cwnd] * p[P.wan_md]
+    wan = s[S.wan_cwnd_bytes] * p[P.wan_md]
     floor = p[P0.min_cwnd]
     s[S.wan_cwnd_bytes] = wan if wan > floor else floor
-    set_cwnd(s, p, s[S.wan_cwnd_bytes])
+    if s[S.cwnd] > s[S.wan_cwnd_bytes]:
+        set_cwnd(s, p, s[S.wan_cwnd_bytes])
 
 
 LAW = Law(

@@ -2,17 +2,22 @@
 (Gear; Han et al., IEEE/ACM Transactions on Networking) with an experiment here: the two-flow
 coexistence of Fig. 9 (§IV-C1, ``experiment=gear_fig9``): one intra-DC and one cross-DC flow
 from line rate on one 100 Gb/s bottleneck, the intra/cross throughput ratio over the run's
-second half; and Fig. 14(b)'s ablation of the cross-DC logic on the same two flows (the paper
-runs it in "the setup of §IV-A", which names no other topology).
+second half; Fig. 12's lower initial rates (§IV-C3) and Fig. 14(b)'s ablation of the cross-DC
+logic on the same two flows (the paper runs it in "the setup of §IV-A", which names no other
+topology).
 
 The full form is the experiment's 2-s run; the reduced form stops at 1 s (the window is then
 0.5-1 s: at a 50-ms cross-DC RTT that is still ten of its round trips).
+
+Table I, Fig. 8 and Fig. 14(a) (``experiment=gear_fig8``): realistic traffic on Gear's topology,
+the PFC pause time per scheme and the FCT slowdown of intra-DC flows; the full form generates
+arrivals for 20 ms, the reduced form for 5 ms.
 """
 
 from __future__ import annotations
 
 from uno.claims.ledger import Claim, Expect
-from uno.claims.measures import steady_share_ratio
+from uno.claims.measures import min_of, pfc_pause_ratio, slowdown_ratio, steady_share_ratio
 
 PAPER = "Gear (ToN)"
 
@@ -21,9 +26,9 @@ _REDUCED = (_FIG9, "engine.max_sim_time_ms=1000")
 
 
 def _fig9(scheme: str, claim: str, expect: Expect, extra: tuple[str, ...] = (),
-          name: str | None = None, where: str = "§IV-C1, Fig. 9") -> Claim:  # fmt: skip
+          name: str | None = None, where: str = "§IV-C1, Fig. 9", fig: str = "fig9") -> Claim:  # fmt: skip
     return Claim(
-        id=f"gear.fig9.{name or scheme}_ratio",
+        id=f"gear.{fig}.{name or scheme}_ratio",
         paper=PAPER,
         where=where,
         claim=claim,
@@ -34,6 +39,79 @@ def _fig9(scheme: str, claim: str, expect: Expect, extra: tuple[str, ...] = (),
         expect=expect,
         reduced={scheme: (*_REDUCED, f"scheme=gear_{scheme}", *extra)},
         full={scheme: (_FIG9, f"scheme=gear_{scheme}", *extra)},
+    )
+
+
+_FIG8 = ("experiment=gear_fig8",)
+_FIG8_REDUCED = (*_FIG8, "workload.duration_us=5000")
+_FIG8_SCHEMES = ("gear", "hpcc", "dctcp", "gemini")
+
+
+def _fig8_runs(schemes: tuple[str, ...], extra: tuple[str, ...] = (), suffix: str = ""):
+    return {
+        "reduced": {f"{s}{suffix}": (*_FIG8_REDUCED, f"scheme=gear_{s}", *extra) for s in schemes},
+        "full": {f"{s}{suffix}": (*_FIG8, f"scheme=gear_{s}", *extra) for s in schemes},
+    }
+
+
+def _table1_fig8() -> Claim:
+    runs = _fig8_runs(_FIG8_SCHEMES)
+    return Claim(
+        id="gear.table1.pause_vs_gear",
+        paper=PAPER,
+        where="§IV-B3, Table I",
+        claim="Gear's PFC pauses are the shortest of Gear, HPCC, DCTCP and GEMINI: the next "
+        "shortest, HPCC's, last 1.87x as long (DCTCP 3.22x, GEMINI 5.82x).",
+        basis="paper",
+        experiment="gear_fig8",
+        measure=min_of(*(pfc_pause_ratio(s, "gear") for s in _FIG8_SCHEMES[1:])),
+        measure_doc="the least of HPCC's, DCTCP's and GEMINI's total PFC pause time / Gear's",
+        expect=Expect("gain", paper=1.87),
+        reduced=runs["reduced"],
+        full=runs["full"],
+    )
+
+
+def _fig8_large_p99() -> Claim:
+    runs = _fig8_runs(_FIG8_SCHEMES)
+    return Claim(
+        id="gear.fig8.large_p99_slowdown",
+        paper=PAPER,
+        where="§IV-B4, Fig. 8",
+        claim="DCTCP, GEMINI and HPCC show a significant FCT slowdown for large intra-DC flows, "
+        "Gear a lower one: its p99 below each of theirs.",
+        basis="paper",
+        experiment="gear_fig8",
+        measure=min_of(*(slowdown_ratio(s, "gear") for s in _FIG8_SCHEMES[1:])),
+        measure_doc="the least of HPCC's, DCTCP's and GEMINI's p99 slowdown of the larger half of "
+        "intra-DC flows / Gear's",
+        expect=Expect("at_least", paper=1.0),
+        reduced=runs["reduced"],
+        full=runs["full"],
+    )
+
+
+def _fig14a(half: str, factor: float) -> Claim:
+    runs = {
+        form: {**_fig8_runs(("gear",))[form], **_fig8_runs(("gear",), ("cc.gear.intra_logic=hpcc",),
+                                                            "_without_intra")[form]}
+        for form in ("reduced", "full")
+    }  # fmt: skip
+    before, after = (72.09, 95.35) if half == "small" else (114.94, 127.72)
+    return Claim(
+        id=f"gear.fig14a.{half}_p99_without_intra_logic",
+        paper=PAPER,
+        where="§IV-C5, Fig. 14(a)",
+        claim=f"Without its intra-DC logic, Gear's p99 FCT slowdown of {half} intra-DC flows rises "
+        f"from {before}x to {after}x ({factor:.2f}x).",
+        basis="paper",
+        experiment="gear_fig8",
+        measure=slowdown_ratio("gear_without_intra", "gear", 0.99, half),
+        measure_doc=f"p99 FCT slowdown of the {half} half of intra-DC flows, without / with Gear's "
+        "intra-DC logic",
+        expect=Expect("gain", paper=round(factor, 4)),
+        reduced=runs["reduced"],
+        full=runs["full"],
     )
 
 
@@ -69,6 +147,31 @@ CLAIMS = (
         Expect("within", paper=0.38, rel_tol=0.2),
         extra=("cc.gear.cross_logic=hpcc",),
         name="gear_without_cross_logic",
+        fig="fig14b",
         where="§IV-C5, Fig. 14(b)",
     ),
+    _fig9(
+        "gear",
+        "Started at 66 Gb/s, Gear's intra- and cross-DC flows reach a fairly balanced state by "
+        "0.5 s: intra/cross within [0.9, 1.1].",
+        Expect("between", low=0.9, high=1.1),
+        extra=("cc.gear.init_cwnd_bdp=0.66",),
+        name="gear_66g",
+        fig="fig12",
+        where="§IV-C3, Fig. 12",
+    ),
+    _fig9(
+        "hpcc",
+        "Started at 10 Mb/s, HPCC's cross-DC flow struggles to obtain any bandwidth share: "
+        "intra/cross above 1.1.",
+        Expect("at_least", paper=1.1),
+        extra=("cc.hpcc.init_cwnd_bdp=0.0001",),
+        name="hpcc_10m",
+        fig="fig12",
+        where="§IV-C3, Fig. 12",
+    ),
+    _table1_fig8(),
+    _fig8_large_p99(),
+    _fig14a("small", 95.35 / 72.09),
+    _fig14a("large", 127.72 / 114.94),
 )

@@ -223,3 +223,48 @@ def median_over_seeds_ms(name: str, stat: str = "mean", cls: str | None = None):
     who = f"{cls}-DC " if cls else ""
     measure.__doc__ = f"{stat} FCT of {who}flows, ms, median over seeds"
     return measure
+
+
+def pfc_pause_ratio(baseline: str, ours: str):
+    """Total PFC pause time (every paused port's paused time summed) of run ``baseline`` over
+    that of run ``ours`` (> 1: ours pauses less)."""
+
+    def pause_us(results: dict, run: str) -> float:
+        pfc = results[run].summary.get("pfc") or {}
+        if "total_pause_us" not in pfc:
+            raise MeasureError(f"run {run!r} has no PFC")
+        return float(pfc["total_pause_us"])
+
+    def measure(results: dict) -> float:
+        ours_us = pause_us(results, ours)
+        if ours_us == 0:
+            raise MeasureError(f"run {ours!r} never paused")
+        return pause_us(results, baseline) / ours_us
+
+    measure.__doc__ = f"total PFC pause time, {baseline} / {ours}"
+    return measure
+
+
+def slowdown_stat(results: dict, run: str, q: float, half: str, cls: str = "intra") -> float:
+    """The ``q`` quantile of the FCT slowdown of run ``run``'s class-``cls`` flows in size half
+    ``half``: "small" (at or below the class's median size) or "large" (above it)."""
+    flows = _flows(results, run, cls, None)
+    median = flows["size_bytes"].median()
+    part = (
+        flows[flows["size_bytes"] <= median]
+        if half == "small"
+        else flows[flows["size_bytes"] > median]
+    )
+    return float(part["slowdown"].quantile(q))
+
+
+def slowdown_ratio(baseline: str, ours: str, q: float = 0.99, half: str = "large"):
+    """The ``q`` quantile of intra-DC flows' FCT slowdown in size half ``half``, ``baseline``
+    over ``ours`` (> 1: ours is faster)."""
+
+    def measure(results: dict) -> float:
+        return slowdown_stat(results, baseline, q, half) / slowdown_stat(results, ours, q, half)
+
+    measure.__doc__ = (f"p{round(q * 100)} FCT slowdown of the {half} half of intra-DC flows, "
+                       f"{baseline} / {ours}")  # fmt: skip
+    return measure

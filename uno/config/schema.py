@@ -290,8 +290,11 @@ class MixedWorkload:
     """Poisson arrivals at an offered load, intra/inter-DC sizes from CDFs (uno/workload/mixed.py)."""
 
     kind: str = choice("mixed", _workload_kinds)
-    #: offered load: bytes per second / the hosts' total access capacity
+    #: offered load: bytes per second / the hosts' total access capacity (load_of: hosts)
     load: float = num(0.4, "(0, 1)")
+    #: what load is a share of: "hosts" (their access capacity) or "wan" (the inter-DC flows'
+    #: bytes per second / the WAN links' capacity, both directions)
+    load_of: str = choice("hosts", ("hosts", "wan"))
     #: the trace ends after this many flows, or (n_flows null) at duration_us
     n_flows: int | None = num(5000, "[1, 100000000]")
     #: with n_flows null: arrivals stop at this time

@@ -11,13 +11,15 @@ class HostFacts:
     ``rate_bps[h]`` the rate of its access link (empty if unknown). ``receiver`` is the
     topology's designated incast receiver (:meth:`uno.topo.base.Topology.designated_receiver`)
     and ``bottleneck_side[h]`` the part of the network host h is in once the topology's
-    bottleneck links are cut (:meth:`uno.topo.base.Topology.bottleneck_sides`; empty: none)."""
+    bottleneck links are cut (:meth:`uno.topo.base.Topology.bottleneck_sides`; empty: none).
+    ``wan_bps`` is the capacity of the WAN links, both directions summed (0: none)."""
 
     dc: tuple[int, ...]
     rack: tuple[int, ...]
     rate_bps: tuple[int, ...] = ()
     receiver: int = 0
     bottleneck_side: tuple[int, ...] = ()
+    wan_bps: int = 0
 
     @property
     def n_hosts(self) -> int:

@@ -9,7 +9,11 @@ arrivals form one Poisson process of rate
     lambda = L x sum(host rates) / (8 x E[size]),  E[size] = f x E[intra size] + (1 - f) x E[inter size]
 
 (f = ``intra_fraction``, by flow count; E[.] the means of the piecewise-linear CDFs), which is the
-same as every host sending at L of its link rate on average. Each flow is intra-DC with
+same as every host sending at L of its link rate on average. With ``load_of: wan`` the load is
+the WAN's instead: the inter-DC flows carry L of the WAN links' capacity (both directions),
+lambda = L x sum(WAN link rates) / (8 x (1 - f) x E[inter size]), and the intra-DC flows come
+with them in the share f — for topologies whose WAN is far narrower than the hosts' access
+capacity (Gear's evaluation sets "the average link loads to 30%" on such a topology). Each flow is intra-DC with
 probability f; its source is uniform over all hosts and its destination uniform over the other
 hosts of the source's datacenter (intra) or over the hosts of the other datacenters (inter).
 The trace ends after ``n_flows`` flows or at ``duration_us``. Everything is drawn from the run's
@@ -33,8 +37,15 @@ from uno.workload.hosts import HostFacts
 
 
 def arrival_rate_per_s(cfg, hosts: HostFacts, intra_mean: float, inter_mean: float) -> float:
-    """Flows per second that offer ``cfg.load`` of the hosts' access capacity."""
+    """Flows per second that offer ``cfg.load`` of the hosts' access capacity (``load_of:
+    hosts``) or of the WAN links' capacity (``wan``, by the inter-DC flows)."""
     f = cfg.intra_fraction
+    if cfg.load_of == "wan":
+        if hosts.wan_bps <= 0:
+            raise ConfigError("workload.load_of", "'wan' needs a topology with WAN links")
+        if f >= 1.0:
+            raise ConfigError("workload.load_of", "'wan' needs inter-DC flows (intra_fraction < 1)")
+        return cfg.load * hosts.wan_bps / (8.0 * (1.0 - f) * inter_mean)
     mean_bytes = f * intra_mean + (1.0 - f) * inter_mean
     return cfg.load * sum(hosts.rate_bps) / (8.0 * mean_bytes)
 
