@@ -170,6 +170,25 @@ CLAIMS = (
         fig="fig12",
         where="§IV-C3, Fig. 12",
     ),
+    _fig9(
+        "gemini",
+        "With F_min = 0.01 GEMINI's intra-DC flow struggles to obtain bandwidth: intra/cross "
+        "below 0.9.",
+        Expect("at_most", paper=0.9),
+        extra=("cc.gemini.f_min=0.01",),
+        name="gemini_fmin_0_01",
+        where="Appendix, Fig. 18(b)",
+        fig="fig18",
+    ),
+    _fig9(
+        "gemini",
+        "With F_min = 0.05 GEMINI's intra- and cross-DC flows tend towards fairness: intra/cross "
+        "within [0.9, 1.1].",
+        Expect("between", low=0.9, high=1.1),
+        name="gemini_fmin_0_05",
+        where="Appendix, Fig. 18(c)",
+        fig="fig18",
+    ),
     _table1_fig8(),
     _fig8_large_p99(),
     _fig14a("small", 95.35 / 72.09),
