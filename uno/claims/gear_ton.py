@@ -12,12 +12,23 @@ The full form is the experiment's 2-s run; the reduced form stops at 1 s (the wi
 Table I, Fig. 8 and Fig. 14(a) (``experiment=gear_fig8``): realistic traffic on Gear's topology,
 the PFC pause time per scheme and the FCT slowdown of intra-DC flows; the full form generates
 arrivals for 20 ms, the reduced form for 5 ms.
+
+Figs. 6-7 (``experiment=gear_fig6``): the normalised throughput ratio under realistic traffic, in
+the full form only (the arrivals must outlast a 50-ms cross-DC round trip: 100 ms of them take
+minutes per run).
 """
 
 from __future__ import annotations
 
 from uno.claims.ledger import Claim, Expect
-from uno.claims.measures import min_of, pfc_pause_ratio, slowdown_ratio, steady_share_ratio
+from uno.claims.measures import (
+    max_of,
+    min_of,
+    normalised_throughput,
+    pfc_pause_ratio,
+    slowdown_ratio,
+    steady_share_ratio,
+)
 
 PAPER = "Gear (ToN)"
 
@@ -115,6 +126,59 @@ def _fig14a(half: str, factor: float) -> Claim:
     )
 
 
+_FIG6 = ("experiment=gear_fig6",)
+
+
+def _fig6(scheme: str, fraction: float, cdf: str = "web_search") -> tuple[str, ...]:
+    return (*_FIG6, f"scheme=gear_{scheme}", f"workload.intra_fraction={fraction}",
+            f"workload.intra_cdf={cdf}", f"workload.inter_cdf={cdf}")  # fmt: skip
+
+
+def _fig6_claims() -> tuple[Claim, ...]:
+    others = ("hpcc", "dctcp", "gemini")
+    return (
+        Claim(
+            id="gear.fig6.gear_1to1",
+            paper=PAPER,
+            where="§IV-B1, Fig. 6",
+            claim="With intra:cross traffic 1:1 (WebSearch, 30% load) Gear is relatively fair: "
+            "a normalised throughput ratio within [0.9, 1.1].",
+            basis="paper",
+            experiment="gear_fig6",
+            measure=normalised_throughput("gear"),
+            measure_doc="(intra / cross throughput) / (intra / cross bytes generated)",
+            expect=Expect("between", low=0.9, high=1.1),
+            full={"gear": _fig6("gear", 0.5)},
+        ),
+        Claim(
+            id="gear.fig6.others_below_one_1to1",
+            paper=PAPER,
+            where="§IV-B1, Fig. 6",
+            claim="The normalised throughput ratios of GEMINI, HPCC and DCTCP are all less than 1 "
+            "(here at 1:1).",
+            basis="paper",
+            experiment="gear_fig6",
+            measure=max_of(*(normalised_throughput(s) for s in others)),
+            measure_doc="the greatest of HPCC's, DCTCP's and GEMINI's normalised throughput ratio",
+            expect=Expect("at_most", paper=1.0),
+            full={s: _fig6(s, 0.5) for s in others},
+        ),
+        Claim(
+            id="gear.fig7.gear_hadoop_5to1",
+            paper=PAPER,
+            where="§IV-B2, Fig. 7",
+            claim="With FB_Hadoop sizes at intra:cross 5:1, Gear stays close to the ideal: a "
+            "normalised throughput ratio within [0.9, 1.1].",
+            basis="paper",
+            experiment="gear_fig6",
+            measure=normalised_throughput("gear"),
+            measure_doc="(intra / cross throughput) / (intra / cross bytes generated)",
+            expect=Expect("between", low=0.9, high=1.1),
+            full={"gear": _fig6("gear", 0.8333333333333334, "fb_hadoop")},
+        ),
+    )
+
+
 CLAIMS = (
     _fig9(
         "gear",
@@ -193,4 +257,5 @@ CLAIMS = (
     _fig8_large_p99(),
     _fig14a("small", 95.35 / 72.09),
     _fig14a("large", 127.72 / 114.94),
+    *_fig6_claims(),
 )

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from uno.metrics.analysis import collective_times
+from uno.metrics.analysis import collective_times, normalised_throughput_ratio
 
 
 class MeasureError(Exception):
@@ -267,4 +267,35 @@ def slowdown_ratio(baseline: str, ours: str, q: float = 0.99, half: str = "large
 
     measure.__doc__ = (f"p{round(q * 100)} FCT slowdown of the {half} half of intra-DC flows, "
                        f"{baseline} / {ours}")  # fmt: skip
+    return measure
+
+
+def normalised_throughput(run: str):
+    """Gear's normalised throughput ratio of run ``run``
+    (:func:`uno.metrics.analysis.normalised_throughput_ratio`; 1: each class gets through what
+    it offers)."""
+
+    def measure(results: dict) -> float:
+        result = results[run]
+        rates = result.tables.get("rates")
+        if rates is None or rates.empty:
+            raise MeasureError(f"run {run!r} sampled no rates (engine.sample_interval_us)")
+        try:
+            return normalised_throughput_ratio(rates, result.flows)["normalised_ratio"]
+        except ValueError as err:
+            raise MeasureError(f"run {run!r}: {err}") from err
+
+    measure.__doc__ = (
+        f"normalised throughput ratio of {run} (intra/cross throughput over generated)"
+    )
+    return measure
+
+
+def max_of(*measures):
+    """The greatest of ``measures``' values (a claim that must hold for every scheme)."""
+
+    def measure(results: dict) -> float:
+        return max(m(results) for m in measures)
+
+    measure.__doc__ = "the greatest of: " + "; ".join(m.__doc__ or "?" for m in measures)
     return measure

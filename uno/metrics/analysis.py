@@ -79,6 +79,39 @@ def class_mean_rates(
     return {cls: float(per_flow[cls].mean()) for cls in per_flow.index.get_level_values(0).unique()}
 
 
+def normalised_throughput_ratio(
+    rates: pd.DataFrame, flows: pd.DataFrame, start_ps: int | None = None
+) -> dict[str, float]:
+    """Gear's normalised throughput ratio (Han et al., IEEE/ACM ToN, §IV-B1): (intra-DC /
+    inter-DC acknowledged throughput) / (intra-DC / inter-DC bytes generated). Throughput is each
+    class's summed sampled rate over the samples in (start_ps, last arrival]; ``start_ps``
+    defaults to the longest inter-DC base RTT (when the first inter-DC ACKs return). Returns the
+    window (ps), both throughputs (Gb/s), the generated ratio and the normalised ratio."""
+    if start_ps is None:
+        start_ps = int(flows.loc[flows["cls"] == "inter", "base_rtt_ps"].max())
+    end_ps = int(flows["start_ps"].max())
+    window = rates[(rates["time_ps"] > start_ps) & (rates["time_ps"] <= end_ps)]
+    if window.empty:
+        raise ValueError(f"no rate sample between {start_ps} ps and the last arrival ({end_ps} ps)")
+    window = window.merge(flows[["flow_id", "cls"]], on="flow_id")
+    per_class = (
+        window.pivot_table(index="time_ps", columns="cls", values="acked_gbps", aggfunc="sum")
+        .reindex(columns=["intra", "inter"])
+        .fillna(0.0)
+    )
+    generated = flows.groupby("cls")["size_bytes"].sum()
+    intra, inter = float(per_class["intra"].mean()), float(per_class["inter"].mean())
+    gen_ratio = float(generated.get("intra", 0) / generated.get("inter", np.nan))
+    return {
+        "start_ps": start_ps,
+        "end_ps": end_ps,
+        "intra_gbps": intra,
+        "inter_gbps": inter,
+        "generated_ratio": gen_ratio,
+        "normalised_ratio": (intra / inter) / gen_ratio if inter > 0 else float("inf"),
+    }
+
+
 def bottleneck_utilisation(tables: dict[str, pd.DataFrame], interval_us: float) -> float | None:
     """Steady-state utilisation of the shared bottleneck (the port that sent the most bytes):
     the flows' summed acknowledged rate, sampled every ``interval_us``, over the middle 80% of
