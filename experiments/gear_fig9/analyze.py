@@ -17,11 +17,11 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
 
 from uno.core.units import PS_PER_MS  # noqa: E402
 from uno.metrics.analysis import (  # noqa: E402
     analysis_parser,
+    class_throughput,
     load_runs,
     output_dir,
     scheme_label,
@@ -34,19 +34,12 @@ WINDOW_PS = 100 * PS_PER_MS
 FAIR = (0.9, 1.1)
 
 
-def class_rates(run: dict) -> pd.DataFrame:
-    """Acknowledged throughput (Gb/s) of each class at every sample: columns intra, inter."""
-    rates = run["rates"].merge(run["flows"][["flow_id", "cls"]], on="flow_id")
-    table = rates.pivot_table(index="time_ps", columns="cls", values="acked_gbps", aggfunc="sum")
-    return table.reindex(columns=["intra", "inter"]).fillna(0.0)
-
-
 def _ratio(intra: float, inter: float) -> float:
     return intra / inter if inter > 0 else float("inf")
 
 
 def analyse_run(run: dict, from_ms: float | None) -> dict:
-    per_class = class_rates(run)
+    per_class = class_throughput(run["rates"], run["flows"])
     start_ps, end_ps = steady_state_window_ps(run["summary"], from_ms)
     late = per_class[per_class.index > start_ps]
     windows = late.groupby((late.index - start_ps - 1) // WINDOW_PS).mean()

@@ -27,6 +27,7 @@ import pandas as pd  # noqa: E402
 from uno.core.units import PS_PER_MS, PS_PER_US  # noqa: E402
 from uno.metrics.analysis import (  # noqa: E402
     analysis_parser,
+    class_throughput,
     load_runs,
     output_dir,
     scheme_label,
@@ -36,14 +37,6 @@ from uno.metrics.analysis import (  # noqa: E402
 from uno.metrics.summary import jain_index  # noqa: E402
 
 SUB_WINDOW_PS = 1000 * PS_PER_MS  # 1 s sub-windows for the stability range
-
-
-def class_throughput(rates: pd.DataFrame, flows: pd.DataFrame, start_ps: int) -> pd.DataFrame:
-    """Aggregate acknowledged throughput of each class at every sample after ``start_ps``:
-    columns time_ps, intra, inter (Gb/s)."""
-    df = rates[rates["time_ps"] > start_ps].merge(flows[["flow_id", "cls"]], on="flow_id")
-    table = df.pivot_table(index="time_ps", columns="cls", values="acked_gbps", aggfunc="sum")
-    return table.reindex(columns=["intra", "inter"]).fillna(0.0)
 
 
 def analyse_run(run: dict, from_ms: float | None) -> dict:

@@ -94,6 +94,7 @@ from uno.cc.law import (
     INT_FIELDS,
     P0,
     Law,
+    clamp_window,
     init_window,
     params_layout,
     set_cwnd,
@@ -364,10 +365,7 @@ def _cross(s, p, round_end):
         new_ref = ref * eta / u_c if u_c > 1e-9 else p[P0.max_cwnd]
         if p[P.accumulate_cross_ai] > 0.0:
             new_ref += p[P.cross_ai_bytes]
-        cwnd = s[S.cwnd]
-        set_cwnd(s, p, new_ref)
-        s[S.ref_cwnd_bytes] = s[S.cwnd]
-        s[S.cwnd] = cwnd
+        s[S.ref_cwnd_bytes] = clamp_window(p, new_ref)
         s[S.delta_prev_bps] = s[S.delta_bps]
 
 

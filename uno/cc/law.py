@@ -143,13 +143,19 @@ def window_params(p: np.ndarray, ctx, init_cwnd_bdp: float, min_cwnd_mss: float,
 
 
 @njit(cache=True)
+def clamp_window(p, cwnd):
+    """``cwnd`` within the law's [floor, cap] (bytes)."""
+    if cwnd < p[P0.min_cwnd]:
+        return p[P0.min_cwnd]
+    if not cwnd < p[P0.max_cwnd]:
+        return p[P0.max_cwnd]
+    return cwnd
+
+
+@njit(cache=True)
 def set_cwnd(s, p, cwnd):
     """The window, clamped to [floor, cap] (the pacing rate follows from it)."""
-    if cwnd < p[P0.min_cwnd]:
-        cwnd = p[P0.min_cwnd]
-    elif not cwnd < p[P0.max_cwnd]:
-        cwnd = p[P0.max_cwnd]
-    s[C.cwnd] = cwnd
+    s[C.cwnd] = clamp_window(p, cwnd)
 
 
 @njit(cache=True)

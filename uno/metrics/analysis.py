@@ -79,6 +79,19 @@ def class_mean_rates(
     return {cls: float(per_flow[cls].mean()) for cls in per_flow.index.get_level_values(0).unique()}
 
 
+def class_throughput(
+    rates: pd.DataFrame, flows: pd.DataFrame, start_ps: int = -1, end_ps: int | None = None
+) -> pd.DataFrame:
+    """Aggregate acknowledged throughput (Gb/s) of each class at every sample in
+    (start_ps, end_ps]: index time_ps, columns intra, inter."""
+    df = rates[rates["time_ps"] > start_ps]
+    if end_ps is not None:
+        df = df[df["time_ps"] <= end_ps]
+    df = df.merge(flows[["flow_id", "cls"]], on="flow_id")
+    table = df.pivot_table(index="time_ps", columns="cls", values="acked_gbps", aggfunc="sum")
+    return table.reindex(columns=["intra", "inter"]).fillna(0.0)
+
+
 def normalised_throughput_ratio(
     rates: pd.DataFrame, flows: pd.DataFrame, start_ps: int | None = None
 ) -> dict[str, float]:
@@ -90,15 +103,9 @@ def normalised_throughput_ratio(
     if start_ps is None:
         start_ps = int(flows.loc[flows["cls"] == "inter", "base_rtt_ps"].max())
     end_ps = int(flows["start_ps"].max())
-    window = rates[(rates["time_ps"] > start_ps) & (rates["time_ps"] <= end_ps)]
-    if window.empty:
+    per_class = class_throughput(rates, flows, start_ps, end_ps)
+    if per_class.empty:
         raise ValueError(f"no rate sample between {start_ps} ps and the last arrival ({end_ps} ps)")
-    window = window.merge(flows[["flow_id", "cls"]], on="flow_id")
-    per_class = (
-        window.pivot_table(index="time_ps", columns="cls", values="acked_gbps", aggfunc="sum")
-        .reindex(columns=["intra", "inter"])
-        .fillna(0.0)
-    )
     generated = flows.groupby("cls")["size_bytes"].sum()
     intra, inter = float(per_class["intra"].mean()), float(per_class["inter"].mean())
     gen_ratio = float(generated.get("intra", 0) / generated.get("inter", np.nan))
