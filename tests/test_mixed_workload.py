@@ -161,3 +161,17 @@ def test_destinations_are_uniform_over_the_other_hosts_and_a_lone_host_is_refuse
     with pytest.raises(ConfigError) as err:
         mixed_flows(MixedWorkload(n_flows=200), lone, np.random.default_rng(1))
     assert err.value.field == "workload.intra_fraction"
+
+
+def test_load_of_the_wan_sets_the_inter_dc_bytes_per_second():
+    """``load_of: wan``: the inter-DC flows carry ``load`` x the WAN links' capacity (both
+    directions), the intra-DC flows come with them in the share ``intra_fraction``."""
+    wan_bps = 16 * 100 * 10**9
+    hosts = HostFacts(HOSTS.dc, HOSTS.rack, HOSTS.rate_bps, wan_bps=wan_bps)
+    cfg = MixedWorkload(load=0.3, load_of="wan", n_flows=200_000, intra_fraction=0.5)
+    specs = mixed_flows(cfg, hosts, np.random.default_rng(5))
+    span_s = (specs[-1].start_ps - specs[0].start_ps) / 1e12
+    inter = sum(s.size_bytes for s in specs if hosts.dc[s.src] != hosts.dc[s.dst])
+    assert inter * 8 / span_s / wan_bps == pytest.approx(0.3, rel=0.03)
+    with pytest.raises(ConfigError, match="workload.load_of"):
+        mixed_flows(cfg, HOSTS, np.random.default_rng(5))  # no WAN links
