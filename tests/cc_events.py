@@ -2,13 +2,15 @@
 to a controller the way the Python sender does (``uno.transport.sender.Sender``).
 
 An event is a tuple: ``("ack", now, acked, ecn, rtt, sent, inflight, delivered, rate_bytes,
-rate_ps, duplicate, hops)``, ``("timeout", now)``, ``("nack", now)``, ``("send", now, wire)`` or
-``("timer", now)``. :data:`VARIANTS` names each algorithm with the parameter sets its presets
+rate_ps, duplicate, hops)``, ``("timeout", now)``, ``("nack", now)``, ``("send", now, wire)``,
+``("timer", now)`` or, for the laws that hear switches' notices, ``("notify", now, level)``. :data:`VARIANTS` names each algorithm with the parameter sets its presets
 select; :func:`trajectory` runs one sequence and returns the window, pacing rate and next timer
 after every event.
 """
 
 from __future__ import annotations
+
+from importlib import import_module
 
 import numpy as np
 
@@ -38,7 +40,11 @@ def _params(algo: str, **kw):
     from importlib import import_module
 
     mod = import_module(f"uno.cc.{algo}")
-    cls = next(v for k, v in vars(mod).items() if k.endswith("Params") and isinstance(v, type))
+    cls = next(
+        v
+        for k, v in vars(mod).items()
+        if k.endswith("Params") and isinstance(v, type) and v.__module__ == mod.__name__
+    )
     return cls(**kw)
 
 
@@ -88,6 +94,9 @@ VARIANTS = {
     "gear_options": ("gear", {"classify": "path", "correct_per_ack": True,
                               "accumulate_cross_ai": True, "max_stage": 0, "utilization_rtt": "own"}),
     "gear_ablations": ("gear", {"intra_logic": "hpcc", "cross_logic": "hpcc", "k_unit": "us"}),
+    "annulus": ("annulus", {}),
+    "annulus_options": ("annulus", {"cross_dc_ecn": False, "inter_ai_ratio_max": None,
+                                    "vegas_alpha": 2.0, "vegas_beta": 4.0, "gd": 0.01}),
 }  # fmt: skip
 
 
@@ -148,9 +157,28 @@ def events(rng: np.random.Generator, rtt: int, n: int = EVENTS) -> list[tuple]:
 def sequences(variant: str):
     """(context, events) of each trial of ``variant``: the same for every implementation."""
     rng = np.random.default_rng([SEED, sum(map(ord, variant))])
+    # switches' congestion notices, for the laws that hear them, from a stream of their own
+    # (the other laws' sequences stay as recorded)
+    algo, _ = variant_params(variant)
+    notices = np.random.default_rng([SEED, 1, sum(map(ord, variant))])
+    hears = "qcn" in import_module("uno.cc.registry").LAW_BY_NAME[algo].signals
     for _ in range(TRIALS):
         rtt = int(rng.integers(2_000_000, 200_000_000))
-        yield context(rtt), events(rng, rtt)
+        evs = events(rng, rtt)
+        if hears:
+            evs = _with_notices(notices, evs)
+        yield context(rtt), evs
+
+
+def _with_notices(rng: np.random.Generator, evs: list[tuple]) -> list[tuple]:
+    """``evs`` with a congestion notice of a random level (1..63) after about one event in
+    eight, at that event's time."""
+    out = []
+    for ev in evs:
+        out.append(ev)
+        if rng.random() < 0.125:
+            out.append(("notify", ev[1], int(rng.integers(1, 64))))
+    return out
 
 
 def feed(cc, event: tuple) -> None:
@@ -179,6 +207,8 @@ def feed(cc, event: tuple) -> None:
     elif kind == "send":
         if cc.wants_send_events:
             cc.on_send(now, event[2])
+    elif kind == "notify":
+        cc.on_notify(now, event[2])
     else:
         cc.advance(now)
 

@@ -19,6 +19,7 @@ from uno.net.int import configure_int, int_stampers
 from uno.net.network import Network
 from uno.net.pfc import PauseLog, configure_pfc
 from uno.net.port import Port
+from uno.net.qcn import configure_qcn
 from uno.net.switch import Switch
 from uno.transport.flow import Flow, FlowCoding
 from uno.transport.receiver import Receiver
@@ -59,7 +60,9 @@ def packet_port_class(cfg, dataplane: str = "python"):
             f"'lazy' ports cannot pause or write INT records, which {on} needs: use 'event' or "
             "'auto'",
         )
-    event = model == "event" or (model == "auto" and needs_event)
+    # ACKs in a lane of their own take time on the link from data (the artifact's composite
+    # queue; a lazy port's ControlLane approximates it without): event ports
+    event = model == "event" or (model == "auto" and (needs_event or sw.ack_priority))
     if (
         event
         and dataplane == "compiled"
@@ -95,6 +98,8 @@ def populate_packet(
             stampers = int_stampers(network, cfg.switch.int_telemetry)  # the kernel stamps
         else:
             configure_int(network, cfg.switch.int_telemetry)
+    if cfg.switch.qcn.enabled:
+        configure_qcn(network, cfg.switch.qcn)
     # after PFC: a faulty link loses packets before they reach the next switch's ingress queue
     network.configure_faults(cfg.faults, sim.rng)
     sim.network = network

@@ -76,6 +76,8 @@ class Simulation:
         if self.recorder is not None:
             self.recorder.flow_started(flow)
         flow.sender.start()
+        if flow.stop_ps is not None:
+            self.engine.call_at(max(flow.stop_ps, self.engine.now), flow.sender.stop)
 
     def flow_completed(self, flow) -> None:
         self.n_finished += 1
@@ -320,6 +322,7 @@ class Simulation:
                 "tag": f.tag,
                 "size_bytes": f.size_bytes,
                 "start_ps": f.start_ps,
+                "stop_ps": f.stop_ps,
                 "finish_ps": f.finish_ps,
                 "fct_ps": fct,
                 "ideal_fct_ps": f.ideal_fct_ps,
@@ -335,6 +338,7 @@ class Simulation:
                 "fast_retransmits": s.fast_retransmits,
                 "coded": f.coding is not None,
                 "nacks": s.nacks,
+                "notices": s.notices,
                 "sent_bytes": s.sent_bytes,
                 "ecn_acks": s.ecn_acks,
                 "bytes_delivered": f.receiver.bytes_received,

@@ -175,6 +175,14 @@ class LawControl(CongestionControl):
             self._cwnd, self._rate = R.law_send(self.kind, self.state, self.consts, now_ps,
                                                 wire_bytes)  # fmt: skip
 
+    def on_notify(self, now_ps: int, level: int) -> None:
+        if self.py_func:
+            self.law.on_notify.py_func(self.state, self.consts, float(now_ps), level)
+            self._allows()
+        else:
+            self._cwnd, self._rate = R.law_notify(self.kind, self.state, self.consts, now_ps,
+                                                  level)  # fmt: skip
+
     # ---- timers -----------------------------------------------------------------------------
     def next_rate_change_ps(self) -> int | None:
         if self.py_func:
@@ -222,3 +230,4 @@ def _load_entries() -> None:
     direct_entry(R.law_send, 0, row, row, 0, 0)
     direct_entry(R.law_timer, 0, row, row, 0)
     direct_entry(R.law_next_timer, 0, row, row)
+    direct_entry(R.law_notify, 0, row, row, 0, 0)

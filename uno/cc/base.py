@@ -139,3 +139,7 @@ class CongestionControl:
 
     def on_timeout(self, now_ps: int) -> None:
         """The retransmission timer fired and declared packets lost."""
+
+    def on_notify(self, now_ps: int, level: int) -> None:
+        """A switch sent this flow's sender a congestion notice (:mod:`uno.net.qcn`): its
+        quantised feedback ``level``, 1..63."""

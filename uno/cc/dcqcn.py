@@ -250,8 +250,17 @@ def _increase(s, p):
 
 @njit(cache=True)
 def _cnp(s, p, now_ps):
-    """A CNP: cut R_C by alpha / 2 (alpha from before the CNP), then update alpha; restart the
-    stages, the byte counter and both timers."""
+    """A CNP: cut R_C by alpha / 2 (alpha from before the CNP), then update alpha."""
+    cut_rate(s, p, now_ps, s[S.alpha] / 2.0)
+    g = p[P.g]
+    s[S.alpha] = (1.0 - g) * s[S.alpha] + g
+
+
+@njit(cache=True)
+def cut_rate(s, p, now_ps, fraction):
+    """A congestion notice cuts R_C by ``fraction`` (R_T = R_C first, as the clamp rule says;
+    never below the floor) and restarts the stages, the byte counter and both timers: DCQCN's
+    CNP with ``fraction`` = alpha / 2, QCN's notice with G_D |F_b| (uno.cc.annulus)."""
     rc = s[S.current_rate_bps]
     first = p[P.rate_on_first_cnp]
     if s[S.cnps] == 0.0 and first != 1.0:
@@ -262,10 +271,8 @@ def _cnp(s, p, now_ps):
     s[S.cnps] += 1.0
     if p[P.clamp_target_rate] != 0.0 or s[S.timer_stage] != 0.0 or s[S.byte_stage] != 0.0:
         s[S.target_rate_bps] = rc
-    cut = rc * (1.0 - s[S.alpha] / 2.0)
+    cut = rc * (1.0 - fraction)
     s[S.current_rate_bps] = cut if cut > p[P.min_rate_bps] else p[P.min_rate_bps]
-    g = p[P.g]
-    s[S.alpha] = (1.0 - g) * s[S.alpha] + g
     s[S.timer_stage] = 0.0
     s[S.byte_stage] = 0.0
     s[S.bytes_counted] = 0.0

@@ -10,7 +10,8 @@ An algorithm is one module under ``uno/cc/`` that defines, once:
 * pure ``@njit`` functions over a state row ``s`` and a constants row ``p``: ``init``, the
   reaction to a feedback batch (:data:`Feedback`), to a loss (``on_loss``, a
   :data:`LOSS_TIMEOUT` or :data:`LOSS_NACK`), optionally to a data packet sent (``on_send``) and
-  to its own timers (``next_timer`` / ``on_timer``), and the pacing rate it allows; the window
+  to its own timers (``next_timer`` / ``on_timer``) and to a switch's congestion notice
+  (``on_notify``), and the pacing rate it allows; the window
   it allows is column 0 of the state (``cwnd``, wire bytes).
 
 A feedback batch carries what any engine can supply: the time, the bytes acknowledged and how
@@ -189,6 +190,11 @@ def no_send(s, p, now_ps, wire_bytes):
 
 
 @njit(cache=True)
+def no_notify(s, p, now_ps, level):
+    """``on_notify`` of a law that does not hear switches' congestion notices."""
+
+
+@njit(cache=True)
 def no_timer(s, p):
     """``next_timer`` of a law without timers."""
     return NEVER_PS
@@ -212,7 +218,8 @@ class Law:
     supply everything: "ecn", "rtt" (the batch's RTT sample), "rtt_min" (its least sample),
     "queueing" (the chance of queueing an RTT sample does not show, ``Feedback.queued_p``),
     "delivery_rate", "int" (INT records), "timers" (its own rate timers), "cnp" (congestion
-    notifications coalesced at the receiver). ``state_tail``: extra state columns for
+    notifications coalesced at the receiver), "qcn" (congestion notices switches send straight
+    to the sender, ``on_notify``). ``state_tail``: extra state columns for
     constants ``p`` (per-hop records, a filter's slots)."""
 
     name: str
@@ -227,6 +234,9 @@ class Law:
     on_send: Callable = no_send
     next_timer: Callable = no_timer
     on_timer: Callable = no_on_timer
+    #: a congestion notice a switch sent straight to the sender (``uno.net.qcn``): its
+    #: quantised feedback ``level`` (1..63), heard at ``now_ps``
+    on_notify: Callable = no_notify
     state_tail: Callable = no_tail
     signals: tuple[str, ...] = ("ecn",)
     #: the receiver coalesces ECN echoes into one per this many ps (DCQCN's notification point)

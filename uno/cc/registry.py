@@ -19,7 +19,18 @@ from uno.cc.law import C, ack_feedback
 from uno.config.parts import declare
 
 #: the algorithms' modules (uno.cc.<name>), in kind order
-LAW_MODULES = ("dctcp", "uno", "gemini", "mprdma", "bbr", "hpcc", "dcqcn", "timely", "gear")
+LAW_MODULES = (
+    "dctcp",
+    "uno",
+    "gemini",
+    "mprdma",
+    "bbr",
+    "hpcc",
+    "dcqcn",
+    "timely",
+    "gear",
+    "annulus",
+)
 
 
 def _load_laws() -> tuple:
@@ -73,13 +84,15 @@ def _jit(fn, name: str):
 
 #: init(kind, s, p); on_feedback(kind, s, p, fb, rec); on_loss(kind, s, p, now_ps, loss);
 #: on_send(kind, s, p, now_ps, wire_bytes); next_timer(kind, s, p) -> ps;
-#: on_timer(kind, s, p, now_ps); pacing_rate(kind, s, p) -> bit/s
+#: on_timer(kind, s, p, now_ps); on_notify(kind, s, p, now_ps, level);
+#: pacing_rate(kind, s, p) -> bit/s
 init = _chain("init")
 on_feedback = _chain("on_feedback")
 on_loss = _chain("on_loss")
 on_send = _chain("on_send")
 next_timer = _chain("next_timer")
 on_timer = _chain("on_timer")
+on_notify = _chain("on_notify")
 pacing_rate = _chain("pacing_rate")
 
 
@@ -122,6 +135,12 @@ def law_next_timer(kind, s, p):
 @njit(cache=True)
 def law_timer(kind, s, p, now_ps):
     on_timer(kind, s, p, float(now_ps))
+    return s[C.cwnd], pacing_rate(kind, s, p)
+
+
+@njit(cache=True)
+def law_notify(kind, s, p, now_ps, level):
+    on_notify(kind, s, p, float(now_ps), level)
     return s[C.cwnd], pacing_rate(kind, s, p)
 
 

@@ -16,16 +16,24 @@ arrivals for 20 ms, the reduced form for 5 ms.
 Figs. 6-7 (``experiment=gear_fig6``): the normalised throughput ratio under realistic traffic, in
 the full form only (the arrivals must outlast a 50-ms cross-DC round trip: 100 ms of them take
 minutes per run).
+
+Figs. 10-11 (``experiment=gear_fig10``, ``gear_fig11``): flows joining and leaving the bottleneck
+at set times (1 s apart), in the full form only (4 s and 7 s runs).
+
+Annulus, a baseline of Table I and Figs. 6, 8, 9 and 10, is ``scheme=gear_annulus``.
 """
 
 from __future__ import annotations
 
 from uno.claims.ledger import Claim, Expect
 from uno.claims.measures import (
+    cross_share,
     max_of,
     min_of,
     normalised_throughput,
     pfc_pause_ratio,
+    pfc_pause_us,
+    share_deviation,
     slowdown_ratio,
     steady_share_ratio,
 )
@@ -102,6 +110,41 @@ def _fig8_large_p99() -> Claim:
     )
 
 
+def _annulus_fig8() -> tuple[Claim, ...]:
+    runs = _fig8_runs(("annulus", *_FIG8_SCHEMES))
+    return (
+        Claim(
+            id="gear.table1.annulus_no_pauses",
+            paper=PAPER,
+            where="§IV-B3, Table I",
+            claim="Annulus's near-source feedback eliminates the triggering of PFC: its "
+            "normalised PFC duration is 0.",
+            basis="paper",
+            experiment="gear_fig8",
+            measure=pfc_pause_us("annulus"),
+            measure_doc="Annulus's total PFC pause time (us)",
+            expect=Expect("at_most", paper=0.0),
+            reduced=_fig8_runs(("annulus",))["reduced"],
+            full=_fig8_runs(("annulus",))["full"],
+        ),
+        Claim(
+            id="gear.fig8.annulus_lowest_large_p99",
+            paper=PAPER,
+            where="§IV-B4, Fig. 8",
+            claim="Annulus shows the lowest FCT slowdown: its p99 for large intra-DC flows below "
+            "Gear's, HPCC's, DCTCP's and GEMINI's.",
+            basis="paper",
+            experiment="gear_fig8",
+            measure=min_of(*(slowdown_ratio(s, "annulus") for s in _FIG8_SCHEMES)),
+            measure_doc="the least of Gear's, HPCC's, DCTCP's and GEMINI's p99 slowdown of the "
+            "larger half of intra-DC flows / Annulus's",
+            expect=Expect("at_least", paper=1.0),
+            reduced=runs["reduced"],
+            full=runs["full"],
+        ),
+    )
+
+
 def _fig14a(half: str, factor: float) -> Claim:
     runs = {
         form: {**_fig8_runs(("gear",))[form], **_fig8_runs(("gear",), ("cc.gear.intra_logic=hpcc",),
@@ -164,6 +207,19 @@ def _fig6_claims() -> tuple[Claim, ...]:
             full={s: _fig6(s, 0.5) for s in others},
         ),
         Claim(
+            id="gear.fig6.annulus_above_one_1to1",
+            paper=PAPER,
+            where="§IV-B1, Fig. 6",
+            claim="The normalised throughput ratios of Annulus are greater than 1, its cross-DC "
+            "flows decreasing their rates more often (here at 1:1).",
+            basis="paper",
+            experiment="gear_fig6",
+            measure=normalised_throughput("annulus"),
+            measure_doc="Annulus's normalised throughput ratio",
+            expect=Expect("at_least", paper=1.0),
+            full={"annulus": _fig6("annulus", 0.5)},
+        ),
+        Claim(
             id="gear.fig7.gear_hadoop_5to1",
             paper=PAPER,
             where="§IV-B2, Fig. 7",
@@ -179,11 +235,83 @@ def _fig6_claims() -> tuple[Claim, ...]:
     )
 
 
+_FIG10_SCHEMES = ("gear", "hpcc", "dctcp", "gemini", "timely", "annulus")
+
+
+def _fig10_11_claims() -> tuple[Claim, ...]:
+    def fig10(scheme: str) -> dict:
+        return {scheme: ("experiment=gear_fig10", f"scheme=gear_{scheme}")}
+
+    fair = "the largest |x / mean - 1| of the three flows' throughput over 2-3 s"
+    return (
+        Claim(
+            id="gear.fig10.gear_three_flows_fair",
+            paper=PAPER,
+            where="§IV-C1, Fig. 10",
+            claim="When a second intra-DC flow joins at 1 s, Gear's three flows quickly adjust "
+            "their rates to a fair position: each within 10% of the mean.",
+            basis="paper",
+            experiment="gear_fig10",
+            measure=share_deviation("gear", 2000, 3000),
+            measure_doc=fair,
+            expect=Expect("at_most", paper=0.1),
+            full=fig10("gear"),
+        ),
+        Claim(
+            id="gear.fig10.dctcp_cross_takes_80pct",
+            paper=PAPER,
+            where="§IV-C1, Fig. 10(c)",
+            claim="Under DCTCP the cross-DC flow aggressively grabs about 80% of the bandwidth "
+            "while the two intra-DC flows share the rest (within 20%).",
+            basis="paper",
+            experiment="gear_fig10",
+            measure=cross_share("dctcp", 2000, 3000),
+            measure_doc="the cross-DC flow's share of the three flows' throughput over 2-3 s",
+            expect=Expect("within", paper=0.8, rel_tol=0.2),
+            full=fig10("dctcp"),
+        ),
+        Claim(
+            id="gear.fig10.annulus_three_flows_fair",
+            paper=PAPER,
+            where="§IV-C1, Fig. 10(d)",
+            claim="Annulus achieves a relatively fair distribution of bandwidth among the three "
+            "flows: each within 10% of the mean.",
+            basis="paper",
+            experiment="gear_fig10",
+            measure=share_deviation("annulus", 2000, 3000),
+            measure_doc=fair,
+            expect=Expect("at_most", paper=0.1),
+            full=fig10("annulus"),
+        ),
+        Claim(
+            id="gear.fig11.intra_only_fair",
+            paper=PAPER,
+            where="§IV-C2, Fig. 11",
+            claim="With intra-DC flows only, every algorithm shares fairly: with four flows "
+            "running, each within 10% of the mean under Gear, HPCC, DCTCP, GEMINI, TIMELY and "
+            "Annulus.",
+            basis="paper",
+            experiment="gear_fig10",
+            measure=max_of(*(share_deviation(s, 3500, 4000) for s in _FIG10_SCHEMES)),
+            measure_doc="the largest, over the schemes, of the largest |x / mean - 1| of the four "
+            "flows' throughput over 3.5-4 s",
+            expect=Expect("at_most", paper=0.1),
+            full={s: ("experiment=gear_fig11", f"scheme=gear_{s}") for s in _FIG10_SCHEMES},
+        ),
+    )
+
+
 CLAIMS = (
     _fig9(
         "gear",
         "One intra-DC and one cross-DC flow from line rate share the bottleneck fairly under "
         "Gear: an intra/cross throughput ratio within [0.9, 1.1].",
+        Expect("between", low=0.9, high=1.1),
+    ),
+    _fig9(
+        "annulus",
+        "Annulus (ToR congestion points, DCQCN and Vegas at the sender) shows no bandwidth "
+        "imbalance between the intra-DC and the cross-DC flow: intra/cross within [0.9, 1.1].",
         Expect("between", low=0.9, high=1.1),
     ),
     _fig9(
@@ -255,7 +383,9 @@ CLAIMS = (
     ),
     _table1_fig8(),
     _fig8_large_p99(),
+    *_annulus_fig8(),
     _fig14a("small", 95.35 / 72.09),
     _fig14a("large", 127.72 / 114.94),
     *_fig6_claims(),
+    *_fig10_11_claims(),
 )

@@ -10,7 +10,12 @@ from __future__ import annotations
 
 import pandas as pd
 
-from uno.metrics.analysis import collective_times, normalised_throughput_ratio
+from uno.metrics.analysis import (
+    collective_times,
+    flow_throughput,
+    largest_share_deviation,
+    normalised_throughput_ratio,
+)
 
 
 class MeasureError(Exception):
@@ -225,15 +230,28 @@ def median_over_seeds_ms(name: str, stat: str = "mean", cls: str | None = None):
     return measure
 
 
+def _pause_us(results: dict, run: str) -> float:
+    """Run ``run``'s total PFC pause time (every paused port's paused time summed, us)."""
+    pfc = results[run].summary.get("pfc") or {}
+    if "total_pause_us" not in pfc:
+        raise MeasureError(f"run {run!r} has no PFC")
+    return float(pfc["total_pause_us"])
+
+
+def pfc_pause_us(run: str):
+    """Run ``run``'s total PFC pause time (us)."""
+
+    def measure(results: dict) -> float:
+        return _pause_us(results, run)
+
+    measure.__doc__ = f"total PFC pause time of {run} (us)"
+    return measure
+
+
 def pfc_pause_ratio(baseline: str, ours: str):
     """Total PFC pause time (every paused port's paused time summed) of run ``baseline`` over
     that of run ``ours`` (> 1: ours pauses less)."""
-
-    def pause_us(results: dict, run: str) -> float:
-        pfc = results[run].summary.get("pfc") or {}
-        if "total_pause_us" not in pfc:
-            raise MeasureError(f"run {run!r} has no PFC")
-        return float(pfc["total_pause_us"])
+    pause_us = _pause_us
 
     def measure(results: dict) -> float:
         ours_us = pause_us(results, ours)
@@ -298,4 +316,40 @@ def max_of(*measures):
         return max(m(results) for m in measures)
 
     measure.__doc__ = "the greatest of: " + "; ".join(m.__doc__ or "?" for m in measures)
+    return measure
+
+
+def _phase_throughput(results: dict, run: str, start_ms: float, end_ms: float) -> pd.Series:
+    result = results[run]
+    rates = result.tables.get("rates")
+    if rates is None or rates.empty:
+        raise MeasureError(f"run {run!r} sampled no rates (engine.sample_interval_us)")
+    gbps = flow_throughput(rates, result.flows, int(start_ms * 1e9), int(end_ms * 1e9))
+    if gbps.empty or not gbps.sum() > 0:
+        raise MeasureError(f"run {run!r}: no flow ran and delivered in {start_ms}-{end_ms} ms")
+    return gbps
+
+
+def share_deviation(run: str, start_ms: float, end_ms: float):
+    """How far the flows running all of (start_ms, end_ms] in run ``run`` are from equal
+    shares of their total throughput: the largest |x / mean - 1| (0: equal)."""
+
+    def measure(results: dict) -> float:
+        return largest_share_deviation(_phase_throughput(results, run, start_ms, end_ms))
+
+    measure.__doc__ = f"largest |x / mean - 1| of {run}'s flows in {start_ms}-{end_ms} ms"
+    return measure
+
+
+def cross_share(run: str, start_ms: float, end_ms: float):
+    """The inter-DC flows' share of the throughput of the flows running all of
+    (start_ms, end_ms] in run ``run``."""
+
+    def measure(results: dict) -> float:
+        gbps = _phase_throughput(results, run, start_ms, end_ms)
+        flows = results[run].flows
+        inter = set(flows.loc[flows["cls"] == "inter", "flow_id"])
+        return float(gbps[gbps.index.isin(inter)].sum() / gbps.sum())
+
+    measure.__doc__ = f"inter-DC share of {run}'s throughput in {start_ms}-{end_ms} ms"
     return measure

@@ -199,6 +199,8 @@ class FlowEntry:
     size_bytes: int = num(MISSING, "> 0")
     #: when the flow starts
     start_us: float = num(0.0, ">= 0")
+    #: when its sender stops, finished or not (nothing sent after it; null: it runs to its end)
+    stop_us: float | None = num(None, "> 0")
     #: a label (flows table column ``tag``) that engine.stop_when_done and engine.hybrid_packet_tags
     #: can name
     tag: str = ""
@@ -535,6 +537,27 @@ class IntTelemetryConfig:
 
 
 @dataclass
+class QcnConfig:
+    """QCN congestion points: switch ports that send their feedback straight to the source of
+    a sampled data packet, Annulus's near-source loop (uno/net/qcn.py)."""
+
+    #: the ports below sample the data they accept and notify its sources
+    enabled: bool = False
+    #: switch tiers whose egress ports are congestion points (Annulus: the ToR switches)
+    tiers: list[str] = field(default_factory=lambda: ["tor"])
+    #: link kinds of those ports (empty: all)
+    port_kinds: list[str] = field(default_factory=list)
+    #: Q_eq, the queue the feedback holds the port at
+    qeq_bytes: int = num(34000, "> 0")
+    #: w, the weight of the queue's growth since the last sample
+    w: float = num(2.0, ">= 0")
+    #: a sample every this many data bytes accepted
+    sample_bytes: int = num(150000, "> 0")
+    #: wire size of a notice
+    message_bytes: int = num(64, "> 0")
+
+
+@dataclass
 class SwitchConfig:
     ecn: EcnConfig = field(default_factory=EcnConfig)
     phantom: PhantomConfig = field(default_factory=PhantomConfig)
@@ -548,10 +571,12 @@ class SwitchConfig:
     #: RED Kmax (fraction of the buffer) at border and WAN ports; set with border_kmin_frac
     border_kmax_frac: float | None = num(None, "[0, 1]")
     #: control packets (ACKs) bypass the data queue at switch ports: never dropped, never
-    #: counted in buffer, RED or phantom (htsim's high-priority queue for header-only packets)
+    #: counted in buffer, RED or phantom, served first on the link (htsim's high-priority queue
+    #: for header-only packets; lazy ports let them take no time from data)
     ack_priority: bool = False
     pfc: PfcConfig = field(default_factory=PfcConfig)
     int_telemetry: IntTelemetryConfig = field(default_factory=IntTelemetryConfig)
+    qcn: QcnConfig = field(default_factory=QcnConfig)
 
     def check_consistency(self, prefix: str) -> None:
         if (self.border_kmin_frac is None) != (self.border_kmax_frac is None):
@@ -630,7 +655,7 @@ class EngineConfig:
     check_invariants: bool = True
     #: packet engine ports: "lazy" (departure computed at enqueue, one event per packet-hop),
     #: "event" (departure decided when the previous one ends: can pause, serve priorities and
-    #: write INT) or "auto" (event when PFC or INT is on, lazy otherwise)
+    #: write INT) or "auto" (event when PFC, INT or switch.ack_priority is on, lazy otherwise)
     port_model: str = choice("auto", ("auto", "lazy", "event"))
     #: packet engine data plane: "compiled" (ports, links, switches and senders in Numba
     #: kernels, uno/net/compiled/; INT, link faults, PFC), "python" (uno/net: the reference the tests hold it to, same results bit for bit)

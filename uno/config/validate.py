@@ -327,6 +327,7 @@ def check_against_topology(cfg, link_kinds: set[str]) -> None:
         ("switch.port_kinds", list(cfg.switch.port_kinds)),
         ("switch.pfc.port_kinds", list(cfg.switch.pfc.port_kinds)),
         ("switch.int_telemetry.port_kinds", list(cfg.switch.int_telemetry.port_kinds)),
+        ("switch.qcn.port_kinds", list(cfg.switch.qcn.port_kinds)),
     ):
         unknown = [k for k in kinds if k not in LINK_KINDS]
         if unknown:

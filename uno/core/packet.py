@@ -6,7 +6,9 @@ from __future__ import annotations
 DATA = 0
 ACK = 1
 NACK = 2
-KIND_NAMES = ("data", "ack", "nack")
+#: a switch's congestion notification to a data packet's source (uno.net.qcn)
+CN = 3
+KIND_NAMES = ("data", "ack", "nack", "cn")
 
 
 class Packet:

@@ -4,6 +4,7 @@ result tables (``flows``, ``rates``, ``queues``...) of runs, never the simulator
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 from pathlib import Path
 
@@ -90,6 +91,41 @@ def class_throughput(
     df = df.merge(flows[["flow_id", "cls"]], on="flow_id")
     table = df.pivot_table(index="time_ps", columns="cls", values="acked_gbps", aggfunc="sum")
     return table.reindex(columns=["intra", "inter"]).fillna(0.0)
+
+
+def phase_windows_ps(flows: pd.DataFrame, end_ps: int) -> list[tuple[int, int]]:
+    """The settled half of every phase of a run whose flows start and stop at set times: the
+    phases lie between consecutive start and stop times (``start_ps``, ``stop_ps`` when the
+    flows table has it) and the run's end ``end_ps``; each window is a phase's second half (ps)."""
+    times = set(flows["start_ps"].astype("int64"))
+    if "stop_ps" in flows:
+        times |= set(flows["stop_ps"].dropna().astype("int64"))
+    edges = sorted(t for t in times | {end_ps} if 0 <= t <= end_ps)
+    if edges[0] != 0:
+        edges.insert(0, 0)
+    return [((a + b) // 2, b) for a, b in itertools.pairwise(edges) if b > a]
+
+
+def flow_throughput(
+    rates: pd.DataFrame, flows: pd.DataFrame, start_ps: int, end_ps: int
+) -> pd.Series:
+    """The mean acknowledged throughput (Gb/s) over (start_ps, end_ps] of each flow that runs
+    all that time (started by ``start_ps``, not stopped before ``end_ps``), by flow id."""
+    stop = flows["stop_ps"] if "stop_ps" in flows else pd.Series(pd.NA, index=flows.index)
+    active = flows.loc[(flows["start_ps"] <= start_ps) & (stop.isna() | (stop >= end_ps)),
+                       "flow_id"]  # fmt: skip
+    df = rates[(rates["time_ps"] > start_ps) & (rates["time_ps"] <= end_ps)]
+    df = df[df["flow_id"].isin(active)]
+    return df.groupby("flow_id")["acked_gbps"].mean()
+
+
+def largest_share_deviation(throughput: pd.Series) -> float:
+    """How far the flows are from equal shares: the largest |x / mean - 1| over their
+    throughputs ``throughput`` (0: all equal)."""
+    mean = float(throughput.mean())
+    if not mean > 0:
+        raise ValueError("no flow delivered anything")
+    return float((throughput / mean - 1.0).abs().max())
 
 
 def normalised_throughput_ratio(

@@ -77,27 +77,11 @@ def int_stampers(network, int_cfg) -> dict:
     ``network``, by port name (the ports of the switches whose tier ``int_cfg.tiers`` names;
     null: every tier but :data:`NO_INT_TIERS`; of those, only ports whose link kind
     ``int_cfg.port_kinds`` names, if it names any)."""
-    from uno.core.errors import ConfigError
-    from uno.net.switch import Switch
+    from uno.net.switch import switch_ports
 
-    tiers = None if int_cfg.tiers is None else set(int_cfg.tiers)
-    known = {sw.tier for sw in network.switches.values()}
-    if tiers is not None:
-        unknown = sorted(tiers - known)
-        if unknown:
-            raise ConfigError(
-                "switch.int_telemetry.tiers",
-                f"{unknown} name no switch tier of this topology (tiers: {sorted(known)})",
-            )
-    kinds = set(int_cfg.port_kinds)
-    stampers = {}
-    for port in network.ports:
-        owner = port.owner
-        if not isinstance(owner, Switch) or (kinds and port.kind not in kinds):
-            continue
-        if (owner.tier in tiers) if tiers is not None else (owner.tier not in NO_INT_TIERS):
-            stampers[port.name] = IntStamper(int(int_cfg.max_records), int_cfg.replacement)
-    return stampers
+    ports = switch_ports(network, int_cfg.tiers, int_cfg.port_kinds, "switch.int_telemetry.tiers",
+                         NO_INT_TIERS)  # fmt: skip
+    return {p.name: IntStamper(int(int_cfg.max_records), int_cfg.replacement) for p in ports}
 
 
 def configure_int(network, int_cfg) -> int:

@@ -27,8 +27,8 @@ class Network:
         self.engine = engine
         self.routing = routing
         topo = routing.topo
-        self.injected = [0, 0, 0]  # by packet kind
-        self.delivered = [0, 0, 0]
+        self.injected = [0] * len(KIND_NAMES)  # by packet kind
+        self.delivered = [0] * len(KIND_NAMES)
         self.dropped: Counter = Counter()  # (reason, kind name) -> packets
         self.in_flight = 0
         #: the compiled data plane (uno.net.compiled) when it carries the packets
@@ -198,8 +198,8 @@ class Network:
                 f"{dropped} + in network {in_network} (counter says {self.in_flight})"
             )
         return {
-            "injected": {KIND_NAMES[k]: self.injected[k] for k in range(3)},
-            "delivered": {KIND_NAMES[k]: self.delivered[k] for k in range(3)},
+            "injected": {name: self.injected[k] for k, name in enumerate(KIND_NAMES)},
+            "delivered": {name: self.delivered[k] for k, name in enumerate(KIND_NAMES)},
             "dropped": {f"{r}/{k}": n for (r, k), n in sorted(self.dropped.items())},
             "in_network": in_network,
         }

@@ -25,8 +25,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from uno.config.parts import declare_choices
-from uno.core.packet import DATA
+from uno.core.packet import CN, DATA, Packet
 from uno.core.units import serialization_ps
+from uno.net.hashing import flow_hash_key
 from uno.net.overflow import ADMIT, OVERFLOW_DROP, verdict
 from uno.net.phantom import PhantomQueue
 from uno.net.red import RedMarker
@@ -89,6 +90,8 @@ class PortBase:
         self._phantom_drops = False  # dropped data packets count in the phantom queue
         self.overflow_policy = OVERFLOW_DROP  # what a packet that does not fit meets
         self.fault = None  # uno.faults.models.FaultyLink between this port and the next node
+        self.qcn = None  # uno.net.qcn.CongestionPoint when this port sends congestion notices
+        self.qcn_message_bytes = 0  # the notices' wire size
         # statistics
         self.arrivals = 0
         self.enqueued_bytes = 0
@@ -124,6 +127,26 @@ class PortBase:
         and data packets the tail drop refused."""
         self._phantom_acks = count_control
         self._phantom_drops = count_drops
+
+    def set_congestion_point(self, point, message_bytes: int) -> None:
+        """Sample the data this port accepts with ``point`` (:mod:`uno.net.qcn`) and send
+        each congestion notice, ``message_bytes`` long, to the sampled packet's source."""
+        self.qcn = point
+        self.qcn_message_bytes = message_bytes
+
+    def _notify_source(self, pkt, now: int, queue_bytes: int) -> None:
+        """The data packet ``pkt`` joined the queue (``queue_bytes`` now): if the congestion
+        point samples it and finds congestion, this port's switch sends a notice of the
+        quantised feedback to its source, routed as any packet from now on."""
+        level = self.qcn.accepted(pkt.size_bytes, queue_bytes)
+        if not level:
+            return
+        notice = Packet(CN, pkt.flow_id, level, self.qcn_message_bytes, 0, pkt.dst, pkt.src,
+                        pkt.entropy, flow_hash_key(pkt.dst, pkt.src, pkt.entropy), now)  # fmt: skip
+        net = self._network
+        net.injected[CN] += 1
+        net.in_flight += 1
+        self._push((now, 1, self._new_eid(), self.owner.receive, notice))
 
     def attach_faults(self, models: list) -> None:
         """Pass every packet leaving this link through fault ``models`` (uno.faults.models);
@@ -214,6 +237,8 @@ class Port(PortBase):
         "_phantom_drops",
         "control_lane",
         "fault",
+        "qcn",
+        "qcn_message_bytes",
         "arrivals",
         "enqueued_bytes",
         "drops",
@@ -287,6 +312,8 @@ class Port(PortBase):
         phantom = self.phantom
         if phantom is not None and (self._phantom_acks or pkt.kind == DATA):
             phantom.enqueue(now, size)
+        if self.qcn is not None and pkt.kind == DATA:
+            self._notify_source(pkt, now, qbytes)
         ser = self._ser.get(size)
         if ser is None:
             ser = self.serialization_ps(size)
@@ -381,8 +408,12 @@ class ControlLane:
     data. Here the two lanes do not take time from each other: an ACK (64 B, 5 ns at 100 Gb/s)
     neither waits for the data packet in service nor delays the data behind it, so each ACK can
     be up to one data serialisation (333 ns) early and data up to 5 ns early per ACK. That keeps
-    each lane's departures known at enqueue, the property the lazy data port relies on. One
-    pending engine event at most, like the data lane.
+    each lane's departures known at enqueue, the property the lazy data port relies on, but it
+    also takes away the jitter ACKs give data: flows paced at line rate meet a full drop-tail
+    queue at fixed phases, and some lose nearly their whole first window. ``engine.port_model``
+    ``auto`` therefore runs ``ack_priority`` on event ports (one transmitter, control first);
+    this lane serves only an explicit ``port_model=lazy``. One pending engine event at most, like
+    the data lane.
     """
 
     __slots__ = ("_port", "_fifo", "_head", "_busy_until_ps", "_event_pending", "_deliver_cb")

@@ -52,3 +52,27 @@ class Switch:
 
     def __repr__(self) -> str:
         return f"Switch({self.name})"
+
+
+def switch_ports(network, tiers, port_kinds, field: str, skip_tiers=()) -> list:
+    """The egress ports of ``network``'s switches whose tier is in ``tiers`` (None: every tier
+    but ``skip_tiers``) and whose link kind is in ``port_kinds`` (empty: any), in port order.
+    A tier the topology lacks stops the run, naming the config field ``field``."""
+    from uno.core.errors import ConfigError
+
+    wanted = None if tiers is None else set(tiers)
+    known = {sw.tier for sw in network.switches.values()}
+    if wanted is not None and wanted - known:
+        raise ConfigError(
+            field,
+            f"{sorted(wanted - known)} name no switch tier of this topology (tiers: {sorted(known)})",
+        )
+    kinds = set(port_kinds)
+    out = []
+    for port in network.ports:
+        owner = port.owner
+        if not isinstance(owner, Switch) or (kinds and port.kind not in kinds):
+            continue
+        if (owner.tier in wanted) if wanted is not None else (owner.tier not in skip_tiers):
+            out.append(port)
+    return out

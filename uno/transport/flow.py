@@ -19,6 +19,9 @@ class FlowSpec:
     tag: str = ""
     #: start ``start_ps`` after every flow tagged ``after`` has finished ("": at ``start_ps``)
     after: str = ""
+    #: the sender stops at this time (ps), finished or not: no packet, new or resent, after it
+    #: (None: it runs to its end)
+    stop_ps: int | None = None
 
 
 @dataclass(frozen=True)
@@ -57,6 +60,7 @@ class Flow:
         "finish_ps",
         "coding",
         "after",
+        "stop_ps",
     )
 
     def __init__(
@@ -99,6 +103,8 @@ class Flow:
         #: the tag this flow waits for; ``start_ps`` is then its delay after that group finishes,
         #: replaced by the actual start time once it starts
         self.after = spec.after
+        #: when the sender stops, finished or not (None: never before its end)
+        self.stop_ps = spec.stop_ps
 
     @property
     def fct_ps(self) -> int | None:

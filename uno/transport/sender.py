@@ -39,7 +39,7 @@ from collections import deque
 from typing import TYPE_CHECKING
 
 from uno.core.errors import InvariantError
-from uno.core.packet import ACK, DATA, NACK, Packet
+from uno.core.packet import ACK, CN, DATA, NACK, Packet
 from uno.net.hashing import flow_hash_key
 
 if TYPE_CHECKING:
@@ -102,6 +102,7 @@ class Sender:
         self.block_done = bytearray(coding.layout.n_blocks) if coding is not None else None
         self.n_blocks_done = 0
         self.nacks = 0
+        self.notices = 0  # congestion notices heard from switches (uno.net.qcn)
         self._symbols: dict[int, object] = {}  # block -> coded symbols (real coder only)
         self._entropy_of = array("H", bytes(2 * n)) if lb.wants_loss_feedback else None
         self.outstanding: dict[int, int] = {}  # seq -> send time of the copy counted in flight
@@ -175,6 +176,11 @@ class Sender:
     # ---- sending ----------------------------------------------------------------------
     def start(self, _arg=None) -> None:
         self._try_send()
+
+    def stop(self, _arg=None) -> None:
+        """The flow's stop time (``Flow.stop_ps``): the sender sends nothing more, new or
+        resent, and hears nothing more; a flow not finished by then stays unfinished."""
+        self.done = True
 
     def _wake(self, at: int) -> None:
         if at != self._wake_at:
@@ -319,6 +325,10 @@ class Sender:
     def on_control(self, pkt: Packet) -> None:
         """An ACK (or NACK) for this flow arrived at the sender's host."""
         if self.done:  # late feedback (copies still in flight when the flow completed)
+            return
+        if pkt.kind == CN:  # a switch's congestion notice (uno.net.qcn): its level in seq
+            self.notices += 1
+            self.cc.on_notify(self._engine._now, pkt.seq)
             return
         if pkt.kind != ACK:
             if pkt.kind == NACK and self._coding is not None:

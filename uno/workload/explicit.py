@@ -26,7 +26,23 @@ def explicit_flows(cfg, hosts: HostFacts, rng=None) -> list[FlowSpec]:
             raise ConfigError(
                 f"workload.flows[{i}].dst", f"equals src ({f.src}); a flow needs two hosts"
             )
+        stop_ps = None
+        if f.stop_us is not None:
+            if not f.stop_us > f.start_us:
+                raise ConfigError(
+                    f"workload.flows[{i}].stop_us",
+                    f"{f.stop_us} is not after the flow's start_us ({f.start_us})",
+                )
+            stop_ps = us_to_ps(f.stop_us)
         specs.append(
-            FlowSpec(i, int(f.src), int(f.dst), int(f.size_bytes), us_to_ps(f.start_us), f.tag)
+            FlowSpec(
+                i,
+                int(f.src),
+                int(f.dst),
+                int(f.size_bytes),
+                us_to_ps(f.start_us),
+                f.tag,
+                stop_ps=stop_ps,
+            )  # fmt: skip
         )
     return specs

@@ -171,8 +171,14 @@ def fill_ports(ST, F, P_rows, ports, node_index, faults, fault_at, rng_words) ->
         row[P.rate] = port.rate_bps
         row[P.delay] = port.delay_ps
         row[P.next] = node_index[id(port.next_node)]
+        row[P.owner] = node_index[id(port.owner)]
         row[P.overflow] = port.overflow_policy
         flags, uniform = _marking(port, F[i])
+        if port.qcn is not None:  # a congestion point (uno.net.qcn)
+            flags |= FL.qcn
+            F[i, [PF.qcn_sample, PF.qcn_qeq, PF.qcn_w]] = (
+                port.qcn.sample_bytes, port.qcn.qeq_bytes, port.qcn.w
+            )  # fmt: skip
         port_faults = faults[i]
         if port_faults.rows:
             flags |= FL.fault

@@ -137,6 +137,7 @@ def build_state(network, flows: list, kernel_receivers: bool, int_stampers: dict
     U[: len(rng_words)] = np.array(rng_words, dtype=np.uint64)
     U[len(rng_words) :] = fwd.salts
     ST[H.off_node_salt] = len(rng_words)
+    ST[H.qcn_bytes] = max((p.qcn_message_bytes for p in ports if p.qcn is not None), default=0)
     if int_max:
         ST[H.int_max], ST[H.int_gear] = int_max, int(gear)
         for i, port in enumerate(ports):

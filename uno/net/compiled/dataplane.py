@@ -14,7 +14,7 @@ import numpy as np
 import uno.net.compiled.loop as kernels
 from uno.cc.law import INT_FIELDS
 from uno.core.errors import InvariantError
-from uno.core.packet import ACK, DATA, KIND_NAMES
+from uno.core.packet import ACK, CN, DATA, KIND_NAMES, Packet
 from uno.faults.models import REASON_BLOCK, REASON_DOWN, REASON_RANDOM
 from uno.net.compiled.build_state import build_state
 from uno.net.compiled.layout import (
@@ -123,6 +123,7 @@ class CompiledDataplane:
         self._dropped_seen = [0] * N_KINDS
         self._fault_dropped_seen = [0] * (len(_REASON_NAMES) * N_KINDS)
         self._rx_seen = self._tx_seen = self._ack_seen = 0
+        self._cn_made_seen = self._cn_taken_seen = 0
         self._attach()
 
     def _row_views(self) -> None:
@@ -156,6 +157,7 @@ class CompiledDataplane:
         for flow, k in zip(flows, self._ktx, strict=True):
             if k:
                 flow.sender.start = functools.partial(self.start_flow, flow.flow_id)
+                flow.sender.stop = functools.partial(self.stop_flow, flow.flow_id)
             elif flow.src in kernel_nics:
                 flow.sender.use_nic(self._hosts[flow.src].nic_scheduler)
 
@@ -216,6 +218,11 @@ class CompiledDataplane:
         out = kernels.run(*args)
         self._run = compiled_entry(kernels.run, args)
         return out
+
+    def stop_flow(self, flow_id: int, _arg=None) -> None:
+        """Kernel sender ``flow_id`` stops now (in place of its Python sender's ``stop``): done,
+        it sends and hears nothing more."""
+        self._snd_rows[flow_id][S.done] = 1
 
     def start_flow(self, flow_id: int) -> None:
         """Kernel sender ``flow_id`` starts now (in place of its Python sender's ``start``)."""
@@ -279,6 +286,11 @@ class CompiledDataplane:
                 self._grew(host)
             return None
         engine.set_clock(now)
+        if kind == CN:  # a congestion notice a switch made in the kernel: no object yet
+            row = self.PK[slot].tolist()
+            pkt = Packet(CN, row[K.flow], row[K.seq], row[K.bytes], 0, row[K.src], row[K.dst],
+                         row[K.entropy], row[K.hkey], row[K.sent])  # fmt: skip
+            return pkt, self._hosts[host]
         pkt = self.objs[slot]
         pkt.ecn = ecn == 1
         if self._int_max:
@@ -409,6 +421,7 @@ class CompiledDataplane:
         s.dup_acks = row[S.dup]
         s.ecn_acks = row[S.ecn_acks]
         s.fast_retransmits = row[S.fast_retx]
+        s.notices = row[S.notices]
         s.done = bool(row[S.done])
         s.rto_ps = row[S.rto]
         s.cc.state[:] = self.F[row[S.frow], : len(s.cc.state)]
@@ -464,6 +477,12 @@ class CompiledDataplane:
             net.delivered[ACK] += acks - self._ack_seen
             net.in_flight -= acks - self._ack_seen
             self._ack_seen = acks
+        made, taken = int(ST[H.tx_cn]), int(ST[H.rx_cn])  # congestion notices (uno.net.qcn)
+        if made != self._cn_made_seen or taken != self._cn_taken_seen:
+            net.injected[CN] += made - self._cn_made_seen
+            net.delivered[CN] += taken - self._cn_taken_seen
+            net.in_flight += made - self._cn_made_seen - (taken - self._cn_taken_seen)
+            self._cn_made_seen, self._cn_taken_seen = made, taken
         rx = int(ST[H.rx_data])
         new_rx = rx - self._rx_seen
         if new_rx:

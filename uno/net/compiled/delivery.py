@@ -94,7 +94,7 @@ def _leave_wire(ST, F, U, PK, p, pb, typ, payload):
 
 
 @njit(cache=True, inline="always")
-def _forward(ST, F, U, PK, node, slot, now):
+def forward(ST, F, U, PK, node, slot, now):
     """Switch ``node`` forwards the packet in ``slot`` at ``now``: by destination, hashing
     among the equal-cost ports."""
     cell = node * ST[H.n_hosts] + PK[slot, K.dst]
@@ -133,7 +133,7 @@ def deliver(ST, F, U, PK, payload, now):
     ing = ST[pb + P.ingress]
     if ing >= 0:
         ingress_receive(ST, PK, ing, slot, now)
-    _forward(ST, F, U, PK, node, slot, now)
+    forward(ST, F, U, PK, node, slot, now)
     return -1, -1
 
 

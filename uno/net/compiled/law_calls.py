@@ -10,6 +10,7 @@ from numba import njit
 from uno.cc.law import INT_FIELDS, LOSS_NACK, LOSS_TIMEOUT, ack_feedback
 from uno.cc.registry import on_feedback as cc_on_feedback
 from uno.cc.registry import on_loss as cc_on_loss
+from uno.cc.registry import on_notify as cc_notify
 from uno.cc.registry import pacing_rate as cc_pacing_rate
 from uno.net.compiled.layout import KI, H, S
 
@@ -45,6 +46,13 @@ def cc_on_ack(F, fr, ST, sb, PK, slot, now, acked_bytes, ecn, rtt_ps, sent_ps, d
                       ST[sb + S.acked_bytes], rate_bytes, rate_ps, duplicate,
                       rec.shape[0])  # fmt: skip
     cc_on_feedback(ST[sb + S.law], s, p, fb, rec)
+
+
+@njit(cache=True)
+def cc_on_notify(F, fr, ST, sb, now, level):
+    """The sender's law hears a switch's congestion notice of ``level`` (1..63)."""
+    s, p = law_rows(F, fr, ST)
+    cc_notify(ST[sb + S.law], s, p, float(now), level)
 
 
 @njit(cache=True)

@@ -25,7 +25,7 @@ from uno.core.layout import layout
 from uno.core.packet import KIND_NAMES
 from uno.net.event_port import CONTROL, DATA_PRIORITY, PAUSED_PS
 
-#: packet kinds (uno.core.packet: data, ack, nack), the counters kept per kind
+#: packet kinds (uno.core.packet: data, ack, nack, cn), the counters kept per kind
 N_KINDS = len(KIND_NAMES)
 #: why a fault model drops a packet, in the order of uno.faults.models' reasons (0: it passes)
 REASON = layout("FaultReason", ("none", "down", "random", "block"))
@@ -43,7 +43,8 @@ def bit_flags(name: str, fields: tuple[str, ...]):
 #: and fault drops per kind, packet hops, events scheduled, the kernel senders' data and ACKs,
 #: the kernel receivers' data), the error that stopped the kernel, INT (records a packet holds,
 #: 0: off; Gear's replacement), the width of a law's state in its F row, the first F row of the
-#: INT records an ACK carries to its law
+#: INT records an ACK carries to its law; the congestion notices' wire bytes, the notices the
+#: congestion points sent and those the kernel's senders took (uno.net.qcn)
 H = layout("Header", (
     "now", "heap_n", "free", "eid", "off_ports", "n_ports", "off_fib_off", "off_fib_n",
     "off_fib_ports", "n_hosts", "off_node_host", "off_node_salt", "off_heap_t", "off_heap_e",
@@ -51,7 +52,7 @@ H = layout("Header", (
     "off_flows", "off_host_nic", "rx_data", "error", "error_arg",
     *(f"fault_drops_{r}_{k}" for r in REASON._fields[1:-1] for k in KIND_NAMES),
     "int_max", "int_gear", "off_ingress", "n_ingress", "off_senders", "off_nics", "tx_data",
-    "rx_ack", "pool_cap", "law_state_width", "int_rec",
+    "rx_ack", "pool_cap", "law_state_width", "int_rec", "qcn_bytes", "tx_cn", "rx_cn",
 ))  # fmt: skip
 
 #: the sections of ST after the header, in order (:func:`section_starts`)
@@ -79,26 +80,28 @@ def section_starts(sizes: dict[str, int]) -> tuple[Sections, int]:
 #: held; its fault models (ST offset, count, stream, drops); bytes transmitted (INT); an event
 #: port's packet in service and its lane, its wire FIFO and delivery pending, paused lanes (a
 #: bit per lane), the PFC ingress queue of the link it feeds (-1: none); a NIC's host (-1: a
-#: switch port); the overflow policy (uno.net.overflow)
+#: switch port); the overflow policy (uno.net.overflow); the node it belongs to; a congestion
+#: point's bytes since its last sample and Q_old (uno.net.qcn)
 P = layout("PortColumns", (
     "busy", "head", "qhead", "tail", "pending", "bytes", "buffer", "rate", "delay", "next",
     "arrivals", "drops", "marks", "max_bytes", "enq_bytes", "flags", "ph_last", "c_busy",
     "c_head", "c_tail", "c_pending", "rng", "held", "flt_off", "flt_n", "flt_rng", "flt_drops",
     "tx_bytes", "tx", "txq", "w_head", "w_tail", "w_pending", "paused", "ingress", "host",
-    "overflow",
+    "overflow", "owner", "qcn_counted", "qcn_qold",
 ))  # fmt: skip
 #: port flags: RED on the physical queue marks, the phantom queue's marks, control packets and
 #: dropped data count in the phantom queue, it has a phantom queue, a control lane, faults, an
 #: INT stamper; an event port; a NIC whose host's senders are the kernel's (its RESUME wakes them
-#: in the kernel)
+#: in the kernel); a QCN congestion point
 FL = bit_flags("PortFlags", ("mark_phys", "mark_phant", "ph_acks", "ph_drops", "phantom", "ctrl",
-                             "fault", "int", "event", "knic"))  # fmt: skip
+                             "fault", "int", "event", "knic", "qcn"))  # fmt: skip
 #: the two lanes of an event port (uno.net.event_port), a bit each in ``P.paused``
 LANE_CONTROL, LANE_DATA = CONTROL, DATA_PRIORITY
 #: a port's marking floats (F columns): RED's thresholds and span ((kmax - kmin) / pmax), the
-#: phantom queue's size, drain (bytes per ps), level and RED
+#: phantom queue's size, drain (bytes per ps), level and RED; a congestion point's sampling
+#: interval (bytes), Q_eq (bytes) and w
 PF = layout("PortFloats", ("red_kmin", "red_kmax", "red_span", "ph_size", "ph_drain", "ph_level",
-                           "ph_kmin", "ph_kmax", "ph_span"))  # fmt: skip
+                           "ph_kmin", "ph_kmax", "ph_span", "qcn_sample", "qcn_qeq", "qcn_w"))  # fmt: skip
 #: a PFC ingress queue's row (uno.net.pfc.PfcIngress): the upstream port, Xoff, Xon, bytes in,
 #: peak bytes, pausing, PAUSEs sent, lossless violations, the signal's delay (ps), whether
 #: control packets bypass it (the switch's control lane)
@@ -160,7 +163,7 @@ R = layout("ReceiverColumns", ("kernel", "n_packets", "flow_bytes", "ack_bytes",
 #: whose gap a rate timer may shorten; whether its law hears sends, has timers, reads
 #: delivery-rate samples; the delivered clock (when acknowledged bytes last advanced); the
 #: artifact's timeout rules (timers tested at every ACK and paced send while a resend waits;
-#: every timed-out packet reported to the law)
+#: every timed-out packet reported to the law); the switches' congestion notices heard
 S = layout("SenderColumns", (
     "on", "host", "src", "dst", "entropy", "hkey", "n", "last_seq", "full_wire", "last_wire",
     "mss", "last_payload", "next_seq", "inflight", "n_acked", "sent_bytes", "sent_pkts",
@@ -169,7 +172,7 @@ S = layout("SenderColumns", (
     "acked_off", "out_off", "fifo_off", "fifo_cap", "fifo_head", "fifo_n", "rq_off", "rq_cap",
     "rq_head", "rq_n", "later_off", "later_n", "nic_queued", "nic_next", "frow", "law",
     "next_send", "wake", "spray", "spray_n", "spray_rng", "dup_cc", "rc_sent", "rc_wire",
-    "send_cc", "timer_cc", "rate", "delivered_ps", "scan_resend", "every_timeout",
+    "send_cc", "timer_cc", "rate", "delivered_ps", "scan_resend", "every_timeout", "notices",
 ))  # fmt: skip
 #: a host's NIC row: its port, the FIFO of waiting kernel senders (through ``S.nic_next``),
 #: whether a wake is pending (uno.net.nic.NicScheduler)
@@ -178,11 +181,12 @@ N = layout("NicColumns", ("port", "head", "tail", "pending"))
 # ---- events --------------------------------------------------------------------------------------
 #: event types: a port lane's delivery (data, control, an event port's wire), an event port's end
 #: of serialisation, a PFC PAUSE or RESUME reaching a port, a kernel sender's retransmission
-#: timer, a host's NIC wake, a paced sender's next send, a rate timer due before it
+#: timer, a host's NIC wake, a paced sender's next send, a rate timer due before it, a switch
+#: forwarding the congestion notice one of its ports made (uno.net.qcn)
 EV = layout("EventType", ("data", "ctrl", "wire", "txdone", "pause", "resume", "rto", "nicwake",
-                          "pace", "rate"))  # fmt: skip
-#: an event's payload: its type in the low EV_BITS bits, the port (host, flow) above them, a slot
-#: above bit 32 (an event port's packet in service)
+                          "pace", "rate", "cn"))  # fmt: skip
+#: an event's payload: its type in the low EV_BITS bits, the port (host, flow, node) above them,
+#: a slot above bit 32 (an event port's packet in service, a congestion notice)
 EV_BITS = 4
 EV_TYPE_MASK = (1 << EV_BITS) - 1
 EV_PORT_MASK = (1 << 28) - 1

@@ -14,8 +14,8 @@ from __future__ import annotations
 from numba import njit
 
 from uno.core.borrow import borrowed
-from uno.core.packet import ACK, DATA
-from uno.net.compiled.delivery import deliver, receive_data
+from uno.core.packet import ACK, CN, DATA
+from uno.net.compiled.delivery import deliver, forward, receive_data
 from uno.net.compiled.event_port import eport_tx_done, pfc_signal
 from uno.net.compiled.events import heap_pop, kernel_top, room
 from uno.net.compiled.layout import (
@@ -49,7 +49,7 @@ from uno.net.compiled.nic import nic_resumed, wait_for_nic
 from uno.net.compiled.nic_turns import nic_serve, nic_wake
 from uno.net.compiled.packets import free_row, hash_key, new_packet
 from uno.net.compiled.ports import port_receive
-from uno.net.compiled.sender_acks import on_timer, sender_on_ack
+from uno.net.compiled.sender_acks import on_timer, sender_on_ack, sender_on_notice
 from uno.net.compiled.senders import pace_wake, rate_changed, try_send
 
 
@@ -72,6 +72,8 @@ def _event(ST, F, U, PK, typ, payload, now):
     elif typ == EV.txdone:
         pb = ST[H.off_ports] + index * P.size
         eport_tx_done(ST, F, U, PK, index, pb, payload >> EV_SLOT_SHIFT)
+    elif typ == EV.cn:  # a switch forwards the notice one of its ports made
+        forward(ST, F, U, PK, index, payload >> EV_SLOT_SHIFT, now)
     elif pfc_signal(ST, PK, index, typ == EV.resume, now):
         pb = ST[H.off_ports] + index * P.size
         if typ == EV.resume and ST[pb + P.flags] & FL.knic:
@@ -97,6 +99,15 @@ def _at_host(ST, F, U, PK, host, slot, now):
             return RUN_ERROR, slot
         return RUN_NONE, slot
     f = PK[slot, K.flow]
+    if kind == CN and ST[ST[H.off_senders] + f * S.size + S.on]:
+        if PK[slot, K.dst] != host:
+            ST[H.error] = ERR_MISROUTED
+            ST[H.error_arg] = slot
+            return RUN_ERROR, slot
+        ST[H.rx_cn] += 1
+        sender_on_notice(ST, F, f, PK[slot, K.seq], now)
+        free_row(ST, PK, slot)
+        return RUN_NONE, slot
     if kind == ACK and ST[ST[H.off_senders] + f * S.size + S.on]:
         if PK[slot, K.dst] != host:
             ST[H.error] = ERR_MISROUTED

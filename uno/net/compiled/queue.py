@@ -11,13 +11,15 @@ import numpy as np
 from numba import njit
 
 from uno.cc.law import INT_FIELDS
-from uno.core.packet import DATA
-from uno.net.compiled.layout import FL, ING, KI, PF, H, K, P
-from uno.net.compiled.packets import free_row
+from uno.core.packet import CN, DATA
+from uno.net.compiled.events import heap_push, next_eid
+from uno.net.compiled.layout import EV, EV_BITS, EV_SLOT_SHIFT, FL, ING, KI, PF, H, K, P
+from uno.net.compiled.packets import free_row, hash_key, new_packet
 from uno.net.compiled.pcg import pcg64_next_double
 from uno.net.compiled.pfc import ingress_release
 from uno.net.overflow import ADMIT, packet_verdict
 from uno.net.phantom import phantom_after_enqueue, phantom_level
+from uno.net.qcn import qcn_level
 from uno.net.red import RED_ALWAYS, RED_RAMP, red_ramp_marks, red_zone
 
 
@@ -123,6 +125,32 @@ def _tail_drop(ST, F, PK, p, pb, flags, kind, size, slot, now):
     free_row(ST, PK, slot)
 
 
+@njit(cache=True)
+def notify_source(ST, F, PK, p, pb, slot, size, queued, now):
+    """Congestion point ``p`` accepted the data packet in ``slot`` (``size`` bytes; ``queued``
+    bytes in its queue now): at a sample with congestion, a notice of its level to the packet's
+    source leaves this port's switch now (:meth:`uno.net.port.PortBase._notify_source`)."""
+    counted = ST[pb + P.qcn_counted] + size
+    sample = F[p, PF.qcn_sample]
+    if counted < sample:
+        ST[pb + P.qcn_counted] = counted
+        return
+    ST[pb + P.qcn_counted] = counted - np.int64(sample)
+    level = qcn_level(float(queued), float(ST[pb + P.qcn_qold]), F[p, PF.qcn_qeq], F[p, PF.qcn_w])
+    ST[pb + P.qcn_qold] = queued
+    if level == 0:
+        return
+    src = PK[slot, K.dst]
+    dst = PK[slot, K.src]
+    entropy = PK[slot, K.entropy]
+    notice = new_packet(ST, PK, CN, ST[H.qcn_bytes], src, dst, entropy,
+                        hash_key(src, dst, entropy), 0, PK[slot, K.flow], level, 0)  # fmt: skip
+    PK[notice, K.sent] = now
+    ST[H.tx_cn] += 1
+    heap_push(ST, now, next_eid(ST),
+              (notice << EV_SLOT_SHIFT) | (ST[pb + P.owner] << EV_BITS) | EV.cn)  # fmt: skip
+
+
 @njit(cache=True, inline="always")
 def admit(ST, F, PK, p, pb, flags, kind, size, slot, now):
     """Port ``p`` (row ``pb``, ``flags``) asks its overflow policy about the data-queue packet
@@ -140,4 +168,6 @@ def admit(ST, F, PK, p, pb, flags, kind, size, slot, now):
         ST[pb + P.max_bytes] = qbytes
     if flags & FL.phantom and (flags & FL.ph_acks or kind == DATA):
         phantom_enqueue(ST, F, p, pb, now, size)
+    if flags & FL.qcn and kind == DATA:
+        notify_source(ST, F, PK, p, pb, slot, size, qbytes, now)
     return True

@@ -8,7 +8,7 @@ from __future__ import annotations
 from numba import njit
 
 from uno.net.compiled.events import heap_push, next_eid
-from uno.net.compiled.law_calls import cc_on_ack, on_loss_episode, on_timeouts
+from uno.net.compiled.law_calls import cc_on_ack, cc_on_notify, on_loss_episode, on_timeouts
 from uno.net.compiled.layout import ERR_OUTSTANDING, EV, EV_BITS, H, K, S
 from uno.net.compiled.sender_rings import (
     declare_lost,
@@ -135,3 +135,15 @@ def sender_on_ack(ST, F, U, PK, f, slot, now):
     scan_while_resending(ST, F, sb, now)
     try_send(ST, F, U, PK, f, now, False)
     return 0
+
+
+@njit(cache=True)
+def sender_on_notice(ST, F, f, level, now):
+    """A switch's congestion notice of ``level`` reaches kernel sender ``f`` at ``now``
+    (:meth:`uno.transport.sender.Sender.on_control`): its law hears it, unless the flow is
+    done."""
+    sb = ST[H.off_senders] + f * S.size
+    if ST[sb + S.done]:
+        return
+    ST[sb + S.notices] += 1
+    cc_on_notify(F, ST[sb + S.frow], ST, sb, now, level)
