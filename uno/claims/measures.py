@@ -251,13 +251,12 @@ def pfc_pause_us(run: str):
 def pfc_pause_ratio(baseline: str, ours: str):
     """Total PFC pause time (every paused port's paused time summed) of run ``baseline`` over
     that of run ``ours`` (> 1: ours pauses less)."""
-    pause_us = _pause_us
 
     def measure(results: dict) -> float:
-        ours_us = pause_us(results, ours)
+        ours_us = _pause_us(results, ours)
         if ours_us == 0:
             raise MeasureError(f"run {ours!r} never paused")
-        return pause_us(results, baseline) / ours_us
+        return _pause_us(results, baseline) / ours_us
 
     measure.__doc__ = f"total PFC pause time, {baseline} / {ours}"
     return measure

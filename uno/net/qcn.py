@@ -59,6 +59,19 @@ def qcn_level(queue_bytes, qold_bytes, qeq_bytes, w):
     return int(math.floor(QCN_LEVELS * fb / fb_max))
 
 
+@njit(cache=True)
+def qcn_sample(counted_bytes, qold_bytes, queue_bytes, size_bytes, sample_bytes, qeq_bytes, w):
+    """A data packet of ``size_bytes`` joined a congestion point's queue, which now holds
+    ``queue_bytes``: the bytes counted towards the next sample and Q_old after it, and the level
+    to send the packet's source (0: none). A sample every ``sample_bytes`` (the excess carries
+    over); at a sample Q_old becomes Q whether or not a notice goes out."""
+    counted = counted_bytes + size_bytes
+    if counted < sample_bytes:
+        return counted, qold_bytes, 0
+    level = qcn_level(float(queue_bytes), float(qold_bytes), float(qeq_bytes), float(w))
+    return counted - sample_bytes, queue_bytes, level
+
+
 class CongestionPoint:
     """One port's QCN sampler: the bytes accepted since its last sample and Q_old."""
 
@@ -75,17 +88,17 @@ class CongestionPoint:
     def accepted(self, size_bytes: int, queue_bytes: int) -> int:
         """A data packet of ``size_bytes`` joined the queue, which now holds ``queue_bytes``:
         the level to send its source (0: none)."""
-        counted = self.counted_bytes + size_bytes
-        if counted < self.sample_bytes:
-            self.counted_bytes = counted
-            return 0
-        self.counted_bytes = counted - self.sample_bytes
-        level = qcn_level(float(queue_bytes), float(self.qold_bytes), float(self.qeq_bytes),
-                          float(self.w))  # fmt: skip
-        self.qold_bytes = queue_bytes
+        self.counted_bytes, self.qold_bytes, level = _sample(
+            self.counted_bytes, self.qold_bytes, queue_bytes, size_bytes, self.sample_bytes,
+            self.qeq_bytes, self.w,
+        )  # fmt: skip
         if level:
             self.sent += 1
         return level
+
+
+#: the Python data plane's form of the sampler (a per-packet call into Numba costs more)
+_sample = qcn_sample.py_func
 
 
 def congestion_points(network, qcn_cfg) -> dict:

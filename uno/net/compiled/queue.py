@@ -19,7 +19,7 @@ from uno.net.compiled.pcg import pcg64_next_double
 from uno.net.compiled.pfc import ingress_release
 from uno.net.overflow import ADMIT, packet_verdict
 from uno.net.phantom import phantom_after_enqueue, phantom_level
-from uno.net.qcn import qcn_level
+from uno.net.qcn import qcn_sample
 from uno.net.red import RED_ALWAYS, RED_RAMP, red_ramp_marks, red_zone
 
 
@@ -130,14 +130,12 @@ def notify_source(ST, F, PK, p, pb, slot, size, queued, now):
     """Congestion point ``p`` accepted the data packet in ``slot`` (``size`` bytes; ``queued``
     bytes in its queue now): at a sample with congestion, a notice of its level to the packet's
     source leaves this port's switch now (:meth:`uno.net.port.PortBase._notify_source`)."""
-    counted = ST[pb + P.qcn_counted] + size
-    sample = F[p, PF.qcn_sample]
-    if counted < sample:
-        ST[pb + P.qcn_counted] = counted
-        return
-    ST[pb + P.qcn_counted] = counted - np.int64(sample)
-    level = qcn_level(float(queued), float(ST[pb + P.qcn_qold]), F[p, PF.qcn_qeq], F[p, PF.qcn_w])
-    ST[pb + P.qcn_qold] = queued
+    counted, qold, level = qcn_sample(
+        ST[pb + P.qcn_counted], ST[pb + P.qcn_qold], queued, size, np.int64(F[p, PF.qcn_sample]),
+        F[p, PF.qcn_qeq], F[p, PF.qcn_w],
+    )  # fmt: skip
+    ST[pb + P.qcn_counted] = counted
+    ST[pb + P.qcn_qold] = qold
     if level == 0:
         return
     src = PK[slot, K.dst]
