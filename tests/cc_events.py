@@ -97,6 +97,9 @@ VARIANTS = {
     "annulus": ("annulus", {}),
     "annulus_options": ("annulus", {"cross_dc_ecn": False, "inter_ai_ratio_max": None,
                                     "vegas_alpha": 2.0, "vegas_beta": 4.0, "gd": 0.01}),
+    "smartt": ("smartt", {}),
+    "smartt_htsim_per_ack": ("smartt", {"wtd_threshold": 0.3, "apply_every_mss": 0.0,
+                                        "quick_adapt": False, "pacing": True}),
 }  # fmt: skip
 
 

@@ -124,6 +124,32 @@ def test_eq3_three_records_keep_the_longest_drain_times_and_cost_40_bytes():
     assert cfg.overhead_bytes() == 40  # the whole TCP option (Fig. 5)
 
 
+def test_max_qlen_rule_keeps_the_longest_queue_and_tosses_a_fair_coin_on_ties():
+    """The rule of Fig. 13(b), one record: a longer queue replaces the kept record whatever its
+    line rate (unlike eq. 3), a shorter one never does, an equal one on the coin, which is the
+    same for the same (port bytes, time) and fair over many."""
+    from uno.net.int import tie_coin
+
+    class Pkt:
+        pass
+
+    stamp = IntStamper(1, "qlen", tie_salt=7)
+    pkt = Pkt()
+    stamp.stamp(pkt, 0, 1000, 0, B)
+    stamp.stamp(pkt, 1, 900, 0, int(B / 100))  # drain time 100x longer, queue shorter: kept out
+    assert pkt.int_hops == [(0, 1000, 0, B)]
+    stamp.stamp(pkt, 2, 1001, 0, B)
+    assert pkt.int_hops == [(2, 1001, 0, B)]
+    won = 0
+    for t in range(2000):
+        tie = Pkt()
+        stamp.stamp(tie, 10 * t, 0, 5 * t, B)
+        stamp.stamp(tie, 10 * t + 1, 0, 5 * t + 3, B)
+        won += tie.int_hops[0][0] == 10 * t + 1
+        assert (tie.int_hops[0][0] == 10 * t + 1) == tie_coin(7, 10 * t + 1, 5 * t + 3)
+    assert 900 < won < 1100  # fair: 1000 expected, sd 22
+
+
 def started(params=None, cross=False, now=10 * US):
     cc = gear(params, cross)
     port = Port()
@@ -281,3 +307,20 @@ def test_the_python_and_compiled_data_planes_give_the_same_run(scheme):
     assert python.flows["finish_ps"].notna().all()
     assert sum(python.summary["packets"]["dropped"].values()) == 0
     assert python.flows.equals(compiled.flows)
+
+
+def test_max_qlen_rule_with_background_traffic_is_the_same_in_both_data_planes():
+    """Fig. 13(b)'s rule (one record, the longest queue, coins on ties) under background
+    traffic: the coins and the records they keep are the same in both data planes."""
+    over = [
+        *SMALL, "experiment=gear_fig13", "switch.int_telemetry.max_records=1",
+        "switch.int_telemetry.replacement=qlen", "background.load=0.02",
+        "background.duration_us=2000", "engine.max_sim_time_ms=30",
+        "engine.allow_unfinished=true",
+    ]  # fmt: skip
+    python = uno.run(uno.compose([*over, "engine.dataplane=python"]))
+    compiled = uno.run(uno.compose([*over, "engine.dataplane=compiled"]))
+    flows = python.flows
+    assert {"intra", "inter", "background_intra"} <= set(flows["tag"])
+    assert flows.loc[flows["tag"] == "background_intra", "finish_ps"].notna().mean() > 0.9
+    assert flows.equals(compiled.flows)

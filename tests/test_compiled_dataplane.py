@@ -520,32 +520,37 @@ def test_fault_kernel_decides_as_the_fault_models():
     assert (ST2 == dp.ST).all() and (U2 == dp.U).all()
 
 
-@pytest.mark.parametrize("gear", [False, True])
-def test_int_stamp_kernel_writes_the_records_the_stamper_writes(gear):
-    """``int_stamp`` and its twin, on random records, leave in a packet's row the records
-    :class:`uno.net.int.IntStamper` leaves in ``int_hops``: appended up to the limit, then
-    (Gear) replacing the shortest drain time when the new one is longer."""
+@pytest.mark.parametrize("rule", ["none", "gear", "qlen"])
+def test_int_stamp_kernel_writes_the_records_the_stamper_writes(rule):
+    """``int_stamp`` and its twin, on random records (queues from a small set, so ties are
+    common), leave in a packet's row the records :class:`uno.net.int.IntStamper` leaves in
+    ``int_hops``: appended up to the limit, then replaced by the rule, coins included."""
     from uno.core.packet import Packet
-    from uno.net.int import IntStamper
+    from uno.net.int import REPLACEMENTS, IntStamper
 
-    max_records = 3
-    stamper = IntStamper(max_records, "gear" if gear else "none")
+    max_records, salt = 3, 12345
+    stamper = IntStamper(max_records, rule, salt)
+    code = REPLACEMENTS.index(rule)
     width = KI.n_records + 1 + INT_FIELDS * max_records
-    for _trial in range(40):
+    replaced = 0
+    for _trial in range(60):
         pkt = Packet(0, 0, 0, 4096, 4000, 0, 1, 0, 0, 0, False)
         rows = np.zeros((2, width), dtype=np.int64)
         for _hop in range(int(RNG.integers(1, 8))):
-            record = (int(RNG.integers(0, 10**9)), int(RNG.integers(0, 10**6)),
+            record = (int(RNG.integers(0, 10**9)), int(RNG.choice([0, 0, 4096, 8192])),
                       int(RNG.integers(0, 10**12)), int(RNG.choice([10**11, 4 * 10**11])))  # fmt: skip
+            before = list(getattr(pkt, "int_hops", []))
             stamper.stamp(pkt, *record)
-            queue.int_stamp(rows, 0, max_records, gear, *record)
-            queue.int_stamp.py_func(rows, 1, max_records, gear, *record)
+            replaced += len(before) == max_records and pkt.int_hops != before
+            queue.int_stamp(rows, 0, max_records, code, salt, *record)
+            queue.int_stamp.py_func(rows, 1, max_records, code, salt, *record)
         n = int(rows[0, KI.n_records])
         got = [
             tuple(rows[0, KI.n_records + 1 + 4 * i : KI.n_records + 5 + 4 * i]) for i in range(n)
         ]
         assert got == pkt.int_hops
         assert (rows[0] == rows[1]).all()
+    assert (replaced > 0) == (rule != "none")
 
 
 def twin_runner(state: list, twin: list, arrays_of: dict | None = None):

@@ -126,6 +126,32 @@ def test_reps_explores_then_recycles_unmarked_entropies_oldest_first():
     assert r.next_entropy(0) == 102
 
 
+def test_reps_freezes_on_a_timeout_then_starts_afresh_as_the_authors_code():
+    """freeze_us: a timeout freezes the buffer; frozen, packets take its entries in turn
+    without using them up; a second timeout does not extend it; after it the buffer is
+    emptied and 16 packets take random entropies. Off (the paper's Algorithm 1): a timeout
+    changes nothing."""
+    us = 1_000_000
+    plain = lb("reps")
+    for _ in range(20):
+        plain.next_entropy(0)
+    plain.on_ack(0, 5, False)
+    plain.on_timeout(1, [])
+    assert plain.next_entropy(2) == 5 and plain.freezes == 0
+    r = lb("reps", reps={"freeze_us": 100.0})
+    for _ in range(20):
+        r.next_entropy(0)
+    for e in (4, 6, 9):
+        r.on_ack(0, e, False)
+    r.on_timeout(10 * us, [])
+    r.on_timeout(50 * us, [])  # frozen already
+    assert r.freezes == 1
+    assert [r.next_entropy(20 * us) for _ in range(7)] == [4, 6, 9, 4, 6, 9, 4]
+    after = [r.next_entropy(110 * us) for _ in range(17)]
+    assert after[-1] == 20  # after 16 random ones, exploration's turn again (empty buffer)
+    assert len(set(after[:16])) > 8 and not r.cache
+
+
 @pytest.mark.parametrize("name", ["ecmp", "spray", "plb", "unolb", "reps"])
 def test_same_seed_same_choices(name):
     a, b = lb(name, seed=3), lb(name, seed=3)

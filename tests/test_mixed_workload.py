@@ -175,3 +175,37 @@ def test_load_of_the_wan_sets_the_inter_dc_bytes_per_second():
     assert inter * 8 / span_s / wan_bps == pytest.approx(0.3, rel=0.03)
     with pytest.raises(ConfigError, match="workload.load_of"):
         mixed_flows(cfg, HOSTS, np.random.default_rng(5))  # no WAN links
+
+
+def test_background_traffic_joins_any_workload_with_its_own_ids_tags_and_stream():
+    """background.*: the mixed generator's flows over duration_us, numbered after the
+    workload's, tagged background_*; the workload itself is the same draw as without it; at
+    load 0 nothing is added; a bad field is named as background's."""
+    from uno.config.schema import BackgroundTraffic
+    from uno.workload.mixed import background_flows
+
+    cfg = BackgroundTraffic(load=0.2, duration_us=20_000.0, intra_fraction=0.5)
+    flows = background_flows(cfg, HOSTS, np.random.default_rng(5), first_id=7)
+    assert [f.flow_id for f in flows] == list(range(7, 7 + len(flows)))
+    assert {f.tag for f in flows} == {"background_intra", "background_inter"}
+    assert all(f.start_ps < 20_000 * 10**6 for f in flows)
+    sizes = sum(f.size_bytes for f in flows)
+    assert sizes * 8 / 20e-3 / sum(HOSTS.rate_bps) == pytest.approx(0.2, rel=0.25)
+    assert background_flows(BackgroundTraffic(), HOSTS, np.random.default_rng(5), 0) == []
+    one_dc = HostFacts(dc=(0,) * 8, rack=(0,) * 8, rate_bps=(10**11,) * 8)
+    with pytest.raises(ConfigError, match=r"^background\.intra_fraction"):
+        background_flows(cfg, one_dc, np.random.default_rng(5), 0)
+    base = ["topo=dumbbell", "workload=incast", "workload.n_intra=2", "workload.n_inter=0"]
+    plain = _scenario(base)
+    busy = _scenario([*base, "background.load=0.1", "background.duration_us=50"])
+    n = len(plain.flows)
+    assert [p.spec for p in busy.flows[:n]] == [p.spec for p in plain.flows]
+    assert len(busy.flows) > n and busy.flows[n].spec.tag == "background_intra"
+
+
+def _scenario(overrides):
+    from uno.core.rng import RngStreams
+    from uno.scenario import build_scenario
+
+    cfg = uno.api.to_run_config(uno.compose(overrides))
+    return build_scenario(cfg, RngStreams(cfg.seed))

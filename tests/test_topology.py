@@ -6,6 +6,7 @@ import pytest
 
 import uno
 from uno.api import to_run_config
+from uno.config.validate import check_config
 from uno.scenario import host_facts, reference_paths
 from uno.topo.registry import build_topology
 from uno.topo.routing import Routing
@@ -67,6 +68,41 @@ def test_fat_tree_sizes_and_paths():
     assert routing.path_info(0, 1, 4160, 64).hops == 2  # same ToR
     assert routing.path_info(0, 2, 4160, 64).hops == 4  # same pod
     assert routing.path_info(0, 15, 4160, 64).hops == 6  # other pod
+
+
+def test_oversubscribed_fat_tree_as_the_reps_authors_8_to_1_tree():
+    """k = 16, ToR 8 down / 2 up, aggregation 8 down / 4 up: 128 ToRs, 32 aggregation
+    switches, 8 cores of 16 down ports; 8 paths between pods (2 x 4), 2 within a pod."""
+    topo, routing = topo_of(["topo=fat_tree", "topo.k=16", "topo.tor_uplinks=2",
+                             "topo.agg_uplinks=4"])  # fmt: skip
+    tiers = [n.tier for n in topo.switches]
+    assert topo.n_hosts == 1024
+    assert (tiers.count("tor"), tiers.count("agg"), tiers.count("core")) == (128, 32, 8)
+    degree = {}
+    for link in topo.links:
+        for end in (link.a, link.b):
+            degree[end] = degree.get(end, 0) + 1
+    assert {degree[f"core{c}"] for c in range(8)} == {16}
+    assert {degree[f"agg{a}"] for a in range(32)} == {8 + 4}
+    assert {degree[f"tor{t}"] for t in range(128)} == {8 + 2}
+    assert routing.path_info(0, 1023, 4160, 64).hops == 6
+    with pytest.raises(uno.core.errors.ConfigError, match=r"^topo\.tor_uplinks"):
+        check_config(to_run_config(uno.compose(["topo=fat_tree", "topo.k=4",
+                                                "topo.tor_uplinks=3"])))  # fmt: skip
+
+
+@pytest.mark.parametrize("kind", ["fat_tree", "dumbbell", "gear_two_dc", "two_dc"])
+def test_switch_latency_adds_each_switch_once_to_every_path(kind):
+    """0.5 us per switch traversal: every host-to-host path is (switches on it) x 0.5 us
+    longer one way, in both directions, on every topology."""
+    base, routing0 = topo_of([f"topo={kind}"])
+    _, routing1 = topo_of([f"topo={kind}", "topo.switch_latency_us=0.5"])
+    n = base.n_hosts
+    for src, dst in ((0, n - 1), (n - 1, 0), (0, 1), (1, n // 2)):
+        a = routing0.path_info(src, dst, 4160, 64)
+        b = routing1.path_info(src, dst, 4160, 64)
+        switches = a.hops - 1
+        assert b.base_rtt_ps - a.base_rtt_ps == 2 * switches * 500_000
 
 
 def test_dumbbell_bottleneck():

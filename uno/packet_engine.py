@@ -7,12 +7,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from uno.cc.adapter import make_cc
 from uno.config.validate import check_queue_ports
 from uno.core.errors import ConfigError
 from uno.core.units import ms_to_ps, us_to_ps
 from uno.lb.registry import make_lb
 from uno.metrics.recorder import Recorder
+from uno.metrics.rtts import RTT_BINS
 from uno.net.event_port import EventPort
 from uno.net.host import Host
 from uno.net.int import configure_int, int_stampers
@@ -62,14 +65,9 @@ def packet_port_class(cfg, dataplane: str = "python"):
         )
     # ACKs in a lane of their own take time on the link from data (the artifact's composite
     # queue; a lazy port's ControlLane approximates it without): event ports
-    event = model == "event" or (model == "auto" and (needs_event or sw.ack_priority))
-    if (
-        event
-        and dataplane == "compiled"
-        and model == "auto"
-        and not sw.pfc.enabled
-        and not sw.ack_priority
-    ):
+    lanes = sw.ack_priority or sw.trimming.enabled
+    event = model == "event" or (model == "auto" and (needs_event or lanes))
+    if event and dataplane == "compiled" and model == "auto" and not sw.pfc.enabled and not lanes:
         # INT alone: the compiled data plane stamps at its lazy ports' departures, which are the
         # event ports' when nothing pauses them and no control queue shares the transmitter
         # (uno.net.compiled), at one kernel event per packet-hop instead of two
@@ -93,11 +91,16 @@ def populate_packet(
             port.pause_log = log
         sim.pfc = (configure_pfc(network, cfg.switch.pfc, scenario.data_bytes), log)
     stampers = None
-    if cfg.switch.int_telemetry.enabled:
+    int_cfg = cfg.switch.int_telemetry
+    if int_cfg.enabled:
+        # the qlen rule's coins: drawn only when that rule is on, so other runs draw nothing
+        salt = 0
+        if int_cfg.replacement == "qlen":
+            salt = int(sim.rng.stream("int_ties").integers(0, 2**62))
         if dataplane == "compiled":
-            stampers = int_stampers(network, cfg.switch.int_telemetry)  # the kernel stamps
+            stampers = int_stampers(network, int_cfg, salt)  # the kernel stamps
         else:
-            configure_int(network, cfg.switch.int_telemetry)
+            configure_int(network, int_cfg, salt)
     if cfg.switch.qcn.enabled:
         configure_qcn(network, cfg.switch.qcn)
     # after PFC: a faulty link loses packets before they reach the next switch's ingress queue
@@ -168,6 +171,10 @@ def populate_packet(
     by_id.extend([None] * (max((f.flow_id for f in sim.flows), default=-1) + 1))
     for flow in sim.flows:
         by_id[flow.flow_id] = flow
+    if cfg.engine.record_rtts:
+        sim.rtt_counts = np.zeros(RTT_BINS, dtype=np.int64)  # shared by the Python senders
+        for flow in sim.flows:
+            flow.sender.rtt_counts = sim.rtt_counts
     if dataplane == "compiled":
         from uno.net.compiled import CompiledDataplane
 

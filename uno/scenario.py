@@ -31,6 +31,7 @@ from uno.topo.registry import build_topology
 from uno.topo.routing import PathInfo, Routing
 from uno.transport.flow import FlowSpec
 from uno.workload.hosts import HostFacts
+from uno.workload.mixed import background_flows
 from uno.workload.registry import WORKLOAD_REGISTRY
 
 #: the Uno artifact's target RTT over the base RTT, which its retransmitted coded packets carry
@@ -513,6 +514,7 @@ def build_scenario(cfg, rng: RngStreams) -> Scenario:
     check_against_topology(cfg, topo.link_kinds())
     hosts = host_facts(routing)
     specs = WORKLOAD_REGISTRY[cfg.workload.kind](cfg.workload, hosts, rng.stream("workload"))
+    specs += background_flows(cfg.background, hosts, rng.stream("background"), len(specs))
     tags = {s.tag for s in specs}
     for s in specs:
         if s.after and (s.after not in tags or s.after == s.tag):

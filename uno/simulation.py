@@ -21,6 +21,7 @@ from uno.metrics.flows import FLOW_COLUMNS, flows_frame
 from uno.metrics.progress import Snapshot
 from uno.metrics.recorder import Recorder
 from uno.metrics.result import RunResult
+from uno.metrics.rtts import rtt_quantile_us, rtt_table
 from uno.metrics.summary import class_summary
 
 
@@ -34,6 +35,8 @@ class Simulation:
         self.network = None
         #: (ingress queues, PauseLog) when PFC is on (uno.net.pfc)
         self.pfc = None
+        #: engine.record_rtts: the Python senders' RTT bins (uno.metrics.rtts)
+        self.rtt_counts = None
         self.flows: list = []
         self.meta: dict = {}
         self.max_time_ps = 0
@@ -233,6 +236,7 @@ class Simulation:
             "classes": class_summary(flows),
             "packets": packets,
             "retransmits": int(flows["retransmits"].sum()),
+            "trims": sum(p.trims for p in net.ports),  # packets the switches trimmed
             "timeouts": int(flows["timeouts"].sum()),
         }
         faulty = [p.fault for p in net.ports if p.fault is not None]
@@ -287,7 +291,27 @@ class Simulation:
         tables["ports"] = self.ports_table()
         if self.pfc is not None:
             tables["pauses"] = self.pfc[1].table(sim_time_ps)
+        if self.rtt_counts is not None:
+            tables["rtts"], summary["rtt_us"] = self._rtts()
         return RunResult(flows=flows, tables=tables, summary=summary)
+
+    def _rtts(self) -> tuple:
+        """The run's RTT bins (Python's and the kernel senders') as a table, and the quantiles
+        of the samples (us)."""
+        counts = self.rtt_counts.copy()
+        dataplane = self.network.dataplane
+        kernel = dataplane.rtt_counts() if dataplane is not None else None
+        if kernel is not None:
+            counts += kernel
+        table = rtt_table(counts)
+        if not len(table):
+            return table, {}
+        quantiles = {f"p{round(q * 100)}": rtt_quantile_us(table, q) for q in (0.5, 0.9, 0.99)}
+        return table, {
+            "samples": int(counts.sum()),
+            **quantiles,
+            "max_at_most": float(table["hi_ps"].iloc[-1]) / 1e6,
+        }
 
     def _check_flows(self) -> None:
         for f in self.flows:
@@ -339,6 +363,7 @@ class Simulation:
                 "coded": f.coding is not None,
                 "nacks": s.nacks,
                 "notices": s.notices,
+                "trims": s.trims,
                 "sent_bytes": s.sent_bytes,
                 "ecn_acks": s.ecn_acks,
                 "bytes_delivered": f.receiver.bytes_received,
@@ -369,6 +394,7 @@ class Simulation:
                     "tx_packets": p.tx_packets,
                     "tx_bytes": p.tx_bytes,
                     "drops": p.drops,
+                    "trims": p.trims,
                     "fault_drops": p.fault.drops if p.fault is not None else 0,
                     "ecn_marks": p.ecn_marks,
                     "max_queue_bytes": p.max_bytes,

@@ -3,7 +3,8 @@ bottleneck, per scheme.
 
     python experiments/gear_fig9/analyze.py RUN_OR_SWEEP_DIR [--out DIR] [--from-ms T]
 
-For every run: each class's acknowledged throughput over the whole run and over the window
+For every run: each class's acknowledged throughput (of the workload's flows; background
+traffic, Fig. 13's, left out) over the whole run and over the window
 from --from-ms (default: half the run) to the end, their ratio intra / cross (the figure's
 subtitles; the paper's claim is that Gear's is within [0.9, 1.1]), the ratio's range over
 100-ms windows, and the bottleneck's use. Writes gear_fig9.png (throughput against time, one
@@ -38,8 +39,18 @@ def _ratio(intra: float, inter: float) -> float:
     return intra / inter if inter > 0 else float("inf")
 
 
+def run_label(run: dict) -> str:
+    """The scheme, and for a run with INT records other than its scheme's (Fig. 13) the rule:
+    ``gear int 1 qlen`` = one record, the longest queue's."""
+    label = scheme_label(run)
+    if run["config"].get("name") == "gear_fig13":
+        int_cfg = run["config"]["switch"]["int_telemetry"]
+        label += f" int {int_cfg['max_records']} {int_cfg['replacement']}"
+    return label
+
+
 def analyse_run(run: dict, from_ms: float | None) -> dict:
-    per_class = class_throughput(run["rates"], run["flows"])
+    per_class = class_throughput(run["rates"], run["flows"], foreground_only=True)
     start_ps, end_ps = steady_state_window_ps(run["summary"], from_ms)
     late = per_class[per_class.index > start_ps]
     windows = late.groupby((late.index - start_ps - 1) // WINDOW_PS).mean()
@@ -47,7 +58,7 @@ def analyse_run(run: dict, from_ms: float | None) -> dict:
     whole = per_class.mean()
     tail = late.mean()
     return {
-        "scheme": scheme_label(run),
+        "scheme": run_label(run),
         "intra_gbps": float(whole["intra"]),
         "inter_gbps": float(whole["inter"]),
         "ratio": _ratio(float(whole["intra"]), float(whole["inter"])),
@@ -79,7 +90,8 @@ def main() -> None:
     np.atleast_1d(axes)[-1].set_xlabel("time (s)")
     fig.tight_layout()
     fig.savefig(out / "gear_fig9.png", dpi=120)
-    head = f"{'scheme':<12}{'intra Gb/s':>11}{'cross Gb/s':>11}{'ratio':>8}"
+    width = max(12, *(len(r["scheme"]) + 1 for r in rows))
+    head = f"{'scheme':<{width}}{'intra Gb/s':>11}{'cross Gb/s':>11}{'ratio':>8}"
     head += f"{'late window ms':>16}{'late ratio':>11}{'100ms range':>20}{'in [0.9,1.1]':>14}"
     print(head)
     for row in rows:
@@ -88,7 +100,7 @@ def main() -> None:
         w = row["window_ms"]
         fair = FAIR[0] <= row["ratio"] <= FAIR[1]
         print(
-            f"{row['scheme']:<12}{row['intra_gbps']:>11.2f}{row['inter_gbps']:>11.2f}"
+            f"{row['scheme']:<{width}}{row['intra_gbps']:>11.2f}{row['inter_gbps']:>11.2f}"
             f"{row['ratio']:>8.2f}{f'{w[0]:.0f}-{w[1]:.0f}':>16}{row['late_ratio']:>11.2f}"
             f"{rng_s:>20}{'yes' if fair else 'no':>14}"
         )

@@ -30,6 +30,7 @@ LAW_MODULES = (
     "timely",
     "gear",
     "annulus",
+    "smartt",
 )
 
 

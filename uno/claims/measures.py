@@ -13,6 +13,7 @@ import pandas as pd
 from uno.metrics.analysis import (
     collective_times,
     flow_throughput,
+    foreground,
     largest_share_deviation,
     normalised_throughput_ratio,
 )
@@ -126,10 +127,11 @@ def steady_goodput_ratio(baseline: str, ours: str):
 
 def steady_share_ratio(run: str, cls_a: str = "intra", cls_b: str = "inter"):
     """Over the second half of run ``run``: the mean acknowledged rate of a class-``cls_a``
-    flow over that of a class-``cls_b`` flow (1: equal shares)."""
+    flow over that of a class-``cls_b`` flow (1: equal shares), of the workload's flows (not
+    background traffic)."""
 
     def measure(results: dict) -> float:
-        flows = results[run].flows
+        flows = foreground(results[run].flows)
         per_flow = _steady_rates(results, run).groupby("flow_id")["acked_gbps"].mean()
         ids_a = flows.loc[flows["cls"] == cls_a, "flow_id"]
         ids_b = flows.loc[flows["cls"] == cls_b, "flow_id"]
@@ -141,6 +143,33 @@ def steady_share_ratio(run: str, cls_a: str = "intra", cls_b: str = "inter"):
 
     measure.__doc__ = (f"acknowledged rate per {cls_a}-DC flow / per {cls_b}-DC flow over the "
                        "run's second half")  # fmt: skip
+    return measure
+
+
+def rtt_quantile_ratio(baseline: str, ours: str, q: str = "p99"):
+    """Run ``baseline``'s per-packet RTT quantile ``q`` over run ``ours``'s (the summary's
+    ``rtt_us``, ``engine.record_rtts``; > 1: ours is lower)."""
+
+    def measure(results: dict) -> float:
+        values = []
+        for run in (baseline, ours):
+            rtt = results[run].summary.get("rtt_us")
+            if not rtt:
+                raise MeasureError(f"run {run!r} counted no RTT samples (engine.record_rtts)")
+            values.append(rtt[q])
+        return values[0] / values[1]
+
+    measure.__doc__ = f"{q} per-packet RTT, {baseline} / {ours}"
+    return measure
+
+
+def unfinished_flows(run: str):
+    """How many of run ``run``'s flows did not finish."""
+
+    def measure(results: dict) -> float:
+        return float(results[run].flows["fct_ps"].isna().sum())
+
+    measure.__doc__ = f"flows of {run} that did not finish"
     return measure
 
 

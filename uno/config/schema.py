@@ -53,6 +53,8 @@ class DumbbellTopo:
     buffer_bytes: int = num(MIB, "> 0")
     #: buffer of every host's NIC queue
     nic_buffer_bytes: int = num(GIB, "> 0")
+    #: latency of every switch traversal (uno/topo/base.py: add_switch_latency)
+    switch_latency_us: float = num(0.0, ">= 0")
 
 
 @dataclass
@@ -69,10 +71,21 @@ class FatTreeTopo:
     buffer_bytes: int = num(MIB, "> 0")
     #: buffer of every host's NIC queue
     nic_buffer_bytes: int = num(GIB, "> 0")
+    #: uplinks of every ToR, one per aggregation switch of its pod (null: k/2; fewer
+    #: oversubscribe the ToRs k/2 : tor_uplinks)
+    tor_uplinks: int | None = num(None, "[1, 64]")
+    #: core uplinks of every aggregation switch (null: k/2; fewer oversubscribe them)
+    agg_uplinks: int | None = num(None, "[1, 64]")
+    #: latency of every switch traversal (uno/topo/base.py: add_switch_latency)
+    switch_latency_us: float = num(0.0, ">= 0")
 
     def check_consistency(self, prefix: str) -> None:
         if self.k % 2:
             raise ConfigError(f"{prefix}.k", f"must be an even integer in [2, 64], got {self.k}")
+        for name in ("tor_uplinks", "agg_uplinks"):
+            value = getattr(self, name)
+            if value is not None and value > self.k // 2:
+                raise ConfigError(f"{prefix}.{name}", f"at most k/2 = {self.k // 2}, got {value}")
 
 
 @dataclass
@@ -137,6 +150,8 @@ class GearTwoDcTopo:
     wan_buffer_bytes: int = num(10_000_000, "> 0")
     #: buffer of every host's NIC queue
     nic_buffer_bytes: int = num(GIB, "> 0")
+    #: latency of every switch traversal (uno/topo/base.py: add_switch_latency)
+    switch_latency_us: float = num(0.0, ">= 0")
 
     def check_consistency(self, prefix: str) -> None:
         if self.core_switches % self.aggs_per_pod:
@@ -183,6 +198,8 @@ class MlccTwoDcTopo:
     dci_buffer_bytes: int = num(128 * MIB, "> 0")
     #: buffer of every host's NIC queue
     nic_buffer_bytes: int = num(GIB, "> 0")
+    #: latency of every switch traversal (uno/topo/base.py: add_switch_latency)
+    switch_latency_us: float = num(0.0, ">= 0")
 
     def check_consistency(self, prefix: str) -> None:
         _check_host_count(prefix, "hosts_per_leaf", 2 * self.leaves * self.hosts_per_leaf)
@@ -313,6 +330,27 @@ class MixedWorkload:
     def check_consistency(self, prefix: str) -> None:
         if (self.n_flows is None) == (self.duration_us is None):
             raise ConfigError(f"{prefix}.n_flows", "set exactly one of n_flows and duration_us")
+
+
+@dataclass
+class BackgroundTraffic:
+    """Its flows come from uno/workload/mixed.py's generator, drawn from the run's stream
+    ``background``, and are tagged ``background_intra`` / ``background_inter``."""
+
+    #: offered load, as workload=mixed's ``load``; 0: no background traffic
+    load: float = num(0.0, "[0, 1)")
+    #: what load is a share of: "hosts" or "wan" (as workload=mixed's ``load_of``)
+    load_of: str = choice("hosts", ("hosts", "wan"))
+    #: time of the first arrival
+    start_us: float = num(0.0, ">= 0")
+    #: arrivals stop this long after start_us
+    duration_us: float = num(1000.0, "> 0")
+    #: share of intra-DC flows, by count
+    intra_fraction: float = num(1.0, "[0, 1]")
+    #: intra-DC flow sizes: a shipped CDF name (data/cdf/<name>.csv) or a CSV path
+    intra_cdf: str = "web_search"
+    #: inter-DC flow sizes: a shipped CDF name (data/cdf/<name>.csv) or a CSV path
+    inter_cdf: str = "alibaba_interdc"
 
 
 @dataclass
@@ -520,8 +558,9 @@ class IntTelemetryConfig:
     port_kinds: list[str] = field(default_factory=list)
     #: records a packet holds
     max_records: int = num(5, "[1, 64]")
-    #: when the records are full: "none" (later hops add nothing) or "gear" (Gear eq. 3: keep
-    #: the records with the longest queue-drain time)
+    #: when the records are full: "none" (later hops add nothing), "gear" (Gear eq. 3: keep
+    #: the records with the longest queue-drain time) or "qlen" (keep the longest queues, ties
+    #: on a seeded coin: the rule Gear's Fig. 13 compares against)
     replacement: str = choice("none", names_of("switch.int_telemetry.replacement"))
     #: wire bytes per record and of the INT header (HPCC's ns-3 IntHeader: 8 and 2)
     hop_bytes: int = num(8, "[0, 1024]")
@@ -558,6 +597,19 @@ class QcnConfig:
 
 
 @dataclass
+class TrimmingConfig:
+    """Packet trimming (uno/net/overflow.py): a data packet that does not fit a switch port's
+    buffer is cut to its header, which goes on ahead of data; the receiver NACKs it and the
+    sender resends it at once. Turns on the switch ports' control lanes (ACKs, NACKs and
+    headers ahead of data, as switch.ack_priority)."""
+
+    #: switch ports trim instead of dropping
+    enabled: bool = False
+    #: wire size of a trimmed packet (htsim's UEC transport: 64)
+    header_bytes: int = num(64, "[1, 65536]")
+
+
+@dataclass
 class SwitchConfig:
     ecn: EcnConfig = field(default_factory=EcnConfig)
     phantom: PhantomConfig = field(default_factory=PhantomConfig)
@@ -577,6 +629,7 @@ class SwitchConfig:
     pfc: PfcConfig = field(default_factory=PfcConfig)
     int_telemetry: IntTelemetryConfig = field(default_factory=IntTelemetryConfig)
     qcn: QcnConfig = field(default_factory=QcnConfig)
+    trimming: TrimmingConfig = field(default_factory=TrimmingConfig)
 
     def check_consistency(self, prefix: str) -> None:
         if (self.border_kmin_frac is None) != (self.border_kmax_frac is None):
@@ -638,6 +691,9 @@ class EngineConfig:
     sample_cwnd: bool = True
     #: sample the queues of engine.queue_ports (queues.parquet)
     sample_queues: bool = True
+    #: count every RTT sample senders take from ACKs in 1%-wide bins (rtts.parquet; the
+    #: summary's rtt_us quantiles): the per-packet RTT distribution (packet engine)
+    record_rtts: bool = False
     #: ports whose queues are sampled: "receivers" (switch ports into flow destinations),
     #: "busy" (any port non-empty at the sample), "all", or glob patterns of port names; a
     #: pattern that matches no port is refused
@@ -794,6 +850,8 @@ class RunFields:
     seed: int = num(1, ">= 0")
     topo: Any = MISSING
     workload: Any = MISSING
+    #: Poisson traffic added to the workload, off at load 0.
+    background: BackgroundTraffic = field(default_factory=BackgroundTraffic)
     transport: TransportConfig = field(default_factory=TransportConfig)
     cc: Any = None
     lb: Any = None

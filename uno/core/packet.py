@@ -8,7 +8,10 @@ ACK = 1
 NACK = 2
 #: a switch's congestion notification to a data packet's source (uno.net.qcn)
 CN = 3
-KIND_NAMES = ("data", "ack", "nack", "cn")
+#: a data packet a full switch buffer cut to its header (``switch.trimming``): it goes on to the
+#: receiver ahead of data, which NACKs it
+TRIM = 4
+KIND_NAMES = ("data", "ack", "nack", "cn", "trim")
 
 
 class Packet:

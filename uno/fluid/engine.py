@@ -93,7 +93,7 @@ step, its bytes still moving every step (:meth:`FluidSimulation._set_blocks`,
   (Poisson-binomial: :func:`uno.fluid.coding.spread_loss_shares`).
 
 Not modelled, and refused with a message naming the setting: link failures and random losses
-(``faults``), PLB and REPS (an even split ignores exactly what they do: for UnoLB it lost 2.6x
+(``faults``), packet trimming (``switch.trimming``), PLB and REPS (an even split ignores exactly what they do: for UnoLB it lost 2.6x
 the packet engine's bytes on the Uno Fig. 10 traffic, hence its own law above), UnoLB's
 ``affected: silent`` and ``reroute: random`` options.
 
@@ -210,6 +210,10 @@ def check_fluid_support(cfg, engine: str = "fluid", with_cc: bool = True) -> Non
         raise ConfigError("faults.link_failures", f"{where} does not model link failures")
     if cfg.faults.losses:
         raise ConfigError("faults.losses", f"{where} does not model random packet losses")
+    if cfg.switch.trimming.enabled:
+        raise ConfigError("switch.trimming.enabled", f"{where} does not model packet trimming")
+    if cfg.engine.record_rtts:
+        raise ConfigError("engine.record_rtts", f"{where} has no per-packet RTT samples to count")
     if cfg.switch.ecn.pmax != 1.0:
         raise ConfigError("switch.ecn.pmax", f"{where} models RED ramps up to 1 only")
     if cfg.switch.pfc.enabled:

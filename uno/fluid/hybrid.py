@@ -385,7 +385,8 @@ class HybridSimulation(Simulation):
         )
         if not len(packet_ports):
             base = fluid_ports.assign(
-                arrivals=0, tx_packets=0, tx_bytes=0, drops=0, ecn_marks=0, max_queue_bytes=0.0,
+                arrivals=0, tx_packets=0, tx_bytes=0, drops=0, trims=0, ecn_marks=0,
+                max_queue_bytes=0.0,
                 queue_bytes_at_end=0,
             )  # fmt: skip
             return base.merge(extra, on="port", how="left")
@@ -395,11 +396,11 @@ class HybridSimulation(Simulation):
             meta = fluid_ports.set_index("port")
             for col in ("kind", "rate_gbps", "buffer_bytes"):
                 merged.loc[missing, col] = merged.loc[missing, "port"].map(meta[col])
-            for col in ("arrivals", "tx_packets", "tx_bytes", "drops", "fault_drops",
+            for col in ("arrivals", "tx_packets", "tx_bytes", "drops", "trims", "fault_drops",
                         "ecn_marks", "max_queue_bytes", "queue_bytes_at_end"):  # fmt: skip
                 merged.loc[missing, col] = 0
         merged["fluid_tx_bytes"] = merged["fluid_tx_bytes"].fillna(0).astype(np.int64)
-        for col in ("arrivals", "tx_packets", "tx_bytes", "drops", "fault_drops", "ecn_marks",
-                    "buffer_bytes"):  # fmt: skip
+        for col in ("arrivals", "tx_packets", "tx_bytes", "drops", "trims", "fault_drops",
+                    "ecn_marks", "buffer_bytes"):  # fmt: skip
             merged[col] = merged[col].astype(np.int64)
         return merged

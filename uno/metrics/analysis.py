@@ -80,11 +80,24 @@ def class_mean_rates(
     return {cls: float(per_flow[cls].mean()) for cls in per_flow.index.get_level_values(0).unique()}
 
 
+def foreground(flows: pd.DataFrame) -> pd.DataFrame:
+    """The workload's flows of a flows table, without the ``background.*`` traffic's (tagged
+    ``background_*``)."""
+    return flows[~flows["tag"].astype(str).str.startswith("background_")]
+
+
 def class_throughput(
-    rates: pd.DataFrame, flows: pd.DataFrame, start_ps: int = -1, end_ps: int | None = None
+    rates: pd.DataFrame,
+    flows: pd.DataFrame,
+    start_ps: int = -1,
+    end_ps: int | None = None,
+    foreground_only: bool = False,
 ) -> pd.DataFrame:
     """Aggregate acknowledged throughput (Gb/s) of each class at every sample in
-    (start_ps, end_ps]: index time_ps, columns intra, inter."""
+    (start_ps, end_ps]: index time_ps, columns intra, inter; with ``foreground_only``, of the
+    workload's flows alone (not the ``background.*`` traffic's, tagged ``background_*``)."""
+    if foreground_only:
+        flows = foreground(flows)
     df = rates[rates["time_ps"] > start_ps]
     if end_ps is not None:
         df = df[df["time_ps"] <= end_ps]

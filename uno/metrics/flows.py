@@ -34,6 +34,7 @@ FLOW_COLUMNS: dict[str, tuple[str, str]] = {
     "coded": ("bool", "erasure-coded"),
     "nacks": ("int64", "NACKs received (fluid: coded loss episodes)"),
     "notices": ("int64", "switches' congestion notices received (switch.qcn)"),
+    "trims": ("int64", "NACKs of trimmed copies received (switch.trimming)"),
     "sent_bytes": ("int64", "wire bytes sent"),
     "ecn_acks": ("int64", "ACKs carrying an ECN echo (fluid: marked bytes / packet size)"),
     "bytes_delivered": ("int64", "payload bytes the receiver got"),

@@ -136,9 +136,11 @@ def format_summary(summary: dict) -> str:
         drops = pk.get("dropped", {})
         # by cause and kind ("buffer/data 12"), only when something was dropped
         causes = ", ".join(f"{k} {n:,}" for k, n in drops.items() if n)
+        trims = summary.get("trims", 0)
         lines.append(
             f"packets: data sent {pk['injected']['data']:,}, acks {pk['injected']['ack']:,}, "
-            f"dropped {sum(drops.values()):,}{f' ({causes})' if causes else ''}, retransmitted "
+            f"dropped {sum(drops.values()):,}{f' ({causes})' if causes else ''}, "
+            f"{f'trimmed {trims:,}, ' if trims else ''}retransmitted "
             f"{summary.get('retransmits', 0):,}, in network at end {pk.get('in_network', 0):,}"
         )
     dataplane = summary.get("dataplane")

@@ -6,7 +6,7 @@ NIC queue immediately; data waits for its turn at the scheduler.
 
 from __future__ import annotations
 
-from uno.core.packet import DATA
+from uno.core.packet import DATA, TRIM
 from uno.net.nic import NicScheduler
 
 
@@ -54,6 +54,8 @@ class Host:
         flow = self._flows[pkt.flow_id]
         if pkt.kind == DATA:
             flow.receiver.on_data(pkt)
+        elif pkt.kind == TRIM:
+            flow.receiver.on_trimmed(pkt)
         else:
             flow.sender.on_control(pkt)
 

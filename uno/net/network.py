@@ -9,6 +9,7 @@ from uno.core.errors import InvariantError
 from uno.core.packet import KIND_NAMES
 from uno.core.rng import RngStreams
 from uno.net.host import Host
+from uno.net.overflow import OVERFLOW_TRIM
 from uno.net.phantom import PhantomQueue
 from uno.net.port import Port
 from uno.net.red import RedMarker
@@ -96,9 +97,14 @@ class Network:
         the order in which ports are touched, which a queue sampler changes, would decide which
         port gets which number. RED and the phantom queue of one port share the port's stream:
         both decide in the port's FIFO departure order, whoever touches it."""
-        if switch_cfg.ack_priority:
+        trimming = switch_cfg.trimming
+        if switch_cfg.ack_priority or trimming.enabled:
             for port in self.switch_ports():
                 port.enable_control_lane()
+        if trimming.enabled:
+            for port in self.switch_ports():
+                port.overflow_policy = OVERFLOW_TRIM
+                port.trim_bytes = trimming.header_bytes
         for port, m in zip(self.ports, plan, strict=True):
             if m is None:
                 continue

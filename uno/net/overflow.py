@@ -3,9 +3,11 @@ form of every engine asks (the Python lazy and event ports, their compiled twins
 engine's shared port and the fluid engine's links).
 
 ``OVERFLOW_DROP`` is tail drop: the packet is lost, and a fluid link loses the bytes above its
-buffer. A policy that keeps part of the packet (trimming it to its header, as NDP and the Ultra
-Ethernet transport do) is added here, as one more code that these functions return, and every
-queue form follows it.
+buffer. ``OVERFLOW_TRIM`` keeps the packet's header (NDP, Handley et al., SIGCOMM 2017; the
+Ultra Ethernet transport REPS runs on): the port cuts a data packet that does not fit to
+``switch.trimming.header_bytes``, makes it a ``TRIM`` packet and sends it on in its control lane,
+ahead of data; the receiver NACKs it and the sender resends it at once. The packet ports of both
+data planes trim; the flow-level engines refuse the policy.
 """
 
 from __future__ import annotations
@@ -16,9 +18,11 @@ from numba import njit
 ADMIT = 0
 #: the packet is dropped (tail drop)
 OVERFLOW_DROP = 1
+#: a data packet is cut to its header, which goes on at high priority (trimming)
+OVERFLOW_TRIM = 2
 
 #: overflow policies by configuration name
-OVERFLOW_POLICIES = {"drop": OVERFLOW_DROP}
+OVERFLOW_POLICIES = {"drop": OVERFLOW_DROP, "trim": OVERFLOW_TRIM}
 
 
 @njit(cache=True)

@@ -25,10 +25,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from uno.config.parts import declare_choices
-from uno.core.packet import CN, DATA, Packet
+from uno.core.packet import CN, DATA, TRIM, Packet
 from uno.core.units import serialization_ps
 from uno.net.hashing import flow_hash_key
-from uno.net.overflow import ADMIT, OVERFLOW_DROP, verdict
+from uno.net.overflow import ADMIT, OVERFLOW_DROP, OVERFLOW_TRIM, verdict
 from uno.net.phantom import PhantomQueue
 from uno.net.red import RedMarker
 
@@ -89,6 +89,8 @@ class PortBase:
         self._phantom_acks = True  # control packets count in the phantom queue
         self._phantom_drops = False  # dropped data packets count in the phantom queue
         self.overflow_policy = OVERFLOW_DROP  # what a packet that does not fit meets
+        self.trim_bytes = 0  # a trimmed packet's wire size (OVERFLOW_TRIM)
+        self.trims = 0
         self.fault = None  # uno.faults.models.FaultyLink between this port and the next node
         self.qcn = None  # uno.net.qcn.CongestionPoint when this port sends congestion notices
         self.qcn_message_bytes = 0  # the notices' wire size
@@ -203,6 +205,20 @@ class PortBase:
         return self.phantom.level_at(now) if self.phantom is not None else 0.0
 
 
+def trim(port, pkt) -> None:
+    """``port`` cuts data packet ``pkt``, which its buffer has no room for, to its header: a
+    ``TRIM`` packet of ``port.trim_bytes``, which the port sends on in its control lane (a
+    PFC ingress queue it entered through releases its bytes: headers bypass it, as control
+    packets do)."""
+    port.trims += 1
+    ingress = getattr(pkt, "ingress", None)
+    if ingress is not None:
+        pkt.ingress = None
+        ingress.release(pkt.size_bytes)
+    pkt.kind = TRIM
+    pkt.size_bytes = port.trim_bytes
+
+
 class Port(PortBase):
     """Output queue + link from its ``owner`` node to ``next_node``."""
 
@@ -213,6 +229,8 @@ class Port(PortBase):
         "delay_ps",
         "buffer_bytes",
         "overflow_policy",
+        "trim_bytes",
+        "trims",
         "_engine",
         "_push",
         "_new_eid",
@@ -298,8 +316,13 @@ class Port(PortBase):
         # per packet would cost more than the comparison)
         if (
             qbytes > self.buffer_bytes
-            and verdict(self.overflow_policy, self.bytes, size, self.buffer_bytes) != ADMIT
+            and (outcome := verdict(self.overflow_policy, self.bytes, size, self.buffer_bytes))
+            != ADMIT
         ):
+            if outcome == OVERFLOW_TRIM and pkt.kind == DATA:
+                trim(self, pkt)
+                self.control_lane.receive(pkt)
+                return
             if self._phantom_drops and self.phantom is not None and pkt.kind == DATA:
                 self.phantom.enqueue(now, size)
             self.drops += 1

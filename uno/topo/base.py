@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 HOST = "host"
 SWITCH = "switch"
@@ -120,3 +120,21 @@ class Topology:
                 raise ValueError(f"topology {self.name}: link {link.a}-{link.b} has delay < 0")
             if link.buffer_ab_bytes <= 0 or link.buffer_ba_bytes <= 0:
                 raise ValueError(f"topology {self.name}: link {link.a}-{link.b} has buffer <= 0")
+
+
+def add_switch_latency(topo: Topology, latency_ps: int) -> None:
+    """Every switch traversal of ``topo`` takes ``latency_ps`` more: each switch-to-switch
+    link's delay grows by it and each host link's by half of it, so every host-to-host path
+    (two host links and its switches' links in between) is exactly its switches' latency
+    longer, in both directions (for a latency in whole even picoseconds). Where along the path
+    the time is spent differs from a switch pipeline, not how long the path takes."""
+    if latency_ps <= 0:
+        return
+    hosts = {n.name for n in topo.nodes if n.kind == HOST}
+    topo.links[:] = [
+        replace(
+            link,
+            delay_ps=link.delay_ps + (latency_ps // 2 if hosts & {link.a, link.b} else latency_ps),
+        )  # fmt: skip
+        for link in topo.links
+    ]

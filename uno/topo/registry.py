@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from uno.config.parts import declare_choices
 from uno.core.errors import ConfigError
-from uno.topo.base import Topology
+from uno.core.units import us_to_ps
+from uno.topo.base import Topology, add_switch_latency
 from uno.topo.dumbbell import build_dumbbell
 from uno.topo.fat_tree import build_fat_tree
 from uno.topo.gear_two_dc import build_gear_two_dc
@@ -29,5 +30,6 @@ def build_topology(cfg, data_wire_bytes: int, ack_bytes: int) -> Topology:
         topo = build_mlcc_two_dc(cfg)
     else:
         raise ConfigError("topo.kind", f"must be one of {TOPO_KINDS}, got {cfg.kind!r}")
+    add_switch_latency(topo, us_to_ps(cfg.switch_latency_us))
     topo.validate()
     return topo

@@ -64,7 +64,18 @@ def build_two_dc(cfg, data_wire_bytes: int, ack_bytes: int) -> Topology:
     cores_by_dc = []
     for dc in range(2):
         cores_by_dc.append(
-            add_fat_tree(topo, int(cfg.k), dc, rate, delay, intra_buf, nic, prefix=f"dc{dc}/")
+            add_fat_tree(
+                topo,
+                int(cfg.k),
+                dc,
+                rate,
+                delay,
+                intra_buf,
+                nic,
+                prefix=f"dc{dc}/",
+                tor_uplinks=cfg.tor_uplinks,
+                agg_uplinks=cfg.agg_uplinks,
+            )  # fmt: skip
         )
     # Host ids must be contiguous per DC: move all hosts to the front, DC 0 first.
     topo.nodes.sort(key=lambda n: (n.kind != "host", n.dc if n.kind == "host" else 0))

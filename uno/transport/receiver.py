@@ -14,6 +14,10 @@ decodable, it sends a NACK listing the block's missing packets and disarms the t
 block's next arriving packet re-arms (as the Uno artifact's ``LcpSink``). The flow is complete
 once every block is decoded.
 
+A trimmed packet (``switch.trimming``: a switch cut it to its header) delivers nothing: the
+receiver turns it into a NACK naming its sequence number (``info`` None; a coded block's NACK
+lists its packets in ``info``), sent at once along the ACKs' route.
+
 With ``cnp_interval_ps`` (DCQCN's notification point, Zhu et al., SIGCOMM 2015, §3.2) an ACK
 echoes a mark as a congestion notification (CNP) only if no CNP went to the flow's sender in the
 last ``cnp_interval_ps``; the CNP rides on the marked packet's ACK, which leaves at the moment a
@@ -60,6 +64,7 @@ class Receiver:
         self.bytes_received = 0  # unique payload bytes (with coding: of decoded blocks)
         self.dup_packets = 0
         self.ecn_packets = 0
+        self.trimmed = 0  # trimmed packets NACKed
         self.complete_ps: int | None = None
         self._keys: dict[int, int] = {}  # entropy -> ECMP hash key of the ACK direction
         self.ack_paths = ack_paths
@@ -126,6 +131,14 @@ class Receiver:
                 else:
                     pkt.ecn = False  # no CNP: one was sent for this flow within the interval
         self.turn_into_ack(pkt, done)
+        self._host.send(pkt)
+
+    def on_trimmed(self, pkt) -> None:
+        """A trimmed copy of packet ``pkt.seq`` arrived: NACK it at once."""
+        self.trimmed += 1
+        self.turn_into_ack(pkt)
+        pkt.kind = NACK
+        pkt.info = None
         self._host.send(pkt)
 
     def turn_into_ack(self, pkt, done: bool = False) -> None:

@@ -27,6 +27,9 @@ decoded; the sender then stops tracking the block's other packets (no retransmis
 flight). A NACK names a block's missing packets: those still counted in flight are declared
 lost and retransmitted. The flow completes when every block is known decoded.
 
+Trimming (``switch.trimming``): a NACK naming one packet (``info`` None) says a switch cut the
+copy sent at its ``sent_ps`` to its header; that copy leaves the flight and is resent at once.
+
 The load balancer hears of every loss with the entropies of the lost packets (when it asks for
 them, ``wants_loss_feedback``).
 """
@@ -40,6 +43,7 @@ from typing import TYPE_CHECKING
 
 from uno.core.errors import InvariantError
 from uno.core.packet import ACK, CN, DATA, NACK, Packet
+from uno.metrics.rtts import rtt_bin_py
 from uno.net.hashing import flow_hash_key
 
 if TYPE_CHECKING:
@@ -102,6 +106,8 @@ class Sender:
         self.block_done = bytearray(coding.layout.n_blocks) if coding is not None else None
         self.n_blocks_done = 0
         self.nacks = 0
+        self.trims = 0  # NACKs of trimmed copies
+        self.rtt_counts = None  # engine.record_rtts: the run's RTT bins (uno.metrics.rtts)
         self.notices = 0  # congestion notices heard from switches (uno.net.qcn)
         self._symbols: dict[int, object] = {}  # block -> coded symbols (real coder only)
         self._entropy_of = array("H", bytes(2 * n)) if lb.wants_loss_feedback else None
@@ -331,6 +337,9 @@ class Sender:
             self.cc.on_notify(self._engine._now, pkt.seq)
             return
         if pkt.kind != ACK:
+            if pkt.kind == NACK and pkt.info is None:
+                self._on_trim_nack(pkt)
+                return
             if pkt.kind == NACK and self._coding is not None:
                 self._on_nack(pkt)
                 return
@@ -365,6 +374,8 @@ class Sender:
         if ecn:
             self.ecn_acks += 1
         self._feedback(pkt, now, wire, ecn, now - pkt.sent_ps)
+        if self.rtt_counts is not None:
+            self.rtt_counts[rtt_bin_py(now - pkt.sent_ps)] += 1
         if self._lb_feedback:
             self.lb.on_ack(now, pkt.entropy, ecn)
         if self._coding is None:
@@ -425,6 +436,23 @@ class Sender:
         if last is None or now - last >= self.flow.path.base_rtt_ps:
             self._last_fast_loss_ps = now
             self.cc.on_nack(now)
+        self._try_send()
+
+    def _on_trim_nack(self, pkt: Packet) -> None:
+        """A switch trimmed the copy of ``pkt.seq`` sent at ``pkt.sent_ps``: if that copy is the
+        one counted in flight, it leaves the flight and is resent at once, ahead of other
+        retransmissions; the balancer hears of it as a NACK, the controller at every trim (a
+        trim is congestion news, not a loss episode: SMaRTT's Quick Adapt reads each)."""
+        now = self._engine._now
+        seq = pkt.seq
+        self.trims += 1
+        if self.settled[seq] or self.outstanding.get(seq) != pkt.sent_ps:
+            return  # acknowledged already, or a newer copy is in flight
+        del self.outstanding[seq]
+        self.inflight_bytes -= self._wire_of(seq)
+        self.retx_queue.appendleft(seq)
+        self.lb.on_nack(now, self._entropies((seq,)))
+        self.cc.on_nack(now)
         self._try_send()
 
     def _detect_losses(self, now: int, acked_sent_ps: int) -> None:

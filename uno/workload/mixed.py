@@ -27,6 +27,9 @@ first 5000 flows: ``workload=mixed_artifact``. About 90 % of its bytes cross the
 
 from __future__ import annotations
 
+from dataclasses import replace
+from types import SimpleNamespace
+
 import numpy as np
 
 from uno.core.errors import ConfigError
@@ -99,3 +102,21 @@ def mixed_flows(cfg, hosts: HostFacts, rng: np.random.Generator) -> list[FlowSpe
     sizes = sizes.astype(np.int64).tolist()
     columns = zip(srcs.tolist(), dsts.tolist(), sizes, starts_ps, tags, strict=True)
     return [FlowSpec(i, *row) for i, row in enumerate(columns)]
+
+
+def background_flows(cfg, hosts: HostFacts, rng: np.random.Generator, first_id: int) -> list:
+    """The flows of ``background`` (``uno.config.schema.BackgroundTraffic``; none at load 0):
+    :func:`mixed_flows` over ``duration_us``, numbered from ``first_id``, tagged
+    ``background_intra`` / ``background_inter``."""
+    if cfg.load <= 0:
+        return []
+    mixed = SimpleNamespace(
+        load=cfg.load, load_of=cfg.load_of, n_flows=None, duration_us=cfg.duration_us,
+        intra_fraction=cfg.intra_fraction, intra_cdf=cfg.intra_cdf, inter_cdf=cfg.inter_cdf,
+        start_us=cfg.start_us,
+    )  # fmt: skip
+    try:
+        flows = mixed_flows(mixed, hosts, rng)
+    except ConfigError as err:  # (its fields are background's)
+        raise ConfigError(err.field.replace("workload.", "background."), err.reason) from None
+    return [replace(f, flow_id=first_id + f.flow_id, tag=f"background_{f.tag}") for f in flows]

@@ -207,13 +207,12 @@ def fill_ingress(I_rows, P_rows, ingresses: list, index_of: dict) -> None:
         P_rows[up, P.ingress] = j
 
 
-def int_setting(int_stampers: dict | None) -> tuple[int, bool]:
-    """(records a packet holds, Gear's replacement) of the INT stampers, which share one
-    setting; (0, False) with INT off."""
+def int_setting(int_stampers: dict | None) -> tuple[int, int, int]:
+    """(records a packet holds, replacement rule code, the rule's coin salt) of the INT
+    stampers, which share one setting; (0, 0, 0) with INT off."""
     if not int_stampers:
-        return 0, False
-    settings = {(st.max_records, st.gear) for st in int_stampers.values()}
+        return 0, 0, 0
+    settings = {(st.max_records, st.rule, st.tie_salt) for st in int_stampers.values()}
     if len(settings) != 1:
         raise ValueError("compiled data plane: INT stampers with different settings")
-    ((max_records, gear),) = settings
-    return max_records, gear
+    return settings.pop()

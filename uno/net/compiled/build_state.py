@@ -8,6 +8,7 @@ from collections import namedtuple
 
 import numpy as np
 
+from uno.metrics.rtts import RTT_BINS
 from uno.net.compiled.build_flows import fill_receivers, fill_senders, got_words, law_widths
 from uno.net.compiled.build_ports import (
     fault_ints,
@@ -29,14 +30,14 @@ KernelState = namedtuple("KernelState", ("ST", "F", "U", "starts", "faulty", "ke
 
 
 def _section_sizes(n_ports, n_hosts, n_nodes, fwd, heap_cap, n_flows, words, faults, n_ing,
-                   arrays) -> dict:  # fmt: skip
+                   arrays, rtt_bins) -> dict:  # fmt: skip
     """Every section's size in ST (ints)."""
     return dict(
         header=H.size, ports=n_ports * P.size, fib_off=len(fwd.fib_off), fib_n=len(fwd.fib_n),
         fib_ports=len(fwd.fib_ports), node_host=n_nodes, heap_t=heap_cap, heap_e=heap_cap,
         heap_p=heap_cap, flows=n_flows * R.size, host_nic=n_hosts, got=sum(words),
         faults=fault_ints(faults), ingress=n_ing * ING.size, senders=n_flows * S.size,
-        nics=n_hosts * N.size, sender_arrays=sum(arrays),
+        nics=n_hosts * N.size, sender_arrays=sum(arrays), rtts=rtt_bins,
     )  # fmt: skip
 
 
@@ -113,11 +114,13 @@ def build_state(network, flows: list, kernel_receivers: bool, int_stampers: dict
     kernel_rx = [kernel_receivers and f.coding is None for f in flows]
     words = got_words(flows, kernel_rx)
     faults = [fault_rows(port) for port in ports]
-    int_max, gear = int_setting(int_stampers)
+    int_max, int_rule, int_salt = int_setting(int_stampers)
     ktx, note = sender_plan(flows, kernel_rx, kernel_senders)
     arrays = [sender_array_ints(f.n_packets) if k else 0 for f, k in zip(flows, ktx, strict=True)]
+    # engine.record_rtts: the senders count RTT samples (Python's in an array they share)
+    rtt_bins = RTT_BINS if flows and flows[0].sender.rtt_counts is not None else 0
     sizes = _section_sizes(n_ports, n_hosts, n_nodes, fwd, heap_cap, len(flows), words, faults,
-                           len(ingresses), arrays)  # fmt: skip
+                           len(ingresses), arrays, rtt_bins)  # fmt: skip
     starts, total = section_starts(sizes)
     ST = np.zeros(total, dtype=np.int64)
     _header(ST, starts, fwd, n_ports, n_hosts, heap_cap, len(ingresses))
@@ -138,8 +141,10 @@ def build_state(network, flows: list, kernel_receivers: bool, int_stampers: dict
     U[len(rng_words) :] = fwd.salts
     ST[H.off_node_salt] = len(rng_words)
     ST[H.qcn_bytes] = max((p.qcn_message_bytes for p in ports if p.qcn is not None), default=0)
+    ST[H.trim_bytes] = max((p.trim_bytes for p in ports), default=0)
+    ST[H.off_rtt], ST[H.rtt_bins] = starts.rtts, rtt_bins
     if int_max:
-        ST[H.int_max], ST[H.int_gear] = int_max, int(gear)
+        ST[H.int_max], ST[H.int_rule], ST[H.int_salt] = int_max, int_rule, int_salt
         for i, port in enumerate(ports):
             if port.name in int_stampers:
                 P_rows[i, P.flags] |= FL.int

@@ -14,7 +14,7 @@ import numpy as np
 import uno.net.compiled.loop as kernels
 from uno.cc.law import INT_FIELDS
 from uno.core.errors import InvariantError
-from uno.core.packet import ACK, CN, DATA, KIND_NAMES, Packet
+from uno.core.packet import ACK, CN, DATA, KIND_NAMES, NACK, TRIM, Packet
 from uno.faults.models import REASON_BLOCK, REASON_DOWN, REASON_RANDOM
 from uno.net.compiled.build_state import build_state
 from uno.net.compiled.layout import (
@@ -124,6 +124,7 @@ class CompiledDataplane:
         self._fault_dropped_seen = [0] * (len(_REASON_NAMES) * N_KINDS)
         self._rx_seen = self._tx_seen = self._ack_seen = 0
         self._cn_made_seen = self._cn_taken_seen = 0
+        self._trim_seen = self._nack_seen = 0
         self._attach()
 
     def _row_views(self) -> None:
@@ -300,9 +301,21 @@ class CompiledDataplane:
                 pkt.int_hops = [
                     tuple(flat[i : i + INT_FIELDS]) for i in range(0, len(flat), INT_FIELDS)
                 ]
-        if kind != pkt.kind:  # the kernel's receiver made it an ACK: do the same to the object
-            self.flows[pkt.flow_id].receiver.turn_into_ack(pkt)
+        if kind != pkt.kind:  # a switch trimmed it, or the kernel's receiver answered it
+            self._follow_kernel(pkt, kind, slot)
         return pkt, self._hosts[host]
+
+    def _follow_kernel(self, pkt, kind: int, slot: int) -> None:
+        """Make ``pkt`` what the kernel made its row: a trimmed header (``TRIM``), the kernel
+        receiver's ACK, or its NACK of a trimmed copy."""
+        if kind == TRIM:
+            pkt.kind = TRIM
+            pkt.size_bytes = int(self.PK[slot, K.bytes])
+            return
+        self.flows[pkt.flow_id].receiver.turn_into_ack(pkt)
+        if kind == NACK:
+            pkt.kind = NACK
+            pkt.info = None
 
     def _python_turns(self, flow_id: int, host: int, now: int) -> None:
         """A NIC wake of ``host`` came to Python sender ``flow_id``'s turn (``RUN_NICPY``):
@@ -422,6 +435,7 @@ class CompiledDataplane:
         s.ecn_acks = row[S.ecn_acks]
         s.fast_retransmits = row[S.fast_retx]
         s.notices = row[S.notices]
+        s.trims = row[S.trims]
         s.done = bool(row[S.done])
         s.rto_ps = row[S.rto]
         s.cc.state[:] = self.F[row[S.frow], : len(s.cc.state)]
@@ -443,12 +457,21 @@ class CompiledDataplane:
             rx.ecn_packets = int(row[R.ecn])
             rx.complete_ps = int(row[R.complete]) if row[R.complete] >= 0 else None
             rx.cnps_sent = int(row[R.cnps])
+            rx.trimmed = int(row[R.trimmed])
             rx.last_cnp_ps = int(row[R.last_cnp]) if row[R.last_cnp] >= 0 else None
             rx.next_ack_path = int(row[R.next_ack_path])
             off = int(row[R.got_off])
             words = self.ST[off : off + (flow.n_packets + 63) // 64]
             bits = np.unpackbits(words.view(np.uint8), bitorder="little")[: flow.n_packets]
             rx.got = bytearray(bits.tobytes())
+
+    def rtt_counts(self) -> np.ndarray | None:
+        """The kernel senders' RTT bins (uno.metrics.rtts), None when not counted."""
+        n = int(self.ST[H.rtt_bins])
+        if not n:
+            return None
+        at = int(self.ST[H.off_rtt])
+        return self.ST[at : at + n].copy()
 
     def progress_view(self) -> tuple[int, np.ndarray]:
         """The time of the kernel's last event, and each flow's bytes received so far (the
@@ -489,6 +512,14 @@ class CompiledDataplane:
             net.delivered[DATA] += new_rx
             net.injected[ACK] += new_rx
             self._rx_seen = rx
+        # trimmed packets the kernel's receivers answered with NACKs, NACKs its senders took
+        trims, nacks = int(ST[H.rx_trim]), int(ST[H.rx_nack])
+        if trims != self._trim_seen or nacks != self._nack_seen:
+            net.delivered[TRIM] += trims - self._trim_seen
+            net.injected[NACK] += trims - self._trim_seen
+            net.delivered[NACK] += nacks - self._nack_seen
+            net.in_flight -= nacks - self._nack_seen
+            self._trim_seen, self._nack_seen = trims, nacks
         for kind in range(N_KINDS):
             n = int(ST[H.drops_data + kind])
             new = n - self._dropped_seen[kind]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from uno.core.packet import ACK, DATA
+from uno.core.packet import ACK, DATA, NACK
 from uno.net.compiled.event_port import eport_tx_done
 from uno.net.compiled.events import heap_push, next_eid
 from uno.net.compiled.faults import fault_drop
@@ -174,10 +174,19 @@ def receive_data(ST, F, U, PK, host, slot, now):
                 ST[fb + R.cnps] += 1
             else:
                 PK[slot, K.ecn] = 0  # no CNP: one went to the flow's sender within the gap
-    # the data packet becomes its ACK, echoing seq, ECN, entropy (and, in Python, send time)
+    _send_back(ST, F, U, PK, host, slot, fb, ACK, now)
+    ST[H.rx_data] += 1
+    return 0
+
+
+@njit(cache=True, inline="always")
+def _send_back(ST, F, U, PK, host, slot, fb, kind, now):
+    """The packet in ``slot`` becomes the receiver's ``kind`` (ACK or NACK), echoing seq, ECN,
+    entropy and send time, along the ACKs' route, into ``host``'s NIC now
+    (:meth:`uno.transport.receiver.Receiver.turn_into_ack`)."""
     src = PK[slot, K.dst]
     dst = PK[slot, K.src]
-    PK[slot, K.kind] = ACK
+    PK[slot, K.kind] = kind
     PK[slot, K.bytes] = ST[fb + R.ack_bytes]
     PK[slot, K.src] = src
     PK[slot, K.dst] = dst
@@ -185,6 +194,19 @@ def receive_data(ST, F, U, PK, host, slot, now):
         PK[slot, K.entropy], ST[fb + R.next_ack_path], ST[fb + R.ack_paths]
     )
     PK[slot, K.hkey] = hash_key(src, dst, route)
-    ST[H.rx_data] += 1
     port_receive(ST, F, U, PK, ST[ST[H.off_host_nic] + host], slot, now)
+
+
+@njit(cache=True)
+def receive_trimmed(ST, F, U, PK, host, slot, now):
+    """A trimmed copy of a packet of a kernel receiver's flow reached ``host`` at ``now``
+    (:meth:`uno.transport.receiver.Receiver.on_trimmed`): NACKed at once, nothing delivered.
+    Returns an ERR_* code, 0 when all is well."""
+    if PK[slot, K.dst] != host:
+        ST[H.error_arg] = slot
+        return ERR_MISROUTED
+    fb = ST[H.off_flows] + PK[slot, K.flow] * R.size
+    ST[fb + R.trimmed] += 1
+    ST[H.rx_trim] += 1
+    _send_back(ST, F, U, PK, host, slot, fb, NACK, now)
     return 0

@@ -27,7 +27,7 @@ from uno.net.compiled.layout import (
 )
 from uno.net.compiled.packets import fifo_append
 from uno.net.compiled.pfc import ingress_release
-from uno.net.compiled.queue import admit, decide_mark, int_settled
+from uno.net.compiled.queue import ADMITTED, TRIMMED, admit, decide_mark, int_settled
 
 
 @njit(cache=True)
@@ -115,8 +115,13 @@ def eport_receive(ST, F, U, PK, p, pb, slot, now):
     else:
         head_col = P.head
         tail_col = P.tail
-        if not admit(ST, F, PK, p, pb, flags, kind, size, slot, now):
-            return
+        verdict = admit(ST, F, PK, p, pb, flags, kind, size, slot, now)
+        if verdict != ADMITTED:
+            if verdict != TRIMMED:
+                return
+            head_col = P.c_head  # its header goes on in the control lane
+            tail_col = P.c_tail
+            size = PK[slot, K.bytes]
     fifo_append(ST, PK, pb + head_col, pb + tail_col, slot)
     ST[pb + P.held] += 1
     busy = ST[pb + P.busy]

@@ -42,23 +42,26 @@ def bit_flags(name: str, fields: tuple[str, ...]):
 #: next sub-eid), the packet pool (its free list, rows in use, rows), the counters (tail drops
 #: and fault drops per kind, packet hops, events scheduled, the kernel senders' data and ACKs,
 #: the kernel receivers' data), the error that stopped the kernel, INT (records a packet holds,
-#: 0: off; Gear's replacement), the width of a law's state in its F row, the first F row of the
+#: 0: off; the replacement rule's code, uno.net.int.REPLACEMENTS; the salt of its coins), the width of a law's state in its F row, the first F row of the
 #: INT records an ACK carries to its law; the congestion notices' wire bytes, the notices the
-#: congestion points sent and those the kernel's senders took (uno.net.qcn)
+#: congestion points sent and those the kernel's senders took (uno.net.qcn); a trimmed packet's
+#: wire bytes, the trimmed packets the kernel's receivers took (each answered by a NACK) and the
+#: NACKs its senders took; the kernel senders' RTT bins (uno.metrics.rtts; 0 bins: not counted)
 H = layout("Header", (
     "now", "heap_n", "free", "eid", "off_ports", "n_ports", "off_fib_off", "off_fib_n",
     "off_fib_ports", "n_hosts", "off_node_host", "off_node_salt", "off_heap_t", "off_heap_e",
     "off_heap_p", "heap_cap", *(f"drops_{k}" for k in KIND_NAMES), "in_pool", "hops", "pushes",
     "off_flows", "off_host_nic", "rx_data", "error", "error_arg",
     *(f"fault_drops_{r}_{k}" for r in REASON._fields[1:-1] for k in KIND_NAMES),
-    "int_max", "int_gear", "off_ingress", "n_ingress", "off_senders", "off_nics", "tx_data",
+    "int_max", "int_rule", "int_salt", "off_ingress", "n_ingress", "off_senders", "off_nics", "tx_data",
     "rx_ack", "pool_cap", "law_state_width", "int_rec", "qcn_bytes", "tx_cn", "rx_cn",
+    "trim_bytes", "rx_trim", "rx_nack", "off_rtt", "rtt_bins",
 ))  # fmt: skip
 
 #: the sections of ST after the header, in order (:func:`section_starts`)
 SECTIONS = ("header", "ports", "fib_off", "fib_n", "fib_ports", "node_host", "heap_t", "heap_e",
             "heap_p", "flows", "host_nic", "got", "faults", "ingress", "senders", "nics",
-            "sender_arrays")  # fmt: skip
+            "sender_arrays", "rtts")  # fmt: skip
 Sections = namedtuple("Sections", SECTIONS)
 
 
@@ -81,13 +84,13 @@ def section_starts(sizes: dict[str, int]) -> tuple[Sections, int]:
 #: port's packet in service and its lane, its wire FIFO and delivery pending, paused lanes (a
 #: bit per lane), the PFC ingress queue of the link it feeds (-1: none); a NIC's host (-1: a
 #: switch port); the overflow policy (uno.net.overflow); the node it belongs to; a congestion
-#: point's bytes since its last sample and Q_old (uno.net.qcn)
+#: point's bytes since its last sample and Q_old (uno.net.qcn); packets trimmed
 P = layout("PortColumns", (
     "busy", "head", "qhead", "tail", "pending", "bytes", "buffer", "rate", "delay", "next",
     "arrivals", "drops", "marks", "max_bytes", "enq_bytes", "flags", "ph_last", "c_busy",
     "c_head", "c_tail", "c_pending", "rng", "held", "flt_off", "flt_n", "flt_rng", "flt_drops",
     "tx_bytes", "tx", "txq", "w_head", "w_tail", "w_pending", "paused", "ingress", "host",
-    "overflow", "owner", "qcn_counted", "qcn_qold",
+    "overflow", "owner", "qcn_counted", "qcn_qold", "trims",
 ))  # fmt: skip
 #: port flags: RED on the physical queue marks, the phantom queue's marks, control packets and
 #: dropped data count in the phantom queue, it has a phantom queue, a control lane, faults, an
@@ -147,10 +150,11 @@ def pool_columns(int_max_records: int) -> int:
 #: ACK bytes; the ST offset of its bitmap of sequence numbers got; counts (got, bytes,
 #: duplicates, ECN); completion (-1: not yet); DCQCN's notification point (the least gap between
 #: CNPs, 0: none; the last CNP's time, -1: none yet; CNPs sent); the ACK paths (their number,
-#: 0: the data packet's reversed; the next one)
+#: 0: the data packet's reversed; the next one); trimmed packets NACKed
 R = layout("ReceiverColumns", ("kernel", "n_packets", "flow_bytes", "ack_bytes", "got_off",
                                "n_got", "bytes", "dup", "ecn", "complete", "cnp_interval",
-                               "last_cnp", "cnps", "ack_paths", "next_ack_path"))  # fmt: skip
+                               "last_cnp", "cnps", "ack_paths", "next_ack_path",
+                               "trimmed"))  # fmt: skip
 #: a kernel sender's row (uno.transport.sender.Sender): whether the kernel runs it, its host,
 #: ends, entropy and hash key (ECMP), packets, the last seq, wire and payload bytes; counters;
 #: the RTO timer (armed, last timeout, granularity, rto, rto after a retransmission: -1 none);
@@ -163,7 +167,8 @@ R = layout("ReceiverColumns", ("kernel", "n_packets", "flow_bytes", "ack_bytes",
 #: whose gap a rate timer may shorten; whether its law hears sends, has timers, reads
 #: delivery-rate samples; the delivered clock (when acknowledged bytes last advanced); the
 #: artifact's timeout rules (timers tested at every ACK and paced send while a resend waits;
-#: every timed-out packet reported to the law); the switches' congestion notices heard
+#: every timed-out packet reported to the law); the switches' congestion notices heard; NACKs of
+#: trimmed copies heard
 S = layout("SenderColumns", (
     "on", "host", "src", "dst", "entropy", "hkey", "n", "last_seq", "full_wire", "last_wire",
     "mss", "last_payload", "next_seq", "inflight", "n_acked", "sent_bytes", "sent_pkts",
@@ -173,6 +178,7 @@ S = layout("SenderColumns", (
     "rq_head", "rq_n", "later_off", "later_n", "nic_queued", "nic_next", "frow", "law",
     "next_send", "wake", "spray", "spray_n", "spray_rng", "dup_cc", "rc_sent", "rc_wire",
     "send_cc", "timer_cc", "rate", "delivered_ps", "scan_resend", "every_timeout", "notices",
+    "trims",
 ))  # fmt: skip
 #: a host's NIC row: its port, the FIFO of waiting kernel senders (through ``S.nic_next``),
 #: whether a wake is pending (uno.net.nic.NicScheduler)

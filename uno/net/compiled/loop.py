@@ -14,8 +14,8 @@ from __future__ import annotations
 from numba import njit
 
 from uno.core.borrow import borrowed
-from uno.core.packet import ACK, CN, DATA
-from uno.net.compiled.delivery import deliver, forward, receive_data
+from uno.core.packet import ACK, CN, DATA, NACK, TRIM
+from uno.net.compiled.delivery import deliver, forward, receive_data, receive_trimmed
 from uno.net.compiled.event_port import eport_tx_done, pfc_signal
 from uno.net.compiled.events import heap_pop, kernel_top, room
 from uno.net.compiled.layout import (
@@ -49,7 +49,12 @@ from uno.net.compiled.nic import nic_resumed, wait_for_nic
 from uno.net.compiled.nic_turns import nic_serve, nic_wake
 from uno.net.compiled.packets import free_row, hash_key, new_packet
 from uno.net.compiled.ports import port_receive
-from uno.net.compiled.sender_acks import on_timer, sender_on_ack, sender_on_notice
+from uno.net.compiled.sender_acks import (
+    on_timer,
+    sender_on_ack,
+    sender_on_notice,
+    sender_on_trim_nack,
+)
 from uno.net.compiled.senders import pace_wake, rate_changed, try_send
 
 
@@ -92,8 +97,13 @@ def _at_host(ST, F, U, PK, host, slot, now):
     (``RUN_NONE`` to go on, ``RUN_ERROR``, ``RUN_DONE`` with the flow that completed, or
     ``host``: the packet is Python's; the slot)."""
     kind = PK[slot, K.kind]
-    if kind == DATA and ST[ST[H.off_flows] + PK[slot, K.flow] * R.size + R.kernel]:
-        err = receive_data(ST, F, U, PK, host, slot, now)
+    if (kind == DATA or kind == TRIM) and ST[
+        ST[H.off_flows] + PK[slot, K.flow] * R.size + R.kernel
+    ]:
+        if kind == DATA:
+            err = receive_data(ST, F, U, PK, host, slot, now)
+        else:
+            err = receive_trimmed(ST, F, U, PK, host, slot, now)
         if err:
             ST[H.error] = err
             return RUN_ERROR, slot
@@ -106,6 +116,15 @@ def _at_host(ST, F, U, PK, host, slot, now):
             return RUN_ERROR, slot
         ST[H.rx_cn] += 1
         sender_on_notice(ST, F, f, PK[slot, K.seq], now)
+        free_row(ST, PK, slot)
+        return RUN_NONE, slot
+    if kind == NACK and ST[ST[H.off_senders] + f * S.size + S.on]:
+        if PK[slot, K.dst] != host:
+            ST[H.error] = ERR_MISROUTED
+            ST[H.error_arg] = slot
+            return RUN_ERROR, slot
+        ST[H.rx_nack] += 1
+        sender_on_trim_nack(ST, F, U, PK, f, slot, now)
         free_row(ST, PK, slot)
         return RUN_NONE, slot
     if kind == ACK and ST[ST[H.off_senders] + f * S.size + S.on]:

@@ -27,7 +27,7 @@ from uno.net.compiled.layout import (
     P,
 )
 from uno.net.compiled.packets import fifo_append
-from uno.net.compiled.queue import admit, decide_mark, int_settled
+from uno.net.compiled.queue import ADMITTED, TRIMMED, admit, decide_mark, int_settled
 
 
 @njit(cache=True)
@@ -85,7 +85,10 @@ def port_receive(ST, F, U, PK, p, slot, now):
     qhead = ST[pb + P.qhead]
     if qhead >= 0 and PK[qhead, K.dep] <= now:
         settle(ST, F, U, PK, p, pb, now)
-    if not admit(ST, F, PK, p, pb, flags, kind, size, slot, now):
+    verdict = admit(ST, F, PK, p, pb, flags, kind, size, slot, now)
+    if verdict != ADMITTED:
+        if verdict == TRIMMED:  # its header goes on in the control lane
+            _control_lane(ST, PK, p, pb, slot, PK[slot, K.bytes], now)
         return
     busy = ST[pb + P.busy]
     dep = (busy if busy > now else now) + serialization_ps_kernel(size, ST[pb + P.rate])

@@ -11,13 +11,14 @@ import numpy as np
 from numba import njit
 
 from uno.cc.law import INT_FIELDS
-from uno.core.packet import CN, DATA
+from uno.core.packet import CN, DATA, TRIM
 from uno.net.compiled.events import heap_push, next_eid
 from uno.net.compiled.layout import EV, EV_BITS, EV_SLOT_SHIFT, FL, ING, KI, PF, H, K, P
 from uno.net.compiled.packets import free_row, hash_key, new_packet
 from uno.net.compiled.pcg import pcg64_next_double
 from uno.net.compiled.pfc import ingress_release
-from uno.net.overflow import ADMIT, packet_verdict
+from uno.net.int import int_record_slot
+from uno.net.overflow import ADMIT, OVERFLOW_TRIM, packet_verdict
 from uno.net.phantom import phantom_after_enqueue, phantom_level
 from uno.net.qcn import qcn_sample
 from uno.net.red import RED_ALWAYS, RED_RAMP, red_ramp_marks, red_zone
@@ -67,29 +68,17 @@ def decide_mark(ST, F, U, PK, p, pb, slot, remaining):
 
 
 @njit(cache=True)
-def int_stamp(PK, slot, max_records, gear, ts, qlen, tx_bytes, rate):
-    """Append the INT record (``ts`` ps, ``qlen`` bytes, ``tx_bytes``, ``rate`` bit/s) to the
-    packet in ``slot`` (:meth:`uno.net.int.IntStamper.stamp`): while it holds fewer than
-    ``max_records``; then, with ``gear``, in place of the stored record with the shortest drain
-    time qlen / rate (the first such) if its own is longer."""
+def int_stamp(PK, slot, max_records, rule, salt, ts, qlen, tx_bytes, rate):
+    """Write the INT record (``ts`` ps, ``qlen`` bytes, ``tx_bytes``, ``rate`` bit/s) into the
+    packet in ``slot`` where :func:`uno.net.int.int_record_slot` puts it, if anywhere."""
     n = PK[slot, KI.n_records]
-    if n < max_records:
-        at = KI.size + n * INT_FIELDS
-        PK[slot, KI.n_records] = n + 1
-    elif gear:
-        j = 0
-        shortest = PK[slot, KI.size + 1] / PK[slot, KI.size + 3]
-        for i in range(1, n):
-            base = KI.size + i * INT_FIELDS
-            drain = PK[slot, base + 1] / PK[slot, base + 3]
-            if drain < shortest:
-                shortest = drain
-                j = i
-        if not qlen / rate > shortest:
-            return
-        at = KI.size + j * INT_FIELDS
-    else:
+    held = PK[slot, KI.size : KI.size + n * INT_FIELDS].reshape((n, INT_FIELDS))
+    i = int_record_slot(held, n, max_records, rule, qlen, rate, salt, ts, tx_bytes)
+    if i < 0:
         return
+    if i == n:
+        PK[slot, KI.n_records] = n + 1
+    at = KI.size + i * INT_FIELDS
     PK[slot, at] = ts
     PK[slot, at + 1] = qlen
     PK[slot, at + 2] = tx_bytes
@@ -103,7 +92,7 @@ def int_settled(ST, PK, pb, slot, remaining):
     packet gets the port's record (:meth:`uno.net.event_port.EventPort._tx_done`)."""
     ST[pb + P.tx_bytes] += PK[slot, K.bytes]
     if PK[slot, K.kind] == DATA:
-        int_stamp(PK, slot, ST[H.int_max], ST[H.int_gear], PK[slot, K.dep], remaining,
+        int_stamp(PK, slot, ST[H.int_max], ST[H.int_rule], ST[H.int_salt], PK[slot, K.dep], remaining,
                   ST[pb + P.tx_bytes], ST[pb + P.rate])  # fmt: skip
 
 
@@ -149,16 +138,32 @@ def notify_source(ST, F, PK, p, pb, slot, size, queued, now):
               (notice << EV_SLOT_SHIFT) | (ST[pb + P.owner] << EV_BITS) | EV.cn)  # fmt: skip
 
 
+#: what :func:`admit` did with a data-queue packet
+DROPPED, ADMITTED, TRIMMED = 0, 1, 2
+
+
 @njit(cache=True, inline="always")
 def admit(ST, F, PK, p, pb, flags, kind, size, slot, now):
     """Port ``p`` (row ``pb``, ``flags``) asks its overflow policy about the data-queue packet
-    in ``slot`` (``kind``, ``size`` bytes) at ``now``: tail drop (:func:`_tail_drop`), or the
-    packet is accepted: queued bytes, bytes accepted, the peak, the phantom queue (data, and
-    control packets unless they do not count). Returns whether it was admitted."""
+    in ``slot`` (``kind``, ``size`` bytes) at ``now``: tail drop (:func:`_tail_drop`:
+    ``DROPPED``), trimming (a data packet becomes a ``TRIM`` header of ``H.trim_bytes``, its PFC
+    ingress share released: ``TRIMMED``, for the caller's control lane; :func:`uno.net.port.trim`),
+    or the packet is accepted: queued bytes, bytes accepted, the peak, the phantom queue (data,
+    and control packets unless they do not count): ``ADMITTED``."""
     queued = ST[pb + P.bytes]
-    if packet_verdict(ST[pb + P.overflow], queued, size, ST[pb + P.buffer]) != ADMIT:
+    verdict = packet_verdict(ST[pb + P.overflow], queued, size, ST[pb + P.buffer])
+    if verdict != ADMIT:
+        if verdict == OVERFLOW_TRIM and kind == DATA:
+            ST[pb + P.trims] += 1
+            PK[slot, K.kind] = TRIM
+            PK[slot, K.bytes] = ST[H.trim_bytes]
+            ing = PK[slot, K.ingress]
+            if ing >= 0:
+                PK[slot, K.ingress] = -1
+                ingress_release(ST, ing, size, now)
+            return TRIMMED
         _tail_drop(ST, F, PK, p, pb, flags, kind, size, slot, now)
-        return False
+        return DROPPED
     qbytes = queued + size
     ST[pb + P.bytes] = qbytes
     ST[pb + P.enq_bytes] += size
@@ -168,4 +173,4 @@ def admit(ST, F, PK, p, pb, flags, kind, size, slot, now):
         phantom_enqueue(ST, F, p, pb, now, size)
     if flags & FL.qcn and kind == DATA:
         notify_source(ST, F, PK, p, pb, slot, size, qbytes, now)
-    return True
+    return ADMITTED

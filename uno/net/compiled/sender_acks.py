@@ -1,14 +1,23 @@
 """What a kernel sender hears: an ACK (:meth:`uno.transport.sender.Sender.on_control` without
-coding: acknowledgement, its law's feedback, completion, fast retransmit) and its
-retransmission timer (:meth:`uno.transport.sender.Sender._on_timer`). Times in ps, sizes in
+coding: acknowledgement, its law's feedback, completion, fast retransmit), a trimmed copy's
+NACK, a switch's congestion notice and its retransmission timer (:meth:`uno.transport.sender.Sender._on_timer`). Times in ps, sizes in
 wire bytes."""
 
 from __future__ import annotations
 
 from numba import njit
 
+from uno.cc.law import LOSS_NACK
+from uno.metrics.rtts import rtt_bin
 from uno.net.compiled.events import heap_push, next_eid
-from uno.net.compiled.law_calls import cc_on_ack, cc_on_notify, on_loss_episode, on_timeouts
+from uno.net.compiled.law_calls import (
+    cc_on_ack,
+    cc_on_loss,
+    cc_on_notify,
+    law_rows,
+    on_loss_episode,
+    on_timeouts,
+)
 from uno.net.compiled.layout import ERR_OUTSTANDING, EV, EV_BITS, H, K, S
 from uno.net.compiled.sender_rings import (
     declare_lost,
@@ -16,6 +25,7 @@ from uno.net.compiled.sender_rings import (
     expire,
     fifo_front,
     fifo_pop,
+    retx_push_front,
     wire_of,
 )
 from uno.net.compiled.senders import scan_while_resending, try_send
@@ -128,6 +138,8 @@ def sender_on_ack(ST, F, U, PK, f, slot, now):
         ST[sb + S.delivered_ps] = now
     cc_on_ack(F, ST[sb + S.frow], ST, sb, PK, slot, now, wire, ecn, now - sent_ps, sent_ps, 0,
               rate_bytes, rate_ps)  # fmt: skip
+    if ST[H.rtt_bins]:
+        ST[ST[H.off_rtt] + rtt_bin(now - sent_ps)] += 1
     if ST[sb + S.n_acked] == ST[sb + S.n]:
         return _complete(ST, sb)
     if ST[sb + S.dupthr]:
@@ -147,3 +159,25 @@ def sender_on_notice(ST, F, f, level, now):
         return
     ST[sb + S.notices] += 1
     cc_on_notify(F, ST[sb + S.frow], ST, sb, now, level)
+
+
+@njit(cache=True)
+def sender_on_trim_nack(ST, F, U, PK, f, slot, now):
+    """The NACK in row ``slot`` reaches kernel sender ``f`` at ``now``: a switch trimmed the
+    copy of its ``seq`` sent at its ``sent`` (:meth:`uno.transport.sender.Sender._on_trim_nack`).
+    If that copy is the one in flight, it leaves the flight and is resent at once, ahead of
+    other retransmissions, and the law hears a NACK; the caller frees the row."""
+    sb = ST[H.off_senders] + f * S.size
+    if ST[sb + S.done]:
+        return
+    ST[sb + S.trims] += 1
+    seq = PK[slot, K.seq]
+    out = ST[sb + S.out_off]
+    if ST[ST[sb + S.acked_off] + seq] or ST[out + seq] != PK[slot, K.sent] + 1:
+        return  # acknowledged already, or a newer copy is in flight
+    ST[out + seq] = 0
+    ST[sb + S.inflight] -= wire_of(ST, sb, seq)
+    retx_push_front(ST, sb, seq)
+    s, p = law_rows(F, ST[sb + S.frow], ST)
+    cc_on_loss(ST[sb + S.law], s, p, float(now), LOSS_NACK)
+    try_send(ST, F, U, PK, f, now, False)

@@ -93,6 +93,17 @@ def retx_push(ST, sb, seq):
 
 
 @njit(cache=True)
+def retx_push_front(ST, sb, seq):
+    """Queue ``seq`` for retransmission ahead of every other (a trimmed copy's)."""
+    head = ST[sb + S.rq_head] - 1
+    if head < 0:
+        head = ST[sb + S.rq_cap] - 1
+    ST[sb + S.rq_head] = head
+    ST[ST[sb + S.rq_off] + head] = seq
+    ST[sb + S.rq_n] += 1
+
+
+@njit(cache=True)
 def retx_pop(ST, sb):
     """The oldest seq queued for retransmission, off the queue."""
     seq = ST[ST[sb + S.rq_off] + ST[sb + S.rq_head]]

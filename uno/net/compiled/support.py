@@ -96,6 +96,6 @@ def sender_plan(flows: list, kernel_rx: list, wanted: bool) -> tuple[list[bool],
         "in Python" if n_py == len(flows) else f"in the kernel but {n_py} of {len(flows)} in Python"
     )
     return plan, (
-        f"{where} ({'; '.join(why)}; the kernel's: DCTCP, UnoCC, GEMINI, MP-RDMA, BBR, HPCC or "
-        "DCQCN with ECMP or spraying, no coding)"
+        f"{where} ({'; '.join(why)}; the kernel's: every congestion-control law with ECMP or "
+        "spraying, no coding)"
     )

@@ -95,6 +95,10 @@ class CompiledPort:
         return self._int(P.drops)
 
     @property
+    def trims(self) -> int:
+        return self._int(P.trims)
+
+    @property
     def ecn_marks(self) -> int:
         return self._int(P.marks)
 
