@@ -4,8 +4,10 @@ fat tree with SMaRTT and trimming for every balancer (§4, ``experiment=reps_per
 non-oversubscribed tree (Fig. 2), the 8:1 tree (Fig. 3), failed aggregation-core links (Fig. 4,
 ``experiment=reps_failures``) and Wait-to-Decrease off (Fig. 1).
 
-Full form only: each run is 1,024 flows of 4 MiB (about 1 M packets, 1-3 min), and the claims
-are about the whole job at that scale.
+The full form is the paper's scale: 1,024 flows of 4 MiB (about 1 M packets, 15-60 s a run). The
+reduced form runs the same permutation on a k = 8 tree (128 hosts, the 8:1 tree as ToRs 4 down /
+1 up and aggregation switches 4 down / 2 up, failures on the 4 links into the first aggregation
+switch) with 1 MiB flows: a few seconds a run.
 """
 
 from __future__ import annotations
@@ -18,10 +20,21 @@ PAPER = "REPS (arXiv)"
 _PERM = ("experiment=reps_permutation",)
 _OVERSUB = (*_PERM, "topo.tor_uplinks=2", "topo.agg_uplinks=4")
 _FAILED = ("experiment=reps_failures",)
+_SMALL = ("topo.k=8", "workload.size_bytes=1048576")
+#: the reduced form of each full form above
+_REDUCED = {
+    _PERM: (*_PERM, *_SMALL),
+    _OVERSUB: (*_PERM, *_SMALL, "topo.tor_uplinks=1", "topo.agg_uplinks=2"),
+    _FAILED: (*_FAILED, *_SMALL),
+}
 
 
 def _runs(base: tuple[str, ...], *lbs: str) -> dict:
-    return {lb: (*base, f"lb={lb}") for lb in lbs}
+    """The claim's full and reduced runs: one per balancer, on ``base``."""
+    return {
+        "full": {lb: (*base, f"lb={lb}") for lb in lbs},
+        "reduced": {lb: (*_REDUCED[base], f"lb={lb}") for lb in lbs},
+    }
 
 
 CLAIMS = (
@@ -37,7 +50,7 @@ CLAIMS = (
         measure=fct_ratio("spray", "reps", "max"),
         measure_doc="the permutation's completion time (max FCT), spray / reps",
         expect=Expect("within", paper=1.1, rel_tol=0.05),
-        full=_runs(_PERM, "reps", "spray"),
+        **_runs(_PERM, "reps", "spray"),
     ),
     Claim(
         id="reps.fig3.reps_beats_spray_8to1",
@@ -50,7 +63,7 @@ CLAIMS = (
         measure=fct_ratio("spray", "reps", "max"),
         measure_doc="the permutation's completion time (max FCT) on the 8:1 tree, spray / reps",
         expect=Expect("within", paper=1.1, rel_tol=0.05),
-        full=_runs(_OVERSUB, "reps", "spray"),
+        **_runs(_OVERSUB, "reps", "spray"),
     ),
     Claim(
         id="reps.fig3.reps_rtt_tail_below_spray_8to1",
@@ -63,7 +76,7 @@ CLAIMS = (
         measure=rtt_quantile_ratio("spray", "reps", "p99"),
         measure_doc="99th-percentile per-packet RTT on the 8:1 tree, spray / reps",
         expect=Expect("at_least", paper=1.0),
-        full=_runs(_OVERSUB, "reps", "spray"),
+        **_runs(_OVERSUB, "reps", "spray"),
     ),
     Claim(
         id="reps.fig3.ecmp_1_5x_spray_8to1",
@@ -76,7 +89,7 @@ CLAIMS = (
         measure=fct_ratio("ecmp", "spray", "max"),
         measure_doc="the permutation's completion time (max FCT) on the 8:1 tree, ecmp / spray",
         expect=Expect("within", paper=1.5, rel_tol=0.2),
-        full=_runs(_OVERSUB, "ecmp", "spray"),
+        **_runs(_OVERSUB, "ecmp", "spray"),
     ),
     Claim(
         id="reps.fig4.reps_beats_spray_failures",
@@ -90,7 +103,7 @@ CLAIMS = (
         measure_doc="the permutation's completion time (max FCT) with 8 failed core-to-"
         "aggregation links, spray / reps",
         expect=Expect("within", paper=1.5, rel_tol=0.2),
-        full=_runs(_FAILED, "reps", "spray"),
+        **_runs(_FAILED, "reps", "spray"),
     ),
     Claim(
         id="reps.fig4.ecmp_flows_never_finish",
@@ -103,7 +116,7 @@ CLAIMS = (
         measure=unfinished_flows("ecmp"),
         measure_doc="flows unfinished at the run's 50-ms end under ECMP, 8 failed links",
         expect=Expect("at_least", paper=1.0),
-        full=_runs(_FAILED, "ecmp"),
+        **_runs(_FAILED, "ecmp"),
     ),
     Claim(
         id="reps.fig1.wtd_improves_fct",
@@ -118,5 +131,9 @@ CLAIMS = (
         "off / on",
         expect=Expect("at_least", paper=1.1),
         full={"wtd": (*_PERM, "lb=reps"), "no_wtd": (*_PERM, "lb=reps", "cc.smartt.wtd=false")},
+        reduced={
+            "wtd": (*_REDUCED[_PERM], "lb=reps"),
+            "no_wtd": (*_REDUCED[_PERM], "lb=reps", "cc.smartt.wtd=false"),
+        },  # fmt: skip
     ),
 )
