@@ -36,7 +36,7 @@ from __future__ import annotations
 from collections import deque
 from typing import TYPE_CHECKING
 
-from uno.core.packet import DATA, TRIM
+from uno.core.packet import DATA
 from uno.net.overflow import ADMIT, OVERFLOW_TRIM, verdict
 from uno.net.port import DROP_BUFFER, PortBase, trim
 
@@ -141,12 +141,27 @@ class EventPort(PortBase):
         self.arrivals += 1
         if pkt.kind and self.control_lane:
             queue = CONTROL
-        elif not self._admitted(pkt, now):
-            if pkt.kind != TRIM:  # dropped (else trimmed: its header goes in the control lane)
-                return
-            queue = CONTROL
         else:
             queue = DATA_PRIORITY
+            size = pkt.size_bytes
+            if (  # (the policy is asked only when the buffer has no room, as in Port)
+                self.bytes + size > self.buffer_bytes
+                and (outcome := verdict(self.overflow_policy, self.bytes, size, self.buffer_bytes))
+                != ADMIT
+            ):
+                if not self._overflow(pkt, now, outcome):
+                    return
+                queue = CONTROL  # trimmed: its header goes on in the control lane
+            else:
+                qbytes = self.bytes + size
+                self.bytes = qbytes
+                self.enqueued_bytes += size
+                if qbytes > self.max_bytes:
+                    self.max_bytes = qbytes
+                if self.phantom is not None and (self._phantom_acks or pkt.kind == DATA):
+                    self.phantom.enqueue(now, size)
+                if self.qcn is not None and pkt.kind == DATA:
+                    self._notify_source(pkt, now, qbytes)
         self._queues[queue].append(pkt)
         busy = self._busy_until_ps
         if busy != PAUSED_PS:
@@ -156,36 +171,22 @@ class EventPort(PortBase):
         if self._tx_pkt is None:
             self._start(now)
 
-    def _admitted(self, pkt, now: int) -> bool:
-        """Whether a packet for the data lane joins it: the buffer has room, or the overflow
-        policy drops it (counted, its PFC share released) or trims it (:func:`trim`)."""
-        size = pkt.size_bytes
-        # (the policy is asked only when the buffer has no room, as in Port)
-        if self.bytes + size > self.buffer_bytes:
-            outcome = verdict(self.overflow_policy, self.bytes, size, self.buffer_bytes)
-            if outcome == OVERFLOW_TRIM and pkt.kind == DATA:
-                trim(self, pkt)
-                return False
-            if outcome != ADMIT:
-                if self._phantom_drops and self.phantom is not None and pkt.kind == DATA:
-                    self.phantom.enqueue(now, size)
-                self.drops += 1
-                ingress = getattr(pkt, "ingress", None)
-                if ingress is not None:
-                    pkt.ingress = None
-                    ingress.dropped(pkt)
-                self._network.drop(pkt, DROP_BUFFER, self)
-                return False
-        qbytes = self.bytes + size
-        self.bytes = qbytes
-        self.enqueued_bytes += size
-        if qbytes > self.max_bytes:
-            self.max_bytes = qbytes
-        if self.phantom is not None and (self._phantom_acks or pkt.kind == DATA):
-            self.phantom.enqueue(now, size)
-        if self.qcn is not None and pkt.kind == DATA:
-            self._notify_source(pkt, now, qbytes)
-        return True
+    def _overflow(self, pkt, now: int, outcome: int) -> bool:
+        """The data lane has no room for ``pkt`` and the overflow policy said ``outcome``: a
+        data packet is trimmed (:func:`trim`; returns True), anything else dropped (counted,
+        its PFC share released; returns False)."""
+        if outcome == OVERFLOW_TRIM and pkt.kind == DATA:
+            trim(self, pkt)
+            return True
+        if self._phantom_drops and self.phantom is not None and pkt.kind == DATA:
+            self.phantom.enqueue(now, pkt.size_bytes)
+        self.drops += 1
+        ingress = getattr(pkt, "ingress", None)
+        if ingress is not None:
+            pkt.ingress = None
+            ingress.dropped(pkt)
+        self._network.drop(pkt, DROP_BUFFER, self)
+        return False
 
     def _start(self, now: int) -> None:
         """Put the next unpaused packet, by priority, on the link (the link is idle).

@@ -14,7 +14,7 @@ from __future__ import annotations
 from numba import njit
 
 from uno.core.borrow import borrowed
-from uno.core.packet import ACK, CN, DATA, NACK, TRIM
+from uno.core.packet import CN, DATA, NACK, TRIM
 from uno.net.compiled.delivery import deliver, forward, receive_data, receive_trimmed
 from uno.net.compiled.event_port import eport_tx_done, pfc_signal
 from uno.net.compiled.events import heap_pop, kernel_top, room
@@ -109,40 +109,31 @@ def _at_host(ST, F, U, PK, host, slot, now):
             return RUN_ERROR, slot
         return RUN_NONE, slot
     f = PK[slot, K.flow]
-    if kind == CN and ST[ST[H.off_senders] + f * S.size + S.on]:
-        if PK[slot, K.dst] != host:
-            ST[H.error] = ERR_MISROUTED
-            ST[H.error_arg] = slot
-            return RUN_ERROR, slot
+    if kind == DATA or kind == TRIM or not ST[ST[H.off_senders] + f * S.size + S.on]:
+        return host, slot
+    # a congestion notice, a trimmed copy's NACK or an ACK for a kernel sender
+    if PK[slot, K.dst] != host:
+        ST[H.error] = ERR_MISROUTED
+        ST[H.error_arg] = slot
+        return RUN_ERROR, slot
+    done = 0
+    if kind == CN:
         ST[H.rx_cn] += 1
         sender_on_notice(ST, F, f, PK[slot, K.seq], now)
-        free_row(ST, PK, slot)
-        return RUN_NONE, slot
-    if kind == NACK and ST[ST[H.off_senders] + f * S.size + S.on]:
-        if PK[slot, K.dst] != host:
-            ST[H.error] = ERR_MISROUTED
-            ST[H.error_arg] = slot
-            return RUN_ERROR, slot
+    elif kind == NACK:
         ST[H.rx_nack] += 1
         sender_on_trim_nack(ST, F, U, PK, f, slot, now)
-        free_row(ST, PK, slot)
-        return RUN_NONE, slot
-    if kind == ACK and ST[ST[H.off_senders] + f * S.size + S.on]:
-        if PK[slot, K.dst] != host:
-            ST[H.error] = ERR_MISROUTED
-            ST[H.error_arg] = slot
-            return RUN_ERROR, slot
+    else:
         ST[H.rx_ack] += 1
         done = sender_on_ack(ST, F, U, PK, f, slot, now)
-        free_row(ST, PK, slot)
-        if done == 1:
-            return RUN_DONE, f
-        if done < 0:
-            ST[H.error] = -done
-            ST[H.error_arg] = f
-            return RUN_ERROR, slot
-        return RUN_NONE, slot
-    return host, slot
+    free_row(ST, PK, slot)
+    if done == 1:
+        return RUN_DONE, f
+    if done < 0:
+        ST[H.error] = -done
+        ST[H.error_arg] = f
+        return RUN_ERROR, slot
+    return RUN_NONE, slot
 
 
 @njit(cache=True)
