@@ -9,13 +9,15 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from uno.cc.adapter import make_cc
+from uno.cc.adapter import make_cc, make_receiver_cc
+from uno.cc.registry import LAW_BY_NAME
 from uno.config.validate import check_queue_ports
 from uno.core.errors import ConfigError
-from uno.core.units import ms_to_ps, us_to_ps
+from uno.core.units import gbps_to_bps, ms_to_ps, us_to_ps
 from uno.lb.registry import make_lb
 from uno.metrics.recorder import Recorder
 from uno.metrics.rtts import RTT_BINS
+from uno.net.dci import configure_dci, dci_int_stampers, reinsert_int
 from uno.net.event_port import EventPort
 from uno.net.host import Host
 from uno.net.int import configure_int, int_stampers
@@ -75,6 +77,24 @@ def packet_port_class(cfg, dataplane: str = "python"):
     return EventPort if event else Port
 
 
+def _credit_cc(cfg, plan, network):
+    """The receiver's part of the flow's law (MLCC's credit loop), for a cross-DC flow whose
+    receiver-side DCI switch keeps per-flow queues; None otherwise."""
+    dci = cfg.switch.dci
+    law = LAW_BY_NAME[plan.cc_name]
+    if law.receiver is None or plan.cls != "inter":
+        return None
+    if not (dci.enabled and dci.per_flow_queues):
+        raise ConfigError(
+            "switch.dci.enabled",
+            f"cc {plan.cc_name} needs the DCI switches' per-flow queues for its cross-DC flows: "
+            "set switch.dci.enabled=true (and switch.dci.per_flow_queues=true)",
+        )
+    rate = dci.initial_rate_gbps
+    init_rate = gbps_to_bps(rate) if rate is not None else network.hosts[plan.spec.dst].nic.rate_bps
+    return make_receiver_cc(plan.cc_name, cfg.cc, plan.ctx, init_rate, cfg.engine.cc_py_func)
+
+
 def populate_packet(
     cfg, sim: Simulation, scenario, plans, port_cls=Port, dataplane: str = "python"
 ) -> Simulation:
@@ -85,6 +105,9 @@ def populate_packet(
     routing = scenario.routing
     network = Network(sim.engine, routing, scenario.ecmp_salts, port_cls)
     network.configure_marking(cfg.switch, scenario.marking, sim.rng)
+    dci = cfg.switch.dci
+    if dci.enabled:  # before PFC: its ingress queues hand packets on to the DCI's taps
+        configure_dci(network, dci)
     if cfg.switch.pfc.enabled:
         log = PauseLog()
         for port in network.ports:
@@ -99,8 +122,12 @@ def populate_packet(
             salt = int(sim.rng.stream("int_ties").integers(0, 2**62))
         if dataplane == "compiled":
             stampers = int_stampers(network, int_cfg, salt)  # the kernel stamps
+            if dci.enabled:
+                stampers.update(dci_int_stampers(network, int_cfg, salt))
         else:
             configure_int(network, int_cfg, salt)
+            if dci.enabled:
+                reinsert_int(network, int_cfg, salt)
     if cfg.switch.qcn.enabled:
         configure_qcn(network, cfg.switch.qcn)
     # after PFC: a faulty link loses packets before they reach the next switch's ingress queue
@@ -165,6 +192,7 @@ def populate_packet(
             tp.mtu_bytes,
             cnp_interval_ps=cc.cnp_interval_ps,
             ack_paths=tp.ack_paths,
+            credit_cc=_credit_cc(cfg, plan, network),
         )
         sim.flows.append(flow)
     by_id = network.flows_by_id  # (the hosts hold this list: fill it in place)
@@ -208,9 +236,10 @@ def populate_packet(
             and p.next_node.host_id in dsts
         ]
         rec.select_ports(list(en.queue_ports), network.ports, receiver_ports)
+        rec.dcis = network.dcis
         if network.dataplane is not None:
-            # the kernel's senders and receivers keep their state in its arrays
-            rec.before_sample = network.dataplane.sync_senders
+            # the kernel's senders, receivers and DCI switches keep their state in its arrays
+            rec.before_sample = network.dataplane.sync_sampled
         sim.recorder = rec
     sim.meta = scenario.meta()
     return sim

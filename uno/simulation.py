@@ -273,6 +273,19 @@ class Simulation:
             summary["dataplane"] = {"kind": "compiled", "senders": net.dataplane.senders_note}
         else:
             summary["dataplane"] = {"kind": "python", "senders": "in Python"}
+        if net.dcis:
+            summary["dci"] = {
+                d.switch.name: {
+                    "switch_int_notices": sum(
+                        t.notices for t in net.dci_taps.values() if t.dci is d
+                    ),  # fmt: skip
+                    "pfq_packets": sum(t.pfq_packets for t in net.dci_taps.values() if t.dci is d),
+                    "pfq_drops": sum(t.pfq_drops for t in net.dci_taps.values() if t.dci is d),
+                    "pfq_max_bytes": d.max_bytes,
+                    "pfq_bytes_at_end": d.bytes,
+                }
+                for d in net.dcis
+            }
         if self.pfc is not None:
             from uno.net.pfc import pfc_summary
 
@@ -401,4 +414,10 @@ class Simulation:
                     "queue_bytes_at_end": queue_bytes,
                 }
             )
-        return pd.DataFrame(rows)
+        frame = pd.DataFrame(rows)
+        taps = self.network.dci_taps
+        if taps and not frame.empty:  # the DCI switches' counters, by the port into them
+            for col, attr in (("dci_notices", "notices"), ("pfq_packets", "pfq_packets"),
+                              ("pfq_drops", "pfq_drops")):  # fmt: skip
+                frame[col] = [getattr(taps[n], attr) if n in taps else 0 for n in frame["port"]]
+        return frame

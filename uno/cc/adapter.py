@@ -48,6 +48,8 @@ class LawControl(CongestionControl):
         self.state = np.zeros(law.state_size + law.state_tail(consts))
         self.py_func = py_func
         self.wants_int = "int" in law.signals
+        #: whether ACKs' suggested rates reach :meth:`on_report`
+        self.hears_reports = "dci" in law.signals
         self.wants_rate_samples = "delivery_rate" in law.signals
         self.wants_send_events = law.on_send is not no_send and (
             law.hears_sends is None or law.hears_sends(consts)
@@ -183,6 +185,18 @@ class LawControl(CongestionControl):
             self._cwnd, self._rate = R.law_notify(self.kind, self.state, self.consts, now_ps,
                                                   level)  # fmt: skip
 
+    def on_report(self, now_ps: int, sent_ps: int, rate_bps: float, hops=()) -> None:
+        """A DCI switch's INT records ``hops`` of the data packet sent at ``sent_ps``, or the
+        rate (bit/s, > 0) the receiver suggests in an ACK (:data:`uno.cc.law.Law.on_report`)."""
+        rec = _records(hops) if hops else NO_RECORDS
+        if self.py_func:
+            self.law.on_report.py_func(self.state, self.consts, float(now_ps), float(sent_ps),
+                                       float(rate_bps), rec)  # fmt: skip
+            self._allows()
+        else:
+            self._cwnd, self._rate = R.law_report(self.kind, self.state, self.consts, now_ps,
+                                                  sent_ps, float(rate_bps), rec)  # fmt: skip
+
     # ---- timers -----------------------------------------------------------------------------
     def next_rate_change_ps(self) -> int | None:
         if self.py_func:
@@ -201,6 +215,40 @@ class LawControl(CongestionControl):
     def pacing_gap_ps(self, wire_bytes: int) -> int:
         """The gap a packet of ``wire_bytes`` leaves at the current pacing rate (ps)."""
         return int(wire_bytes * BPS_PS / self.pacing_rate_bps)
+
+
+class ReceiverLawControl:
+    """The receiver's part of a law (:attr:`uno.cc.law.Law.receiver`) for one flow: its state
+    and constants, and the call per data packet."""
+
+    __slots__ = ("state", "consts", "_on_data", "_cols")
+
+    def __init__(self, rx, params, ctx: FlowContext, init_rate_bps: float, py_func: bool = False):
+        st = rx.layout.state
+        self._cols = (st.credit, st.credit_rate_bps, st.dqm_avg_bps)
+        self.consts = np.asarray(rx.pack(params, ctx, init_rate_bps), dtype=np.float64)
+        self.state = np.zeros(rx.state_size(self.consts))
+        (rx.init.py_func if py_func else rx.init)(self.state, self.consts)
+        self._on_data = rx.on_data.py_func if py_func else rx.on_data
+
+    def on_data(self, now_ps: int, credit: int, queue_bytes: int, hops) -> tuple:
+        """A data packet stamped with ``credit`` (-1: none) whose per-flow queue held
+        ``queue_bytes`` arrived with INT records ``hops``: what its ACK carries, (C_R,
+        R_credit in bit/s, R-bar_DQM in bit/s)."""
+        rec = _records(hops) if hops else NO_RECORDS
+        s = self.state
+        self._on_data(s, self.consts, float(now_ps), float(credit), float(queue_bytes), rec)
+        c, r, d = self._cols
+        return int(s[c]), float(s[r]), float(s[d])
+
+
+def make_receiver_cc(name: str, cc_cfg, ctx: FlowContext, init_rate_bps: float,
+                     py_func: bool = False) -> ReceiverLawControl | None:  # fmt: skip
+    """The receiver's part of algorithm ``name`` for a flow, if the algorithm has one."""
+    rx = R.LAW_BY_NAME[name].receiver
+    if rx is None:
+        return None
+    return ReceiverLawControl(rx, getattr(cc_cfg, name), ctx, init_rate_bps, py_func)
 
 
 def make_cc(name: str, cc_cfg, ctx: FlowContext, py_func: bool = False) -> LawControl:

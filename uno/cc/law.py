@@ -195,6 +195,11 @@ def no_notify(s, p, now_ps, level):
 
 
 @njit(cache=True)
+def no_report(s, p, now_ps, sent_ps, rate_bps, rec):
+    """``on_report`` of a law that hears no reports from the network's DCI switches."""
+
+
+@njit(cache=True)
 def no_timer(s, p):
     """``next_timer`` of a law without timers."""
     return NEVER_PS
@@ -219,7 +224,7 @@ class Law:
     "queueing" (the chance of queueing an RTT sample does not show, ``Feedback.queued_p``),
     "delivery_rate", "int" (INT records), "timers" (its own rate timers), "cnp" (congestion
     notifications coalesced at the receiver), "qcn" (congestion notices switches send straight
-    to the sender, ``on_notify``). ``state_tail``: extra state columns for
+    to the sender, ``on_notify``), "dci" (reports of DCI switches and receivers, ``on_report``). ``state_tail``: extra state columns for
     constants ``p`` (per-hop records, a filter's slots)."""
 
     name: str
@@ -237,6 +242,12 @@ class Law:
     #: a congestion notice a switch sent straight to the sender (``uno.net.qcn``): its
     #: quantised feedback ``level`` (1..63), heard at ``now_ps``
     on_notify: Callable = no_notify
+    #: a report from the path's DCI switches (``uno.net.dci``), heard at ``now_ps``: a
+    #: switch's INT records ``rec`` of the data packet sent at ``sent_ps`` (MLCC's Switch-INT),
+    #: or, with ``rate_bps`` > 0, the rate the receiver suggests in an ACK (bit/s)
+    on_report: Callable = no_report
+    #: the receiver's part of a law whose receiver computes (``uno.cc.mlcc.RECEIVER``): None
+    receiver: object | None = None
     state_tail: Callable = no_tail
     signals: tuple[str, ...] = ("ecn",)
     #: the receiver coalesces ECN echoes into one per this many ps (DCQCN's notification point)

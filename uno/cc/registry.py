@@ -31,6 +31,7 @@ LAW_MODULES = (
     "gear",
     "annulus",
     "smartt",
+    "mlcc",
 )
 
 
@@ -86,7 +87,7 @@ def _jit(fn, name: str):
 #: init(kind, s, p); on_feedback(kind, s, p, fb, rec); on_loss(kind, s, p, now_ps, loss);
 #: on_send(kind, s, p, now_ps, wire_bytes); next_timer(kind, s, p) -> ps;
 #: on_timer(kind, s, p, now_ps); on_notify(kind, s, p, now_ps, level);
-#: pacing_rate(kind, s, p) -> bit/s
+#: on_report(kind, s, p, now_ps, sent_ps, rate_bps, rec); pacing_rate(kind, s, p) -> bit/s
 init = _chain("init")
 on_feedback = _chain("on_feedback")
 on_loss = _chain("on_loss")
@@ -94,6 +95,7 @@ on_send = _chain("on_send")
 next_timer = _chain("next_timer")
 on_timer = _chain("on_timer")
 on_notify = _chain("on_notify")
+on_report = _chain("on_report")
 pacing_rate = _chain("pacing_rate")
 
 
@@ -142,6 +144,12 @@ def law_timer(kind, s, p, now_ps):
 @njit(cache=True)
 def law_notify(kind, s, p, now_ps, level):
     on_notify(kind, s, p, float(now_ps), level)
+    return s[C.cwnd], pacing_rate(kind, s, p)
+
+
+@njit(cache=True)
+def law_report(kind, s, p, now_ps, sent_ps, rate_bps, rec):
+    on_report(kind, s, p, float(now_ps), float(sent_ps), float(rate_bps), rec)
     return s[C.cwnd], pacing_rate(kind, s, p)
 
 

@@ -46,9 +46,15 @@ class Packet:
         "tx_delivered_ps",
         "info",
         # set only where used (read with getattr): the PFC ingress queue the packet entered its
-        # current switch through (uno.net.pfc), its INT records (uno.net.int)
+        # current switch through (uno.net.pfc), its INT records (uno.net.int); MLCC's credit
+        # loop (uno.net.dci, uno.cc.mlcc): a data packet's C_D and the bytes its per-flow queue
+        # held as it left, an ACK's C_R, R_credit and R-bar_DQM (bit/s)
         "ingress",
         "int_hops",
+        "credit",
+        "pfq_bytes",
+        "credit_rate_bps",
+        "dqm_rate_bps",
     )
 
     def __init__(

@@ -33,6 +33,9 @@ class Recorder:
         self._last_acked: dict[int, int] = {}
         self.ports: list = []
         self.busy_ports: list = []  # scanned every sample, recorded only when non-empty
+        #: DCI switches' elements (uno.net.dci): their per-flow queues, sampled as "queues"
+        #: rows named "<switch>/pfq" (all flows) and "<switch>/pfq/flow<id>" (each non-empty one)
+        self.dcis: list = []
         self.rates = {"time_ps": [], "flow_id": [], "sent_gbps": [], "acked_gbps": []}
         self.cwnd = {"time_ps": [], "flow_id": [], "cwnd_bytes": [], "inflight_bytes": []}
         self.queues = {"time_ps": [], "port": [], "queue_bytes": [], "phantom_bytes": []}
@@ -109,6 +112,16 @@ class Recorder:
                 q["port"].append(p.name)
                 q["queue_bytes"].append(p.occupancy_bytes(now))
                 q["phantom_bytes"].append(p.phantom_bytes(now))
+            for d in self.dcis:
+                q["time_ps"].append(now)
+                q["port"].append(d.name)
+                q["queue_bytes"].append(d.bytes)
+                q["phantom_bytes"].append(0.0)
+                for fid, nbytes in d.flow_bytes().items():
+                    q["time_ps"].append(now)
+                    q["port"].append(f"{d.name}/flow{fid}")
+                    q["queue_bytes"].append(nbytes)
+                    q["phantom_bytes"].append(0.0)
             for p in self.busy_ports:
                 occ = p.occupancy_bytes(now)
                 ph = p.phantom_bytes(now)

@@ -153,6 +153,12 @@ def format_summary(summary: dict) -> str:
             f"{pfc['total_pause_us']:.1f} us paused in all, peak ingress queue "
             f"{pfc['max_ingress_bytes']:,} B, lossless violations {pfc['lossless_violations']}"
         )
+    for name, d in (summary.get("dci") or {}).items():
+        lines.append(
+            f"DCI {name}: {d['switch_int_notices']:,} Switch-INT notices, "
+            f"{d['pfq_packets']:,} packets through per-flow queues (peak {d['pfq_max_bytes']:,} B, "
+            f"{d['pfq_drops']:,} dropped)"
+        )
     status = status_line(run)
     if status:
         lines.append(status)

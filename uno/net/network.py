@@ -34,6 +34,10 @@ class Network:
         self.in_flight = 0
         #: the compiled data plane (uno.net.compiled) when it carries the packets
         self.dataplane = None
+        #: the DCI switches' elements (uno.net.dci), and their taps by the name of the port
+        #: delivering into them
+        self.dcis: list = []
+        self.dci_taps: dict = {}
         self.hosts: list[Host] = []
         self.switches: dict[str, Switch] = {}
         #: the flows whose packets this network carries, by flow id (None: not one of them);
@@ -182,7 +186,7 @@ class Network:
 
     def packets_in_network(self) -> int:
         """Packets in queues or on links now, counted from what the ports hold."""
-        return sum(p.packets_held() for p in self.ports)
+        return sum(p.packets_held() for p in self.ports) + sum(d.packets_held() for d in self.dcis)
 
     def check_conservation(self) -> dict:
         """Every injected packet is delivered, dropped, or still in the network. Raises if not."""

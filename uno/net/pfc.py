@@ -120,7 +120,8 @@ class PfcIngress:
 
     def __init__(self, upstream: EventPort, switch, xoff: int, xon: int, headroom: int):
         self.upstream = upstream
-        self._switch_receive = switch.receive
+        # (the switch's receive, or what stands before it: a DCI switch's element)
+        self._switch_receive = getattr(upstream, "_next_receive", None) or switch.receive
         self.switch_name = switch.name
         self._engine = upstream._engine
         self.name = upstream.name

@@ -54,6 +54,7 @@ class Receiver:
         mss_bytes: int = 0,
         cnp_interval_ps: int = 0,
         ack_paths: int = 0,
+        credit_cc=None,
     ):
         self._engine = engine
         self.flow = flow
@@ -74,6 +75,8 @@ class Receiver:
         self._cnp_interval_ps = cnp_interval_ps
         self._last_cnp_ps: int | None = None
         self.cnps_sent = 0
+        # a law's receiver part (uno.cc.adapter.ReceiverLawControl: MLCC's credit loop and DQM)
+        self.credit_cc = credit_cc
         coding = flow.coding
         self.coding = coding
         if coding is not None:
@@ -130,8 +133,21 @@ class Receiver:
                     self.cnps_sent += 1
                 else:
                     pkt.ecn = False  # no CNP: one was sent for this flow within the interval
+        credit_cc = self.credit_cc
         self.turn_into_ack(pkt, done)
+        if credit_cc is not None:
+            self._credit(credit_cc, pkt)
         self._host.send(pkt)
+
+    def _credit(self, credit_cc, pkt) -> None:
+        """MLCC's receiver (:data:`uno.cc.mlcc.RECEIVER`) hears the data packet now an ACK: its
+        C_D, its per-flow queue and INT records; the ACK carries C_R, R_credit and R-bar_DQM."""
+        pkt.credit, pkt.credit_rate_bps, pkt.dqm_rate_bps = credit_cc.on_data(
+            self._engine._now,
+            getattr(pkt, "credit", -1),
+            getattr(pkt, "pfq_bytes", 0),
+            getattr(pkt, "int_hops", None),
+        )
 
     def on_trimmed(self, pkt) -> None:
         """A trimmed copy of packet ``pkt.seq`` arrived: NACK it at once."""

@@ -150,6 +150,7 @@ class Sender:
         self._acked_later: list[int] = []
         self._dup_ack_cc = cc.wants_duplicate_acks
         self._int_cc = cc.wants_int
+        self._reports = getattr(cc, "hears_reports", False)
         self._send_events = cc.wants_send_events
         self._keys: dict[int, int] = {}  # entropy -> ECMP hash key of (src, dst, entropy)
 
@@ -334,8 +335,16 @@ class Sender:
             return
         if pkt.kind == CN:  # a switch's congestion notice (uno.net.qcn): its level in seq
             self.notices += 1
-            self.cc.on_notify(self._engine._now, pkt.seq)
+            hops = getattr(pkt, "int_hops", None)
+            if hops is not None:  # a DCI switch's Switch-INT (uno.net.dci)
+                self.cc.on_report(self._engine._now, pkt.sent_ps, 0.0, hops)
+            else:
+                self.cc.on_notify(self._engine._now, pkt.seq)
             return
+        if self._reports and pkt.kind == ACK:  # R-bar_DQM of MLCC's receiver (uno.cc.mlcc)
+            rate = getattr(pkt, "dqm_rate_bps", 0.0)
+            if rate:
+                self.cc.on_report(self._engine._now, pkt.sent_ps, rate)
         if pkt.kind != ACK:
             if pkt.kind == NACK and pkt.info is None:
                 self._on_trim_nack(pkt)

@@ -18,7 +18,20 @@ from uno.net.compiled.build_ports import (
     forwarding,
     int_setting,
 )
-from uno.net.compiled.layout import FL, HEAP_ROOM, ING, PF, H, N, P, R, S, section_starts
+from uno.net.compiled.layout import (
+    FL,
+    HEAP_ROOM,
+    ING,
+    PF,
+    D,
+    H,
+    N,
+    P,
+    Q,
+    R,
+    S,
+    section_starts,
+)
 from uno.net.compiled.support import sender_array_ints, sender_plan
 from uno.net.switch import Switch
 
@@ -30,14 +43,15 @@ KernelState = namedtuple("KernelState", ("ST", "F", "U", "starts", "faulty", "ke
 
 
 def _section_sizes(n_ports, n_hosts, n_nodes, fwd, heap_cap, n_flows, words, faults, n_ing,
-                   arrays, rtt_bins) -> dict:  # fmt: skip
+                   arrays, rtt_bins, n_dci) -> dict:  # fmt: skip
     """Every section's size in ST (ints)."""
     return dict(
         header=H.size, ports=n_ports * P.size, fib_off=len(fwd.fib_off), fib_n=len(fwd.fib_n),
         fib_ports=len(fwd.fib_ports), node_host=n_nodes, heap_t=heap_cap, heap_e=heap_cap,
         heap_p=heap_cap, flows=n_flows * R.size, host_nic=n_hosts, got=sum(words),
         faults=fault_ints(faults), ingress=n_ing * ING.size, senders=n_flows * S.size,
-        nics=n_hosts * N.size, sender_arrays=sum(arrays), rtts=rtt_bins,
+        nics=n_hosts * N.size, sender_arrays=sum(arrays), rtts=rtt_bins, dci=n_dci * D.size,
+        pfq=n_flows * Q.size if n_dci else 0, host_dc=n_hosts,
     )  # fmt: skip
 
 
@@ -98,6 +112,33 @@ def _nics(ST, starts, ports: list, flows: list, ktx: list[bool]) -> None:
             ST[pb + P.flags] |= FL.knic
 
 
+def _dci_rows(ST, starts, network, P_rows, index_of, node_index, n_flows: int) -> None:
+    """The DCI switches' element (uno.net.dci): a row per element, a per-flow queue row per
+    flow, the host -> datacenter map, and each port's element (-1: none)."""
+    P_rows[:, P.dci] = -1
+    ST[H.off_dci], ST[H.n_dci], ST[H.off_pfq] = starts.dci, len(network.dcis), starts.pfq
+    ST[H.off_host_dc] = starts.host_dc
+    ST[starts.host_dc : starts.host_dc + len(network.hosts)] = [h.dc for h in network.hosts]
+    row_of = {}
+    for i, el in enumerate(network.dcis):
+        row_of[id(el)] = i
+        db = starts.dci + i * D.size
+        ST[db + D.node] = node_index[id(el.switch)]
+        ST[db + D.dc] = el.dc
+        ST[db + D.near] = int(el.near_source)
+        ST[db + D.gap] = el.notice_gap_ps
+        ST[db + D.notice_bytes] = el.notice_bytes
+        ST[db + D.per_flow] = int(el.per_flow_queues)
+        ST[db + D.init_rate] = el.initial_rate_bps if el.initial_rate_bps is not None else -1
+        ST[db + D.buffer] = el.buffer_bytes
+    if network.dcis:
+        Q_rows = ST[starts.pfq : starts.pfq + n_flows * Q.size].reshape(n_flows, Q.size)
+        for col in (Q.head, Q.tail, Q.credit, Q.dci, Q.last_notice):
+            Q_rows[:, col] = -1
+    for tap in network.dci_taps.values():
+        P_rows[index_of[id(tap.port)], P.dci] = row_of[id(tap.dci)]
+
+
 def build_state(network, flows: list, kernel_receivers: bool, int_stampers: dict | None,
                 ingresses: list, kernel_senders: bool) -> KernelState:  # fmt: skip
     """The kernel's arrays for ``network`` and ``flows`` (see
@@ -111,7 +152,9 @@ def build_state(network, flows: list, kernel_receivers: bool, int_stampers: dict
     # serialisation and one delivery; PFC signals in flight have no fixed bound, so the heap
     # grows when short of room (RUN_HEAP)
     heap_cap = 3 * n_ports + 4 * len(ingresses) + 1 + HEAP_ROOM
-    kernel_rx = [kernel_receivers and f.coding is None for f in flows]
+    # (a flow whose receiver computes for its law, MLCC's credit loop, keeps it in Python)
+    kernel_rx = [kernel_receivers and f.coding is None and f.receiver.credit_cc is None
+                 for f in flows]  # fmt: skip
     words = got_words(flows, kernel_rx)
     faults = [fault_rows(port) for port in ports]
     int_max, int_rule, int_salt = int_setting(int_stampers)
@@ -120,7 +163,7 @@ def build_state(network, flows: list, kernel_receivers: bool, int_stampers: dict
     # engine.record_rtts: the senders count RTT samples (Python's in an array they share)
     rtt_bins = RTT_BINS if flows and flows[0].sender.rtt_counts is not None else 0
     sizes = _section_sizes(n_ports, n_hosts, n_nodes, fwd, heap_cap, len(flows), words, faults,
-                           len(ingresses), arrays, rtt_bins)  # fmt: skip
+                           len(ingresses), arrays, rtt_bins, len(network.dcis))  # fmt: skip
     starts, total = section_starts(sizes)
     ST = np.zeros(total, dtype=np.int64)
     _header(ST, starts, fwd, n_ports, n_hosts, heap_cap, len(ingresses))
@@ -149,4 +192,5 @@ def build_state(network, flows: list, kernel_receivers: bool, int_stampers: dict
             if port.name in int_stampers:
                 P_rows[i, P.flags] |= FL.int
     _nics(ST, starts, ports, flows, ktx)
+    _dci_rows(ST, starts, network, P_rows, index_of, node_index, len(flows))
     return KernelState(ST, F, U, starts, faulty, kernel_rx, ktx, note, int_max)

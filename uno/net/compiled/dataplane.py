@@ -36,16 +36,19 @@ from uno.net.compiled.layout import (
     RUN_PAUSED,
     RUN_POOL,
     RUN_RESUMED,
+    D,
     H,
     K,
     N,
     P,
+    Q,
     R,
     S,
     pool_columns,
 )
 from uno.net.compiled.ports import check_ports
 from uno.net.compiled.views import CompiledPort, KernelNic
+from uno.net.dci import FlowQueue
 from uno.net.event_port import DATA_PRIORITY
 from uno.net.port import DROP_BUFFER
 from uno.net.switch import Switch
@@ -106,6 +109,8 @@ class CompiledDataplane:
         self.senders_note = state.senders_note
         self._int_max = state.int_max
         self._prow = int(state.starts.ports)  # ports' rows start here in ST
+        self._dci = bool(network.dcis)  # DCI switches' elements (uno.net.dci) in the kernel
+        self._port_index = {p.name: i for i, p in enumerate(network.ports)}
         self._row_views()
         self._pk_cols = pool_columns(self._int_max)
         self.PK = np.zeros((0, self._pk_cols), dtype=np.int64)
@@ -256,6 +261,13 @@ class CompiledDataplane:
             self.calls += 1
         self.objs[slot] = pkt
         self.top = (top_t, top_e)
+        if self._dci and pkt.kind == ACK:  # C_R, R_credit, R-bar_DQM (uno.cc.mlcc)
+            rate = getattr(pkt, "credit_rate_bps", 0)
+            if rate:
+                row = self.PK[slot]
+                row[K.credit] = pkt.credit
+                row[K.credit_rate] = rate
+                row[K.dqm_rate] = pkt.dqm_rate_bps
         if self._int_max:
             hops = getattr(pkt, "int_hops", None)
             if hops:  # an ACK from a Python receiver echoes its data packet's records
@@ -291,19 +303,26 @@ class CompiledDataplane:
             row = self.PK[slot].tolist()
             pkt = Packet(CN, row[K.flow], row[K.seq], row[K.bytes], 0, row[K.src], row[K.dst],
                          row[K.entropy], row[K.hkey], row[K.sent])  # fmt: skip
+            if self._int_max and row[KI.n_records]:  # a DCI switch's Switch-INT (uno.net.dci)
+                pkt.int_hops = self._records(slot)
             return pkt, self._hosts[host]
         pkt = self.objs[slot]
         pkt.ecn = ecn == 1
         if self._int_max:
-            n = int(self.PK[slot, KI.n_records])
-            if n:
-                flat = self.PK[slot, KI.size : KI.size + INT_FIELDS * n].tolist()
-                pkt.int_hops = [
-                    tuple(flat[i : i + INT_FIELDS]) for i in range(0, len(flat), INT_FIELDS)
-                ]
+            if self.PK[slot, KI.n_records]:
+                pkt.int_hops = self._records(slot)
+        if self._dci and kind == DATA:  # C_D and the per-flow queue left (uno.net.dci)
+            pkt.credit = int(self.PK[slot, K.credit])
+            pkt.pfq_bytes = int(self.PK[slot, K.pfq_bytes])
         if kind != pkt.kind:  # a switch trimmed it, or the kernel's receiver answered it
             self._follow_kernel(pkt, kind, slot)
         return pkt, self._hosts[host]
+
+    def _records(self, slot: int) -> list:
+        """The INT records of the packet in ``slot``, as tuples."""
+        n = int(self.PK[slot, KI.n_records])
+        flat = self.PK[slot, KI.size : KI.size + INT_FIELDS * n].tolist()
+        return [tuple(flat[i : i + INT_FIELDS]) for i in range(0, len(flat), INT_FIELDS)]
 
     def _follow_kernel(self, pkt, kind: int, slot: int) -> None:
         """Make ``pkt`` what the kernel made its row: a trimmed header (``TRIM``), the kernel
@@ -407,6 +426,34 @@ class CompiledDataplane:
         self.sync_network()
         self.sync_receivers()
         self.sync_senders()
+        self.sync_dci()
+
+    def sync_sampled(self, flow_ids) -> None:
+        """What a sampler reads: the senders of ``flow_ids`` and the DCI switches' queues."""
+        self.sync_senders(flow_ids)
+        self.sync_dci()
+
+    def sync_dci(self) -> None:
+        """Copy the DCI switches' elements' state (queued bytes and packets, peak, each flow's
+        queue) and their taps' counters to their Python objects (uno.net.dci)."""
+        net = self.network
+        if not net.dcis:
+            return
+        ST = self.ST
+        at = int(ST[H.off_dci])
+        for i, el in enumerate(net.dcis):
+            row = ST[at + i * D.size : at + (i + 1) * D.size].tolist()
+            el.bytes, el.packets, el.max_bytes = row[D.bytes], row[D.packets], row[D.max_bytes]
+        q_rows = ST[int(ST[H.off_pfq]) : int(ST[H.off_pfq]) + len(self.flows) * Q.size]
+        for f, row in enumerate(q_rows.reshape(-1, Q.size).tolist()):
+            if row[Q.dci] >= 0:
+                q = net.dcis[row[Q.dci]].queues.setdefault(f, FlowQueue(row[Q.rate]))
+                q.bytes, q.rate_bps, q.credit = row[Q.bytes], row[Q.rate], row[Q.credit]
+        for name, tap in net.dci_taps.items():
+            pb = self._prow + self._port_index[name] * P.size
+            tap.notices = int(ST[pb + P.dci_notices])
+            tap.pfq_packets = int(ST[pb + P.pfq_packets])
+            tap.pfq_drops = int(ST[pb + P.pfq_drops])
 
     def sync_senders(self, flow_ids=None) -> None:
         """Copy the kernel senders' counters and laws' state to their Python

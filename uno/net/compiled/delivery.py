@@ -11,6 +11,7 @@ import numpy as np
 from numba import njit
 
 from uno.core.packet import ACK, DATA, NACK
+from uno.net.compiled.dci import dci_receive
 from uno.net.compiled.event_port import eport_tx_done
 from uno.net.compiled.events import heap_push, next_eid
 from uno.net.compiled.faults import fault_drop
@@ -133,6 +134,12 @@ def deliver(ST, F, U, PK, payload, now):
     ing = ST[pb + P.ingress]
     if ing >= 0:
         ingress_receive(ST, PK, ing, slot, now)
+    if ST[pb + P.dci] >= 0:  # a DCI switch's element first (uno.net.dci)
+        notice, slot = dci_receive(ST, PK, pb, slot, now)
+        if notice >= 0:
+            forward(ST, F, U, PK, node, notice, now)
+        if slot < 0:  # held in a per-flow queue, or dropped
+            return -1, -1
     forward(ST, F, U, PK, node, slot, now)
     return -1, -1
 

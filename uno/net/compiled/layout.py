@@ -55,13 +55,14 @@ H = layout("Header", (
     *(f"fault_drops_{r}_{k}" for r in REASON._fields[1:-1] for k in KIND_NAMES),
     "int_max", "int_rule", "int_salt", "off_ingress", "n_ingress", "off_senders", "off_nics", "tx_data",
     "rx_ack", "pool_cap", "law_state_width", "int_rec", "qcn_bytes", "tx_cn", "rx_cn",
-    "trim_bytes", "rx_trim", "rx_nack", "off_rtt", "rtt_bins",
+    "trim_bytes", "rx_trim", "rx_nack", "off_rtt", "rtt_bins", "off_dci", "n_dci", "off_pfq",
+    "off_host_dc",
 ))  # fmt: skip
 
 #: the sections of ST after the header, in order (:func:`section_starts`)
 SECTIONS = ("header", "ports", "fib_off", "fib_n", "fib_ports", "node_host", "heap_t", "heap_e",
             "heap_p", "flows", "host_nic", "got", "faults", "ingress", "senders", "nics",
-            "sender_arrays", "rtts")  # fmt: skip
+            "sender_arrays", "rtts", "dci", "pfq", "host_dc")  # fmt: skip
 Sections = namedtuple("Sections", SECTIONS)
 
 
@@ -84,13 +85,16 @@ def section_starts(sizes: dict[str, int]) -> tuple[Sections, int]:
 #: port's packet in service and its lane, its wire FIFO and delivery pending, paused lanes (a
 #: bit per lane), the PFC ingress queue of the link it feeds (-1: none); a NIC's host (-1: a
 #: switch port); the overflow policy (uno.net.overflow); the node it belongs to; a congestion
-#: point's bytes since its last sample and Q_old (uno.net.qcn); packets trimmed
+#: point's bytes since its last sample and Q_old (uno.net.qcn); packets trimmed; the DCI
+#: switch element it delivers into (its row, -1: none) and that element's counters for it
+#: (Switch-INT notices, packets through a per-flow queue, per-flow queue drops: uno.net.dci)
 P = layout("PortColumns", (
     "busy", "head", "qhead", "tail", "pending", "bytes", "buffer", "rate", "delay", "next",
     "arrivals", "drops", "marks", "max_bytes", "enq_bytes", "flags", "ph_last", "c_busy",
     "c_head", "c_tail", "c_pending", "rng", "held", "flt_off", "flt_n", "flt_rng", "flt_drops",
     "tx_bytes", "tx", "txq", "w_head", "w_tail", "w_pending", "paused", "ingress", "host",
-    "overflow", "owner", "qcn_counted", "qcn_qold", "trims",
+    "overflow", "owner", "qcn_counted", "qcn_qold", "trims", "dci", "dci_notices", "pfq_packets",
+    "pfq_drops",
 ))  # fmt: skip
 #: port flags: RED on the physical queue marks, the phantom queue's marks, control packets and
 #: dropped data count in the phantom queue, it has a phantom queue, a control lane, faults, an
@@ -131,10 +135,12 @@ N_MODEL = max(M_DOWN.size, M_IID.size, M_BLOCK.size)
 #: serialisation), the next row in its FIFO (or the free list), ECMP hash key, flow, seq, payload,
 #: source host, entropy, the PFC ingress queue it entered through (-1: none), its send time, and a
 #: rate-sampling kernel sender's delivered bytes and clock when it sent this copy (echoed by the
-#: ACK: Packet.tx_delivered)
+#: ACK: Packet.tx_delivered), and MLCC's credit loop (uno.net.dci): a data packet's C_D (-1: none)
+#: and the bytes its per-flow queue held as it left, an ACK's C_R, R_credit and R-bar_DQM (bit/s)
 K = layout("PacketColumns", ("kind", "bytes", "dst", "ecn", "dep", "next", "hkey", "flow", "seq",
                              "payload", "src", "entropy", "ingress", "sent", "tx_delivered",
-                             "tx_delivered_ps"))  # fmt: skip
+                             "tx_delivered_ps", "credit", "pfq_bytes", "credit_rate",
+                             "dqm_rate"))  # fmt: skip
 #: with INT on, the records a packet holds follow: their count, then INT_FIELDS per record
 #: (ts ps, qlen bytes, tx bytes, rate bit/s: uno.net.int, uno.cc.law)
 KI = layout("PacketIntColumns", ("n_records",), start=K.size)
@@ -184,13 +190,28 @@ S = layout("SenderColumns", (
 #: whether a wake is pending (uno.net.nic.NicScheduler)
 N = layout("NicColumns", ("port", "head", "tail", "pending"))
 
+# ---- DCI switches (uno.net.dci) -------------------------------------------------------------
+#: a DCI switch element's row: its node and datacenter; the near-source loop (on, the least gap
+#: between a flow's notices in ps, a notice's wire bytes); per-flow queues (on, a new queue's
+#: rate in bit/s, -1: the receiving host's line rate; the buffer they share); bytes and packets
+#: they hold, their peak bytes
+D = layout("DciColumns", ("node", "dc", "near", "gap", "notice_bytes", "per_flow", "init_rate",
+                          "buffer", "bytes", "packets", "max_bytes"))  # fmt: skip
+#: a flow's per-flow queue row: its FIFO (head, tail: rows through ``K.next``), bytes, drain rate
+#: (bit/s), credit C_D (-1: none yet), the earliest its next packet may leave (ps), a release
+#: pending, the DCI switch holding it (-1: none yet), and the flow's last Switch-INT notice (ps,
+#: -1: none)
+Q = layout("PfqColumns", ("head", "tail", "bytes", "rate", "credit", "next", "pending", "dci",
+                          "last_notice"))  # fmt: skip
+
 # ---- events --------------------------------------------------------------------------------------
 #: event types: a port lane's delivery (data, control, an event port's wire), an event port's end
 #: of serialisation, a PFC PAUSE or RESUME reaching a port, a kernel sender's retransmission
 #: timer, a host's NIC wake, a paced sender's next send, a rate timer due before it, a switch
-#: forwarding the congestion notice one of its ports made (uno.net.qcn)
+#: forwarding the congestion notice one of its ports made (uno.net.qcn), a DCI switch's per-flow
+#: queue releasing its head packet (the flow as the port)
 EV = layout("EventType", ("data", "ctrl", "wire", "txdone", "pause", "resume", "rto", "nicwake",
-                          "pace", "rate", "cn"))  # fmt: skip
+                          "pace", "rate", "cn", "pfq"))  # fmt: skip
 #: an event's payload: its type in the low EV_BITS bits, the port (host, flow, node) above them,
 #: a slot above bit 32 (an event port's packet in service, a congestion notice)
 EV_BITS = 4

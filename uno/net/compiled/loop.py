@@ -15,6 +15,7 @@ from numba import njit
 
 from uno.core.borrow import borrowed
 from uno.core.packet import CN, DATA, NACK, TRIM
+from uno.net.compiled.dci import dci_release
 from uno.net.compiled.delivery import deliver, forward, receive_data, receive_trimmed
 from uno.net.compiled.event_port import eport_tx_done, pfc_signal
 from uno.net.compiled.events import heap_pop, kernel_top, room
@@ -79,6 +80,9 @@ def _event(ST, F, U, PK, typ, payload, now):
         eport_tx_done(ST, F, U, PK, index, pb, payload >> EV_SLOT_SHIFT)
     elif typ == EV.cn:  # a switch forwards the notice one of its ports made
         forward(ST, F, U, PK, index, payload >> EV_SLOT_SHIFT, now)
+    elif typ == EV.pfq:  # a DCI switch's per-flow queue releases its head packet
+        node, slot = dci_release(ST, PK, index, now)
+        forward(ST, F, U, PK, node, slot, now)
     elif pfc_signal(ST, PK, index, typ == EV.resume, now):
         pb = ST[H.off_ports] + index * P.size
         if typ == EV.resume and ST[pb + P.flags] & FL.knic:

@@ -44,6 +44,10 @@ def new_packet(ST, PK, kind, size, src, dst, entropy, hkey, ecn, flow, seq, payl
     PK[slot, K.src] = src
     PK[slot, K.entropy] = entropy
     PK[slot, K.ingress] = -1
+    PK[slot, K.credit] = -1
+    PK[slot, K.pfq_bytes] = 0
+    PK[slot, K.credit_rate] = 0
+    PK[slot, K.dqm_rate] = 0
     if ST[H.int_max] > 0:
         PK[slot, KI.n_records] = 0  # (a reused row: no records yet)
     return slot

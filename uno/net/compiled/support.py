@@ -44,6 +44,7 @@ def kernel_sender_supported(sender) -> bool:
         and sender.flow.coding is None
         and not lb.wants_ack_feedback
         and not lb.wants_loss_feedback
+        and not sender.cc.hears_reports  # (a DCI switch's reports: MLCC)
     )
 
 
@@ -63,7 +64,7 @@ def sender_array_ints(n_packets: int) -> int:
 def sender_plan(flows: list, kernel_rx: list, wanted: bool) -> tuple[list[bool], str]:
     """Which flows' senders the kernel runs, and the note that says so (the summary's
     ``dataplane.senders``). A flow whose sender has no compiled form, or whose receiver is
-    Python's (coding), keeps its Python sender: the slower callback path, on which the
+    Python's (coding, a law's receiver part), keeps its Python sender: the slower callback path, on which the
     kernel hands it its ACKs and, at a NIC it shares with kernel senders, its turns. Some
     reasons keep every sender in Python."""
     none = [False] * len(flows)
@@ -86,7 +87,8 @@ def sender_plan(flows: list, kernel_rx: list, wanted: bool) -> tuple[list[bool],
         if ok:
             continue
         if not k:
-            reason = "receiver in Python: coding"
+            reason = ("receiver in Python: coding" if flow.coding is not None
+                      else f"receiver in Python: {flow.cc_name}'s credit loop")  # fmt: skip
         else:
             reason = f"{flow.cc_name} with {flow.lb_name}: no compiled form"
         if reason not in why:
@@ -97,5 +99,5 @@ def sender_plan(flows: list, kernel_rx: list, wanted: bool) -> tuple[list[bool],
     )
     return plan, (
         f"{where} ({'; '.join(why)}; the kernel's: every congestion-control law with ECMP or "
-        "spraying, no coding)"
+        "spraying, no coding, no DCI reports)"
     )
