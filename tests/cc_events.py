@@ -3,7 +3,8 @@ to a controller the way the Python sender does (``uno.transport.sender.Sender``)
 
 An event is a tuple: ``("ack", now, acked, ecn, rtt, sent, inflight, delivered, rate_bytes,
 rate_ps, duplicate, hops)``, ``("timeout", now)``, ``("nack", now)``, ``("send", now, wire)``,
-``("timer", now)`` or, for the laws that hear switches' notices, ``("notify", now, level)``. :data:`VARIANTS` names each algorithm with the parameter sets its presets
+``("timer", now)`` or, for the laws that hear switches' notices, ``("notify", now, level)``, and
+for those that hear DCI switches' reports, ``("report", now, sent, rate_bps, hops)``. :data:`VARIANTS` names each algorithm with the parameter sets its presets
 select; :func:`trajectory` runs one sequence and returns the window, pacing rate and next timer
 after every event.
 """
@@ -100,6 +101,10 @@ VARIANTS = {
     "smartt": ("smartt", {}),
     "smartt_htsim_per_ack": ("smartt", {"wtd_threshold": 0.3, "apply_every_mss": 0.0,
                                         "quick_adapt": False, "pacing": True}),
+    "mlcc": ("mlcc", {}),
+    "powertcp": ("powertcp", {}),
+    "powertcp_timeout": ("powertcp", {"timeout_cwnd_mss": 2.0, "gamma": 1.0,
+                                      "expected_flows": 100, "init_power": 0.0}),
 }  # fmt: skip
 
 
@@ -164,13 +169,33 @@ def sequences(variant: str):
     # (the other laws' sequences stay as recorded)
     algo, _ = variant_params(variant)
     notices = np.random.default_rng([SEED, 1, sum(map(ord, variant))])
-    hears = "qcn" in import_module("uno.cc.registry").LAW_BY_NAME[algo].signals
+    signals = import_module("uno.cc.registry").LAW_BY_NAME[algo].signals
+    reports = np.random.default_rng([SEED, 2, sum(map(ord, variant))])
     for _ in range(TRIALS):
         rtt = int(rng.integers(2_000_000, 200_000_000))
         evs = events(rng, rtt)
-        if hears:
+        if "qcn" in signals:
             evs = _with_notices(notices, evs)
+        if "dci" in signals:
+            evs = _with_reports(reports, evs)
         yield context(rtt), evs
+
+
+def _with_reports(rng: np.random.Generator, evs: list[tuple]) -> list[tuple]:
+    """``evs`` with a DCI switch's report after about one event in four, at that event's
+    time: a Switch-INT of the latest ACK's records (two in three) or a suggested rate."""
+    out = []
+    hops = ()
+    for ev in evs:
+        out.append(ev)
+        if ev[0] == "ack":
+            hops = ev[11]
+        if rng.random() < 0.25:
+            if hops and rng.random() < 2 / 3:
+                out.append(("report", ev[1], ev[1] - int(rng.integers(0, 5_000_000)), 0.0, hops))
+            else:
+                out.append(("report", ev[1], ev[1], float(rng.integers(1, 120)) * 1e9, ()))
+    return out
 
 
 def _with_notices(rng: np.random.Generator, evs: list[tuple]) -> list[tuple]:
@@ -212,6 +237,8 @@ def feed(cc, event: tuple) -> None:
             cc.on_send(now, event[2])
     elif kind == "notify":
         cc.on_notify(now, event[2])
+    elif kind == "report":
+        cc.on_report(now, event[2], event[3], event[4])
     else:
         cc.advance(now)
 

@@ -31,6 +31,7 @@ LAW_MODULES = (
     "gear",
     "annulus",
     "smartt",
+    "powertcp",
     "mlcc",
 )
 
