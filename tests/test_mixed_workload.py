@@ -209,3 +209,28 @@ def _scenario(overrides):
 
     cfg = uno.api.to_run_config(uno.compose(overrides))
     return build_scenario(cfg, RngStreams(cfg.seed))
+
+
+@pytest.mark.parametrize("cdf", ["web_search", "fb_hadoop"])
+def test_per_class_loads_offer_each_class_its_own_load(cdf):
+    """``inter_load`` (MLCC §4.4's "50% intra-DC + 20% cross-DC"): each class carries its own
+    share of the hosts' capacity, both from one CDF."""
+    cfg = MixedWorkload(load=0.5, inter_load=0.2, intra_fraction=None, n_flows=300_000,
+                        intra_cdf=cdf, inter_cdf=cdf)  # fmt: skip
+    specs = mixed_flows(cfg, HOSTS, np.random.default_rng(7))
+    sizes = np.array([s.size_bytes for s in specs])
+    cls_intra = np.array([HOSTS.dc[s.src] == HOSTS.dc[s.dst] for s in specs])
+    span_s = (specs[-1].start_ps - specs[0].start_ps) / 1e12
+    capacity = sum(HOSTS.rate_bps)
+    assert sizes[cls_intra].sum() * 8 / span_s / capacity == pytest.approx(0.5, rel=0.03)
+    assert sizes[~cls_intra].sum() * 8 / span_s / capacity == pytest.approx(0.2, rel=0.03)
+
+
+def test_per_class_loads_need_the_share_by_count_left_open():
+    from uno.api import to_run_config
+    from uno.config.validate import check_config
+
+    with pytest.raises(ConfigError, match="workload.inter_load"):
+        check_config(to_run_config(uno.compose(["workload=mixed", "workload.inter_load=0.2"])))
+    with pytest.raises(ConfigError, match="workload.intra_fraction"):
+        check_config(to_run_config(uno.compose(["workload=mixed", "workload.intra_fraction=null"])))

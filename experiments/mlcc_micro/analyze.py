@@ -38,6 +38,8 @@ def run_label(run: dict) -> str:
     mlcc = cfg["cc"].get("mlcc")
     if run["summary"]["run"]["cc"] == "mlcc" and mlcc is not None:
         label += f" theta {mlcc['theta_ms']:g}"
+        if mlcc.get("credit_step", "per_round") != "per_round":
+            label += f" {mlcc['credit_step']}"
     return label
 
 
@@ -100,19 +102,23 @@ def main() -> None:
     out = output_dir(args)
     head = (f"{'run':34s} {'window ms':>11s} {'intra Gb/s':>10s} {'cross Gb/s':>10s} "
             f"{'ratio':>6s} {'flows Gb/s':>11s} {'PFQ peak MB':>11s} {'settled':>7s} "
-            f"{'per flow':>8s} {'settled':>7s} {'pauses':>6s}")  # fmt: skip
+            f"{'per flow':>8s} {'settled':>7s} {'peak ms':>7s} {'settle ms':>9s} "
+            f"{'pauses':>6s}")  # fmt: skip
     print(head)
     for r in rows:
         q = r.get("pfq") or dict.fromkeys(
-            ("peak_total_bytes", "settled_total_bytes", "peak_flow_bytes", "settled_flow_bytes"),
+            ("peak_total_bytes", "settled_total_bytes", "peak_flow_bytes", "settled_flow_bytes",
+             "peak_ms"),
             0.0,
-        )
+        )  # fmt: skip
+        settle = q.get("settle_ms")
         w = r["window_ms"]
         print(f"{r['run']:34s} {w[0]:5.0f}-{w[1]:<5.0f} {r['intra_gbps']:10.2f} "
               f"{r['cross_gbps']:10.2f} {r['ratio']:6.2f} "
               f"{r['flow_range_gbps'][0]:5.1f}-{r['flow_range_gbps'][1]:<5.1f} "
               f"{q['peak_total_bytes'] / MB:11.2f} {q['settled_total_bytes'] / MB:7.2f} "
               f"{q['peak_flow_bytes'] / MB:8.2f} {q['settled_flow_bytes'] / MB:7.2f} "
+              f"{q['peak_ms']:7.1f} {settle if settle is not None else float('nan'):9.1f} "
               f"{r['pfc_pauses']:6d}")  # fmt: skip
     write_json(rows, out / "mlcc_micro.json")
     plot(runs, rows, out / "mlcc_micro.png")

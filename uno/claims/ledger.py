@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 #: the ledger's modules (uno.claims.<name>), one per paper, each defining ``CLAIMS``
-PAPER_MODULES = ("uno_sc25", "uno_artifact", "gemini_ton", "gear_ton", "reps_arxiv")
+PAPER_MODULES = ("uno_sc25", "uno_artifact", "gemini_ton", "gear_ton", "reps_arxiv", "mlcc_icpp")
 
 #: what our value is checked against: the paper's text (a figure, a table, a sentence) or the
 #: authors' artifact (its code, its logs, a run of it)

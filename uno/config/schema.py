@@ -319,18 +319,30 @@ class MixedWorkload:
     n_flows: int | None = num(5000, "[1, 100000000]")
     #: with n_flows null: arrivals stop at this time
     duration_us: float | None = num(None, "> 0")
-    #: share of intra-DC flows, by count (the paper: 4:1 -> 0.8)
-    intra_fraction: float = num(0.8, "[0, 1]")
+    #: share of intra-DC flows, by count (the paper: 4:1 -> 0.8); null with inter_load
+    intra_fraction: float | None = num(0.8, "[0, 1]")
     #: shipped CDF names (data/cdf/<name>.csv) or CSV paths
     intra_cdf: str = "web_search"
     #: inter-DC flow sizes: a shipped CDF name (data/cdf/<name>.csv) or a CSV path
     inter_cdf: str = "alibaba_interdc"
     #: time of the first arrival
     start_us: float = num(0.0, ">= 0")
+    #: the inter-DC flows' own load (share of the hosts' capacity); set, ``load`` is the
+    #: intra-DC flows' and the share by count follows from the two (intra_fraction must be null)
+    inter_load: float | None = num(None, "(0, 1)")
 
     def check_consistency(self, prefix: str) -> None:
         if (self.n_flows is None) == (self.duration_us is None):
             raise ConfigError(f"{prefix}.n_flows", "set exactly one of n_flows and duration_us")
+        if self.inter_load is not None and (self.intra_fraction is not None
+                                            or self.load_of != "hosts"):  # fmt: skip
+            raise ConfigError(
+                f"{prefix}.inter_load",
+                "with inter_load, load is the intra-DC flows' share of the hosts' capacity: set "
+                "intra_fraction=null and load_of=hosts",
+            )
+        if self.inter_load is None and self.intra_fraction is None:
+            raise ConfigError(f"{prefix}.intra_fraction", "null only with inter_load")
 
 
 @dataclass

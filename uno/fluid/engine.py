@@ -222,6 +222,8 @@ def check_fluid_support(cfg, engine: str = "fluid", with_cc: bool = True) -> Non
         raise ConfigError("switch.int_telemetry.enabled", f"{where} does not model INT records")
     if cfg.switch.qcn.enabled:
         raise ConfigError("switch.qcn.enabled", f"{where} does not model congestion notices")
+    if cfg.switch.dci.enabled:
+        raise ConfigError("switch.dci.enabled", f"{where} does not model the DCI switches' element")
     for i, flow in enumerate(getattr(cfg.workload, "flows", None) or ()):
         if flow.stop_us is not None:
             raise ConfigError(f"workload.flows[{i}].stop_us", f"{where} runs every flow to its end")

@@ -38,9 +38,11 @@ and ``tx``; the link capacity ``bw`` is preconfigured at the sender, not carried
 bytes of padding, so at most three records: ``max_records: 3, hop_bytes: 12, header_bytes: 4``
 (``cc=gear``). A record here still carries the rate, which costs no wire bytes.
 
-Which switches stamp: those whose tier is in ``tiers`` (null: every tier but ``border``; both
-papers assume no INT on WAN / DCI switches: Gear §IV-A, MLCC §3), and of their egress ports
-those whose link kind is in ``port_kinds`` (empty: all). Where a datacenter's core switches are
+Which switches stamp: those whose tier is in ``tiers`` (null: every tier but ``border``: Gear
+§IV-A has no INT on WAN / DCI switches), and of their egress ports those whose link kind is in
+``port_kinds`` (empty: all). With the DCI switches' element (``switch.dci``, MLCC §3.2) the DCI
+switches' ports into their own datacenter stamp too: the receiver-side DCI switch "erases and
+reinserts the INT information" (:mod:`uno.net.dci`). Where a datacenter's core switches are
 its border routers (``topo=gear_two_dc``), ``port_kinds: [host, fabric]`` keeps INT off their
 WAN ports: "ECN and INT are only enabled on intra-DC switches" (Gear §IV-A).
 """

@@ -16,7 +16,10 @@ with them in the share f — for topologies whose WAN is far narrower than the h
 capacity (Gear's evaluation sets "the average link loads to 30%" on such a topology). Each flow is intra-DC with
 probability f; its source is uniform over all hosts and its destination uniform over the other
 hosts of the source's datacenter (intra) or over the hosts of the other datacenters (inter).
-The trace ends after ``n_flows`` flows or at ``duration_us``. Everything is drawn from the run's
+With ``inter_load`` the two classes have loads of their own (``load`` the intra-DC flows', as
+MLCC §4.4's "50% intra-DC + 20% cross-DC"): the share by count follows from the loads and the
+CDFs' means, and the total is their sum. The trace ends after ``n_flows`` flows or at
+``duration_us``. Everything is drawn from the run's
 ``workload`` stream: same seed, same trace.
 
 The Uno artifact generated its Fig. 10 traffic differently from the paper's text: intra-DC sizes
@@ -53,9 +56,22 @@ def arrival_rate_per_s(cfg, hosts: HostFacts, intra_mean: float, inter_mean: flo
     return cfg.load * sum(hosts.rate_bps) / (8.0 * mean_bytes)
 
 
+def per_class_loads(cfg, intra_mean: float, inter_mean: float):
+    """``cfg`` with ``load`` the total and ``intra_fraction`` the share by count that offer
+    ``load`` of intra-DC and ``inter_load`` of inter-DC traffic (``inter_load`` set):
+    f E_intra / ((1 - f) E_inter) = load / inter_load."""
+    if getattr(cfg, "inter_load", None) is None:
+        return cfg
+    li, lx = cfg.load, cfg.inter_load
+    f = li * inter_mean / (li * inter_mean + lx * intra_mean)
+    return SimpleNamespace(**{**vars(cfg), "load": li + lx, "intra_fraction": f,
+                              "inter_load": None})  # fmt: skip
+
+
 def mixed_flows(cfg, hosts: HostFacts, rng: np.random.Generator) -> list[FlowSpec]:
     intra_cdf = load_cdf(cfg.intra_cdf, field="workload.intra_cdf")
     inter_cdf = load_cdf(cfg.inter_cdf, field="workload.inter_cdf")
+    cfg = per_class_loads(cfg, intra_cdf.mean_bytes(), inter_cdf.mean_bytes())
     dcs = sorted(set(hosts.dc))
     if cfg.intra_fraction < 1.0 and len(dcs) < 2:
         raise ConfigError(
