@@ -328,3 +328,21 @@ def test_python_and_compiled_data_planes_give_identical_mlcc_runs():
 def test_receiver_law_is_declared_once():
     assert LAW.receiver is RECEIVER and LAW_BY_NAME["mlcc"] is LAW
     assert np.array_equal(NO_RECORDS.shape, (0, 4))
+
+
+def test_credit_advances_once_per_receiver_to_dci_round_trip():
+    """Algorithm 1 in a run: C_R moves on when data stamped with it comes back, so the rounds
+    of a long cross-DC flow are its time at the receiver over the DCI-receiver round trip
+    (2 x (5 + 5 + 1) us of propagation plus serialisations: no queue on this path)."""
+    from uno.api import to_run_config
+    from uno.build import build_simulation
+
+    over = [*SMALL[:-1], "workload.flows=[{src:0,dst:6,size_bytes:20000000}]"]
+    sim = build_simulation(to_run_config(uno.compose(over)))
+    sim.start()
+    sim.advance(2 * MS)
+    rx = sim.flows[0].receiver.credit_cc.state
+    first_ps = 300 * US  # (the first packet reaches the receiver after the 300 us link)
+    rtt_ps = 2 * (5 + 5 + 1) * US
+    rounds = rx[RS.rounds]
+    assert 0.8 * (2 * MS - first_ps) / rtt_ps < rounds < (2 * MS - first_ps) / rtt_ps

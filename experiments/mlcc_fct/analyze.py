@@ -1,10 +1,11 @@
-"""MLCC's Figs. 11-14 from run tables: mixed traffic, the average FCT per class and scheme and
+"""MLCC's Figs. 11-15 from run tables: mixed traffic, the average FCT per class and scheme and
 MLCC's reduction against each baseline (Figs. 11-12), and the 99.9th-percentile FCT by flow
 size (Figs. 13-14).
 
     python experiments/mlcc_fct/analyze.py SWEEP_DIR [--out DIR]
 
-Runs are grouped by their workload (CDF, intra-DC and cross-DC loads). For each group: per
+Runs are grouped by their workload (CDF, intra-DC and cross-DC loads) and long-distance links'
+delay (Fig. 15: 1 ms). For each group: per
 scheme and class the flows finished / started, the mean and the 99.9th-percentile FCT (ms), and
 MLCC's reduction of the mean, 1 - FCT_mlcc / FCT_scheme (the paper's percentages); then the
 99.9th percentile in flow-size bins. Writes mlcc_fct.png (the bars of Figs. 11-12) and
@@ -34,7 +35,8 @@ CLASSES = ("intra", "inter")
 
 def workload_label(run: dict) -> str:
     w = run["config"]["workload"]
-    return f"{w['intra_cdf']} {w['load']:g}+{w['inter_load']:g}"
+    wan_ms = run["config"]["topo"]["wan_delay_us"] / 1000
+    return f"{w['intra_cdf']} {w['load']:g}+{w['inter_load']:g} wan {wan_ms:g} ms"
 
 
 def class_fcts(run: dict) -> dict:
