@@ -97,7 +97,8 @@ def test_kernel_senders_give_the_python_senders_results(overrides):
         [*INCAST_SAMPLED, "cc=mprdma_bbr", "transport.inter.rto_base_rtts=1.02"],
         # the WAN losing packets: BBR's fast retransmits (three duplicate ACKs) and timeouts
         [*LOSSY, "cc=mprdma_bbr", "lb=ecmp"],
-        [*FIG10, "scheme=mprdma_bbr"],  # the Uno paper's MPRDMA+BBR, flows arriving at random
+        # the Uno paper's MPRDMA+BBR, flows arriving at random (a minute and a half: slow)
+        pytest.param([*FIG10, "scheme=mprdma_bbr"], marks=pytest.mark.slow),
         # the artifact's timeout rules: timers tested at every ACK and paced send while a resend
         # waits, every timed-out packet reported to the law
         [*INCAST_SAMPLED, "cc=mprdma_bbr", "transport.inter.rto_base_rtts=1.02",

@@ -112,10 +112,10 @@ def test_token_smoothing_eqs_6_to_9():
 
 def test_token_smoothing_stays_within_one_mtu_per_rtt_c_and_the_line_rate():
     rx = receiver()
-    _tokens(rx, 0.0, 200_000)  # far more decreases than the rate can take
+    _tokens(rx, 0.0, 20_000)  # (5,000 steps of one MTU per RTT_C reach the floor)
     assert rx.state[RS.dqm_avg_bps] >= MSS * BPS_PS / RTT_C
     assert rx.state[RS.dqm_avg_bps] < MSS * BPS_PS / RTT_C + MSS * BPS_PS / RTT_C + 1
-    _tokens(rx, 1.99, 400_000)
+    _tokens(rx, 1.99, 20_000)  # (about 7,600 steps to the line rate)
     assert LINE - MSS * BPS_PS / RTT_C < rx.state[RS.dqm_avg_bps] <= LINE
 
 
