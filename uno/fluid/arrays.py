@@ -14,6 +14,7 @@ from uno.cc.adapter import make_cc
 from uno.cc.registry import LAW_BY_NAME
 from uno.core.arrays import concat_ranges
 from uno.fluid import columns as C
+from uno.fluid.cycles import TALLY
 from uno.fluid.forward import NOT_IN_LEVEL
 from uno.fluid.memory import zeros_aligned
 from uno.fluid.phases import INPUTS_MAX
@@ -142,12 +143,14 @@ def step_scratch(n_flows: int, n_links: int, n_sub: int, max_parity: int) -> Ste
     each of the ``n_sub`` subflows' loss chance, a coded block's loss figures (the subflows'
     chances, then the distribution of up to ``max_parity`` + 1 lost packets), the subflows'
     entropies before a move; the step's NICs, senders, flows that lost bytes and flows that
-    delivered some, with their counts."""
+    delivered some, with their counts; the tally of where the steps' time went
+    (:data:`uno.fluid.cycles.TALLY`)."""
     return StepScratch(
         np.zeros(n_sub), np.zeros(n_sub + max_parity + 2), np.zeros(n_sub, dtype=np.int64),
         np.zeros(n_links, dtype=np.int64), np.zeros(n_flows, dtype=np.int64),
         np.zeros(n_flows, dtype=np.int64), np.zeros(1, dtype=np.int64),
         np.zeros(n_flows, dtype=np.int64), np.zeros(1, dtype=np.int64),
+        np.zeros(TALLY.size, dtype=np.int64),
     )  # fmt: skip
 
 

@@ -62,6 +62,7 @@ from uno.fluid.columns import (
     R_WIRE,
     R_WIRE_ACK,
 )
+from uno.fluid.cycles import TALLY, cycles, tick
 from uno.fluid.links import update_links
 from uno.fluid.phases import POOL, group_inputs, note_input, set_grid, subflow_hop
 from uno.fluid.rings import clamp_lag, mark_ring_due
@@ -392,7 +393,9 @@ def depart_level(lv, k, dt_ps, rt_ptr, flows, ls, lb, hops, lines, scratch) -> N
     base = rt_ptr[rt_ptr.shape[0] - 1]
     inv_dt = 1.0 / dt_ps
     j = hops.e_head[lv]
+    n_entries = 0
     while j >= 0:
+        n_entries += 1
         a, a_m = entry_arrival(j, ei, ef)
         held = ef[j, EF_Q] + a
         if held > 0.0:
@@ -422,6 +425,7 @@ def depart_level(lv, k, dt_ps, rt_ptr, flows, ls, lb, hops, lines, scratch) -> N
                 elif h < fx[f, FX_FIRST]:
                     fx[f, FX_FIRST] = h
         j = ei[j, EI_NXT]
+    scratch.tally[TALLY.entries] += n_entries
 
 
 @njit(cache=True, error_model="numpy", inline="always")
@@ -434,6 +438,7 @@ def advance_level(lv, k, dt_ps, n_busy, rt_ptr, flows, links, lb, hops, lines, s
     ls, busy = links.ls, links.busy
     ei, ef, l_nxt, l_buf, l_input = hops.ei, hops.ef, hops.l_nxt, hops.l_buf, hops.l_input
     inv_dt = 1.0 / dt_ps
+    t = cycles()
     j = hops.s_head[lv]
     while j >= 0:
         a = ef[ei[j, EI_GSTART], EF_IN] * ef[j, EF_W]
@@ -450,15 +455,17 @@ def advance_level(lv, k, dt_ps, n_busy, rt_ptr, flows, links, lb, hops, lines, s
         l_nxt[link] = NOT_IN_LEVEL
         link = nxt
     kept = update_links(ls, l_buf, m, dt_ps)
-    for t in range(kept):
-        busy[n_busy] = l_buf[t]
+    for i in range(kept):
+        busy[n_busy] = l_buf[i]
         n_busy += 1
     if hops.grid[GRID.on] != 0:
         group_inputs(k, lv, kept, l_buf, ls, ei, ef, hops.e_head, rt_ptr, lb, hops, dt_ps)
+    t = tick(scratch.tally, TALLY.links, t)
     depart_level(lv, k, dt_ps, rt_ptr, flows, ls, lb, hops, lines, scratch)
-    for t in range(kept):
-        hops.l_dense[l_buf[t]] = -1
-        l_input[l_buf[t]] = -1
+    for i in range(kept):
+        hops.l_dense[l_buf[i]] = -1
+        l_input[l_buf[i]] = -1
+    tick(scratch.tally, TALLY.depart, t)
     return n_busy
 
 
@@ -503,10 +510,14 @@ def forward(k, dt_ps, n_active, n_busy, rt_ptr, flows, links, lb, hops, lines, s
     wire link as its bytes meet it, with their ECN echoes (:mod:`uno.fluid.filing`): a
     packet's RTT holds the queues it crosses when it crosses them."""
     ls, busy = links.ls, links.busy
+    tally = scratch.tally
     scratch.n_drop[0] = 0
     scratch.n_mark[0] = 0
+    t = cycles()
     enlist(n_active, flows, ls, busy, n_busy, rt_ptr, lb, hops, 1.0 / dt_ps)
+    t = tick(tally, TALLY.enlist, t)
     n_busy = advance_lone_links(k, ls, busy, n_busy, hops, dt_ps)
+    tick(tally, TALLY.lone_links, t)
     for lv in range(hops.n_levels[0]):
         n_busy = advance_level(lv, k, dt_ps, n_busy, rt_ptr, flows, links, lb, hops, lines,
                                scratch)  # fmt: skip

@@ -67,6 +67,7 @@ from uno.fluid.columns import (
 )
 from uno.fluid.control import *  # noqa: F403
 from uno.fluid.control import cc_init
+from uno.fluid.cycles import TALLY, cycles, tick
 from uno.fluid.draws import *  # noqa: F403
 from uno.fluid.filing import *  # noqa: F403
 from uno.fluid.filing import file_deliveries, file_drops, file_sends, hold_for_block
@@ -310,6 +311,7 @@ def advance(k_start, k_stop, dt_ps, flows, links, routes, lines, lb, hops, scrat
     lines = DelayLines(ring, RingPool(*pool), calendar)
     lb, hops, scratch = Subflows(*lb), Hops(*hops), StepScratch(*scratch)
     fs, order, counters = flows.fs, flows.order, flows.counters
+    tally = scratch.tally  # (where the steps' time goes: uno.fluid.cycles)
     n_flows = fs.shape[0]
     k = k_start
     while k < k_stop:
@@ -323,17 +325,27 @@ def advance(k_start, k_stop, dt_ps, flows, links, routes, lines, lb, hops, scrat
                 k = min(first, k_stop)
                 continue
         step_end = now + dt_ps
+        t = cycles()
         n_active = start_flows(k, step_end, flows, lines)
+        t = tick(tally, TALLY.start, t)
         n_active = take_feedback(k, now, n_active, routes.rt_ptr, flows, lines, lb, hops, scratch)
+        t = tick(tally, TALLY.feedback, t)
         n_cand, n_nics = plan_sends(now, step_end, dt_ps, n_active, flows, links.ls, scratch)
         share_nics(dt_ps, n_cand, n_nics, flows, links.ls, scratch)
         n_senders = make_sends(now, dt_ps, n_cand, n_nics, flows, links.ls, scratch)
+        t = tick(tally, TALLY.sends, t)
         counters[CT.busy] = forward(k, dt_ps, n_active, int(counters[CT.busy]), routes.rt_ptr,
                                     flows, links, lb, hops, lines, scratch)  # fmt: skip
+        t = cycles()
         n_senders = carry_feedback(k, now, n_senders, flows, links, routes, lb, hops, scratch)
+        t = tick(tally, TALLY.carry, t)
         file_sends(k, now, dt_ps, n_senders, flows, links.ls, routes, lines, lb, scratch)
+        t = tick(tally, TALLY.file_sends, t)
         file_drops(k, now, dt_ps, flows, links.ls, lines, lb, scratch)
+        t = tick(tally, TALLY.file_drops, t)
         file_deliveries(k, dt_ps, flows, links.ls, routes, lines, lb, scratch)
+        tick(tally, TALLY.file_deliveries, t)
+        tally[TALLY.steps] += 1
         k += 1
         if counters[CT.waiting] == 0:
             break  # every flow the run waits for has finished (engine.stop_when_done)

@@ -78,9 +78,10 @@ Hops = namedtuple(
 #: step): each subflow's loss chance on its path, a coded block's loss figures (the subflows'
 #: chances of losing a packet, then the distribution: :func:`uno.fluid.coding.coded_losses`),
 #: the subflows' entropies before a move, the step's NICs, senders, flows that lost bytes and
-#: their count, flows that delivered bytes and their count (one-element arrays)
+#: their count, flows that delivered bytes and their count (one-element arrays); and the tally
+#: of where the steps' time goes (:data:`uno.fluid.cycles.TALLY`; it outlives the steps)
 StepScratch = namedtuple(
     "StepScratch",
     ["sub_loss", "block_dist", "ent_before", "nics", "senders", "droppers", "n_drop", "markers",
-     "n_mark"],
+     "n_mark", "tally"],
 )  # fmt: skip

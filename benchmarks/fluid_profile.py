@@ -1,0 +1,90 @@
+"""Where a fluid run's wall time goes, and how it grows with flows, links, simulated time and
+RTT spread.
+
+Each case is one fluid run, built and stepped as ``uno-run`` does it; the step loop tallies the
+CPU's cycle counter around each part of a step (:data:`uno.fluid.cycles.TALLY`), so the shares
+come from the run itself, at full speed. Printed per case: the wall time, steps, the running
+flows and route entries the steps walked, and each part's share of the kernels' time and its
+cost per step and per running flow-step.
+
+    python benchmarks/fluid_profile.py                      # the scaling cases below
+    python benchmarks/fluid_profile.py --case "experiment=fig10_load workload.n_flows=2000"
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import time
+
+import numpy as np
+
+import uno
+import uno.api
+from uno.build import build_simulation
+from uno.fluid.cycles import TALLY
+
+BASE = ["experiment=fig10_load", "scheme=uno_ecmp", "engine.kind=fluid", "engine.progress=false",
+        "engine.sample_interval_us=0"]  # fmt: skip
+#: (label, overrides): the paper's Fig. 10 traffic, doubling one thing at a time
+CASES = [
+    ("base 500 flows", ["workload.n_flows=500"]),
+    ("2x flows", ["workload.n_flows=1000"]),
+    ("4x flows", ["workload.n_flows=2000"]),
+    ("2x links (k=8 -> 3 tiers x 2)", ["workload.n_flows=500", "topo.k=12"]),
+    (
+        "1/4 simulated time",
+        ["workload.n_flows=500", "engine.max_sim_time_ms=25", "engine.allow_unfinished=true"],
+    ),
+    ("RTT ratio 32 (of 128)", ["workload.n_flows=500", "topo.inter_rtt_ratio=32"]),
+    ("RTT ratio 512", ["workload.n_flows=500", "topo.inter_rtt_ratio=512"]),
+]
+PARTS = ("start", "feedback", "sends", "enlist", "lone_links", "links", "depart", "carry",
+         "file_sends", "file_drops", "file_deliveries")  # fmt: skip
+
+
+def profile(label: str, overrides: list[str]) -> None:
+    cfg = uno.api.to_run_config(uno.compose([*BASE, *overrides]))
+    sim = build_simulation(cfg)
+    n_links = len(sim.ls)
+    active_sum = [0, 0]
+    advance = sim.advance
+
+    def counted(k_start, k_stop):  # (the running flows, sampled at each kernel call)
+        active_sum[0] += int(sim.counters[1])
+        active_sum[1] += 1
+        return advance(k_start, k_stop)
+
+    sim.advance = counted
+    t0 = time.perf_counter()
+    result = sim.run()
+    wall = time.perf_counter() - t0
+    tally = sim.scratch.tally
+    run = result.summary["run"]
+    ticks = np.array([tally[getattr(TALLY, p)] for p in PARTS], dtype=float)
+    steps = max(int(tally[TALLY.steps]), 1)
+    s_per_tick = wall / max(ticks.sum(), 1.0)  # (the kernels are nearly all of the wall time)
+    running = active_sum[0] / max(active_sum[1], 1)
+    print(f"\n{label}: {len(sim.flows)} flows, {n_links} links, simulated "
+          f"{run['sim_time_us'] / 1e3:,.1f} ms in {wall:.2f} s wall, {steps:,} steps "
+          f"({1e6 * wall / steps:.1f} us/step), ~{running:.0f} running flows, "
+          f"{tally[TALLY.entries] / steps:,.0f} route entries walked a step")  # fmt: skip
+    print(f"  {'part':16s} {'share':>6s} {'us/step':>8s} {'ns/running flow-step':>21s}")
+    for name, t in zip(PARTS, ticks, strict=True):
+        s = t * s_per_tick
+        print(f"  {name:16s} {100 * t / ticks.sum():5.1f}% {1e6 * s / steps:8.2f} "
+              f"{1e9 * s / steps / max(running, 1.0):21.1f}")  # fmt: skip
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--case", action="append", help="overrides of one case (quoted)")
+    args = ap.parse_args()
+    uno.run(uno.compose([*BASE, "engine.max_sim_time_ms=0.1"]))  # load the compiled kernels
+    cases = [(c, shlex.split(c)) for c in args.case] if args.case else CASES
+    for label, overrides in cases:
+        profile(label, overrides)
+
+
+if __name__ == "__main__":
+    main()
