@@ -1,124 +1,190 @@
-"""Wall time of the 40%-load fig10_load scenario (5000 flows, the artifact's traffic) in the
-fluid, max-min, hybrid and packet engines, and the ratios; then a fig10_load sweep of schemes x
-loads in fluid mode (the schemes the fluid engine models). The hybrid runs the flows of at most
-``--hybrid-packet-max-bytes`` (100 kB: 87% of the flows, 3.0% of the bytes) as packets. The
-packet engine runs with both data planes: ``packet`` the Python one (``engine.dataplane=python``,
-the reference) and ``packet-c`` the compiled one
-(``engine.dataplane=compiled``, the default: ports, switches and, for UnoCC/GEMINI/DCTCP over
-ECMP, the senders in Numba kernels).
+"""The flow-level engines against the compiled packet engine, side by side: wall time, peak
+memory and accuracy on the same scenarios.
 
-Each engine runs ``--repeat`` times (the packet engine ``--packet-repeat`` times: a run takes
-a minute and a half), one after the other in this process, after a short warm-up run that loads
-the compiled kernels (the cost of a process's first run, ~1 s, is not the engine's). Every run
-is printed; then per engine the best and the median wall time, and the packet engine's ratios
-to the others, of the best times (the runs least disturbed by other work on a shared machine)
-and of the medians.
+Suites (``--suites``, comma-separated):
 
-    python benchmarks/fluid_speed.py [--scheme uno_ecmp] [--repeat 3] [--packet-repeat 2]
-        [--skip-packet] [--skip-sweep]
+- ``paper``: Uno Fig. 10 on the paper's own traffic (``experiment=fig10_load``, its default
+  ``workload=mixed``: web search inside the DC, Alibaba WAN sizes across, 4:1 by count) at 40%
+  load, for each scheme of ``--schemes``;
+- ``permutation``: a permutation (every host one flow of ``--perm-bytes`` to another) on the
+  k=16 fat tree (1,024 hosts), for each scheme;
+- ``artifact``: Fig. 10 on the artifact's traffic (``workload=mixed_artifact``), 40% load;
+- ``sweep``: the paper's traffic, ``--schemes`` x loads 0.2, 0.4, 0.6, 0.8 in fluid mode as one
+  Hydra multirun (joblib, both cores), result folders and all.
+
+Each run of a suite's engines (``--engines``: ``packet-c`` the compiled packet engine, the
+reference; ``fluid``; ``hybrid`` with the flows of at most ``--hybrid-packet-max-bytes`` as
+packets; ``maxmin``) is a process of its own (``python -m uno.cli``), so its peak resident
+memory is its own (the OS's count of the child, ``wait4``). Printed per run: the engine loop's
+wall time (summary ``run.wall_s``), the process's, peak memory, and against the packet run the
+per-class mean and p99 FCT differences in %; for the hybrid also those of its packet flows
+alone against the same flows in the packet run; then the packet engine's wall time over each
+engine's.
+
+    python benchmarks/fluid_speed.py [--suites paper,permutation,sweep] [--schemes uno_ecmp]
+        [--engines packet-c,fluid,hybrid,maxmin] [--n-flows 5000] [overrides ...]
 """
 
 from __future__ import annotations
 
 import argparse
-import statistics
+import json
+import os
+import subprocess
+import sys
+import tempfile
 import time
 from pathlib import Path
 
-import uno
+import pandas as pd
 
-BASE = ["experiment=fig10_load", "workload=mixed_artifact", "engine.progress=false",
-        "engine.sample_interval_us=0"]  # fmt: skip
-
-
-def timed(overrides: list[str]) -> tuple[float, dict]:
-    cfg = uno.compose([*BASE, *overrides])
-    t0 = time.perf_counter()
-    result = uno.run(cfg)
-    return time.perf_counter() - t0, result.summary["run"]
+SCHEMES = "uno,uno_ecmp,gemini,mprdma_bbr"
+ENGINES = "packet-c,fluid,hybrid,maxmin"
+LOADS = (0.2, 0.4, 0.6, 0.8)
 
 
-def steps(run: dict) -> str:
-    """The fluid engine's steps and their size (first and last: the step grows once only
-    long-RTT flows are left, ``engine.fluid_step_max_intra_rtt``); nothing for the others."""
-    if not run.get("fluid_steps"):
-        return ""
-    last = run.get("fluid_step_last_us", run["fluid_step_us"])
-    return f", {run['fluid_steps']:,} steps of {run['fluid_step_us']:.2f} -> {last:.2f} us"
+def suite_overrides(suite: str, args) -> list[str]:
+    """The scenario of a suite (without scheme and engine)."""
+    if suite == "paper":
+        return ["experiment=fig10_load", "workload.load=0.4", f"workload.n_flows={args.n_flows}"]
+    if suite == "artifact":
+        return ["experiment=fig10_load", "workload=mixed_artifact", "workload.load=0.4",
+                f"workload.n_flows={args.n_flows}"]  # fmt: skip
+    if suite == "permutation":
+        return ["topo=fat_tree", f"topo.k={args.perm_k}", "workload=permutation",
+                f"workload.size_bytes={args.perm_bytes}", "workload.start_us=0",
+                "engine.max_sim_time_ms=1000"]  # fmt: skip
+    raise ValueError(suite)
+
+
+def engine_overrides(engine: str, args) -> list[str]:
+    return {
+        "packet-c": ["engine.kind=packet", "engine.dataplane=compiled"],
+        "fluid": ["engine.kind=fluid"],
+        "hybrid": ["engine.kind=hybrid",
+                   f"engine.hybrid_packet_max_bytes={args.hybrid_packet_max_bytes}"],
+        "maxmin": ["engine.kind=maxmin"],
+    }[engine]  # fmt: skip
+
+
+def run_process(overrides: list[str]) -> dict:
+    """One run in a process of its own: its summary, flows, process wall time and peak RSS."""
+    with tempfile.TemporaryDirectory() as out:
+        cmd = [sys.executable, "-m", "uno.cli", *overrides, "engine.progress=false",
+               "engine.sample_interval_us=0", f"out_dir={out}"]  # fmt: skip
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - t0
+        err = proc.stderr.read()
+        proc.stderr.close()
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        if proc.returncode != 0:
+            return {"error": err.strip().splitlines()[-1] if err.strip() else f"exit {status}"}
+        summary = json.loads((Path(out) / "summary.json").read_text())
+        flows = pd.read_parquet(Path(out) / "flows.parquet")
+    return {"summary": summary, "flows": flows, "wall_s": wall,
+            "peak_mib": usage.ru_maxrss / 1024}  # fmt: skip
+
+
+def fct_gaps(flows: pd.DataFrame, ref: pd.DataFrame, ids=None) -> str:
+    """Per class: mean and p99 FCT of ``flows`` against ``ref``'s (same flow ids), in %."""
+    if ids is not None:
+        flows = flows[flows.flow_id.isin(ids)]
+        ref = ref[ref.flow_id.isin(ids)]
+    parts = []
+    for cls, g in ref.groupby("cls"):
+        mine = flows.loc[flows.cls == cls, "fct_ps"].dropna()
+        theirs = g.fct_ps.dropna()
+        if mine.empty or theirs.empty:
+            continue
+        mean = 100 * (mine.mean() / theirs.mean() - 1)
+        p99 = 100 * (mine.quantile(0.99) / theirs.quantile(0.99) - 1)
+        parts.append(f"{cls} mean {mean:+.1f}% p99 {p99:+.1f}%")
+    return ", ".join(parts)
+
+
+def unfinished(run: dict) -> str:
+    flows = run["flows"]
+    left = int(flows.finish_ps.isna().sum())
+    return f" ({left} flows unfinished)" if left else ""
+
+
+def compare(suite: str, scheme: str, engines: list[str], args) -> None:
+    """One scenario in every engine, printed side by side."""
+    base = [*suite_overrides(suite, args), f"scheme={scheme}", *args.overrides]
+    runs = {}
+    for engine in engines:
+        runs[engine] = run = run_process([*base, *engine_overrides(engine, args)])
+        if "error" in run:
+            print(f"fluid_speed {suite} {scheme} {engine:8s}: refused or failed: {run['error']}")
+            continue
+        r = run["summary"]["run"]
+        line = (f"fluid_speed {suite} {scheme} {engine:8s}: {r['n_flows']} flows, simulated "
+                f"{r['sim_time_us'] / 1000:.1f} ms, engine {r['wall_s']:.2f} s (process "
+                f"{run['wall_s']:.1f} s), peak {run['peak_mib']:.0f} MiB{unfinished(run)}")  # fmt: skip
+        ref = runs.get("packet-c")
+        if engine != "packet-c" and ref is not None and "error" not in ref:
+            line += f"; vs packet: {fct_gaps(run['flows'], ref['flows'])}"
+            if engine == "hybrid":
+                small = ref["flows"].loc[ref["flows"].size_bytes <= args.hybrid_packet_max_bytes]
+                line += f"; its packet flows: {fct_gaps(run['flows'], ref['flows'], small.flow_id)}"
+        print(line, flush=True)
+    ref = runs.get("packet-c")
+    if ref is None or "error" in ref:
+        return
+    ratios = []
+    for engine, run in runs.items():
+        if engine == "packet-c" or "error" in run:
+            continue
+        speed = ref["summary"]["run"]["wall_s"] / max(run["summary"]["run"]["wall_s"], 1e-9)
+        memory = run["peak_mib"] / ref["peak_mib"]
+        ratios.append(f"{engine} {speed:.1f}x faster, memory {memory:.2f}x")
+    print(f"fluid_speed {suite} {scheme} vs packet-c: {'; '.join(ratios)}", flush=True)
+
+
+def sweep(args) -> None:
+    """The paper's traffic, schemes x loads in fluid mode, as one Hydra multirun."""
+    with tempfile.TemporaryDirectory() as tmp:
+        cmd = [sys.executable, "-m", "uno.cli", "-m", "hydra/launcher=joblib",
+               "hydra.launcher.n_jobs=2", "experiment=fig10_load",
+               f"workload.n_flows={args.n_flows}", "engine.kind=fluid", "engine.progress=false",
+               f"scheme={args.schemes}", f"workload.load={','.join(map(str, LOADS))}",
+               f"hydra.sweep.dir={tmp}/sweep", *args.overrides]  # fmt: skip
+        t0 = time.perf_counter()
+        done = subprocess.run(cmd, capture_output=True, text=True)
+        wall = time.perf_counter() - t0
+        runs = len(list(Path(tmp, "sweep").glob("*/summary.json")))
+    n_runs = len(args.schemes.split(",")) * len(LOADS)
+    status = "" if done.returncode == 0 else f", failed: {done.stderr.strip().splitlines()[-1]}"
+    print(f"fluid_speed sweep: the paper's Fig. 10 traffic, {n_runs} runs ({args.schemes} x loads "
+          f"{', '.join(map(str, LOADS))}) in fluid mode, Hydra multirun on 2 jobs: {runs} "
+          f"complete in {wall:.1f} s{status}", flush=True)  # fmt: skip
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--scheme", default="uno_ecmp")
-    ap.add_argument("--skip-packet", action="store_true")
-    ap.add_argument("--skip-sweep", action="store_true")
+    ap.add_argument("overrides", nargs="*", help="config overrides for every run")
+    ap.add_argument("--suites", default="paper,permutation,sweep")
+    ap.add_argument("--schemes", default=SCHEMES)
+    ap.add_argument("--engines", default=ENGINES)
     ap.add_argument("--n-flows", type=int, default=5000)
-    ap.add_argument("--hybrid-packet-max-bytes", type=int, default=100_000)
-    ap.add_argument("--repeat", type=int, default=3, help="runs of each flow-level engine")
-    ap.add_argument("--packet-repeat", type=int, default=2, help="runs of the packet engine")
+    ap.add_argument("--perm-k", type=int, default=16)
+    ap.add_argument("--perm-bytes", type=int, default=4_194_304)
+    ap.add_argument("--hybrid-packet-max-bytes", type=int, default=1_000_000)
     args = ap.parse_args()
-    if args.repeat < 1 or args.packet_repeat < 1:
-        ap.error("--repeat and --packet-repeat must be >= 1")
-    BASE.append(f"workload.n_flows={args.n_flows}")
-    timed(["engine.kind=fluid", "engine.max_sim_time_ms=0.1"])  # load the compiled kernels
-    timed(["engine.kind=maxmin", "engine.max_sim_time_ms=0.1"])
-    walls: dict[str, list[float]] = {}
-    engines = ["fluid", "maxmin", "hybrid"] + ([] if args.skip_packet else ["packet", "packet-c"])
-    if not args.skip_packet:  # the compiled data plane's kernels, loaded or compiled
-        timed(["engine.dataplane=compiled", "engine.max_sim_time_ms=0.1"])
-    for engine in engines:
-        extra = {
-            "hybrid": [f"engine.hybrid_packet_max_bytes={args.hybrid_packet_max_bytes}"],
-            "packet": ["engine.dataplane=python"],
-            "packet-c": ["engine.dataplane=compiled"],
-        }.get(engine, [])
-        kind = engine.split("-")[0]
-        for i in range(args.packet_repeat if kind == "packet" else args.repeat):
-            wall, run = timed([f"scheme={args.scheme}", "workload.load=0.4",
-                               f"engine.kind={kind}", *extra])  # fmt: skip
-            walls.setdefault(engine, []).append(wall)
-            print(f"fluid_speed {engine:8s} scheme={args.scheme} load=0.4 run {i + 1}: "
-                  f"{run['n_flows']} flows, simulated {run['sim_time_us'] / 1000:.1f} ms in "
-                  f"{wall:.2f} s wall (engine {run['wall_s']:.2f} s), peak RSS "
-                  f"{run['peak_rss_mib']:.0f} MiB{steps(run)}", flush=True)  # fmt: skip
-    best = {e: min(w) for e, w in walls.items()}
-    median = {e: statistics.median(w) for e, w in walls.items()}
-    for engine, w in walls.items():
-        print(f"fluid_speed {engine:8s} wall: best {best[engine]:.2f} s, median "
-              f"{median[engine]:.2f} s over {len(w)} runs")  # fmt: skip
-    for packet in ("packet", "packet-c"):
-        if packet not in walls:
+    engines = args.engines.split(",")
+    unknown = set(engines) - set(ENGINES.split(","))
+    if unknown:
+        ap.error(f"--engines: unknown {sorted(unknown)}; known: {ENGINES}")
+    for suite in args.suites.split(","):
+        if suite == "sweep":
+            sweep(args)
             continue
-        for name, t in (("best", best), ("median", median)):
-            print(f"fluid_speed ratios ({name}): {packet}/fluid {t[packet] / t['fluid']:.1f}x, "
-                  f"{packet}/maxmin {t[packet] / t['maxmin']:.1f}x, "
-                  f"{packet}/hybrid {t[packet] / t['hybrid']:.1f}x")  # fmt: skip
-    if not args.skip_sweep:
-        sweep(args.n_flows)
-
-
-def sweep(n_flows: int) -> None:
-    """The fig10_load sweep of the four schemes x four loads in fluid mode, as a researcher
-    runs it: one Hydra multirun through the joblib launcher (both cores), result folders and
-    all, in a fresh directory."""
-    import subprocess
-    import sys
-    import tempfile
-
-    with tempfile.TemporaryDirectory() as tmp:
-        cmd = [sys.executable, "-m", "uno.cli", "-m", "hydra/launcher=joblib",
-               "hydra.launcher.n_jobs=2", "experiment=fig10_load", "workload=mixed_artifact",
-               f"workload.n_flows={n_flows}", "engine.kind=fluid", "engine.progress=false",
-               "scheme=uno,uno_ecmp,gemini,mprdma_bbr", "workload.load=0.2,0.4,0.6,0.8",
-               f"hydra.sweep.dir={tmp}/sweep"]  # fmt: skip
-        t0 = time.perf_counter()
-        subprocess.run(cmd, check=True, capture_output=True)
-        wall = time.perf_counter() - t0
-        runs = len(list(Path(tmp, "sweep").glob("*/summary.json")))
-    print(
-        f"fluid_speed sweep: fig10_load, 4 schemes x 4 loads in fluid mode ({runs} runs, "
-        f"Hydra multirun, joblib 2 jobs) in {wall:.1f} s"
-    )
+        if suite not in ("paper", "permutation", "artifact"):
+            ap.error(f"--suites: unknown {suite!r}; known: paper, permutation, artifact, sweep")
+        for scheme in args.schemes.split(","):
+            compare(suite, scheme, engines, args)
 
 
 if __name__ == "__main__":

@@ -534,7 +534,6 @@ def test_fluid_writes_the_packet_engine_tables(tmp_path):
     "overrides,field",
     [
         (["cc=mprdma_bbr_artifact"], "cc.mprdma.update_on_duplicate_ack"),
-        (["lb=plb"], "lb.algo"),
         (["lb=unolb", "lb.unolb.affected=silent"], "lb.unolb.affected"),
         (["lb=reps"], "lb.algo"),
         (["faults=border_link_down"], "faults.link_failures"),

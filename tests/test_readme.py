@@ -43,15 +43,7 @@ REDUCE_RUN = {
 REDUCE_SIZE = {"workload.size_bytes": "1000000"}
 REDUCE_BENCH = {
     "benchmarks/engine_speed.py": ["--size-bytes", "1000000", "--repeat", "1"],
-    "benchmarks/fluid_speed.py": [
-        "--n-flows",
-        "100",
-        "--skip-sweep",
-        "--repeat",
-        "1",
-        "--packet-repeat",
-        "1",
-    ],
+    "benchmarks/fluid_speed.py": ["--suites", "paper", "--schemes", "uno_ecmp", "--n-flows", "60"],
     "benchmarks/scaling.py": [
         "--ks",
         "4",

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from uno.fluid.balance import reroute_subflows
+from uno.fluid.balance import PLB_ON, on_loss_report, plb_acks
 from uno.fluid.cache_hints import prefetch_row
 from uno.fluid.columns import (
     CC_LAW,
@@ -32,6 +32,7 @@ from uno.fluid.columns import (
     FS_PBEYOND,
     FS_PENDING,
     FS_QBEYOND,
+    FS_RTO,
     FS_SIZE,
     FS_STATE,
     FS_STOP,
@@ -170,7 +171,7 @@ def loss_reports(f, k, now, due, nack, late_nack, base, flows, lb, hops, ent_bef
         resend(fs, f, lost)
         hear_loss_report(cs, cp, f, now, fs)
         if lb.n[f] > 0:
-            reroute_subflows(f, now, cp[f, P_BASE_RTT], lb, hops, base, ent_before)
+            on_loss_report(f, now, cp[f, P_BASE_RTT], fs[f, FS_RTO], lb, hops, base, ent_before)
     lost = 0.0
     if due > 0.0 and (fs[f, FS_WAIT] > 0.0 or fs[f, FS_VOID_BYTES] > 0.0):
         lost = timer_declares(f, k, due, fs)
@@ -178,13 +179,14 @@ def loss_reports(f, k, now, due, nack, late_nack, base, flows, lb, hops, ent_bef
         resend(fs, f, lost)
         hear_timeout(cs, cp, f, now, fs)
         if lb.n[f] > 0:
-            reroute_subflows(f, now, cp[f, P_BASE_RTT], lb, hops, base, ent_before)
+            on_loss_report(f, now, cp[f, P_BASE_RTT], fs[f, FS_RTO], lb, hops, base, ent_before)
 
 
 @njit(cache=True, error_model="numpy", inline="always")
 def flow_feedback(f, k, now, base, flows, lines, lb, hops, scratch) -> bool:
     """Everything due for flow ``f`` at step ``k`` (its delay line's slot, then cleared):
-    :func:`wire_arrivals`, :func:`ack_batch`, :func:`loss_reports`; returns whether the flow
+    :func:`wire_arrivals`, :func:`ack_batch` (and a PLB flow's round,
+    :func:`uno.fluid.balance.plb_acks`), :func:`loss_reports`; returns whether the flow
     has finished. The last byte's ACK arrives at ``R_ARRIVE``: its batch is counted in the step
     of its mean arrival, so up to a step after this one's end. A flow less than a byte short
     (the rounding of the shares its bytes were split into, with nothing left to send or in
@@ -199,7 +201,11 @@ def flow_feedback(f, k, now, base, flows, lines, lb, hops, scratch) -> bool:
     due = ring[slot, R_TIMEOUT]
     nack = ring[slot, R_NACK] if wide else 0.0
     late_nack = ring[slot, R_LATE_NACK] if wide else 0.0
+    acked = ring[slot, R_ACK]
     ack_batch(f, now, slot, wide, fs, flows.cs, flows.cp, ring, flows.loss_rng)
+    if lb.plb_p[PLB_ON] > 0.0 and acked > 0.0:  # PLB's rounds (the batch's marked share)
+        plb_acks(f, now, acked, acked * fs[f, FS_MARK_FRAC], flows.cp[f, P_BASE_RTT], lb, hops,
+                 base)  # fmt: skip
     for c in range(ring.shape[1]):
         ring[slot, c] = 0.0
     prefetch_row(ring, pool.ptr[f] + (k + 1) % pool.length[f], ring.shape[1])

@@ -1,12 +1,14 @@
 """Load balancing in the fluid kernels: ECMP paths hashed as the packet engine's switches hash
-them (:mod:`uno.net.hashing`), and UnoLB's subflows (Uno paper §4.2, Alg. 2), which move off
-the paths that lose bytes.
+them (:mod:`uno.net.hashing`), UnoLB's subflows (Uno paper §4.2, Alg. 2), which move off the
+paths that lose bytes, and PLB's one path, which moves after congested rounds (PLB's own rules,
+:func:`uno.lb.plb.plb_round_end` and :func:`uno.lb.plb.plb_loss_repaths`, on the flow's
+feedback batches).
 
 A flow's ECMP path is the walk :func:`ecmp_path` makes over the routing tables: at each node
 with several equal-cost next hops, the one :func:`uno.net.hashing.ecmp_choice` picks for the
 flow's key (:func:`uno.net.hashing.flow_key` of (src, dst, entropy)) and the switch's salt.
 Spraying needs no kernel (an even split over the equal-cost next hops,
-:mod:`uno.fluid.routes`); PLB and REPS are refused by the engine.
+:mod:`uno.fluid.routes`); REPS is refused by the engine.
 
 Units: time in ps, sizes in bytes.
 """
@@ -19,10 +21,19 @@ from numba import njit
 from uno.fluid.columns import EF_CARRY, EF_MCARRY, EF_MQ, EF_Q
 from uno.fluid.draws import next_uniform
 from uno.lb.base import ENTROPY_SPACE
+from uno.lb.plb import plb_loss_repaths, plb_round_end
 from uno.net.hashing import ecmp_choice, flow_key
 
 #: most subflows a fluid UnoLB flow keeps
 MAX_SUBFLOWS = 64
+
+#: PLB's settings in ``lb.plb_p`` (on: 1 when the flows balance with PLB)
+PLB_ON, PLB_FRACTION, PLB_ROUNDS, PLB_ON_LOSS = 0, 1, 2, 3
+#: each PLB flow's state in ``lb.plb_s``: its round's start (ps, -1: none yet), the bytes
+#: acknowledged and marked in it, the congested rounds in a row, the last repath on a loss
+#: (ps, -1: none), the repaths
+PLB_START, PLB_ACKED, PLB_MARKED, PLB_COUNT, PLB_LOSS_AT, PLB_REPATHS = 0, 1, 2, 3, 4, 5
+PLB_STATE = 6
 
 
 @njit(cache=True, error_model="numpy")
@@ -100,16 +111,86 @@ def unolb_reroute(f, now, base_rtt, lb) -> None:
                         break
                     pick -= 1
         else:
-            entropy = int(next_uniform(lb_rng, f) * ENTROPY_SPACE)
-            sub_ent[f, s] = entropy
-            src, dst = lb.ends[f, 0], lb.ends[f, 1]
-            ecmp_path(src, dst, entropy, lb.host_node, lb.nh_ptr, lb.nh_edges, lb.edge_dst,
-                      lb.node_salt, sub_links[f, s])  # fmt: skip
-            if sub_rhops[f] > 0:  # its ACKs' way back moves with it
-                ecmp_path(dst, src, entropy, lb.host_node, lb.nh_ptr, lb.nh_edges, lb.edge_dst,
-                          lb.node_salt, sub_rlinks[f, s])  # fmt: skip
+            move_to_entropy(f, s, int(next_uniform(lb_rng, f) * ENTROPY_SPACE), lb)
     for s in range(n):
         sub_lost[f, s] = 0.0
+
+
+@njit(cache=True, error_model="numpy")
+def move_to_entropy(f, s, entropy, lb) -> None:
+    """Flow ``f``'s subflow ``s`` takes ``entropy``: the path the switches hash it to, and its
+    ACKs' way back with it."""
+    lb.entropy[f, s] = entropy
+    src, dst = lb.ends[f, 0], lb.ends[f, 1]
+    ecmp_path(src, dst, entropy, lb.host_node, lb.nh_ptr, lb.nh_edges, lb.edge_dst,
+              lb.node_salt, lb.links[f, s])  # fmt: skip
+    if lb.ack_hops[f] > 0:
+        ecmp_path(dst, src, entropy, lb.host_node, lb.nh_ptr, lb.nh_edges, lb.edge_dst,
+                  lb.node_salt, lb.ack_links[f, s])  # fmt: skip
+
+
+@njit(cache=True, error_model="numpy")
+def forget_queued(f, s, lb, hops, base) -> None:
+    """The bytes flow ``f``'s subflow ``s`` had queued on its old path are no longer followed
+    (:func:`uno.fluid.forward.forward` keys them by subflow and hop; they still drain from the
+    old links' queues). ``base``: the first subflow hop entry."""
+    ef = hops.ef
+    n_hop_max = lb.links.shape[2]
+    j0 = base + (f * lb.links.shape[1] + s) * n_hop_max
+    for h in range(n_hop_max):
+        ef[j0 + h, EF_Q] = 0.0
+        ef[j0 + h, EF_CARRY] = 0.0
+        ef[j0 + h, EF_MQ] = 0.0
+        ef[j0 + h, EF_MCARRY] = 0.0
+
+
+@njit(cache=True, error_model="numpy")
+def plb_repath(f, lb, hops, base) -> None:
+    """PLB moves flow ``f`` to a fresh random entropy (uno.lb.plb.Plb._repath)."""
+    move_to_entropy(f, 0, int(next_uniform(lb.rng, f) * ENTROPY_SPACE), lb)
+    forget_queued(f, 0, lb, hops, base)
+    lb.plb_s[f, PLB_COUNT] = 0.0
+    lb.plb_s[f, PLB_REPATHS] += 1.0
+
+
+@njit(cache=True, error_model="numpy")
+def plb_acks(f, now, acked, marked, base_rtt, lb, hops, base) -> None:
+    """A batch of PLB flow ``f``'s ACKs at ``now`` (ps): ``acked`` bytes, ``marked`` of them
+    with an ECN echo, join the round (uno.lb.plb.Plb.on_ack: the round starts at its first ACK
+    and ends at the first at least a base RTT, ``base_rtt`` ps, after its start, which it
+    counts); a round's end decides by PLB's rule (:func:`uno.lb.plb.plb_round_end`)."""
+    st, p = lb.plb_s, lb.plb_p
+    if st[f, PLB_START] < 0.0:
+        st[f, PLB_START] = now
+    st[f, PLB_ACKED] += acked
+    st[f, PLB_MARKED] += marked
+    if now - st[f, PLB_START] < base_rtt:
+        return
+    count, repath = plb_round_end(st[f, PLB_ACKED], st[f, PLB_MARKED], int(st[f, PLB_COUNT]),
+                                  p[PLB_FRACTION], int(p[PLB_ROUNDS]))  # fmt: skip
+    st[f, PLB_COUNT] = count
+    st[f, PLB_START] = now
+    st[f, PLB_ACKED] = 0.0
+    st[f, PLB_MARKED] = 0.0
+    if repath:
+        plb_repath(f, lb, hops, base)
+
+
+@njit(cache=True, error_model="numpy")
+def on_loss_report(f, now, base_rtt, rto, lb, hops, base, before) -> None:
+    """Flow ``f`` heard of a loss (a timeout, or a coded flow's NACK) at ``now`` (ps): PLB
+    repaths at most once per RTO (``rto`` ps; :func:`uno.lb.plb.plb_loss_repaths`, with
+    ``lb.plb.repath_on_loss``), UnoLB moves the subflows that lost bytes
+    (:func:`reroute_subflows`)."""
+    if lb.plb_p[PLB_ON] > 0.0:
+        for s in range(lb.n[f]):
+            lb.lost[f, s] = 0.0
+        st = lb.plb_s
+        if lb.plb_p[PLB_ON_LOSS] > 0.0 and plb_loss_repaths(now, st[f, PLB_LOSS_AT], rto):
+            st[f, PLB_LOSS_AT] = now
+            plb_repath(f, lb, hops, base)
+        return
+    reroute_subflows(f, now, base_rtt, lb, hops, base, before)
 
 
 @njit(cache=True, error_model="numpy")
@@ -118,22 +199,14 @@ def reroute_subflows(f, now, base_rtt, lb, hops, base, before) -> None:
     longer followed (:func:`uno.fluid.forward.forward` keys them by subflow and hop; they still
     drain from the old links' queues). ``base``: the first UnoLB subflow hop entry;
     ``before``: scratch of the most subflows a flow has (integers)."""
-    sub_ent, sub_links = lb.entropy, lb.links
+    sub_ent = lb.entropy
     n = lb.n[f]
     for s in range(n):
         before[s] = sub_ent[f, s]
     unolb_reroute(f, now, base_rtt, lb)
-    ef = hops.ef
-    n_sub_max = sub_links.shape[1]
-    n_hop_max = sub_links.shape[2]
     for s in range(n):
         if sub_ent[f, s] != before[s]:
-            j0 = base + (f * n_sub_max + s) * n_hop_max
-            for h in range(n_hop_max):
-                ef[j0 + h, EF_Q] = 0.0
-                ef[j0 + h, EF_CARRY] = 0.0
-                ef[j0 + h, EF_MQ] = 0.0
-                ef[j0 + h, EF_MCARRY] = 0.0
+            forget_queued(f, s, lb, hops, base)
 
 
 @njit(cache=True, error_model="numpy")

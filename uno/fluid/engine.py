@@ -92,10 +92,15 @@ step, its bytes still moving every step (:meth:`FluidSimulation._set_blocks`,
   packets ride subflow j mod n, each lost with its subflow's drop fraction in the step
   (Poisson-binomial: :func:`uno.fluid.coding.spread_loss_shares`).
 
+PLB (``lb=plb``) keeps each flow on one path, the packet PLB's first, and moves it to a fresh
+random entropy by PLB's own rules (:func:`uno.lb.plb.plb_round_end` on each feedback batch's
+acknowledged and marked bytes, rounds of a base RTT; :func:`uno.lb.plb.plb_loss_repaths` on a
+loss report): a subflow of one (:func:`uno.fluid.balance.plb_acks`).
+
 Not modelled, and refused with a message naming the setting: link failures and random losses
-(``faults``), packet trimming (``switch.trimming``), PLB and REPS (an even split ignores exactly what they do: for UnoLB it lost 2.6x
-the packet engine's bytes on the Uno Fig. 10 traffic, hence its own law above), UnoLB's
-``affected: silent`` and ``reroute: random`` options.
+(``faults``), packet trimming (``switch.trimming``), REPS (an even split ignores exactly what it
+does: for UnoLB it lost 2.6x the packet engine's bytes on the Uno Fig. 10 traffic, hence its
+own law above), UnoLB's ``affected: silent`` and ``reroute: random`` options.
 
 **ACKs** (``engine.fluid_ack_bytes``, on by default; :func:`uno.fluid.links.acks_out`): each
 data packet delivered sends one ACK (64 B per 4,160-B data packet) back along the flow's ACK

@@ -13,7 +13,16 @@ import numpy as np
 
 from uno.core.rng import RngStreams
 from uno.core.units import BITS_PER_BYTE, PS_PER_S
-from uno.fluid.balance import ecmp_routes
+from uno.fluid.balance import (
+    PLB_FRACTION,
+    PLB_LOSS_AT,
+    PLB_ON,
+    PLB_ON_LOSS,
+    PLB_ROUNDS,
+    PLB_START,
+    PLB_STATE,
+    ecmp_routes,
+)
 from uno.fluid.state import Routes, Subflows
 from uno.lb.base import ENTROPY_SPACE
 from uno.net.hashing import ecmp_index, flow_hash_key
@@ -26,7 +35,7 @@ BYTES_PER_PS_PER_BPS = 1.0 / (BITS_PER_BYTE * PS_PER_S)
 SINGLE_PATH_LB = ("ecmp",)
 SPLIT_LB = ("spray",)
 #: balancers with a fluid law of their own (subflows on hashed paths that move on losses)
-SUBFLOW_LB = ("unolb",)
+SUBFLOW_LB = ("unolb", "plb")
 
 
 def switch_index(routing) -> dict[int, int]:
@@ -196,10 +205,13 @@ def flow_routes(cfg, scenario: Scenario, specs, src, dst, n_sent, max_hops, rng:
     (packet i rides subflow i mod n, uno.lb.unolb.UnoLb.next_entropy: a flow of fewer packets,
     ``n_sent`` with its parity, than subflows crosses only the first few), each with its own
     ACKs' way back, and then the seed of the reroutes' draws. An UnoLB flow's route is its
-    first subflow's (for the bounds: the ring's length)."""
+    first subflow's (for the bounds: the ring's length). A PLB flow is one subflow, on the
+    packet PLB's first entropy (``lb.plb.initial_entropy``), which PLB moves
+    (:func:`uno.fluid.balance.plb_acks`)."""
     routing = scenario.routing
     n = len(specs)
-    subflows = cfg.lb.unolb.subflows if cfg.lb.algo in SUBFLOW_LB else 0
+    plb = cfg.lb.algo == "plb"
+    subflows = (1 if plb else cfg.lb.unolb.subflows) if cfg.lb.algo in SUBFLOW_LB else 0
     index = switch_index(routing)
     sub_n = np.zeros(n, dtype=np.int64)
     sub_hops = np.zeros(n, dtype=np.int64)
@@ -212,6 +224,8 @@ def flow_routes(cfg, scenario: Scenario, specs, src, dst, n_sent, max_hops, rng:
     if subflows:
         draws = balancer_draws(rng, specs, subflows + 1)
         sub_ent[:] = (draws[:, :subflows] * ENTROPY_SPACE).astype(np.int64)
+        if plb and cfg.lb.plb.initial_entropy == "zero":
+            sub_ent[:] = 0
         for sf in range(subflows):
             links, hops = ecmp_routes(src, dst, sub_ent[:, sf], max_hops, *tables)
             sub_links[:, sf, :] = links
@@ -235,9 +249,20 @@ def flow_routes(cfg, scenario: Scenario, specs, src, dst, n_sent, max_hops, rng:
     if not subflows:
         tables = routing_arrays(scenario, index, False)
     ends = np.stack([src, dst], axis=1)
+    plb_p = np.zeros(4)
+    plb_s = np.zeros((n if plb else 0, PLB_STATE))
+    if plb:
+        p = cfg.lb.plb
+        plb_p[[PLB_ON, PLB_FRACTION, PLB_ROUNDS, PLB_ON_LOSS]] = (
+            1.0,
+            p.congested_fraction,
+            p.congested_rounds,
+            float(p.repath_on_loss),
+        )
+        plb_s[:, [PLB_START, PLB_LOSS_AT]] = -1.0
     lb = Subflows(sub_n, sub_hops, sub_links, sub_ent, np.zeros(sub_ent.shape), np.full(n, -1.0),
                   lb_rng, ends, *tables, sub_rlinks, sub_rhops,
-                  np.zeros((*sub_ent.shape, 2)))  # fmt: skip
+                  np.zeros((*sub_ent.shape, 2)), plb_p, plb_s)  # fmt: skip
     return Routes(*rt, *rv), lb
 
 

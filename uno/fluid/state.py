@@ -49,12 +49,15 @@ DelayLines = namedtuple("DelayLines", ["ring", "pool", "calendar"])
 #: never), the flow's SplitMix64 state for its moves, its (src, dst) hosts, the routing tables
 #: the switches hash on (:func:`uno.fluid.balance.ecmp_path`: each host's node, the CSR of the
 #: equal-cost next hops of (node, destination host), each edge's head, each node's salt), each
-#: subflow's ACK links and their count (moved with it), and each coded subflow's bytes dropped
-#: and reaching dropping links in a step (``drops[f, s, 0]``, ``drops[f, s, 1]``)
+#: subflow's ACK links and their count (moved with it), each coded subflow's bytes dropped
+#: and reaching dropping links in a step (``drops[f, s, 0]``, ``drops[f, s, 1]``); PLB's
+#: settings ``plb_p`` and each flow's PLB state ``plb_s`` (:mod:`uno.fluid.balance`: a PLB
+#: flow is one subflow that moves)
 Subflows = namedtuple(
     "Subflows",
     ["n", "hops", "links", "entropy", "lost", "last_move_ps", "rng", "ends", "host_node",
-     "nh_ptr", "nh_edges", "edge_dst", "node_salt", "ack_links", "ack_hops", "drops"],
+     "nh_ptr", "nh_edges", "edge_dst", "node_salt", "ack_links", "ack_hops", "drops", "plb_p",
+     "plb_s"],
 )  # fmt: skip
 
 #: the route entries and the links by level (:func:`uno.fluid.forward.forward`): each link's

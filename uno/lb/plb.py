@@ -18,8 +18,30 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from numba import njit
+
 from uno.config.fields import choice, num
 from uno.lb.base import LoadBalancer
+
+
+@njit(cache=True)
+def plb_round_end(acks, marked, congested_count, congested_fraction, congested_rounds):
+    """The end of a PLB round of ``acks`` ACKs, ``marked`` of them with an ECN echo (counts, or
+    bytes: only their ratio matters): the consecutive congested rounds counted with it (a round
+    is congested when more than ``congested_fraction`` of its ACKs were marked), and whether
+    the flow repaths now (``congested_rounds`` in a row; the count then starts again). Every
+    engine's PLB decides here."""
+    count = congested_count + 1 if marked > congested_fraction * acks else 0
+    if count >= congested_rounds:
+        return 0, True
+    return count, False
+
+
+@njit(cache=True)
+def plb_loss_repaths(now_ps, last_loss_repath_ps, rto_ps):
+    """Whether a loss report (timeout or NACK) at ``now_ps`` repaths: at most once per RTO
+    after the last one that did (``last_loss_repath_ps`` < 0: none yet). Times in ps."""
+    return last_loss_repath_ps < 0 or now_ps - last_loss_repath_ps > rto_ps
 
 
 @dataclass
@@ -32,6 +54,12 @@ class PlbParams:
     repath_on_loss: bool = True
     #: a flow's first entropy: "random" (as ECMP) or "zero" (the Uno artifact's PLB)
     initial_entropy: str = choice("random", ("random", "zero"))
+
+
+# (the packet engine's per-ACK calls take the rules' Python twins: no call into compiled code
+# per ACK; the fluid kernels take the compiled ones)
+_ROUND_END = plb_round_end.py_func
+_LOSS_REPATHS = plb_loss_repaths.py_func
 
 
 class Plb(LoadBalancer):
@@ -64,20 +92,20 @@ class Plb(LoadBalancer):
         if ecn:
             self.marked += 1
         if now_ps - self.round_start_ps >= self.ctx.base_rtt_ps:
-            if self.marked > self.p.congested_fraction * self.acks:
-                self.congested_count += 1
-            else:
-                self.congested_count = 0
+            self.congested_count, repath = _ROUND_END(
+                self.acks, self.marked, self.congested_count, self.p.congested_fraction,
+                self.p.congested_rounds,
+            )  # fmt: skip
             self.round_start_ps = now_ps
             self.acks = self.marked = 0
-            if self.congested_count >= self.p.congested_rounds:
+            if repath:
                 self._repath()
 
     def _on_loss(self, now_ps: int) -> None:
         if not self.p.repath_on_loss:
             return
-        last = self.last_loss_repath_ps
-        if last is None or now_ps - last > self.ctx.rto_ps:
+        last = -1 if self.last_loss_repath_ps is None else self.last_loss_repath_ps
+        if _LOSS_REPATHS(now_ps, last, self.ctx.rto_ps):
             self.last_loss_repath_ps = now_ps
             self._repath()
 
