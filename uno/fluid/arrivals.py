@@ -68,6 +68,7 @@ from uno.fluid.columns import (
 )
 from uno.fluid.control import hear_loss_report, hear_timeout, law_batch
 from uno.fluid.forward import RESIDUE_BYTES
+from uno.fluid.int_records import INTS, packet_records, take_records
 from uno.fluid.losses import fast_retransmit_evidence, resend, timer_declares
 from uno.fluid.rings import ring_give
 
@@ -106,17 +107,21 @@ def wire_arrivals(f, slot, fs, fx, ring, ef, lb, base) -> None:
 
 
 @njit(cache=True, error_model="numpy", inline="always")
-def ack_batch(f, now, slot, wide, fs, cs, cp, ring, rng) -> None:
+def ack_batch(f, now, slot, wide, fs, cs, cp, ring, rng, hops) -> None:
     """The ACKs of flow ``f`` arriving now (delay-line slot ``slot``; ``wide``: the ring has the
     columns from ``R_GOOD`` on): they echo the marks of the bytes delivered one return trip ago
     (their marked share: the ACKs' times were foreseen at the send, so the two need not meet in
     one slot; the latest share holds until the next), leave flight, count as delivered (a
     coded flow: its decodable bytes), and make one feedback batch for its law
     (:func:`uno.fluid.control.law_batch`, with the batch's mean RTT and its chance of packet
-    queueing, a wire flow's with the queueing beyond its wire link); with fast retransmit,
-    they are evidence of the losses before them."""
+    queueing, a wire flow's with the queueing beyond its wire link, and the newest packet's
+    INT records where its law reads them: :mod:`uno.fluid.int_records`); with fast
+    retransmit, they are evidence of the losses before them."""
     acked = ring[slot, R_ACK]
     free = ring[slot, R_FREE] if wide else 0.0
+    int_hops = hops.int_set[INTS.hops]
+    if int_hops > 0:
+        take_records(f, slot, ring, hops)
     deliv = ring[slot, R_DELIV]
     if deliv > 0.0:
         fs[f, FS_MARK_FRAC] = ring[slot, R_MARK] / deliv
@@ -140,7 +145,9 @@ def ack_batch(f, now, slot, wide, fs, cs, cp, ring, rng) -> None:
         fs[f, FS_MARKED] += marked
         if acked > 0.0:
             kind = int(cp[f, P_KIND]) - CC_LAW
-            law_batch(cs, cp, fs, ring, slot, f, kind, now, acked, marked, rtt, p_queued, rng)
+            n_int = packet_records(f, hops) if int_hops > 0 else 0
+            law_batch(cs, cp, fs, ring, slot, f, kind, now, acked, marked, rtt, p_queued, rng,
+                      hops.int_pkt, n_int)  # fmt: skip
     if fs[f, FS_DUPACK_BYTES] > 0.0:  # (the wide ring: R_LOSTQ)
         lostq = ring[slot, R_LOSTQ]
         if acked > 0.0 or lostq > 0.0:
@@ -199,7 +206,7 @@ def flow_feedback(f, k, now, base, flows, lines, lb, hops, scratch) -> bool:
     due = ring[slot, R_TIMEOUT]
     nack = ring[slot, R_NACK] if wide else 0.0
     late_nack = ring[slot, R_LATE_NACK] if wide else 0.0
-    ack_batch(f, now, slot, wide, fs, flows.cs, flows.cp, ring, flows.loss_rng)
+    ack_batch(f, now, slot, wide, fs, flows.cs, flows.cp, ring, flows.loss_rng, hops)
     for c in range(ring.shape[1]):
         ring[slot, c] = 0.0
     prefetch_row(ring, pool.ptr[f] + (k + 1) % pool.length[f], ring.shape[1])
