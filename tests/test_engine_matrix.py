@@ -1,6 +1,7 @@
 """Every congestion control in every engine: each law runs a small incast in the Python data
 plane, the compiled data plane and the fluid engine, or the engine refuses it before the run,
-naming the signal the law reads that the engine does not compute."""
+naming the signal the law reads that the engine does not compute (the fluid engine's INT
+records: on single paths, so a law reading them runs there with ECMP)."""
 
 from __future__ import annotations
 
@@ -45,6 +46,12 @@ def test_every_algorithm_runs_in_every_engine_or_is_refused_naming_the_signal(al
         assert err.value.field == "cc.algo"
         assert all(signal in str(err.value) for signal in lacks)
         return
+    if engine == "fluid" and "int" in registry.LAW_BY_NAME[algo].signals:
+        # INT records on single paths only: the default spraying is refused, naming lb.algo
+        with pytest.raises(ConfigError) as err:
+            uno.run(cfg)
+        assert err.value.field == "lb.algo"
+        cfg = uno.compose([*_cc(algo), *SMALL, *ENGINES[engine], "lb=ecmp"])
     result = uno.run(cfg)
     assert len(result.flows) == 3
     assert result.flows["finish_ps"].notna().all(), f"{algo} in {engine}: unfinished flows"

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import uno
+from uno.cc.law import NO_RECORDS
 from uno.cc.registry import LAW_BY_NAME
 from uno.core.errors import ConfigError
 from uno.fluid import kernels as K
@@ -361,8 +362,10 @@ def test_law_batches_match_python(name):
         ring[0, K.R_DSENT] = max(0.0, fa[f, K.FS_ACKED] - RNG.uniform(0, 3e5))
         p_queued = RNG.random() * (RNG.random() < 0.5)
         kind = int(cp[f, K.P_KIND]) - K.CC_LAW
-        K.law_batch(a, cp, fa, ring, 0, f, kind, now, acked, marked, rtt, p_queued, rng_a)
-        K.law_batch.py_func(b, cp, fb, ring, 0, f, kind, now, acked, marked, rtt, p_queued, rng_b)
+        K.law_batch(a, cp, fa, ring, 0, f, kind, now, acked, marked, rtt, p_queued, rng_a,
+                    NO_RECORDS, 0)  # fmt: skip
+        K.law_batch.py_func(b, cp, fb, ring, 0, f, kind, now, acked, marked, rtt, p_queued, rng_b,
+                            NO_RECORDS, 0)  # fmt: skip
     np.testing.assert_array_equal(a, b)
     np.testing.assert_array_equal(fa, fb)
     np.testing.assert_array_equal(rng_a, rng_b)
@@ -535,7 +538,7 @@ def test_fluid_writes_the_packet_engine_tables(tmp_path):
     [
         (["cc=mprdma_bbr_artifact"], "cc.mprdma.update_on_duplicate_ack"),
         (["lb=unolb", "lb.unolb.affected=silent"], "lb.unolb.affected"),
-        (["lb=reps"], "lb.algo"),
+        (["lb=reps", "lb.reps.freeze_us=100"], "lb.reps.freeze_us"),
         (["faults=border_link_down"], "faults.link_failures"),
         (["engine.kind=hybrid"], "engine.hybrid_packet_max_bytes"),
     ],

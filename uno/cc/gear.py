@@ -77,7 +77,8 @@ Ablations (Fig. 14): ``intra_logic: hpcc`` drops Steps II-III (Step I's rule alo
 HPCC's); ``cross_logic: hpcc`` gives cross-DC flows the intra-DC Step I rule instead of
 eqs. 8-10 (the WAN window still caps them).
 
-Feedback: INT records (``signals`` "int") and RTT samples; no fluid engine models INT.
+Feedback: INT records (``signals`` "int") and RTT samples (the fluid engine's records:
+:mod:`uno.fluid.int_records`).
 Units: time in picoseconds, windows in wire bytes, rates in bit/s (float64).
 """
 

@@ -103,8 +103,9 @@ Config (``HpccParams``): ``eta``, ``max_stage``, ``w_ai_bytes``, ``max_flows``,
 ``init_cwnd_bdp``, ``min_cwnd_mss``, ``max_cwnd_bdp``, ``pacing``, ``init_utilization``,
 ``timeout_cwnd_mss``.
 
-Feedback (:mod:`uno.cc.law`): the law reads INT records (``signals`` "int"; the fluid engine has
-none, and refuses it): a batch's records ``rec`` are one ``(ts_ps, qlen_bytes, tx_bytes,
+Feedback (:mod:`uno.cc.law`): the law reads INT records (``signals`` "int"; the fluid engine
+computes them from its links' state on single-path routes, :mod:`uno.fluid.int_records`): a
+batch's records ``rec`` are one ``(ts_ps, qlen_bytes, tx_bytes,
 rate_bps)`` row per hop of the acknowledged packet's path, in path order (egress time of the
 data packet at that hop's port, the port's queue in bytes then, its cumulative transmitted
 bytes, its line rate in bit/s). The stored records live in the state's tail, with room for the

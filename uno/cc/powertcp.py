@@ -94,8 +94,8 @@ Defaults and sources:
 Config (``PowertcpParams``): ``gamma``, ``beta_bytes``, ``expected_flows``, ``init_cwnd_bdp``,
 ``min_cwnd_mss``, ``max_cwnd_bdp``, ``pacing``, ``init_power``, ``timeout_cwnd_mss``.
 
-Feedback (:mod:`uno.cc.law`): the law reads INT records (``signals`` "int"; the fluid engine has
-none, and refuses it): one ``(ts_ps, qlen_bytes, tx_bytes, rate_bps)`` row per hop of the
+Feedback (:mod:`uno.cc.law`): the law reads INT records (``signals`` "int"; the fluid engine
+computes them from its links' state on single-path routes, :mod:`uno.fluid.int_records`): one ``(ts_ps, qlen_bytes, tx_bytes, rate_bps)`` row per hop of the
 acknowledged packet's path, in path order. The stored records live in the state's tail, with
 room for the most records a packet of the flow holds (``FlowContext.int_max_records``). A
 feedback batch is read as its newest ACK: its records against the stored ones measure the whole

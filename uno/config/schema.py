@@ -627,6 +627,9 @@ class EngineConfig:
     #: the rest of the base RTT is on the way back. false: the whole base RTT on the way back.
     #: UnoLB's subflows have it on the way back either way
     fluid_wire: bool = True
+    #: fluid: the paths a REPS flow (lb=reps) spreads over at once, each an equal share of its
+    #: bytes, as many as its first BDP of packets at most (the entropies REPS explores first)
+    fluid_reps_paths: int = num(16, "[1, 64]")
     #: hybrid: flows of at most this many bytes are simulated as packets (null: none by size)
     hybrid_packet_max_bytes: int | None = num(None, ">= 0")
     #: hybrid: flows with one of these tags are simulated as packets

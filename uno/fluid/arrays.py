@@ -16,6 +16,7 @@ from uno.core.arrays import concat_ranges
 from uno.fluid import columns as C
 from uno.fluid.cycles import TALLY
 from uno.fluid.forward import NOT_IN_LEVEL
+from uno.fluid.int_records import no_int_state
 from uno.fluid.memory import zeros_aligned
 from uno.fluid.phases import INPUTS_MAX
 from uno.fluid.routes import BYTES_PER_PS_PER_BPS, route_drains_ps, route_groups
@@ -252,7 +253,8 @@ def hop_state(n_links, rt_ptr, rt_link, rt_w, sub_n, sub_hops, sub_links, ack_w=
     after every link that feeds it in the same step), the routes' hop structure and the
     per-entry state, the per-level lists, and the phase drops' scratch. The grids' and the
     ACKs' settings are zero (the engine sets them); ``ack_w``, ``ack_hops``: every ACK route's
-    weights and each flow's subflows' ACK hops (default: none)."""
+    weights and each flow's subflows' ACK hops (default: none). No INT records
+    (:func:`uno.fluid.int_records.no_int_state`; the engine sets them where a law reads them)."""
     gstart, nxt = route_groups(rt_ptr, rt_w)
     level = link_levels(n_links, *link_pairs(rt_link, rt_w, gstart, nxt, sub_n, sub_hops,
                                              sub_links))  # fmt: skip
@@ -269,7 +271,7 @@ def hop_state(n_links, rt_ptr, rt_link, rt_w, sub_n, sub_hops, sub_links, ack_w=
         np.zeros(INPUTS_MAX, dtype=np.int64), np.zeros(C.ACKS.size),
         np.zeros(0) if ack_w is None else ack_w,
         np.zeros(len(sub_n), dtype=np.int64) if ack_hops is None else ack_hops,
-        np.full(n_links, -1, dtype=np.int32),
+        np.full(n_links, -1, dtype=np.int32), *no_int_state(len(ei)),
     )  # fmt: skip
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from uno.fluid.balance import PLB_ON, on_loss_report, plb_acks
+from uno.fluid.balance import PLB_ON, REPS_ON, on_loss_report, plb_acks, reps_acks
 from uno.fluid.cache_hints import prefetch_row
 from uno.fluid.columns import (
     CC_LAW,
@@ -69,6 +69,7 @@ from uno.fluid.columns import (
 )
 from uno.fluid.control import hear_loss_report, hear_timeout, law_batch
 from uno.fluid.forward import RESIDUE_BYTES
+from uno.fluid.int_records import INTS, packet_records, take_records
 from uno.fluid.losses import fast_retransmit_evidence, resend, timer_declares
 from uno.fluid.rings import ring_give
 
@@ -107,17 +108,21 @@ def wire_arrivals(f, slot, fs, fx, ring, ef, lb, base) -> None:
 
 
 @njit(cache=True, error_model="numpy", inline="always")
-def ack_batch(f, now, slot, wide, fs, cs, cp, ring, rng) -> None:
+def ack_batch(f, now, slot, wide, fs, cs, cp, ring, rng, hops) -> None:
     """The ACKs of flow ``f`` arriving now (delay-line slot ``slot``; ``wide``: the ring has the
     columns from ``R_GOOD`` on): they echo the marks of the bytes delivered one return trip ago
     (their marked share: the ACKs' times were foreseen at the send, so the two need not meet in
     one slot; the latest share holds until the next), leave flight, count as delivered (a
     coded flow: its decodable bytes), and make one feedback batch for its law
     (:func:`uno.fluid.control.law_batch`, with the batch's mean RTT and its chance of packet
-    queueing, a wire flow's with the queueing beyond its wire link); with fast retransmit,
-    they are evidence of the losses before them."""
+    queueing, a wire flow's with the queueing beyond its wire link, and the newest packet's
+    INT records where its law reads them: :mod:`uno.fluid.int_records`); with fast
+    retransmit, they are evidence of the losses before them."""
     acked = ring[slot, R_ACK]
     free = ring[slot, R_FREE] if wide else 0.0
+    int_hops = hops.int_set[INTS.hops]
+    if int_hops > 0:
+        take_records(f, slot, ring, hops)
     deliv = ring[slot, R_DELIV]
     if deliv > 0.0:
         fs[f, FS_MARK_FRAC] = ring[slot, R_MARK] / deliv
@@ -141,7 +146,9 @@ def ack_batch(f, now, slot, wide, fs, cs, cp, ring, rng) -> None:
         fs[f, FS_MARKED] += marked
         if acked > 0.0:
             kind = int(cp[f, P_KIND]) - CC_LAW
-            law_batch(cs, cp, fs, ring, slot, f, kind, now, acked, marked, rtt, p_queued, rng)
+            n_int = packet_records(f, hops) if int_hops > 0 else 0
+            law_batch(cs, cp, fs, ring, slot, f, kind, now, acked, marked, rtt, p_queued, rng,
+                      hops.int_pkt, n_int)  # fmt: skip
     if fs[f, FS_DUPACK_BYTES] > 0.0:  # (the wide ring: R_LOSTQ)
         lostq = ring[slot, R_LOSTQ]
         if acked > 0.0 or lostq > 0.0:
@@ -183,10 +190,11 @@ def loss_reports(f, k, now, due, nack, late_nack, base, flows, lb, hops, ent_bef
 
 
 @njit(cache=True, error_model="numpy", inline="always")
-def flow_feedback(f, k, now, base, flows, lines, lb, hops, scratch) -> bool:
+def flow_feedback(f, k, now, base, flows, ls, lines, lb, hops, scratch) -> bool:
     """Everything due for flow ``f`` at step ``k`` (its delay line's slot, then cleared):
-    :func:`wire_arrivals`, :func:`ack_batch` (and a PLB flow's round,
-    :func:`uno.fluid.balance.plb_acks`), :func:`loss_reports`; returns whether the flow
+    :func:`wire_arrivals`, :func:`ack_batch` (and a PLB or REPS flow's round,
+    :func:`uno.fluid.balance.plb_acks`, :func:`uno.fluid.balance.reps_acks`),
+    :func:`loss_reports`; returns whether the flow
     has finished. The last byte's ACK arrives at ``R_ARRIVE``: its batch is counted in the step
     of its mean arrival, so up to a step after this one's end. A flow less than a byte short
     (the rounding of the shares its bytes were split into, with nothing left to send or in
@@ -202,10 +210,12 @@ def flow_feedback(f, k, now, base, flows, lines, lb, hops, scratch) -> bool:
     nack = ring[slot, R_NACK] if wide else 0.0
     late_nack = ring[slot, R_LATE_NACK] if wide else 0.0
     acked = ring[slot, R_ACK]
-    ack_batch(f, now, slot, wide, fs, flows.cs, flows.cp, ring, flows.loss_rng)
+    ack_batch(f, now, slot, wide, fs, flows.cs, flows.cp, ring, flows.loss_rng, hops)
     if lb.plb_p[PLB_ON] > 0.0 and acked > 0.0:  # PLB's rounds (the batch's marked share)
         plb_acks(f, now, acked, acked * fs[f, FS_MARK_FRAC], flows.cp[f, P_BASE_RTT], lb, hops,
                  base)  # fmt: skip
+    elif lb.reps_p[REPS_ON] > 0.0 and acked > 0.0:  # REPS's rounds (the links' ``ls`` marking)
+        reps_acks(f, now, flows.cp[f, P_BASE_RTT], ls, lb, hops, base)
     for c in range(ring.shape[1]):
         ring[slot, c] = 0.0
     prefetch_row(ring, pool.ptr[f] + (k + 1) % pool.length[f], ring.shape[1])
@@ -222,7 +232,7 @@ def flow_feedback(f, k, now, base, flows, lines, lb, hops, scratch) -> bool:
 
 
 @njit(cache=True, error_model="numpy", inline="always")
-def take_feedback(k, now, n_active, rt_ptr, flows, lines, lb, hops, scratch) -> int:
+def take_feedback(k, now, n_active, rt_ptr, flows, ls, lines, lb, hops, scratch) -> int:
     """Step ``k``'s feedback (at ``now``, its start): of the running flows
     ``active[:n_active]``, those whose calendar bit says something is due (:func:`flow_feedback`;
     the others' delay-line slots are empty and they are passed over); the finished ones leave
@@ -238,7 +248,7 @@ def take_feedback(k, now, n_active, rt_ptr, flows, lines, lb, hops, scratch) -> 
             active[kept] = f  # nothing due: its delay line's slot is empty
             kept += 1
             continue
-        if not flow_feedback(f, k, now, base, flows, lines, lb, hops, scratch):
+        if not flow_feedback(f, k, now, base, flows, ls, lines, lb, hops, scratch):
             active[kept] = f
             kept += 1
     for w in range(calendar.shape[1]):

@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from uno.fluid.columns import EF_CARRY, EF_MCARRY, EF_MQ, EF_Q
+from uno.fluid.columns import EF_CARRY, EF_MCARRY, EF_MQ, EF_Q, LS_MARK
 from uno.fluid.draws import next_uniform
 from uno.lb.base import ENTROPY_SPACE
 from uno.lb.plb import plb_loss_repaths, plb_round_end
@@ -34,6 +34,13 @@ PLB_ON, PLB_FRACTION, PLB_ROUNDS, PLB_ON_LOSS = 0, 1, 2, 3
 #: (ps, -1: none), the repaths
 PLB_START, PLB_ACKED, PLB_MARKED, PLB_COUNT, PLB_LOSS_AT, PLB_REPATHS = 0, 1, 2, 3, 4, 5
 PLB_STATE = 6
+#: REPS's settings in ``lb.reps_p`` (on: 1 when the flows balance with REPS; the entropies
+#: handed out in turn, ``lb.n_entropies``)
+REPS_ON, REPS_ENTROPIES = 0, 1
+#: each REPS flow's state in ``lb.reps_s``: its round's start (ps, -1: none yet), the next
+#: entropy in turn, the subflows moved
+REPS_START, REPS_NEXT, REPS_MOVES = 0, 1, 2
+REPS_STATE = 3
 
 
 @njit(cache=True, error_model="numpy")
@@ -177,11 +184,45 @@ def plb_acks(f, now, acked, marked, base_rtt, lb, hops, base) -> None:
 
 
 @njit(cache=True, error_model="numpy")
+def reps_acks(f, now, base_rtt, ls, lb, hops, base) -> None:
+    """A batch of REPS flow ``f``'s ACKs at ``now`` (ps). REPS (uno.lb.reps.Reps) sends each
+    packet on the entropy of an ACK that came back unmarked, or, with none cached, on the next
+    entropy in turn: a packet's place in the window keeps its path while its ACKs come back
+    unmarked and moves on at a marked one. So each subflow (an equal share of the window)
+    keeps its entropy for a round of a base RTT (``base_rtt`` ps) with the chance that its
+    path leaves its bytes unmarked (``LS_MARK`` of each of its links now), and otherwise moves
+    to the next entropy in turn."""
+    st = lb.reps_s
+    if st[f, REPS_START] < 0.0:
+        st[f, REPS_START] = now
+    if now - st[f, REPS_START] < base_rtt:
+        return
+    st[f, REPS_START] = now
+    n_entropies = int(lb.reps_p[REPS_ENTROPIES])
+    for s in range(lb.n[f]):
+        unmarked = 1.0
+        for h in range(lb.hops[f]):
+            unmarked *= 1.0 - ls[lb.links[f, s, h], LS_MARK]
+        if next_uniform(lb.rng, f) >= 1.0 - unmarked:
+            continue
+        entropy = int(st[f, REPS_NEXT])
+        st[f, REPS_NEXT] = (entropy + 1) % n_entropies
+        move_to_entropy(f, s, entropy, lb)
+        forget_queued(f, s, lb, hops, base)
+        st[f, REPS_MOVES] += 1.0
+
+
+@njit(cache=True, error_model="numpy")
 def on_loss_report(f, now, base_rtt, rto, lb, hops, base, before) -> None:
     """Flow ``f`` heard of a loss (a timeout, or a coded flow's NACK) at ``now`` (ps): PLB
     repaths at most once per RTO (``rto`` ps; :func:`uno.lb.plb.plb_loss_repaths`, with
     ``lb.plb.repath_on_loss``), UnoLB moves the subflows that lost bytes
-    (:func:`reroute_subflows`)."""
+    (:func:`reroute_subflows`); REPS does nothing (its Algorithm 1: a lossy path stops
+    sending its entropies back)."""
+    if lb.reps_p[REPS_ON] > 0.0:
+        for s in range(lb.n[f]):
+            lb.lost[f, s] = 0.0
+        return
     if lb.plb_p[PLB_ON] > 0.0:
         for s in range(lb.n[f]):
             lb.lost[f, s] = 0.0

@@ -12,7 +12,7 @@ import math
 import numpy as np
 from numba import njit
 
-from uno.cc.law import LOSS_NACK, LOSS_TIMEOUT, NO_RECORDS, Feedback
+from uno.cc.law import LOSS_NACK, LOSS_TIMEOUT, Feedback
 from uno.cc.registry import init as law_init
 from uno.cc.registry import on_feedback as law_feedback
 from uno.cc.registry import on_loss as law_loss
@@ -49,7 +49,7 @@ def cc_init(cs: np.ndarray, cp: np.ndarray, f: int) -> None:
 
 
 @njit(cache=True, error_model="numpy")
-def law_batch(cs, cp, fs, ring, slot, f, kind, now, acked, marked, rtt, p_queued, rng):
+def law_batch(cs, cp, fs, ring, slot, f, kind, now, acked, marked, rtt, p_queued, rng, rec, n_int):
     """The feedback batch (:data:`uno.cc.law.Feedback`) of flow ``f``'s ACKs arriving in one
     step (delay-line slot ``slot``), to its law: ``acked`` bytes of which ``marked`` carried
     ECN, counted in packets of the MSS; the whole marked ACKs a packet sender would have seen
@@ -57,7 +57,9 @@ def law_batch(cs, cp, fs, ring, slot, f, kind, now, acked, marked, rtt, p_queued
     RTT ``rtt`` and, for a law that reads it, its least sample (``R_RTTMIN``); its latest send
     time; a delivery-rate sample (the bytes acknowledged since the latest of them was sent,
     over its flight time, ``R_DSENT``); a draw from the flow's stream when its law decides on
-    the chance ``p_queued`` that the packets met queueing the mean RTT does not show."""
+    the chance ``p_queued`` that the packets met queueing the mean RTT does not show; the
+    newest packet's INT records, the first ``n_int`` rows of ``rec``
+    (:func:`uno.fluid.int_records.packet_records`; 0: none)."""
     mss = cp[f, P_MSS]
     carry = fs[f, FS_MARK_CARRY] + marked / mss
     events = math.floor(carry)
@@ -76,8 +78,8 @@ def law_batch(cs, cp, fs, ring, slot, f, kind, now, acked, marked, rtt, p_queued
         rate_ps = now - sent_max
     fb = Feedback(now, acked, marked, acked / mss, marked / mss, events, rtt, rtt_min, sent_max,
                   fs[f, FS_INFLIGHT], fs[f, FS_ACKED], rate_bytes, rate_ps, 0.0, p_queued, draw,
-                  1.0, 0.0)  # fmt: skip
-    law_feedback(kind, cs[f], cp[f], fb, NO_RECORDS)
+                  1.0, float(n_int))  # fmt: skip
+    law_feedback(kind, cs[f], cp[f], fb, rec)
 
 
 @njit(cache=True, error_model="numpy")

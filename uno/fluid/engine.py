@@ -76,11 +76,24 @@ step, its bytes still moving every step (:meth:`FluidSimulation._set_blocks`,
   last).
 - **Controllers**: each flow's congestion-control law (:mod:`uno.cc.law`; UnoCC, DCTCP,
   GEMINI, MP-RDMA and BBR v1, PROBE_RTT included, given each batch's delivery-rate sample
-  over the batch's flight time: the laws whose signals the fluid engine computes), applied to
+  over the batch's flight time; HPCC, PowerTCP and Gear, given the newest packet's INT records:
+  the laws whose signals the fluid engine computes), applied to
   each step's batch of ACKs (:mod:`uno.fluid.control`) with the constants the packet engines
   build for the flow, so the two can never disagree on a parameter. "Any packet of the
   epoch/window was marked" becomes "the expected number of marked packets, carried over,
   reached one".
+- **INT records** (``switch.int_telemetry``; :mod:`uno.fluid.int_records`): a stamping link's
+  record is its state at the end of the step the flow's bytes crossed it (the step of the send
+  up to the wire link, of the delivery beyond it): the link's level, its cumulative departures,
+  the time and its line rate. They come back one RTT later through the flow's delay line, and
+  a batch carries the flow's latest record of every stamping hop, put into a packet's
+  ``max_records`` by the replacement rule, as the newest packet's records. Single-path routes
+  only: with spraying or UnoLB a packet carries the records of the path it took, so INT with
+  those balancers is refused (``lb.algo``), and so it is in the hybrid, whose packets would
+  need records of the fluid links (``switch.int_telemetry.enabled``). A fluid link holds no
+  queue below its rate, where paced packets meeting at a port queue a little: HPCC's two
+  flows through one bottleneck ran it ~3% below the packet engine's utilisation
+  (``tests/test_fluid_int.py``).
 - **Load balancing**: ECMP flows take exactly the path the packet engine's switches hash them
   to (same entropy stream, hash and salts); packet spraying splits a flow evenly over its
   equal-cost next hops at every switch (its long-run share of each path); UnoLB (Uno paper
@@ -95,12 +108,19 @@ step, its bytes still moving every step (:meth:`FluidSimulation._set_blocks`,
 PLB (``lb=plb``) keeps each flow on one path, the packet PLB's first, and moves it to a fresh
 random entropy by PLB's own rules (:func:`uno.lb.plb.plb_round_end` on each feedback batch's
 acknowledged and marked bytes, rounds of a base RTT; :func:`uno.lb.plb.plb_loss_repaths` on a
-loss report): a subflow of one (:func:`uno.fluid.balance.plb_acks`).
+loss report): a subflow of one (:func:`uno.fluid.balance.plb_acks`). REPS (``lb=reps``, its
+Algorithm 1) spreads a flow over ``engine.fluid_reps_paths`` subflows on the entropies it
+explores first; each round of a base RTT a subflow moves to the next entropy in turn with the
+chance its path marks its bytes, as a packet's place in the window takes a new entropy at a
+marked ACK (:func:`uno.fluid.balance.reps_acks`). An even split would ignore exactly what
+these balancers do (for UnoLB it lost 2.6x the packet engine's bytes on the Uno Fig. 10
+traffic, hence UnoLB's own law above).
 
 Not modelled, and refused with a message naming the setting: link failures and random losses
-(``faults``), packet trimming (``switch.trimming``), REPS (an even split ignores exactly what it
-does: for UnoLB it lost 2.6x the packet engine's bytes on the Uno Fig. 10 traffic, hence its
-own law above), UnoLB's ``affected: silent`` and ``reroute: random`` options.
+(``faults``), packet trimming (``switch.trimming``), PFC (``switch.pfc``), congestion notices
+(``switch.qcn``), the DCI switches' element (``switch.dci``), CNPs and laws' own timers (DCQCN,
+Annulus: the signals they read), REPS's buffer freezes (``lb.reps.freeze_us``), UnoLB's
+``affected: silent`` and ``reroute: random`` options.
 
 **ACKs** (``engine.fluid_ack_bytes``, on by default; :func:`uno.fluid.links.acks_out`): each
 data packet delivered sends one ACK (64 B per 4,160-B data packet) back along the flow's ACK
@@ -142,6 +162,7 @@ from uno.fluid.arrays import (
     subflow_wire,
 )
 from uno.fluid.balance import MAX_SUBFLOWS
+from uno.fluid.int_records import INTS, SLOT_FIELDS, int_state
 from uno.fluid.kernels import advance
 from uno.fluid.memory import DELAY_LINES, zeros_aligned
 from uno.fluid.results import Sampler, flows_table, ports_table, run_summary
@@ -154,12 +175,13 @@ from uno.fluid.routes import (
     flow_routes,
 )
 from uno.fluid.state import DelayLines, Flows, Links, RingPool, Routes
+from uno.lb.reps import explore_packets
 from uno.metrics.progress import Snapshot
 from uno.metrics.result import RunResult
 from uno.scenario import Scenario, port_names, stop_flags
 
 #: the signals a law may read (uno.cc.law.Law.signals) that the fluid engine computes
-FLUID_SIGNALS = ("ecn", "rtt", "rtt_min", "delivery_rate", "queueing")
+FLUID_SIGNALS = ("ecn", "rtt", "rtt_min", "delivery_rate", "queueing", "int")
 #: controllers the fluid engine runs: the laws whose signals it computes
 FLUID_CC = {name: C.CC_LAW + KIND[name] for name, law in LAW_BY_NAME.items()
             if set(law.signals) <= set(FLUID_SIGNALS)}  # fmt: skip
@@ -201,6 +223,10 @@ def check_fluid_support(cfg, engine: str = "fluid", with_cc: bool = True) -> Non
             f"{where} routes {list(routed)}, not {cfg.lb.algo!r} "
             "(it moves traffic away from congested or lossy paths; no fluid model of that yet)",
         )
+    if cfg.lb.algo == "reps" and cfg.lb.reps.freeze_us > 0:
+        raise ConfigError(
+            "lb.reps.freeze_us", f"{where} models REPS's Algorithm 1 only (no buffer freezes)"
+        )
     if cfg.lb.algo == "unolb":
         u = cfg.lb.unolb
         if u.subflows > MAX_SUBFLOWS:
@@ -223,8 +249,19 @@ def check_fluid_support(cfg, engine: str = "fluid", with_cc: bool = True) -> Non
         raise ConfigError("switch.ecn.pmax", f"{where} models RED ramps up to 1 only")
     if cfg.switch.pfc.enabled:
         raise ConfigError("switch.pfc.enabled", f"{where} does not model PFC pauses")
-    if cfg.switch.int_telemetry.enabled:
-        raise ConfigError("switch.int_telemetry.enabled", f"{where} does not model INT records")
+    reads_int = any(name in LAW_BY_NAME and "int" in LAW_BY_NAME[name].signals for name in used)
+    if reads_int and cfg.switch.int_telemetry.enabled:
+        if engine != "fluid":
+            raise ConfigError(
+                "switch.int_telemetry.enabled",
+                f"{where} has no INT records for the packets that cross its fluid links",
+            )
+        if cfg.lb.algo not in SINGLE_PATH_LB:
+            raise ConfigError(
+                "lb.algo",
+                f"{where} computes INT records on single paths {list(SINGLE_PATH_LB)}, not "
+                f"{cfg.lb.algo!r} (a split flow's packets carry the records of the path each took)",
+            )
     if cfg.switch.qcn.enabled:
         raise ConfigError("switch.qcn.enabled", f"{where} does not model congestion notices")
     if cfg.switch.dci.enabled:
@@ -311,7 +348,11 @@ class FluidSimulation:
         n_sent = n_packets.copy()
         n_sent[coded] += -(-n_packets[coded] // cfg.ec.data_packets) * cfg.ec.parity_packets
         max_hops = max((p.path.hops for p in plans), default=1)
-        routes, lb = flow_routes(cfg, sc, specs, src, dst, n_sent, max_hops, rng)
+        explore = np.fromiter(
+            (explore_packets(p.ctx.bdp_bytes, p.ctx.mss_bytes, cfg.lb.n_entropies) for p in plans),
+            dtype=np.int64, count=n,
+        )  # fmt: skip
+        routes, lb = flow_routes(cfg, sc, specs, src, dst, n_sent, max_hops, rng, explore)
         nic_link = np.array([routing.out_edges[h][0] for h in routing.host_nodes], dtype=np.int64)
         fs = flow_rows(cfg, sc, plans, src, n_packets, coded, n_sent, nic_link)
         # every ACK's way back, for the drift its transmission gives the grids of the links it
@@ -321,20 +362,37 @@ class FluidSimulation:
             routes = ack_priority_routes(routes, lb, nic_link)
         ring_len = ring_lengths(routing, routes, src, dst, fs, self.dt_ps)
         self.fs = fs
+        reads_int = (
+            self.runs_cc
+            and cfg.switch.int_telemetry.enabled
+            and any(
+                "int" in LAW_BY_NAME[p.cc_name].signals for p in plans if p.cc_name in LAW_BY_NAME
+            )
+        )
         self.cp = cc_rows(cfg, plans) if self.runs_cc else np.zeros((n, C.N_P))
         state_columns = law_columns(fs, self.cp, plans) if self.runs_cc else C.N_C
         # the columns for coding, the laws' samples and fast retransmit's lost bytes
         # (R_LOSTQ) only where a flow needs them
         wide = (
-            (fs[:, C.FS_EC_N] > 0).any()
+            reads_int
+            or (fs[:, C.FS_EC_N] > 0).any()
             or (fs[:, C.FS_RTTMIN] > 0).any()
             or (fs[:, C.FS_RATE] > 0).any()
             or (fs[:, C.FS_DUPACK_BYTES] > 0).any()
         )
         # (memory kept from the process's last run, all zero: uno.fluid.memory)
-        self._ring_memory, ring = DELAY_LINES.take(
-            int(ring_len.sum()), C.N_R if wide else C.N_R_NARROW
-        )
+        # the INT records (uno.fluid.int_records), three columns a stamping hop after the rest
+        n_entries = len(routes.rt_link) + lb.links.size
+        ints = None
+        if reads_int:
+            salt = int(rng.stream("int_ties").integers(0, 2**62))
+            ints = int_state(routing, cfg.switch.int_telemetry, routes.rt_ptr, routes.rt_link,
+                             n_entries, salt, C.N_R)  # fmt: skip
+        width = C.N_R if wide else C.N_R_NARROW
+        self.int_col = -1 if ints is None else width
+        if ints is not None:
+            width += SLOT_FIELDS * int(ints[1][INTS.hops])
+        self._ring_memory, ring = DELAY_LINES.take(int(ring_len.sum()), width)
         self.cs = np.zeros((n, state_columns))
         self.rt_ptr, self.rt_link, self.rt_w = routes.rt_ptr, routes.rt_link, routes.rt_w
         self.rv_ptr, self.rv_link, self.rv_w = routes.rv_ptr, routes.rv_link, routes.rv_w
@@ -362,6 +420,9 @@ class FluidSimulation:
         self.lb = lb
         self.hops = hop_state(len(self.ls), routes.rt_ptr, routes.rt_link, routes.rt_w, lb.n,
                               lb.hops, lb.links, ack_w, ack_hops)  # fmt: skip
+        if ints is not None:
+            self.hops = self.hops._replace(int_at=ints[0], int_set=ints[1], int_rec=ints[2],
+                                           int_pkt=ints[3])  # fmt: skip
         # full drop-tail queues drop by their inputs' packet phases (phases.input_drop_shares)
         grid = self.hops.grid
         grid[C.GRID.salt] = rng.stream("fluid/grid_phases").integers(0, 1 << 63, dtype=np.uint64)
@@ -557,7 +618,7 @@ class FluidSimulation:
         self._set_blocks()
         n_active = int(self.counters[C.CT.running])
         return coarsen(factor, k, self.dt_ps, self.fs, self.cp, self.ring, self.ring_pool,
-                       self.active, n_active, self.calendar, self.fx)  # fmt: skip
+                       self.active, n_active, self.calendar, self.fx, self.int_col)  # fmt: skip
 
     def _set_blocks(self) -> None:
         """Each flow's block at the current step (``engine.fluid_blocks_per_rtt``): the

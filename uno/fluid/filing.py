@@ -62,6 +62,7 @@ from uno.fluid.columns import (
     R_RTTW,
     R_SENTMAX,
 )
+from uno.fluid.int_records import INTS, stamp_delivered, stamp_sent
 from uno.fluid.jitter import wire_side_exceedance
 from uno.fluid.losses import beyond_wire, book_losses, lose_acks
 from uno.fluid.rings import clamp_lag, mark_ring_due
@@ -254,7 +255,7 @@ def file_samples(f, slot, ack, rtt, q_beyond, sent_at, arrive, fs, cp, ls, route
 
 
 @njit(cache=True, error_model="numpy", inline="always")
-def file_sends(k, now, dt_ps, n_senders, flows, ls, routes, lines, lb, scratch) -> None:
+def file_sends(k, now, dt_ps, n_senders, flows, ls, routes, lines, lb, hops, scratch) -> None:
     """What happens to the bytes of this step's senders (``scratch.senders[:n_senders]``),
     filed for one RTT later: the RTT sample (:func:`sample_rtt`), the batch's ACKs
     (:func:`file_acks`, :func:`file_samples`), and the bytes of the flow the links dropped in
@@ -262,7 +263,8 @@ def file_sends(k, now, dt_ps, n_senders, flows, ls, routes, lines, lb, scratch) 
     (:func:`uno.fluid.coding.coded_losses`). The batch's ACKs are written whole and the lost
     bytes come off the latest ACKs due (:func:`uno.fluid.losses.lose_acks`): the bytes lost
     are the bytes not acked, however long the bytes wait on the way. Coded flows: of them,
-    those in blocks that decode are absorbed, the rest resent."""
+    those in blocks that decode are absorbed, the rest resent. Where a law reads INT, the
+    records of the links the bytes crossed (:func:`uno.fluid.int_records.stamp_sent`)."""
     fs, cp, fx, block = flows.fs, flows.cp, flows.fx, flows.block
     ring, ring_ptr, ring_len = lines.ring, lines.pool.ptr, lines.pool.length
     sub_loss, block_dist = scratch.sub_loss, scratch.block_dist
@@ -284,6 +286,8 @@ def file_sends(k, now, dt_ps, n_senders, flows, ls, routes, lines, lb, scratch) 
         if lost > 0.0:
             lose_acks(f, k, lost, lost - failed, beyond, dt_ps, fs, ring, ring_ptr, ring_len)
         file_samples(f, slot, ack, rtt, q_beyond, sent_at, arrive, fs, cp, ls, routes, lb, ring)
+        if hops.int_set[INTS.hops] > 0:
+            stamp_sent(f, slot, now + dt_ps, fs, ls, routes.rt_ptr, ring, hops)
         fs[f, FS_LOST] += lost
         if failed > 0.0:
             if beyond:  # (sent a wire propagation before the drop, at the latest)
@@ -336,13 +340,14 @@ def file_drops(k, now, dt_ps, flows, ls, lines, lb, scratch) -> None:
 
 
 @njit(cache=True, error_model="numpy", inline="always")
-def file_deliveries(k, dt_ps, flows, ls, routes, lines, lb, scratch) -> None:
+def file_deliveries(k, dt_ps, flows, ls, routes, lines, lb, hops, scratch) -> None:
     """The bytes delivered this step and their marks (``scratch.markers``): their ECN echoes
     return with the ACKs of this step's deliveries, a base RTT (the fluid's bytes meet no
     propagation on their way out but their wire link's: the rest is on the way back) and the
     ACKs' queueing on from the middle of it (a block's deliveries: from its middle step); a
     wire flow's, with the queueing beyond its wire link they met (its RTT samples',
-    :func:`sample_rtt`) and the chance of a packet's queueing there."""
+    :func:`sample_rtt`) and the chance of a packet's queueing there, and where a law reads
+    INT the records of the links beyond it (:func:`uno.fluid.int_records.stamp_delivered`)."""
     fs, cp, block = flows.fs, flows.cp, flows.block
     ring, ring_ptr, ring_len = lines.ring, lines.pool.ptr, lines.pool.length
     subs = (lb.n, lb.hops, lb.links)
@@ -374,4 +379,6 @@ def file_deliveries(k, dt_ps, flows, ls, routes, lines, lb, scratch) -> None:
                     routes.rt_w, ls, subs, cp[f, P_MSS],
                 )  # fmt: skip
                 ring[slot, R_PBEYOND] += deliv * p_beyond
+            if hops.int_set[INTS.hops] > 0:
+                stamp_delivered(f, slot, (k + 1) * dt_ps, fs, ls, routes.rt_ptr, ring, hops)
         mark_ring_due(lines.calendar, fs, k + lag, f)

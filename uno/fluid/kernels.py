@@ -328,7 +328,8 @@ def advance(k_start, k_stop, dt_ps, flows, links, routes, lines, lb, hops, scrat
         t = cycles()
         n_active = start_flows(k, step_end, flows, lines)
         t = tick(tally, TALLY.start, t)
-        n_active = take_feedback(k, now, n_active, routes.rt_ptr, flows, lines, lb, hops, scratch)
+        n_active = take_feedback(k, now, n_active, routes.rt_ptr, flows, links.ls, lines, lb, hops,
+                                 scratch)  # fmt: skip
         t = tick(tally, TALLY.feedback, t)
         n_cand, n_nics = plan_sends(now, step_end, dt_ps, n_active, flows, links.ls, scratch)
         share_nics(dt_ps, n_cand, n_nics, flows, links.ls, scratch)
@@ -339,11 +340,11 @@ def advance(k_start, k_stop, dt_ps, flows, links, routes, lines, lb, hops, scrat
         t = cycles()
         n_senders = carry_feedback(k, now, n_senders, flows, links, routes, lb, hops, scratch)
         t = tick(tally, TALLY.carry, t)
-        file_sends(k, now, dt_ps, n_senders, flows, links.ls, routes, lines, lb, scratch)
+        file_sends(k, now, dt_ps, n_senders, flows, links.ls, routes, lines, lb, hops, scratch)
         t = tick(tally, TALLY.file_sends, t)
         file_drops(k, now, dt_ps, flows, links.ls, lines, lb, scratch)
         t = tick(tally, TALLY.file_drops, t)
-        file_deliveries(k, dt_ps, flows, links.ls, routes, lines, lb, scratch)
+        file_deliveries(k, dt_ps, flows, links.ls, routes, lines, lb, hops, scratch)
         tick(tally, TALLY.file_deliveries, t)
         tally[TALLY.steps] += 1
         k += 1

@@ -28,6 +28,7 @@ from uno.fluid.columns import (
     R_SENTMAX,
     R_WIRE_ACK,
 )
+from uno.fluid.int_records import SLOT_FIELDS
 
 
 @njit(cache=True, error_model="numpy")
@@ -123,13 +124,16 @@ def clamp_lag(f, lag, ring_len) -> int:
 
 
 @njit(cache=True, error_model="numpy")
-def coarsen(factor, k, dt_new_ps, fs, cp, ring, ring_pool, active, n_active, calendar, fx) -> int:
+def coarsen(factor, k, dt_new_ps, fs, cp, ring, ring_pool, active, n_active, calendar, fx,
+            int_col=-1) -> int:  # fmt: skip
     """The step grows ``factor``-fold (to ``dt_new_ps``) at step ``k``, a multiple of
     ``factor``: returns the same instant's step at the new size, ``k // factor``. What each
     running flow's delay line holds for fine step ``j`` moves to the coarse step ``j //
     factor`` (the one whose span holds it), slots meeting there merged (bytes added; the
     latest send and the last ACK's arrival, their maxima; the least RTT sample (``R_RTTMIN``),
-    the smaller; the acknowledged bytes at the latest send, the later slot's). The calendar is
+    the smaller; the acknowledged bytes at the latest send, the later slot's; from column
+    ``int_col`` on (-1: none), the INT records, three columns a hop, the later of the two:
+    :mod:`uno.fluid.int_records`). The calendar is
     rebuilt for the new steps (a loss report due at ``FS_LOSS_AT`` in the first coarse step
     whose start is not before it, :func:`step_not_before`), and so are the flows' step fields
     (``FS_DUE_LAST``, ``FS_ACK_LAST``, ``FS_WAIT_LAST``). Bytes and times are untouched:
@@ -137,6 +141,7 @@ def coarsen(factor, k, dt_new_ps, fs, cp, ring, ring_pool, active, n_active, cal
     the fine step, they hold the coarse one's lags with room to spare)."""
     ring_ptr, ring_len, _class, _free, _base, _count, _top = ring_pool
     n_col = ring.shape[1]
+    n_plain = n_col if int_col < 0 else int_col
     span = calendar.shape[0]
     k_new = k // factor
     longest = 1
@@ -169,7 +174,7 @@ def coarsen(factor, k, dt_new_ps, fs, cp, ring, ring_pool, active, n_active, cal
             row = start + j_new % n
             fresh[j_new % span, word] |= bit
             later = held[t, R_SENTMAX] >= ring[row, R_SENTMAX]
-            for c in range(n_col):
+            for c in range(n_plain):
                 v = held[t, c]
                 if c == R_SENTMAX or c == R_ARRIVE or c == R_WIRE_ACK:
                     if v > ring[row, c]:
@@ -182,6 +187,10 @@ def coarsen(factor, k, dt_new_ps, fs, cp, ring, ring_pool, active, n_active, cal
                         ring[row, c] = v
                 else:
                     ring[row, c] += v
+            for c in range(n_plain, n_col, SLOT_FIELDS):  # (a hop's record: the later)
+                if held[t, c] > ring[row, c]:
+                    for d in range(SLOT_FIELDS):
+                        ring[row, c + d] = held[t, c + d]
         at = fs[f, FS_LOSS_AT]
         if at >= 0.0:
             step = step_not_before(at, dt_new_ps)

@@ -21,6 +21,9 @@ from uno.fluid.balance import (
     PLB_ROUNDS,
     PLB_START,
     PLB_STATE,
+    REPS_NEXT,
+    REPS_START,
+    REPS_STATE,
     ecmp_routes,
 )
 from uno.fluid.state import Routes, Subflows
@@ -35,7 +38,7 @@ BYTES_PER_PS_PER_BPS = 1.0 / (BITS_PER_BYTE * PS_PER_S)
 SINGLE_PATH_LB = ("ecmp",)
 SPLIT_LB = ("spray",)
 #: balancers with a fluid law of their own (subflows on hashed paths that move on losses)
-SUBFLOW_LB = ("unolb", "plb")
+SUBFLOW_LB = ("unolb", "plb", "reps")
 
 
 def switch_index(routing) -> dict[int, int]:
@@ -196,7 +199,8 @@ def route_groups(rt_ptr: np.ndarray, rt_w: np.ndarray):
     return gstart, nxt
 
 
-def flow_routes(cfg, scenario: Scenario, specs, src, dst, n_sent, max_hops, rng: RngStreams):
+def flow_routes(cfg, scenario: Scenario, specs, src, dst, n_sent, max_hops, rng: RngStreams,
+                reps_explore=None):  # fmt: skip
     """Every flow's route and its ACKs' route back (:data:`uno.fluid.state.Routes`) and UnoLB's
     subflows (:data:`uno.fluid.state.Subflows`), by ``lb.algo``: the packet engine's ECMP path
     (a receiver's ACK carries its data packet's entropy, hashed on (dst, src, entropy) at every
@@ -207,11 +211,16 @@ def flow_routes(cfg, scenario: Scenario, specs, src, dst, n_sent, max_hops, rng:
     ACKs' way back, and then the seed of the reroutes' draws. An UnoLB flow's route is its
     first subflow's (for the bounds: the ring's length). A PLB flow is one subflow, on the
     packet PLB's first entropy (``lb.plb.initial_entropy``), which PLB moves
-    (:func:`uno.fluid.balance.plb_acks`)."""
+    (:func:`uno.fluid.balance.plb_acks`). A REPS flow has ``engine.fluid_reps_paths`` subflows,
+    at most its packets REPS explores first (``reps_explore``, per flow), on entropies 0, 1, ...
+    (the first packets' entropies in turn), which REPS moves (:func:`uno.fluid.balance.reps_acks`)."""
     routing = scenario.routing
     n = len(specs)
-    plb = cfg.lb.algo == "plb"
-    subflows = (1 if plb else cfg.lb.unolb.subflows) if cfg.lb.algo in SUBFLOW_LB else 0
+    plb, reps = cfg.lb.algo == "plb", cfg.lb.algo == "reps"
+    subflows = {"plb": 1, "reps": cfg.engine.fluid_reps_paths}.get(
+        cfg.lb.algo, cfg.lb.unolb.subflows
+    )
+    subflows = subflows if cfg.lb.algo in SUBFLOW_LB else 0
     index = switch_index(routing)
     sub_n = np.zeros(n, dtype=np.int64)
     sub_hops = np.zeros(n, dtype=np.int64)
@@ -226,6 +235,8 @@ def flow_routes(cfg, scenario: Scenario, specs, src, dst, n_sent, max_hops, rng:
         sub_ent[:] = (draws[:, :subflows] * ENTROPY_SPACE).astype(np.int64)
         if plb and cfg.lb.plb.initial_entropy == "zero":
             sub_ent[:] = 0
+        if reps:
+            sub_ent[:] = np.arange(subflows) % cfg.lb.n_entropies
         for sf in range(subflows):
             links, hops = ecmp_routes(src, dst, sub_ent[:, sf], max_hops, *tables)
             sub_links[:, sf, :] = links
@@ -234,6 +245,8 @@ def flow_routes(cfg, scenario: Scenario, specs, src, dst, n_sent, max_hops, rng:
             sub_rlinks[:, sf, :] = links
             sub_rhops[:] = hops
         sub_n[:] = np.minimum(subflows, np.maximum(n_sent, 1))
+        if reps:
+            sub_n[:] = np.minimum(sub_n, reps_explore)
         lb_rng[:] = (draws[:, subflows] * (1 << 53)).astype(np.uint64)
         rt = csr_routes(sub_links[:, 0, :], sub_hops)
         # the ACKs' queueing delay is each subflow's own (sub_rlinks), unless ACKs have
@@ -260,9 +273,14 @@ def flow_routes(cfg, scenario: Scenario, specs, src, dst, n_sent, max_hops, rng:
             float(p.repath_on_loss),
         )
         plb_s[:, [PLB_START, PLB_LOSS_AT]] = -1.0
+    reps_p = np.array([1.0 if reps else 0.0, cfg.lb.n_entropies])
+    reps_s = np.zeros((n if reps else 0, REPS_STATE))
+    if reps:
+        reps_s[:, REPS_START] = -1.0
+        reps_s[:, REPS_NEXT] = reps_explore % cfg.lb.n_entropies
     lb = Subflows(sub_n, sub_hops, sub_links, sub_ent, np.zeros(sub_ent.shape), np.full(n, -1.0),
                   lb_rng, ends, *tables, sub_rlinks, sub_rhops,
-                  np.zeros((*sub_ent.shape, 2)), plb_p, plb_s)  # fmt: skip
+                  np.zeros((*sub_ent.shape, 2)), plb_p, plb_s, reps_p, reps_s)  # fmt: skip
     return Routes(*rt, *rv), lb
 
 

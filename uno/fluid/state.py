@@ -52,12 +52,12 @@ DelayLines = namedtuple("DelayLines", ["ring", "pool", "calendar"])
 #: subflow's ACK links and their count (moved with it), each coded subflow's bytes dropped
 #: and reaching dropping links in a step (``drops[f, s, 0]``, ``drops[f, s, 1]``); PLB's
 #: settings ``plb_p`` and each flow's PLB state ``plb_s`` (:mod:`uno.fluid.balance`: a PLB
-#: flow is one subflow that moves)
+#: flow is one subflow that moves), REPS's ``reps_p`` and ``reps_s``
 Subflows = namedtuple(
     "Subflows",
     ["n", "hops", "links", "entropy", "lost", "last_move_ps", "rng", "ends", "host_node",
      "nh_ptr", "nh_edges", "edge_dst", "node_salt", "ack_links", "ack_hops", "drops", "plb_p",
-     "plb_s"],
+     "plb_s", "reps_p", "reps_s"],
 )  # fmt: skip
 
 #: the route entries and the links by level (:func:`uno.fluid.forward.forward`): each link's
@@ -69,12 +69,14 @@ Subflows = namedtuple(
 #: index while it drops (-1), the inputs' links, their figures (``FIG``), their count, scratch;
 #: the ACKs' settings (``ACKS``), every ACK route's weights and each flow's subflows' ACK hops
 #: (:func:`uno.fluid.phases.ack_drift`), and the one link that fed each link this step (-1:
-#: none yet, -2: several, a send or a carry)
+#: none yet, -2: several, a send or a carry); for the INT records (:mod:`uno.fluid.int_records`)
+#: each entry's index among its flow's stamping hops (-1: none), the settings (``INTS``), each
+#: flow's latest record of every stamping hop and a packet's records (scratch)
 Hops = namedtuple(
     "Hops",
     ["link_level", "n_levels", "ei", "ef", "e_head", "l_nxt", "l_head", "l_buf", "s_head",
      "grid", "l_dense", "g_key", "g_val", "g_n", "g_order", "acks", "ack_w", "ack_hops",
-     "l_input"],
+     "l_input", "int_at", "int_set", "int_rec", "int_pkt"],
 )  # fmt: skip
 
 #: the step's working arrays (the step loop allocates nothing; their contents do not outlive a

@@ -27,6 +27,12 @@ from uno.core.units import us_to_ps
 from uno.lb.base import LoadBalancer
 
 
+def explore_packets(bdp_bytes: float, mss_bytes: float, n_entropies: int) -> int:
+    """The packets REPS hands entropies out in turn to at the start: one BDP of them, at most
+    one per entropy (every engine's REPS starts so)."""
+    return min(max(1, round(bdp_bytes / mss_bytes)), n_entropies)
+
+
 @dataclass
 class RepsParams:
     #: entries of the circular buffer of entropies that came back unmarked
@@ -44,7 +50,7 @@ class Reps(LoadBalancer):
         self.n = cfg.n_entropies
         self.cache: deque[int] = deque(maxlen=cfg.reps.buffer_size)
         self.next = 0
-        self.explore_packets = min(max(1, round(ctx.bdp_bytes / ctx.mss_bytes)), self.n)
+        self.explore_packets = explore_packets(ctx.bdp_bytes, ctx.mss_bytes, self.n)
         self.sent = 0
         self.freeze_ps = us_to_ps(cfg.reps.freeze_us)
         self.frozen_until_ps = -1  # -1: not frozen

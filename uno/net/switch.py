@@ -54,25 +54,37 @@ class Switch:
         return f"Switch({self.name})"
 
 
-def switch_ports(network, tiers, port_kinds, field: str, skip_tiers=()) -> list:
-    """The egress ports of ``network``'s switches whose tier is in ``tiers`` (None: every tier
-    but ``skip_tiers``) and whose link kind is in ``port_kinds`` (empty: any), in port order.
-    A tier the topology lacks stops the run, naming the config field ``field``."""
+def port_picker(known_tiers, tiers, port_kinds, field: str, skip_tiers=()):
+    """The rule :func:`switch_ports` picks switch egress ports by, as a predicate of a port's
+    switch tier and link kind: tier in ``tiers`` (None: every tier but ``skip_tiers``), link
+    kind in ``port_kinds`` (empty: any). A tier not among ``known_tiers`` (the topology's
+    switch tiers) stops the run, naming the config field ``field``. (The fluid engine picks
+    its links by the same rule: uno.fluid.int_records.)"""
     from uno.core.errors import ConfigError
 
     wanted = None if tiers is None else set(tiers)
-    known = {sw.tier for sw in network.switches.values()}
+    known = set(known_tiers)
     if wanted is not None and wanted - known:
         raise ConfigError(
             field,
             f"{sorted(wanted - known)} name no switch tier of this topology (tiers: {sorted(known)})",
         )
     kinds = set(port_kinds)
-    out = []
-    for port in network.ports:
-        owner = port.owner
-        if not isinstance(owner, Switch) or (kinds and port.kind not in kinds):
-            continue
-        if (owner.tier in wanted) if wanted is not None else (owner.tier not in skip_tiers):
-            out.append(port)
-    return out
+
+    def picked(tier: str, kind: str) -> bool:
+        if kinds and kind not in kinds:
+            return False
+        return (tier in wanted) if wanted is not None else (tier not in skip_tiers)
+
+    return picked
+
+
+def switch_ports(network, tiers, port_kinds, field: str, skip_tiers=()) -> list:
+    """The egress ports of ``network``'s switches whose tier is in ``tiers`` (None: every tier
+    but ``skip_tiers``) and whose link kind is in ``port_kinds`` (empty: any), in port order.
+    A tier the topology lacks stops the run, naming the config field ``field``."""
+    known = {sw.tier for sw in network.switches.values()}
+    picked = port_picker(known, tiers, port_kinds, field, skip_tiers)
+    return [
+        p for p in network.ports if isinstance(p.owner, Switch) and picked(p.owner.tier, p.kind)
+    ]
