@@ -106,7 +106,7 @@ def wire_arrivals(f, slot, fs, fx, ring, ef, lb, base) -> None:
 
 
 @njit(cache=True, error_model="numpy", inline="always")
-def ack_batch(f, now, slot, wide, fs, cs, cp, ring, rng) -> None:
+def ack_batch(f, now, dt_ps, slot, wide, fs, cs, cp, ring, rng) -> None:
     """The ACKs of flow ``f`` arriving now (delay-line slot ``slot``; ``wide``: the ring has the
     columns from ``R_GOOD`` on): they echo the marks of the bytes delivered one return trip ago
     (their marked share: the ACKs' times were foreseen at the send, so the two need not meet in
@@ -140,7 +140,8 @@ def ack_batch(f, now, slot, wide, fs, cs, cp, ring, rng) -> None:
         fs[f, FS_MARKED] += marked
         if acked > 0.0:
             kind = int(cp[f, P_KIND]) - CC_LAW
-            law_batch(cs, cp, fs, ring, slot, f, kind, now, acked, marked, rtt, p_queued, rng)
+            law_batch(cs, cp, fs, ring, slot, f, kind, now, acked, marked, rtt, p_queued, rng,
+                      dt_ps)  # fmt: skip
     if fs[f, FS_DUPACK_BYTES] > 0.0:  # (the wide ring: R_LOSTQ)
         lostq = ring[slot, R_LOSTQ]
         if acked > 0.0 or lostq > 0.0:
@@ -182,7 +183,7 @@ def loss_reports(f, k, now, due, nack, late_nack, base, flows, lb, hops, ent_bef
 
 
 @njit(cache=True, error_model="numpy", inline="always")
-def flow_feedback(f, k, now, base, flows, lines, lb, hops, scratch) -> bool:
+def flow_feedback(f, k, now, dt_ps, base, flows, lines, lb, hops, scratch) -> bool:
     """Everything due for flow ``f`` at step ``k`` (its delay line's slot, then cleared):
     :func:`wire_arrivals`, :func:`ack_batch`, :func:`loss_reports`; returns whether the flow
     has finished. The last byte's ACK arrives at ``R_ARRIVE``: its batch is counted in the step
@@ -199,7 +200,7 @@ def flow_feedback(f, k, now, base, flows, lines, lb, hops, scratch) -> bool:
     due = ring[slot, R_TIMEOUT]
     nack = ring[slot, R_NACK] if wide else 0.0
     late_nack = ring[slot, R_LATE_NACK] if wide else 0.0
-    ack_batch(f, now, slot, wide, fs, flows.cs, flows.cp, ring, flows.loss_rng)
+    ack_batch(f, now, dt_ps, slot, wide, fs, flows.cs, flows.cp, ring, flows.loss_rng)
     for c in range(ring.shape[1]):
         ring[slot, c] = 0.0
     prefetch_row(ring, pool.ptr[f] + (k + 1) % pool.length[f], ring.shape[1])
@@ -216,8 +217,8 @@ def flow_feedback(f, k, now, base, flows, lines, lb, hops, scratch) -> bool:
 
 
 @njit(cache=True, error_model="numpy", inline="always")
-def take_feedback(k, now, n_active, rt_ptr, flows, lines, lb, hops, scratch) -> int:
-    """Step ``k``'s feedback (at ``now``, its start): of the running flows
+def take_feedback(k, now, dt_ps, n_active, rt_ptr, flows, lines, lb, hops, scratch) -> int:
+    """Step ``k``'s feedback (at ``now``, its start; steps of ``dt_ps``): of the running flows
     ``active[:n_active]``, those whose calendar bit says something is due (:func:`flow_feedback`;
     the others' delay-line slots are empty and they are passed over); the finished ones leave
     the list. Returns (and counts) the running flows."""
@@ -232,7 +233,7 @@ def take_feedback(k, now, n_active, rt_ptr, flows, lines, lb, hops, scratch) -> 
             active[kept] = f  # nothing due: its delay line's slot is empty
             kept += 1
             continue
-        if not flow_feedback(f, k, now, base, flows, lines, lb, hops, scratch):
+        if not flow_feedback(f, k, now, dt_ps, base, flows, lines, lb, hops, scratch):
             active[kept] = f
             kept += 1
     for w in range(calendar.shape[1]):

@@ -75,12 +75,18 @@ step, its bytes still moving every step (:meth:`FluidSimulation._set_blocks`,
   retransmission timer, which runs from the lost bytes' send (at the latest their flow's
   last).
 - **Controllers**: each flow's congestion-control law (:mod:`uno.cc.law`; UnoCC, DCTCP,
-  GEMINI, MP-RDMA and BBR v1, PROBE_RTT included, given each batch's delivery-rate sample
+  GEMINI, MP-RDMA, DCQCN and BBR v1, PROBE_RTT included, given each batch's delivery-rate sample
   over the batch's flight time: the laws whose signals the fluid engine computes), applied to
   each step's batch of ACKs (:mod:`uno.fluid.control`) with the constants the packet engines
   build for the flow, so the two can never disagree on a parameter. "Any packet of the
   epoch/window was marked" becomes "the expected number of marked packets, carried over,
-  reached one".
+  reached one". DCQCN's receiver (its notification point) sends a flow at most one CNP per
+  ``cnp_interval_us``, at the first marked packet after the interval: the marked packets of
+  each step's ACKs arrive evenly over the step, the expected count carried over, and the CNPs
+  reach the law with the ACKs, a return trip after the marks
+  (:func:`uno.fluid.control.np_cnps`); its rate-increase and alpha timers fire in order before
+  each step's sends (its lazy timers, advanced to the step's start), and its byte counter
+  counts the step's sends.
 - **Load balancing**: ECMP flows take exactly the path the packet engine's switches hash them
   to (same entropy stream, hash and salts); packet spraying splits a flow evenly over its
   equal-cost next hops at every switch (its long-run share of each path); UnoLB (Uno paper
@@ -139,6 +145,7 @@ from uno.fluid.arrays import (
 from uno.fluid.balance import MAX_SUBFLOWS
 from uno.fluid.kernels import advance
 from uno.fluid.memory import DELAY_LINES, zeros_aligned
+from uno.fluid.pfc import entry_ingress, pfc_rows
 from uno.fluid.results import Sampler, flows_table, ports_table, run_summary
 from uno.fluid.rings import coarsen
 from uno.fluid.routes import (
@@ -154,7 +161,7 @@ from uno.metrics.result import RunResult
 from uno.scenario import Scenario, port_names, stop_flags
 
 #: the signals a law may read (uno.cc.law.Law.signals) that the fluid engine computes
-FLUID_SIGNALS = ("ecn", "rtt", "rtt_min", "delivery_rate", "queueing")
+FLUID_SIGNALS = ("ecn", "rtt", "rtt_min", "delivery_rate", "queueing", "cnp", "timers")
 #: controllers the fluid engine runs: the laws whose signals it computes
 FLUID_CC = {name: C.CC_LAW + KIND[name] for name, law in LAW_BY_NAME.items()
             if set(law.signals) <= set(FLUID_SIGNALS)}  # fmt: skip
@@ -216,8 +223,12 @@ def check_fluid_support(cfg, engine: str = "fluid", with_cc: bool = True) -> Non
         raise ConfigError("engine.record_rtts", f"{where} has no per-packet RTT samples to count")
     if cfg.switch.ecn.pmax != 1.0:
         raise ConfigError("switch.ecn.pmax", f"{where} models RED ramps up to 1 only")
-    if cfg.switch.pfc.enabled:
-        raise ConfigError("switch.pfc.enabled", f"{where} does not model PFC pauses")
+    if cfg.switch.pfc.enabled and (engine != "fluid" or cfg.lb.algo in SUBFLOW_LB):
+        raise ConfigError(
+            "switch.pfc.enabled",
+            f"{where} cannot pause links: PFC is modelled by engine.kind=fluid, for flows on "
+            "routes (not UnoLB subflows)",
+        )
     if cfg.switch.int_telemetry.enabled:
         raise ConfigError("switch.int_telemetry.enabled", f"{where} does not model INT records")
     if cfg.switch.qcn.enabled:
@@ -317,7 +328,7 @@ class FluidSimulation:
         ring_len = ring_lengths(routing, routes, src, dst, fs, self.dt_ps)
         self.fs = fs
         self.cp = cc_rows(cfg, plans) if self.runs_cc else np.zeros((n, C.N_P))
-        state_columns = law_columns(fs, self.cp, plans) if self.runs_cc else C.N_C
+        state_columns = law_columns(fs, self.cp, plans, cfg.cc) if self.runs_cc else C.N_C
         # the columns for coding, the laws' samples and fast retransmit's lost bytes
         # (R_LOSTQ) only where a flow needs them
         wide = (
@@ -367,6 +378,12 @@ class FluidSimulation:
         acks[C.ACKS.packet_bytes] = pkt
         acks[C.ACKS.as_bytes] = 1.0 if cfg.engine.fluid_ack_bytes else 0.0
         self._set_wire(cfg.engine.fluid_wire)
+        # PFC's ingress queues (uno.fluid.pfc), and which of them each route entry counts in
+        self.pfc, row_of = pfc_rows(cfg, sc)
+        n_rt = len(self.rt_link)
+        self.pf_ptr, self.pf_row, self.pf_w = entry_ingress(
+            self.rt_ptr, self.rt_link, self.rt_w, self.hops.ei[:n_rt, C.EI_GSTART], row_of
+        )
         self.scratch = step_scratch(n, len(self.ls), lb.links.shape[1],
                                     int(fs[:, C.FS_EC_M].max(initial=0)))  # fmt: skip
 
@@ -565,7 +582,9 @@ class FluidSimulation:
         delivery rate depend on how many samples a window holds: with one sample a block
         instead of one a step their inter-DC flows ran steadily slower as the block grew
         (``mixed40`` inter-DC mean FCT +4% / +6% / +8% for GEMINI, +2% / +4% / +7% for BBR at
-        256 / 128 / 64 blocks per RTT), so they keep a step."""
+        256 / 128 / 64 blocks per RTT), so they keep a step. So does DCQCN: its notification
+        point spaces the CNPs in time (:func:`uno.fluid.control.np_cnps`), and its cuts restart
+        its timers at their time."""
         n = len(self.flows)
         per_rtt = self.cfg.engine.fluid_blocks_per_rtt
         steps = np.ones(n, dtype=np.int64)
@@ -573,7 +592,12 @@ class FluidSimulation:
             span = self.fs[:, C.FS_BASE_RTT] / (per_rtt * self.dt_ps)
             exp = np.floor(np.log2(np.maximum(span, 1.0)) + 1e-9).astype(np.int64)
             steps = np.left_shift(np.int64(1), exp)
-            samples = (self.fs[:, C.FS_RTTMIN] > 0) | (self.fs[:, C.FS_RATE] > 0)
+            samples = (
+                (self.fs[:, C.FS_RTTMIN] > 0)
+                | (self.fs[:, C.FS_RATE] > 0)
+                | (self.fs[:, C.FS_CNP_GAP] > 0)
+                | (self.fs[:, C.FS_LAW_TIMERS] > 0)
+            )
             steps[samples] = 1
         self.block[C.BL.steps, :n] = steps
         self.block[C.BL.steps, n] = int(steps.max(initial=1))
@@ -585,7 +609,7 @@ class FluidSimulation:
 
     #: the state :func:`uno.fluid.kernels.advance` changes (the rest of its arguments it reads)
     STEPPED_STATE = ("fs", "cs", "ls", "ring", "ring_pool", "counters", "active", "busy", "lb",
-                     "loss_rng", "hops", "fx", "calendar", "block")  # fmt: skip
+                     "loss_rng", "hops", "fx", "calendar", "block", "pfc")  # fmt: skip
 
     def kernel_args(self, state: dict | None = None) -> tuple:
         """:func:`uno.fluid.kernels.advance`'s arguments after the two steps, in its order;
@@ -598,7 +622,7 @@ class FluidSimulation:
         groups = (
             Flows(s["fs"], s["cs"], self.cp, s["fx"], self.order, s["active"], s["counters"],
                   s["loss_rng"], s["block"]),
-            Links(s["ls"], s["busy"]),
+            Links(s["ls"], s["busy"], s["pfc"], self.pf_ptr, self.pf_row, self.pf_w),
             Routes(self.rt_ptr, self.rt_link, self.rt_w, self.rv_ptr, self.rv_link, self.rv_w),
             DelayLines(s["ring"], tuple(s["ring_pool"]), s["calendar"]),
             s["lb"],
