@@ -98,8 +98,15 @@ step, its bytes still moving every step (:meth:`FluidSimulation._set_blocks`,
   packets ride subflow j mod n, each lost with its subflow's drop fraction in the step
   (Poisson-binomial: :func:`uno.fluid.coding.spread_loss_shares`).
 
+- **PFC** (``switch.pfc.enabled``; :mod:`uno.fluid.pfc`): the packet engine's ingress queues
+  and thresholds (the data class only); an ingress queue above Xoff pauses its link for the
+  share of the next step its level takes to drain to Xon, which takes that share of the link's
+  (or a host NIC's) capacity, so a paused link's queue grows and pauses spread upstream hop by
+  hop. Not in the hybrid or the max-min engine, nor with UnoLB's subflows.
+
 Not modelled, and refused with a message naming the setting: link failures and random losses
-(``faults``), packet trimming (``switch.trimming``), PLB and REPS (an even split ignores exactly what they do: for UnoLB it lost 2.6x
+(``faults``), packet trimming (``switch.trimming``), INT, congestion notices sent by switches
+(``switch.qcn``) and the laws that read them (HPCC, Annulus), PLB and REPS (an even split ignores exactly what they do: for UnoLB it lost 2.6x
 the packet engine's bytes on the Uno Fig. 10 traffic, hence its own law above), UnoLB's
 ``affected: silent`` and ``reroute: random`` options.
 
