@@ -324,6 +324,8 @@ def law_flows(name: str, n: int = 30):
     fs[:, K.FS_DRAWS] = 1.0 if "queueing" in law.signals else 0.0
     fs[:, K.FS_RTTMIN] = 1.0 if "rtt_min" in law.signals else 0.0
     fs[:, K.FS_RATE] = 1.0 if "delivery_rate" in law.signals else 0.0
+    if law.cnp_interval_ps is not None:  # (the receiver's CNPs: uno.fluid.control.np_cnps)
+        fs[:, K.FS_CNP_GAP] = law.cnp_interval_ps(params)
     for f in range(n):
         K.cc_init(cs, cp, f)
     return cs, cp, fs
@@ -363,9 +365,9 @@ def test_law_batches_match_python(name):
         p_queued = RNG.random() * (RNG.random() < 0.5)
         kind = int(cp[f, K.P_KIND]) - K.CC_LAW
         K.law_batch(a, cp, fa, ring, 0, f, kind, now, acked, marked, rtt, p_queued, rng_a,
-                    NO_RECORDS, 0)  # fmt: skip
+                    NO_RECORDS, 0, 1e6)  # fmt: skip
         K.law_batch.py_func(b, cp, fb, ring, 0, f, kind, now, acked, marked, rtt, p_queued, rng_b,
-                            NO_RECORDS, 0)  # fmt: skip
+                            NO_RECORDS, 0, 1e6)  # fmt: skip
     np.testing.assert_array_equal(a, b)
     np.testing.assert_array_equal(fa, fb)
     np.testing.assert_array_equal(rng_a, rng_b)
@@ -463,7 +465,24 @@ def test_quick_adapt_counts_whole_packets_as_the_packet_controller(rtt_base_rtts
     for k in range(1, 33):
         now = k * dt
         ring[0, K.R_SENTMAX] = now - rtt
-        K.law_batch(cs, cp, fs, ring, 0, 0, KIND["uno"], now, mss * dt / gap, 0.0, rtt, 0.0, rng)
+        K.law_batch(
+            cs,
+            cp,
+            fs,
+            ring,
+            0,
+            0,
+            KIND["uno"],
+            now,
+            mss * dt / gap,
+            0.0,
+            rtt,
+            0.0,
+            rng,
+            NO_RECORDS,
+            0,
+            dt,
+        )
     assert (packet.qa_events > 0) == fires
     assert (cs[0, S.qa_events] > 0) == fires
     if fires:  # the window after the first QA: the period's whole packets

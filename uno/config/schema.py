@@ -538,7 +538,8 @@ class PhantomConfig:
 
 @dataclass
 class PfcConfig:
-    """Priority flow control, a lossless fabric (uno/net/pfc.py). Needs the event port model."""
+    """Priority flow control, a lossless fabric (uno/net/pfc.py). Needs the event port model;
+    the fluid engine pauses links for shares of its steps (uno/fluid/pfc.py)."""
 
     #: lossless fabric: per-ingress PAUSE / RESUME at the thresholds below
     enabled: bool = False
@@ -611,8 +612,8 @@ class EngineConfig:
     #: fluid: a flow whose base RTT spans many steps files what happened to its sends, drops
     #: and deliveries in blocks of steps (powers of two) of at most 1/this of its base RTT,
     #: instead of every step; its bytes still move every step. The intra-DC flows' block is a
-    #: step, and so is every GEMINI and BBR flow's (their RTT minimum and rate maximum depend
-    #: on the number of samples). 0: every flow every step
+    #: step, and so is every GEMINI, BBR and DCQCN flow's (their RTT minimum and rate maximum
+    #: depend on the number of samples; DCQCN's CNPs and timers on time). 0: every flow every step
     fluid_blocks_per_rtt: int = num(128, ">= 0")
     #: fluid: a full drop-tail queue drops by its inputs' packet phases (a packet time's free
     #: slot goes to the first packet to arrive after a departure; back-to-back links arrive on

@@ -360,14 +360,19 @@ def cc_rows(cfg, plans) -> np.ndarray:
     return np.stack([np.pad(r, (0, width - len(r))) for r in rows])[index]
 
 
-def law_columns(fs, cp, plans) -> int:
+def law_columns(fs, cp, plans, cc_cfg) -> int:
     """The columns of the controllers' state: a law's own (with its tail for the flow's
     constants), the widest. Marks what each law's flow reads (``FS_DRAWS``, ``FS_QTHR``,
-    ``FS_RTTMIN``, ``FS_RATE``: :func:`uno.fluid.control.law_batch`)."""
+    ``FS_RTTMIN``, ``FS_RATE``: :func:`uno.fluid.control.law_batch`; ``FS_CNP_GAP``, the
+    receiver's least gap between CNPs, from the law's parameters ``cc_cfg.<name>``:
+    :func:`uno.fluid.control.np_cnps`) and whether its own timers run (``FS_LAW_TIMERS``)."""
     width = C.N_C
     for f, plan in enumerate(plans):
         law = LAW_BY_NAME.get(plan.cc_name)
         if law is not None:
+            if law.cnp_interval_ps is not None:
+                fs[f, C.FS_CNP_GAP] = law.cnp_interval_ps(getattr(cc_cfg, plan.cc_name))
+            fs[f, C.FS_LAW_TIMERS] = 1.0 if "timers" in law.signals else 0.0
             width = max(width, law.state_size + law.state_tail(cp[f]))
             row = fs[f]
             row[C.FS_DRAWS] = 1.0 if "queueing" in law.signals else 0.0

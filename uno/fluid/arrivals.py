@@ -108,7 +108,7 @@ def wire_arrivals(f, slot, fs, fx, ring, ef, lb, base) -> None:
 
 
 @njit(cache=True, error_model="numpy", inline="always")
-def ack_batch(f, now, slot, wide, fs, cs, cp, ring, rng, hops) -> None:
+def ack_batch(f, now, dt_ps, slot, wide, fs, cs, cp, ring, rng, hops) -> None:
     """The ACKs of flow ``f`` arriving now (delay-line slot ``slot``; ``wide``: the ring has the
     columns from ``R_GOOD`` on): they echo the marks of the bytes delivered one return trip ago
     (their marked share: the ACKs' times were foreseen at the send, so the two need not meet in
@@ -148,7 +148,7 @@ def ack_batch(f, now, slot, wide, fs, cs, cp, ring, rng, hops) -> None:
             kind = int(cp[f, P_KIND]) - CC_LAW
             n_int = packet_records(f, hops) if int_hops > 0 else 0
             law_batch(cs, cp, fs, ring, slot, f, kind, now, acked, marked, rtt, p_queued, rng,
-                      hops.int_pkt, n_int)  # fmt: skip
+                      hops.int_pkt, n_int, dt_ps)  # fmt: skip
     if fs[f, FS_DUPACK_BYTES] > 0.0:  # (the wide ring: R_LOSTQ)
         lostq = ring[slot, R_LOSTQ]
         if acked > 0.0 or lostq > 0.0:
@@ -190,7 +190,7 @@ def loss_reports(f, k, now, due, nack, late_nack, base, flows, lb, hops, ent_bef
 
 
 @njit(cache=True, error_model="numpy", inline="always")
-def flow_feedback(f, k, now, base, flows, ls, lines, lb, hops, scratch) -> bool:
+def flow_feedback(f, k, now, dt_ps, base, flows, ls, lines, lb, hops, scratch) -> bool:
     """Everything due for flow ``f`` at step ``k`` (its delay line's slot, then cleared):
     :func:`wire_arrivals`, :func:`ack_batch` (and a PLB or REPS flow's round,
     :func:`uno.fluid.balance.plb_acks`, :func:`uno.fluid.balance.reps_acks`),
@@ -210,7 +210,7 @@ def flow_feedback(f, k, now, base, flows, ls, lines, lb, hops, scratch) -> bool:
     nack = ring[slot, R_NACK] if wide else 0.0
     late_nack = ring[slot, R_LATE_NACK] if wide else 0.0
     acked = ring[slot, R_ACK]
-    ack_batch(f, now, slot, wide, fs, flows.cs, flows.cp, ring, flows.loss_rng, hops)
+    ack_batch(f, now, dt_ps, slot, wide, fs, flows.cs, flows.cp, ring, flows.loss_rng, hops)
     if lb.plb_p[PLB_ON] > 0.0 and acked > 0.0:  # PLB's rounds (the batch's marked share)
         plb_acks(f, now, acked, acked * fs[f, FS_MARK_FRAC], flows.cp[f, P_BASE_RTT], lb, hops,
                  base)  # fmt: skip
@@ -232,8 +232,8 @@ def flow_feedback(f, k, now, base, flows, ls, lines, lb, hops, scratch) -> bool:
 
 
 @njit(cache=True, error_model="numpy", inline="always")
-def take_feedback(k, now, n_active, rt_ptr, flows, ls, lines, lb, hops, scratch) -> int:
-    """Step ``k``'s feedback (at ``now``, its start): of the running flows
+def take_feedback(k, now, dt_ps, n_active, rt_ptr, flows, ls, lines, lb, hops, scratch) -> int:
+    """Step ``k``'s feedback (at ``now``, its start; steps of ``dt_ps``): of the running flows
     ``active[:n_active]``, those whose calendar bit says something is due (:func:`flow_feedback`;
     the others' delay-line slots are empty and they are passed over); the finished ones leave
     the list. Returns (and counts) the running flows."""
@@ -248,7 +248,7 @@ def take_feedback(k, now, n_active, rt_ptr, flows, ls, lines, lb, hops, scratch)
             active[kept] = f  # nothing due: its delay line's slot is empty
             kept += 1
             continue
-        if not flow_feedback(f, k, now, base, flows, ls, lines, lb, hops, scratch):
+        if not flow_feedback(f, k, now, dt_ps, base, flows, ls, lines, lb, hops, scratch):
             active[kept] = f
             kept += 1
     for w in range(calendar.shape[1]):

@@ -63,6 +63,7 @@ LS_PH_ACKS = 27  # 1: the phantom queue counts ACK bytes (switch.phantom.count_a
 LS_BACKLOG = 28
 LS_GRID = 29  # that grid's phase, in [0, 1) of a packet time (-1: not back to back)
 LS_MARKS = 30  # bytes the link marked (ECN) as they left it
+LS_PAUSE = 31  # the share of this step the link is paused by PFC (uno.fluid.pfc), in [0, 1]
 # line 4: a host's NIC shared round-robin by its flows (scratch within a step)
 LS_DEMAND = 32  # bytes the host's flows could send this step
 LS_NDEM = 33  # how many of them
@@ -84,8 +85,8 @@ LS_JIT_ARR2 = 42
 LS_JIT_P = 43
 #: the end of lines 0-3, before which lie the columns update_links reads or writes (it
 #: prefetches them a few links ahead)
-LS_UPDATE_END = LS_MARKS + 1
-N_LS = 56  # (43 used: rows of seven whole cache lines, an odd number so that the rows'
+LS_UPDATE_END = LS_PAUSE + 1
+N_LS = 56  # (44 used: rows of seven whole cache lines, an odd number so that the rows'
 #              first lines spread over every cache set; a stride of 4 lines would use a fourth)
 
 # ---- route entries (uno.fluid.forward): integer and float fields, one row per entry -------
@@ -209,7 +210,16 @@ FS_DRAWS = 59
 FS_QTHR = 60
 FS_RTTMIN = 61
 FS_RATE = 62
-N_FS = 72  # (63 used: rows of nine cache lines, an odd number, as N_LS)
+# a law that hears CNPs from the receiver's notification point (DCQCN, uno.cc.law's
+# cnp_interval_ps): its least gap between CNPs (ps; 0: every whole marked ACK is one), when the
+# next may go (ps), and the CNPs sent (uno.fluid.control.np_cnps)
+FS_CNP_GAP = 63
+FS_CNP_NEXT = 64
+FS_CNPS = 65
+# 1: the law's own timers run (``next_timer`` / ``on_timer``: advanced before each send) and it
+# counts what it sends (``on_send``); uno.fluid.kernels.plan_sends, make_sends
+FS_LAW_TIMERS = 66
+N_FS = 72  # (67 used: rows of nine cache lines, an odd number, as N_LS)
 
 # ---- what every step reads of every running flow: a compact table ``fx`` -------------------
 # (4 flows a cache line, against a row of five lines in ``fs``: a flow with nothing to do this

@@ -20,6 +20,9 @@ from uno.fluid.columns import (
     CC_LAW,
     FS_ACKED,
     FS_BASE_RTT,
+    FS_CNP_GAP,
+    FS_CNP_NEXT,
+    FS_CNPS,
     FS_DRAWS,
     FS_INFLIGHT,
     FS_LAST_NACK,
@@ -49,11 +52,55 @@ def cc_init(cs: np.ndarray, cp: np.ndarray, f: int) -> None:
 
 
 @njit(cache=True, error_model="numpy")
-def law_batch(cs, cp, fs, ring, slot, f, kind, now, acked, marked, rtt, p_queued, rng, rec, n_int):
+def np_cnps(fs, f, now, span_ps, marked_packets) -> float:
+    """The CNPs the receiver's notification point sends flow ``f`` for a batch of
+    ``marked_packets`` expected marked packets arriving over the ``span_ps`` before ``now``
+    (DCQCN, Zhu et al. 2015 §3; uno.transport.receiver.Receiver.on_data): one at the first
+    marked packet that arrives at least ``FS_CNP_GAP`` after the previous CNP. The marks arrive
+    evenly over the span, the expected count carried from batch to batch (``FS_MARK_CARRY``):
+    the i-th marked packet arrives when the count crosses i. Returns the CNPs (``FS_CNPS``
+    counts them; ``FS_CNP_NEXT``: the earliest time of the next).
+
+    The batch is the ACKs arriving at the sender, the marks those its bytes carried at the
+    receiver one return trip before: the notification point's rule runs on the ACKs' times,
+    which are the receiver's shifted by that return trip, as a CNP sent with the marked
+    packet's ACK reaches the sender with it."""
+    carry = fs[f, FS_MARK_CARRY]
+    total = carry + marked_packets
+    whole = math.floor(total)
+    fs[f, FS_MARK_CARRY] = total - whole
+    if whole < 1.0:
+        return 0.0
+    gap = fs[f, FS_CNP_GAP]
+    t0 = now - span_ps
+    per_packet = span_ps / marked_packets  # ps between marked packets
+    nxt = fs[f, FS_CNP_NEXT]
+    cnps = 0.0
+    i = 1.0
+    while i <= whole:
+        t = t0 + (i - carry) * per_packet  # when the count crosses i
+        if t < nxt:
+            # the first crossing at or after the next allowed time
+            j = math.ceil(carry + (nxt - t0) / per_packet - 1e-9)
+            i = j if j > i else i + 1.0
+            continue
+        cnps += 1.0
+        nxt = t + gap
+        i += 1.0
+    fs[f, FS_CNP_NEXT] = nxt
+    fs[f, FS_CNPS] += cnps
+    return cnps
+
+
+@njit(cache=True, error_model="numpy")
+def law_batch(cs, cp, fs, ring, slot, f, kind, now, acked, marked, rtt, p_queued, rng, rec, n_int,
+              span_ps):  # fmt: skip
     """The feedback batch (:data:`uno.cc.law.Feedback`) of flow ``f``'s ACKs arriving in one
-    step (delay-line slot ``slot``), to its law: ``acked`` bytes of which ``marked`` carried
-    ECN, counted in packets of the MSS; the whole marked ACKs a packet sender would have seen
-    (the expected count carried over from batch to batch, ``FS_MARK_CARRY``); the batch's mean
+    step of ``span_ps`` (delay-line slot ``slot``), to its law: ``acked`` bytes of which
+    ``marked`` carried ECN, counted in packets of the MSS; the whole marked ACKs a packet
+    sender would have seen (the expected count carried over from batch to batch,
+    ``FS_MARK_CARRY``), or for a law whose receiver coalesces them into CNPs (``FS_CNP_GAP``),
+    the CNPs of :func:`np_cnps`; the batch's mean
     RTT ``rtt`` and, for a law that reads it, its least sample (``R_RTTMIN``); its latest send
     time; a delivery-rate sample (the bytes acknowledged since the latest of them was sent,
     over its flight time, ``R_DSENT``); a draw from the flow's stream when its law decides on
@@ -61,9 +108,12 @@ def law_batch(cs, cp, fs, ring, slot, f, kind, now, acked, marked, rtt, p_queued
     newest packet's INT records, the first ``n_int`` rows of ``rec``
     (:func:`uno.fluid.int_records.packet_records`; 0: none)."""
     mss = cp[f, P_MSS]
-    carry = fs[f, FS_MARK_CARRY] + marked / mss
-    events = math.floor(carry)
-    fs[f, FS_MARK_CARRY] = carry - events
+    if fs[f, FS_CNP_GAP] > 0.0:
+        events = np_cnps(fs, f, now, span_ps, marked / mss) if marked > 0.0 else 0.0
+    else:
+        carry = fs[f, FS_MARK_CARRY] + marked / mss
+        events = math.floor(carry)
+        fs[f, FS_MARK_CARRY] = carry - events
     draw = 1.0
     if p_queued > 0.0 and fs[f, FS_DRAWS] > 0.0:
         draw = next_uniform(rng, f)

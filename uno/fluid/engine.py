@@ -75,13 +75,19 @@ step, its bytes still moving every step (:meth:`FluidSimulation._set_blocks`,
   retransmission timer, which runs from the lost bytes' send (at the latest their flow's
   last).
 - **Controllers**: each flow's congestion-control law (:mod:`uno.cc.law`; UnoCC, DCTCP,
-  GEMINI, MP-RDMA and BBR v1, PROBE_RTT included, given each batch's delivery-rate sample
-  over the batch's flight time; HPCC, PowerTCP and Gear, given the newest packet's INT records:
-  the laws whose signals the fluid engine computes), applied to
+  GEMINI, MP-RDMA, DCQCN and BBR v1, PROBE_RTT included, given each batch's delivery-rate
+  sample over the batch's flight time; HPCC, PowerTCP and Gear, given the newest packet's INT
+  records: the laws whose signals the fluid engine computes), applied to
   each step's batch of ACKs (:mod:`uno.fluid.control`) with the constants the packet engines
   build for the flow, so the two can never disagree on a parameter. "Any packet of the
   epoch/window was marked" becomes "the expected number of marked packets, carried over,
-  reached one".
+  reached one". DCQCN's receiver (its notification point) sends a flow at most one CNP per
+  ``cnp_interval_us``, at the first marked packet after the interval: the marked packets of
+  each step's ACKs arrive evenly over the step, the expected count carried over, and the CNPs
+  reach the law with the ACKs, a return trip after the marks
+  (:func:`uno.fluid.control.np_cnps`); its rate-increase and alpha timers fire in order before
+  each step's sends (its lazy timers, advanced to the step's start), and its byte counter
+  counts the step's sends.
 - **INT records** (``switch.int_telemetry``; :mod:`uno.fluid.int_records`): a stamping link's
   record is its state at the end of the step the flow's bytes crossed it (the step of the send
   up to the wire link, of the delivery beyond it): the link's level, its cumulative departures,
@@ -116,10 +122,16 @@ marked ACK (:func:`uno.fluid.balance.reps_acks`). An even split would ignore exa
 these balancers do (for UnoLB it lost 2.6x the packet engine's bytes on the Uno Fig. 10
 traffic, hence UnoLB's own law above).
 
+- **PFC** (``switch.pfc.enabled``; :mod:`uno.fluid.pfc`): the packet engine's ingress queues
+  and thresholds (the data class only); an ingress queue above Xoff pauses its link for the
+  share of the next step its level takes to drain to Xon, which takes that share of the link's
+  (or a host NIC's) capacity, so a paused link's queue grows and pauses spread upstream hop by
+  hop. Not in the hybrid or the max-min engine, nor with UnoLB's subflows.
+
 Not modelled, and refused with a message naming the setting: link failures and random losses
-(``faults``), packet trimming (``switch.trimming``), PFC (``switch.pfc``), congestion notices
-(``switch.qcn``), the DCI switches' element (``switch.dci``), CNPs and laws' own timers (DCQCN,
-Annulus: the signals they read), REPS's buffer freezes (``lb.reps.freeze_us``), UnoLB's
+(``faults``), packet trimming (``switch.trimming``), congestion notices sent by switches
+(``switch.qcn``) and the laws that read them (Annulus), the DCI switches' element
+(``switch.dci``), REPS's buffer freezes (``lb.reps.freeze_us``), UnoLB's
 ``affected: silent`` and ``reroute: random`` options.
 
 **ACKs** (``engine.fluid_ack_bytes``, on by default; :func:`uno.fluid.links.acks_out`): each
@@ -165,6 +177,7 @@ from uno.fluid.balance import MAX_SUBFLOWS
 from uno.fluid.int_records import INTS, SLOT_FIELDS, int_state
 from uno.fluid.kernels import advance
 from uno.fluid.memory import DELAY_LINES, zeros_aligned
+from uno.fluid.pfc import entry_ingress, pfc_rows
 from uno.fluid.results import Sampler, flows_table, ports_table, run_summary
 from uno.fluid.rings import coarsen
 from uno.fluid.routes import (
@@ -181,7 +194,7 @@ from uno.metrics.result import RunResult
 from uno.scenario import Scenario, port_names, stop_flags
 
 #: the signals a law may read (uno.cc.law.Law.signals) that the fluid engine computes
-FLUID_SIGNALS = ("ecn", "rtt", "rtt_min", "delivery_rate", "queueing", "int")
+FLUID_SIGNALS = ("ecn", "rtt", "rtt_min", "delivery_rate", "queueing", "int", "cnp", "timers")
 #: controllers the fluid engine runs: the laws whose signals it computes
 FLUID_CC = {name: C.CC_LAW + KIND[name] for name, law in LAW_BY_NAME.items()
             if set(law.signals) <= set(FLUID_SIGNALS)}  # fmt: skip
@@ -247,8 +260,12 @@ def check_fluid_support(cfg, engine: str = "fluid", with_cc: bool = True) -> Non
         raise ConfigError("engine.record_rtts", f"{where} has no per-packet RTT samples to count")
     if cfg.switch.ecn.pmax != 1.0:
         raise ConfigError("switch.ecn.pmax", f"{where} models RED ramps up to 1 only")
-    if cfg.switch.pfc.enabled:
-        raise ConfigError("switch.pfc.enabled", f"{where} does not model PFC pauses")
+    if cfg.switch.pfc.enabled and (engine != "fluid" or cfg.lb.algo in SUBFLOW_LB):
+        raise ConfigError(
+            "switch.pfc.enabled",
+            f"{where} cannot pause links: PFC is modelled by engine.kind=fluid, for flows on "
+            "routes (not the subflows of UnoLB, PLB or REPS)",
+        )
     reads_int = any(name in LAW_BY_NAME and "int" in LAW_BY_NAME[name].signals for name in used)
     if reads_int and cfg.switch.int_telemetry.enabled:
         if engine != "fluid":
@@ -370,7 +387,7 @@ class FluidSimulation:
             )
         )
         self.cp = cc_rows(cfg, plans) if self.runs_cc else np.zeros((n, C.N_P))
-        state_columns = law_columns(fs, self.cp, plans) if self.runs_cc else C.N_C
+        state_columns = law_columns(fs, self.cp, plans, cfg.cc) if self.runs_cc else C.N_C
         # the columns for coding, the laws' samples and fast retransmit's lost bytes
         # (R_LOSTQ) only where a flow needs them
         wide = (
@@ -433,6 +450,12 @@ class FluidSimulation:
         acks[C.ACKS.packet_bytes] = pkt
         acks[C.ACKS.as_bytes] = 1.0 if cfg.engine.fluid_ack_bytes else 0.0
         self._set_wire(cfg.engine.fluid_wire)
+        # PFC's ingress queues (uno.fluid.pfc), and which of them each route entry counts in
+        self.pfc, row_of = pfc_rows(cfg, sc)
+        n_rt = len(self.rt_link)
+        self.pf_ptr, self.pf_row, self.pf_w = entry_ingress(
+            self.rt_ptr, self.rt_link, self.rt_w, self.hops.ei[:n_rt, C.EI_GSTART], row_of
+        )
         self.scratch = step_scratch(n, len(self.ls), lb.links.shape[1],
                                     int(fs[:, C.FS_EC_M].max(initial=0)))  # fmt: skip
 
@@ -631,7 +654,9 @@ class FluidSimulation:
         delivery rate depend on how many samples a window holds: with one sample a block
         instead of one a step their inter-DC flows ran steadily slower as the block grew
         (``mixed40`` inter-DC mean FCT +4% / +6% / +8% for GEMINI, +2% / +4% / +7% for BBR at
-        256 / 128 / 64 blocks per RTT), so they keep a step."""
+        256 / 128 / 64 blocks per RTT), so they keep a step. So does DCQCN: its notification
+        point spaces the CNPs in time (:func:`uno.fluid.control.np_cnps`), and its cuts restart
+        its timers at their time."""
         n = len(self.flows)
         per_rtt = self.cfg.engine.fluid_blocks_per_rtt
         steps = np.ones(n, dtype=np.int64)
@@ -639,7 +664,12 @@ class FluidSimulation:
             span = self.fs[:, C.FS_BASE_RTT] / (per_rtt * self.dt_ps)
             exp = np.floor(np.log2(np.maximum(span, 1.0)) + 1e-9).astype(np.int64)
             steps = np.left_shift(np.int64(1), exp)
-            samples = (self.fs[:, C.FS_RTTMIN] > 0) | (self.fs[:, C.FS_RATE] > 0)
+            samples = (
+                (self.fs[:, C.FS_RTTMIN] > 0)
+                | (self.fs[:, C.FS_RATE] > 0)
+                | (self.fs[:, C.FS_CNP_GAP] > 0)
+                | (self.fs[:, C.FS_LAW_TIMERS] > 0)
+            )
             steps[samples] = 1
         self.block[C.BL.steps, :n] = steps
         self.block[C.BL.steps, n] = int(steps.max(initial=1))
@@ -651,7 +681,7 @@ class FluidSimulation:
 
     #: the state :func:`uno.fluid.kernels.advance` changes (the rest of its arguments it reads)
     STEPPED_STATE = ("fs", "cs", "ls", "ring", "ring_pool", "counters", "active", "busy", "lb",
-                     "loss_rng", "hops", "fx", "calendar", "block")  # fmt: skip
+                     "loss_rng", "hops", "fx", "calendar", "block", "pfc")  # fmt: skip
 
     def kernel_args(self, state: dict | None = None) -> tuple:
         """:func:`uno.fluid.kernels.advance`'s arguments after the two steps, in its order;
@@ -664,7 +694,7 @@ class FluidSimulation:
         groups = (
             Flows(s["fs"], s["cs"], self.cp, s["fx"], self.order, s["active"], s["counters"],
                   s["loss_rng"], s["block"]),
-            Links(s["ls"], s["busy"]),
+            Links(s["ls"], s["busy"], s["pfc"], self.pf_ptr, self.pf_row, self.pf_w),
             Routes(self.rt_ptr, self.rt_link, self.rt_w, self.rv_ptr, self.rv_link, self.rv_w),
             DelayLines(s["ring"], tuple(s["ring_pool"]), s["calendar"]),
             s["lb"],

@@ -26,6 +26,8 @@ import numpy as np
 from numba import njit
 
 from uno.cc.law import BPS_PS, in_whole_packets
+from uno.cc.registry import on_send as law_on_send
+from uno.cc.registry import on_timer as law_on_timer
 from uno.cc.registry import pacing_rate as law_pacing
 from uno.fluid.arrivals import *  # noqa: F403
 from uno.fluid.arrivals import take_feedback
@@ -41,6 +43,7 @@ from uno.fluid.columns import (
     CT,
     FS_INFLIGHT,
     FS_LAST_SEND,
+    FS_LAW_TIMERS,
     FS_NIC,
     FS_NIC_LINK,
     FS_SEND_TIME,
@@ -58,6 +61,7 @@ from uno.fluid.columns import (
     LS_NBIG,
     LS_NDEM,
     LS_NIC_SENDERS,
+    LS_PAUSE,
     LS_PKT_CLAIM,
     LS_SATSUM,
     P_BASE_RTT,
@@ -77,6 +81,7 @@ from uno.fluid.jitter import *  # noqa: F403
 from uno.fluid.links import *  # noqa: F403
 from uno.fluid.links import acks_out
 from uno.fluid.losses import *  # noqa: F403
+from uno.fluid.pfc import pfc_step
 from uno.fluid.phases import *  # noqa: F403
 from uno.fluid.phases import ack_drift
 from uno.fluid.rings import *  # noqa: F403
@@ -148,7 +153,11 @@ def plan_sends(now, step_end, dt_ps, n_active, flows, ls, scratch):
     """What each running flow could send this step (:func:`allowed_send`; a flow starting
     mid-step from its start): those with anything to send listed in
     ``scratch.senders[:n_cand]``, their NICs in ``scratch.nics[:n_nics]`` with the demand
-    they meet there (``LS_DEMAND``, ``LS_NDEM``). A flow that can send nothing is quiet
+    they meet there (``LS_DEMAND``, ``LS_NDEM``). A law with timers of its own
+    (``FS_LAW_TIMERS``: DCQCN's rate-increase and alpha timers) first applies every expiry up
+    to now, in order, each at its own time (:mod:`uno.cc.dcqcn`'s lazy timers), so the rate it
+    paces at is the one an event-driven sender holds at the step's start (a timer due within
+    the step acts at the next). A flow that can send nothing is quiet
     (``FX_QUIET``) until something is due for it. Returns (n_cand, n_nics)."""
     fs, cs, cp, fx, active = flows.fs, flows.cs, flows.cp, flows.fx, flows.active
     senders, nics = scratch.senders, scratch.nics
@@ -161,6 +170,8 @@ def plan_sends(now, step_end, dt_ps, n_active, flows, ls, scratch):
         span = dt_ps
         if fs[f, FS_START] > now:
             span = step_end - fs[f, FS_START]
+        if fs[f, FS_LAW_TIMERS] > 0.0:  # its timers' expiries up to now, in order, first
+            law_on_timer(int(cp[f, P_KIND]) - CC_LAW, cs[f], cp[f], now)
         send, rate = allowed_send(f, span, fs, cs, cp)
         if send <= 0.0:
             fx[f, FX_SEND] = 0.0
@@ -191,7 +202,7 @@ def share_nics(dt_ps, n_cand, n_nics, flows, ls, scratch) -> None:
     senders, nics = scratch.senders, scratch.nics
     for j in range(n_nics):
         nic = nics[j]
-        cap = ls[nic, LS_CAP] * dt_ps
+        cap = ls[nic, LS_CAP] * dt_ps * (1.0 - ls[nic, LS_PAUSE])  # (PFC: uno.fluid.pfc)
         claim = ls[nic, LS_PKT_CLAIM]
         n_claims = ls[nic, LS_NDEM] + (1.0 if claim > 0.0 else 0.0)
         share = np.inf if ls[nic, LS_DEMAND] + claim <= cap else cap / n_claims
@@ -213,7 +224,7 @@ def share_nics(dt_ps, n_cand, n_nics, flows, ls, scratch) -> None:
         nic = nics[j]
         ls[nic, LS_NIC_SENDERS] = ls[nic, LS_NDEM]
         if ls[nic, LS_NBIG] > 0.0:
-            cap = ls[nic, LS_CAP] * dt_ps
+            cap = ls[nic, LS_CAP] * dt_ps * (1.0 - ls[nic, LS_PAUSE])
             ls[nic, LS_LEVEL] = (cap - ls[nic, LS_SATSUM]) / ls[nic, LS_NBIG]
         else:
             ls[nic, LS_LEVEL] = ls[nic, LS_EVEN_SHARE]
@@ -223,8 +234,9 @@ def share_nics(dt_ps, n_cand, n_nics, flows, ls, scratch) -> None:
 def make_sends(now, dt_ps, n_cand, n_nics, flows, ls, scratch) -> int:
     """The sends (their bytes go on their way in :func:`uno.fluid.forward.forward`): each
     candidate sends its bytes, at most its NIC's water level (its share of a busy NIC, spread
-    over the step); those that send stay in ``scratch.senders`` (returns their number). The
-    NICs' scratch is cleared."""
+    over the step); those that send stay in ``scratch.senders`` (returns their number), and a
+    law with timers hears of the bytes (``on_send``: DCQCN's byte counter). The NICs' scratch
+    is cleared."""
     fs, fx = flows.fs, flows.fx
     senders, nics = scratch.senders, scratch.nics
     n_senders = 0
@@ -240,6 +252,9 @@ def make_sends(now, dt_ps, n_cand, n_nics, flows, ls, scratch) -> int:
             senders[n_senders] = f
             n_senders += 1
             fs[f, FS_LAST_SEND] = now if fs[f, FS_START] <= now else fs[f, FS_START]
+            if fs[f, FS_LAW_TIMERS] > 0.0:  # (DCQCN's byte counter)
+                law_on_send(int(flows.cp[f, P_KIND]) - CC_LAW, flows.cs[f], flows.cp[f],
+                            fs[f, FS_LAST_SEND], send)  # fmt: skip
         fs[f, FS_UNSENT] -= send
         fs[f, FS_INFLIGHT] += send
         fs[f, FS_SENT] += send
@@ -299,7 +314,8 @@ def advance(k_start, k_stop, dt_ps, flows, links, routes, lines, lb, hops, scrat
     (:func:`uno.fluid.arrivals.take_feedback`; a flow with nothing due that could send nothing
     at its last try is passed over, its state untouched, until something is due for it); (3.)
     the sends (:func:`plan_sends`, :func:`share_nics`, :func:`make_sends`); (4.) the links, hop
-    by hop (:func:`uno.fluid.forward.forward`), a long-RTT flow's feedback held for its
+    by hop (:func:`uno.fluid.forward.forward`) and, with PFC, the ingress queues' pauses for
+    the next step (:func:`uno.fluid.pfc.pfc_step`), a long-RTT flow's feedback held for its
     block's end (:func:`uno.fluid.filing.hold_for_block`), the deliveries' ACKs on the links of
     their way back (:func:`uno.fluid.phases.ack_drift`, :func:`uno.fluid.links.acks_out`); (5.)
     what happens to the step's bytes, fed back one RTT later
@@ -328,7 +344,7 @@ def advance(k_start, k_stop, dt_ps, flows, links, routes, lines, lb, hops, scrat
         t = cycles()
         n_active = start_flows(k, step_end, flows, lines)
         t = tick(tally, TALLY.start, t)
-        n_active = take_feedback(k, now, n_active, routes.rt_ptr, flows, links.ls, lines, lb, hops,
+        n_active = take_feedback(k, now, dt_ps, n_active, routes.rt_ptr, flows, links.ls, lines, lb, hops,
                                  scratch)  # fmt: skip
         t = tick(tally, TALLY.feedback, t)
         n_cand, n_nics = plan_sends(now, step_end, dt_ps, n_active, flows, links.ls, scratch)
@@ -337,6 +353,9 @@ def advance(k_start, k_stop, dt_ps, flows, links, routes, lines, lb, hops, scrat
         t = tick(tally, TALLY.sends, t)
         counters[CT.busy] = forward(k, dt_ps, n_active, int(counters[CT.busy]), routes.rt_ptr,
                                     flows, links, lb, hops, lines, scratch)  # fmt: skip
+        if links.pfc.shape[0] > 0:  # the ingress queues' pauses for the next step
+            pfc_step(dt_ps, int(counters[CT.running]), flows.active, routes.rt_ptr, hops.ef,
+                     links.ls, links.pfc, links.pf_ptr, links.pf_row, links.pf_w)  # fmt: skip
         t = cycles()
         n_senders = carry_feedback(k, now, n_senders, flows, links, routes, lb, hops, scratch)
         t = tick(tally, TALLY.carry, t)

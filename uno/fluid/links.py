@@ -39,6 +39,7 @@ from uno.fluid.columns import (
     LS_MODE,
     LS_PACKETS,
     LS_PASS,
+    LS_PAUSE,
     LS_PH,
     LS_PH_ACKS,
     LS_PHDRAIN,
@@ -138,7 +139,7 @@ def step_link(ls, link, dt_ps) -> bool:
     if arr <= 0.0 and q <= 0.0 and ph <= 0.0:
         idle(ls, link)
         return False
-    cap = ls[link, LS_CAP] * dt_ps
+    cap = ls[link, LS_CAP] * dt_ps * (1.0 - ls[link, LS_PAUSE])  # (PFC: uno.fluid.pfc)
     total = q + arr
     dep = total if total < cap else cap
     q = total - dep
@@ -180,7 +181,8 @@ def step_link(ls, link, dt_ps) -> bool:
 def update_links(ls: np.ndarray, links: np.ndarray, n_links: int, dt_ps: float) -> int:
     """Advance the links ``links[:n_links]`` (the busy ones) by one step of ``dt_ps``: queue =
     queue + arrivals (the flows' rates, plus ``LS_EXT`` bytes and the ACKs'
-    ``LS_ACK_IN``) - departures at line rate, tail drop beyond the buffer, phantom queue filled
+    ``LS_ACK_IN``) - departures at line rate (for the share of the step PFC does not pause
+    the link, ``LS_PAUSE``), tail drop beyond the buffer, phantom queue filled
     by the same arrivals (the ACKs where ``LS_PH_ACKS``) and drained at its own rate, and the
     marking probability, loss fraction (drops / data arrivals: a tail drop takes arriving data
     bytes; the ACKs are not dropped, below), queueing delay and pass ratio (departures / (queue

@@ -16,6 +16,7 @@ import pandas as pd
 from uno.core.errors import InvariantError
 from uno.core.units import PS_PER_US
 from uno.fluid import columns as C
+from uno.fluid.pfc import pfc_summary
 from uno.fluid.routes import SINGLE_PATH_LB, SUBFLOW_LB
 from uno.metrics.flows import FLOW_COLUMNS, flows_frame
 from uno.metrics.summary import class_summary
@@ -78,7 +79,11 @@ def flows_table(sim) -> pd.DataFrame:
         "notices": np.zeros(n, dtype=np.int64),
         "trims": np.zeros(n, dtype=np.int64),
         "sent_bytes": np.round(fs[:, C.FS_SENT]).astype(np.int64),
-        "ecn_acks": np.round(fs[:, C.FS_MARKED] / mss).astype(np.int64),
+        # (a flow whose receiver coalesces its echoes into CNPs: the CNPs, as the packet ACKs
+        # that carry one)
+        "ecn_acks": np.where(
+            fs[:, C.FS_CNP_GAP] > 0, fs[:, C.FS_CNPS], np.round(fs[:, C.FS_MARKED] / mss)
+        ).astype(np.int64),
         "bytes_delivered": np.where(finished, size, np.floor(frac * size)).astype(np.int64),
         "cc": [p.cc_name for p in plans],
         "lb": [sim.cfg.lb.algo] * n,
@@ -147,6 +152,7 @@ def run_summary(sim, flows: pd.DataFrame, wall_s: float) -> dict:
         "packets": {},
         "retransmits": int(flows["retransmits"].sum()),
         "timeouts": int(flows["timeouts"].sum()),
+        **({"pfc": pfc_summary(sim)} if len(getattr(sim, "pfc", ())) else {}),
         "fluid": {
             "lost_bytes": float(fs[:, C.FS_LOST].sum()),
             "sent_bytes": float(fs[:, C.FS_SENT].sum()),

@@ -178,18 +178,13 @@ class PfcIngress:
         self.release(pkt.size_bytes)
 
 
-def configure_pfc(network, pfc_cfg, full_packet_bytes: int) -> list[PfcIngress]:
-    """Put a PFC ingress queue on every selected link into a switch of ``network`` (whose ports
-    are :class:`EventPort`); returns them. Thresholds per the module docstring."""
-    from uno.net.switch import Switch
-
-    kinds = set(pfc_cfg.port_kinds)
-    incoming: dict[str, list] = {}
-    for port in network.ports:
-        if isinstance(port.next_node, Switch):
-            incoming.setdefault(port.next_node.name, []).append(port)
-    # a switch with an unselected incoming link stays lossy: that link's traffic shares the
-    # egress buffers without back-pressure, so no threshold could keep the others lossless
+def lossless_switches(incoming: dict, kinds) -> dict:
+    """Of ``incoming`` (switch name -> its incoming links, each with a ``kind``), the switches
+    with PFC ingress queues: those all of whose incoming links are of a kind in ``kinds``
+    (empty: every kind). A switch with an unselected incoming link stays lossy: that link's
+    traffic shares the egress buffers without back-pressure, so no threshold could keep the
+    others lossless."""
+    kinds = set(kinds)
     by_switch = {
         name: ups
         for name, ups in incoming.items()
@@ -200,39 +195,59 @@ def configure_pfc(network, pfc_cfg, full_packet_bytes: int) -> list[PfcIngress]:
             "switch.pfc.port_kinds",
             f"{sorted(kinds)} leaves no switch whose incoming links are all of those kinds",
         )
-    ingresses = []
-    for name, ups in by_switch.items():
-        sw = network.switches[name]
-        rooms = {
-            p.name: (
-                pfc_cfg.headroom_bytes
-                if pfc_cfg.headroom_bytes is not None
-                else headroom_bytes(p.rate_bps, p.delay_ps, full_packet_bytes)
+    return by_switch
+
+
+def switch_thresholds(name: str, ups: list, min_buffer_bytes: int, pfc_cfg,
+                      full_packet_bytes: int) -> tuple[int, int, dict]:  # fmt: skip
+    """Xoff and Xon (bytes) of switch ``name``'s ingress queues, whose upstream links ``ups``
+    have a ``name``, ``rate_bps`` and ``delay_ps``, its smallest egress buffer
+    ``min_buffer_bytes``; and each link's headroom (name -> bytes). See the module docstring."""
+    rooms = {
+        p.name: (
+            pfc_cfg.headroom_bytes
+            if pfc_cfg.headroom_bytes is not None
+            else headroom_bytes(p.rate_bps, p.delay_ps, full_packet_bytes)
+        )
+        for p in ups
+    }
+    if pfc_cfg.xoff_bytes is not None:
+        xoff = int(pfc_cfg.xoff_bytes)
+    else:
+        xoff = min_buffer_bytes // len(ups) - max(rooms.values())
+        if xoff < full_packet_bytes:
+            raise ConfigError(
+                "switch.pfc.xoff_bytes",
+                f"switch {name}: its smallest port buffer ({min_buffer_bytes} B) shared by "
+                f"{len(ups)} ingress queues leaves {xoff} B for Xoff after "
+                f"{max(rooms.values())} B of headroom (less than one packet); set xoff_bytes, "
+                "enlarge the buffers or leave long links out of switch.pfc.port_kinds",
             )
-            for p in ups
-        }
-        if pfc_cfg.xoff_bytes is not None:
-            xoff = int(pfc_cfg.xoff_bytes)
-        else:
-            buffer = min(p.buffer_bytes for p in sw.ports)
-            xoff = buffer // len(ups) - max(rooms.values())
-            if xoff < full_packet_bytes:
-                raise ConfigError(
-                    "switch.pfc.xoff_bytes",
-                    f"switch {name}: its smallest port buffer ({buffer} B) shared by {len(ups)} "
-                    f"ingress queues leaves {xoff} B for Xoff after {max(rooms.values())} B of "
-                    "headroom (less than one packet); set xoff_bytes, enlarge the buffers or "
-                    "leave long links out of switch.pfc.port_kinds",
-                )
-        if pfc_cfg.xon_bytes is not None:
-            xon = int(pfc_cfg.xon_bytes)
-            if xon > xoff:
-                raise ConfigError(
-                    "switch.pfc.xon_bytes",
-                    f"must be <= Xoff ({xoff} B at switch {name}), got {xon}",
-                )
-        else:
-            xon = max(0, xoff - 2 * full_packet_bytes)
+    if pfc_cfg.xon_bytes is not None:
+        xon = int(pfc_cfg.xon_bytes)
+        if xon > xoff:
+            raise ConfigError(
+                "switch.pfc.xon_bytes", f"must be <= Xoff ({xoff} B at switch {name}), got {xon}"
+            )
+    else:
+        xon = max(0, xoff - 2 * full_packet_bytes)
+    return xoff, xon, rooms
+
+
+def configure_pfc(network, pfc_cfg, full_packet_bytes: int) -> list[PfcIngress]:
+    """Put a PFC ingress queue on every selected link into a switch of ``network`` (whose ports
+    are :class:`EventPort`); returns them. Thresholds per the module docstring."""
+    from uno.net.switch import Switch
+
+    incoming: dict[str, list] = {}
+    for port in network.ports:
+        if isinstance(port.next_node, Switch):
+            incoming.setdefault(port.next_node.name, []).append(port)
+    ingresses = []
+    for name, ups in lossless_switches(incoming, pfc_cfg.port_kinds).items():
+        sw = network.switches[name]
+        buffer = min(p.buffer_bytes for p in sw.ports)
+        xoff, xon, rooms = switch_thresholds(name, ups, buffer, pfc_cfg, full_packet_bytes)
         for up in ups:
             ing = PfcIngress(up, sw, xoff, xon, rooms[up.name])
             ing._control_lane = bool(sw.ports) and bool(getattr(sw.ports[0], "control_lane", False))

@@ -1,0 +1,174 @@
+"""PFC in the fluid engine (``switch.pfc.enabled``): pauses as fractions of a step.
+
+The packet engine's model (:mod:`uno.net.pfc`): a switch counts, per ingress queue (one per
+incoming link of the lossless data class), the bytes that entered through that link and have
+not left the switch; above Xoff it pauses the upstream port, at Xon or below it resumes it.
+The same switches get ingress queues here, with the same thresholds
+(:func:`uno.net.pfc.lossless_switches`, :func:`uno.net.pfc.switch_thresholds`).
+
+An ingress queue's level is the flows' bytes queued at the switch's egress links that entered
+through that link: a route entry's bytes at a link (``EF_Q``) entered its switch through the
+link of the route's previous hop (a split hop's links each by its share of the flow's bytes).
+After each step's links (:func:`pfc_step`), an ingress queue above Xoff starts pausing its
+link; while it pauses, the link is paused in the next step for the share of the step its
+level takes to drain to Xon at the rate it drained in this step (all of it when it did not
+drain), and the pause ends once the level is at Xon or below. A link paused for a share ``x``
+of a step serves (1 - x) of its line rate in it (``LS_PAUSE``: :func:`uno.fluid.links.step_link`;
+a host's NIC shares (1 - x) of its line among its flows: :func:`uno.fluid.kernels.share_nics`);
+its queue grows meanwhile and may pause the links into its own switch in turn, so pauses
+propagate upstream hop by hop. The decision acts one step after the levels that made it, which
+stands for the PAUSE frame's way to the upstream port (a link's propagation, about a step).
+
+Only the data class is modelled (PFC's one lossless priority here; the ACKs' bytes are not
+counted in the ingress levels, though a paused link holds them with the data).
+
+Units: time in ps, sizes in bytes.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from uno.core.layout import layout
+from uno.fluid.columns import EF_Q, LS_PAUSE, LS_TX
+from uno.net.pfc import lossless_switches, switch_thresholds
+from uno.topo.base import SWITCH
+
+#: the columns of an ingress queue's row (float64): its link, Xoff and Xon (bytes), its level
+#: now and at the last step (bytes), its link's bytes sent at the last step, 1 while it pauses,
+#: the pauses it started, the time its link was paused (ps), its largest level (bytes)
+PF = layout("PfcIngress", ("link", "xoff", "xon", "level", "prev_level", "tx", "pausing",
+                           "pauses", "paused_ps", "max_level"))  # fmt: skip
+
+
+class _Up:
+    """An incoming link as :func:`uno.net.pfc.switch_thresholds` reads it."""
+
+    def __init__(self, edge):
+        self.name = edge.edge_id
+        self.kind = edge.kind
+        self.rate_bps = edge.rate_bps
+        self.delay_ps = edge.delay_ps
+        self.edge = edge
+
+
+def pfc_rows(cfg, scenario) -> tuple[np.ndarray, np.ndarray]:
+    """The ingress queues' rows (``PF``; none without ``switch.pfc.enabled``) and each link's
+    row among them (-1: none)."""
+    routing = scenario.routing
+    n_links = len(routing.edges)
+    row_of = np.full(n_links, -1, dtype=np.int64)
+    if not cfg.switch.pfc.enabled:
+        return np.zeros((0, PF.size)), row_of
+    nodes = routing.topo.nodes
+    incoming: dict[int, list] = {}
+    for e in routing.edges:
+        if nodes[e.dst].kind == SWITCH:
+            incoming.setdefault(e.dst, []).append(_Up(e))
+    rows = []
+    for node, ups in lossless_switches(incoming, cfg.switch.pfc.port_kinds).items():
+        buffer = min(routing.edges[o].buffer_bytes for o in routing.out_edges[node])
+        xoff, xon, _rooms = switch_thresholds(nodes[node].name, ups, buffer, cfg.switch.pfc,
+                                              scenario.data_bytes)  # fmt: skip
+        for up in ups:
+            row = np.zeros(PF.size)
+            row[PF.link] = up.edge.edge_id
+            row[PF.xoff] = xoff
+            row[PF.xon] = xon
+            row_of[up.edge.edge_id] = len(rows)
+            rows.append(row)
+    return np.array(rows).reshape(-1, PF.size), row_of
+
+
+def entry_ingress(rt_ptr, rt_link, rt_w, gstart, row_of) -> tuple:
+    """Which ingress queues each route entry's queued bytes count in (CSR ``ptr``, ``row``,
+    ``w``): the previous hop's links that are PFC ingress links, each by its share of the
+    flow's bytes (a one-link hop: all of them)."""
+    counts = np.zeros(len(rt_link) + 1, dtype=np.int64)
+    rows, weights = [], []
+    per_entry: list[list] = [[] for _ in range(len(rt_link))]
+    for f in range(len(rt_ptr) - 1):
+        lo, hi = int(rt_ptr[f]), int(rt_ptr[f + 1])
+        prev: list[int] = []
+        j = lo
+        while j < hi:
+            g = int(gstart[j])
+            hop = [e for e in range(j, hi) if int(gstart[e]) == g]
+            for e in hop:
+                per_entry[e] = [
+                    (row_of[rt_link[p]], rt_w[p]) for p in prev if row_of[rt_link[p]] >= 0
+                ]
+            prev = hop
+            j = hop[-1] + 1
+    for e, pairs in enumerate(per_entry):
+        counts[e + 1] = len(pairs)
+        for r, w in pairs:
+            rows.append(r)
+            weights.append(w)
+    return (np.cumsum(counts).astype(np.int64), np.array(rows, dtype=np.int64),
+            np.array(weights, dtype=np.float64))  # fmt: skip
+
+
+@njit(cache=True, error_model="numpy")
+def pfc_step(dt_ps, n_active, active, rt_ptr, ef, ls, pfc, pf_ptr, pf_row, pf_w) -> None:
+    """After a step's links: each ingress queue's level from the running flows' queued bytes,
+    its pause state (Xoff / Xon), and the share of the next step its link is paused
+    (``LS_PAUSE``); see the module docstring."""
+    n_in = pfc.shape[0]
+    for i in range(n_in):
+        pfc[i, PF.level] = 0.0
+    for a in range(n_active):
+        f = active[a]
+        for e in range(rt_ptr[f], rt_ptr[f + 1]):
+            q = ef[e, EF_Q]
+            if q > 0.0:
+                for j in range(pf_ptr[e], pf_ptr[e + 1]):
+                    pfc[pf_row[j], PF.level] += q * pf_w[j]
+    for i in range(n_in):
+        link = int(pfc[i, PF.link])
+        level = pfc[i, PF.level]
+        tx = ls[link, LS_TX]
+        # the bytes of the link's traffic that left the switch this step
+        drained = pfc[i, PF.prev_level] + (tx - pfc[i, PF.tx]) - level
+        pfc[i, PF.tx] = tx
+        pfc[i, PF.prev_level] = level
+        if level > pfc[i, PF.max_level]:
+            pfc[i, PF.max_level] = level
+        if pfc[i, PF.pausing] == 0.0:
+            if level > pfc[i, PF.xoff]:
+                pfc[i, PF.pausing] = 1.0
+                pfc[i, PF.pauses] += 1.0
+        elif level <= pfc[i, PF.xon]:
+            pfc[i, PF.pausing] = 0.0
+        share = 0.0
+        if pfc[i, PF.pausing] > 0.0:
+            over = level - pfc[i, PF.xon]
+            share = over / drained if drained > over else 1.0
+        ls[link, LS_PAUSE] = share
+        pfc[i, PF.paused_ps] += share * dt_ps
+
+
+def pfc_summary(sim) -> dict:
+    """The run summary's ``pfc`` block, with the packet engine's fields
+    (:func:`uno.net.pfc.pfc_summary`): a pause interval is a pause an ingress queue started;
+    ``lossless_violations``: the data packets the links out of lossless switches dropped."""
+    pfc = sim.pfc
+    routing = sim.scenario.routing
+    lossless = {int(routing.edges[int(link)].dst) for link in pfc[:, PF.link]}
+    out = [e.edge_id for e in routing.edges if e.src in lossless]
+    from uno.fluid.columns import LS_DROP
+
+    dropped = float(sim.ls[out, LS_DROP].sum()) if out else 0.0
+    n_switches = sum(1 for n in routing.topo.nodes if n.kind == SWITCH)
+    paused = pfc[:, PF.pauses] > 0
+    return {
+        "ingress_queues": len(pfc),
+        "lossy_switches": n_switches - len(lossless),
+        "pause_frames": int(pfc[:, PF.pauses].sum()),
+        "pause_intervals": int(pfc[:, PF.pauses].sum()),
+        "ports_paused": int(paused.sum()),
+        "total_pause_us": float(pfc[:, PF.paused_ps].sum() / 1e6),
+        "max_ingress_bytes": float(pfc[:, PF.max_level].max(initial=0.0)),
+        "lossless_violations": int(round(dropped / sim.scenario.data_bytes)),
+    }
