@@ -35,3 +35,36 @@ def test_the_cycle_counter_moves_forward():
     a, b = two()
     assert b >= a > 0
     assert cycles() <= cycles()
+
+
+def test_a_cold_kernel_is_announced_before_its_compilation(tmp_path, caplog):
+    """A kernel in no cache compiles for minutes without progress lines: the run says so first;
+    a kernel compiled already (in the process or on disk) is not announced."""
+    import logging
+    from types import SimpleNamespace as NS
+
+    from uno.core.jit_cache import announce_compile, cached
+
+    index = tmp_path / "kernel.nbi"
+    kernel = NS(overloads={}, _cache=NS(_cache_file=NS(_index_path=str(index))))
+    log = logging.getLogger("uno.test.compile")
+    with caplog.at_level(logging.INFO, logger="uno.test.compile"):
+        announce_compile((kernel,), "the test's kernels", log)
+    assert not cached(kernel) and "compiling the test's kernels" in caplog.text
+    index.write_bytes(b"")  # (compiled into the cache on disk)
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="uno.test.compile"):
+        announce_compile((kernel,), "the test's kernels", log)
+    assert cached(kernel) and caplog.text == ""
+    index.unlink()
+    assert cached(NS(overloads={"sig": 1}, _cache=None))  # (loaded in this process)
+    for kind in ("fluid", "maxmin", "hybrid"):
+        extra = ["engine.hybrid_packet_tags=[intra]"] if kind == "hybrid" else []
+        cfg = uno.api.to_run_config(uno.compose([*INCAST, f"engine.kind={kind}", *extra]))
+        assert build_simulation(cfg).kernels(), kind
+    from uno.net.compiled import loop
+
+    compiled = uno.api.to_run_config(uno.compose([*INCAST, "engine.dataplane=compiled"]))
+    assert build_simulation(compiled).kernels() == (loop.run,)
+    python = uno.api.to_run_config(uno.compose([*INCAST, "engine.dataplane=python"]))
+    assert build_simulation(python).kernels() == ()

@@ -20,6 +20,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from uno.config.compose import compose as _compose
 from uno.config.validate import check_composed, check_config
+from uno.core.jit_cache import announce_compile
 from uno.metrics.io import read_run, write_results
 from uno.metrics.progress import Progress, progress_wanted
 from uno.metrics.provenance import config_hash, provenance, utc_now
@@ -105,6 +106,7 @@ def run(
             handler.setFormatter(logging.Formatter("%(asctime)s %(message)s"))
             log.addHandler(handler)
         log.info(_header(sim, cfg_hash, folder))
+        announce_compile(sim.kernels(), f"the {run_cfg.engine.kind} engine's kernels", log)
         show_bar = progress_wanted(progress if progress is not None else run_cfg.engine.progress)
         watcher = Progress(sim, show_bar, log, time_bounded=run_cfg.engine.allow_unfinished)
         watcher.attach()

@@ -162,6 +162,16 @@ class Simulation:
             self._over = self._stop.processed or until_ps == self.max_time_ps
         return self._over
 
+    def kernels(self) -> tuple:
+        """The compiled kernels the run calls first (:func:`uno.core.jit_cache.announce_compile`):
+        the compiled data plane's event loop, none on the Python one."""
+        dp = self.network.dataplane if self.network is not None else None
+        if dp is None:
+            return ()
+        from uno.net.compiled import loop
+
+        return (loop.run,)
+
     def progress_snapshot(self) -> Snapshot:
         """What the progress watcher shows (:mod:`uno.metrics.progress`). It runs in the
         watcher's thread while the run goes on, so it only reads."""

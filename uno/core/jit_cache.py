@@ -76,3 +76,25 @@ def _prune(root: Path, current: Path) -> None:
         return
     for old in others[KEEP_OTHERS:]:
         shutil.rmtree(old, ignore_errors=True)
+
+
+def cached(dispatcher) -> bool:
+    """Whether ``dispatcher`` (an ``@njit(cache=True)`` kernel) is compiled already: loaded in
+    this process, or in the cache folder on disk. Unknown (a Numba without these internals)
+    counts as cached."""
+    if dispatcher.overloads:
+        return True
+    try:
+        return os.path.exists(dispatcher._cache._cache_file._index_path)
+    except AttributeError:
+        return True
+
+
+def announce_compile(dispatchers, what: str, log) -> None:
+    """Log one line to ``log`` before the first call of kernels that are in no cache: compiling
+    them holds the interpreter for minutes (no progress line, no Ctrl-C meanwhile), once per
+    version of the sources."""
+    if not all(cached(d) for d in dispatchers):
+        log.info(
+            f"compiling {what} (once per version of uno; a few minutes, without progress lines)"
+        )

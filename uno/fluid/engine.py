@@ -486,6 +486,10 @@ class FluidSimulation:
         route_wire(fs, self.hops, self.rt_ptr, self.rt_link, lb.n, link_delay, long_ps)
 
     # ---- running --------------------------------------------------------------------------
+    def kernels(self) -> tuple:
+        """The compiled kernels the run calls first (:func:`uno.core.jit_cache.announce_compile`)."""
+        return (advance,)
+
     def progress_snapshot(self) -> Snapshot:
         """What the progress watcher shows (:mod:`uno.metrics.progress`); reads only."""
         done, total, started, late = self.required_work(self.now_ps)

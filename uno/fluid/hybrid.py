@@ -199,6 +199,10 @@ class HybridSimulation(Simulation):
 
     engine_name = "hybrid"
 
+    def kernels(self) -> tuple:
+        """The compiled kernels the run calls first: the fluid part's."""
+        return self.fluid.kernels()
+
     def __init__(self, cfg):
         super().__init__(cfg.seed)
         en = cfg.engine

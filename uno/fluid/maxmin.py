@@ -203,6 +203,11 @@ class MaxMinSimulation(FluidSimulation):
     """The max-min baseline on the fluid engine's scenario arrays."""
 
     engine_name = "maxmin"
+
+    def kernels(self) -> tuple:
+        """The compiled kernels the run calls first (:func:`uno.core.jit_cache.announce_compile`)."""
+        return (maxmin_advance,)
+
     runs_cc = False
     #: while it runs: the event loop's state (maxmin_advance's ist, fst) and each flow's bytes
     #: left to move (what the progress watcher reads)
