@@ -400,12 +400,13 @@ def test_stored_records_live_in_the_state_tail_sized_for_a_packets_records():
     assert len(hpcc(context=ctx(int_max_records=5)).state) == S.size + 5 * INT_FIELDS
 
 
-def test_fluid_engine_refuses_hpcc_naming_int():
+def test_fluid_engine_refuses_hpcc_on_split_routes_naming_the_balancer():
+    """The fluid engine computes INT records on single paths: spraying is refused."""
     import uno
 
     with pytest.raises(ConfigError) as err:
-        uno.run(uno.compose(["engine.kind=fluid", "cc=hpcc"]))
-    assert err.value.field == "cc.algo" and "reads int" in str(err.value)
+        uno.run(uno.compose(["engine.kind=fluid", "cc=hpcc", "lb=spray"]))
+    assert err.value.field == "lb.algo" and "INT records" in str(err.value)
 
 
 @pytest.mark.parametrize(

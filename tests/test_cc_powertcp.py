@@ -336,10 +336,11 @@ def test_stored_records_live_in_the_state_tail_sized_for_a_packets_records():
         ack(cc, 20 * US, 10 * US, (a.record(), b.record(), Port().record()))
 
 
-def test_fluid_engine_refuses_powertcp_naming_int():
+def test_fluid_engine_refuses_powertcp_on_split_routes_naming_the_balancer():
+    """The fluid engine computes INT records on single paths: spraying is refused."""
     with pytest.raises(ConfigError) as err:
-        uno.run(uno.compose(["engine.kind=fluid", "cc=powertcp"]))
-    assert err.value.field == "cc.algo" and "reads int" in str(err.value)
+        uno.run(uno.compose(["engine.kind=fluid", "cc=powertcp", "lb=spray"]))
+    assert err.value.field == "lb.algo" and "INT records" in str(err.value)
 
 
 @pytest.mark.parametrize(
