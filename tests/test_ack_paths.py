@@ -65,6 +65,7 @@ def test_acks_cycle_over_the_paths_and_echo_the_entropy():
     assert [k for _, k, *_ in cycled] == want
 
 
+@pytest.mark.slow  # (over a minute: both data planes with their own kernels)
 def test_both_data_planes_route_the_acks_alike():
     runs = {
         dp: uno.run(

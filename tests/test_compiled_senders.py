@@ -66,7 +66,9 @@ FIG10 = ["experiment=fig10_load", "workload.n_flows=300", "engine.max_sim_time_m
         # flows arriving and finishing (Poisson, web-search and WAN sizes), two DCs
         [*FIG10, *DCTCP],
         [*FIG10, "scheme=uno_ecmp", "workload=mixed_artifact"],  # the artifact's switches
-        [*FIG10, "scheme=gemini"],
+        # (GEMINI's kernel senders are checked on the incast and tail drops above; this one
+        # takes most of a minute)
+        pytest.param([*FIG10, "scheme=gemini"], marks=pytest.mark.slow),
     ],
     ids=["incast_dctcp", "incast_uno", "incast_gemini", "incast_uno_spray", "incast_mprdma",
          "incast_hpcc",

@@ -67,6 +67,7 @@ def test_default_incast_receiver_is_the_topologys():
     assert {p.spec.dst for p in two_dc.flows} == {0}
 
 
+@pytest.mark.slow  # (over a minute)
 def test_default_dumbbell_incast_fcts_depend_on_the_bottleneck_rate():
     fast = uno.run(uno.compose(DUMBBELL_INCAST)).flows.set_index("flow_id")
     slow = uno.run(uno.compose([*DUMBBELL_INCAST, "topo.bottleneck_rate_gbps=10"]))

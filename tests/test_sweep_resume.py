@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import pandas as pd
+import pytest
 from conftest import SMALL_INCAST, uno_cli
 
 from uno.metrics.sweep import collect_flows, collect_summaries, sweep_status
@@ -80,6 +81,7 @@ def test_interrupted_sweep_resumes_only_the_missing_jobs(tmp_path):
     ]
 
 
+@pytest.mark.slow  # (half a minute; the submitit and interrupted sweeps resume in the default run)
 def test_joblib_sweep_resumes_and_overwrite_redoes(tmp_path):
     sw = tmp_path / "sw"
     args = ["hydra/launcher=joblib", "hydra.launcher.n_jobs=2", "seed=1,2", f"hydra.sweep.dir={sw}"]
