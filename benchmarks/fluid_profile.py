@@ -31,7 +31,7 @@ CASES = [
     ("base 500 flows", ["workload.n_flows=500"]),
     ("2x flows", ["workload.n_flows=1000"]),
     ("4x flows", ["workload.n_flows=2000"]),
-    ("2x links (k=8 -> 3 tiers x 2)", ["workload.n_flows=500", "topo.k=12"]),
+    ("k=12 (3x the links)", ["workload.n_flows=500", "topo.k=12"]),
     (
         "1/4 simulated time",
         ["workload.n_flows=500", "engine.max_sim_time_ms=25", "engine.allow_unfinished=true"],

@@ -38,7 +38,7 @@ def test_the_cycle_counter_moves_forward():
 
 
 def test_a_cold_kernel_is_announced_before_its_compilation(tmp_path, caplog):
-    """A kernel in no cache compiles for minutes without progress lines: the run says so first;
+    """A kernel in no cache compiles for minutes at 0% progress: the run says so first;
     a kernel compiled already (in the process or on disk) is not announced."""
     import logging
     from types import SimpleNamespace as NS

@@ -92,9 +92,6 @@ def cached(dispatcher) -> bool:
 
 def announce_compile(dispatchers, what: str, log) -> None:
     """Log one line to ``log`` before the first call of kernels that are in no cache: compiling
-    them holds the interpreter for minutes (no progress line, no Ctrl-C meanwhile), once per
-    version of the sources."""
+    them takes minutes, once per version of the sources, while the progress stays at 0%."""
     if not all(cached(d) for d in dispatchers):
-        log.info(
-            f"compiling {what} (once per version of uno; a few minutes, without progress lines)"
-        )
+        log.info(f"compiling {what} (once per version of uno: a few minutes at 0% progress)")
