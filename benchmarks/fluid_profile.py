@@ -22,6 +22,7 @@ import numpy as np
 import uno
 import uno.api
 from uno.build import build_simulation
+from uno.fluid.columns import CT
 from uno.fluid.cycles import TALLY
 
 BASE = ["experiment=fig10_load", "scheme=uno_ecmp", "engine.kind=fluid", "engine.progress=false",
@@ -51,7 +52,7 @@ def profile(label: str, overrides: list[str]) -> None:
     advance = sim.advance
 
     def counted(k_start, k_stop):  # (the running flows, sampled at each kernel call)
-        active_sum[0] += int(sim.counters[1])
+        active_sum[0] += int(sim.counters[CT.running])
         active_sum[1] += 1
         return advance(k_start, k_stop)
 
