@@ -5,6 +5,7 @@ flow of the scenario in the flows table."""
 
 from __future__ import annotations
 
+import pandas as pd
 import pytest
 
 import uno
@@ -83,3 +84,35 @@ def test_a_hosts_packet_flow_takes_its_round_robin_turns_beside_its_fluid_flows(
     assert short["fct_ps"] > 1.5 * short["ideal_fct_ps"]  # (it shared the NIC)
     long = hybrid.flows.set_index("flow_id").loc[0]
     assert long["fct_ps"] == pytest.approx(packet.loc[0, "fct_ps"], rel=0.05)
+
+
+#: the default incast (UnoCC, spraying, phantom queues), its inter-DC flows as packets: they meet
+#: the fluid flows' queues at the receiver's links, where the fluid bytes fill the buffer and drop
+#: packets
+INCAST_INTER_AS_PACKETS = ["engine.kind=hybrid", "engine.hybrid_packet_tags=[inter]",
+                           "workload.size_bytes=20000000", "engine.sample_interval_us=0"]  # fmt: skip
+#: a host sends a fluid flow and a packet flow: they share its NIC round robin
+NIC_SHARED = ["topo=dumbbell", "workload=flows", "cc=dctcp", "switch=ecn", "lb=ecmp",
+              "engine.sample_interval_us=0", "engine.kind=hybrid", "engine.hybrid_packet_tags=[pkt]",
+              "workload.flows=[{src:0,dst:4,size_bytes:20000000,tag:bulk},"
+              "{src:0,dst:1,size_bytes:200000,start_us:100.0,tag:pkt},"
+              "{src:2,dst:4,size_bytes:2000000,tag:pkt},{src:3,dst:4,size_bytes:20000000,tag:bulk}]"]  # fmt: skip
+
+
+@pytest.mark.parametrize("scenario", [INCAST_INTER_AS_PACKETS, NIC_SHARED], ids=["incast", "nic"])
+def test_the_compiled_data_plane_runs_the_hybrids_packets_as_the_python_one(scenario):
+    """The hybrid's packets on the compiled data plane (its ports apply uno.net.shared_link in
+    the kernel; the fluid steps run inside the kernel between the packets' events) and on the
+    Python one's HybridPorts: the same run, bit for bit: every flow's completion, packets, ECN
+    and retransmissions, every port's drops, marks and bytes."""
+    runs = {dp: uno.run(uno.compose([*scenario, f"engine.dataplane={dp}"]))
+            for dp in ("python", "compiled")}  # fmt: skip
+    py, kernel = runs["python"], runs["compiled"]
+    assert kernel.summary["dataplane"]["kind"] == "compiled"
+    assert py.summary["dataplane"]["kind"] == "python"
+    pd.testing.assert_frame_equal(kernel.flows, py.flows)
+    ports = ["port", "arrivals", "tx_bytes", "drops", "ecn_marks", "fluid_tx_bytes"]
+    pd.testing.assert_frame_equal(kernel.tables["ports"][ports], py.tables["ports"][ports])
+    # the fluid bytes squeezed packets out (else the check shows little)
+    if scenario is INCAST_INTER_AS_PACKETS:
+        assert py.tables["ports"]["drops"].sum() > 0

@@ -16,9 +16,11 @@ def build_simulation(cfg):
     """Build a ready-to-run simulation from ``cfg`` (a RunConfig object or DictConfig), with the
     engine ``cfg.engine.kind`` names."""
     kind = cfg.engine.kind
-    if kind != "packet" and cfg.engine.dataplane == "compiled":
+    if kind in ("fluid", "maxmin") and cfg.engine.dataplane != "auto":
         raise ConfigError(
-            "engine.dataplane", f"is the packet engine's; engine.kind={kind} has no packet ports"
+            "engine.dataplane",
+            f"is for the packet and hybrid engines' packets; engine.kind={kind} has no packet "
+            "ports (leave it 'auto')",
         )
     if kind == "hybrid":
         from uno.fluid.hybrid import HybridSimulation

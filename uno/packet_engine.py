@@ -209,7 +209,7 @@ def populate_packet(
         CompiledDataplane(
             sim.engine,
             network,
-            sim.flows,
+            by_id,  # (the hybrid's packet flows leave gaps: its fluid flows' ids)
             int_stampers=stampers,
             pfc=sim.pfc,
             kernel_senders=cfg.engine.compiled_senders,

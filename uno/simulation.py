@@ -190,13 +190,14 @@ class Simulation:
             index = [i for i, f in enumerate(flows) if not tags or f.tag in tags]
             total = sum(flows[i].size_bytes for i in index)
             late = any(not flows[i].after and flows[i].start_ps >= self.max_time_ps for i in index)
-            self._progress_flows = (np.array(index, dtype=np.int64), total, late)
-        index, total, late = self._progress_flows
+            ids = np.array([flows[i].flow_id for i in index], dtype=np.int64)
+            self._progress_flows = (np.array(index, dtype=np.int64), ids, total, late)
+        index, ids, total, late = self._progress_flows
         now = self.engine.now
         dp = self.network.dataplane
         if dp is not None:
             kernel_now, got = dp.progress_view()
-            now, done = max(now, kernel_now), int(got[index].sum())
+            now, done = max(now, kernel_now), int(got[ids].sum())
         else:
             flows = self.flows
             done = sum(flows[i].receiver.bytes_received for i in index.tolist())

@@ -667,9 +667,10 @@ class EngineConfig:
     #: "event" (departure decided when the previous one ends: can pause, serve priorities and
     #: write INT) or "auto" (event when PFC, INT or switch.ack_priority is on, lazy otherwise)
     port_model: str = choice("auto", ("auto", "lazy", "event"))
-    #: packet engine data plane: "compiled" (ports, links, switches and senders in Numba
-    #: kernels, uno/net/compiled/; INT, link faults, PFC), "python" (uno/net: the reference the tests hold it to, same results bit for bit)
-    #: or "auto" (compiled for the packet engine unless the config has what it does not model)
+    #: data plane of the packet engine and of the hybrid engine's packets: "compiled" (ports,
+    #: links, switches and senders in Numba kernels, uno/net/compiled/; INT, link faults, PFC),
+    #: "python" (uno/net: the reference the tests hold it to, same results bit for bit) or
+    #: "auto" (compiled unless the config has what it does not model)
     dataplane: str = choice("auto", ("auto", "python", "compiled"))
     #: with the compiled data plane, run the senders in its kernel where it can (every law;
     #: ECMP or spraying; no coding: uno.net.compiled kernel_sender_supported; the others stay

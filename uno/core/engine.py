@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import partial
 from heapq import heapify, heappop, heappush
+from itertools import count
 from typing import Any
 
 import simpy
@@ -45,6 +46,18 @@ class Engine(simpy.Environment):
         #: to this engine's heap and id counter); ``next_eid()`` takes the next id of the
         #: counter SimPy events share, so entries keep their FIFO order among equal times
         self.push_entry = partial(heappush, self._queue)
+        self.next_eid = self._eid.__next__
+
+    def eid_counter(self) -> int:
+        """The next event id the engine will hand out (for a kernel that hands out the ids of
+        a stretch of events itself, then :meth:`set_eid_counter`)."""
+        nxt = next(self._eid)
+        self.set_eid_counter(nxt)
+        return nxt
+
+    def set_eid_counter(self, next_eid: int) -> None:
+        """Hand out event ids from ``next_eid`` on (after a kernel handed out those before)."""
+        self._eid = count(next_eid)
         self.next_eid = self._eid.__next__
 
     def set_clock(self, now_ps: int) -> None:

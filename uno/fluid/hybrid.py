@@ -40,6 +40,14 @@ arrived, and a packet waits behind the larger of that model's queue and its own 
 backlog. The packet flows see the fluid flows' queues as the fluid model has them, smoother
 than packets would make them (a fluid sender spreads its window over the step, no bursts).
 
+The packets run on the compiled data plane (``engine.dataplane``: ``auto`` picks it unless the
+config has what it does not model), its kernels' ports applying these rules
+(:mod:`uno.net.shared_link`, the one definition both data planes use) and listing the ports
+that took packets; after each fluid step the fluid links' state is copied into the ports'
+floats (:class:`uno.fluid.shared_ports.KernelLinks`). With the Python data plane each port is a
+:class:`uno.fluid.shared_ports.HybridPort`. Both give the same packets, bit for bit (a test
+checks it).
+
 Everything the fluid engine refuses is refused here too (:func:`check_fluid_support`); the
 packet flows may use any congestion controller the fluid flows may (``cc.*``), and the balancers
 the fluid engine routes.
@@ -51,137 +59,24 @@ import numpy as np
 import pandas as pd
 
 from uno.core.errors import ConfigError
-from uno.core.packet import DATA
-from uno.core.units import BITS_PER_BYTE, PS_PER_S, us_to_ps
+from uno.core.units import us_to_ps
 from uno.fluid import kernels as K
 from uno.fluid.engine import FluidSimulation
+from uno.fluid.hybrid_loop import DRIVE_KERNEL_STOP, DRIVE_STEP_DONE, hybrid_steps
 from uno.fluid.results import Sampler
+from uno.fluid.shared_ports import HybridPort, KernelLinks, PortLinks
 from uno.metrics.progress import Snapshot
 from uno.metrics.result import RunResult
-from uno.net.overflow import ADMIT, verdict
-from uno.net.port import DROP_BUFFER, Port
-from uno.packet_engine import populate_packet
+from uno.net.port import Port
+from uno.packet_engine import populate_packet, resolve_dataplane
 from uno.scenario import build_scenario, stop_flags
 from uno.simulation import Simulation
 
-
-class HybridPort(Port):
-    """A port whose link the fluid flows share (see the module docstring)."""
-
-    __slots__ = ("_link", "_coupler", "_stamp", "_accounted", "_fluid_q", "_link_q",
-                 "_fluid_arr", "_fluid_ph", "_fluid_loss", "_drop_draw", "_full_bytes",
-                 "_ps_per_byte", "_nic", "_fluid_senders", "_bytes_per_ps")  # fmt: skip
-
-    def couple(self, coupler: HybridSimulation, link: int, nic: bool) -> None:
-        """Read the fluid state of routing edge ``link`` from ``coupler``'s fluid engine;
-        ``nic``: the link is a host's NIC (shared round robin)."""
-        ls = coupler.fluid.ls
-        self._nic = nic
-        self._fluid_senders = ls[:, K.LS_NIC_SENDERS]
-        self._bytes_per_ps = self.rate_bps / (BITS_PER_BYTE * PS_PER_S)
-        self._link = link
-        self._coupler = coupler
-        self._stamp = -1
-        self._accounted = 0
-        self._fluid_q = ls[:, K.LS_QF]
-        self._link_q = ls[:, K.LS_Q]
-        self._fluid_arr = ls[:, K.LS_ARR]
-        self._fluid_ph = ls[:, K.LS_PH]
-        self._fluid_loss = ls[:, K.LS_LOSS]
-        # its own stream, so the drops leave the port's marking draws as they were
-        self._drop_draw = coupler.rng.buffered(f"hybrid_drop/{self.name}")
-        self._full_bytes = float(coupler.fluid.scenario.data_bytes)
-        self._ps_per_byte = BITS_PER_BYTE * PS_PER_S / self.rate_bps
-
-    def receive(self, pkt) -> None:
-        if pkt.kind and self.control_lane is not None:
-            Port.receive(self, pkt)
-            return
-        coupler = self._coupler
-        if self._stamp != coupler.epoch:  # first bytes since the coupler last looked
-            self._stamp = coupler.epoch
-            coupler.touched.append(self)
-        link = self._link
-        if self._nic:
-            self._round_robin(pkt, link)
-            return
-        fluid_bytes = float(self._fluid_q[link])
-        if fluid_bytes > 0.0 or self._fluid_arr[link] > 0.0:
-            now = self._engine._now
-            self._settle(now)
-            size = pkt.size_bytes
-            # at a full shared queue the fluid model drops a fraction of the arriving bytes; a
-            # packet smaller than a full one fits the room a full one leaves that much more often
-            policy = self.overflow_policy
-            outcome = verdict(policy, self.bytes, size, self.buffer_bytes)
-            if (
-                outcome == ADMIT
-                and verdict(policy, self.bytes + fluid_bytes, size, self.buffer_bytes) != ADMIT
-                and self._drop_draw.next() * self._full_bytes < self._fluid_loss[link] * size
-            ):
-                outcome = policy
-            if outcome != ADMIT:
-                if self._phantom_drops and self.phantom is not None and pkt.kind == DATA:
-                    self.phantom.enqueue(now, size)
-                self.arrivals += 1
-                self.drops += 1
-                self._network.drop(pkt, DROP_BUFFER, self)
-                return
-            # FIFO behind everything the link holds (the fluid model's queue, which shares the
-            # line between both kinds), and behind the packets before it
-            behind = now + int(float(self._link_q[link]) * self._ps_per_byte)
-            if behind > self._busy_until_ps:
-                self._busy_until_ps = behind
-        Port.receive(self, pkt)
-
-    def _round_robin(self, pkt, link: int) -> None:
-        """A host's NIC: ``pkt`` goes as in the packet engine, then, after a data packet,
-        the line carries the fluid flows' bytes sent in between: their share ``r`` of the line
-        in the fluid step makes r / (1 - r) of the packet's size, and the round robin at most
-        a packet's worth of each fluid flow with bytes to send. (ACKs join the NIC's queue
-        when they are made, not a turn: uno/net/host.py.)"""
-        accepted = self.enqueued_bytes
-        Port.receive(self, pkt)
-        rate = float(self._fluid_arr[link])
-        if pkt.kind != DATA or rate <= 0.0 or self.enqueued_bytes == accepted:
-            return
-        share = rate / self._bytes_per_ps
-        turns = float(self._fluid_senders[link])
-        between = share / (1.0 - share) if share < 1.0 else turns
-        if between > turns:
-            between = turns
-        self._busy_until_ps += int(pkt.size_bytes * between * self._ps_per_byte)
-
-    def _decide_mark(self, p, remaining: int) -> None:
-        if self._nic:
-            Port._decide_mark(self, p, remaining)  # (its own packets only: see receive)
-            return
-        link = self._link
-        fluid_bytes = float(self._fluid_q[link])
-        if fluid_bytes <= 0.0 and self._fluid_arr[link] <= 0.0:
-            Port._decide_mark(self, p, remaining)  # no fluid on this link
-            return
-        level = remaining + fluid_bytes
-        link_q = float(self._link_q[link])
-        if link_q > level:
-            level = link_q
-        mark = False
-        if self._mark_phantom:
-            ph = self.phantom
-            own = ph.level_at(p.dep_ps)
-            shared = float(self._fluid_ph[link])
-            mark = ph.red.decide(shared if shared > own else own)
-        if not mark and self._mark_physical:
-            mark = level > self.red.kmin_bytes and self.red.decide(level)
-        if mark:
-            p.ecn = True
-            self.ecn_marks += 1
-
-    def take_step_bytes(self) -> int:
-        """Bytes accepted since the last call."""
-        new = self.enqueued_bytes - self._accounted
-        self._accounted = self.enqueued_bytes
-        return new
+#: fluid steps one kernel call runs at most (a call keeps the interpreter: Ctrl-C and the
+#: progress line wait for it)
+DRIVEN_STEPS = 1024
+#: a time after every event (an empty heap's top)
+NEVER_PS = 1 << 62
 
 
 def packet_selection(engine_cfg, sizes_bytes, tags) -> np.ndarray:
@@ -200,8 +95,9 @@ class HybridSimulation(Simulation):
     engine_name = "hybrid"
 
     def kernels(self) -> tuple:
-        """The compiled kernels the run calls first: the fluid part's."""
-        return self.fluid.kernels()
+        """The compiled kernels the run calls first: the fluid part's, and the compiled data
+        plane's event loop if the packets run on it."""
+        return self.fluid.kernels() + Simulation.kernels(self)
 
     def __init__(self, cfg):
         super().__init__(cfg.seed)
@@ -227,24 +123,27 @@ class HybridSimulation(Simulation):
         packet_plans = [p for p, pk in zip(scenario.flows, as_packets, strict=True) if pk]
         # the fluid engine checks what it cannot model (faults, balancers, controllers, ...)
         self.fluid = FluidSimulation(cfg, scenario, self.rng, fluid_plans, self.engine_name)
-        populate_packet(cfg, self, scenario, packet_plans, HybridPort)
+        # the packets run on the compiled data plane unless the config has what it does not
+        # model (engine.dataplane): the same packets, bit for bit
+        self.dataplane = resolve_dataplane(cfg)
+        compiled = self.dataplane == "compiled"
+        populate_packet(cfg, self, scenario, packet_plans, Port if compiled else HybridPort,
+                        self.dataplane)  # fmt: skip
         self.n_flows_total = len(scenario.flows)
         # the flows the run waits for (engine.stop_when_done; every flow when empty): the
         # packet flows' completions count in Simulation.flow_completed, the fluid ones' here
         waited = stop_flags(en.stop_when_done, (p.spec.tag for p in scenario.flows))
         self._n_required = int(waited.sum())
         self.step = 0  # the fluid step under way
-        self.touched: list[HybridPort] = []  # ports that accepted bytes in this epoch
-        self.epoch = 0
         routing = scenario.routing
         nic_of = {routing.out_edges[h][0]: i for i, h in enumerate(routing.host_nodes)}
-        for e, port in enumerate(self.network.ports):
-            port.couple(self, e, e in nic_of)
         # each host's NIC link and turn-taking, for the packet flows' claims on the NIC
-        self._nic_links = np.fromiter(nic_of, dtype=np.int64, count=len(nic_of))
-        self._nic_scheduler = {
-            link: self.network.hosts[i].nic_scheduler for link, i in nic_of.items()
-        }
+        nic_schedulers = {link: self.network.hosts[i].nic_scheduler for link, i in nic_of.items()}
+        coupling = KernelLinks if compiled else PortLinks
+        self.links = coupling(self.network.dataplane if compiled else self.network.ports,
+                              self.fluid.ls, nic_schedulers, self.rng,
+                              float(scenario.data_bytes))  # fmt: skip
+        self._kernel_driven = compiled and self.links.kernel_driven
         self._fluid_finished = 0
         self._fluid_waited_done = 0
         interval = en.sample_interval_us
@@ -263,25 +162,25 @@ class HybridSimulation(Simulation):
 
     def _fluid_step(self, _arg=None) -> None:
         """At the end of step ``self.step``: fold in the packets' bytes of the step, advance
-        the fluid model by it, and schedule the next (or skip an idle stretch)."""
+        the fluid model by it (``self.links.step``), then what follows the step
+        (:meth:`_after_step`) and the next: scheduled, or, when the compiled data plane runs
+        every packet sender, run with the steps after it inside the kernel while nothing in
+        Python is due (:meth:`_drive`)."""
+        self.links.step(self.fluid, self.step)
+        k = self.step + 1
+        while self._after_step(k):
+            if not self._kernel_driven:
+                self.engine.call_at(self._time_of(k + 1), self._fluid_step, None)
+                return
+            k = self._drive()
+            if k is None:
+                return
+
+    def _after_step(self, k: int) -> bool:
+        """Step ``k - 1`` is done: the fluid flows that finished count, a sample is taken if
+        due; returns whether step ``k`` follows now (False: the fluid model is done, or idle
+        until a later start, whose step is scheduled)."""
         fluid = self.fluid
-        k = self.step
-        touched = self._take_touched()
-        ls = fluid.ls
-        ls[self._nic_links, K.LS_PKT_CLAIM] = 0.0
-        if touched:
-            links = np.fromiter((p._link for p in touched), dtype=np.int64, count=len(touched))
-            nbytes = np.fromiter(
-                (p.take_step_bytes() for p in touched), dtype=np.float64, count=len(touched)
-            )
-            K.add_external(ls, fluid.busy, fluid.counters, links, nbytes)
-            for port, link, sent in zip(touched, links.tolist(), nbytes.tolist(), strict=True):
-                if port._nic:  # the host's packet flows: what they sent, or all they may
-                    waiting = self._nic_scheduler[link].waiting_senders() > 0
-                    step_bytes = fluid.dt_ps * float(ls[link, K.LS_CAP])
-                    ls[link, K.LS_PKT_CLAIM] = step_bytes if waiting else sent
-        fluid.advance(k, k + 1)
-        k += 1
         self.step = k
         fluid.k_done = k
         fluid.now_ps = self._time_of(k)
@@ -304,26 +203,48 @@ class HybridSimulation(Simulation):
         nxt = int(counters[K.CT.next_start])
         if counters[K.CT.running] == 0 and counters[K.CT.busy] == 0:
             if nxt >= n:
-                return  # every fluid flow has finished and its links are empty
+                return False  # every fluid flow has finished and its links are empty
             # nothing fluid under way: jump to the step of the next fluid start; the packets'
             # bytes meanwhile meet no fluid flow and are dropped from the account
             first = int(fluid.fs[fluid.order[nxt], K.FS_START] // fluid.dt_ps)
             if first > k:
                 self.step = first
                 self.engine.call_at(self._time_of(first), self._forget_packet_bytes, None)
-                return
-        self.engine.call_at(self._time_of(k + 1), self._fluid_step, None)
+                return False
+        return True
 
-    def _take_touched(self) -> list[HybridPort]:
-        """The ports that accepted bytes since the last call; a new epoch starts."""
-        touched = self.touched
-        self.touched = []
-        self.epoch += 1
-        return touched
+    def _drive(self) -> int | None:
+        """Run step ``self.step`` and those after it inside the kernel
+        (:func:`uno.fluid.hybrid_loop.hybrid_steps`) up to Python's next event; returns the next
+        step if the last one done needs :meth:`_after_step`, else None (the next step's event
+        is in the engine's heap, keyed as the kernel keyed it, and a result of the kernel that
+        stopped it taken as :meth:`uno.net.compiled.CompiledDataplane.run` takes it)."""
+        engine, dp, fluid = self.engine, self.network.dataplane, self.fluid
+        queue = engine._queue
+        top = queue[0] if queue else (NEVER_PS, 2, 0)
+        code, k, eid, t_step, e_step, host, slot, kind, ecn, now, top_t, top_e, calls = (
+            hybrid_steps(dp.ST, dp.F, dp.U, dp.PK, self.step, fluid.dt_ps, engine.eid_counter(),
+                         top[0], top[1], top[2], DRIVEN_STEPS, int(fluid.counters[K.CT.finished]),
+                         self._next_sample_ps if self._sampler is not None else -1,
+                         self.links.coupling, fluid.kernel_args()[1:])
+        )  # fmt: skip
+        engine.set_eid_counter(eid)
+        dp.calls += calls
+        dp.top = (top_t, top_e)
+        if code == DRIVE_STEP_DONE:
+            engine.set_clock(t_step)
+            return k
+        self.step = fluid.k_done = k
+        fluid.now_ps = self._time_of(k)
+        engine.push_entry((t_step, 1, e_step, self._fluid_step, None))
+        if code == DRIVE_KERNEL_STOP:
+            delivery = dp.take_result(host, slot, kind, ecn, now)
+            if delivery is not None:
+                delivery[1].receive(delivery[0])
+        return None
 
     def _forget_packet_bytes(self, _arg=None) -> None:
-        for p in self._take_touched():
-            p.take_step_bytes()
+        self.links.forget()
         self.engine.call_at(self._time_of(self.step + 1), self._fluid_step, None)
 
     def progress_snapshot(self) -> Snapshot:
@@ -375,8 +296,8 @@ class HybridSimulation(Simulation):
         index = {name: i for i, name in enumerate(self.fluid.port_names)}
         links = np.array([index[n] for n in fluid_ports["port"]], dtype=np.int64)
         ext = np.zeros(len(ls))
-        for p in self.network.ports:
-            ext[p._link] = p.enqueued_bytes
+        for e, p in enumerate(self.network.ports):  # (port e: routing edge e)
+            ext[e] = p.enqueued_bytes
         fluid_tx = np.maximum(0.0, ls[links, K.LS_IN] - ext[links]) * (
             ls[links, K.LS_TX] / np.maximum(ls[links, K.LS_IN], 1e-9)
         )

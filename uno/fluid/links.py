@@ -47,6 +47,7 @@ from uno.fluid.columns import (
     LS_PHKMAX,
     LS_PHKMIN,
     LS_PHSIZE,
+    LS_PKT_CLAIM,
     LS_Q,
     LS_QF,
     LS_TX,
@@ -221,6 +222,23 @@ def add_external(ls, busy, counters, links, nbytes) -> None:
         ls[links[i], LS_EXT] += nbytes[i]
         n_busy = join_busy(ls, busy, n_busy, links[i])
     counters[CT.busy] = n_busy
+
+
+@njit(cache=True, error_model="numpy")
+def fold_packet_bytes(ls, busy, counters, links, nbytes, waiting, nic_links, dt_ps) -> None:
+    """The hybrid's packets of the last step into the fluid links: the ``nbytes[i]`` bytes port
+    ``links[i]`` took arrive at its link in the next step (:func:`add_external`); at a host's
+    NIC (``waiting[i]`` >= 0; -1: a switch port) the host's packet flows claim their share of
+    the NIC's water filling (``LS_PKT_CLAIM``): what they sent, or the whole step's line while
+    a sender waits for the NIC (``waiting[i]`` 1). The claims of the NICs ``nic_links`` that
+    took nothing are cleared."""
+    for i in range(len(nic_links)):
+        ls[nic_links[i], LS_PKT_CLAIM] = 0.0
+    add_external(ls, busy, counters, links, nbytes)
+    for i in range(len(links)):
+        if waiting[i] >= 0:
+            link = links[i]
+            ls[link, LS_PKT_CLAIM] = dt_ps * ls[link, LS_CAP] if waiting[i] > 0 else nbytes[i]
 
 
 @njit(cache=True, error_model="numpy")

@@ -21,14 +21,16 @@ def fill_receivers(R_rows, flows: list, kernel_rx: list[bool], got_at: int, word
     """The flows' receiver rows (``R_rows``, a view of ST; bitmaps from ``got_at`` in ST)."""
     for i, (flow, kernel) in enumerate(zip(flows, kernel_rx, strict=True)):
         row = R_rows[i]
+        row[R.complete] = -1
+        row[R.last_cnp] = -1
+        if flow is None:  # (no flow of the packets has this id)
+            continue
         row[R.kernel] = kernel
         row[R.n_packets] = flow.n_packets
         row[R.flow_bytes] = flow.size_bytes
         row[R.ack_bytes] = flow.receiver.ack_bytes
         row[R.got_off] = got_at
-        row[R.complete] = -1
         row[R.cnp_interval] = flow.receiver.cnp_interval_ps
-        row[R.last_cnp] = -1
         row[R.ack_paths] = flow.receiver.ack_paths
         row[R.next_ack_path] = flow.receiver.next_ack_path
         got_at += words[i]
@@ -87,6 +89,8 @@ def fill_senders(S_rows, F, flows: list, ktx: list[bool], arrays_at: int, arrays
     sender's random stream joins ``rng_words``. A Python sender's row holds its host only
     (``S.on`` 0: it may wait in its NIC's kernel FIFO)."""
     for f, flow in enumerate(flows):
+        if flow is None:
+            continue
         row = S_rows[f]
         row[S.host] = flow.src
         if not ktx[f]:

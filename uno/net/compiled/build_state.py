@@ -51,7 +51,7 @@ def _section_sizes(n_ports, n_hosts, n_nodes, fwd, heap_cap, n_flows, words, fau
         heap_p=heap_cap, flows=n_flows * R.size, host_nic=n_hosts, got=sum(words),
         faults=fault_ints(faults), ingress=n_ing * ING.size, senders=n_flows * S.size,
         nics=n_hosts * N.size, sender_arrays=sum(arrays), rtts=rtt_bins, dci=n_dci * D.size,
-        pfq=n_flows * Q.size if n_dci else 0, host_dc=n_hosts,
+        pfq=n_flows * Q.size if n_dci else 0, host_dc=n_hosts, touched=n_ports,
     )  # fmt: skip
 
 
@@ -75,6 +75,8 @@ def _header(ST, starts, fwd, n_ports: int, n_hosts: int, heap_cap: int, n_ing: i
     ST[H.off_host_nic] = starts.host_nic
     ST[H.off_ingress], ST[H.n_ingress] = starts.ingress, n_ing
     ST[H.off_senders], ST[H.off_nics] = starts.senders, starts.nics
+    ST[H.off_touched] = starts.touched
+    ST[H.sh_epoch] = 1  # (a port's P.sh_epoch starts at 0: not touched in it)
 
 
 def _float_rows(ST, flows, ktx, faults, n_ports: int, int_max: int):
@@ -153,15 +155,16 @@ def build_state(network, flows: list, kernel_receivers: bool, int_stampers: dict
     # grows when short of room (RUN_HEAP)
     heap_cap = 3 * n_ports + 4 * len(ingresses) + 1 + HEAP_ROOM
     # (a flow whose receiver computes for its law, MLCC's credit loop, keeps it in Python)
-    kernel_rx = [kernel_receivers and f.coding is None and f.receiver.credit_cc is None
-                 for f in flows]  # fmt: skip
+    kernel_rx = [f is not None and kernel_receivers and f.coding is None
+                 and f.receiver.credit_cc is None for f in flows]  # fmt: skip
     words = got_words(flows, kernel_rx)
     faults = [fault_rows(port) for port in ports]
     int_max, int_rule, int_salt = int_setting(int_stampers)
     ktx, note = sender_plan(flows, kernel_rx, kernel_senders)
     arrays = [sender_array_ints(f.n_packets) if k else 0 for f, k in zip(flows, ktx, strict=True)]
     # engine.record_rtts: the senders count RTT samples (Python's in an array they share)
-    rtt_bins = RTT_BINS if flows and flows[0].sender.rtt_counts is not None else 0
+    first = next((f for f in flows if f is not None), None)
+    rtt_bins = RTT_BINS if first is not None and first.sender.rtt_counts is not None else 0
     sizes = _section_sizes(n_ports, n_hosts, n_nodes, fwd, heap_cap, len(flows), words, faults,
                            len(ingresses), arrays, rtt_bins, len(network.dcis))  # fmt: skip
     starts, total = section_starts(sizes)

@@ -76,7 +76,8 @@ class CompiledDataplane:
     def __init__(self, engine, network, flows: list, pool_packets: int = 4096,
                  kernel_receivers: bool = True, int_stampers: dict | None = None,
                  pfc: tuple | None = None, kernel_senders: bool = True):  # fmt: skip
-        """``flows``: the run's flows (flow ids 0, 1, ... in order). With ``kernel_receivers``
+        """``flows``: the run's flows by flow id (None: a flow that is not the packets', e.g. the
+        hybrid engine's fluid flows). With ``kernel_receivers``
         the kernel answers the data packets of every flow without erasure coding itself; the
         other flows' receivers stay in Python. ``int_stampers``: INT on, the
         :class:`uno.net.int.IntStamper` of each port that writes records, by port name
@@ -90,7 +91,7 @@ class CompiledDataplane:
         self.engine = engine
         self.network = network
         for i, flow in enumerate(flows):
-            if flow.flow_id != i:
+            if flow is not None and flow.flow_id != i:
                 raise ValueError("compiled data plane: flow ids must be 0, 1, ... in order")
         self.flows = flows
         for port in network.ports:
@@ -132,6 +133,11 @@ class CompiledDataplane:
         self._trim_seen = self._nack_seen = 0
         self._attach()
 
+    @property
+    def kernel_senders(self) -> list[bool]:
+        """Per flow id, whether the kernel runs its sender."""
+        return list(self._ktx)
+
     def _row_views(self) -> None:
         """The flows' receiver rows and senders' rows: views of ST."""
         ST, n = self.ST, len(self.flows)
@@ -161,6 +167,8 @@ class CompiledDataplane:
         self.engine.attach_dataplane(self)
         kernel_nics = {flow.src for flow, k in zip(flows, self._ktx, strict=True) if k}
         for flow, k in zip(flows, self._ktx, strict=True):
+            if flow is None:
+                continue
             if k:
                 flow.sender.start = functools.partial(self.start_flow, flow.flow_id)
                 flow.sender.stop = functools.partial(self.stop_flow, flow.flow_id)
@@ -286,6 +294,12 @@ class CompiledDataplane:
             self.ST, self.F, self.U, self.PK, lim_t, lim_prio, lim_eid, engine.next_eid()
         )
         self.top = (top_t, top_e)
+        return self.take_result(host, slot, kind, ecn, now)
+
+    def take_result(self, host: int, slot: int, kind: int, ecn: int, now: int):
+        """What Python does with the kernel's ``run`` result (host or ``RUN_*`` code, slot,
+        kind, ECN, time): the packet delivered to a host, and the host, or None."""
+        engine = self.engine
         if host < 0:
             if host == RUN_DONE:
                 self._flow_done(slot, now)
@@ -527,7 +541,7 @@ class CompiledDataplane:
         run goes on."""
         got = self._flow_rows[:, R.bytes].copy()
         for i, kernel in enumerate(self._kernel_rx):
-            if not kernel:
+            if not kernel and self.flows[i] is not None:
                 got[i] = self.flows[i].receiver.bytes_received
         return int(self.ST[H.now]), got
 

@@ -46,7 +46,9 @@ def bit_flags(name: str, fields: tuple[str, ...]):
 #: INT records an ACK carries to its law; the congestion notices' wire bytes, the notices the
 #: congestion points sent and those the kernel's senders took (uno.net.qcn); a trimmed packet's
 #: wire bytes, the trimmed packets the kernel's receivers took (each answered by a NACK) and the
-#: NACKs its senders took; the kernel senders' RTT bins (uno.metrics.rtts; 0 bins: not counted)
+#: NACKs its senders took; the kernel senders' RTT bins (uno.metrics.rtts; 0 bins: not counted);
+#: the links shared with fluid flows (uno.net.shared_link): the current epoch, the ports that
+#: took packets in it (count, section offset)
 H = layout("Header", (
     "now", "heap_n", "free", "eid", "off_ports", "n_ports", "off_fib_off", "off_fib_n",
     "off_fib_ports", "n_hosts", "off_node_host", "off_node_salt", "off_heap_t", "off_heap_e",
@@ -56,13 +58,13 @@ H = layout("Header", (
     "int_max", "int_rule", "int_salt", "off_ingress", "n_ingress", "off_senders", "off_nics", "tx_data",
     "rx_ack", "pool_cap", "law_state_width", "int_rec", "qcn_bytes", "tx_cn", "rx_cn",
     "trim_bytes", "rx_trim", "rx_nack", "off_rtt", "rtt_bins", "off_dci", "n_dci", "off_pfq",
-    "off_host_dc",
+    "off_host_dc", "sh_epoch", "sh_touched", "off_touched",
 ))  # fmt: skip
 
 #: the sections of ST after the header, in order (:func:`section_starts`)
 SECTIONS = ("header", "ports", "fib_off", "fib_n", "fib_ports", "node_host", "heap_t", "heap_e",
             "heap_p", "flows", "host_nic", "got", "faults", "ingress", "senders", "nics",
-            "sender_arrays", "rtts", "dci", "pfq", "host_dc")  # fmt: skip
+            "sender_arrays", "rtts", "dci", "pfq", "host_dc", "touched")  # fmt: skip
 Sections = namedtuple("Sections", SECTIONS)
 
 
@@ -87,15 +89,24 @@ def section_starts(sizes: dict[str, int]) -> tuple[Sections, int]:
 #: switch port); the overflow policy (uno.net.overflow); the node it belongs to; a congestion
 #: point's bytes since its last sample and Q_old (uno.net.qcn); packets trimmed; the DCI
 #: switch element it delivers into (its row, -1: none) and that element's counters for it
-#: (Switch-INT notices, packets through a per-flow queue, per-flow queue drops: uno.net.dci)
+#: (Switch-INT notices, packets through a per-flow queue, per-flow queue drops: uno.net.dci); its
+#: link's coupling with the fluid model (uno.net.shared_link: SHARED_*), the stream of its drops
+#: by the fluid bytes (U offset), the last epoch in which it took a packet
 P = layout("PortColumns", (
     "busy", "head", "qhead", "tail", "pending", "bytes", "buffer", "rate", "delay", "next",
     "arrivals", "drops", "marks", "max_bytes", "enq_bytes", "flags", "ph_last", "c_busy",
     "c_head", "c_tail", "c_pending", "rng", "held", "flt_off", "flt_n", "flt_rng", "flt_drops",
     "tx_bytes", "tx", "txq", "w_head", "w_tail", "w_pending", "paused", "ingress", "host",
     "overflow", "owner", "qcn_counted", "qcn_qold", "trims", "dci", "dci_notices", "pfq_packets",
-    "pfq_drops",
+    "pfq_drops", "shared", "sh_rng", "sh_epoch",
 ))  # fmt: skip
+#: the fluid model's state of a port's link as its packets read it (uno.net.shared_link), copied
+#: in after every fluid step: the fluid flows' queue, the link's whole queue (bytes), the fluid
+#: bytes arriving per ps, the phantom level (bytes), the fraction of arriving bytes dropped, the
+#: fluid senders at a NIC; then the port's constants: ps per byte, bytes per ps, a full data
+#: packet's bytes
+SHARED_FLOATS = ("sh_fluid_q", "sh_link_q", "sh_rate", "sh_phantom", "sh_loss", "sh_senders",
+                 "sh_ps_per_byte", "sh_bytes_per_ps", "sh_full_bytes")  # fmt: skip
 #: port flags: RED on the physical queue marks, the phantom queue's marks, control packets and
 #: dropped data count in the phantom queue, it has a phantom queue, a control lane, faults, an
 #: INT stamper; an event port; a NIC whose host's senders are the kernel's (its RESUME wakes them
@@ -106,9 +117,10 @@ FL = bit_flags("PortFlags", ("mark_phys", "mark_phant", "ph_acks", "ph_drops", "
 LANE_CONTROL, LANE_DATA = CONTROL, DATA_PRIORITY
 #: a port's marking floats (F columns): RED's thresholds and span ((kmax - kmin) / pmax), the
 #: phantom queue's size, drain (bytes per ps), level and RED; a congestion point's sampling
-#: interval (bytes), Q_eq (bytes) and w
+#: interval (bytes), Q_eq (bytes) and w; a link shared with fluid flows (:data:`SHARED_FLOATS`)
 PF = layout("PortFloats", ("red_kmin", "red_kmax", "red_span", "ph_size", "ph_drain", "ph_level",
-                           "ph_kmin", "ph_kmax", "ph_span", "qcn_sample", "qcn_qeq", "qcn_w"))  # fmt: skip
+                           "ph_kmin", "ph_kmax", "ph_span", "qcn_sample", "qcn_qeq", "qcn_w",
+                           *SHARED_FLOATS))  # fmt: skip
 #: a PFC ingress queue's row (uno.net.pfc.PfcIngress): the upstream port, Xoff, Xon, bytes in,
 #: peak bytes, pausing, PAUSEs sent, lossless violations, the signal's delay (ps), whether
 #: control packets bypass it (the switch's control lane)

@@ -22,12 +22,27 @@ from uno.net.compiled.layout import (
     EV_BITS,
     FL,
     LANE_DATA,
+    PF,
     H,
     K,
     P,
 )
 from uno.net.compiled.packets import fifo_append
-from uno.net.compiled.queue import ADMITTED, TRIMMED, admit, decide_mark, int_settled
+from uno.net.compiled.queue import (
+    ADMITTED,
+    TRIMMED,
+    admit,
+    decide_mark,
+    int_settled,
+    squeezed_by_fluid,
+)
+from uno.net.shared_link import (
+    SHARED_LINK,
+    SHARED_NIC,
+    SHARED_NONE,
+    fluid_on_link,
+    nic_fluid_gap_ps,
+)
 
 
 @njit(cache=True)
@@ -82,9 +97,18 @@ def port_receive(ST, F, U, PK, p, slot, now):
     if kind != DATA and flags & FL.ctrl:
         _control_lane(ST, PK, p, pb, slot, size, now)
         return
+    shared = ST[pb + P.shared]
+    if shared != SHARED_NONE:
+        touch(ST, p, pb)
     qhead = ST[pb + P.qhead]
     if qhead >= 0 and PK[qhead, K.dep] <= now:
         settle(ST, F, U, PK, p, pb, now)
+    if (
+        shared == SHARED_LINK
+        and fluid_on_link(F[p, PF.sh_fluid_q], F[p, PF.sh_rate])
+        and squeezed_by_fluid(ST, F, U, PK, p, pb, flags, kind, size, slot, now)
+    ):
+        return
     verdict = admit(ST, F, PK, p, pb, flags, kind, size, slot, now)
     if verdict != ADMITTED:
         if verdict == TRIMMED:  # its header goes on in the control lane
@@ -101,6 +125,21 @@ def port_receive(ST, F, U, PK, p, slot, now):
     if ST[pb + P.pending] == 0:
         ST[pb + P.pending] = 1
         heap_push(ST, dep + ST[pb + P.delay], next_eid(ST), (p << EV_BITS) | EV.data)
+    if shared == SHARED_NIC and kind == DATA:  # the host's fluid flows' bytes in between
+        ST[pb + P.busy] = dep + nic_fluid_gap_ps(size, F[p, PF.sh_rate], F[p, PF.sh_bytes_per_ps],
+                                                 F[p, PF.sh_senders], F[p, PF.sh_ps_per_byte])  # fmt: skip
+
+
+@njit(cache=True, inline="always")
+def touch(ST, p, pb):
+    """Port ``p`` of a link shared with fluid flows takes a packet: listed once per epoch (the
+    hybrid folds the bytes of the ports listed into the fluid model at each step)."""
+    epoch = ST[H.sh_epoch]
+    if ST[pb + P.sh_epoch] != epoch:
+        ST[pb + P.sh_epoch] = epoch
+        n = ST[H.sh_touched]
+        ST[ST[H.off_touched] + n] = p
+        ST[H.sh_touched] = n + 1
 
 
 @njit(cache=True)

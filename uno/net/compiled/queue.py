@@ -22,6 +22,14 @@ from uno.net.overflow import ADMIT, OVERFLOW_TRIM, packet_verdict
 from uno.net.phantom import phantom_after_enqueue, phantom_level
 from uno.net.qcn import qcn_sample
 from uno.net.red import RED_ALWAYS, RED_RAMP, red_ramp_marks, red_zone
+from uno.net.shared_link import (
+    SHARED_LINK,
+    behind_fluid_ps,
+    fluid_fills_buffer,
+    fluid_on_link,
+    shared_queue_level,
+    squeezed_out,
+)
 
 
 @njit(cache=True)
@@ -48,19 +56,29 @@ def phantom_enqueue(ST, F, p, pb, now, size):
 def decide_mark(ST, F, U, PK, p, pb, slot, remaining):
     """ECN for the data packet in ``slot`` leaving port ``p`` with ``remaining`` bytes behind
     it: the phantom queue's RED at its departure, then the physical queue's
-    (:meth:`uno.net.port.PortBase._decide_mark`: the same draws in the same order)."""
+    (:meth:`uno.net.port.PortBase._decide_mark`: the same draws in the same order). On a link
+    the fluid flows share (``P.shared``, the hybrid's ``HybridPort._decide_mark``), the phantom
+    level is the larger of the port's and the fluid model's, and the queue the larger of its
+    packets plus the fluid bytes and the link's (:func:`uno.net.shared_link.shared_queue_level`)."""
     flags = ST[pb + P.flags]
     rng = ST[pb + P.rng]
+    shared = ST[pb + P.shared] == SHARED_LINK and fluid_on_link(F[p, PF.sh_fluid_q],
+                                                                 F[p, PF.sh_rate])  # fmt: skip
     marked = False
     if flags & FL.mark_phant:
         level = phantom_level(
             F[p, PF.ph_level], PK[slot, K.dep] - ST[pb + P.ph_last], F[p, PF.ph_drain]
         )
+        if shared and F[p, PF.sh_phantom] > level:
+            level = F[p, PF.sh_phantom]
         if level > F[p, PF.ph_kmin]:
             marked = red_decide(U, rng, F[p, PF.ph_kmin], F[p, PF.ph_kmax], F[p, PF.ph_span], level)
-    if not marked and flags & FL.mark_phys and remaining > F[p, PF.red_kmin]:
+    occupancy = np.float64(remaining)
+    if shared:
+        occupancy = shared_queue_level(remaining, F[p, PF.sh_fluid_q], F[p, PF.sh_link_q])
+    if not marked and flags & FL.mark_phys and occupancy > F[p, PF.red_kmin]:
         marked = red_decide(
-            U, rng, F[p, PF.red_kmin], F[p, PF.red_kmax], F[p, PF.red_span], np.float64(remaining)
+            U, rng, F[p, PF.red_kmin], F[p, PF.red_kmax], F[p, PF.red_span], occupancy
         )
     if marked:
         PK[slot, K.ecn] = 1
@@ -136,6 +154,29 @@ def notify_source(ST, F, PK, p, pb, slot, size, queued, now):
     ST[H.tx_cn] += 1
     heap_push(ST, now, next_eid(ST),
               (notice << EV_SLOT_SHIFT) | (ST[pb + P.owner] << EV_BITS) | EV.cn)  # fmt: skip
+
+
+@njit(cache=True)
+def squeezed_by_fluid(ST, F, U, PK, p, pb, flags, kind, size, slot, now):
+    """Port ``p``, on a link the fluid flows share and hold or send bytes on, about to take the
+    data-queue packet in ``slot`` (``HybridPort.receive``): when its own queue admits it but
+    the fluid bytes fill the buffer, it may be dropped (:func:`uno.net.shared_link.
+    squeezed_out`, a draw from the port's ``P.sh_rng`` stream): returns True, the drop done.
+    Else it will leave FIFO behind the link's whole queue: the port's busy-until moves there
+    (:func:`uno.net.shared_link.behind_fluid_ps`), and False (a packet its own queue refuses
+    is left to :func:`admit`)."""
+    queued = ST[pb + P.bytes]
+    if packet_verdict(ST[pb + P.overflow], queued, size, ST[pb + P.buffer]) != ADMIT:
+        return False
+    if fluid_fills_buffer(queued, F[p, PF.sh_fluid_q], size, ST[pb + P.buffer]) and squeezed_out(
+        pcg64_next_double(U, ST[pb + P.sh_rng]), F[p, PF.sh_full_bytes], F[p, PF.sh_loss], size
+    ):
+        _tail_drop(ST, F, PK, p, pb, flags, kind, size, slot, now)
+        return True
+    behind = behind_fluid_ps(now, F[p, PF.sh_link_q], F[p, PF.sh_ps_per_byte])
+    if behind > ST[pb + P.busy]:
+        ST[pb + P.busy] = behind
+    return False
 
 
 #: what :func:`admit` did with a data-queue packet

@@ -16,10 +16,11 @@ SENDER_ARRAYS_MAX_INTS = 2**28
 
 def check_compiled_support(cfg) -> None:
     """Refuse what the compiled data plane does not model, naming the setting."""
-    if cfg.engine.kind != "packet":
+    if cfg.engine.kind not in ("packet", "hybrid"):
         raise ConfigError(
             "engine.dataplane",
-            f"is the packet engine's; engine.kind={cfg.engine.kind} has no packet ports",
+            f"is for the packet and hybrid engines' packets; engine.kind={cfg.engine.kind} has "
+            "no packet ports",
         )
     for i, loss in enumerate(cfg.faults.losses):
         if loss.block_probabilities and loss.block_packets > MAX_BLOCK_PACKETS:
@@ -68,7 +69,8 @@ def sender_plan(flows: list, kernel_rx: list, wanted: bool) -> tuple[list[bool],
     kernel hands it its ACKs and, at a NIC it shares with kernel senders, its turns. Some
     reasons keep every sender in Python."""
     none = [False] * len(flows)
-    if not flows:
+    present = [f for f in flows if f is not None]  # (None: no flow of the packets has the id)
+    if not present:
         return none, "in Python (no flows)"
     if not wanted:
         return none, "in Python (engine.compiled_senders=false)"
@@ -78,13 +80,14 @@ def sender_plan(flows: list, kernel_rx: list, wanted: bool) -> tuple[list[bool],
         return none, (
             f"in Python (the kernel senders' per-packet arrays would take {ints * 8 / 2**30:.1f} "
             f"GiB, over {SENDER_ARRAYS_MAX_INTS * 8 / 2**30:.0f} GiB: flows of up to "
-            f"{max(f.n_packets for f in flows):,} packets)"
+            f"{max(f.n_packets for f in present):,} packets)"
         )
-    if all(plan):
+    n_py = sum(1 for f, ok in zip(flows, plan, strict=True) if f is not None and not ok)
+    if n_py == 0:
         return plan, "in the kernel"
     why = []
     for flow, k, ok in zip(flows, kernel_rx, plan, strict=True):
-        if ok:
+        if ok or flow is None:
             continue
         if not k:
             reason = ("receiver in Python: coding" if flow.coding is not None
@@ -93,10 +96,10 @@ def sender_plan(flows: list, kernel_rx: list, wanted: bool) -> tuple[list[bool],
             reason = f"{flow.cc_name} with {flow.lb_name}: no compiled form"
         if reason not in why:
             why.append(reason)
-    n_py = plan.count(False)
     where = (
-        "in Python" if n_py == len(flows) else f"in the kernel but {n_py} of {len(flows)} in Python"
-    )
+        "in Python" if n_py == len(present)
+        else f"in the kernel but {n_py} of {len(present)} in Python"
+    )  # fmt: skip
     return plan, (
         f"{where} ({'; '.join(why)}; the kernel's: every congestion-control law with ECMP or "
         "spraying, no coding, no DCI reports)"

@@ -32,6 +32,10 @@ class KernelNic:
     def wait(self, sender) -> None:
         self._dataplane.nic_wait(sender.flow.flow_id)
 
+    def waiting_senders(self) -> int:
+        """(:meth:`uno.net.nic.NicScheduler.waiting_senders`: here 1 if any waits, else 0.)"""
+        return int(self._dataplane.nic_waiting(self._host))
+
     def resumed(self) -> None:
         """(The kernel wakes this NIC's waiting senders on a RESUME itself.)"""
 

@@ -1,0 +1,130 @@
+"""The hybrid's packets on the compiled data plane (:mod:`uno.fluid.hybrid`): the kernels that
+couple the fluid model with the data plane's ports, and :func:`hybrid_steps`, which runs the
+kernel's packet events and the fluid steps in turn inside one call, as the event engine would
+with the fluid step a Python event (:meth:`uno.core.engine.Engine.run_until`), while nothing in
+Python is due: the steps cost no call from Python each.
+
+``ST``, ``F``, ``U``, ``PK`` are the data plane's arrays (:mod:`uno.net.compiled.layout`);
+``ls`` the fluid links (:mod:`uno.fluid.columns`), whose rows are the ports' routing edges.
+Times in ps, sizes in bytes."""
+
+from __future__ import annotations
+
+from numba import njit
+
+from uno.fluid.columns import CT, LS_ARR, LS_LOSS, LS_NIC_SENDERS, LS_PH, LS_Q, LS_QF
+from uno.fluid.kernels import advance
+from uno.fluid.links import fold_packet_bytes
+from uno.net.compiled.events import kernel_top
+from uno.net.compiled.layout import PF, RUN_NONE, H, N, P
+from uno.net.compiled.loop import run
+
+#: why :func:`hybrid_steps` returned: the next step comes after Python's next event (push the
+#: step's event, keyed as returned); the kernel stopped for Python before the next step (push
+#: it, then take the kernel's result as from ``run``); a step is done and Python has its part
+#: in what follows (flows finished, a sample due, the fluid model idle, or enough steps for one
+#: call)
+DRIVE_PYTHON_FIRST, DRIVE_KERNEL_STOP, DRIVE_STEP_DONE = 0, 1, 2
+
+
+@njit(cache=True)
+def take_touched(ST, accounted, py_waiting, links, nbytes, waiting) -> int:
+    """The ports that took a packet since the last call, in the order of their first
+    (``links[:n]``, returns n), the bytes each accepted (``nbytes``), and at a host's NIC
+    whether a sender waits for it (``waiting``: 1, 0; -1 a switch port): one the kernel
+    schedules (its FIFO) or a Python sender (``py_waiting[host]`` > 0). A new epoch starts."""
+    n = ST[H.sh_touched]
+    at = ST[H.off_touched]
+    prow = ST[H.off_ports]
+    nics = ST[H.off_nics]
+    for i in range(n):
+        p = ST[at + i]
+        pb = prow + p * P.size
+        taken = ST[pb + P.enq_bytes]
+        links[i] = p
+        nbytes[i] = float(taken - accounted[p])
+        accounted[p] = taken
+        host = ST[pb + P.host]
+        if host < 0:
+            waiting[i] = -1
+        else:
+            waiting[i] = 1 if ST[nics + host * N.size + N.head] >= 0 or py_waiting[host] > 0 else 0
+    ST[H.sh_touched] = 0
+    ST[H.sh_epoch] += 1
+    return n
+
+
+@njit(cache=True)
+def copy_link_state(F, ls) -> None:
+    """The fluid links' state the ports read, into their floats (``F`` rows: the ports)."""
+    for p in range(F.shape[0] if F.shape[0] < ls.shape[0] else ls.shape[0]):
+        F[p, PF.sh_fluid_q] = ls[p, LS_QF]
+        F[p, PF.sh_link_q] = ls[p, LS_Q]
+        F[p, PF.sh_rate] = ls[p, LS_ARR]
+        F[p, PF.sh_phantom] = ls[p, LS_PH]
+        F[p, PF.sh_loss] = ls[p, LS_LOSS]
+        F[p, PF.sh_senders] = ls[p, LS_NIC_SENDERS]
+
+
+@njit(cache=True)
+def fluid_step(ST, F, k, dt_ps, coupling, fluid) -> None:
+    """Fluid step ``k``: the packets' bytes of the last step in (:func:`take_touched`,
+    :func:`uno.fluid.links.fold_packet_bytes`), the step (:func:`uno.fluid.kernels.advance`),
+    its links' state out to the ports (:func:`copy_link_state`). ``coupling``: (bytes each
+    port had accepted, Python senders waiting per host, the hosts' NIC links, three scratch
+    arrays of a row per port); ``fluid``: ``advance``'s groups after ``dt_ps``."""
+    accounted, py_waiting, nic_links, links, nbytes, waiting = coupling
+    n = take_touched(ST, accounted, py_waiting, links, nbytes, waiting)
+    ls, busy, counters = fluid[1][0], fluid[1][1], fluid[0][6]  # (Links' and Flows' fields)
+    fold_packet_bytes(ls, busy, counters, links[:n], nbytes[:n], waiting[:n], nic_links, dt_ps)
+    advance(k, k + 1, dt_ps, fluid[0], fluid[1], fluid[2], fluid[3], fluid[4], fluid[5], fluid[6])
+    copy_link_state(F, ls)
+
+
+@njit(cache=True)
+def hybrid_steps(ST, F, U, PK, k, dt_ps, eid, lim_t, lim_prio, lim_eid, max_steps, finished,
+                 next_sample_ps, coupling, fluid):  # fmt: skip
+    """From fluid step ``k`` (due at round((k + 1) dt_ps)), run the kernel's events and the
+    fluid steps in their order while they come before Python's next event, keyed (``lim_t``,
+    ``lim_prio``, ``lim_eid``), handing out the engine's event ids from ``eid`` as the engine
+    would: one to schedule each step (priority 1), one to each call of the kernel's ``run``.
+    Stops, besides, after a step in which flows finished (``finished``: the count before),
+    which reached ``next_sample_ps`` (-1: none), which left the fluid model idle, or the
+    ``max_steps``-th (a call keeps the interpreter).
+
+    Returns (a ``DRIVE_*`` code, the next step, the next event id, the next step's time and
+    event id (``DRIVE_PYTHON_FIRST``, ``DRIVE_KERNEL_STOP``), ``run``'s last result (host,
+    slot, kind, ECN, time), the kernel's top (time, engine eid), the calls of ``run``)."""
+    counters = fluid[0][6]
+    calls = 0
+    steps = 0
+    host, slot, kind, ecn, now = RUN_NONE, -1, 0, 0, 0
+    while True:
+        t_step = int(round((k + 1) * dt_ps))
+        e_step = eid
+        eid += 1
+        if t_step > lim_t or (
+            t_step == lim_t and (lim_prio < 1 or (lim_prio == 1 and e_step > lim_eid))
+        ):
+            top_t, top_e = kernel_top(ST)
+            return (DRIVE_PYTHON_FIRST, k, eid, t_step, e_step, host, slot, kind, ecn, now, top_t,
+                    top_e, calls)  # fmt: skip
+        while True:  # the kernel's events before the step's (both priority 1)
+            top_t, top_e = kernel_top(ST)
+            if top_t > t_step or (top_t == t_step and top_e > e_step):
+                break
+            calls += 1
+            host, slot, kind, ecn, now, top_t, top_e = run(ST, F, U, PK, t_step, 1, e_step, eid)
+            eid += 1
+            if host != RUN_NONE:
+                return (DRIVE_KERNEL_STOP, k, eid, t_step, e_step, host, slot, kind, ecn, now,
+                        top_t, top_e, calls)  # fmt: skip
+        fluid_step(ST, F, k, dt_ps, coupling, fluid)
+        k += 1
+        steps += 1
+        idle = counters[CT.running] == 0 and counters[CT.busy] == 0
+        sample = next_sample_ps >= 0 and round(k * dt_ps) >= next_sample_ps
+        if counters[CT.finished] != finished or idle or sample or steps >= max_steps:
+            top_t, top_e = kernel_top(ST)
+            return (DRIVE_STEP_DONE, k, eid, t_step, e_step, host, slot, kind, ecn, now, top_t,
+                    top_e, calls)  # fmt: skip
