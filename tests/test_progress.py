@@ -297,9 +297,10 @@ def test_results_are_the_same_whatever_the_chunks(kind):
 # ---- Ctrl-C --------------------------------------------------------------------------------------
 @pytest.mark.parametrize(
     "engine",
-    [["engine.kind=fluid"], ["engine.dataplane=compiled"]],
-    ids=["fluid", "packet-compiled"],
-)
+    [["engine.kind=fluid"], ["engine.dataplane=compiled"],
+     ["engine.kind=hybrid", "engine.hybrid_packet_tags=[inter]"]],
+    ids=["fluid", "packet-compiled", "hybrid-compiled"],
+)  # fmt: skip
 def test_ctrl_c_stops_a_long_run_within_seconds_and_leaves_no_result(tmp_path, engine):
     """A run that would take about a minute, interrupted a second into its stepping, ends within
     seconds (a kernel never keeps the interpreter long) with status 130, one line and no
