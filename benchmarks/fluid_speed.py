@@ -9,19 +9,22 @@ Suites (``--suites``, comma-separated):
 - ``permutation``: a permutation (every host one flow of ``--perm-bytes`` to another) on the
   k=16 fat tree (1,024 hosts), for each scheme;
 - ``artifact``: Fig. 10 on the artifact's traffic (``workload=mixed_artifact``), 40% load;
+- ``incast``: the default run (Uno's mixed incast: 4 intra-DC and 4 inter-DC senders of 200 MB,
+  UnoCC with spraying), once (``--schemes`` aside); the hybrid runs its inter-DC flows as
+  packets;
 - ``sweep``: the paper's traffic, ``--schemes`` x loads 0.2, 0.4, 0.6, 0.8 in fluid mode as one
   Hydra multirun (joblib, both cores), result folders and all.
 
 Each run of a suite's engines (``--engines``: ``packet-c`` the compiled packet engine, the
 reference; ``fluid``; ``hybrid`` with the flows of at most ``--hybrid-packet-max-bytes`` as
-packets; ``maxmin``) is a process of its own (``python -m uno.cli``), so its peak resident
+packets, or in ``incast`` the inter-DC ones; ``maxmin``) is a process of its own (``python -m uno.cli``), so its peak resident
 memory is its own (the OS's count of the child, ``wait4``). Printed per run: the engine loop's
 wall time (summary ``run.wall_s``), the process's, peak memory, and against the packet run the
 per-class mean and p99 FCT differences in %; for the hybrid also those of its packet flows
 alone against the same flows in the packet run; then the packet engine's wall time over each
 engine's.
 
-    python benchmarks/fluid_speed.py [--suites paper,permutation,sweep] [--schemes uno_ecmp]
+    python benchmarks/fluid_speed.py [--suites paper,permutation,incast,sweep] [--schemes uno_ecmp]
         [--engines packet-c,fluid,hybrid,maxmin] [--n-flows 5000] [overrides ...]
 """
 
@@ -50,6 +53,8 @@ def suite_overrides(suite: str, args) -> list[str]:
     if suite == "artifact":
         return ["experiment=fig10_load", "workload=mixed_artifact", "workload.load=0.4",
                 f"workload.n_flows={args.n_flows}"]  # fmt: skip
+    if suite == "incast":
+        return []
     if suite == "permutation":
         return ["topo=fat_tree", f"topo.k={args.perm_k}", "workload=permutation",
                 f"workload.size_bytes={args.perm_bytes}", "workload.start_us=0",
@@ -57,12 +62,18 @@ def suite_overrides(suite: str, args) -> list[str]:
     raise ValueError(suite)
 
 
-def engine_overrides(engine: str, args) -> list[str]:
+def hybrid_packets(suite: str, args) -> list[str]:
+    """Which flows the hybrid runs as packets."""
+    if suite == "incast":
+        return ["engine.hybrid_packet_tags=[inter]"]
+    return [f"engine.hybrid_packet_max_bytes={args.hybrid_packet_max_bytes}"]
+
+
+def engine_overrides(engine: str, suite: str, args) -> list[str]:
     return {
         "packet-c": ["engine.kind=packet", "engine.dataplane=compiled"],
         "fluid": ["engine.kind=fluid"],
-        "hybrid": ["engine.kind=hybrid",
-                   f"engine.hybrid_packet_max_bytes={args.hybrid_packet_max_bytes}"],
+        "hybrid": ["engine.kind=hybrid", *hybrid_packets(suite, args)],
         "maxmin": ["engine.kind=maxmin"],
     }[engine]  # fmt: skip
 
@@ -112,10 +123,11 @@ def unfinished(run: dict) -> str:
 
 def compare(suite: str, scheme: str, engines: list[str], args) -> None:
     """One scenario in every engine, printed side by side."""
-    base = [*suite_overrides(suite, args), f"scheme={scheme}", *args.overrides]
+    chosen = [] if suite == "incast" else [f"scheme={scheme}"]
+    base = [*suite_overrides(suite, args), *chosen, *args.overrides]
     runs = {}
     for engine in engines:
-        runs[engine] = run = run_process([*base, *engine_overrides(engine, args)])
+        runs[engine] = run = run_process([*base, *engine_overrides(engine, suite, args)])
         if "error" in run:
             print(f"fluid_speed {suite} {scheme} {engine:8s}: refused or failed: {run['error']}")
             continue
@@ -127,8 +139,11 @@ def compare(suite: str, scheme: str, engines: list[str], args) -> None:
         if engine != "packet-c" and ref is not None and "error" not in ref:
             line += f"; vs packet: {fct_gaps(run['flows'], ref['flows'])}"
             if engine == "hybrid":
-                small = ref["flows"].loc[ref["flows"].size_bytes <= args.hybrid_packet_max_bytes]
-                line += f"; its packet flows: {fct_gaps(run['flows'], ref['flows'], small.flow_id)}"
+                flows = ref["flows"]
+                chosen = (flows.tag == "inter") if suite == "incast" else (
+                    flows.size_bytes <= args.hybrid_packet_max_bytes)  # fmt: skip
+                ids = flows.loc[chosen, "flow_id"]
+                line += f"; its packet flows: {fct_gaps(run['flows'], flows, ids)}"
         print(line, flush=True)
     ref = runs.get("packet-c")
     if ref is None or "error" in ref:
@@ -181,9 +196,10 @@ def main() -> None:
         if suite == "sweep":
             sweep(args)
             continue
-        if suite not in ("paper", "permutation", "artifact"):
-            ap.error(f"--suites: unknown {suite!r}; known: paper, permutation, artifact, sweep")
-        for scheme in args.schemes.split(","):
+        if suite not in ("paper", "permutation", "artifact", "incast"):
+            ap.error(f"--suites: unknown {suite!r}; known: paper, permutation, artifact, incast, "
+                     "sweep")  # fmt: skip
+        for scheme in ["default"] if suite == "incast" else args.schemes.split(","):
             compare(suite, scheme, engines, args)
 
 

@@ -49,13 +49,17 @@ TINY = [
     "engine.max_sim_time_ms=10",
 ]
 
-#: per engine kind, the options of its tiny run. The packet run uses the Python data plane: the
-#: compiled one would add about half a minute of Numba compilation, and the fluid, hybrid and
+#: per engine kind, the options of its tiny run. The packet and hybrid runs use the Python data
+#: plane: the compiled one would add minutes of Numba compilation, and the fluid, hybrid and
 #: max-min runs already run compiled kernels from the installed package
 ENGINE_RUNS = {
     "packet": ["engine.kind=packet", "engine.dataplane=python"],
     "fluid": ["engine.kind=fluid"],
-    "hybrid": ["engine.kind=hybrid", "engine.hybrid_packet_max_bytes=50000"],
+    "hybrid": [
+        "engine.kind=hybrid",
+        "engine.hybrid_packet_max_bytes=50000",
+        "engine.dataplane=python",
+    ],
     "maxmin": ["engine.kind=maxmin"],
 }
 

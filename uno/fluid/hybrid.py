@@ -40,6 +40,9 @@ arrived, and a packet waits behind the larger of that model's queue and its own 
 backlog. The packet flows see the fluid flows' queues as the fluid model has them, smoother
 than packets would make them (a fluid sender spreads its window over the step, no bursts).
 
+Once every packet flow has finished, the fluid model steps as the fluid engine does, its step
+growing with the shortest RTT left (:meth:`uno.fluid.engine.FluidSimulation._grow_step`).
+
 The packets run on the compiled data plane (``engine.dataplane``: ``auto`` picks it unless the
 config has what it does not model), its kernels' ports applying these rules
 (:mod:`uno.net.shared_link`, the one definition both data planes use) and listing the ports
@@ -61,7 +64,7 @@ import pandas as pd
 from uno.core.errors import ConfigError
 from uno.core.units import us_to_ps
 from uno.fluid import kernels as K
-from uno.fluid.engine import FluidSimulation
+from uno.fluid.engine import LOOK_STEPS, FluidSimulation
 from uno.fluid.hybrid_loop import DRIVE_KERNEL_STOP, DRIVE_STEP_DONE, hybrid_steps
 from uno.fluid.results import Sampler
 from uno.fluid.shared_ports import HybridPort, KernelLinks, PortLinks
@@ -170,7 +173,7 @@ class HybridSimulation(Simulation):
         k = self.step + 1
         while self._after_step(k):
             if not self._kernel_driven:
-                self.engine.call_at(self._time_of(k + 1), self._fluid_step, None)
+                self.engine.call_at(self._time_of(self.step + 1), self._fluid_step, None)
                 return
             k = self._drive()
             if k is None:
@@ -178,7 +181,8 @@ class HybridSimulation(Simulation):
 
     def _after_step(self, k: int) -> bool:
         """Step ``k - 1`` is done: the fluid flows that finished count, a sample is taken if
-        due; returns whether step ``k`` follows now (False: the fluid model is done, or idle
+        due, the step may grow (:meth:`_may_grow`, ``self.step`` the index at the new step);
+        returns whether step ``self.step`` follows now (False: the fluid model is done, or idle
         until a later start, whose step is scheduled)."""
         fluid = self.fluid
         self.step = k
@@ -199,6 +203,12 @@ class HybridSimulation(Simulation):
         if self._sampler is not None and fluid.now_ps >= self._next_sample_ps:
             self._sampler.sample(fluid.now_ps)
             self._next_sample_ps += self._sample_every_ps
+        if k % LOOK_STEPS == 0 and self._may_grow():
+            # the packets are done: the fluid engine's own step, growing with the shortest
+            # RTT left (FluidSimulation._grow_step); k becomes the index at the new step
+            k = self.step = fluid._grow_step(k)
+            fluid.k_done = k
+            fluid.now_ps = self._time_of(k)
         n = len(fluid.flows)
         nxt = int(counters[K.CT.next_start])
         if counters[K.CT.running] == 0 and counters[K.CT.busy] == 0:
@@ -213,6 +223,16 @@ class HybridSimulation(Simulation):
                 return False
         return True
 
+    def _may_grow(self) -> bool:
+        """Whether the fluid step may grow: every packet flow has finished (none starts later),
+        and the step is below ``engine.fluid_step_max_intra_rtt``."""
+        fluid = self.fluid
+        return (
+            fluid.step_factor < fluid.step_factor_max
+            and self.n_finished - self._fluid_finished >= len(self.flows)
+            and self._fluid_finished < len(fluid.flows)
+        )
+
     def _drive(self) -> int | None:
         """Run step ``self.step`` and those after it inside the kernel
         (:func:`uno.fluid.hybrid_loop.hybrid_steps`) up to Python's next event; returns the next
@@ -226,7 +246,8 @@ class HybridSimulation(Simulation):
             hybrid_steps(dp.ST, dp.F, dp.U, dp.PK, self.step, fluid.dt_ps, engine.eid_counter(),
                          top[0], top[1], top[2], DRIVEN_STEPS, int(fluid.counters[K.CT.finished]),
                          self._next_sample_ps if self._sampler is not None else -1,
-                         self.links.coupling, fluid.kernel_args()[1:])
+                         LOOK_STEPS if self._may_grow() else 0, self.links.coupling,
+                         fluid.kernel_args()[1:])
         )  # fmt: skip
         engine.set_eid_counter(eid)
         dp.calls += calls

@@ -83,13 +83,14 @@ def fluid_step(ST, F, k, dt_ps, coupling, fluid) -> None:
 
 @njit(cache=True)
 def hybrid_steps(ST, F, U, PK, k, dt_ps, eid, lim_t, lim_prio, lim_eid, max_steps, finished,
-                 next_sample_ps, coupling, fluid):  # fmt: skip
+                 next_sample_ps, look_steps, coupling, fluid):  # fmt: skip
     """From fluid step ``k`` (due at round((k + 1) dt_ps)), run the kernel's events and the
     fluid steps in their order while they come before Python's next event, keyed (``lim_t``,
     ``lim_prio``, ``lim_eid``), handing out the engine's event ids from ``eid`` as the engine
     would: one to schedule each step (priority 1), one to each call of the kernel's ``run``.
     Stops, besides, after a step in which flows finished (``finished``: the count before),
-    which reached ``next_sample_ps`` (-1: none), which left the fluid model idle, or the
+    which reached ``next_sample_ps`` (-1: none), which left the fluid model idle, whose index
+    is a multiple of ``look_steps`` (0: none; Python looks whether the step may grow), or the
     ``max_steps``-th (a call keeps the interpreter).
 
     Returns (a ``DRIVE_*`` code, the next step, the next event id, the next step's time and
@@ -124,7 +125,8 @@ def hybrid_steps(ST, F, U, PK, k, dt_ps, eid, lim_t, lim_prio, lim_eid, max_step
         steps += 1
         idle = counters[CT.running] == 0 and counters[CT.busy] == 0
         sample = next_sample_ps >= 0 and round(k * dt_ps) >= next_sample_ps
-        if counters[CT.finished] != finished or idle or sample or steps >= max_steps:
+        look = look_steps > 0 and k % look_steps == 0
+        if counters[CT.finished] != finished or idle or sample or look or steps >= max_steps:
             top_t, top_e = kernel_top(ST)
             return (DRIVE_STEP_DONE, k, eid, t_step, e_step, host, slot, kind, ecn, now, top_t,
                     top_e, calls)  # fmt: skip
