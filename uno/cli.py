@@ -276,10 +276,19 @@ def main(argv: list[str] | None = None) -> None:
             _command(argv)
         except KeyboardInterrupt:
             print(f"{PROG}: interrupted", file=sys.stderr)
+            _quiet_teardown()
             raise SystemExit(EXIT_INTERRUPTED) from None
         except Terminated:
             print(f"{PROG}: terminated", file=sys.stderr)
+            _quiet_teardown()
             raise SystemExit(EXIT_TERMINATED) from None
+
+
+def _quiet_teardown() -> None:
+    """The run was stopped, perhaps inside Numba's compiler: the objects it left half-built
+    report errors as the interpreter tears them down ("Exception ignored in ..." from
+    llvmlite); after the one line that says the run stopped, they are not the user's concern."""
+    sys.unraisablehook = lambda _unraisable: None
 
 
 def _command(argv: list[str]) -> None:

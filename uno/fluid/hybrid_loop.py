@@ -55,9 +55,10 @@ def take_touched(ST, accounted, py_waiting, links, nbytes, waiting) -> int:
 
 
 @njit(cache=True)
-def copy_link_state(F, ls) -> None:
-    """The fluid links' state the ports read, into their floats (``F`` rows: the ports)."""
-    for p in range(F.shape[0] if F.shape[0] < ls.shape[0] else ls.shape[0]):
+def copy_link_state(F, ls, n_ports) -> None:
+    """The fluid links' state the ports read, into their floats (the first ``n_ports`` rows of
+    ``F``; the rows after them are not the ports')."""
+    for p in range(n_ports):
         F[p, PF.sh_fluid_q] = ls[p, LS_QF]
         F[p, PF.sh_link_q] = ls[p, LS_Q]
         F[p, PF.sh_rate] = ls[p, LS_ARR]
@@ -78,7 +79,7 @@ def fluid_step(ST, F, k, dt_ps, coupling, fluid) -> None:
     ls, busy, counters = fluid[1][0], fluid[1][1], fluid[0][6]  # (Links' and Flows' fields)
     fold_packet_bytes(ls, busy, counters, links[:n], nbytes[:n], waiting[:n], nic_links, dt_ps)
     advance(k, k + 1, dt_ps, fluid[0], fluid[1], fluid[2], fluid[3], fluid[4], fluid[5], fluid[6])
-    copy_link_state(F, ls)
+    copy_link_state(F, ls, ST[H.n_ports])
 
 
 @njit(cache=True)
