@@ -70,6 +70,7 @@ from uno.fluid.results import Sampler
 from uno.fluid.shared_ports import HybridPort, KernelLinks, PortLinks
 from uno.metrics.progress import Snapshot
 from uno.metrics.result import RunResult
+from uno.net.compiled.layout import NEVER_PS
 from uno.net.port import Port
 from uno.packet_engine import populate_packet, resolve_dataplane
 from uno.scenario import build_scenario, stop_flags
@@ -78,8 +79,6 @@ from uno.simulation import Simulation
 #: fluid steps one kernel call runs at most (a call keeps the interpreter: Ctrl-C and the
 #: progress line wait for it)
 DRIVEN_STEPS = 1024
-#: a time after every event (an empty heap's top)
-NEVER_PS = 1 << 62
 
 
 def packet_selection(engine_cfg, sizes_bytes, tags) -> np.ndarray:
