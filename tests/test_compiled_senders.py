@@ -37,7 +37,7 @@ INCAST_SAMPLED = [*SMALL_INCAST, "workload.size_bytes=1500000", "engine.sample_i
 DROPTAIL = [*SMALL_INCAST, "switch=droptail", "topo.buffer_bytes=60000",
             "workload.size_bytes=2000000", "engine.sample_interval_us=20"]  # fmt: skip
 LOSSY = [*SMALL_INCAST, "workload.size_bytes=1500000", "engine.sample_interval_us=0", *LOSSY_WAN]
-FIG10 = ["experiment=fig10_load", "workload.n_flows=300", "engine.max_sim_time_ms=20"]
+FIG10 = ["experiment=fig10_load", "workload.n_flows=150", "engine.max_sim_time_ms=8"]
 
 
 @pytest.mark.parametrize(

@@ -7,8 +7,8 @@ The fresh environment borrows this environment's dependencies (numpy, numba, pan
 through a ``.pth`` file that holds their site-packages folders as plain lines: Python appends a
 plain line to ``sys.path`` without reading the ``.pth`` files in that folder, so an editable
 install of ``uno`` there stays invisible. Numba compiles the kernels again in the fresh install
-(its cache lives beside the installed modules); the fluid run, which compiles the most, starts
-first and runs while the other commands do, and the hybrid run, after it, loads its kernels.
+(its cache lives beside the installed modules): the fluid and hybrid runs, which compile the
+most, are a test of their own marked ``slow``.
 """
 
 from __future__ import annotations
@@ -204,8 +204,9 @@ def _check_finished(out: Path, n_flows: int) -> None:
     assert len(flows) == n_flows and flows["finish_ps"].notna().all(), out
 
 
-def test_wheel_installed_in_fresh_venv_runs_every_engine_and_the_tools(wheel, tmp_path):
-    started = time.monotonic()
+def installed_wheel(wheel: Path, tmp_path: Path) -> tuple[Path, Path, Path, dict]:
+    """The wheel installed into a fresh virtual environment; returns (venv, work folder,
+    python, environment variables)."""
     venv, work = tmp_path / "venv", tmp_path / "work"
     work.mkdir()
     python, env = fresh_venv(venv, tmp_path)
@@ -215,71 +216,64 @@ def test_wheel_installed_in_fresh_venv_runs_every_engine_and_the_tools(wheel, tm
     pip = [sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps"]
     proc = _run([*pip, "--no-index", "--quiet", str(wheel)], work, env)
     assert proc.returncode == 0, proc.stderr
-    timings = {"venv and install": time.monotonic() - started}
+    return venv, work, python, env
 
-    def uno(label: str, tool: str, *args: str) -> subprocess.CompletedProcess:
-        t0 = time.monotonic()
-        proc = _run([str(venv / BIN / tool), *args], work, env)
-        timings[label] = time.monotonic() - t0
-        assert proc.returncode == 0, f"{tool} {' '.join(args)}:\n{proc.stdout}\n{proc.stderr}"
-        return proc
 
-    # the fluid run compiles the most kernels: it runs while the other commands do
-    fluid_cmd = [str(venv / BIN / "uno-run"), *TINY, *ENGINE_RUNS["fluid"]]
-    fluid = subprocess.Popen(
-        [*fluid_cmd, f"out_dir={work / 'fluid'}"],
-        cwd=work,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        cdfs = sorted(p.stem for p in (ROOT / "data" / "cdf").glob("*.csv"))
-        proc = _run([str(python), "-c", IMPORT_CHECK, *cdfs], work, env)
-        assert proc.returncode == 0, proc.stderr
-        found = json.loads(proc.stdout)
-        for key in ("uno", "conf", "data"):
-            assert Path(found[key]).resolve().is_relative_to(venv.resolve()), found
-        assert found["editable"] == []
-        assert found["cdf_mean_bytes"] == {n: load_cdf(n).mean_bytes() for n in cdfs}
+def run_tool(venv: Path, work: Path, env: dict, tool: str, *args: str):
+    proc = _run([str(venv / BIN / tool), *args], work, env)
+    assert proc.returncode == 0, f"{tool} {' '.join(args)}:\n{proc.stdout}\n{proc.stderr}"
+    return proc
 
-        helped = uno("uno-run --help", "uno-run", "--help").stdout
-        assert "experiment: " in helped and "fig10_load" in helped and "dumbbell" in helped
 
-        for kind in ("packet", "maxmin"):
-            uno(kind, "uno-run", *TINY, *ENGINE_RUNS[kind], f"out_dir={work / kind}")
+def check_engine_run(work: Path, kind: str) -> None:
+    summary = _summary(work / kind)
+    assert summary["run"]["engine"] == kind
+    # no git state: the run imported uno from the venv, not from the checkout
+    assert summary["provenance"]["git"] is None
+    _check_finished(work / kind, 2)
 
-        sweep = work / "sweep"
-        sweep_args = [*TINY, *ENGINE_RUNS["maxmin"], "topo.bottleneck_rate_gbps=50,100"]
-        uno("sweep", "uno-run", "-m", *sweep_args, f"hydra.sweep.dir={sweep}")
-        table = work / "sweep_flows.parquet"
-        collected = uno("uno-collect", "uno-collect", str(sweep), "--out", str(table))
-        assert "2 job folders, 2 complete" in collected.stdout
-        assert len(pd.read_parquet(table)) == 4
-        plotted = uno("uno-plot", "uno-plot", str(sweep))
 
-        t0 = time.monotonic()
-        stdout, stderr = fluid.communicate(timeout=900)
-        timings["fluid (waiting for it)"] = time.monotonic() - t0
-        assert fluid.returncode == 0, f"{stdout}\n{stderr}"
-    finally:
-        if fluid.poll() is None:
-            fluid.kill()
-            fluid.communicate()
-    # after the fluid run: the hybrid runs the kernels it compiled
-    uno("hybrid", "uno-run", *TINY, *ENGINE_RUNS["hybrid"], f"out_dir={work / 'hybrid'}")
+def test_wheel_installed_in_fresh_venv_runs_packets_max_min_and_the_tools(wheel, tmp_path):
+    """The installed wheel finds its configs and CDFs, runs the packet engine (Python data
+    plane) and the max-min engine, a sweep, ``uno-collect`` and ``uno-plot``."""
+    venv, work, python, env = installed_wheel(wheel, tmp_path)
+    cdfs = sorted(p.stem for p in (ROOT / "data" / "cdf").glob("*.csv"))
+    proc = _run([str(python), "-c", IMPORT_CHECK, *cdfs], work, env)
+    assert proc.returncode == 0, proc.stderr
+    found = json.loads(proc.stdout)
+    for key in ("uno", "conf", "data"):
+        assert Path(found[key]).resolve().is_relative_to(venv.resolve()), found
+    assert found["editable"] == []
+    assert found["cdf_mean_bytes"] == {n: load_cdf(n).mean_bytes() for n in cdfs}
 
-    for kind in ENGINE_RUNS:
-        summary = _summary(work / kind)
-        assert summary["run"]["engine"] == kind
-        # no git state: the run imported uno from the venv, not from the checkout
-        assert summary["provenance"]["git"] is None
-        _check_finished(work / kind, 2)
+    helped = run_tool(venv, work, env, "uno-run", "--help").stdout
+    assert "experiment: " in helped and "fig10_load" in helped and "dumbbell" in helped
+    for kind in ("packet", "maxmin"):
+        run_tool(venv, work, env, "uno-run", *TINY, *ENGINE_RUNS[kind], f"out_dir={work / kind}")
+        check_engine_run(work, kind)
+
+    sweep = work / "sweep"
+    sweep_args = [*TINY, *ENGINE_RUNS["maxmin"], "topo.bottleneck_rate_gbps=50,100"]
+    run_tool(venv, work, env, "uno-run", "-m", *sweep_args, f"hydra.sweep.dir={sweep}")
+    table = work / "sweep_flows.parquet"
+    collected = run_tool(venv, work, env, "uno-collect", str(sweep), "--out", str(table))
+    assert "2 job folders, 2 complete" in collected.stdout
+    assert len(pd.read_parquet(table)) == 4
+    plotted = run_tool(venv, work, env, "uno-plot", str(sweep))
     for job in ("0", "1"):
         assert _summary(sweep / job)["run"]["engine"] == "maxmin"
     pngs = sorted(sweep.glob("*.png"))
     assert pngs and all(p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for p in pngs)
     assert all(f"wrote {p}" in plotted.stdout for p in pngs)
-    total = time.monotonic() - started
-    print(f"wheel test {total:.0f} s: " + ", ".join(f"{k} {v:.1f} s" for k, v in timings.items()))
+
+
+@pytest.mark.slow
+def test_wheel_installed_in_fresh_venv_runs_the_fluid_and_hybrid_engines(wheel, tmp_path):
+    """The installed wheel's fluid run compiles its kernels beside the installed modules
+    (minutes); the hybrid run after it loads them."""
+    venv, work, _, env = installed_wheel(wheel, tmp_path)
+    for kind in ("fluid", "hybrid"):
+        t0 = time.monotonic()
+        run_tool(venv, work, env, "uno-run", *TINY, *ENGINE_RUNS[kind], f"out_dir={work / kind}")
+        check_engine_run(work, kind)
+        print(f"wheel {kind} run {time.monotonic() - t0:.0f} s")
