@@ -54,32 +54,55 @@ def take_touched(ST, accounted, py_waiting, links, nbytes, waiting) -> int:
     return n
 
 
+@njit(cache=True, inline="always")
+def copy_link_row(F, ls, p) -> None:
+    """Link ``p``'s state the port reads, into its floats."""
+    F[p, PF.sh_fluid_q] = ls[p, LS_QF]
+    F[p, PF.sh_link_q] = ls[p, LS_Q]
+    F[p, PF.sh_rate] = ls[p, LS_ARR]
+    F[p, PF.sh_phantom] = ls[p, LS_PH]
+    F[p, PF.sh_loss] = ls[p, LS_LOSS]
+    F[p, PF.sh_senders] = ls[p, LS_NIC_SENDERS]
+
+
 @njit(cache=True)
 def copy_link_state(F, ls, n_ports) -> None:
     """The fluid links' state the ports read, into their floats (the first ``n_ports`` rows of
     ``F``; the rows after them are not the ports')."""
     for p in range(n_ports):
-        F[p, PF.sh_fluid_q] = ls[p, LS_QF]
-        F[p, PF.sh_link_q] = ls[p, LS_Q]
-        F[p, PF.sh_rate] = ls[p, LS_ARR]
-        F[p, PF.sh_phantom] = ls[p, LS_PH]
-        F[p, PF.sh_loss] = ls[p, LS_LOSS]
-        F[p, PF.sh_senders] = ls[p, LS_NIC_SENDERS]
+        copy_link_row(F, ls, p)
+
+
+@njit(cache=True)
+def copy_link_rows(F, ls, rows, n_rows, n_ports) -> None:
+    """:func:`copy_link_state` for the links ``rows[:n_rows]`` (those of them that are ports)."""
+    for i in range(n_rows):
+        p = rows[i]
+        if p < n_ports:
+            copy_link_row(F, ls, p)
 
 
 @njit(cache=True)
 def fluid_step(ST, F, k, dt_ps, coupling, fluid) -> None:
     """Fluid step ``k``: the packets' bytes of the last step in (:func:`take_touched`,
     :func:`uno.fluid.links.fold_packet_bytes`), the step (:func:`uno.fluid.kernels.advance`),
-    its links' state out to the ports (:func:`copy_link_state`). ``coupling``: (bytes each
-    port had accepted, Python senders waiting per host, the hosts' NIC links, three scratch
-    arrays of a row per port); ``fluid``: ``advance``'s groups after ``dt_ps``."""
-    accounted, py_waiting, nic_links, links, nbytes, waiting = coupling
+    its links' state out to the ports. Only a link on the busy list before or after the step
+    can have changed (an idle link's state is that of :func:`uno.fluid.links.idle`, and a
+    link that takes bytes joins the list), so only those rows are copied
+    (:func:`copy_link_rows`): the others' floats still hold their state. ``coupling``: (bytes
+    each port had accepted, Python senders waiting per host, the hosts' NIC links, three
+    scratch arrays of a row per port, one of a row per fluid link); ``fluid``: ``advance``'s
+    groups after ``dt_ps``."""
+    accounted, py_waiting, nic_links, links, nbytes, waiting, was_busy = coupling
     n = take_touched(ST, accounted, py_waiting, links, nbytes, waiting)
     ls, busy, counters = fluid[1][0], fluid[1][1], fluid[0][6]  # (Links' and Flows' fields)
     fold_packet_bytes(ls, busy, counters, links[:n], nbytes[:n], waiting[:n], nic_links, dt_ps)
+    n_was = int(counters[CT.busy])
+    was_busy[:n_was] = busy[:n_was]
     advance(k, k + 1, dt_ps, fluid[0], fluid[1], fluid[2], fluid[3], fluid[4], fluid[5], fluid[6])
-    copy_link_state(F, ls, ST[H.n_ports])
+    n_ports = ST[H.n_ports]
+    copy_link_rows(F, ls, was_busy, n_was, n_ports)
+    copy_link_rows(F, ls, busy, int(counters[CT.busy]), n_ports)
 
 
 @njit(cache=True)

@@ -239,6 +239,7 @@ class KernelLinks:
             np.zeros(n, dtype=np.int64),  # (scratch: ports, bytes, waiting)
             np.zeros(n, dtype=np.float64),
             np.zeros(n, dtype=np.int64),
+            np.zeros(len(ls), dtype=np.int64),  # (scratch: the links busy before a step)
         )
 
     @property
