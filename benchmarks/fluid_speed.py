@@ -17,8 +17,8 @@ Suites (``--suites``, comma-separated):
 
 Each run of a suite's engines (``--engines``: ``packet-c`` the compiled packet engine, the
 reference; ``fluid``; ``hybrid`` with the flows of at most ``--hybrid-packet-max-bytes`` as
-packets, or in ``incast`` the inter-DC ones; ``maxmin``) is a process of its own (``python -m uno.cli``), so its peak resident
-memory is its own (the OS's count of the child, ``wait4``). Printed per run: the engine loop's
+packets, or in ``incast`` the inter-DC ones; ``maxmin``) is a process of its own
+(``python -m uno.cli``), so its peak resident memory is its own (the OS's count of the child, ``wait4``). Printed per run: the engine loop's
 wall time (summary ``run.wall_s``), the process's, peak memory, and against the packet run the
 per-class mean and p99 FCT differences in %; for the hybrid also those of its packet flows
 alone against the same flows in the packet run; then the packet engine's wall time over each
@@ -38,8 +38,11 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import pandas as pd
+
+from uno.fluid.hybrid import packet_selection
 
 SCHEMES = "uno,uno_ecmp,gemini,mprdma_bbr"
 ENGINES = "packet-c,fluid,hybrid,maxmin"
@@ -62,18 +65,28 @@ def suite_overrides(suite: str, args) -> list[str]:
     raise ValueError(suite)
 
 
-def hybrid_packets(suite: str, args) -> list[str]:
-    """Which flows the hybrid runs as packets."""
+def hybrid_packets(suite: str, args) -> SimpleNamespace:
+    """Which flows the hybrid runs as packets: the engine options that say so."""
     if suite == "incast":
-        return ["engine.hybrid_packet_tags=[inter]"]
-    return [f"engine.hybrid_packet_max_bytes={args.hybrid_packet_max_bytes}"]
+        return SimpleNamespace(hybrid_packet_max_bytes=None, hybrid_packet_tags=["inter"])
+    return SimpleNamespace(hybrid_packet_max_bytes=args.hybrid_packet_max_bytes,
+                           hybrid_packet_tags=[])  # fmt: skip
+
+
+def hybrid_overrides(suite: str, args) -> list[str]:
+    chosen = hybrid_packets(suite, args)
+    tags = ",".join(chosen.hybrid_packet_tags)
+    over = [f"engine.hybrid_packet_tags=[{tags}]"]
+    if chosen.hybrid_packet_max_bytes is not None:
+        over.append(f"engine.hybrid_packet_max_bytes={chosen.hybrid_packet_max_bytes}")
+    return over
 
 
 def engine_overrides(engine: str, suite: str, args) -> list[str]:
     return {
         "packet-c": ["engine.kind=packet", "engine.dataplane=compiled"],
         "fluid": ["engine.kind=fluid"],
-        "hybrid": ["engine.kind=hybrid", *hybrid_packets(suite, args)],
+        "hybrid": ["engine.kind=hybrid", *hybrid_overrides(suite, args)],
         "maxmin": ["engine.kind=maxmin"],
     }[engine]  # fmt: skip
 
@@ -140,8 +153,7 @@ def compare(suite: str, scheme: str, engines: list[str], args) -> None:
             line += f"; vs packet: {fct_gaps(run['flows'], ref['flows'])}"
             if engine == "hybrid":
                 flows = ref["flows"]
-                chosen = (flows.tag == "inter") if suite == "incast" else (
-                    flows.size_bytes <= args.hybrid_packet_max_bytes)  # fmt: skip
+                chosen = packet_selection(hybrid_packets(suite, args), flows.size_bytes, flows.tag)
                 ids = flows.loc[chosen, "flow_id"]
                 line += f"; its packet flows: {fct_gaps(run['flows'], flows, ids)}"
         print(line, flush=True)
