@@ -263,7 +263,7 @@ R_SENTMAX = 3  # latest send time among the bytes, ps (read only where bytes wer
 R_ARRIVE = 4  # when the last of them is acknowledged (ps), for completion times
 R_TIMEOUT = 5  # lost bytes (not revealed yet) whose retransmission timer expires at this step
 R_JITTER = 6  # FS_DRAWS flows (UnoCC): sum of acked x the chance that a packet's RTT sample
-#              exceeds FS_QTHR through packet-level queueing (uno.fluid.jitter.gentle_exceedance)
+#              exceeds FS_QTHR through packet-level queueing (uno.fluid.jitter)
 R_DELIV = 7  # bytes delivered one return trip before (their ECN echoes come back now)
 R_WIRE = 8  # bytes that left the flow's wire link (its route's long link, FS_WIRE_*) and reach
 #             the next hop at this step (forward); R_WIRE_M: the marked ones among them

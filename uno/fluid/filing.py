@@ -63,7 +63,7 @@ from uno.fluid.columns import (
     R_SENTMAX,
 )
 from uno.fluid.int_records import INTS, stamp_delivered, stamp_sent
-from uno.fluid.jitter import wire_side_exceedance
+from uno.fluid.jitter import ack_path_exceedance, wire_side_exceedance
 from uno.fluid.losses import beyond_wire, book_losses, lose_acks
 from uno.fluid.rings import clamp_lag, mark_ring_due
 from uno.fluid.signals import (
@@ -229,8 +229,8 @@ def file_acks(f, k, now, dt_ps, ack, middle, rtt, q_beyond, fs, block, lines) ->
 @njit(cache=True, error_model="numpy", inline="always")
 def file_samples(f, slot, ack, rtt, q_beyond, sent_at, arrive, fs, cp, ls, routes, lb, ring):
     """What the law of flow ``f`` reads of its batch in slot ``slot`` besides its bytes: the
-    chance that a packet met queueing its mean RTT does not show (before the wire link; the
-    rest with the deliveries), the least RTT sample, the latest send time and the bytes
+    chance that a packet met queueing its mean RTT does not show (before the wire link and on
+    its ACK's way back; the rest with the deliveries), the least RTT sample, the latest send time and the bytes
     acknowledged then, and when its last ACK arrives (``arrive``)."""
     if fs[f, FS_DRAWS] > 0.0 and ack > 0.0:
         thr = fs[f, FS_QTHR]
@@ -242,6 +242,9 @@ def file_samples(f, slot, ack, rtt, q_beyond, sent_at, arrive, fs, cp, ls, route
             f, False, slack, nic, fs, routes.rt_ptr, routes.rt_link, routes.rt_w, ls, subs,
             cp[f, P_MSS],
         )  # fmt: skip
+        p_back = ack_path_exceedance(f, slack, routes.rv_ptr, routes.rv_link, routes.rv_w, ls,
+                                     lb, cp[f, P_MSS])  # fmt: skip
+        p_queued = 1.0 - (1.0 - p_queued) * (1.0 - p_back)
         ring[slot, R_JITTER] += ack * p_queued
     sample = rtt - q_beyond
     if fs[f, FS_RTTMIN] > 0.0 and (ring[slot, R_RTTMIN] == 0.0 or sample < ring[slot, R_RTTMIN]):

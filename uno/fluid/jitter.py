@@ -1,6 +1,7 @@
 """Packet-level queueing the fluid levels do not show: the chance that a packet's RTT sample
 exceeds the fluid one by more than a slack, from the N*D/D/1 queue of the paced streams that
-cross each link of its path (UnoCC's gentle decrease reads one packet's sample).
+cross each link of its path and of its ACK's way back (UnoCC's gentle decrease reads one
+packet's sample).
 
 Units: time in ps, sizes in bytes, rates in bytes/ps (``x`` of the queue tails: packets).
 """
@@ -190,3 +191,28 @@ def entries_exceedance(lo, hi, slack_ps, nic, rt_link, rt_w, ls, pkt_bytes) -> f
         if link != nic:
             stay *= 1.0 - rt_w[j] * link_jitter_exceedance(ls, link, slack_ps, pkt_bytes)
     return 1.0 - stay
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def ack_path_exceedance(f, slack_ps, rv_ptr, rv_link, rv_w, ls, lb, pkt_bytes) -> float:
+    """Chance that the ACK of one of flow ``f``'s packets meets more than ``slack_ps`` (ps) of
+    packet-level queueing on its way back (:func:`link_jitter_exceedance` at each link of the
+    ACK route ``rv_*`` by its weights; an UnoLB flow with ACK hops of its own, the mean over its
+    subflows' ``lb.ack_links``). The packet receiver's ACK waits in the same FIFO as the data of
+    the ports it crosses (uno/net/port.py; with ``switch.ack_priority`` only at the receiver's
+    NIC, the one link the ACK route then weighs), so a packet's RTT sample holds the queues the
+    paced data streams there build now and then, as it holds those of its data's path."""
+    if slack_ps <= 0.0:
+        return 1.0
+    n = lb.n[f]
+    n_hops = lb.ack_hops[f]
+    if n > 0 and n_hops > 0:
+        total = 0.0
+        for s in range(n):
+            stay = 1.0
+            for h in range(n_hops):
+                stay *= 1.0 - link_jitter_exceedance(ls, lb.ack_links[f, s, h], slack_ps,
+                                                     pkt_bytes)  # fmt: skip
+            total += 1.0 - stay
+        return total / n
+    return entries_exceedance(rv_ptr[f], rv_ptr[f + 1], slack_ps, -1, rv_link, rv_w, ls, pkt_bytes)
