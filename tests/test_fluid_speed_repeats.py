@@ -1,0 +1,50 @@
+"""``benchmarks/fluid_speed.py --repeats``: the least engine wall time of the repeats, the
+largest peak memory, and the same flows in every repeat (the runs' processes replaced by
+canned results here)."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _bench():
+    path = ROOT / "benchmarks" / "fluid_speed.py"
+    spec = importlib.util.spec_from_file_location("fluid_speed", path)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    return bench
+
+
+def _run(engine_s, process_s, peak_mib, fct_ps=(10.0, 20.0)):
+    flows = pd.DataFrame({"flow_id": [0, 1], "cls": ["intra", "inter"], "fct_ps": list(fct_ps)})
+    return {"summary": {"run": {"wall_s": engine_s}}, "flows": flows, "wall_s": process_s,
+            "peak_mib": peak_mib}  # fmt: skip
+
+
+def test_repeats_keep_the_least_wall_time_and_the_largest_memory(monkeypatch):
+    bench = _bench()
+    canned = iter([_run(3.0, 5.0, 100.0), _run(2.0, 4.5, 120.0), _run(2.5, 4.0, 90.0)])
+    monkeypatch.setattr(bench, "run_process", lambda overrides: next(canned))
+    run = bench.run_repeated(["x=1"], 3)
+    assert run["engine_walls"] == [3.0, 2.0, 2.5]
+    assert bench.engine_wall(run) == 2.0
+    assert run["wall_s"] == 4.0 and run["peak_mib"] == 120.0
+    assert bench.wall_text(run) == "engine 2.00 s (least of 3: 2.00-3.00 s)"
+    canned = iter([_run(1.5, 2.0, 10.0)])
+    one = bench.run_repeated(["x=1"], 1)
+    assert one["engine_walls"] == [1.5] and bench.wall_text(one) == "engine 1.50 s"
+
+
+def test_a_repeat_with_other_flows_or_a_failure_is_an_error(monkeypatch):
+    bench = _bench()
+    canned = iter([_run(3.0, 5.0, 100.0), _run(2.0, 4.5, 120.0, fct_ps=(10.0, 21.0))])
+    monkeypatch.setattr(bench, "run_process", lambda overrides: next(canned))
+    assert "differs" in bench.run_repeated(["x=1"], 2)["error"]
+    canned = iter([_run(3.0, 5.0, 100.0), {"error": "exit 1"}])
+    monkeypatch.setattr(bench, "run_process", lambda overrides: next(canned))
+    assert bench.run_repeated(["x=1"], 2) == {"error": "exit 1"}
