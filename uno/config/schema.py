@@ -608,7 +608,7 @@ class EngineConfig:
     #: two) to fluid_step_intra_rtt of the shortest base RTT left, up to this fraction of the
     #: intra-DC base RTT (at most fluid_step_intra_rtt: a fixed step). The hybrid keeps its
     #: first step (its packets are stepped with it)
-    fluid_step_max_intra_rtt: float = num(0.5, "(0, 1]")
+    fluid_step_max_intra_rtt: float = num(1.0, "(0, 1]")
     #: fluid: a flow whose base RTT spans many steps files what happened to its sends, drops
     #: and deliveries in blocks of steps (powers of two) of at most 1/this of its base RTT,
     #: instead of every step; its bytes still move every step. The intra-DC flows' block is a
