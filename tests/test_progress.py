@@ -261,7 +261,7 @@ def test_fluid_kernel_calls_return_within_their_wall_budget():
     sim = build_simulation(cfg)
     sim.wall_budget = budget = RecordingBudget(aim_s=0.05, clock=lambda: sim.k_done * 1e-3)
     chunked = sim.run()
-    assert len(budget.calls) > 20
+    assert len(budget.calls) >= sim.k_done / 50 and len(budget.calls) > 10  # (<= 50 steps a call)
     assert max(wall for _, _, wall in budget.calls) <= 0.05 + 1e-9
     assert max(done for _, done, _ in budget.calls) == 50
     pd.testing.assert_frame_equal(alone.flows, chunked.flows)
