@@ -150,12 +150,19 @@ def subflow_part_exceedance(f, h_lo, h_hi, slack_ps, nic, ls, subs, pkt_bytes) -
     if slack_ps <= 0.0:
         return 1.0
     sub_n, _hops, sub_links = subs
-    n = sub_n[f]
+    return subflows_exceedance(sub_links, f, sub_n[f], h_lo, h_hi, slack_ps, nic, ls, pkt_bytes)
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def subflows_exceedance(links, f, n, h_lo, h_hi, slack_ps, nic, ls, pkt_bytes) -> float:
+    """The mean over flow ``f``'s ``n`` subflows of the chance that a packet meets more than
+    ``slack_ps`` (ps) of packet-level queueing at one of the links ``links[f, s, h_lo:h_hi]``
+    (:func:`link_jitter_exceedance`; independent links), the link ``nic`` left out."""
     total = 0.0
     for s in range(n):
         stay = 1.0
         for h in range(h_lo, h_hi):
-            link = sub_links[f, s, h]
+            link = links[f, s, h]
             if link != nic:
                 stay *= 1.0 - link_jitter_exceedance(ls, link, slack_ps, pkt_bytes)
         total += 1.0 - stay
@@ -207,12 +214,5 @@ def ack_path_exceedance(f, slack_ps, rv_ptr, rv_link, rv_w, ls, lb, pkt_bytes) -
     n = lb.n[f]
     n_hops = lb.ack_hops[f]
     if n > 0 and n_hops > 0:
-        total = 0.0
-        for s in range(n):
-            stay = 1.0
-            for h in range(n_hops):
-                stay *= 1.0 - link_jitter_exceedance(ls, lb.ack_links[f, s, h], slack_ps,
-                                                     pkt_bytes)  # fmt: skip
-            total += 1.0 - stay
-        return total / n
+        return subflows_exceedance(lb.ack_links, f, n, 0, n_hops, slack_ps, -1, ls, pkt_bytes)
     return entries_exceedance(rv_ptr[f], rv_ptr[f + 1], slack_ps, -1, rv_link, rv_w, ls, pkt_bytes)
