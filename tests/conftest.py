@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import subprocess
 import sys
 
@@ -42,14 +43,22 @@ SCHEME_OVERRIDES = [
 
 
 def uno_cli(args: list[str], cwd) -> subprocess.Popen:
-    """Start ``uno-run args`` (as ``python -m uno.cli``) in ``cwd``, output captured as text."""
+    """Start ``uno-run args`` (as ``python -m uno.cli``) in ``cwd``, output captured as text,
+    with SIGINT at its default disposition: a shell without job control starts a background
+    command with SIGINT ignored, and the children of a test run started so would inherit it
+    (the Ctrl-C tests send SIGINT)."""
     return subprocess.Popen(
         [sys.executable, "-m", "uno.cli", *args],
         cwd=cwd,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=_default_sigint,
     )
+
+
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def run(overrides: list[str], out_dir=None) -> RunResult:
