@@ -231,7 +231,7 @@ def flow_feedback(f, k, now, dt_ps, base, flows, ls, lines, lb, hops, scratch) -
     return True
 
 
-@njit(cache=True, error_model="numpy", inline="always")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def take_feedback(k, now, dt_ps, n_active, rt_ptr, flows, ls, lines, lb, hops, scratch) -> int:
     """Step ``k``'s feedback (at ``now``, its start; steps of ``dt_ps``): of the running flows
     ``active[:n_active]``, those whose calendar bit says something is due (:func:`flow_feedback`;

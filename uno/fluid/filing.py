@@ -257,7 +257,7 @@ def file_samples(f, slot, ack, rtt, q_beyond, sent_at, arrive, fs, cp, ls, route
         ring[slot, R_ARRIVE] = arrive
 
 
-@njit(cache=True, error_model="numpy", inline="always")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def file_sends(k, now, dt_ps, n_senders, flows, ls, routes, lines, lb, hops, scratch) -> None:
     """What happens to the bytes of this step's senders (``scratch.senders[:n_senders]``),
     filed for one RTT later: the RTT sample (:func:`sample_rtt`), the batch's ACKs
@@ -301,7 +301,7 @@ def file_sends(k, now, dt_ps, n_senders, flows, ls, routes, lines, lb, hops, scr
             )  # fmt: skip
 
 
-@njit(cache=True, error_model="numpy", inline="always")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def file_drops(k, now, dt_ps, flows, ls, lines, lb, scratch) -> None:
     """The bytes the links dropped of flows that sent nothing this step (their earlier bytes,
     queued on the way; ``scratch.droppers``): lost all the same. Their timer runs from their
@@ -342,7 +342,7 @@ def file_drops(k, now, dt_ps, flows, ls, lines, lb, scratch) -> None:
         )  # fmt: skip
 
 
-@njit(cache=True, error_model="numpy", inline="always")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def file_deliveries(k, dt_ps, flows, ls, routes, lines, lb, hops, scratch) -> None:
     """The bytes delivered this step and their marks (``scratch.markers``): their ECN echoes
     return with the ACKs of this step's deliveries, a base RTT (the fluid's bytes meet no

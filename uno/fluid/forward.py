@@ -469,7 +469,7 @@ def advance_level(lv, k, dt_ps, n_busy, rt_ptr, flows, links, lb, hops, lines, s
     return n_busy
 
 
-@njit(cache=True, error_model="numpy", inline="always")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def forward(k, dt_ps, n_active, n_busy, rt_ptr, flows, links, lb, hops, lines, scratch) -> int:
     """One step of the links, hop by hop: every active flow's bytes go from link to link of its
     route and the links are advanced (:func:`uno.fluid.links.update_links`) in the order of
