@@ -216,7 +216,16 @@ def sweep(args) -> None:
         t0 = time.perf_counter()
         done = subprocess.run(cmd, capture_output=True, text=True)
         wall = time.perf_counter() - t0
-        runs = len(list(Path(tmp, "sweep").glob("*/summary.json")))
+        summaries = [json.loads(p.read_text())["run"]
+                     for p in sorted(Path(tmp, "sweep").glob("*/summary.json"))]  # fmt: skip
+        runs = len(summaries)
+    for run in sorted(summaries, key=lambda r: -r["wall_s"]):
+        overrides = " ".join(
+            o for o in run["overrides"] if o.startswith(("scheme=", "workload.load"))
+        )
+        print(f"fluid_speed sweep run {overrides}: engine {run['wall_s']:.1f} s, "
+              f"{run['fluid_steps']:,} steps, simulated {run['sim_time_us'] / 1e3:.1f} ms",
+              flush=True)  # fmt: skip
     n_runs = len(args.schemes.split(",")) * len(LOADS)
     status = "" if done.returncode == 0 else f", failed: {done.stderr.strip().splitlines()[-1]}"
     print(f"fluid_speed sweep: the paper's Fig. 10 traffic, {n_runs} runs ({args.schemes} x loads "

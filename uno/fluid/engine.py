@@ -607,10 +607,12 @@ class FluidSimulation:
     def _grow_step(self, k: int) -> int:
         """The step follows the shortest base RTT among the flows left to run (running or not
         started yet): ``engine.fluid_step_intra_rtt`` of it, in powers of two of the first
-        step, up to ``engine.fluid_step_max_intra_rtt`` of the intra-DC base RTT. A short
-        flow's feedback loop sets the step while one may still run; once only long-RTT flows
-        are left, their loops are slower, and what bounds the step is the links' own time
-        scale (a line-rate burst filling a buffer), which the cap keeps resolved. Returns the
+        step, up to ``engine.fluid_step_max_intra_rtt`` intra-DC base RTTs. A short flow's
+        feedback loop sets the step while one may still run; once only long-RTT flows are
+        left, their loops are slower and set it in turn (1/8 of the inter-DC RTT at the
+        default cap and an RTT ratio of 128: eight feedback batches a round trip). A link's
+        level within a step follows its constant arrival and departure rates exactly, so a
+        longer step does not blur a queue that fills or drains at a steady rate. Returns the
         current step's index at the step size now in force (:func:`uno.fluid.rings.coarsen`)."""
         # the flows left: those running, and those of ``order`` not started yet (the
         # shortest RTT among them, a suffix minimum taken once)
