@@ -1758,13 +1758,12 @@ def test_coarsen_moves_each_slot_to_the_coarse_step_holding_it(scheme):
 
 
 def test_the_step_grows_once_only_long_rtt_flows_are_left():
-    """On the Uno Fig. 10 traffic (300 flows) the step grows 128-fold (to 1/8 of the inter-DC
-    base RTT, 16 intra-DC base RTTs: ``engine.fluid_step_max_intra_rtt``) once the last
-    intra-DC flow finished, and only then: every intra-DC flow's result is that of the
-    fixed-step run, to the bit; the inter-DC flows, which run on with the coarser step, all
-    finish, with the mean and p99 FCT of the fixed-step run within 2% and 5% and their
-    retransmissions within 5%, in at most a fifth of the steps, and the same whether or not
-    the run samples. A lone inter-DC flow's FCT stays
+    """On the Uno Fig. 10 traffic (300 flows) the step grows 8-fold (to the intra-DC base
+    RTT, ``engine.fluid_step_max_intra_rtt``) once the last intra-DC flow finished, and
+    only then: every intra-DC flow's result is that of the fixed-step run, to the bit; the
+    inter-DC flows, which run on with the coarser step, all finish, with the mean and p99 FCT
+    of the fixed-step run within 2% and 5% and their retransmissions within 5%, in a third
+    fewer steps, and the same whether or not the run samples. A lone inter-DC flow's FCT stays
     its ideal FCT."""
     import pandas as pd
 
@@ -1774,11 +1773,10 @@ def test_the_step_grows_once_only_long_rtt_flows_are_left():
     fixed = uno.run(uno.compose([*base, "engine.fluid_step_max_intra_rtt=0.125"]))
     grown = uno.run(uno.compose(base))
     assert fixed.summary["run"]["fluid_step_last_us"] == fixed.summary["run"]["fluid_step_us"]
-    inter_rtt_us = grown.flows.loc[grown.flows["cls"] == "inter", "base_rtt_ps"].min() / 1e6
-    step_us = grown.summary["run"]["fluid_step_us"]
-    assert grown.summary["run"]["fluid_step_last_us"] == pytest.approx(128 * step_us)
-    assert 128 * step_us <= inter_rtt_us / 8 < 256 * step_us
-    assert grown.summary["run"]["fluid_steps"] < 0.2 * fixed.summary["run"]["fluid_steps"]
+    assert grown.summary["run"]["fluid_step_last_us"] == pytest.approx(
+        8 * grown.summary["run"]["fluid_step_us"]
+    )
+    assert grown.summary["run"]["fluid_steps"] < 0.67 * fixed.summary["run"]["fluid_steps"]
     a, b = fixed.flows, grown.flows
     intra = a["cls"] == "intra"
     cols = ["fct_ps", "retransmits", "timeouts", "sent_bytes"]

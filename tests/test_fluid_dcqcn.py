@@ -190,6 +190,23 @@ def test_pfc_pauses_upstream_and_loses_nothing_where_the_lossy_fabric_drops():
     assert {routing.edges[e].dst for e in paused} == {receiver_tor}
 
 
+def test_with_pfc_the_step_grows_to_one_intra_dc_rtt_at_most():
+    """DCQCN on the Uno Fig. 10 traffic (300 flows, ECMP) with PFC: once only the inter-DC
+    flows are left the step grows, but to one intra-DC RTT at most (8 steps of 1/8), not to
+    the 16 asked for (``engine.fluid_step_max_intra_rtt``): a pause acts on the next step,
+    and a longer step lets the paused links' ingress queues overflow their headroom (with 16:
+    thousands of lossless violations). No lossless queue overflows."""
+    base = ["experiment=fig10_load", "cc=dcqcn", "lb=ecmp", "workload.n_flows=300",
+            "engine.kind=fluid", "engine.sample_interval_us=0",
+            "engine.fluid_step_max_intra_rtt=16", *PFC]  # fmt: skip
+    result = uno.run(uno.compose(base))
+    run = result.summary["run"]
+    assert run["all_flows_finished"]
+    assert run["fluid_step_last_us"] == pytest.approx(8 * run["fluid_step_us"])
+    assert result.summary["pfc"]["pause_frames"] > 0
+    assert result.summary["pfc"]["lossless_violations"] == 0
+
+
 def test_pfc_pauses_propagate_upstream_hop_by_hop():
     """A chain of queues: the kernel pauses the link into a switch whose ingress level is
     above Xoff for the share of the step its level takes to drain to Xon, keeps pausing until

@@ -126,7 +126,9 @@ traffic, hence UnoLB's own law above).
   and thresholds (the data class only); an ingress queue above Xoff pauses its link for the
   share of the next step its level takes to drain to Xon, which takes that share of the link's
   (or a host NIC's) capacity, so a paused link's queue grows and pauses spread upstream hop by
-  hop. Not in the hybrid or the max-min engine, nor with UnoLB's subflows.
+  hop. Not in the hybrid or the max-min engine, nor with UnoLB's subflows. With PFC the step
+  grows to at most one intra-DC RTT (``PFC_STEP_MAX_INTRA_RTT``): a pause acts on the next
+  step, which must end before a paused link's ingress queue fills its headroom.
 
 Not modelled, and refused with a message naming the setting: link failures and random losses
 (``faults``), packet trimming (``switch.trimming``), congestion notices sent by switches
@@ -303,6 +305,9 @@ def check_fluid_support(cfg, engine: str = "fluid", with_cc: bool = True) -> Non
 #: how often (in steps) a run whose step may grow looks at the flows left (FluidSimulation.run)
 LOOK_STEPS = 256
 
+#: with PFC the step grows to at most this many intra-DC base RTTs (:class:`FluidSimulation`)
+PFC_STEP_MAX_INTRA_RTT = 1.0
+
 
 class FluidSimulation:
     """One fluid run: the scenario's state as arrays, stepped by the kernels."""
@@ -326,7 +331,14 @@ class FluidSimulation:
         # (engine.fluid_step_max_intra_rtt; :meth:`_grow_step`)
         self.step_factor = 1
         self._rtt_after = None  # (_grow_step)
-        cap = cfg.engine.fluid_step_max_intra_rtt / cfg.engine.fluid_step_intra_rtt
+        cap = cfg.engine.fluid_step_max_intra_rtt
+        if cfg.switch.pfc.enabled:
+            # a pause acts for a share of the next step, so the step must stay shorter than
+            # the time an ingress queue takes to fill its headroom: at 16 intra-DC RTTs the
+            # 300-flow DCQCN Fig. 10 run overflowed its lossless queues 12,419 times, at one
+            # never
+            cap = min(cap, PFC_STEP_MAX_INTRA_RTT)
+        cap /= cfg.engine.fluid_step_intra_rtt
         self.step_factor_max = 1 << max(0, int(math.floor(math.log2(cap) + 1e-9)))
         #: sizes the kernel calls (uno.core.budget): each returns to Python within about
         #: its aim, for Ctrl-C and the progress watcher
@@ -609,11 +621,11 @@ class FluidSimulation:
         started yet): ``engine.fluid_step_intra_rtt`` of it, in powers of two of the first
         step, up to ``engine.fluid_step_max_intra_rtt`` intra-DC base RTTs. A short flow's
         feedback loop sets the step while one may still run; once only long-RTT flows are
-        left, their loops are slower and set it in turn (1/8 of the inter-DC RTT at the
-        default cap and an RTT ratio of 128: eight feedback batches a round trip). A link's
-        level within a step follows its constant arrival and departure rates exactly, so a
-        longer step does not blur a queue that fills or drains at a steady rate. Returns the
-        current step's index at the step size now in force (:func:`uno.fluid.rings.coarsen`)."""
+        left, their loops are slower, and what bounds the step is the links' own time scale (a
+        line-rate burst filling a buffer) and the feedback batches' (at the default of one
+        intra-DC RTT and an RTT ratio of 128, 128 batches a round trip; at 16 RTTs, 8, and
+        the inter-DC flows finish early). Returns the current step's index at the step size
+        now in force (:func:`uno.fluid.rings.coarsen`)."""
         # the flows left: those running, and those of ``order`` not started yet (the
         # shortest RTT among them, a suffix minimum taken once)
         if self._rtt_after is None:
