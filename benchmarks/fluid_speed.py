@@ -217,7 +217,7 @@ def sweep(args) -> None:
         done = subprocess.run(cmd, capture_output=True, text=True)
         wall = time.perf_counter() - t0
         summaries = [json.loads(p.read_text())["run"]
-                     for p in sorted(Path(tmp, "sweep").glob("*/summary.json"))]  # fmt: skip
+                     for p in Path(tmp, "sweep").glob("*/summary.json")]  # fmt: skip
         runs = len(summaries)
     for run in sorted(summaries, key=lambda r: -r["wall_s"]):
         overrides = " ".join(

@@ -332,11 +332,7 @@ class FluidSimulation:
         self.step_factor = 1
         self._rtt_after = None  # (_grow_step)
         cap = cfg.engine.fluid_step_max_intra_rtt
-        if cfg.switch.pfc.enabled:
-            # a pause acts for a share of the next step, so the step must stay shorter than
-            # the time an ingress queue takes to fill its headroom: at 16 intra-DC RTTs the
-            # 300-flow DCQCN Fig. 10 run overflowed its lossless queues 12,419 times, at one
-            # never
+        if cfg.switch.pfc.enabled:  # (a pause acts on the next step: module docstring, PFC)
             cap = min(cap, PFC_STEP_MAX_INTRA_RTT)
         cap /= cfg.engine.fluid_step_intra_rtt
         self.step_factor_max = 1 << max(0, int(math.floor(math.log2(cap) + 1e-9)))
