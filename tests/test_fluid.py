@@ -365,9 +365,9 @@ def test_law_batches_match_python(name):
         p_queued = RNG.random() * (RNG.random() < 0.5)
         kind = int(cp[f, K.P_KIND]) - K.CC_LAW
         K.law_batch(a, cp, fa, ring, 0, f, kind, now, acked, marked, rtt, p_queued, rng_a,
-                    NO_RECORDS, 0, 1e6)  # fmt: skip
+                    NO_RECORDS, 0, 1e6, 1)  # fmt: skip
         K.law_batch.py_func(b, cp, fb, ring, 0, f, kind, now, acked, marked, rtt, p_queued, rng_b,
-                            NO_RECORDS, 0, 1e6)  # fmt: skip
+                            NO_RECORDS, 0, 1e6, 1)  # fmt: skip
     np.testing.assert_array_equal(a, b)
     np.testing.assert_array_equal(fa, fb)
     np.testing.assert_array_equal(rng_a, rng_b)
@@ -482,6 +482,7 @@ def test_quick_adapt_counts_whole_packets_as_the_packet_controller(rtt_base_rtts
             NO_RECORDS,
             0,
             dt,
+            1,
         )
     assert (packet.qa_events > 0) == fires
     assert (cs[0, S.qa_events] > 0) == fires

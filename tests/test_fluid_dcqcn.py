@@ -75,7 +75,7 @@ def test_cnps_cut_the_rate_by_dcqcns_law():
     for k in range(1, 61):  # up to 105 us
         now = k * dt
         K.law_batch(cs, cp, fs, ring, 0, 0, KIND["dcqcn"], now, MSS, MSS, 10 * US, 0.0, rng,
-                    NO_RECORDS, 0, dt)  # fmt: skip
+                    NO_RECORDS, 0, dt, 1)  # fmt: skip
         rates.append((now, cs[0, S.current_rate_bps], cs[0, S.target_rate_bps]))
     assert fs[0, K.FS_CNPS] == 3  # at 1.75 us, ~51.75 us, ~101.75 us
     assert rates[0][1:] == (50e9, 100e9)
@@ -105,7 +105,7 @@ def test_the_fluid_senders_fire_dcqcns_timers_at_their_period():
     t0 = k0 * dt
     ring = np.zeros((1, K.N_R))
     K.law_batch(sim.cs, sim.cp, sim.fs, ring, 0, 0, KIND["dcqcn"], t0, MSS, MSS, 10 * US, 0.0,
-                np.ones(1, dtype=np.uint64), NO_RECORDS, 0, dt)  # fmt: skip
+                np.ones(1, dtype=np.uint64), NO_RECORDS, 0, dt, 1)  # fmt: skip
     line = 100e9
     rc, rt = line / 2, line
     seen = []

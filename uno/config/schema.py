@@ -607,9 +607,9 @@ class EngineConfig:
     #: fluid: once only flows with longer RTTs are left to run, the step grows (in powers of
     #: two) to fluid_step_intra_rtt of the shortest base RTT left, up to this many intra-DC
     #: base RTTs (at most fluid_step_intra_rtt: a fixed step; with PFC at most 1, as a pause
-    #: acts on the next step). Above 1 the fluid's inter-DC flows finish early (the Uno Fig. 10
-    #: traffic, 1,000 flows, at 16: 9% with ECMP, 12% with PLB, 18% with UnoLB; see
-    #: experiments/fluid_validation). The hybrid's step grows once its packet flows are done
+    #: acts on the next step). Whatever the step, each law hears its ACKs in batches of at most
+    #: one intra-DC RTT (see experiments/fluid_validation for the FCTs at 1 and 16). The
+    #: hybrid's step grows once its packet flows are done
     fluid_step_max_intra_rtt: float = num(1.0, "(0, 128]")
     #: fluid: a flow whose base RTT spans many steps files what happened to its sends, drops
     #: and deliveries in blocks of steps (powers of two) of at most 1/this of its base RTT,

@@ -21,6 +21,7 @@ from uno.fluid.columns import (
     EF_MCARRY,
     FS_ACKED,
     FS_BASE_RTT,
+    FS_BATCH_PS,
     FS_DELIVERED,
     FS_DUPACK_BYTES,
     FS_FINISH,
@@ -147,8 +148,11 @@ def ack_batch(f, now, dt_ps, slot, wide, fs, cs, cp, ring, rng, hops) -> None:
         if acked > 0.0:
             kind = int(cp[f, P_KIND]) - CC_LAW
             n_int = packet_records(f, hops) if int_hops > 0 else 0
+            pieces = 1
+            if fs[f, FS_BATCH_PS] > 0.0 and dt_ps > fs[f, FS_BATCH_PS]:
+                pieces = int(round(dt_ps / fs[f, FS_BATCH_PS]))
             law_batch(cs, cp, fs, ring, slot, f, kind, now, acked, marked, rtt, p_queued, rng,
-                      hops.int_pkt, n_int, dt_ps)  # fmt: skip
+                      hops.int_pkt, n_int, dt_ps, pieces)  # fmt: skip
     if fs[f, FS_DUPACK_BYTES] > 0.0:  # (the wide ring: R_LOSTQ)
         lostq = ring[slot, R_LOSTQ]
         if acked > 0.0 or lostq > 0.0:

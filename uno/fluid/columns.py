@@ -219,7 +219,10 @@ FS_CNPS = 65
 # 1: the law's own timers run (``next_timer`` / ``on_timer``: advanced before each send) and it
 # counts what it sends (``on_send``); uno.fluid.kernels.plan_sends, make_sends
 FS_LAW_TIMERS = 66
-N_FS = 72  # (67 used: rows of nine cache lines, an odd number, as N_LS)
+# the longest feedback batch its law hears (ps; 0: a step): a step longer than this reaches the
+# law as step / this batches in a row (uno.fluid.control.law_batch; FluidSimulation._grow_step)
+FS_BATCH_PS = 67
+N_FS = 72  # (68 used: rows of nine cache lines, an odd number, as N_LS)
 
 # ---- what every step reads of every running flow: a compact table ``fx`` -------------------
 # (4 flows a cache line, against a row of five lines in ``fs``: a flow with nothing to do this

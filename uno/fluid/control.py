@@ -94,7 +94,7 @@ def np_cnps(fs, f, now, span_ps, marked_packets) -> float:
 
 @njit(cache=True, error_model="numpy")
 def law_batch(cs, cp, fs, ring, slot, f, kind, now, acked, marked, rtt, p_queued, rng, rec, n_int,
-              span_ps):  # fmt: skip
+              span_ps, pieces):  # fmt: skip
     """The feedback batch (:data:`uno.cc.law.Feedback`) of flow ``f``'s ACKs arriving in one
     step of ``span_ps`` (delay-line slot ``slot``), to its law: ``acked`` bytes of which
     ``marked`` carried ECN, counted in packets of the MSS; the whole marked ACKs a packet
@@ -106,17 +106,15 @@ def law_batch(cs, cp, fs, ring, slot, f, kind, now, acked, marked, rtt, p_queued
     over its flight time, ``R_DSENT``); a draw from the flow's stream when its law decides on
     the chance ``p_queued`` that the packets met queueing the mean RTT does not show; the
     newest packet's INT records, the first ``n_int`` rows of ``rec``
-    (:func:`uno.fluid.int_records.packet_records`; 0: none)."""
+    (:func:`uno.fluid.int_records.packet_records`; 0: none).
+
+    ``pieces`` > 1 (a step longer than the flow's ``FS_BATCH_PS``): the law hears the batch
+    as that many batches in a row, each an equal share of its ACKs over an equal part of the
+    span, ending that much apart (their arrival, latest send, bytes in flight and delivered
+    stepping along with them). A law with rules per period hears them all: UnoCC ends at most
+    one epoch per batch, and with one batch per step of 16 intra-DC RTTs its inter-DC flows
+    ended a sixteenth of their epochs (one intra-DC RTT each) and finished 9% early."""
     mss = cp[f, P_MSS]
-    if fs[f, FS_CNP_GAP] > 0.0:
-        events = np_cnps(fs, f, now, span_ps, marked / mss) if marked > 0.0 else 0.0
-    else:
-        carry = fs[f, FS_MARK_CARRY] + marked / mss
-        events = math.floor(carry)
-        fs[f, FS_MARK_CARRY] = carry - events
-    draw = 1.0
-    if p_queued > 0.0 and fs[f, FS_DRAWS] > 0.0:
-        draw = next_uniform(rng, f)
     sent_max = ring[slot, R_SENTMAX]
     rtt_min = rtt
     if fs[f, FS_RTTMIN] > 0.0 and ring[slot, R_RTTMIN] > 0.0:
@@ -126,10 +124,27 @@ def law_batch(cs, cp, fs, ring, slot, f, kind, now, acked, marked, rtt, p_queued
     if fs[f, FS_RATE] > 0.0 and now > sent_max:
         rate_bytes = fs[f, FS_ACKED] - ring[slot, R_DSENT]
         rate_ps = now - sent_max
-    fb = Feedback(now, acked, marked, acked / mss, marked / mss, events, rtt, rtt_min, sent_max,
-                  fs[f, FS_INFLIGHT], fs[f, FS_ACKED], rate_bytes, rate_ps, 0.0, p_queued, draw,
-                  1.0, float(n_int))  # fmt: skip
-    law_feedback(kind, cs[f], cp[f], fb, rec)
+    piece_ps = span_ps / pieces
+    acked_piece = acked / pieces
+    marked_piece = marked / pieces
+    for i in range(pieces):
+        back = float(pieces - 1 - i)  # pieces after this one
+        at = now - back * piece_ps
+        if fs[f, FS_CNP_GAP] > 0.0:
+            events = np_cnps(fs, f, at, piece_ps, marked_piece / mss) if marked > 0.0 else 0.0
+        else:
+            carry = fs[f, FS_MARK_CARRY] + marked_piece / mss
+            events = math.floor(carry)
+            fs[f, FS_MARK_CARRY] = carry - events
+        draw = 1.0
+        if p_queued > 0.0 and fs[f, FS_DRAWS] > 0.0:
+            draw = next_uniform(rng, f)
+        fb = Feedback(at, acked_piece, marked_piece, acked_piece / mss, marked_piece / mss,
+                      events, rtt, rtt_min, sent_max - back * piece_ps,
+                      fs[f, FS_INFLIGHT] + back * acked_piece,
+                      fs[f, FS_ACKED] - back * acked_piece, rate_bytes, rate_ps, 0.0, p_queued,
+                      draw, 1.0, float(n_int))  # fmt: skip
+        law_feedback(kind, cs[f], cp[f], fb, rec)
 
 
 @njit(cache=True, error_model="numpy")

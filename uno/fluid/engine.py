@@ -309,6 +309,11 @@ LOOK_STEPS = 256
 PFC_STEP_MAX_INTRA_RTT = 1.0
 
 
+def _pow2_at_most(x: float) -> int:
+    """The largest power of two at most ``x`` (at least 1)."""
+    return 1 << max(0, int(math.floor(math.log2(x) + 1e-9)))
+
+
 class FluidSimulation:
     """One fluid run: the scenario's state as arrays, stepped by the kernels."""
 
@@ -334,8 +339,7 @@ class FluidSimulation:
         cap = cfg.engine.fluid_step_max_intra_rtt
         if cfg.switch.pfc.enabled:  # (a pause acts on the next step: module docstring, PFC)
             cap = min(cap, PFC_STEP_MAX_INTRA_RTT)
-        cap /= cfg.engine.fluid_step_intra_rtt
-        self.step_factor_max = 1 << max(0, int(math.floor(math.log2(cap) + 1e-9)))
+        self.step_factor_max = _pow2_at_most(cap / cfg.engine.fluid_step_intra_rtt)
         #: sizes the kernel calls (uno.core.budget): each returns to Python within about
         #: its aim, for Ctrl-C and the progress watcher
         self.wall_budget = WallBudget()
@@ -352,6 +356,10 @@ class FluidSimulation:
         self.port_names = port_names(scenario.routing)
         self.ls = link_rows(scenario)
         self._build_flows(cfg, rng)
+        # a law hears batches of at most the step at one intra-DC RTT, the cap's default: a
+        # longer step reaches it as several (uno.fluid.control.law_batch)
+        batch_factor = _pow2_at_most(1.0 / cfg.engine.fluid_step_intra_rtt)
+        self.fs[:, C.FS_BATCH_PS] = self.dt_first_ps * batch_factor
 
     # ---- setup ----------------------------------------------------------------------------
     def _build_flows(self, cfg, rng: RngStreams) -> None:
@@ -618,10 +626,10 @@ class FluidSimulation:
         step, up to ``engine.fluid_step_max_intra_rtt`` intra-DC base RTTs. A short flow's
         feedback loop sets the step while one may still run; once only long-RTT flows are
         left, their loops are slower, and what bounds the step is the links' own time scale (a
-        line-rate burst filling a buffer) and the feedback batches' (at the default of one
-        intra-DC RTT and an RTT ratio of 128, 128 batches a round trip; at 16 RTTs, 8, and
-        the inter-DC flows finish early). Returns the current step's index at the step size
-        now in force (:func:`uno.fluid.rings.coarsen`)."""
+        line-rate burst filling a buffer). The laws still hear their ACKs in batches of at most
+        one intra-DC RTT (``FS_BATCH_PS``; a step at an RTT ratio of 128 is 8): a law's own
+        periods (UnoCC's epochs of one intra-DC RTT) do not stretch with the step. Returns the
+        current step's index at the step size now in force (:func:`uno.fluid.rings.coarsen`)."""
         # the flows left: those running, and those of ``order`` not started yet (the
         # shortest RTT among them, a suffix minimum taken once)
         if self._rtt_after is None:
