@@ -109,3 +109,26 @@ def test_steps_of_16_intra_dc_rtts_keep_the_inter_dc_flows_epochs_and_fcts():
     epochs_long = long.cs[:, UNO_STATE.epochs]
     np.testing.assert_allclose(epochs_long, epochs_one, rtol=0.10)
     assert r_long.flows["fct_ps"].mean() == pytest.approx(r_one.flows["fct_ps"].mean(), rel=0.03)
+
+
+def test_a_long_steps_pieces_send_the_cnps_of_the_whole_batch():
+    """DCQCN's notification point spaces CNPs in time (one per 50 us at most): batches of 28 us
+    of steadily marked ACKs (a marked packet every 1.75 us) given as 16 pieces each lead to
+    the CNPs, and at the times, that the whole batches do."""
+    from test_fluid_dcqcn import MSS as DCQCN_MSS
+    from test_fluid_dcqcn import US, _dcqcn_flow
+
+    span = 28 * US
+    counts = {}
+    for pieces in (1, 16):
+        cp, cs, fs = _dcqcn_flow()
+        ring = np.zeros((1, K.N_R))
+        rng = np.ones(1, dtype=np.uint64)
+        for k in range(1, 21):  # 560 us
+            marked = 16 * DCQCN_MSS
+            K.law_batch(cs, cp, fs, ring, 0, 0, KIND["dcqcn"], k * span, marked, marked,
+                        10 * US, 0.0, rng, NO_RECORDS, 0, span, pieces)  # fmt: skip
+        counts[pieces] = fs[0, K.FS_CNPS], fs[0, K.FS_CNP_NEXT]
+    # at 1.75 us, then at the first marked packet 50 us after each: every 50.75 us to 560 us
+    assert counts[16][0] == counts[1][0] == 12
+    assert counts[16][1] == pytest.approx(counts[1][1], abs=1.0)
