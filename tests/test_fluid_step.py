@@ -95,9 +95,9 @@ def _inter_incast(cap):
 def test_steps_of_16_intra_dc_rtts_keep_the_inter_dc_flows_epochs_and_fcts():
     """Eight inter-DC UnoCC senders of 50 MB into one receiver: only long-RTT flows run, so the
     step grows at once: with the cap at 16 intra-DC RTTs, to 8 (1/8 of the inter-DC base RTT,
-    ``engine.fluid_step_intra_rtt``) instead of one. In a fourth of the steps, each flow still ends about one epoch per intra-DC RTT of its ACKs (within 10%; with
-    one batch a step it ended a ninth of them) and the mean FCT stays within 3% (a batch a
-    step: 3% early)."""
+    ``engine.fluid_step_intra_rtt``) instead of one. In a fourth of the steps, each flow still
+    ends about one epoch per intra-DC RTT of its ACKs (within 10%; one batch a step would end
+    about a ninth of them) and the mean FCT stays within 3% (one batch a step: 3% early)."""
     one, r_one = _inter_incast(1)
     long, r_long = _inter_incast(16)
     assert r_long.summary["run"]["fluid_step_last_us"] == pytest.approx(

@@ -112,8 +112,9 @@ def law_batch(cs, cp, fs, ring, slot, f, kind, now, acked, marked, rtt, p_queued
     as that many batches in a row, each an equal share of its ACKs over an equal part of the
     span, ending that much apart (their arrival, latest send, bytes in flight and delivered
     stepping along with them). A law with rules per period hears them all: UnoCC ends at most
-    one epoch per batch, and with one batch per step of 16 intra-DC RTTs its inter-DC flows
-    ended a sixteenth of their epochs (one intra-DC RTT each) and finished 9% early."""
+    one epoch per batch, and an inter-DC flow's epoch lasts about one intra-DC RTT, so one
+    batch for a step of 8 intra-DC RTTs would end an eighth of its epochs (on the Uno Fig. 10
+    traffic its inter-DC flows would then finish 9-18% early)."""
     mss = cp[f, P_MSS]
     sent_max = ring[slot, R_SENTMAX]
     rtt_min = rtt
