@@ -12,14 +12,16 @@ Suites (``--suites``, comma-separated):
 - ``incast``: the default run (Uno's mixed incast: 4 intra-DC and 4 inter-DC senders of 200 MB,
   UnoCC with spraying), once (``--schemes`` aside); the hybrid runs its inter-DC flows as
   packets;
-- ``sweep``: the paper's traffic, ``--schemes`` x loads 0.2, 0.4, 0.6, 0.8 in fluid mode as one
-  Hydra multirun (joblib, both cores), result folders and all.
+- ``sweep``: the paper's traffic, ``--schemes`` x loads 0.2, 0.4, 0.6, 0.8 as one Hydra
+  multirun (joblib, both cores), result folders and all, once for each of ``fluid`` and
+  ``fluid-fast`` among ``--engines``.
 
 Each run of a suite's engines (``--engines``: ``packet-c`` the compiled packet engine, the
-reference; ``fluid``; ``hybrid`` with the flows of at most ``--hybrid-packet-max-bytes`` as
-packets, or in ``incast`` the inter-DC ones; ``maxmin``) is a process of its own
-(``python -m uno.cli``), so its peak resident memory is its own (the OS's count of the child, ``wait4``). Printed per run: the engine loop's
-wall time (summary ``run.wall_s``), the process's, peak memory, and against the packet run the
+reference; ``fluid``; ``fluid-fast`` (``engine=fluid_fast``: coarser steps); ``hybrid`` with
+the flows of at most ``--hybrid-packet-max-bytes`` as packets, or in ``incast`` the inter-DC
+ones; ``maxmin``) is a process of its own (``python -m uno.cli``), so its peak resident memory
+is its own (the OS's count of the child, ``wait4``). Printed per run: the engine loop's wall
+time (summary ``run.wall_s``), the process's, peak memory, and against the packet run the
 per-class mean and p99 FCT differences in %; for the hybrid also those of its packet flows
 alone against the same flows in the packet run; then the packet engine's wall time over each
 engine's. With ``--repeats N`` each engine runs N times (the same seed, so the same flows,
@@ -27,7 +29,7 @@ which is checked): its wall times are the least of the N and their range, its me
 largest; short runs on a shared machine vary by a third from run to run.
 
     python benchmarks/fluid_speed.py [--suites paper,permutation,incast,sweep] [--schemes uno_ecmp]
-        [--engines packet-c,fluid,hybrid,maxmin] [--n-flows 5000] [--repeats 3] [overrides ...]
+        [--engines packet-c,fluid,fluid-fast,hybrid,maxmin] [--n-flows 5000] [--repeats 3] [overrides ...]
 """
 
 from __future__ import annotations
@@ -47,7 +49,7 @@ import pandas as pd
 from uno.fluid.hybrid import packet_selection
 
 SCHEMES = "uno,uno_ecmp,gemini,mprdma_bbr"
-ENGINES = "packet-c,fluid,hybrid,maxmin"
+ENGINES = "packet-c,fluid,fluid-fast,hybrid,maxmin"
 LOADS = (0.2, 0.4, 0.6, 0.8)
 
 
@@ -88,6 +90,7 @@ def engine_overrides(engine: str, suite: str, args) -> list[str]:
     return {
         "packet-c": ["engine.kind=packet", "engine.dataplane=compiled"],
         "fluid": ["engine.kind=fluid"],
+        "fluid-fast": ["engine=fluid_fast"],
         "hybrid": ["engine.kind=hybrid", *hybrid_overrides(suite, args)],
         "maxmin": ["engine.kind=maxmin"],
     }[engine]  # fmt: skip
@@ -205,12 +208,14 @@ def compare(suite: str, scheme: str, engines: list[str], args) -> None:
     print(f"fluid_speed {suite} {scheme} vs packet-c: {'; '.join(ratios)}", flush=True)
 
 
-def sweep(args) -> None:
-    """The paper's traffic, schemes x loads in fluid mode, as one Hydra multirun."""
+def sweep(engine: str, args) -> None:
+    """The paper's traffic, schemes x loads in fluid mode (``engine``: fluid or fluid-fast), as
+    one Hydra multirun."""
     with tempfile.TemporaryDirectory() as tmp:
         cmd = [sys.executable, "-m", "uno.cli", "-m", "hydra/launcher=joblib",
                "hydra.launcher.n_jobs=2", "experiment=fig10_load",
-               f"workload.n_flows={args.n_flows}", "engine.kind=fluid", "engine.progress=false",
+               f"workload.n_flows={args.n_flows}", *engine_overrides(engine, "sweep", args),
+               "engine.progress=false",
                f"scheme={args.schemes}", f"workload.load={','.join(map(str, LOADS))}",
                f"hydra.sweep.dir={tmp}/sweep", *args.overrides]  # fmt: skip
         t0 = time.perf_counter()
@@ -223,13 +228,13 @@ def sweep(args) -> None:
         overrides = " ".join(
             o for o in run["overrides"] if o.startswith(("scheme=", "workload.load"))
         )
-        print(f"fluid_speed sweep run {overrides}: engine {run['wall_s']:.1f} s, "
+        print(f"fluid_speed sweep {engine} run {overrides}: engine {run['wall_s']:.1f} s, "
               f"{run['fluid_steps']:,} steps, simulated {run['sim_time_us'] / 1e3:.1f} ms",
               flush=True)  # fmt: skip
     n_runs = len(args.schemes.split(",")) * len(LOADS)
     status = "" if done.returncode == 0 else f", failed: {done.stderr.strip().splitlines()[-1]}"
-    print(f"fluid_speed sweep: the paper's Fig. 10 traffic, {n_runs} runs ({args.schemes} x loads "
-          f"{', '.join(map(str, LOADS))}) in fluid mode, Hydra multirun on 2 jobs: {runs} "
+    print(f"fluid_speed sweep {engine}: the paper's Fig. 10 traffic, {n_runs} runs ({args.schemes} "
+          f"x loads {', '.join(map(str, LOADS))}), Hydra multirun on 2 jobs: {runs} "
           f"complete in {wall:.1f} s{status}", flush=True)  # fmt: skip
 
 
@@ -253,7 +258,8 @@ def main() -> None:
         ap.error(f"--engines: unknown {sorted(unknown)}; known: {ENGINES}")
     for suite in args.suites.split(","):
         if suite == "sweep":
-            sweep(args)
+            for engine in (e for e in engines if e in ("fluid", "fluid-fast")):
+                sweep(engine, args)
             continue
         if suite not in ("paper", "permutation", "artifact", "incast"):
             ap.error(f"--suites: unknown {suite!r}; known: paper, permutation, artifact, incast, "

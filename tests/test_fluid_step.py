@@ -132,3 +132,25 @@ def test_a_long_steps_pieces_send_the_cnps_of_the_whole_batch():
     # at 1.75 us, then at the first marked packet 50 us after each: every 50.75 us to 560 us
     assert counts[16][0] == counts[1][0] == 12
     assert counts[16][1] == pytest.approx(counts[1][1], abs=1.0)
+
+
+def test_the_fast_preset_is_the_fluid_engine_at_coarser_steps_and_meets_the_incast_targets():
+    """``engine=fluid_fast`` runs the fluid engine with steps of a quarter of the intra-DC RTT,
+    feedback blocks of 1/32 of a long RTT and the tail step up to 16 intra-DC RTTs; on the
+    default incast (4 intra- and 4 inter-DC UnoCC flows of 200 MB, spraying) each class's mean
+    FCT stays within the validation target (10%) of the compiled packet engine's, with half the
+    steps of the default fluid run or fewer."""
+    quiet = ["engine.sample_interval_us=0", "engine.progress=false"]
+    cfg = uno.compose(["engine=fluid_fast", *quiet])
+    assert cfg.engine.kind == "fluid"
+    assert (cfg.engine.fluid_step_intra_rtt, cfg.engine.fluid_step_max_intra_rtt,
+            cfg.engine.fluid_blocks_per_rtt) == (0.25, 16.0, 32)  # fmt: skip
+    fast = uno.run(cfg)
+    fine = uno.run(uno.compose(["engine.kind=fluid", *quiet]))
+    packet = uno.run(uno.compose(["engine.kind=packet", "engine.dataplane=compiled", *quiet]))
+    assert fast.summary["run"]["fluid_steps"] <= 0.5 * fine.summary["run"]["fluid_steps"]
+    assert fast.flows["finish_ps"].notna().all()
+    for cls in ("intra", "inter"):
+        mine = fast.flows.loc[fast.flows.cls == cls, "fct_ps"].mean()
+        theirs = packet.flows.loc[packet.flows.cls == cls, "fct_ps"].mean()
+        assert mine == pytest.approx(theirs, rel=0.10), cls
