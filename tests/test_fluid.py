@@ -1340,7 +1340,7 @@ def test_route_drains_add_in_route_order():
 
     sim = _unolb_sim()
     routing = sim.scenario.routing
-    drains = _route_drains_ps(routing, sim.rt_ptr, sim.rt_link)
+    drains = _route_drains_ps(routing, sim.rt_ptr, sim.rt_link, sim.rt_w)
     for f in range(len(sim.flows)):
         route = sim.rt_link[sim.rt_ptr[f] : sim.rt_ptr[f + 1]].tolist()
         expect = sum(
@@ -1349,6 +1349,31 @@ def test_route_drains_add_in_route_order():
             if is_switch_port(routing, routing.edges[e])
         )
         assert drains[f] == expect
+
+
+def test_a_sprayed_routes_drain_is_its_longest_paths():
+    """A sprayed route lists every link of a split hop, but a byte crosses one of them: its
+    full-buffer drain time (which sizes the delay lines) is that of one path, so on the default
+    incast (every path of a pair crosses as many ports of the same buffer and rate) each
+    sprayed flow's equals the same flow's on its ECMP path, and the delay lines are as long."""
+    from uno.api import to_run_config
+    from uno.build import build_simulation
+    from uno.fluid.routes import route_drains_ps as _route_drains_ps
+
+    sims = {}
+    for lb in ("spray", "ecmp"):
+        cfg = to_run_config(uno.compose(["engine.kind=fluid", f"lb={lb}"]))
+        sims[lb] = build_simulation(cfg)
+    spray, ecmp = sims["spray"], sims["ecmp"]
+    assert (np.diff(spray.rt_ptr) > np.diff(ecmp.rt_ptr)).all()  # the split hops' links
+    routing = spray.scenario.routing
+    for sim in (spray, ecmp):
+        sim.drains = [_route_drains_ps(routing, ptr, link, w) for ptr, link, w in
+                      ((sim.rt_ptr, sim.rt_link, sim.rt_w), (sim.rv_ptr, sim.rv_link, sim.rv_w))]  # fmt: skip
+    for way in range(2):
+        np.testing.assert_allclose(spray.drains[way], ecmp.drains[way], rtol=1e-12)
+        assert (spray.drains[way] > 0).all()
+    np.testing.assert_array_equal(spray.ring_len, ecmp.ring_len)
 
 
 def test_acks_wait_in_the_reverse_paths_queues():

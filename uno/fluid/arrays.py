@@ -108,8 +108,8 @@ def ring_lengths(routing, routes, src, dst, fs, dt_ps: float) -> np.ndarray:
     base_rtt = fs[:, C.FS_BASE_RTT].astype(np.int64)
     rto = fs[:, C.FS_RTO].astype(np.int64)
     rto_after = fs[:, C.FS_RTO_AFTER].astype(np.int64)
-    drain = route_drains_ps(routing, routes.rt_ptr, routes.rt_link) + route_drains_ps(
-        routing, routes.rv_ptr, routes.rv_link
+    drain = route_drains_ps(routing, routes.rt_ptr, routes.rt_link, routes.rt_w) + route_drains_ps(
+        routing, routes.rv_ptr, routes.rv_link, routes.rv_w
     )
     if len(src):
         _, first, pair_of = np.unique(

@@ -157,21 +157,30 @@ def csr_routes(links: np.ndarray, hops: np.ndarray):
     return rt_ptr, rt_link, np.ones(len(rt_link), dtype=np.float64)
 
 
-def route_drains_ps(routing, rt_ptr: np.ndarray, rt_link: np.ndarray) -> np.ndarray:
-    """Per route (CSR), the time in ps to drain a full buffer at every switch port it
-    crosses: the sum of buffer / rate over its switch ports, added in route order."""
+def route_drains_ps(
+    routing, rt_ptr: np.ndarray, rt_link: np.ndarray, rt_w: np.ndarray
+) -> np.ndarray:
+    """Per route (CSR, ``rt_w`` its entries' shares), the time in ps to drain a full buffer at
+    every switch port of its longest path: hop by hop (:func:`route_groups`), the longest drain
+    among the hop's links (a split hop's links are alternatives: a byte crosses one of them),
+    added in route order."""
     per_edge = np.array(
         [e.buffer_bytes / (e.rate_bps * BYTES_PER_PS_PER_BPS) if is_switch_port(routing, e) else 0.0
          for e in routing.edges],
         dtype=np.float64,
     )  # fmt: skip
+    per_entry = per_edge[rt_link]
+    gstart, _ = route_groups(rt_ptr, rt_w)
+    # each hop's longest drain, at its first entry; the other entries of a split hop add nothing
+    hop_drain = np.zeros(len(per_entry))
+    np.maximum.at(hop_drain, gstart, per_entry)
     n = len(rt_ptr) - 1
     counts = np.diff(rt_ptr)
     drain = np.zeros(n)
     # one route position at a time, so that every route's sum is added left to right
     for j in range(int(counts.max(initial=0))):
         has = np.nonzero(counts > j)[0]
-        drain[has] = drain[has] + per_edge[rt_link[rt_ptr[has] + j]]
+        drain[has] = drain[has] + hop_drain[rt_ptr[has] + j]
     return drain
 
 
