@@ -1367,12 +1367,14 @@ def test_a_sprayed_routes_drain_is_its_longest_paths():
     spray, ecmp = sims["spray"], sims["ecmp"]
     assert (np.diff(spray.rt_ptr) > np.diff(ecmp.rt_ptr)).all()  # the split hops' links
     routing = spray.scenario.routing
-    for sim in (spray, ecmp):
-        sim.drains = [_route_drains_ps(routing, ptr, link, w) for ptr, link, w in
-                      ((sim.rt_ptr, sim.rt_link, sim.rt_w), (sim.rv_ptr, sim.rv_link, sim.rv_w))]  # fmt: skip
-    for way in range(2):
-        np.testing.assert_allclose(spray.drains[way], ecmp.drains[way], rtol=1e-12)
-        assert (spray.drains[way] > 0).all()
+
+    def drains(sim):  # the data's routes, then the ACKs' way back
+        return [_route_drains_ps(routing, sim.rt_ptr, sim.rt_link, sim.rt_w),
+                _route_drains_ps(routing, sim.rv_ptr, sim.rv_link, sim.rv_w)]  # fmt: skip
+
+    for sprayed, hashed in zip(drains(spray), drains(ecmp), strict=True):
+        np.testing.assert_allclose(sprayed, hashed, rtol=1e-12)
+        assert (sprayed > 0).all()
     np.testing.assert_array_equal(spray.ring_len, ecmp.ring_len)
 
 
