@@ -181,7 +181,7 @@ from uno.fluid.kernels import advance
 from uno.fluid.memory import DELAY_LINES, zeros_aligned
 from uno.fluid.pfc import entry_ingress, pfc_rows
 from uno.fluid.results import Sampler, flows_table, ports_table, run_summary
-from uno.fluid.rings import coarsen
+from uno.fluid.rings import coarsen, refine
 from uno.fluid.routes import (
     SINGLE_PATH_LB,
     SPLIT_LB,
@@ -305,6 +305,10 @@ def check_fluid_support(cfg, engine: str = "fluid", with_cc: bool = True) -> Non
 #: how often (in steps) a run whose step may grow looks at the flows left (FluidSimulation.run)
 LOOK_STEPS = 256
 
+#: how often (in steps) a run with ``engine.fluid_step_settled_rtt`` looks at the flows: a
+#: flow settles in a few of its RTTs
+LOOK_SETTLED_STEPS = 32
+
 #: with PFC the step grows to at most this many intra-DC base RTTs (:class:`FluidSimulation`)
 PFC_STEP_MAX_INTRA_RTT = 1.0
 
@@ -336,6 +340,10 @@ class FluidSimulation:
         # (engine.fluid_step_max_intra_rtt; :meth:`_grow_step`)
         self.step_factor = 1
         self._rtt_after = None  # (_grow_step)
+        #: flows outside this engine that bound its step as its own would (the hybrid's
+        #: packet flows, with engine.fluid_step_settled_rtt): start times and base RTTs in
+        #: ps, sorted by start (:meth:`set_outside_flows`)
+        self._outside = (np.empty(0), np.empty(0))
         cap = cfg.engine.fluid_step_max_intra_rtt
         if cfg.switch.pfc.enabled:  # (a pause acts on the next step: module docstring, PFC)
             cap = min(cap, PFC_STEP_MAX_INTRA_RTT)
@@ -549,6 +557,9 @@ class FluidSimulation:
         interval_ps = us_to_ps(cfg.engine.sample_interval_us)
         sampler = Sampler(self, cfg) if interval_ps > 0 else None
         grows = self.step_factor_max > 1
+        adapts = self.adapts
+        look_steps = LOOK_SETTLED_STEPS if adapts else LOOK_STEPS
+        looked_start = -1
         self.k_done = 0
         t0 = time.perf_counter()
         k = 0
@@ -564,11 +575,18 @@ class FluidSimulation:
             # nothing, and would tell nothing of the pace after them); while the step may grow,
             # a look at the flows left every LOOK_STEPS steps (the same steps whether or not
             # the run samples); samples at the multiples of the interval, to the step
-            grows = grows and self.step_factor < self.step_factor_max
+            grows = adapts or (grows and self.step_factor < self.step_factor_max)
             k_work = self._busy_from(k)
             k_next = k_work + budget.units()
             if grows:
-                k_next = min(k_next, k + LOOK_STEPS - self.k_done % LOOK_STEPS)
+                k_next = min(k_next, k + look_steps - self.k_done % look_steps)
+            start_due = False
+            nxt = int(self.counters[C.CT.next_start])
+            if adapts and self.step_factor > 1 and nxt != looked_start:
+                # (the next start may need a finer step: a look at its step, once)
+                k_start = self._next_start_step()
+                if k_start < k_next:
+                    k_next, start_due = max(k_start, k), True
             sample_due = False
             if interval_ps > 0:
                 k_sample = int(round(next_sample_ps / dt))
@@ -579,7 +597,9 @@ class FluidSimulation:
                     k_next, sample_due = k_sample, True
             k = self._advance_to(k, min(k_next, k_stop))
             budget.spent(k - k_work)
-            if grows and not self._done() and self.k_done % LOOK_STEPS == 0:
+            if start_due and int(self.counters[C.CT.next_start]) == nxt:
+                looked_start = nxt
+            if grows and not self._done() and (start_due or self.k_done % look_steps == 0):
                 k = self._grow_step(k)
             done = self._done()
             ending = done or k >= int(self.max_time_ps // self.dt_ps)
@@ -620,43 +640,43 @@ class FluidSimulation:
         self.n_finished = int(self.counters[C.CT.finished])
         return k_reached
 
-    def _grow_step(self, k: int) -> int:
-        """The step follows the shortest base RTT among the flows left to run (running or not
-        started yet): ``engine.fluid_step_intra_rtt`` of it, in powers of two of the first
-        step, up to ``engine.fluid_step_max_intra_rtt`` intra-DC base RTTs. A short flow's
-        feedback loop sets the step while one may still run; once only long-RTT flows are
-        left, their loops are slower, and what bounds the step is the links' own time scale (a
-        line-rate burst filling a buffer). The laws still hear their ACKs in batches of at most
-        one intra-DC RTT (``FS_BATCH_PS``; a step at an RTT ratio of 128 is 8): a law's own
-        periods (UnoCC's epochs of one intra-DC RTT) do not stretch with the step. Returns the
-        current step's index at the step size now in force (:func:`uno.fluid.rings.coarsen`)."""
-        # the flows left: those running, and those of ``order`` not started yet (the
-        # shortest RTT among them, a suffix minimum taken once)
-        if self._rtt_after is None:
-            rtt = self.fs[:, C.FS_BASE_RTT][self.order]
-            self._rtt_after = np.append(np.minimum.accumulate(rtt[::-1])[::-1], np.inf)
-            self._base_rtt = np.ascontiguousarray(self.fs[:, C.FS_BASE_RTT])
+    def _grow_step(self, k: int, may_advance: bool = True) -> int:
+        """The step follows the flows left to run (:meth:`_wanted_factor`), in powers of two of
+        the first step: it grows (:func:`uno.fluid.rings.coarsen`) or, with
+        ``engine.fluid_step_settled_rtt``, shrinks back (:func:`uno.fluid.rings.refine`).
+        The laws still hear their ACKs in batches of at most one intra-DC RTT
+        (``FS_BATCH_PS``; a step at an RTT ratio of 128 is 8): a law's own periods (UnoCC's
+        epochs of one intra-DC RTT) do not stretch with the step. A growth comes at a multiple
+        of its factor, the steps before it run first; without ``may_advance`` (the hybrid,
+        whose packets run between the steps) it grows by as much as ``k`` is a multiple of.
+        Returns the current step's index at the step size now in force."""
+        want = self._wanted_factor()
+        if want == self.step_factor:
+            return k
         n_active = int(self.counters[C.CT.running])
-        shortest = float(self._rtt_after[int(self.counters[C.CT.next_start])])
-        if n_active:
-            shortest = min(shortest, float(self._base_rtt[self.active[:n_active]].min()))
-        if shortest == np.inf:
-            return k
-        want = 1
-        while want * 2 <= self.step_factor_max and self.dt_first_ps * want * 2 <= (
-            self.cfg.engine.fluid_step_intra_rtt * shortest
-        ):
-            want *= 2
+        if want < self.step_factor:
+            factor = self.step_factor // want
+            self.step_factor = want
+            self.dt_ps = self.dt_first_ps * want
+            self._set_blocks()
+            return refine(factor, k, self.dt_ps, self.fs, self.ring, self.ring_pool, self.active,
+                          n_active, self.calendar, self.fx)  # fmt: skip
         factor = want // self.step_factor
-        if factor <= 1:
-            return k
+        if not may_advance:  # (the hybrid: its packets run between the steps) as k allows
+            while k % factor:
+                factor //= 2
+            if factor == 1:
+                return k
+            want = self.step_factor * factor
         # the fine steps up to the next multiple of the factor first
         k_aligned = -(-k // factor) * factor
         if k_aligned > k:
             if k_aligned > self.max_time_ps // self.dt_ps:
                 return k
             k = self._advance_to(k, k_aligned)
-            if k < k_aligned:  # every flow finished
+            if k < k_aligned or self._done():  # every flow finished
+                return k
+            if self._wanted_factor() < want:  # (a start came near meanwhile)
                 return k
         self.step_factor = want
         self.dt_ps = self.dt_first_ps * want
@@ -664,6 +684,87 @@ class FluidSimulation:
         n_active = int(self.counters[C.CT.running])
         return coarsen(factor, k, self.dt_ps, self.fs, self.cp, self.ring, self.ring_pool,
                        self.active, n_active, self.calendar, self.fx, self.int_col)  # fmt: skip
+
+    def _wanted_factor(self) -> int:
+        """The step the flows left to run allow now, as a power-of-two multiple of the first
+        step (at most ``step_factor_max``): ``engine.fluid_step_intra_rtt`` of the shortest
+        base RTT among them. A short flow's feedback loop sets the step while one may still
+        run; once only long-RTT flows are left, their loops are slower, and what bounds the
+        step is the links' own time scale (a line-rate burst filling a buffer).
+
+        With ``engine.fluid_step_settled_rtt`` > 0, a running flow that has run
+        ``engine.fluid_settle_rtts`` of its base RTTs is settled: it bounds the step at that
+        fraction of its base RTT instead; the flows not started yet bound it only once the
+        next of them starts within ``fluid_settle_rtts`` intra-DC base RTTs (the run stops at
+        the step holding a start: :meth:`_next_start_step`)."""
+        e = self.cfg.engine
+        if self._rtt_after is None:
+            rtt = self.fs[:, C.FS_BASE_RTT][self.order]
+            self._rtt_after = np.append(np.minimum.accumulate(rtt[::-1])[::-1], np.inf)
+            self._base_rtt = np.ascontiguousarray(self.fs[:, C.FS_BASE_RTT])
+        n_active = int(self.counters[C.CT.running])
+        nxt = int(self.counters[C.CT.next_start])
+        rtt = self._base_rtt[self.active[:n_active]]
+        if e.fluid_step_settled_rtt <= 0.0:
+            shortest = float(self._rtt_after[nxt])
+            if n_active:
+                shortest = min(shortest, float(rtt.min()))
+            bound = e.fluid_step_intra_rtt * shortest
+        else:
+            bound = np.inf
+            if n_active:
+                age = self.now_ps - self.fs[self.active[:n_active], C.FS_START]
+                young = age < e.fluid_settle_rtts * rtt
+                if young.any():
+                    bound = e.fluid_step_intra_rtt * float(rtt[young].min())
+                if not young.all():
+                    bound = min(bound, e.fluid_step_settled_rtt * float(rtt[~young].min()))
+            horizon = e.fluid_settle_rtts * self.dt_first_ps / e.fluid_step_intra_rtt
+            if nxt < len(self.flows):
+                if self.fs[self.order[nxt], C.FS_START] - self.now_ps < horizon:
+                    bound = min(bound, e.fluid_step_intra_rtt * float(self._rtt_after[nxt]))
+            starts, rtts = self._outside
+            if len(starts):  # those young, or starting within the horizon
+                i = np.searchsorted(starts, self.now_ps - e.fluid_settle_rtts * rtts.max())
+                j = np.searchsorted(starts, self.now_ps + horizon)
+                near = self.now_ps - starts[i:j] < e.fluid_settle_rtts * rtts[i:j]
+                if near.any():
+                    bound = min(bound, e.fluid_step_intra_rtt * float(rtts[i:j][near].min()))
+        if bound == np.inf:
+            return self.step_factor
+        want = 1
+        while want * 2 <= self.step_factor_max and self.dt_first_ps * want * 2 <= bound:
+            want *= 2
+        if e.fluid_step_settled_rtt <= 0.0:  # (the bound only rises: the step never shrinks)
+            want = max(want, self.step_factor)
+        return want
+
+    def _next_start_step(self) -> int:
+        """The step (at the step now in force) holding the next start, of this engine's flows
+        or the outside ones, where a run whose step grew past the first stops to look again
+        (:meth:`_grow_step`); a very large number if none is left."""
+        nxt = int(self.counters[C.CT.next_start])
+        start = np.inf
+        if nxt < len(self.flows):
+            start = float(self.fs[self.order[nxt], C.FS_START])
+        starts = self._outside[0]
+        i = np.searchsorted(starts, self.now_ps, side="right")
+        if i < len(starts):
+            start = min(start, float(starts[i]))
+        return 1 << 62 if start == np.inf else int(start // self.dt_ps)
+
+    @property
+    def adapts(self) -> bool:
+        """Whether the step follows the flows both ways (``engine.fluid_step_settled_rtt``)."""
+        return self.step_factor_max > 1 and self.cfg.engine.fluid_step_settled_rtt > 0.0
+
+    def set_outside_flows(self, starts_ps, base_rtts_ps) -> None:
+        """Flows run outside this engine (the hybrid's packet flows) that bound its step as
+        its own would with ``engine.fluid_step_settled_rtt``: while young, or about to start
+        (:meth:`_wanted_factor`). ``starts_ps``, ``base_rtts_ps``: per flow, in ps."""
+        starts = np.asarray(starts_ps, dtype=np.float64)
+        order = np.argsort(starts, kind="stable")
+        self._outside = (starts[order], np.asarray(base_rtts_ps, dtype=np.float64)[order])
 
     def _set_blocks(self) -> None:
         """Each flow's block at the current step (``engine.fluid_blocks_per_rtt``): the

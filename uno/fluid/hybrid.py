@@ -41,7 +41,9 @@ backlog. The packet flows see the fluid flows' queues as the fluid model has the
 than packets would make them (a fluid sender spreads its window over the step, no bursts).
 
 Once every packet flow has finished, the fluid model steps as the fluid engine does, its step
-growing with the shortest RTT left (:meth:`uno.fluid.engine.FluidSimulation._grow_step`).
+growing with the shortest RTT left (:meth:`uno.fluid.engine.FluidSimulation._grow_step`). With
+``engine.fluid_step_settled_rtt`` the step follows the flows throughout, the packet flows
+bounding it as fluid ones would (young, or about to start: the first step).
 
 The packets run on the compiled data plane (``engine.dataplane``: ``auto`` picks it unless the
 config has what it does not model), its kernels' ports applying these rules
@@ -64,7 +66,7 @@ import pandas as pd
 from uno.core.errors import ConfigError
 from uno.core.units import us_to_ps
 from uno.fluid import kernels as K
-from uno.fluid.engine import LOOK_STEPS, FluidSimulation
+from uno.fluid.engine import LOOK_SETTLED_STEPS, LOOK_STEPS, FluidSimulation
 from uno.fluid.hybrid_loop import DRIVE_KERNEL_STOP, DRIVE_STEP_DONE, hybrid_steps
 from uno.fluid.results import Sampler
 from uno.fluid.shared_ports import HybridPort, KernelLinks, PortLinks
@@ -125,6 +127,11 @@ class HybridSimulation(Simulation):
         packet_plans = [p for p, pk in zip(scenario.flows, as_packets, strict=True) if pk]
         # the fluid engine checks what it cannot model (faults, balancers, controllers, ...)
         self.fluid = FluidSimulation(cfg, scenario, self.rng, fluid_plans, self.engine_name)
+        # with engine.fluid_step_settled_rtt the packet flows bound the step as fluid ones
+        # would: young or about to start, they keep it at the first
+        self.fluid.set_outside_flows([p.spec.start_ps for p in packet_plans],
+                                     [p.path.base_rtt_ps for p in packet_plans])  # fmt: skip
+        self._looked_start = -1
         # the packets run on the compiled data plane unless the config has what it does not
         # model (engine.dataplane): the same packets, bit for bit
         self.dataplane = resolve_dataplane(cfg)
@@ -202,10 +209,10 @@ class HybridSimulation(Simulation):
         if self._sampler is not None and fluid.now_ps >= self._next_sample_ps:
             self._sampler.sample(fluid.now_ps)
             self._next_sample_ps += self._sample_every_ps
-        if k % LOOK_STEPS == 0 and self._may_grow():
-            # the packets are done: the fluid engine's own step, growing with the shortest
-            # RTT left (FluidSimulation._grow_step); k becomes the index at the new step
-            k = self.step = fluid._grow_step(k)
+        if self._look_due(k) and self._may_grow():
+            # the fluid engine's own step, following the flows left
+            # (FluidSimulation._grow_step); k becomes the index at the new step
+            k = self.step = fluid._grow_step(k, may_advance=not self._packets_left())
             fluid.k_done = k
             fluid.now_ps = self._time_of(k)
         n = len(fluid.flows)
@@ -222,15 +229,50 @@ class HybridSimulation(Simulation):
                 return False
         return True
 
+    def _packets_left(self) -> bool:
+        """Whether a packet flow has not finished (or not started)."""
+        return self.n_finished - self._fluid_finished < len(self.flows)
+
     def _may_grow(self) -> bool:
-        """Whether the fluid step may grow: every packet flow has finished (none starts later),
-        and the step is below ``engine.fluid_step_max_intra_rtt``."""
+        """Whether the fluid step may change: fluid flows are left, and either it follows the
+        flows both ways (``engine.fluid_step_settled_rtt``: the packet flows bound it as fluid
+        ones would, :meth:`uno.fluid.engine.FluidSimulation.set_outside_flows`) or every packet
+        flow has finished (none starts later) and the step is below
+        ``engine.fluid_step_max_intra_rtt``."""
         fluid = self.fluid
-        return (
-            fluid.step_factor < fluid.step_factor_max
-            and self.n_finished - self._fluid_finished >= len(self.flows)
-            and self._fluid_finished < len(fluid.flows)
-        )
+        if self._fluid_finished >= len(fluid.flows):
+            return False
+        if fluid.adapts:
+            return True
+        return fluid.step_factor < fluid.step_factor_max and not self._packets_left()
+
+    def _look_steps(self) -> int:
+        """Every how many steps the kernel stops for a look at the step (0: never)."""
+        if not self._may_grow():
+            return 0
+        return LOOK_SETTLED_STEPS if self.fluid.adapts else LOOK_STEPS
+
+    def _look_due(self, k: int) -> bool:
+        """Whether step ``k`` is one to look at the step at: a multiple of the look interval,
+        or, with a step above the first, the step of the next start (fluid or packet), once."""
+        fluid = self.fluid
+        look = LOOK_SETTLED_STEPS if fluid.adapts else LOOK_STEPS
+        if k % look == 0:
+            return True
+        if fluid.adapts and fluid.step_factor > 1 and k >= fluid._next_start_step():
+            key = (int(fluid.counters[K.CT.next_start]), fluid.now_ps)
+            if key != self._looked_start:
+                self._looked_start = key
+                return True
+        return False
+
+    def _steps_to_start(self) -> int:
+        """The kernel's steps up to the next start's step while the step is above the first
+        (it stops there for :meth:`_look_due`), else ``DRIVEN_STEPS``."""
+        fluid = self.fluid
+        if not (fluid.adapts and fluid.step_factor > 1):
+            return DRIVEN_STEPS
+        return int(min(DRIVEN_STEPS, max(1, fluid._next_start_step() - self.step)))
 
     def _drive(self) -> int | None:
         """Run step ``self.step`` and those after it inside the kernel
@@ -243,9 +285,10 @@ class HybridSimulation(Simulation):
         top = queue[0] if queue else (NEVER_PS, 2, 0)
         code, k, eid, t_step, e_step, host, slot, kind, ecn, now, top_t, top_e, calls = (
             hybrid_steps(dp.ST, dp.F, dp.U, dp.PK, self.step, fluid.dt_ps, engine.eid_counter(),
-                         top[0], top[1], top[2], DRIVEN_STEPS, int(fluid.counters[K.CT.finished]),
+                         top[0], top[1], top[2], self._steps_to_start(),
+                         int(fluid.counters[K.CT.finished]),
                          self._next_sample_ps if self._sampler is not None else -1,
-                         LOOK_STEPS if self._may_grow() else 0, self.links.coupling,
+                         self._look_steps(), self.links.coupling,
                          fluid.kernel_args()[1:])
         )  # fmt: skip
         engine.set_eid_counter(eid)

@@ -123,6 +123,54 @@ def clamp_lag(f, lag, ring_len) -> int:
     return lag
 
 
+@njit(cache=True, error_model="numpy", inline="always")
+def mark_loss_report(f, k_new, dt_new_ps, fs, fx, fresh) -> None:
+    """Flow ``f``'s loss report due at ``FS_LOSS_AT`` (ps), in the new calendar ``fresh`` at
+    the first step of the new size whose start is not before it (at least ``k_new``); the
+    flow is woken (its quiet flag off) to look at its line again."""
+    at = fs[f, FS_LOSS_AT]
+    if at >= 0.0:
+        step = step_not_before(at, dt_new_ps)
+        mark_due(fresh, step if step > k_new else k_new, f)
+    fx[f, FX_QUIET] = 0.0
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def refile_scratch(ring_len, active, n_active, n_col, calendar):
+    """Working arrays to refile the running flows' delay lines: a line's worth of slots and
+    their steps (the longest line), and an empty calendar."""
+    longest = 1
+    for i in range(n_active):
+        if ring_len[active[i]] > longest:
+            longest = ring_len[active[i]]
+    held = np.zeros((longest, n_col))
+    held_step = np.zeros(longest, dtype=np.int64)
+    return held, held_step, np.zeros_like(calendar)
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def take_due_slots(f, k, fs, ring, ring_ptr, ring_len, calendar, held, held_step) -> int:
+    """Flow ``f``'s delay-line slots from step ``k`` on that hold anything (its calendar bits,
+    up to ``FS_DUE_LAST``: nothing is due after it, :func:`ring_give`), moved into ``held``
+    (their steps in ``held_step``) and zeroed; returns their number."""
+    start = ring_ptr[f]
+    n = ring_len[f]
+    span = calendar.shape[0]
+    word = f >> 6
+    bit = np.uint64(1) << np.uint64(f & 63)
+    m = 0
+    last = min(k + n - 1, int(fs[f, FS_DUE_LAST]))
+    for j in range(k, last + 1):
+        if calendar[j % span, word] & bit:
+            row = start + j % n
+            for c in range(ring.shape[1]):
+                held[m, c] = ring[row, c]
+                ring[row, c] = 0.0
+            held_step[m] = j
+            m += 1
+    return m
+
+
 @njit(cache=True, error_model="numpy")
 def coarsen(factor, k, dt_new_ps, fs, cp, ring, ring_pool, active, n_active, calendar, fx,
             int_col=-1) -> int:  # fmt: skip
@@ -144,30 +192,14 @@ def coarsen(factor, k, dt_new_ps, fs, cp, ring, ring_pool, active, n_active, cal
     n_plain = n_col if int_col < 0 else int_col
     span = calendar.shape[0]
     k_new = k // factor
-    longest = 1
-    for i in range(n_active):
-        if ring_len[active[i]] > longest:
-            longest = ring_len[active[i]]
-    held = np.zeros((longest, n_col))
-    held_step = np.zeros(longest, dtype=np.int64)
-    fresh = np.zeros_like(calendar)
+    held, held_step, fresh = refile_scratch(ring_len, active, n_active, n_col, calendar)
     for i in range(n_active):
         f = active[i]
         start = ring_ptr[f]
         n = ring_len[f]
         word = f >> 6
         bit = np.uint64(1) << np.uint64(f & 63)
-        m = 0
-        # (nothing is due after FS_DUE_LAST: ring_give)
-        last = min(k + n - 1, int(fs[f, FS_DUE_LAST]))
-        for j in range(k, last + 1):
-            if calendar[j % span, word] & bit:
-                row = start + j % n
-                for c in range(n_col):
-                    held[m, c] = ring[row, c]
-                    ring[row, c] = 0.0
-                held_step[m] = j
-                m += 1
+        m = take_due_slots(f, k, fs, ring, ring_ptr, ring_len, calendar, held, held_step)
         rtt_min = fs[f, FS_RTTMIN] > 0.0
         for t in range(m):
             j_new = held_step[t] // factor
@@ -191,15 +223,47 @@ def coarsen(factor, k, dt_new_ps, fs, cp, ring, ring_pool, active, n_active, cal
                 if held[t, c] > ring[row, c]:
                     for d in range(SLOT_FIELDS):
                         ring[row, c + d] = held[t, c + d]
-        at = fs[f, FS_LOSS_AT]
-        if at >= 0.0:
-            step = step_not_before(at, dt_new_ps)
-            fresh[(step if step > k_new else k_new) % span, word] |= bit
-        fx[f, FX_QUIET] = 0.0
+        mark_loss_report(f, k_new, dt_new_ps, fs, fx, fresh)
     for r in range(span):
         for w in range(calendar.shape[1]):
             calendar[r, w] = fresh[r, w]
     for f in range(fs.shape[0]):
         for c in (FS_DUE_LAST, FS_ACK_LAST, FS_WAIT_LAST):
             fs[f, c] = math.floor(fs[f, c] / factor)
+    return k_new
+
+
+@njit(cache=True, error_model="numpy")
+def refine(factor, k, dt_new_ps, fs, ring, ring_pool, active, n_active, calendar, fx) -> int:
+    """The step shrinks ``factor``-fold (to ``dt_new_ps``) at step ``k``: returns the same
+    instant's step at the new size, ``k * factor``. What each running flow's delay line holds
+    for coarse step ``j`` moves to the fine step ``j * factor``, the first of its span (the
+    coarse step would have handed it over at that instant; nothing is merged, so nothing is
+    split). The calendar is rebuilt for the new steps (a loss report due at ``FS_LOSS_AT`` in
+    the first fine step whose start is not before it, :func:`step_not_before`), and so are the
+    flows' step fields (``FS_DUE_LAST``, ``FS_ACK_LAST``, ``FS_WAIT_LAST``). Bytes and times are
+    untouched. The delay lines were sized for the fine step (:func:`coarsen` keeps their
+    lengths), so every coarse lag fits at the fine one."""
+    ring_ptr, ring_len, _class, _free, _base, _count, _top = ring_pool
+    n_col = ring.shape[1]
+    k_new = k * factor
+    held, held_step, fresh = refile_scratch(ring_len, active, n_active, n_col, calendar)
+    for i in range(n_active):
+        f = active[i]
+        start = ring_ptr[f]
+        n = ring_len[f]
+        m = take_due_slots(f, k, fs, ring, ring_ptr, ring_len, calendar, held, held_step)
+        for t in range(m):
+            # (within the line's length of step k_new: a lag clamped at the coarse step stays
+            # the line's longest)
+            j_new = min(held_step[t] * factor, k_new + n - 1)
+            row = start + j_new % n
+            mark_due(fresh, j_new, f)
+            for c in range(n_col):
+                ring[row, c] += held[t, c]
+        mark_loss_report(f, k_new, dt_new_ps, fs, fx, fresh)
+    calendar[:] = fresh
+    for f in range(fs.shape[0]):
+        for c in (FS_DUE_LAST, FS_ACK_LAST, FS_WAIT_LAST):
+            fs[f, c] = fs[f, c] * factor
     return k_new
