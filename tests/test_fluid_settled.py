@@ -124,3 +124,18 @@ def test_the_hybrid_steps_its_fluid_flows_at_settled_steps_beside_its_packets():
     assert settled.summary["run"]["fluid_steps"] <= fine.summary["run"]["fluid_steps"] / 3
     assert settled.flows["finish_ps"].notna().all()
     _assert_class_means_within(settled.flows, packet.flows, 0.10)
+
+
+def test_flows_whose_law_reads_int_never_settle():
+    """HPCC and Gear hear each ACK's INT records of the queues, which a coarser step coarsens:
+    their flows keep the first step however long they run; UnoCC's settle."""
+    settled = [SETTLED, "engine.kind=fluid", *QUIET]
+    gear = build_simulation(uno.api.to_run_config(
+        uno.compose([*settled, "scheme=gear_hpcc", "switch.pfc.enabled=false"])))  # fmt: skip
+    uno_cc = build_simulation(uno.api.to_run_config(uno.compose(settled)))
+    assert not gear._may_settle.any() and uno_cc._may_settle.all()
+    for sim in (gear, uno_cc):
+        k = sim._advance_to(0, int(20 * sim.scenario.intra_ref.base_rtt_ps // sim.dt_ps))
+        assert int(sim.counters[C.CT.running]) == 8 and k > 0
+    assert gear._wanted_factor() == 1
+    assert uno_cc._wanted_factor() == 4  # half an intra-DC RTT: 4 steps of 1/8

@@ -613,11 +613,13 @@ class EngineConfig:
     fluid_step_max_intra_rtt: float = num(1.0, "(0, 128]")
     #: fluid: the step of settled flows, as a fraction of their base RTT (0: off). A flow that
     #: has run fluid_settle_rtts of its base RTTs bounds the step at this fraction of its
-    #: base RTT, not at fluid_step_intra_rtt of it; the step grows (in powers of two, up to
-    #: fluid_step_max_intra_rtt) while every running flow has settled and no flow starts
-    #: within fluid_settle_rtts intra-DC base RTTs, and goes back to the first step before
-    #: the next start. Long flows in steady state (incasts, permutations) then cost a few
-    #: steps per RTT, not eight
+    #: base RTT, not at fluid_step_intra_rtt of it (never a flow whose law reads INT); the
+    #: step grows (in powers of two, up to fluid_step_max_intra_rtt) while every running flow
+    #: has settled and no flow starts within fluid_settle_rtts intra-DC base RTTs, and goes
+    #: back to the first step before the next start. Long flows in steady state (incasts,
+    #: permutations) then cost a few steps per RTT, not eight. A law's own windows shrink to
+    #: fewer steps: at 0.5 UnoCC's Quick Adapt window is two steps, and one step without ACKs
+    #: fires it (see experiments/fluid_validation)
     fluid_step_settled_rtt: float = num(0.0, "[0, 1]")
     #: fluid: the base RTTs a flow runs before it counts as settled (fluid_step_settled_rtt)
     fluid_settle_rtts: float = num(8.0, "> 0")
