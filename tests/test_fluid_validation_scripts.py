@@ -1,9 +1,11 @@
 """experiments/fluid_validation's scripts: compare.py's ``--fluid`` overrides reach the fluid runs
-only, sweep.py refuses an unknown case naming it, and seeds.py reads its seeds or refuses them."""
+only, sweep.py refuses an unknown case naming it, seeds.py reads its seeds or refuses them, and
+settled.py runs its settings."""
 
 from __future__ import annotations
 
 import importlib.util
+import re
 import sys
 from pathlib import Path
 
@@ -63,3 +65,21 @@ def test_seeds_reads_a_range_or_a_list_and_refuses_anything_else(monkeypatch, ca
     with pytest.raises(SystemExit):
         seeds.main()
     assert "--seeds" in capsys.readouterr().err
+
+
+def test_settled_runs_each_setting_against_packets_and_the_default_steps(monkeypatch, capsys):
+    """settled.py's two-flow case at one setting: the packet, default-step and settled runs,
+    the settled one in fewer steps; an unknown case or a setting that is not a number is
+    refused, naming it."""
+    settled = load("settled")
+    monkeypatch.setattr(sys, "argv", ["settled.py", "--cases", "qa2", "--settled", "0.25"])
+    settled.main()
+    out = capsys.readouterr().out.splitlines()
+    assert out[1].startswith("qa2: packet") and out[2].startswith("  settled 0.25:")
+    steps = [int(re.search(r"([\d,]+) steps,", line)[1].replace(",", "")) for line in out[1:3]]
+    assert 0 < steps[1] < steps[0]
+    for argv, named in ((["--cases", "qa2,nosuch"], "nosuch"), (["--settled", "half"], "half")):
+        monkeypatch.setattr(sys, "argv", ["settled.py", *argv])
+        with pytest.raises(SystemExit):
+            settled.main()
+        assert named in capsys.readouterr().err
