@@ -71,6 +71,7 @@ def test_settled_runs_each_setting_against_packets_and_the_default_steps(monkeyp
     """settled.py's two-flow case at one setting: the packet, default-step and settled runs,
     the settled one in fewer steps; an unknown case or a setting that is not a number is
     refused, naming it."""
+    monkeypatch.syspath_prepend(str(SCRIPTS))  # settled.py imports sweep.py beside it
     settled = load("settled")
     monkeypatch.setattr(sys, "argv", ["settled.py", "--cases", "qa2", "--settled", "0.25"])
     settled.main()

@@ -19,6 +19,8 @@ from __future__ import annotations
 import argparse
 import time
 
+from sweep import case_names  # (beside this script)
+
 import uno
 import uno.api
 from uno.build import build_simulation
@@ -86,10 +88,7 @@ def main() -> None:
     ap.add_argument("--settled", default="0.5",
                     help="comma-separated values of engine.fluid_step_settled_rtt")  # fmt: skip
     args = ap.parse_args()
-    names = args.cases.split(",")
-    unknown = set(names) - set(CASES)
-    if unknown:
-        ap.error(f"--cases: unknown {sorted(unknown)}; known: {', '.join(CASES)}")
+    names = case_names(ap, args.cases, CASES)
     try:
         values = [float(v) for v in args.settled.split(",")]
     except ValueError:

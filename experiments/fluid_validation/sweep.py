@@ -39,6 +39,16 @@ def class_fct_us(overrides: list[str]) -> dict[str, tuple[float, float]]:
     }
 
 
+def case_names(ap: argparse.ArgumentParser, text: str, cases) -> list[str]:
+    """The comma-separated names of ``--cases``, each one of ``cases``; an unknown one stops
+    the script, naming it."""
+    names = text.split(",")
+    unknown = set(names) - set(cases)
+    if unknown:
+        ap.error(f"--cases: unknown {sorted(unknown)}; known: {', '.join(cases)}")
+    return names
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--cases", default=",".join(DEFAULT_CASES),
@@ -47,10 +57,7 @@ def main() -> None:
     ap.add_argument("--fluid", action="append", default=[], metavar="OVERRIDE",
                     help="a config override of the fluid runs only (repeatable)")  # fmt: skip
     args = ap.parse_args()
-    names = args.cases.split(",")
-    unknown = set(names) - set(CASES)
-    if unknown:
-        ap.error(f"--cases: unknown {sorted(unknown)}; known: {', '.join(CASES)}")
+    names = case_names(ap, args.cases, CASES)
     seed = [] if args.seed is None else [f"seed={args.seed}"]
     print("fluid against packet, %: mean / p99 FCT per class")
     for name in names:
