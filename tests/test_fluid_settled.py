@@ -139,3 +139,28 @@ def test_flows_whose_law_reads_int_never_settle():
         assert int(sim.counters[C.CT.running]) == 8 and k > 0
     assert gear._wanted_factor() == 1
     assert uno_cc._wanted_factor() == 4  # half an intra-DC RTT: 4 steps of 1/8
+
+
+def test_the_hybrids_settled_steps_are_the_same_on_both_data_planes():
+    """Two long fluid flows settle and the step grows; two short packet flows start later (the
+    step goes back to the first before each): the compiled data plane, which runs the steps
+    inside its kernel and stops at each start, gives the run of the Python data plane, which
+    looks at every step, bit for bit."""
+    flows = flows_override(
+        [
+            (0, 64, 20_000_000),
+            (8, 64, 20_000_000),
+            (16, 64, 200_000, 1000.0),
+            (24, 64, 100_000, 2000.0),
+        ]  # fmt: skip
+    )
+    base = ["engine.kind=hybrid", "engine.hybrid_packet_max_bytes=300000", "workload=flows",
+            flows, "lb=ecmp", "ec=none", SETTLED, *QUIET]  # fmt: skip
+    runs = [
+        uno.run(uno.compose([*base, f"engine.dataplane={dp}"])) for dp in ("compiled", "python")
+    ]
+    fine = uno.run(uno.compose([*base, "engine.fluid_step_settled_rtt=0"]))
+    assert runs[0].flows.equals(runs[1].flows)
+    assert runs[0].summary["run"]["fluid_steps"] == runs[1].summary["run"]["fluid_steps"]
+    assert runs[0].summary["run"]["fluid_steps"] < fine.summary["run"]["fluid_steps"] / 2
+    assert runs[0].flows["finish_ps"].notna().all()
