@@ -700,10 +700,10 @@ class FluidSimulation:
 
         With ``engine.fluid_step_settled_rtt`` > 0, a running flow that has run
         ``engine.fluid_settle_rtts`` of its base RTTs is settled (never one whose law reads
-        INT): it bounds the step at that
-        fraction of its base RTT instead; the flows not started yet bound it only once the
-        next of them starts within ``fluid_settle_rtts`` intra-DC base RTTs (the run stops at
-        the step holding a start: :meth:`_next_start_step`)."""
+        INT): it bounds the step at that fraction of its base RTT instead; the flows not
+        started yet bound it only once the next of them starts within ``fluid_settle_rtts``
+        intra-DC base RTTs (the run stops at the step holding a start:
+        :meth:`_next_start_step`)."""
         e = self.cfg.engine
         if self._rtt_after is None:
             rtt = self.fs[:, C.FS_BASE_RTT][self.order]
@@ -721,13 +721,12 @@ class FluidSimulation:
             bound = np.inf
             if n_active:
                 age = self.now_ps - self.fs[self.active[:n_active], C.FS_START]
-                young = (age < e.fluid_settle_rtts * rtt) | ~self._may_settle[
-                    self.active[:n_active]
-                ]
-                if young.any():
-                    bound = e.fluid_step_intra_rtt * float(rtt[young].min())
-                if not young.all():
-                    bound = min(bound, e.fluid_step_settled_rtt * float(rtt[~young].min()))
+                may_settle = self._may_settle[self.active[:n_active]]
+                unsettled = (age < e.fluid_settle_rtts * rtt) | ~may_settle
+                if unsettled.any():
+                    bound = e.fluid_step_intra_rtt * float(rtt[unsettled].min())
+                if not unsettled.all():
+                    bound = min(bound, e.fluid_step_settled_rtt * float(rtt[~unsettled].min()))
             horizon = e.fluid_settle_rtts * self.dt_first_ps / e.fluid_step_intra_rtt
             if nxt < len(self.flows):
                 if self.fs[self.order[nxt], C.FS_START] - self.now_ps < horizon:

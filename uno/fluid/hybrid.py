@@ -131,7 +131,7 @@ class HybridSimulation(Simulation):
         # would: young or about to start, they keep it at the first
         self.fluid.set_outside_flows([p.spec.start_ps for p in packet_plans],
                                      [p.path.base_rtt_ps for p in packet_plans])  # fmt: skip
-        self._looked_start = -1
+        self._looked_start = None  # (the start looked at: _look_due)
         # the packets run on the compiled data plane unless the config has what it does not
         # model (engine.dataplane): the same packets, bit for bit
         self.dataplane = resolve_dataplane(cfg)
