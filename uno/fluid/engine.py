@@ -268,7 +268,7 @@ def check_fluid_support(cfg, engine: str = "fluid", with_cc: bool = True) -> Non
             f"{where} cannot pause links: PFC is modelled by engine.kind=fluid, for flows on "
             "routes (not the subflows of UnoLB, PLB or REPS)",
         )
-    reads_int = any(name in LAW_BY_NAME and "int" in LAW_BY_NAME[name].signals for name in used)
+    reads_int = any(law_reads_int(name) for name in used)
     if reads_int and cfg.switch.int_telemetry.enabled:
         if engine != "fluid":
             raise ConfigError(
@@ -311,6 +311,11 @@ LOOK_SETTLED_STEPS = 32
 
 #: with PFC the step grows to at most this many intra-DC base RTTs (:class:`FluidSimulation`)
 PFC_STEP_MAX_INTRA_RTT = 1.0
+
+
+def law_reads_int(cc_name: str) -> bool:
+    """Whether the congestion-control law ``cc_name`` reads INT records."""
+    return cc_name in LAW_BY_NAME and "int" in LAW_BY_NAME[cc_name].signals
 
 
 def _pow2_at_most(x: float) -> int:
@@ -406,17 +411,14 @@ class FluidSimulation:
         reads_int = (
             self.runs_cc
             and cfg.switch.int_telemetry.enabled
-            and any(
-                "int" in LAW_BY_NAME[p.cc_name].signals for p in plans if p.cc_name in LAW_BY_NAME
-            )
+            and any(law_reads_int(p.cc_name) for p in plans)
         )
         self.cp = cc_rows(cfg, plans) if self.runs_cc else np.zeros((n, C.N_P))
         # (engine.fluid_step_settled_rtt) a law that reads INT hears each ACK's records of the
         # queues: a coarser step coarsens them (Gear's incast FCTs moved by 19-20%), so its
         # flows never settle
-        self._may_settle = np.fromiter(
-            (p.cc_name not in LAW_BY_NAME or "int" not in LAW_BY_NAME[p.cc_name].signals
-             for p in plans), dtype=bool, count=n)  # fmt: skip
+        self._may_settle = np.fromiter((not law_reads_int(p.cc_name) for p in plans), dtype=bool,
+                                       count=n)  # fmt: skip
         state_columns = law_columns(fs, self.cp, plans, cfg.cc) if self.runs_cc else C.N_C
         # the columns for coding, the laws' samples and fast retransmit's lost bytes
         # (R_LOSTQ) only where a flow needs them
@@ -564,7 +566,7 @@ class FluidSimulation:
         sampler = Sampler(self, cfg) if interval_ps > 0 else None
         grows = self.step_factor_max > 1
         adapts = self.adapts
-        look_steps = LOOK_SETTLED_STEPS if adapts else LOOK_STEPS
+        look_steps = self.look_steps
         looked_start = -1
         self.k_done = 0
         t0 = time.perf_counter()
@@ -749,8 +751,8 @@ class FluidSimulation:
 
     def _next_start_step(self) -> int:
         """The step (at the step now in force) holding the next start, of this engine's flows
-        or the outside ones, where a run whose step grew past the first stops to look again
-        (:meth:`_grow_step`); a very large number if none is left."""
+        or the outside ones: with a step above the first, the run calls :meth:`_grow_step`
+        there; a very large number if none is left."""
         nxt = int(self.counters[C.CT.next_start])
         start = np.inf
         if nxt < len(self.flows):
@@ -765,6 +767,11 @@ class FluidSimulation:
     def adapts(self) -> bool:
         """Whether the step follows the flows both ways (``engine.fluid_step_settled_rtt``)."""
         return self.step_factor_max > 1 and self.cfg.engine.fluid_step_settled_rtt > 0.0
+
+    @property
+    def look_steps(self) -> int:
+        """Every how many steps a run whose step may change looks at the flows left."""
+        return LOOK_SETTLED_STEPS if self.adapts else LOOK_STEPS
 
     def set_outside_flows(self, starts_ps, base_rtts_ps) -> None:
         """Flows run outside this engine (the hybrid's packet flows) that bound its step as

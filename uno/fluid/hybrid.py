@@ -66,7 +66,7 @@ import pandas as pd
 from uno.core.errors import ConfigError
 from uno.core.units import us_to_ps
 from uno.fluid import kernels as K
-from uno.fluid.engine import LOOK_SETTLED_STEPS, LOOK_STEPS, FluidSimulation
+from uno.fluid.engine import FluidSimulation
 from uno.fluid.hybrid_loop import DRIVE_KERNEL_STOP, DRIVE_STEP_DONE, hybrid_steps
 from uno.fluid.results import Sampler
 from uno.fluid.shared_ports import HybridPort, KernelLinks, PortLinks
@@ -250,14 +250,13 @@ class HybridSimulation(Simulation):
         """Every how many steps the kernel stops for a look at the step (0: never)."""
         if not self._may_grow():
             return 0
-        return LOOK_SETTLED_STEPS if self.fluid.adapts else LOOK_STEPS
+        return self.fluid.look_steps
 
     def _look_due(self, k: int) -> bool:
         """Whether step ``k`` is one to look at the step at: a multiple of the look interval,
         or, with a step above the first, the step of the next start (fluid or packet), once."""
         fluid = self.fluid
-        look = LOOK_SETTLED_STEPS if fluid.adapts else LOOK_STEPS
-        if k % look == 0:
+        if k % fluid.look_steps == 0:
             return True
         if fluid.adapts and fluid.step_factor > 1 and k >= fluid._next_start_step():
             key = (int(fluid.counters[K.CT.next_start]), fluid.now_ps)

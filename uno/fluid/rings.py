@@ -224,9 +224,7 @@ def coarsen(factor, k, dt_new_ps, fs, cp, ring, ring_pool, active, n_active, cal
                     for d in range(SLOT_FIELDS):
                         ring[row, c + d] = held[t, c + d]
         mark_loss_report(f, k_new, dt_new_ps, fs, fx, fresh)
-    for r in range(span):
-        for w in range(calendar.shape[1]):
-            calendar[r, w] = fresh[r, w]
+    calendar[:] = fresh
     for f in range(fs.shape[0]):
         for c in (FS_DUE_LAST, FS_ACK_LAST, FS_WAIT_LAST):
             fs[f, c] = math.floor(fs[f, c] / factor)
