@@ -108,7 +108,7 @@ def test_a_batch_files_the_chance_of_its_path_and_its_acks_way_back():
         p_back = ack_path_exceedance(f, slack, sim.rv_ptr, sim.rv_link, sim.rv_w, ls, sim.lb,
                                      sim.cp[f, K.P_MSS])  # fmt: skip
         assert p_back > 0.0
-        K.file_samples(f, 0, 8320.0, rtt, 0.0, 0.0, rtt, sim.fs, sim.cp, ls, routes, sim.lb,
-                       ring)  # fmt: skip
+        p_queued = K.queued_chance(f, rtt, 0.0, sim.fs, sim.cp, ls, routes, sim.lb)
+        K.file_samples(f, 0, 8320.0, p_queued, rtt, 0.0, 0.0, rtt, sim.fs, ring)
         want = 8320.0 * (1.0 - (1.0 - p_path) * (1.0 - p_back))
         assert ring[0, K.R_JITTER] == pytest.approx(want, rel=1e-12)

@@ -3,6 +3,7 @@ and the packet engine: per case and setting, the fluid run's wall time and steps
 the mean and p99 FCT differences in % to the packet run and to the default steps' run.
 
     python experiments/fluid_validation/settled.py [--cases qa2,qa3,...] [--settled 0.25,0.5,1.0]
+        [--fluid OVERRIDE]
 
 Cases: ``qa2`` / ``qa3``, two / three ECMP UnoCC flows of 20 MB into one host (each flow's
 window capped at a BDP, so two of them acknowledge half their window an RTT: Uno's Quick
@@ -87,6 +88,8 @@ def main() -> None:
                     help=f"comma-separated, of {', '.join(CASES)}")  # fmt: skip
     ap.add_argument("--settled", default="0.5",
                     help="comma-separated values of engine.fluid_step_settled_rtt")  # fmt: skip
+    ap.add_argument("--fluid", action="append", default=[], metavar="OVERRIDE",
+                    help="a config override of the fluid runs only (repeatable)")  # fmt: skip
     args = ap.parse_args()
     names = case_names(ap, args.cases, CASES)
     try:
@@ -96,13 +99,12 @@ def main() -> None:
     print("fluid against packet and against the default steps, %: mean / p99 FCT per class")
     for name in names:
         p_wall, _, packet = run([*CASES[name], "engine.kind=packet"])
-        d_wall, d_steps, default = run([*CASES[name], "engine.kind=fluid"])
+        d_wall, d_steps, default = run([*CASES[name], "engine.kind=fluid", *args.fluid])
         print(f"{name}: packet {p_wall:.2f} s; default steps {d_wall:.2f} s, {d_steps:,} steps, "
               f"vs packet {gaps(default, packet)}", flush=True)  # fmt: skip
         for value in values:
-            wall, steps, fct = run(
-                [*CASES[name], "engine.kind=fluid", f"engine.fluid_step_settled_rtt={value}"]
-            )
+            settled = f"engine.fluid_step_settled_rtt={value}"
+            wall, steps, fct = run([*CASES[name], "engine.kind=fluid", *args.fluid, settled])
             print(f"  settled {value}: {wall:.2f} s, {steps:,} steps, vs packet {gaps(fct, packet)}; "
                   f"vs default steps {gaps(fct, default)}", flush=True)  # fmt: skip
 

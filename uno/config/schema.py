@@ -637,6 +637,11 @@ class EngineConfig:
     #: packet delivered) where they share the data queue: they take line time and buffer, and
     #: count in the phantom queue with switch.phantom.count_acks; a full buffer drops none
     fluid_ack_bytes: bool = True
+    #: fluid: a batch's ACKs count in the steps they arrive in, split at the step boundary
+    #: they straddle (false: whole, in the step of their mean arrival; a window-limited flow's
+    #: batches then land in every other step, and so do its ACK-clocked sends). A block's
+    #: batch and a batch carrying INT records are filed whole either way
+    fluid_ack_spread: bool = False
     #: fluid: a flow's bytes cross its route's longest link's propagation (a WAN link's: at
     #: least the intra-DC base RTT) on their way out, reaching the links after it that late;
     #: the rest of the base RTT is on the way back. false: the whole base RTT on the way back.

@@ -200,7 +200,8 @@ def flow_feedback(f, k, now, dt_ps, base, flows, ls, lines, lb, hops, scratch) -
     :func:`uno.fluid.balance.plb_acks`, :func:`uno.fluid.balance.reps_acks`),
     :func:`loss_reports`; returns whether the flow
     has finished. The last byte's ACK arrives at ``R_ARRIVE``: its batch is counted in the step
-    of its mean arrival, so up to a step after this one's end. A flow less than a byte short
+    of its mean arrival (or split by arrival time, :func:`uno.fluid.filing.ack_steps`), so up
+    to a step after this one's end. A flow less than a byte short
     (the rounding of the shares its bytes were split into, with nothing left to send or in
     flight, which would wait for it forever) has finished too."""
     fs, fx, counters = flows.fs, flows.fx, flows.counters

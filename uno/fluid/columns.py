@@ -301,8 +301,9 @@ BL = layout("BlockRows", ("steps", "held", "is_held"))
 #: the departure grids' settings (uint64): the salt of their phases, 1: phase drops on
 GRID = layout("GridSettings", ("salt", "on"))
 #: the ACKs' settings (float64): an ACK's share of a data packet's bytes (and of its time on a
-#: link), a data packet's bytes, 1: the ACKs cross the links as bytes
-ACKS = layout("AckSettings", ("share", "packet_bytes", "as_bytes"))
+#: link), a data packet's bytes, 1: the ACKs cross the links as bytes, 1: a batch's ACKs count
+#: in the steps they arrive in (``engine.fluid_ack_spread``)
+ACKS = layout("AckSettings", ("share", "packet_bytes", "as_bytes", "spread"))
 #: the figures of a dropping link's inputs (``g_val[link, figure, input]``): bytes arriving
 #: through the input this step, the share of the link's packet times it fills (at most 1), 1:
 #: its packets come on a grid at the link's rate, their phase on the link's grid, its loss

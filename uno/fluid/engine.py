@@ -481,6 +481,7 @@ class FluidSimulation:
         acks[C.ACKS.share] = sc.ack_bytes / pkt
         acks[C.ACKS.packet_bytes] = pkt
         acks[C.ACKS.as_bytes] = 1.0 if cfg.engine.fluid_ack_bytes else 0.0
+        acks[C.ACKS.spread] = 1.0 if cfg.engine.fluid_ack_spread else 0.0
         self._set_wire(cfg.engine.fluid_wire)
         # PFC's ingress queues (uno.fluid.pfc), and which of them each route entry counts in
         self.pfc, row_of = pfc_rows(cfg, sc)

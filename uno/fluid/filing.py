@@ -18,6 +18,7 @@ from uno.fluid.balance import name_subflows
 from uno.fluid.cache_hints import prefetch_row
 from uno.fluid.coding import coded_losses
 from uno.fluid.columns import (
+    ACKS,
     BL,
     FS_ACK_LAST,
     FS_ACKED,
@@ -203,15 +204,30 @@ def batch_times(f, now, send, fs):
 
 
 @njit(cache=True, error_model="numpy", inline="always")
-def file_acks(f, k, now, dt_ps, ack, middle, rtt, q_beyond, fs, block, lines) -> int:
-    """Flow ``f``'s ``ack`` bytes, acknowledged one ``rtt`` after their mean send time
-    ``middle``, go into its delay line's slot of that step (returned): the batch's ACKs return
-    from its first send + ``rtt`` on; they count in the step their mean arrival falls in, whose
-    sends (spread over the step, as the ACKs) they clock. Counting them one step boundary later
-    would add half a step to every RTT and cost a window-limited flow dt / (2 RTT) of its
-    rate."""
+def ack_steps(now, dt_ps, sent_at, sent_end, middle, rtt, spread):
+    """When a batch's ACKs come back: (the delay in steps of the step they start in, the share
+    of them that arrives in the step after). They return over [``sent_at`` + ``rtt``,
+    ``sent_end`` + ``rtt``], at the rate they were sent; a batch sent within a step arrives
+    within at most two. Each part counts in the step it arrives in and clocks that step's
+    sends: filed whole in the step of their mean arrival, the ACKs of a flow whose batches
+    arrive near a step boundary fall now in one step and now in the next, which leaves steps
+    with no ACKs at all (a law that counts the bytes acknowledged over a few steps, UnoCC's
+    Quick Adapt, reads a hole as congestion). Without ``spread`` (``engine.fluid_ack_spread``
+    off, a block's sends, or a law that reads the INT record a batch carries), the batch is
+    filed whole in the step of its mean arrival. Counting them one step boundary later would
+    add half a step to every RTT and cost a window-limited flow dt / (2 RTT) of its rate."""
+    if spread and sent_end > sent_at:
+        first = int(math.floor((sent_at + rtt - now) / dt_ps))
+        late = (sent_end + rtt - (now + (first + 1) * dt_ps)) / (sent_end - sent_at)
+        return first, (late if late > 0.0 else 0.0)
+    return int(math.floor((middle + rtt - now) / dt_ps)), 0.0
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def file_acks(f, k, lag, ack, rtt, q_beyond, fs, block, lines) -> int:
+    """Flow ``f``'s ``ack`` bytes, acknowledged with an RTT of ``rtt``, go into its delay
+    line's slot ``lag`` steps after step ``k`` (returned)."""
     ring, ring_ptr, ring_len = lines.ring, lines.pool.ptr, lines.pool.length
-    lag = int(math.floor((middle + rtt - now) / dt_ps))
     lag = clamp_lag(f, lag, ring_len)
     slot = ring_ptr[f] + (k + lag) % ring_len[f]
     ring[slot, R_ACK] += ack
@@ -227,24 +243,31 @@ def file_acks(f, k, now, dt_ps, ack, middle, rtt, q_beyond, fs, block, lines) ->
 
 
 @njit(cache=True, error_model="numpy", inline="always")
-def file_samples(f, slot, ack, rtt, q_beyond, sent_at, arrive, fs, cp, ls, routes, lb, ring):
-    """What the law of flow ``f`` reads of its batch in slot ``slot`` besides its bytes: the
-    chance that a packet met queueing its mean RTT does not show (before the wire link and on
-    its ACK's way back; the rest with the deliveries), the least RTT sample, the latest send time and the bytes
-    acknowledged then, and when its last ACK arrives (``arrive``)."""
+def queued_chance(f, rtt, q_beyond, fs, cp, ls, routes, lb) -> float:
+    """The chance that a packet of flow ``f``'s batch met queueing its mean RTT ``rtt`` does
+    not show, before the wire link and on its ACK's way back (the rest with the deliveries);
+    0 for a law that does not decide on it."""
+    thr = fs[f, FS_QTHR]
+    slack = thr - (rtt - q_beyond - cp[f, P_BASE_RTT])
+    nic = int(fs[f, FS_NIC_LINK])
+    # (the links before the wire link: the rest in file_deliveries)
+    subs = (lb.n, lb.hops, lb.links)
+    p_queued = wire_side_exceedance(
+        f, False, slack, nic, fs, routes.rt_ptr, routes.rt_link, routes.rt_w, ls, subs,
+        cp[f, P_MSS],
+    )  # fmt: skip
+    p_back = ack_path_exceedance(f, slack, routes.rv_ptr, routes.rv_link, routes.rv_w, ls, lb,
+                                 cp[f, P_MSS])  # fmt: skip
+    return 1.0 - (1.0 - p_queued) * (1.0 - p_back)
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def file_samples(f, slot, ack, p_queued, rtt, q_beyond, sent_at, arrive, fs, ring):
+    """What the law of flow ``f`` reads of its ``ack`` bytes in slot ``slot`` besides the bytes:
+    their share that met queueing the mean RTT does not show (``p_queued``,
+    :func:`queued_chance`), the least RTT sample, the latest send time and the bytes
+    acknowledged then, and when their last ACK arrives (``arrive``)."""
     if fs[f, FS_DRAWS] > 0.0 and ack > 0.0:
-        thr = fs[f, FS_QTHR]
-        slack = thr - (rtt - q_beyond - cp[f, P_BASE_RTT])
-        nic = int(fs[f, FS_NIC_LINK])
-        # (the links before the wire link: the rest in file_deliveries)
-        subs = (lb.n, lb.hops, lb.links)
-        p_queued = wire_side_exceedance(
-            f, False, slack, nic, fs, routes.rt_ptr, routes.rt_link, routes.rt_w, ls, subs,
-            cp[f, P_MSS],
-        )  # fmt: skip
-        p_back = ack_path_exceedance(f, slack, routes.rv_ptr, routes.rv_link, routes.rv_w, ls,
-                                     lb, cp[f, P_MSS])  # fmt: skip
-        p_queued = 1.0 - (1.0 - p_queued) * (1.0 - p_back)
         ring[slot, R_JITTER] += ack * p_queued
     sample = rtt - q_beyond
     if fs[f, FS_RTTMIN] > 0.0 and (ring[slot, R_RTTMIN] == 0.0 or sample < ring[slot, R_RTTMIN]):
@@ -271,6 +294,8 @@ def file_sends(k, now, dt_ps, n_senders, flows, ls, routes, lines, lb, hops, scr
     fs, cp, fx, block = flows.fs, flows.cp, flows.fx, flows.block
     ring, ring_ptr, ring_len = lines.ring, lines.pool.ptr, lines.pool.length
     sub_loss, block_dist = scratch.sub_loss, scratch.block_dist
+    int_laws = hops.int_set[INTS.hops] > 0  # (a batch carries one INT record: filed whole)
+    may_spread = hops.acks[ACKS.spread] != 0.0 and not int_laws
     for i in range(n_senders):
         f = scratch.senders[i]
         n_sub = lb.n[f]
@@ -283,13 +308,28 @@ def file_sends(k, now, dt_ps, n_senders, flows, ls, routes, lines, lb, hops, scr
             lost, failed, gone = coded_losses(f, n_ec, mss, fs, flows.loss_rng, lb, block_dist)
         if n_sub > 0 and failed > 0.0:  # the subflows a loss report will name
             name_subflows(f, n_sub, n_ec, sub_loss, block_dist, lb.lost)
+        spread = may_spread and block[BL.steps, f] == 1 and fs[f, FS_BLOCK_BYTES] <= 0.0
         ack, sent_at, middle, sent_end = batch_times(f, now, fx[f, FX_SEND], fs)
         arrive = sent_end + rtt
-        slot = file_acks(f, k, now, dt_ps, ack, middle, rtt, q_beyond, fs, block, lines)
+        lag, late = ack_steps(now, dt_ps, sent_at, sent_end, middle, rtt, spread)
+        p_queued = 0.0
+        if fs[f, FS_DRAWS] > 0.0 and ack > 0.0:
+            p_queued = queued_chance(f, rtt, q_beyond, fs, cp, ls, routes, lb)
+        early = ack * (1.0 - late)
+        slot = file_acks(f, k, lag, early, rtt, q_beyond, fs, block, lines)
+        later = slot
+        if late > 0.0:  # (the batch's ACKs that arrive in the step after)
+            later = file_acks(f, k, lag + 1, ack - early, rtt, q_beyond, fs, block, lines)
         if lost > 0.0:
             lose_acks(f, k, lost, lost - failed, beyond, dt_ps, fs, ring, ring_ptr, ring_len)
-        file_samples(f, slot, ack, rtt, q_beyond, sent_at, arrive, fs, cp, ls, routes, lb, ring)
-        if hops.int_set[INTS.hops] > 0:
+        if late > 0.0:
+            boundary = now + (lag + 1) * dt_ps
+            file_samples(f, slot, early, p_queued, rtt, q_beyond, sent_at, boundary, fs, ring)
+            file_samples(f, later, ack - early, p_queued, rtt, q_beyond, sent_at, arrive, fs,
+                         ring)  # fmt: skip
+        else:
+            file_samples(f, slot, ack, p_queued, rtt, q_beyond, sent_at, arrive, fs, ring)
+        if int_laws:
             stamp_sent(f, slot, now + dt_ps, fs, ls, routes.rt_ptr, ring, hops)
         fs[f, FS_LOST] += lost
         if failed > 0.0:
