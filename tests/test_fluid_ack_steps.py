@@ -7,6 +7,7 @@ every step hears ACKs every step, and a law that counts the bytes acknowledged o
 from __future__ import annotations
 
 import pytest
+from conftest import flows_override
 
 import uno
 import uno.api
@@ -67,3 +68,21 @@ def test_quick_adapt_at_steps_of_half_a_base_rtt_matches_packets():
     fluid = uno.run(uno.compose(_two_flows(["engine.kind=fluid",
                                             "engine.fluid_step_settled_rtt=0.5", SPREAD]))).flows  # fmt: skip
     assert fluid.fct_ps.mean() == pytest.approx(packet.fct_ps.mean(), rel=0.10)
+
+
+def test_the_hybrid_files_its_fluid_acks_by_arrival_on_both_data_planes_alike():
+    """Two fluid flows beside two packet flows, ACKs filed by arrival: the compiled data plane
+    and the Python one give the same run, bit for bit, and the setting changes it."""
+    flows = flows_override(
+        [(0, 64, 4_000_000), (8, 64, 4_000_000), (16, 64, 200_000, 100.0), (24, 64, 100_000, 200.0)]
+    )
+    base = ["engine.kind=hybrid", "engine.hybrid_packet_max_bytes=300000", "workload=flows",
+            flows, "lb=ecmp", "ec=none", *QUIET]  # fmt: skip
+    runs = [
+        uno.run(uno.compose([*base, SPREAD, f"engine.dataplane={dp}"]))
+        for dp in ("compiled", "python")
+    ]
+    whole = uno.run(uno.compose(base))
+    assert runs[0].flows.equals(runs[1].flows)
+    assert runs[0].flows["finish_ps"].notna().all()
+    assert not runs[0].flows["fct_ps"].equals(whole.flows["fct_ps"])
