@@ -84,3 +84,19 @@ def test_settled_runs_each_setting_against_packets_and_the_default_steps(monkeyp
         with pytest.raises(SystemExit):
             settled.main()
         assert named in capsys.readouterr().err
+
+
+def test_settled_applies_fluid_overrides_to_the_fluid_runs(monkeypatch, capsys):
+    """settled.py's ``--fluid`` reaches its fluid runs: ACKs filed by arrival change the
+    two-flow case at 0.5 (Quick Adapt no longer fires on an empty step), not its packet run."""
+    monkeypatch.syspath_prepend(str(SCRIPTS))
+    settled = load("settled")
+    lines = []
+    for extra in ([], ["--fluid", "engine.fluid_ack_spread=true"]):
+        monkeypatch.setattr(sys, "argv", ["settled.py", "--cases", "qa2", *extra])
+        settled.main()
+        lines.append(capsys.readouterr().out.splitlines())
+    packet = [re.search(r"packet ([\d.]+) s", out[1]) is not None for out in lines]
+    assert packet == [True, True]
+    gaps = [float(re.search(r"vs packet intra ([+-][\d.]+)", out[2])[1]) for out in lines]
+    assert abs(gaps[1]) < abs(gaps[0])
