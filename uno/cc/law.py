@@ -57,7 +57,7 @@ NEVER_PS = float(2**62)
 Feedback = namedtuple(
     "Feedback",
     [
-        "now_ps",  # when the batch's ACKs arrived (a fluid step: its end)
+        "now_ps",  # when the batch's ACKs arrived (a fluid batch: the start of their step)
         "acked_bytes",  # wire bytes newly acknowledged
         "marked_bytes",  # of those, the bytes whose ACKs carried an ECN echo
         "acks",  # ACKs in the batch, counted as packets (fluid: acked bytes / MSS)
