@@ -190,21 +190,18 @@ def coarsen(factor, k, dt_new_ps, fs, cp, ring, ring_pool, active, n_active, cal
     ring_ptr, ring_len, _class, _free, _base, _count, _top = ring_pool
     n_col = ring.shape[1]
     n_plain = n_col if int_col < 0 else int_col
-    span = calendar.shape[0]
     k_new = k // factor
     held, held_step, fresh = refile_scratch(ring_len, active, n_active, n_col, calendar)
     for i in range(n_active):
         f = active[i]
         start = ring_ptr[f]
         n = ring_len[f]
-        word = f >> 6
-        bit = np.uint64(1) << np.uint64(f & 63)
         m = take_due_slots(f, k, fs, ring, ring_ptr, ring_len, calendar, held, held_step)
         rtt_min = fs[f, FS_RTTMIN] > 0.0
         for t in range(m):
             j_new = held_step[t] // factor
             row = start + j_new % n
-            fresh[j_new % span, word] |= bit
+            mark_due(fresh, j_new, f)
             later = held[t, R_SENTMAX] >= ring[row, R_SENTMAX]
             for c in range(n_plain):
                 v = held[t, c]
