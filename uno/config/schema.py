@@ -625,9 +625,10 @@ class EngineConfig:
     fluid_settle_rtts: float = num(8.0, "> 0")
     #: fluid: a flow whose base RTT spans many steps files what happened to its sends, drops
     #: and deliveries in blocks of steps (powers of two) of at most 1/this of its base RTT,
-    #: instead of every step; its bytes still move every step. The intra-DC flows' block is a
-    #: step, and so is every GEMINI, BBR and DCQCN flow's (their RTT minimum and rate maximum
-    #: depend on the number of samples; DCQCN's CNPs and timers on time). 0: every flow every step
+    #: instead of every step; its bytes still move every step (a GEMINI flow's block keeps
+    #: the least RTT sample of its steps). The intra-DC flows' block is a step, and so is every
+    #: BBR and DCQCN flow's (BBR's rate maximum depends on the number of samples; DCQCN's CNPs
+    #: and timers on time). 0: every flow every step
     fluid_blocks_per_rtt: int = num(128, ">= 0")
     #: fluid: a full drop-tail queue drops by its inputs' packet phases (a packet time's free
     #: slot goes to the first packet to arrive after a departure; back-to-back links arrive on

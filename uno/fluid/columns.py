@@ -222,7 +222,10 @@ FS_LAW_TIMERS = 66
 # the longest feedback batch its law hears (ps; 0: a step): a step longer than this reaches the
 # law as step / this batches in a row (uno.fluid.control.law_batch; FluidSimulation._grow_step)
 FS_BATCH_PS = 67
-N_FS = 72  # (68 used: rows of nine cache lines, an odd number, as N_LS)
+# feedback in blocks, a law that reads a batch's least RTT sample (FS_RTTMIN): the least sample
+# of the block's sends so far (ps, beyond-wire queueing excluded as R_RTTMIN; 0: none)
+FS_BLOCK_RTTMIN = 68
+N_FS = 72  # (69 used: rows of nine cache lines, an odd number, as N_LS)
 
 # ---- what every step reads of every running flow: a compact table ``fx`` -------------------
 # (4 flows a cache line, against a row of five lines in ``fs``: a flow with nothing to do this

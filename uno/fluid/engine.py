@@ -788,14 +788,14 @@ class FluidSimulation:
         step; and the largest block (:func:`uno.fluid.filing.hold_for_block`). A flow held for its
         block when the step grows files it at its new block's end (its sends' times are kept in ps).
 
-        Only the laws whose response to a batch of ACKs is its sum (UnoCC, DCTCP, MP-RDMA)
-        take blocks. GEMINI's window minimum of the RTT and BBR's windowed maximum of the
-        delivery rate depend on how many samples a window holds: with one sample a block
-        instead of one a step their inter-DC flows ran steadily slower as the block grew
-        (``mixed40`` inter-DC mean FCT +4% / +6% / +8% for GEMINI, +2% / +4% / +7% for BBR at
-        256 / 128 / 64 blocks per RTT), so they keep a step. So does DCQCN: its notification
-        point spaces the CNPs in time (:func:`uno.fluid.control.np_cnps`), and its cuts restart
-        its timers at their time."""
+        The laws whose response to a batch of ACKs is its sum (UnoCC, DCTCP, MP-RDMA) take
+        blocks, and so does GEMINI, whose window minimum of the RTT gets the least of the
+        samples of every step of a block (:func:`uno.fluid.filing.note_block_rtt`). BBR's
+        windowed maximum of the delivery rate depends on how many samples a window holds: with
+        one sample a block instead of one a step its inter-DC flows ran steadily slower as the
+        block grew (``mixed40`` inter-DC mean FCT +2% / +4% / +7% at 256 / 128 / 64 blocks per
+        RTT), so it keeps a step. So does DCQCN: its notification point spaces the CNPs in time
+        (:func:`uno.fluid.control.np_cnps`), and its cuts restart its timers at their time."""
         n = len(self.flows)
         per_rtt = self.cfg.engine.fluid_blocks_per_rtt
         steps = np.ones(n, dtype=np.int64)
@@ -804,8 +804,7 @@ class FluidSimulation:
             exp = np.floor(np.log2(np.maximum(span, 1.0)) + 1e-9).astype(np.int64)
             steps = np.left_shift(np.int64(1), exp)
             samples = (
-                (self.fs[:, C.FS_RTTMIN] > 0)
-                | (self.fs[:, C.FS_RATE] > 0)
+                (self.fs[:, C.FS_RATE] > 0)
                 | (self.fs[:, C.FS_CNP_GAP] > 0)
                 | (self.fs[:, C.FS_LAW_TIMERS] > 0)
             )

@@ -26,6 +26,7 @@ from uno.fluid.columns import (
     FS_BLOCK_BYTES,
     FS_BLOCK_END,
     FS_BLOCK_MIDW,
+    FS_BLOCK_RTTMIN,
     FS_BLOCK_SENT,
     FS_DELIV_NEW,
     FS_DRAWS,
@@ -87,7 +88,10 @@ def hold_for_block(k, now, senders, n_senders, droppers, n_drop, markers, n_mark
     At its block's last step (``k + 1`` a multiple of the block) a held flow returns to the
     lists, once, and the step files it as one batch: the block's sends with the RTT sampled
     then, its drops drawn in whole packets, its deliveries' echoes from the block's middle.
-    Returns the number of senders left.
+    A law that reads a batch's least RTT sample (GEMINI's RTT_min) gets the least of the
+    samples of every step the block sent in (:func:`note_block_rtts`), as the ACKs of those
+    steps' packets would carry them, not only the last step's. Returns the number of senders
+    left.
 
     The blocks and the step's growth are powers of two, aligned on the step count, so no
     block spans a change of step size; a flow still held when its block becomes a step is
@@ -136,7 +140,7 @@ def hold_for_block(k, now, senders, n_senders, droppers, n_drop, markers, n_mark
         is_held[f] = 0
         if fs[f, FS_STATE] != 1.0:  # finished: nothing waits for them
             for c in (FS_DROPPED, FS_EXPOSED, FS_DELIV_NEW, FS_MARK_NEW, FS_BLOCK_BYTES,
-                      FS_BLOCK_MIDW):  # fmt: skip
+                      FS_BLOCK_MIDW, FS_BLOCK_RTTMIN):  # fmt: skip
                 fs[f, c] = 0.0
             continue
         if fs[f, FS_BLOCK_BYTES] > 0.0:
@@ -181,6 +185,34 @@ def sample_rtt(f, fs, ls, routes, lb, sub_loss):
         q_beyond = delay_beyond_wire(f, fs, routes.rt_ptr, routes.rt_link, routes.rt_w, ls, subs)
     fs[f, FS_QBEFORE] = qdelay - q_beyond
     return rtt, q_beyond
+
+
+@njit(cache=True, error_model="numpy")
+def note_block_rtts(k, senders, n_senders, block, fs, ls, routes, lb, sub_loss) -> None:
+    """Of this step's ``senders``, those :func:`hold_for_block` holds past this step whose law
+    reads a batch's least RTT sample (``FS_RTTMIN``): the RTT sample of their sends
+    (:func:`sample_rtt`), less the queueing beyond the wire link as ``R_RTTMIN`` takes it,
+    into the least of their block so far (``FS_BLOCK_RTTMIN``, ps). The block's last step
+    samples as it files (:func:`file_sends`, :func:`file_block_rtt`)."""
+    for i in range(n_senders):
+        f = senders[i]
+        steps = block[BL.steps, f]
+        if steps > 1 and (k + 1) % steps != 0 and fs[f, FS_RTTMIN] > 0.0:
+            rtt, q_beyond = sample_rtt(f, fs, ls, routes, lb, sub_loss)
+            sample = rtt - q_beyond
+            if fs[f, FS_BLOCK_RTTMIN] == 0.0 or sample < fs[f, FS_BLOCK_RTTMIN]:
+                fs[f, FS_BLOCK_RTTMIN] = sample
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def file_block_rtt(f, slot, fs, ring) -> None:
+    """A block's batch in slot ``slot``: the least RTT sample of the block's earlier sends
+    (:func:`note_block_rtts`) into the slot's, if less; the block's least is cleared."""
+    least = fs[f, FS_BLOCK_RTTMIN]
+    if least > 0.0:
+        if ring[slot, R_RTTMIN] == 0.0 or least < ring[slot, R_RTTMIN]:
+            ring[slot, R_RTTMIN] = least
+        fs[f, FS_BLOCK_RTTMIN] = 0.0
 
 
 @njit(cache=True, error_model="numpy", inline="always")
@@ -329,6 +361,7 @@ def file_sends(k, now, dt_ps, n_senders, flows, ls, routes, lines, lb, hops, scr
                          ring)  # fmt: skip
         else:
             file_samples(f, slot, ack, p_queued, rtt, q_beyond, sent_at, arrive, fs, ring)
+        file_block_rtt(f, slot, fs, ring)
         if int_laws:
             stamp_sent(f, slot, now + dt_ps, fs, ls, routes.rt_ptr, ring, hops)
         fs[f, FS_LOST] += lost

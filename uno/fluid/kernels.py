@@ -74,7 +74,13 @@ from uno.fluid.control import cc_init
 from uno.fluid.cycles import TALLY, cycles, tick
 from uno.fluid.draws import *  # noqa: F403
 from uno.fluid.filing import *  # noqa: F403
-from uno.fluid.filing import file_deliveries, file_drops, file_sends, hold_for_block
+from uno.fluid.filing import (
+    file_deliveries,
+    file_drops,
+    file_sends,
+    hold_for_block,
+    note_block_rtts,
+)
 from uno.fluid.forward import *  # noqa: F403
 from uno.fluid.forward import forward
 from uno.fluid.jitter import *  # noqa: F403
@@ -280,6 +286,7 @@ def carry_feedback(k, now, n_senders, flows, links, routes, lb, hops, scratch) -
     senders, droppers, n_drop = scratch.senders, scratch.droppers, scratch.n_drop
     markers, n_mark = scratch.markers, scratch.n_mark
     if block[BL.steps, n_flows] > 1 or block[BL.held, n_flows] > 0:
+        note_block_rtts(k, senders, n_senders, block, fs, links.ls, routes, lb, scratch.sub_loss)
         n_senders = hold_for_block(k, now, senders, n_senders, droppers, n_drop, markers, n_mark,
                                    block, fs, fx)  # fmt: skip
     if hops.grid[GRID.on] != 0:
