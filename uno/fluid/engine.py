@@ -790,7 +790,7 @@ class FluidSimulation:
 
         The laws whose response to a batch of ACKs is its sum (UnoCC, DCTCP, MP-RDMA) take
         blocks, and so does GEMINI, whose window minimum of the RTT gets the least of the
-        samples of every step of a block (:func:`uno.fluid.filing.note_block_rtt`). BBR's
+        samples of every step of a block (:func:`uno.fluid.filing.note_block_rtts`). BBR's
         windowed maximum of the delivery rate depends on how many samples a window holds: with
         one sample a block instead of one a step its inter-DC flows ran steadily slower as the
         block grew (``mixed40`` inter-DC mean FCT +2% / +4% / +7% at 256 / 128 / 64 blocks per

@@ -67,7 +67,7 @@ from uno.fluid.columns import (
 from uno.fluid.int_records import INTS, stamp_delivered, stamp_sent
 from uno.fluid.jitter import ack_path_exceedance, wire_side_exceedance
 from uno.fluid.losses import beyond_wire, book_losses, lose_acks
-from uno.fluid.rings import clamp_lag, mark_ring_due
+from uno.fluid.rings import clamp_lag, least_sample, mark_ring_due
 from uno.fluid.signals import (
     delay_beyond_wire,
     path_delay,
@@ -199,19 +199,15 @@ def note_block_rtts(k, senders, n_senders, block, fs, ls, routes, lb, sub_loss) 
         steps = block[BL.steps, f]
         if steps > 1 and (k + 1) % steps != 0 and fs[f, FS_RTTMIN] > 0.0:
             rtt, q_beyond = sample_rtt(f, fs, ls, routes, lb, sub_loss)
-            sample = rtt - q_beyond
-            if fs[f, FS_BLOCK_RTTMIN] == 0.0 or sample < fs[f, FS_BLOCK_RTTMIN]:
-                fs[f, FS_BLOCK_RTTMIN] = sample
+            fs[f, FS_BLOCK_RTTMIN] = least_sample(fs[f, FS_BLOCK_RTTMIN], rtt - q_beyond)
 
 
 @njit(cache=True, error_model="numpy", inline="always")
 def file_block_rtt(f, slot, fs, ring) -> None:
     """A block's batch in slot ``slot``: the least RTT sample of the block's earlier sends
     (:func:`note_block_rtts`) into the slot's, if less; the block's least is cleared."""
-    least = fs[f, FS_BLOCK_RTTMIN]
-    if least > 0.0:
-        if ring[slot, R_RTTMIN] == 0.0 or least < ring[slot, R_RTTMIN]:
-            ring[slot, R_RTTMIN] = least
+    if fs[f, FS_BLOCK_RTTMIN] > 0.0:
+        ring[slot, R_RTTMIN] = least_sample(ring[slot, R_RTTMIN], fs[f, FS_BLOCK_RTTMIN])
         fs[f, FS_BLOCK_RTTMIN] = 0.0
 
 
@@ -301,9 +297,8 @@ def file_samples(f, slot, ack, p_queued, rtt, q_beyond, sent_at, arrive, fs, rin
     acknowledged then, and when their last ACK arrives (``arrive``)."""
     if fs[f, FS_DRAWS] > 0.0 and ack > 0.0:
         ring[slot, R_JITTER] += ack * p_queued
-    sample = rtt - q_beyond
-    if fs[f, FS_RTTMIN] > 0.0 and (ring[slot, R_RTTMIN] == 0.0 or sample < ring[slot, R_RTTMIN]):
-        ring[slot, R_RTTMIN] = sample
+    if fs[f, FS_RTTMIN] > 0.0:
+        ring[slot, R_RTTMIN] = least_sample(ring[slot, R_RTTMIN], rtt - q_beyond)
     if sent_at >= ring[slot, R_SENTMAX]:
         ring[slot, R_SENTMAX] = sent_at
         if fs[f, FS_RATE] > 0.0:

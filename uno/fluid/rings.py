@@ -112,6 +112,15 @@ def mark_ring_due(calendar, fs, step, f) -> None:
 
 
 @njit(cache=True, error_model="numpy", inline="always")
+def least_sample(held, sample):
+    """The least of two RTT samples, ``held`` 0 meaning none yet (``R_RTTMIN``,
+    ``FS_BLOCK_RTTMIN``); a sample of 0 is none."""
+    if sample > 0.0 and (held == 0.0 or sample < held):
+        return sample
+    return held
+
+
+@njit(cache=True, error_model="numpy", inline="always")
 def clamp_lag(f, lag, ring_len) -> int:
     """A delay of ``lag`` steps as flow ``f``'s delay line holds it: at least the next step,
     at most its length - 1 (the engine sizes the lines so that the longest RTT and timeout
@@ -209,8 +218,8 @@ def coarsen(factor, k, dt_new_ps, fs, cp, ring, ring_pool, active, n_active, cal
                     if v > ring[row, c]:
                         ring[row, c] = v
                 elif c == R_RTTMIN:
-                    if rtt_min and v > 0.0 and (ring[row, c] == 0.0 or v < ring[row, c]):
-                        ring[row, c] = v
+                    if rtt_min:
+                        ring[row, c] = least_sample(ring[row, c], v)
                 elif c == R_DSENT:
                     if later:
                         ring[row, c] = v
