@@ -14,14 +14,21 @@ from uno.fluid import kernels as K
 RNG = np.random.default_rng(11)
 
 
-def shares(on_grid, u, phase, arr, drop, pool_arr=0.0, pool_u=0.0, twin=False):
-    """(each input's loss fraction, the pool's) from the kernel or its Python twin."""
+def drop_shares(on_grid, u, phase, arr, drop, pool_arr=0.0, pool_u=0.0, twin=False):
+    """(each input's loss fraction, the pool's, a packet's at a random phase) from the kernel
+    or its Python twin."""
     n = len(u)
     loss = np.zeros(n)
     fn = K.input_drop_shares.py_func if twin else K.input_drop_shares
-    pool = fn(n, np.asarray(on_grid, float), np.asarray(u, float), np.asarray(phase, float),
-              np.asarray(arr, float), pool_arr, pool_u, drop, loss, np.zeros(n, np.int64))  # fmt: skip
-    return loss, pool
+    pool, at_random = fn(n, np.asarray(on_grid, float), np.asarray(u, float),
+                         np.asarray(phase, float), np.asarray(arr, float), pool_arr, pool_u, drop,
+                         loss, np.zeros(n, np.int64))  # fmt: skip
+    return loss, pool, at_random
+
+
+def shares(*args, **kwargs):
+    """(each input's loss fraction, the pool's): :func:`drop_shares`."""
+    return drop_shares(*args, **kwargs)[:2]
 
 
 def test_two_back_to_back_inputs_the_earlier_phase_takes_every_slot():
@@ -42,6 +49,21 @@ def test_a_random_input_beside_a_train_wins_the_slots_before_the_trains_phase():
     drop = 100.0 * 0.15 + 50.0 * 0.7
     loss, _ = shares([1, 0], [1.0, 0.5], [0.3, 0.0], [100.0, 50.0], drop)
     np.testing.assert_allclose(loss, [0.15, 0.7], rtol=1e-12)
+
+
+def test_a_packet_at_a_random_phase_wins_the_slots_no_input_took_before_it():
+    """Beside a back-to-back input at phase 0.3 (every packet time) and a random one (half of
+    them), a packet of no input of the fluid's (the hybrid's) is first when it lands before
+    0.3 and before the random input's: the mean of 1 - 0.5 psi over psi < 0.3, 0.2775. With the
+    link's drops equal to the inputs' rejections its loss is 1 - 0.2775. With pool bytes at
+    the link, such a packet meets the pool's odds."""
+    drop = 100.0 * (1.0 - 0.85) + 50.0 * 0.7
+    _, pool, at_random = drop_shares([1, 0], [1.0, 0.5], [0.3, 0.0], [100.0, 50.0], drop)
+    assert pool == 0.0
+    assert at_random == pytest.approx(1.0 - 0.2775, rel=1e-12)
+    _, pool, at_random = drop_shares([1, 0], [1.0, 0.5], [0.3, 0.0], [100.0, 50.0], drop + 20.0,
+                                     pool_arr=40.0, pool_u=0.04)  # fmt: skip
+    assert pool > 0.0 and at_random == pytest.approx(pool, rel=1e-12)
 
 
 def test_random_inputs_the_smoother_one_wins_more():
@@ -73,25 +95,27 @@ def test_shares_keep_the_links_drops_and_stay_fractions_kernel_and_twin():
         pool_arr = float(RNG.random() * 500.0) if RNG.random() < 0.5 else 0.0
         total = arr.sum() + pool_arr
         drop = float(RNG.random() * total)
-        a = shares(on_grid, u, phase, arr, drop, pool_arr, pool_arr / 1000.0)
-        b = shares(on_grid, u, phase, arr, drop, pool_arr, pool_arr / 1000.0, twin=True)
+        a = drop_shares(on_grid, u, phase, arr, drop, pool_arr, pool_arr / 1000.0)
+        b = drop_shares(on_grid, u, phase, arr, drop, pool_arr, pool_arr / 1000.0, twin=True)
         np.testing.assert_allclose(a[0], b[0], rtol=1e-12, atol=1e-15)
         assert a[1] == pytest.approx(b[1], rel=1e-12, abs=1e-15)
+        assert a[2] == pytest.approx(b[2], rel=1e-12, abs=1e-15) and 0.0 <= a[2] <= 1.0
         assert (a[0] >= -1e-12).all() and (a[0] <= 1 + 1e-12).all() and -1e-12 <= a[1] <= 1 + 1e-12
         assert (a[0] * arr).sum() + a[1] * pool_arr == pytest.approx(drop, rel=1e-9, abs=1e-9)
 
 
-def test_the_kernel_integrates_the_slot_model():
+@pytest.mark.parametrize("pool_u", [0.5, 0.0])
+def test_the_kernel_integrates_the_slot_model(pool_u):
     """A Monte Carlo of the slot model the kernel integrates: in each packet time after a
     departure, grid inputs put a packet at their phase with chance u, random inputs at a
     uniform phase with chance u, the pool a Poisson number at uniform phases; the earliest is
     accepted. With the link's drops set to the simulated rejections, the kernel's losses are
-    those rejections (factor 1), to within the Monte Carlo's error."""
+    those rejections (factor 1), to within the Monte Carlo's error; so is that of one more
+    packet at a uniform phase in every packet time, counted in no input (the hybrid's)."""
     rng = np.random.default_rng(3)
     on_grid = np.array([1.0, 1.0, 0.0, 0.0, 1.0])
     u = np.array([0.9, 0.4, 0.7, 0.3, 0.6])
     phase = np.array([0.15, 0.55, 0.0, 0.0, 0.8])
-    pool_u = 0.5
     slots = 400_000
     present = rng.random((slots, len(u))) < u
     when = np.where(on_grid > 0, phase, rng.random((slots, len(u))))
@@ -104,13 +128,16 @@ def test_the_kernel_integrates_the_slot_model():
     earliest = np.minimum(when.min(axis=1), first_pool)
     won = present & (when == earliest[:, None])
     reject = 1.0 - won.sum(axis=0) / present.sum(axis=0)
-    pool_reject = 1.0 - (some & (first_pool == earliest)).sum() / n_pool.sum()
+    pool_reject = 1.0 - (some & (first_pool == earliest)).sum() / max(n_pool.sum(), 1)
+    tagged_reject = 1.0 - (rng.random(slots) < earliest).mean()
     arr = u * 1000.0
     pool_arr = pool_u * 1000.0
     drop = float((arr * reject).sum() + pool_arr * pool_reject)
-    loss, pool = shares(on_grid, u, phase, arr, drop, pool_arr, pool_u)
+    loss, pool, at_random = drop_shares(on_grid, u, phase, arr, drop, pool_arr, pool_u)
     np.testing.assert_allclose(loss, reject, atol=0.006)
-    assert pool == pytest.approx(pool_reject, abs=0.006)
+    assert at_random == pytest.approx(tagged_reject, abs=0.006)
+    if pool_u > 0.0:
+        assert pool == pytest.approx(pool_reject, abs=0.006)
 
 
 def test_acks_move_the_grids_of_the_links_they_cross():

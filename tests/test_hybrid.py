@@ -119,6 +119,29 @@ def test_the_compiled_data_plane_runs_the_hybrids_packets_as_the_python_one(scen
         assert py.tables["ports"]["drops"].sum() > 0
 
 
+def test_a_packet_at_a_full_shared_port_meets_the_loss_of_a_random_phase():
+    """The ports read, of a link that drops in the fluid step, the loss of a packet at a random
+    phase of its packet time (``LS_PKT_LOSS``, uno.fluid.phases.input_drop_shares), not the
+    link's share of its arrivals dropped: where back-to-back fluid inputs take the slots, a
+    packet of no fluid input loses more than the average. A link that does not drop in the
+    step drops no packet, whatever it last wrote. The Python data plane's ports read the same."""
+    from uno.fluid import kernels as K
+    from uno.fluid.hybrid_loop import copy_link_row
+    from uno.fluid.shared_ports import HybridPort
+    from uno.net.compiled.layout import PF
+
+    ls = np.zeros((2, K.N_LS))
+    ls[0, K.LS_LOSS], ls[0, K.LS_PKT_LOSS] = 0.5, 0.8
+    ls[1, K.LS_LOSS], ls[1, K.LS_PKT_LOSS] = 0.0, 0.8  # (from a step it dropped in)
+    F = np.zeros((2, PF.size))
+    for p in (0, 1):
+        copy_link_row(F, ls, p)
+    assert list(F[:, PF.sh_loss]) == [0.8, 0.0]
+    port = HybridPort.__new__(HybridPort)
+    port._fluid_loss, port._packet_loss = ls[:, K.LS_LOSS], ls[:, K.LS_PKT_LOSS]
+    assert [port._packet_loss_at(p) for p in (0, 1)] == [0.8, 0.0]
+
+
 def test_once_the_packets_are_done_the_fluid_step_grows_as_the_fluid_engines():
     """A short intra-DC packet flow and two 20-MB inter-DC fluid flows into host 0: once the
     packet flow is done only the inter-DC flows are left, and the step grows with their RTT (up

@@ -83,10 +83,14 @@ LS_JIT_X = 40
 LS_JIT_ARR = 41
 LS_JIT_ARR2 = 42
 LS_JIT_P = 43
+# the share of its arrivals a full link drops of a packet that arrives at a random phase of its
+# packet time (phases.input_drop_shares; LS_LOSS where no phase drops share it out): the
+# hybrid's packets at a full port. Written in a step in which the link drops (LS_LOSS > 0)
+LS_PKT_LOSS = 44
 #: the end of lines 0-3, before which lie the columns update_links reads or writes (it
 #: prefetches them a few links ahead)
 LS_UPDATE_END = LS_PAUSE + 1
-N_LS = 56  # (44 used: rows of seven whole cache lines, an odd number so that the rows'
+N_LS = 56  # (45 used: rows of seven whole cache lines, an odd number so that the rows'
 #              first lines spread over every cache set; a stride of 4 lines would use a fourth)
 
 # ---- route entries (uno.fluid.forward): integer and float fields, one row per entry -------

@@ -12,7 +12,16 @@ from __future__ import annotations
 
 from numba import njit
 
-from uno.fluid.columns import CT, LS_ARR, LS_LOSS, LS_NIC_SENDERS, LS_PH, LS_Q, LS_QF
+from uno.fluid.columns import (
+    CT,
+    LS_ARR,
+    LS_LOSS,
+    LS_NIC_SENDERS,
+    LS_PH,
+    LS_PKT_LOSS,
+    LS_Q,
+    LS_QF,
+)
 from uno.fluid.kernels import advance
 from uno.fluid.links import fold_packet_bytes
 from uno.net.compiled.events import kernel_top
@@ -61,7 +70,7 @@ def copy_link_row(F, ls, p) -> None:
     F[p, PF.sh_link_q] = ls[p, LS_Q]
     F[p, PF.sh_rate] = ls[p, LS_ARR]
     F[p, PF.sh_phantom] = ls[p, LS_PH]
-    F[p, PF.sh_loss] = ls[p, LS_LOSS]
+    F[p, PF.sh_loss] = ls[p, LS_PKT_LOSS] if ls[p, LS_LOSS] > 0.0 else 0.0
     F[p, PF.sh_senders] = ls[p, LS_NIC_SENDERS]
 
 

@@ -48,6 +48,7 @@ from uno.fluid.columns import (
     LS_PHKMIN,
     LS_PHSIZE,
     LS_PKT_CLAIM,
+    LS_PKT_LOSS,
     LS_Q,
     LS_QF,
     LS_TX,
@@ -163,6 +164,8 @@ def step_link(ls, link, dt_ps) -> bool:
     fluid = ls[link, LS_QF] + arr_fluid + acks
     ls[link, LS_QF] = fluid * (q / total) if total > 0.0 else 0.0
     ls[link, LS_LOSS] = data_drop / data if data > 0.0 else 0.0
+    if data_drop > 0.0:  # (phases.share_level_drops may tell a packet's apart)
+        ls[link, LS_PKT_LOSS] = ls[link, LS_LOSS]
     # of what the link holds once the drops are gone, the share that leaves
     kept_bytes = total - drop
     ls[link, LS_PASS] = dep / kept_bytes if kept_bytes > 0.0 else 1.0

@@ -35,6 +35,7 @@ from uno.fluid.columns import (
     LS_CAP,
     LS_GRID,
     LS_LOSS,
+    LS_PKT_LOSS,
 )
 from uno.fluid.draws import unit_interval
 from uno.net.hashing import GOLDEN, mix64
@@ -113,7 +114,10 @@ def acceptance_chances(n_g, on_grid, u, phase, pool_u, accept, order) -> float:
 @njit(cache=True, error_model="numpy")
 def input_drop_shares(n_g, on_grid, u, phase, arr, pool_arr, pool_u, drop, loss, order):
     """How a full drop-tail link's ``drop`` bytes fall on its inputs in a step: the loss
-    fraction of each input group ``loss[:n_g]``, and the pool's (returned).
+    fraction of each input group ``loss[:n_g]``; returns the pool's, and that of a packet
+    arriving at a random phase of the packet time with no stream of its own among the inputs
+    (the mean of F, as the pool's, at the same odds: the hybrid's packets, whose phases the
+    fluid grids do not set).
 
     A full packet queue frees one slot per departure, and the first packet to arrive after it
     takes the slot; the others arriving in that packet time are dropped. An input is the link
@@ -154,7 +158,7 @@ def input_drop_shares(n_g, on_grid, u, phase, arr, pool_arr, pool_u, drop, loss,
         share = drop / total if total > 0.0 else 0.0
         for g in range(n_g):
             loss[g] = share
-        return share
+        return share, share
     left = drop
     for _ in range(n_g + 2):
         factor = left / weighted if weighted > 0.0 else 0.0
@@ -189,7 +193,10 @@ def input_drop_shares(n_g, on_grid, u, phase, arr, pool_arr, pool_u, drop, loss,
         even = left / rest if rest > 0.0 else 0.0
     for g in range(n_g):
         loss[g] = 1.0 if accept[g] == CAPPED else factor * rejection(accept[g]) + even
-    return 1.0 if reject_pool < 0.0 else factor * reject_pool + even
+    if reject_pool < 0.0:  # (the pool capped: at these odds a random arrival loses all too)
+        return 1.0, 1.0
+    at_random = factor * rejection(accept_pool) + even
+    return factor * reject_pool + even, at_random if at_random < 1.0 else 1.0
 
 
 @njit(cache=True, error_model="numpy")
@@ -321,7 +328,8 @@ def group_entries(lv, ei, ef, e_head, rt_ptr, sub_links, hops) -> None:
 @njit(cache=True, error_model="numpy")
 def share_level_drops(kept, l_buf, ls, hops, dt_ps) -> None:
     """At each link of ``l_buf[:kept]`` that drops: its inputs' figures (``FIG``) and its
-    drops shared among them (:func:`input_drop_shares`, into ``g_val[d, FIG.loss]``)."""
+    drops shared among them (:func:`input_drop_shares`, into ``g_val[d, FIG.loss]``), and the
+    loss a packet at a random phase meets (``LS_PKT_LOSS``)."""
     l_dense, g_key, g_val, g_n = hops.l_dense, hops.g_key, hops.g_val, hops.g_n
     for t in range(kept):
         link = l_buf[t]
@@ -343,7 +351,7 @@ def share_level_drops(kept, l_buf, ls, hops, dt_ps) -> None:
             else:
                 g_val[d, FIG.on_grid, g] = 0.0
                 g_val[d, FIG.phase, g] = 0.0
-        g_val[d, FIG.loss, POOL] = input_drop_shares(
+        g_val[d, FIG.loss, POOL], ls[link, LS_PKT_LOSS] = input_drop_shares(
             n_g, g_val[d, FIG.on_grid], g_val[d, FIG.slot_share], g_val[d, FIG.phase],
             g_val[d, FIG.arrivals], g_val[d, FIG.arrivals, POOL],
             g_val[d, FIG.arrivals, POOL] / room, ls[link, LS_LOSS] * fluid, g_val[d, FIG.loss],

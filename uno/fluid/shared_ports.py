@@ -35,7 +35,7 @@ class HybridPort(Port):
     (:mod:`uno.fluid.hybrid`)."""
 
     __slots__ = ("_link", "_coupler", "_stamp", "_accounted", "_fluid_q", "_link_q",
-                 "_fluid_arr", "_fluid_ph", "_fluid_loss", "_drop_draw", "_full_bytes",
+                 "_fluid_arr", "_fluid_ph", "_fluid_loss", "_packet_loss", "_drop_draw", "_full_bytes",
                  "_ps_per_byte", "_nic", "_fluid_senders", "_bytes_per_ps")  # fmt: skip
 
     def couple(self, coupler: PortLinks, link: int, nic: bool) -> None:
@@ -54,6 +54,7 @@ class HybridPort(Port):
         self._fluid_arr = ls[:, K.LS_ARR]
         self._fluid_ph = ls[:, K.LS_PH]
         self._fluid_loss = ls[:, K.LS_LOSS]
+        self._packet_loss = ls[:, K.LS_PKT_LOSS]
         # its own stream, so the drops leave the port's marking draws as they were
         self._drop_draw = coupler.rng.buffered(f"hybrid_drop/{self.name}")
         self._full_bytes = coupler.full_bytes
@@ -82,7 +83,7 @@ class HybridPort(Port):
                 outcome == ADMIT
                 and fluid_fills_buffer(self.bytes, fluid_bytes, size, self.buffer_bytes)
                 and squeezed_out(self._drop_draw.next(), self._full_bytes,
-                                 self._fluid_loss[link], size)
+                                 self._packet_loss_at(link), size)
             ):  # fmt: skip
                 outcome = policy
             if outcome != ADMIT:
@@ -96,6 +97,11 @@ class HybridPort(Port):
             if behind > self._busy_until_ps:
                 self._busy_until_ps = behind
         Port.receive(self, pkt)
+
+    def _packet_loss_at(self, link: int) -> float:
+        """The share of a packet's arrivals the full fluid link drops (``LS_PKT_LOSS`` in a
+        step it drops in: hybrid_loop.copy_link_row)."""
+        return float(self._packet_loss[link]) if self._fluid_loss[link] > 0.0 else 0.0
 
     def _round_robin(self, pkt, link: int) -> None:
         """A host's NIC: ``pkt`` goes as in the packet engine, then, after a data packet,

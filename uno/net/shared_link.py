@@ -34,10 +34,11 @@ def fluid_fills_buffer(queued, fluid_q, size, buffer):
 @njit(cache=True)
 def squeezed_out(draw, full_bytes, loss_fraction, size):
     """Whether a packet of ``size`` bytes arriving at a buffer the fluid bytes fill
-    (:func:`fluid_fills_buffer`) is dropped, by the uniform ``draw``: with the probability the
-    fluid model drops bytes at the link (a full fluid queue drops only the excess, not every
-    arrival), scaled by its size over a full packet's (``full_bytes``: an ACK fits the room a
-    full data packet leaves far more often)."""
+    (:func:`fluid_fills_buffer`) is dropped, by the uniform ``draw``: with the probability
+    ``loss_fraction`` the fluid model drops bytes arriving at the link at a random phase of its
+    packet time (a full fluid queue drops only the excess, not every arrival, and by its inputs'
+    phases: uno.fluid.phases), scaled by its size over a full packet's (``full_bytes``: an ACK
+    fits the room a full data packet leaves far more often)."""
     return draw * full_bytes < loss_fraction * size
 
 

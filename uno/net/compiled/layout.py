@@ -102,9 +102,9 @@ P = layout("PortColumns", (
 ))  # fmt: skip
 #: the fluid model's state of a port's link as its packets read it (uno.net.shared_link), copied
 #: in after every fluid step: the fluid flows' queue, the link's whole queue (bytes), the fluid
-#: bytes arriving per ps, the phantom level (bytes), the fraction of arriving bytes dropped, the
-#: fluid senders at a NIC; then the port's constants: ps per byte, bytes per ps, a full data
-#: packet's bytes
+#: bytes arriving per ps, the phantom level (bytes), the fraction of a packet's arrivals dropped
+#: (uno.fluid.columns.LS_PKT_LOSS), the fluid senders at a NIC; then the port's constants: ps
+#: per byte, bytes per ps, a full data packet's bytes
 SHARED_FLOATS = ("sh_fluid_q", "sh_link_q", "sh_rate", "sh_phantom", "sh_loss", "sh_senders",
                  "sh_ps_per_byte", "sh_bytes_per_ps", "sh_full_bytes")  # fmt: skip
 #: port flags: RED on the physical queue marks, the phantom queue's marks, control packets and
