@@ -76,3 +76,10 @@ def unolb_sim(n_flows=40):
     cfg = uno.compose(["experiment=fig10_load", "workload=mixed_artifact", "scheme=uno",
                        f"workload.n_flows={n_flows}", "engine.kind=fluid"])  # fmt: skip
     return build_simulation(to_run_config(cfg))
+
+
+def switch_indices(sim) -> dict[int, int]:
+    """Each switch's index among the switches of ``sim``'s topology, by its node index (as
+    ``uno.fluid.routes.ecmp_path_edges`` takes them)."""
+    nodes = sim.scenario.routing.topo.nodes
+    return {i: j for j, i in enumerate(i for i, node in enumerate(nodes) if node.kind != "host")}

@@ -14,23 +14,6 @@ from uno.fluid import kernels as K
 RNG = np.random.default_rng(7)
 
 
-def test_ecmp_path_kernel_is_the_packet_engines_hash():
-    from uno.fluid.routes import ecmp_path_edges as _ecmp_path
-
-    sim = unolb_sim()
-    host_node, nh_ptr, nh_edges, edge_dst, salt = sim.lb[8:13]
-    switch_index = {}
-    for i, node in enumerate(sim.scenario.routing.topo.nodes):
-        if node.kind != "host":
-            switch_index[i] = len(switch_index)
-    out = np.zeros(16, dtype=np.int64)
-    for _ in range(200):
-        src, dst = (int(h) for h in RNG.choice(len(host_node), 2, replace=False))
-        entropy = int(RNG.integers(0, 1 << 16))
-        hops = K.ecmp_path(src, dst, entropy, host_node, nh_ptr, nh_edges, edge_dst, salt, out)
-        assert list(out[:hops]) == _ecmp_path(sim.scenario, src, dst, entropy, switch_index)
-
-
 def test_coded_loss_shares_split_the_lost_packets_by_their_blocks_fate():
     """Of the packets lost from (n, m) blocks, each lost with chance p: the share in blocks
     that cannot be decoded (more than m lost: resent) and in blocks of which nothing arrived

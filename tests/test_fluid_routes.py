@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from fluid_cases import DUMBBELL, random_links, unolb_sim
+from fluid_cases import DUMBBELL, random_links, switch_indices, unolb_sim
 
 import uno
 from uno.fluid import kernels as K
@@ -206,6 +206,20 @@ def test_path_kernels_match_python():
         assert ha == hb and (out_a[:ha] == out_b[:hb]).all()
 
 
+def test_ecmp_path_kernel_is_the_packet_engines_hash():
+    from uno.fluid.routes import ecmp_path_edges as _ecmp_path
+
+    sim = unolb_sim()
+    host_node, nh_ptr, nh_edges, edge_dst, salt = sim.lb[8:13]
+    switch_index = switch_indices(sim)
+    out = np.zeros(16, dtype=np.int64)
+    for _ in range(200):
+        src, dst = (int(h) for h in RNG.choice(len(host_node), 2, replace=False))
+        entropy = int(RNG.integers(0, 1 << 16))
+        hops = K.ecmp_path(src, dst, entropy, host_node, nh_ptr, nh_edges, edge_dst, salt, out)
+        assert list(out[:hops]) == _ecmp_path(sim.scenario, src, dst, entropy, switch_index)
+
+
 def test_ecmp_routes_of_all_flows_are_the_packet_engines_hash():
     """The fluid engine's setup routes every flow at once (array operations, hop by hop):
     each path is the one the packet engine's switches hash the flow onto."""
@@ -214,10 +228,7 @@ def test_ecmp_routes_of_all_flows_are_the_packet_engines_hash():
 
     sim = unolb_sim()
     host_node, nh_ptr, nh_edges, edge_dst, salt = sim.lb[8:13]
-    switch_index = {}
-    for i, node in enumerate(sim.scenario.routing.topo.nodes):
-        if node.kind != "host":
-            switch_index[i] = len(switch_index)
+    switch_index = switch_indices(sim)
     n = 300
     src = RNG.integers(0, len(host_node), n)
     dst = (src + RNG.integers(1, len(host_node), n)) % len(host_node)

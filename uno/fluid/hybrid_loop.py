@@ -27,6 +27,7 @@ from uno.fluid.links import fold_packet_bytes
 from uno.net.compiled.events import kernel_top
 from uno.net.compiled.layout import PF, RUN_NONE, H, N, P
 from uno.net.compiled.loop import run
+from uno.net.shared_link import packet_loss
 
 #: why :func:`hybrid_steps` returned: the next step comes after Python's next event (push the
 #: step's event, keyed as returned); the kernel stopped for Python before the next step (push
@@ -70,7 +71,7 @@ def copy_link_row(F, ls, p) -> None:
     F[p, PF.sh_link_q] = ls[p, LS_Q]
     F[p, PF.sh_rate] = ls[p, LS_ARR]
     F[p, PF.sh_phantom] = ls[p, LS_PH]
-    F[p, PF.sh_loss] = ls[p, LS_PKT_LOSS] if ls[p, LS_LOSS] > 0.0 else 0.0
+    F[p, PF.sh_loss] = packet_loss(ls[p, LS_LOSS], ls[p, LS_PKT_LOSS])
     F[p, PF.sh_senders] = ls[p, LS_NIC_SENDERS]
 
 

@@ -25,6 +25,7 @@ from uno.net.port import DROP_BUFFER, Port
 fluid_on_link = shared_link.fluid_on_link.py_func
 fluid_fills_buffer = shared_link.fluid_fills_buffer.py_func
 squeezed_out = shared_link.squeezed_out.py_func
+packet_loss = shared_link.packet_loss.py_func
 behind_fluid_ps = shared_link.behind_fluid_ps.py_func
 nic_fluid_gap_ps = shared_link.nic_fluid_gap_ps.py_func
 shared_queue_level = shared_link.shared_queue_level.py_func
@@ -99,9 +100,9 @@ class HybridPort(Port):
         Port.receive(self, pkt)
 
     def _packet_loss_at(self, link: int) -> float:
-        """The share of a packet's arrivals the full fluid link drops (``LS_PKT_LOSS`` in a
-        step it drops in: hybrid_loop.copy_link_row)."""
-        return float(self._packet_loss[link]) if self._fluid_loss[link] > 0.0 else 0.0
+        """The share of a packet's arrivals the full fluid link drops
+        (:func:`uno.net.shared_link.packet_loss`)."""
+        return packet_loss(float(self._fluid_loss[link]), float(self._packet_loss[link]))
 
     def _round_robin(self, pkt, link: int) -> None:
         """A host's NIC: ``pkt`` goes as in the packet engine, then, after a data packet,

@@ -32,6 +32,15 @@ def fluid_fills_buffer(queued, fluid_q, size, buffer):
 
 
 @njit(cache=True)
+def packet_loss(link_loss, random_phase_loss):
+    """The share of a packet's arrivals its full shared link drops: the fluid model's loss for
+    an arrival at a random phase (``random_phase_loss``: uno.fluid.columns.LS_PKT_LOSS) when
+    the link dropped in its last step (``link_loss`` > 0), else none (the value of an earlier
+    step no longer holds)."""
+    return random_phase_loss if link_loss > 0.0 else 0.0
+
+
+@njit(cache=True)
 def squeezed_out(draw, full_bytes, loss_fraction, size):
     """Whether a packet of ``size`` bytes arriving at a buffer the fluid bytes fill
     (:func:`fluid_fills_buffer`) is dropped, by the uniform ``draw``: with the probability
