@@ -96,6 +96,13 @@ acknowledged bytes, its latest send time, its delivery-rate sample, its RTT samp
 flight after it and the flow's delivered count. No sample is marked application-limited by the
 transport (flows are bulk transfers); restart from idle (§4.3.4.4) does not arise.
 
+A packet sender's delivery-rate sample (the transport's, both data planes) is the bytes delivered
+since the packet was sent over the time from the last delivery before its send (its send, with
+nothing in flight) to its ACK: the ack-elapsed interval of the delivery-rate estimation draft
+(Cheng, Cardwell, Hassas Yeganeh, Jacobson, draft-cheng-iccrg-delivery-rate-estimation-00, July
+2017, "Upon receiving an ACK"). The draft's interval is the larger of that and the send-elapsed one
+(the time the flight took to send), a bound against compressed ACKs that is not taken here.
+
 A packet ACK is a batch of one: exactly the per-ACK rules above. A batch of many ACKs (a fluid
 step) is read as one ACK that acknowledges all its bytes: its latest send time delimits rounds
 (and stamps RTprop's start), its delivery-rate sample is the bytes acknowledged since the
