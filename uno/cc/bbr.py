@@ -109,8 +109,12 @@ step) is read as one ACK that acknowledges all its bytes: its latest send time d
 latest of them was sent over the time since (the fluid driver fills it), its RTT sample (the
 batch's mean: the bytes of one step meet nearly the same queues) feeds RTprop, the bytes in
 flight before it (after it plus its bytes) end a gain phase, and the window grows by all its
-bytes at once. Counts are not rounded to whole packets: BBR's comparisons are of bytes against
-its model's estimates, not against whole packets a sender would hold.
+bytes at once. The fluid count of bytes in flight is not rounded, unless
+``engine.fluid_whole_packets`` asks for whole packets as a packet sender holds them at an ACK
+(:func:`uno.fluid.control.in_flight_at_ack`): on an idle path a 1.25 phase's bytes in flight
+reach its target exactly as the phase's first ACKs come back, those ACKs' samples raise BtlBw
+first, and the fluid count, never ahead of the target, keeps the phase on while BtlBw compounds
+(~1.17x a round); a packet sender's whole packets end it there.
 
 The Uno artifact's pacer (``artifact_pacer``, off by default; ``BBRSrc::UpdatePacingRate`` and
 ``update_bw_model``, ``sim/bbr.cpp``): the gap between packets is a whole number of ns,

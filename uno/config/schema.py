@@ -643,6 +643,11 @@ class EngineConfig:
     #: batches then land in every other step, and so do its ACK-clocked sends). A block's
     #: batch and a batch carrying INT records are filed whole either way
     fluid_ack_spread: bool = False
+    #: fluid: a law hears the bytes in flight before each feedback batch as a packet sender
+    #: holds them at an ACK, whole packets (the fluid count rounded up; only BBR reads them:
+    #: its gain phases end on them). false: the fluid count as it is (see
+    #: experiments/fluid_validation for both on the paper's and the artifact's traffic)
+    fluid_whole_packets: bool = False
     #: fluid: a flow's bytes cross its route's longest link's propagation (a WAN link's: at
     #: least the intra-DC base RTT) on their way out, reaching the links after it that late;
     #: the rest of the base RTT is on the way back. false: the whole base RTT on the way back.

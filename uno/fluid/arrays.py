@@ -360,12 +360,14 @@ def cc_rows(cfg, plans) -> np.ndarray:
     return np.stack([np.pad(r, (0, width - len(r))) for r in rows])[index]
 
 
-def law_columns(fs, cp, plans, cc_cfg) -> int:
+def law_columns(fs, cp, plans, cc_cfg, whole_packets: bool = False) -> int:
     """The columns of the controllers' state: a law's own (with its tail for the flow's
     constants), the widest. Marks what each law's flow reads (``FS_DRAWS``, ``FS_QTHR``,
     ``FS_RTTMIN``, ``FS_RATE``: :func:`uno.fluid.control.law_batch`; ``FS_CNP_GAP``, the
     receiver's least gap between CNPs, from the law's parameters ``cc_cfg.<name>``:
-    :func:`uno.fluid.control.np_cnps`) and whether its own timers run (``FS_LAW_TIMERS``)."""
+    :func:`uno.fluid.control.np_cnps`), whether its own timers run (``FS_LAW_TIMERS``) and,
+    with ``whole_packets`` (``engine.fluid_whole_packets``), that it hears the bytes in flight
+    as whole packets (``FS_WHOLE_PACKETS``)."""
     width = C.N_C
     for f, plan in enumerate(plans):
         law = LAW_BY_NAME.get(plan.cc_name)
@@ -380,4 +382,5 @@ def law_columns(fs, cp, plans, cc_cfg) -> int:
                 row[C.FS_QTHR] = law.queue_threshold(cp[f])
             row[C.FS_RTTMIN] = 1.0 if "rtt_min" in law.signals else 0.0
             row[C.FS_RATE] = 1.0 if "delivery_rate" in law.signals else 0.0
+            row[C.FS_WHOLE_PACKETS] = 1.0 if whole_packets else 0.0
     return width

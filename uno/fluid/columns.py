@@ -229,7 +229,10 @@ FS_BATCH_PS = 67
 # feedback in blocks, a law that reads a batch's least RTT sample (FS_RTTMIN): the least sample
 # of the block's sends so far (ps, beyond-wire queueing excluded as R_RTTMIN; 0: none)
 FS_BLOCK_RTTMIN = 68
-N_FS = 72  # (69 used: rows of nine cache lines, an odd number, as N_LS)
+# 1: its law hears the bytes in flight before a batch as whole packets
+# (``engine.fluid_whole_packets``: uno.fluid.control.in_flight_at_ack)
+FS_WHOLE_PACKETS = 69
+N_FS = 72  # (70 used: rows of nine cache lines, an odd number, as N_LS)
 
 # ---- what every step reads of every running flow: a compact table ``fx`` -------------------
 # (4 flows a cache line, against a row of five lines in ``fs``: a flow with nothing to do this

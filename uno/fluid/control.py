@@ -34,6 +34,7 @@ from uno.fluid.columns import (
     FS_RATE,
     FS_RTTMIN,
     FS_TIMEOUTS,
+    FS_WHOLE_PACKETS,
     P_KIND,
     P_MSS,
     R_DSENT,
@@ -92,20 +93,39 @@ def np_cnps(fs, f, now, span_ps, marked_packets) -> float:
     return cnps
 
 
+#: packets below which a fluid count over a whole number of packets is taken as that number
+IN_FLIGHT_ROUNDING = 1e-6
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def in_flight_at_ack(fluid_bytes: float, mss: float) -> float:
+    """The bytes a packet sender holds in flight as an ACK arrives, for ``fluid_bytes`` in
+    flight in the fluid (bytes; ``mss``: a full packet's wire bytes): whole packets, the fluid
+    count rounded up (a millionth of a packet over a whole number is rounding, not a packet).
+    A sender paced at N packets an RTT has sent, between the packet the ACK is for and the
+    ACK, the packets of every pacing slot that began in that RTT: ``ceil(N)``, never fewer
+    than N. BBR's gain phases end on this count (its 1.25 phase once it reaches 1.25 x BtlBw x
+    RTprop); on an idle path the fluid count meets that target exactly as the phase's own ACKs
+    begin to raise BtlBw, and without the whole packets the phase would run on while BtlBw
+    compounds."""
+    return math.ceil(fluid_bytes / mss - IN_FLIGHT_ROUNDING) * mss
+
+
 @njit(cache=True, error_model="numpy")
 def law_batch(cs, cp, fs, ring, slot, f, kind, now, acked, marked, rtt, p_queued, rng, rec, n_int,
               span_ps, pieces):  # fmt: skip
     """The feedback batch (:data:`uno.cc.law.Feedback`) of flow ``f``'s ACKs arriving in one
     step of ``span_ps`` (delay-line slot ``slot``), to its law: ``acked`` bytes of which
-    ``marked`` carried ECN, counted in packets of the MSS; the whole marked ACKs a packet
-    sender would have seen (the expected count carried over from batch to batch,
-    ``FS_MARK_CARRY``), or for a law whose receiver coalesces them into CNPs (``FS_CNP_GAP``),
-    the CNPs of :func:`np_cnps`; the batch's mean
-    RTT ``rtt`` and, for a law that reads it, its least sample (``R_RTTMIN``); its latest send
-    time; a delivery-rate sample (the bytes acknowledged since the latest of them was sent,
-    over its flight time, ``R_DSENT``); a draw from the flow's stream when its law decides on
-    the chance ``p_queued`` that the packets met queueing the mean RTT does not show; the
-    newest packet's INT records, the first ``n_int`` rows of ``rec``
+    ``marked`` carried ECN, counted in packets of the MSS; the whole marked ACKs a packet sender
+    would have seen (the expected count carried over from batch to batch, ``FS_MARK_CARRY``), or
+    for a law whose receiver coalesces them into CNPs (``FS_CNP_GAP``), the CNPs of
+    :func:`np_cnps`; the batch's mean RTT ``rtt`` and, for a law that reads it, its least sample
+    (``R_RTTMIN``); its latest send time; the bytes in flight after it, and before it (those
+    plus its bytes; as whole packets with ``FS_WHOLE_PACKETS``, :func:`in_flight_at_ack`); a
+    delivery-rate sample (the bytes acknowledged since the latest of them was sent, over its
+    flight time, ``R_DSENT``); a draw from the flow's stream when its law decides on the chance
+    ``p_queued`` that the packets met queueing the mean RTT does not show; the newest packet's
+    INT records, the first ``n_int`` rows of ``rec``
     (:func:`uno.fluid.int_records.packet_records`; 0: none).
 
     ``pieces`` > 1 (a step longer than the flow's ``FS_BATCH_PS``): the law hears the batch
@@ -140,9 +160,11 @@ def law_batch(cs, cp, fs, ring, slot, f, kind, now, acked, marked, rtt, p_queued
         draw = 1.0
         if p_queued > 0.0 and fs[f, FS_DRAWS] > 0.0:
             draw = next_uniform(rng, f)
+        after = fs[f, FS_INFLIGHT] + back * acked_piece
+        if fs[f, FS_WHOLE_PACKETS] > 0.0:
+            after = in_flight_at_ack(after + acked_piece, mss) - acked_piece
         fb = Feedback(at, acked_piece, marked_piece, acked_piece / mss, marked_piece / mss,
-                      events, rtt, rtt_min, sent_max - back * piece_ps,
-                      fs[f, FS_INFLIGHT] + back * acked_piece,
+                      events, rtt, rtt_min, sent_max - back * piece_ps, after,
                       fs[f, FS_ACKED] - back * acked_piece, rate_bytes, rate_ps, 0.0, p_queued,
                       draw, 1.0, float(n_int))  # fmt: skip
         law_feedback(kind, cs[f], cp[f], fb, rec)

@@ -419,7 +419,11 @@ class FluidSimulation:
         # flows never settle
         self._may_settle = np.fromiter((not law_reads_int(p.cc_name) for p in plans), dtype=bool,
                                        count=n)  # fmt: skip
-        state_columns = law_columns(fs, self.cp, plans, cfg.cc) if self.runs_cc else C.N_C
+        state_columns = (
+            law_columns(fs, self.cp, plans, cfg.cc, cfg.engine.fluid_whole_packets)
+            if self.runs_cc
+            else C.N_C
+        )
         # the columns for coding, the laws' samples and fast retransmit's lost bytes
         # (R_LOSTQ) only where a flow needs them
         wide = (

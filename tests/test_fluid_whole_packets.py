@@ -1,0 +1,86 @@
+"""The fluid's bytes in flight as whole packets (``engine.fluid_whole_packets``): the count a
+packet sender holds at an ACK, and BBR's 1.25 gain phase ending on it as with packets."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import uno
+from uno.api import to_run_config
+from uno.build import build_simulation
+from uno.cc.bbr import PROBE_BW
+from uno.cc.bbr import S as BBR
+from uno.fluid.control import in_flight_at_ack
+
+MSS = 4160.0
+
+#: twelve inter-DC BBR flows (sizes in bytes, starts in us) over one WAN link: after their
+#: first losses the flows left run well below the link's rate on an idle path, where a 1.25
+#: phase's bytes in flight meet its target exactly as the phase's own ACKs come back
+TWELVE = [
+    (188, 55, 98135179, 178.4817), (223, 95, 6863667, 307.6307), (242, 117, 9779128, 438.0171),
+    (188, 69, 99252517, 439.2481), (80, 226, 49325511, 592.8525), (88, 164, 24790082, 614.3705),
+    (81, 134, 50819677, 615.0129), (206, 55, 50841748, 737.4799), (208, 79, 98268489, 754.5641),
+    (112, 181, 13805112, 807.1738), (140, 113, 51007434, 808.5265),
+    (130, 113, 201985248, 968.2380),
+]  # fmt: skip
+
+
+def test_in_flight_at_ack_rounds_up_to_whole_packets():
+    assert in_flight_at_ack(37.73 * MSS, MSS) == 38 * MSS
+    assert in_flight_at_ack(0.2 * MSS, MSS) == MSS
+    assert in_flight_at_ack(4 * MSS, MSS) == 4 * MSS  # a whole count stays
+    assert in_flight_at_ack(4 * MSS + 1e-4, MSS) == 4 * MSS  # (float noise is not a packet)
+    assert in_flight_at_ack(4.01 * MSS, MSS) == 5 * MSS
+    assert in_flight_at_ack(0.0, MSS) == 0.0
+    assert in_flight_at_ack.py_func(37.73 * MSS, MSS) == 38 * MSS
+
+
+def probe_phases(whole_packets: bool) -> np.ndarray:
+    """Each completed 1.25 phase of PROBE_BW in the twelve flows' fluid run, in RTprops."""
+    flows = ",".join(f"{{src:{s},dst:{d},size_bytes:{n},start_us:{t}}}" for s, d, n, t in TWELVE)
+    sim = build_simulation(to_run_config(uno.compose([
+        "experiment=fig10_load", "scheme=mprdma_bbr", "workload=flows",
+        f"workload.flows=[{flows}]", "topo.wan_links=1", "engine.kind=fluid",
+        "engine.progress=false", "engine.sample_interval_us=0",
+        f"engine.fluid_whole_packets={str(whole_packets).lower()}",
+    ])))  # fmt: skip
+    advance, lengths = sim.advance, []
+
+    def one_step_at_a_time(k_start, k_stop):
+        k = k_start
+        while k < k_stop:
+            gain = sim.cs[:, BBR.pacing_gain].copy()
+            stamp = sim.cs[:, BBR.cycle_stamp_ps].copy()
+            reached = advance(k, k + 1)
+            cs = sim.cs
+            ended = (
+                (gain == 1.25) & (cs[:, BBR.pacing_gain] != 1.25) & (cs[:, BBR.mode] == PROBE_BW)
+            )
+            for f in np.flatnonzero(ended):
+                lengths.append((cs[f, BBR.cycle_stamp_ps] - stamp[f]) / cs[f, BBR.rtprop_ps])
+            if reached < k + 1:
+                return reached
+            k = reached
+        return k
+
+    sim.advance = one_step_at_a_time
+    assert sim.run().flows["finish_ps"].notna().all()
+    return np.array(lengths)
+
+
+@pytest.mark.parametrize("whole_packets", [False, True])
+def test_bbr_probe_phase_ends_on_whole_packets(whole_packets):
+    """With packets (Python data plane, every ACK) these flows' 1.25 phases last a median
+    1.002 RTprops, at most 7.05. The fluid count of bytes in flight never gets ahead of the
+    phase's target once its ACKs raise BtlBw, and phases run on (16.6 RTprops); as whole
+    packets they end after one RTprop, as with packets."""
+    lengths = probe_phases(whole_packets)
+    assert len(lengths) >= 10
+    if whole_packets:
+        assert np.median(lengths) == pytest.approx(1.0, abs=0.02)
+        assert lengths.max() < 10.0
+    else:
+        assert np.median(lengths) > 1.2
+        assert lengths.max() > 10.0
