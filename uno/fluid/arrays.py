@@ -360,7 +360,7 @@ def cc_rows(cfg, plans) -> np.ndarray:
     return np.stack([np.pad(r, (0, width - len(r))) for r in rows])[index]
 
 
-def law_columns(fs, cp, plans, cc_cfg, whole_packets: bool = False) -> int:
+def law_columns(fs, cp, plans, cc_cfg, whole_packets: bool) -> int:
     """The columns of the controllers' state: a law's own (with its tail for the flow's
     constants), the widest. Marks what each law's flow reads (``FS_DRAWS``, ``FS_QTHR``,
     ``FS_RTTMIN``, ``FS_RATE``: :func:`uno.fluid.control.law_batch`; ``FS_CNP_GAP``, the
