@@ -97,6 +97,8 @@ def test_kernel_senders_give_the_python_senders_results(overrides):
     "overrides",
     [
         [*INCAST_SAMPLED, "cc=mprdma_bbr"],  # MP-RDMA within the DC, BBR across the WAN
+        # senders starting one after another: each restarts its delivery clock at its start
+        [*INCAST_SAMPLED, "cc=mprdma_bbr", "workload.stagger_us=150"],
         # BBR's timeouts at 1.02 base RTTs: spurious resends, the first copy's ACK often first
         [*INCAST_SAMPLED, "cc=mprdma_bbr", "transport.inter.rto_base_rtts=1.02"],
         # the WAN losing packets: BBR's fast retransmits (three duplicate ACKs) and timeouts
@@ -110,7 +112,7 @@ def test_kernel_senders_give_the_python_senders_results(overrides):
          "transport.scan_timers_while_resending=true", "transport.report_every_timeout=true"],
         [*INCAST_SAMPLED, "cc=mprdma_bbr_artifact"],  # the artifact's BBR pacer too
     ],
-    ids=["incast", "incast_spurious_timeouts", "lossy_wan", "fig10", "artifact_timeout_rules",
+    ids=["incast", "incast_staggered", "incast_spurious_timeouts", "lossy_wan", "fig10", "artifact_timeout_rules",
          "artifact_preset"],
 )  # fmt: skip
 def test_bbr_senders_in_the_kernel(overrides, monkeypatch):

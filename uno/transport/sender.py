@@ -262,8 +262,11 @@ class Sender:
                 pkt.info = self._coded_symbols(seq)
             if self._rate_samples:
                 pkt.tx_delivered = self.acked_bytes
-                # an idle period restarts the delivery clock (as Linux does when nothing is in flight)
-                pkt.tx_delivered_ps = self._delivered_ps if self.inflight_bytes else now
+                if not self.inflight_bytes and not is_retx:
+                    # every byte sent so far acknowledged: the delivery clock restarts (the
+                    # delivery-rate draft's "Transmitting a data packet"), for the whole flight
+                    self._delivered_ps = now
+                pkt.tx_delivered_ps = self._delivered_ps
             self.inflight_bytes += wire
             self.outstanding[seq] = now
             self._rto_fifo.append((now, seq))

@@ -42,9 +42,10 @@ def _next_seq(ST, sb):
 
 
 @njit(cache=True)
-def _data_packet(ST, U, PK, f, sb, seq, now):
-    """A pool row holding packet ``seq`` of flow ``f`` sent at ``now``; a sender whose law
-    reads delivery-rate samples stamps it with its delivered bytes and clock."""
+def _data_packet(ST, U, PK, f, sb, seq, now, fresh):
+    """A pool row holding packet ``seq`` of flow ``f`` sent at ``now`` (``fresh``: not a
+    retransmission); a sender whose law reads delivery-rate samples stamps it with its delivered
+    bytes and clock."""
     if seq != ST[sb + S.last_seq]:
         payload = ST[sb + S.mss]
         wire = ST[sb + S.full_wire]
@@ -65,8 +66,9 @@ def _data_packet(ST, U, PK, f, sb, seq, now):
     PK[slot, K.sent] = now
     if ST[sb + S.rate]:
         PK[slot, K.tx_delivered] = ST[sb + S.acked_bytes]
-        # an idle period restarts the delivered clock (nothing in flight)
-        PK[slot, K.tx_delivered_ps] = ST[sb + S.delivered_ps] if ST[sb + S.inflight] else now
+        if fresh and not ST[sb + S.inflight]:
+            ST[sb + S.delivered_ps] = now  # every byte sent acknowledged: the clock restarts
+        PK[slot, K.tx_delivered_ps] = ST[sb + S.delivered_ps]
     return slot
 
 
@@ -113,8 +115,9 @@ def try_send(ST, F, U, PK, f, now, turn):
         if ST[nic_busy] > now or (not turn and ST[nb + N.head] >= 0):
             wait_for_nic(ST, f, sb, now)
             break
+        fresh = ST[sb + S.rq_n] == 0
         seq = _next_seq(ST, sb)
-        slot = _data_packet(ST, U, PK, f, sb, seq, now)
+        slot = _data_packet(ST, U, PK, f, sb, seq, now, fresh)
         wire = PK[slot, K.bytes]
         ST[sb + S.inflight] += wire
         ST[ST[sb + S.out_off] + seq] = now + 1
