@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import SMALL_INCAST, run
+from conftest import SMALL_INCAST, flows_override, run
 from test_compiled_dataplane import LOSSY_WAN, _assert_identical, _both, twin_runner
 
 import uno
@@ -99,6 +99,12 @@ def test_kernel_senders_give_the_python_senders_results(overrides):
         [*INCAST_SAMPLED, "cc=mprdma_bbr"],  # MP-RDMA within the DC, BBR across the WAN
         # senders starting one after another: each restarts its delivery clock at its start
         [*INCAST_SAMPLED, "cc=mprdma_bbr", "workload.stagger_us=150"],
+        # a whole first window lost at a failed host link: every packet resent after its
+        # timeout, with nothing in flight
+        ["workload=flows", flows_override([(0, 255, 2_000_000), (1, 254, 2_000_000, 300.0)]),
+         "cc=bbr", "lb=ecmp", "engine.sample_interval_us=5",
+         "faults.link_failures=[{ports:['dc0/h1->dc0/tor0'],both_directions:true,at_us:200.0,"
+         "until_us:1000.0}]"],
         # BBR's timeouts at 1.02 base RTTs: spurious resends, the first copy's ACK often first
         [*INCAST_SAMPLED, "cc=mprdma_bbr", "transport.inter.rto_base_rtts=1.02"],
         # the WAN losing packets: BBR's fast retransmits (three duplicate ACKs) and timeouts
@@ -112,7 +118,7 @@ def test_kernel_senders_give_the_python_senders_results(overrides):
          "transport.scan_timers_while_resending=true", "transport.report_every_timeout=true"],
         [*INCAST_SAMPLED, "cc=mprdma_bbr_artifact"],  # the artifact's BBR pacer too
     ],
-    ids=["incast", "incast_staggered", "incast_spurious_timeouts", "lossy_wan", "fig10", "artifact_timeout_rules",
+    ids=["incast", "incast_staggered", "idle_resends", "incast_spurious_timeouts", "lossy_wan", "fig10", "artifact_timeout_rules",
          "artifact_preset"],
 )  # fmt: skip
 def test_bbr_senders_in_the_kernel(overrides, monkeypatch):
