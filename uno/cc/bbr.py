@@ -101,10 +101,10 @@ since the packet was sent over the time from the sender's delivery clock at its 
 the clock is the time of the sender's last delivery, restarted at a send when every byte sent so
 far is acknowledged (a flow's first packet, a send after an idle period; not a resend after a
 timeout), so the samples of a flow's first window run from its first send. This is the ack-elapsed
-interval of the delivery-rate estimation draft (Cheng, Cardwell, Hassas Yeganeh, Jacobson, draft-
-cheng-iccrg-delivery-rate-estimation-00, July 2017, "Transmitting a data packet", "Upon receiving
-an ACK"). The draft also takes the larger of that interval and the send-elapsed one (the time the
-flight took to send), a bound against compressed ACKs; that bound is not taken here.
+interval of the delivery-rate estimation draft (Cheng, Cardwell, Hassas Yeganeh, Jacobson,
+draft-cheng-iccrg-delivery-rate-estimation-00, July 2017, "Transmitting a data packet", "Upon
+receiving an ACK"). The draft also takes the larger of that interval and the send-elapsed one (the
+time the flight took to send), a bound against compressed ACKs; that bound is not taken here.
 
 A packet ACK is a batch of one: exactly the per-ACK rules above. A batch of many ACKs (a fluid
 step) is read as one ACK that acknowledges all its bytes: its latest send time delimits rounds
