@@ -6,6 +6,7 @@
   bit for bit — with timeouts, fast retransmits, drops, link faults, flows arriving and
   finishing, and a RTO FIFO small enough to compact many times.
 * The sender's kernels agree with their twins from a mid-run state.
+* A resend with nothing in flight keeps the delivery clock (the kernel's packet rows read).
 * Flows the kernel cannot send for keep Python senders beside the kernel's (sharing their hosts'
   NICs, identical results), and the summary says so.
 """
@@ -148,6 +149,30 @@ def test_bbr_senders_in_the_kernel(overrides, monkeypatch):
         assert len(earlier_copies) > 10  # (in the Python run: the kernel's must match it)
     if LOSSY_WAN[1] in overrides:
         assert inter["fast_retransmits"].sum() > 0 and inter["timeouts"].sum() > 0
+
+
+def test_kernel_resends_with_nothing_in_flight_keep_the_delivery_clock():
+    """A BBR flow's whole first window lost at a failed host link: the resends after its
+    timeout go out with nothing in flight, and keep the clock of its first send (the clock
+    restarts only when every byte sent is acknowledged), read from the kernel's packet rows
+    before any of them is acknowledged."""
+    from uno.core.packet import DATA
+
+    start_ps = 300_000_000
+    sim = _build(["workload=flows", flows_override([(0, 255, 2_000_000),
+                                                    (1, 254, 2_000_000, start_ps / 1e6)]),
+                  "cc=bbr", "lb=ecmp", "engine.sample_interval_us=0",
+                  "faults.link_failures=[{ports:['dc0/h1->dc0/tor0'],both_directions:true,"
+                  "at_us:200.0,until_us:1000.0}]"])  # fmt: skip
+    sim.start()
+    sim.advance(3_500_000_000)  # past the timeout, before a resend's ACK can return
+    dp = sim.network.dataplane
+    ST, PK = dp.ST, dp.PK
+    sb = int(ST[H.off_senders]) + 1 * S.size
+    assert ST[sb + S.rate] and ST[sb + S.retx] > 0 and ST[sb + S.acked_bytes] == 0
+    resent = (PK[:, K.kind] == DATA) & (PK[:, K.flow] == 1) & (PK[:, K.sent] > 1_000_000_000)
+    assert resent.sum() > 0
+    assert (PK[resent, K.tx_delivered_ps] == start_ps).all()
 
 
 @pytest.mark.parametrize(

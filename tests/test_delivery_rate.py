@@ -3,8 +3,9 @@
 send over the time since the sender's delivery clock at that send. The clock restarts at a send
 when every byte sent so far is acknowledged, so a flow's first window is timed from its first
 send, not from the run's start, and a resend after a timeout keeps it. These runs are on the
-Python data plane, whose packets can be read; the compiled data plane's senders give the same
-runs (``test_compiled_senders.test_bbr_senders_in_the_kernel``)."""
+Python data plane; the compiled data plane's senders give the same runs
+(``test_compiled_senders.test_bbr_senders_in_the_kernel``) and stamp resends alike
+(``test_compiled_senders.test_kernel_resends_with_nothing_in_flight_keep_the_delivery_clock``)."""
 
 from __future__ import annotations
 
