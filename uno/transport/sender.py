@@ -120,7 +120,9 @@ class Sender:
         self.sent_bytes = 0  # wire bytes, including retransmissions
         self.sent_packets = 0
         self.acked_bytes = 0  # wire bytes newly acknowledged (the delivered count)
-        self._delivered_ps = 0  # when acked_bytes last advanced (delivery-rate estimation)
+        # the delivery clock: when acked_bytes last advanced, or a send found every byte sent
+        # acknowledged (delivery-rate estimation)
+        self._delivered_ps = 0
         self._rate_samples = cc.wants_rate_samples
         self.retransmits = 0
         self.timeouts = 0

@@ -183,10 +183,10 @@ R = layout("ReceiverColumns", ("kernel", "n_packets", "flow_bytes", "ack_bytes",
 #: kind; pacing (next send time, the wake's time + 1: 0 none); spraying (on, entropies, stream);
 #: whether duplicate ACKs reach its law; a rate-based sender's last packet (send time, wire bytes)
 #: whose gap a rate timer may shorten; whether its law hears sends, has timers, reads
-#: delivery-rate samples; the delivered clock (when acknowledged bytes last advanced); the
-#: artifact's timeout rules (timers tested at every ACK and paced send while a resend waits;
-#: every timed-out packet reported to the law); the switches' congestion notices heard; NACKs of
-#: trimmed copies heard
+#: delivery-rate samples; the delivery clock (when acknowledged bytes last advanced, or a send
+#: found every byte sent acknowledged); the artifact's timeout rules (timers tested at every ACK
+#: and paced send while a resend waits; every timed-out packet reported to the law); the
+#: switches' congestion notices heard; NACKs of trimmed copies heard
 S = layout("SenderColumns", (
     "on", "host", "src", "dst", "entropy", "hkey", "n", "last_seq", "full_wire", "last_wire",
     "mss", "last_payload", "next_seq", "inflight", "n_acked", "sent_bytes", "sent_pkts",
