@@ -57,7 +57,7 @@ def test_a_flows_first_window_is_timed_from_its_first_send(samples):
 
 
 def test_the_clock_restarts_only_when_every_byte_sent_is_acknowledged(monkeypatch):
-    """Across whole flights lost to a failed WAN link: a send with nothing in flight restarts
+    """Across a whole flight lost at a failed host link: a send with nothing in flight restarts
     the clock unless it is a retransmission (bytes sent earlier are still unacknowledged), and
     every other send carries the time of the flow's last delivery."""
     from uno.core.packet import DATA
