@@ -503,6 +503,15 @@ def test_fluid_writes_the_packet_engine_tables(tmp_path):
         (["lb=reps", "lb.reps.freeze_us=100"], "lb.reps.freeze_us"),
         (["faults=border_link_down"], "faults.link_failures"),
         (["engine.kind=hybrid"], "engine.hybrid_packet_max_bytes"),
+        (["cc=dctcp", "ec=mds"], "transport.dupack_threshold"),
+        (
+            ["cc=uno", "ec=mds", "transport.inter.dupack_threshold=3"],
+            "transport.inter.dupack_threshold",
+        ),
+        (
+            ["cc=dctcp", "ec=mds", "ec.scope=all", "transport.inter.dupack_threshold=0"],
+            "transport.dupack_threshold",
+        ),
     ],
 )
 def test_unsupported_settings_are_refused_naming_them(overrides, field):
@@ -510,3 +519,24 @@ def test_unsupported_settings_are_refused_naming_them(overrides, field):
     with pytest.raises(ConfigError) as err:
         uno.run(uno.compose([*kind, *overrides]))
     assert err.value.field.startswith(field), err.value.field
+
+
+def test_coded_flows_run_once_fast_retransmit_is_off_for_their_class():
+    """Fast retransmit is refused for the coded class only: with the inter-DC flows (the
+    coded ones) at 0, DCTCP's intra-DC flows keep it; max-min, which finds no losses, takes
+    the run as it is."""
+    base = ["cc=dctcp", "ec=mds", "workload.size_bytes=200000", "engine.sample_interval_us=0"]
+    r = uno.run(uno.compose([*base, "engine.kind=fluid", "transport.inter.dupack_threshold=0"]))
+    assert r.flows["finish_ps"].notna().all() and r.flows["coded"].sum() == 4
+    assert uno.run(uno.compose([*base, "engine.kind=maxmin"])).flows["finish_ps"].notna().all()
+
+
+@pytest.mark.parametrize(
+    "lb,named", [("ecmp", "ECMP"), ("spray", "even split"), ("unolb", "UnoLB"), ("plb", "PLB"),
+                 ("reps", "REPS")],
+)  # fmt: skip
+def test_the_summary_names_the_balancers_fluid_model(lb, named):
+    r = uno.run(uno.compose(["engine.kind=fluid", f"lb={lb}", "topo=fat_tree", "topo.k=4",
+                             "workload=permutation", "workload.size_bytes=100000",
+                             "engine.sample_interval_us=0"]))  # fmt: skip
+    assert named in r.summary["run"]["lb_model"], r.summary["run"]["lb_model"]

@@ -77,7 +77,7 @@ def flow_rows(cfg, scenario: Scenario, plans, src, n_packets, coded, n_sent, nic
         fs[coded, C.FS_EC_M] = ec.parity_packets
         timeouts = [p.ec_timeout_ps for p in plans]
         fs[coded, C.FS_LOSS_DELAY] = [t for t in timeouts if t is not None]
-    fast = ~coded & (dupack > 0)
+    fast = ~coded & (dupack > 0)  # (coded flows: refused, check_coded_loss_detection)
     fs[fast, C.FS_DUPACK_BYTES] = dupack[fast] * scenario.data_bytes
     fs[fast | coded, C.FS_LOSS_NACK] = 1.0
     fs[:, C.FS_RTO] = np.fromiter((p.facts.rto_ps for p in plans), dtype=np.int64, count=n)

@@ -1,14 +1,15 @@
 """Load balancing in the fluid kernels: ECMP paths hashed as the packet engine's switches hash
 them (:mod:`uno.net.hashing`), UnoLB's subflows (Uno paper §4.2, Alg. 2), which move off the
-paths that lose bytes, and PLB's one path, which moves after congested rounds (PLB's own rules,
+paths that lose bytes, PLB's one path, which moves after congested rounds (PLB's own rules,
 :func:`uno.lb.plb.plb_round_end` and :func:`uno.lb.plb.plb_loss_repaths`, on the flow's
-feedback batches).
+feedback batches), and REPS's subflows, which keep their entropies while their rounds come
+back unmarked (:func:`reps_acks`).
 
 A flow's ECMP path is the walk :func:`ecmp_path` makes over the routing tables: at each node
 with several equal-cost next hops, the one :func:`uno.net.hashing.ecmp_choice` picks for the
 flow's key (:func:`uno.net.hashing.flow_key` of (src, dst, entropy)) and the switch's salt.
 Spraying needs no kernel (an even split over the equal-cost next hops,
-:mod:`uno.fluid.routes`); REPS is refused by the engine.
+:mod:`uno.fluid.routes`).
 
 Units: time in ps, sizes in bytes.
 """

@@ -134,7 +134,8 @@ Not modelled, and refused with a message naming the setting: link failures and r
 (``faults``), packet trimming (``switch.trimming``), congestion notices sent by switches
 (``switch.qcn``) and the laws that read them (Annulus), the DCI switches' element
 (``switch.dci``), REPS's buffer freezes (``lb.reps.freeze_us``), UnoLB's
-``affected: silent`` and ``reroute: random`` options.
+``affected: silent`` and ``reroute: random`` options, fast retransmit for erasure-coded flows
+(``transport.dupack_threshold``: a coded flow's losses are found by its blocks only).
 
 **ACKs** (``engine.fluid_ack_bytes``, on by default; :func:`uno.fluid.links.acks_out`): each
 data packet delivered sends one ACK (64 B per 4,160-B data packet) back along the flow's ACK
@@ -292,6 +293,8 @@ def check_fluid_support(cfg, engine: str = "fluid", with_cc: bool = True) -> Non
         raise ConfigError(
             "ec.retransmit_timeout", f"{where} models one block timer per flow, not per packet"
         )
+    if cfg.ec.kind != "none" and with_cc:  # (max-min has no losses to find)
+        check_coded_loss_detection(cfg.transport, cfg.ec.scope, where)
     if cfg.transport.ack_paths:
         raise ConfigError(
             "transport.ack_paths", f"{where} routes a flow's ACKs on its data path reversed only"
@@ -300,6 +303,21 @@ def check_fluid_support(cfg, engine: str = "fluid", with_cc: bool = True) -> Non
         raise ConfigError(
             "engine.port_model", f"{where} has no packet ports; leave port_model at 'auto'"
         )
+
+
+def check_coded_loss_detection(transport, scope: str, where: str) -> None:
+    """Refuse fast retransmit for erasure-coded flows (the classes ``scope`` codes): the fluid
+    engine finds a coded flow's losses by its blocks only (a block that cannot decode, at the
+    receiver's timer), where the packet sender also reveals them by the duplicate-ACK rule."""
+    for cls in ("intra", "inter") if scope == "all" else ("inter",):
+        own = getattr(transport, cls).dupack_threshold
+        field = "transport.dupack_threshold" if own is None else f"transport.{cls}.dupack_threshold"
+        if (transport.dupack_threshold if own is None else own) > 0:
+            raise ConfigError(
+                field,
+                f"{where} finds a coded flow's losses by its blocks only, not by fast "
+                f"retransmit; set it to 0 for the coded {cls}-DC flows, or use engine.kind=packet",
+            )
 
 
 #: how often (in steps) a run whose step may grow looks at the flows left (FluidSimulation.run)

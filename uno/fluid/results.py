@@ -17,11 +17,19 @@ from uno.core.errors import InvariantError
 from uno.core.units import PS_PER_US
 from uno.fluid import columns as C
 from uno.fluid.pfc import pfc_summary
-from uno.fluid.routes import SINGLE_PATH_LB, SUBFLOW_LB
 from uno.metrics.flows import FLOW_COLUMNS, flows_frame
 from uno.metrics.summary import class_summary
 from uno.scenario import is_switch_port
 from uno.topo.base import HOST
+
+#: how the flow-level engine routes each balancer's flows (the summary's ``lb_model``); the rest
+#: split evenly over the equal-cost paths (spraying)
+LB_MODELS = {
+    "ecmp": "the packet engine's ECMP path",
+    "unolb": "UnoLB subflows on hashed paths, moved on losses",
+    "plb": "one hashed path, moved after congested rounds and on losses (PLB's rules)",
+    "reps": "subflows on recycled entropies, moved at marked rounds (REPS's Algorithm 1)",
+}
 
 if TYPE_CHECKING:
     from uno.fluid.engine import FluidSimulation
@@ -140,13 +148,7 @@ def run_summary(sim, flows: pd.DataFrame, wall_s: float) -> dict:
             fluid_step_last_us=sim.dt_ps / PS_PER_US,
             all_flows_finished=bool(flows["finish_ps"].notna().all()),
             peak_rss_mib=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-            lb_model=(
-                "the packet engine's ECMP path"
-                if lb_algo in SINGLE_PATH_LB
-                else "UnoLB subflows on hashed paths, moved on losses"
-                if lb_algo in SUBFLOW_LB
-                else "even split over equal-cost paths"
-            ),  # fmt: skip
+            lb_model=LB_MODELS.get(lb_algo, "even split over equal-cost paths"),
         ),
         "classes": class_summary(flows),
         "packets": {},
