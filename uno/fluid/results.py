@@ -22,10 +22,11 @@ from uno.metrics.summary import class_summary
 from uno.scenario import is_switch_port
 from uno.topo.base import HOST
 
-#: how the flow-level engine routes each balancer's flows (the summary's ``lb_model``); the rest
-#: split evenly over the equal-cost paths (spraying)
+#: how the flow-level engines route each balancer's flows (the summary's ``lb_model``; the
+#: balancers they route: uno.fluid.routes, the others refused before the run)
 LB_MODELS = {
     "ecmp": "the packet engine's ECMP path",
+    "spray": "even split over equal-cost paths",
     "unolb": "UnoLB subflows on hashed paths, moved on losses",
     "plb": "one hashed path, moved after congested rounds and on losses (PLB's rules)",
     "reps": "subflows on recycled entropies, moved at marked rounds (REPS's Algorithm 1)",
@@ -148,7 +149,7 @@ def run_summary(sim, flows: pd.DataFrame, wall_s: float) -> dict:
             fluid_step_last_us=sim.dt_ps / PS_PER_US,
             all_flows_finished=bool(flows["finish_ps"].notna().all()),
             peak_rss_mib=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-            lb_model=LB_MODELS.get(lb_algo, "even split over equal-cost paths"),
+            lb_model=LB_MODELS[lb_algo],
         ),
         "classes": class_summary(flows),
         "packets": {},
