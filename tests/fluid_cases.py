@@ -26,13 +26,13 @@ def random_links(n: int, rng) -> np.ndarray:
     ls[:, K.LS_PHKMAX] = 5e4
     ls[:, K.LS_KMIN] = 2e4
     ls[:, K.LS_KMAX] = rng.choice([2e4, 8e4], n)
+    ls[:, K.LS_KSPAN] = (ls[:, K.LS_KMAX] - ls[:, K.LS_KMIN]) / rng.choice([1.0, 0.2], n)
     ls[:, K.LS_MODE] = rng.integers(0, 4, n)
-    ls[:, K.LS_PHDROPS] = rng.integers(0, 2, n)
+    ls[:, K.LS_PH_COUNTS] = rng.integers(0, 4, n)  # (PH_COUNTS_DROPS | PH_COUNTS_ACKS bits)
     ls[:, K.LS_ARR] = rng.uniform(0, 0.04, n) * (rng.random(n) < 0.8)
     ls[:, K.LS_EXT] = rng.uniform(0, 5e4, n) * (rng.random(n) < 0.5)
     ls[:, K.LS_QF] = ls[:, K.LS_Q] * rng.random(n)
     ls[:, K.LS_ACK_IN] = rng.uniform(0, 2e3, n) * (rng.random(n) < 0.5)
-    ls[:, K.LS_PH_ACKS] = rng.integers(0, 2, n)
     ls[:, K.LS_LISTED] = 1.0
     return ls
 

@@ -214,6 +214,17 @@ def test_dropped_line_without_drops_reads_cleanly():
     assert "dropped 1,203 (buffer_full/data 1,200, fault/data 3), retransmitted 0" in text
 
 
+def test_a_fluid_run_says_when_finished_flows_left_bytes_at_the_links():
+    summary = packet_summary({})
+    summary["run"]["all_flows_finished"] = True
+    summary["fluid"] = {"queued_bytes_at_end": 0.0}
+    assert "still queued" not in format_summary(summary)
+    summary["fluid"]["queued_bytes_at_end"] = 2_974_326.4
+    assert "fluid: 2,974,326 B of the flows' bytes still queued" in format_summary(summary)
+    summary["run"]["all_flows_finished"] = False  # (a run stopped early holds bytes anyway)
+    assert "still queued" not in format_summary(summary)
+
+
 def test_summary_header_names_the_chosen_options():
     summary = packet_summary({})
     summary["run"].update(topo="two_dc_k8", workload="incast")

@@ -87,7 +87,7 @@ def test_a_full_buffer_drops_the_data_not_the_acks_and_the_phantom_counts_them_i
     """A link at its buffer with data arriving above its rate and ACKs with them: the drops
     are the overflow, all of it data, so the data's loss share is overflow / data arrivals; the
     ACK bytes join the queue's fluid part; the phantom queue counts them only with
-    ``LS_PH_ACKS``. ACKs alone over a full buffer lose their excess bytes and no data share."""
+    ``LS_PH_COUNTS``' ACK bit. ACKs alone over a full buffer lose their excess bytes and no data share."""
     ls = np.zeros((4, K.N_LS))
     ls[:, K.LS_CAP] = CAP
     ls[:, K.LS_BUF] = 1e5
@@ -96,7 +96,7 @@ def test_a_full_buffer_drops_the_data_not_the_acks_and_the_phantom_counts_them_i
     ls[:, K.LS_PHDRAIN] = 0.9 * CAP
     ls[:, K.LS_PHKMIN], ls[:, K.LS_PHKMAX] = 1e5, 5e5
     ls[:, K.LS_MODE] = K.MODE_PHANTOM
-    ls[:, K.LS_PH_ACKS] = [1.0, 0.0, 1.0, 0.0]
+    ls[:, K.LS_PH_COUNTS] = [K.PH_COUNTS_ACKS, 0, K.PH_COUNTS_ACKS, 0]
     ls[:2, K.LS_ARR] = 1.5 * CAP  # data: 1.5x the line rate
     ls[:, K.LS_ACK_IN] = 200.0
     ls[:, K.LS_LISTED] = 1.0

@@ -136,7 +136,9 @@ def _run(overrides: list[str]):
     10 us: uno.metrics.analysis.bottleneck_utilisation)."""
     sampled = ["engine.sample_interval_us=10", "engine.sample_cwnd=false",
                "engine.sample_queues=false"]  # fmt: skip
-    result = uno.run(uno.compose([*INCAST, *sampled, *overrides]))
+    law = [o for o in overrides if o.startswith("cc=")]  # (in place of INCAST's)
+    base = [o for o in INCAST if not (law and o.startswith("cc="))]
+    result = uno.run(uno.compose([*base, *sampled, *overrides]))
     return result, bottleneck_utilisation(result.tables, 10)
 
 
@@ -157,6 +159,26 @@ def _agree(extra: list[str]):
 
 def test_a_dcqcn_incast_agrees_with_the_packet_engine():
     _agree([])
+
+
+def test_red_rises_to_pmax_at_kmax_and_marks_everything_above():
+    """DCQCN's RED (``switch.ecn.pmax`` below 1): a link's marking probability at its queue
+    level is 0 at Kmin, pmax x the ramp's fraction up to Kmax, 1 above it, as a packet port's
+    (uno.net.red)."""
+    kmin, kmax, pmax, cap, dt = 100_000.0, 500_000.0, 0.2, 0.0125, 1750.0
+    levels = np.array([50_000.0, 300_000.0, 500_000.0, 600_000.0])
+    ls = np.zeros((len(levels), K.N_LS))
+    ls[:, K.LS_CAP] = cap
+    ls[:, K.LS_BUF] = 1e6
+    ls[:, K.LS_Q] = ls[:, K.LS_QF] = levels
+    ls[:, K.LS_ARR] = cap  # as much arrives as leaves: the levels stay
+    ls[:, K.LS_KMIN], ls[:, K.LS_KMAX] = kmin, kmax
+    ls[:, K.LS_KSPAN] = (kmax - kmin) / pmax
+    ls[:, K.LS_MODE] = K.MODE_PHYSICAL
+    ls[:, K.LS_LISTED] = 1.0
+    K.update_links(ls, np.arange(len(levels)), len(levels), dt)
+    np.testing.assert_allclose(ls[:, K.LS_Q], levels)
+    np.testing.assert_allclose(ls[:, K.LS_MARK], [0.0, 0.1, 0.2, 1.0], rtol=1e-12)
 
 
 #: PFC on the links into every switch but the border switches (fed by a WAN link whose round
@@ -243,6 +265,24 @@ def test_pfc_pauses_propagate_upstream_hop_by_hop():
     assert step(110_000, 90_000, 0.0, 0.0) == (1.0, 0.0)  # B at Xon: link 1 resumes
     assert pfc[:, PF.pauses].tolist() == [1, 1]
     assert pfc[1, PF.pausing] == 0 and pfc[0, PF.pausing] == 1
+
+
+def test_a_paused_links_bytes_wait_for_the_line_it_keeps():
+    """DCQCN as HPCC's evaluation sets it (``cc=dcqcn_hpcc``: RED from Kmin 400 kB to pmax 0.2
+    at Kmax 1.6 MB over 1-MiB buffers) on the sprayed incast with PFC: the links into the
+    receiver's ToR are paused most of the time and hold deep queues, which drain at the line
+    they keep. The flows' ACKs, timed by the queueing their bytes meet, come back after the
+    bytes crossed the receiver's link: each flow finishes no earlier than the line rate allows,
+    with nothing of theirs left at the links."""
+    fluid, _ = _run(["cc=dcqcn_hpcc", *PFC, "engine.kind=fluid"])
+    flows = fluid.flows
+    total = float(flows["size_bytes"].sum())
+    line_ps = total / (100e9 / 8 / 1e12)  # (the receiver's 100-Gb/s link)
+    assert (flows["finish_ps"] >= line_ps).all()
+    assert fluid.summary["fluid"]["queued_bytes_at_end"] == 0.0
+    assert fluid.summary["pfc"]["total_pause_us"] > 1000.0
+    ports = fluid.tables["ports"].set_index("port")
+    assert ports.loc["dc0/tor0->dc0/h0", "tx_bytes"] >= 0.99 * total
 
 
 def test_a_dcqcn_incast_with_pfc_agrees_with_the_packet_engine():

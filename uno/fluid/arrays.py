@@ -25,7 +25,7 @@ from uno.scenario import Scenario
 
 
 def link_rows(scenario: Scenario) -> np.ndarray:
-    """Each link's row (``LS_*``): its rate, buffer, RED thresholds (-1: none), phantom queue
+    """Each link's row (``LS_*``): its rate, buffer, RED thresholds (-1: none) and span, phantom queue
     and which queue marks (``LS_MODE``), idle (everything passes, no departure grid)."""
     edges = scenario.routing.edges
     ls = zeros_aligned(len(edges), C.N_LS)
@@ -41,12 +41,14 @@ def link_rows(scenario: Scenario) -> np.ndarray:
             continue
         if m.red_kmin_bytes is not None:
             row[C.LS_KMIN], row[C.LS_KMAX] = m.red_kmin_bytes, m.red_kmax_bytes
+            row[C.LS_KSPAN] = (m.red_kmax_bytes - m.red_kmin_bytes) / m.red_pmax
         if m.phantom_size_bytes is not None:
             row[C.LS_PHSIZE] = m.phantom_size_bytes
             row[C.LS_PHDRAIN] = m.phantom_drain_bps * BYTES_PER_PS_PER_BPS
             row[C.LS_PHKMIN], row[C.LS_PHKMAX] = m.phantom_kmin_bytes, m.phantom_kmax_bytes
-            row[C.LS_PHDROPS] = 1.0 if m.phantom_counts_drops else 0.0
-            row[C.LS_PH_ACKS] = 1.0 if m.phantom_counts_acks else 0.0
+            row[C.LS_PH_COUNTS] = (C.PH_COUNTS_DROPS if m.phantom_counts_drops else 0) + (
+                C.PH_COUNTS_ACKS if m.phantom_counts_acks else 0
+            )
         physical = m.marks_physical
         phantom = m.marks_phantom
         row[C.LS_MODE] = (

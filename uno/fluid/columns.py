@@ -51,13 +51,16 @@ LS_DROP = 17  # bytes dropped
 LS_IN = 18  # bytes arrived
 LS_MAXQ = 19  # largest queue level, bytes
 LS_MODE = 20  # which queue marks: MODE_*
-LS_KMIN = 21  # RED on the physical queue (-1: none)
+LS_KMIN = 21  # RED on the physical queue, bytes (-1: none)
 LS_KMAX = 22
 LS_PACKETS = 23  # 1: packets (LS_EXT) crossed the link in the last step or wait in its queue
 LS_PHKMIN = 24
 LS_PHKMAX = 25
-LS_PHDROPS = 26  # 1: the phantom queue counts dropped bytes too
-LS_PH_ACKS = 27  # 1: the phantom queue counts ACK bytes (switch.phantom.count_acks)
+# what the phantom queue counts besides the data it keeps: PH_COUNTS_DROPS (the dropped bytes
+# too) + PH_COUNTS_ACKS (the ACK bytes, switch.phantom.count_acks); bits, so that RED's span
+# shares the line
+LS_PH_COUNTS = 26
+LS_KSPAN = 27  # RED's span, bytes: (kmax - kmin) / pmax (switch.ecn.pmax)
 # the link's departures this step were back to back (its whole line rate): a packet port then
 # sends on a fixed grid of one packet time, whose phase is set where its busy period began
 LS_BACKLOG = 28
@@ -116,6 +119,10 @@ EF_MIN = 5
 EF_MCARRY = 6
 EF_LOSS = 7  # the share of its arrivals the link dropped this step (forward; by its input)
 N_EF = 8  # (8 used; a row of 8 is one cache line)
+
+#: LS_PH_COUNTS: the bits
+PH_COUNTS_DROPS = 1
+PH_COUNTS_ACKS = 2
 
 #: LS_MODE: which queue's level decides the marks
 MODE_NONE = 0

@@ -126,7 +126,9 @@ traffic, hence UnoLB's own law above).
   and thresholds (the data class only); an ingress queue above Xoff pauses its link for the
   share of the next step its level takes to drain to Xon, which takes that share of the link's
   (or a host NIC's) capacity, so a paused link's queue grows and pauses spread upstream hop by
-  hop. Not in the hybrid or the max-min engine, nor with UnoLB's subflows. With PFC the step
+  hop; the bytes queued at a paused link wait for the line it keeps (its queueing delay, which
+  times the flows' ACKs, over its recent unpaused share). Not in the hybrid or the max-min
+  engine, nor with UnoLB's subflows. With PFC the step
   grows to at most one intra-DC RTT (``PFC_STEP_MAX_INTRA_RTT``): a pause acts on the next
   step, which must end before a paused link's ingress queue fills its headroom.
 
@@ -261,8 +263,6 @@ def check_fluid_support(cfg, engine: str = "fluid", with_cc: bool = True) -> Non
         raise ConfigError("switch.trimming.enabled", f"{where} does not model packet trimming")
     if cfg.engine.record_rtts:
         raise ConfigError("engine.record_rtts", f"{where} has no per-packet RTT samples to count")
-    if cfg.switch.ecn.pmax != 1.0:
-        raise ConfigError("switch.ecn.pmax", f"{where} models RED ramps up to 1 only")
     if cfg.switch.pfc.enabled and (engine != "fluid" or cfg.lb.algo in SUBFLOW_LB):
         raise ConfigError(
             "switch.pfc.enabled",

@@ -32,6 +32,7 @@ from uno.fluid.columns import (
     LS_IN,
     LS_KMAX,
     LS_KMIN,
+    LS_KSPAN,
     LS_LISTED,
     LS_LOSS,
     LS_MARK,
@@ -41,9 +42,8 @@ from uno.fluid.columns import (
     LS_PASS,
     LS_PAUSE,
     LS_PH,
-    LS_PH_ACKS,
+    LS_PH_COUNTS,
     LS_PHDRAIN,
-    LS_PHDROPS,
     LS_PHKMAX,
     LS_PHKMIN,
     LS_PHSIZE,
@@ -56,6 +56,8 @@ from uno.fluid.columns import (
     MODE_EITHER,
     MODE_PHANTOM,
     MODE_PHYSICAL,
+    PH_COUNTS_ACKS,
+    PH_COUNTS_DROPS,
 )
 from uno.net.overflow import OVERFLOW_DROP, fluid_excess_bytes
 from uno.net.phantom import phantom_level
@@ -69,20 +71,21 @@ LINK_OVERFLOW = OVERFLOW_DROP
 
 @njit(cache=True, error_model="numpy")
 def red_probability(level: float, kmin: float, kmax: float) -> float:
-    """RED's marking probability at ``level`` on a ramp from ``kmin`` to ``kmax`` reaching 1
-    (the fluid engine refuses a smaller ``switch.ecn.pmax``): :func:`uno.net.red.red_probability`
-    with a span of ``kmax - kmin``."""
+    """A phantom queue's marking probability at ``level`` on a ramp from ``kmin`` to ``kmax``
+    reaching 1 (as the packet phantom's, :class:`uno.net.phantom.PhantomQueue`):
+    :func:`uno.net.red.red_probability` with a span of ``kmax - kmin``."""
     return red_ramp_probability(level, kmin, kmax, kmax - kmin)
 
 
 @njit(cache=True, error_model="numpy", inline="always")
 def mark_probability(ls, link, q, ph) -> float:
     """The marking probability of the bytes leaving ``link`` at queue level ``q`` and phantom
-    level ``ph`` (bytes): its physical RED, its phantom's, or either (``LS_MODE``)."""
+    level ``ph`` (bytes): its physical RED (rising to ``switch.ecn.pmax`` at Kmax, 1 above it),
+    its phantom's, or either (``LS_MODE``)."""
     mode = int(ls[link, LS_MODE])
     mark = 0.0
     if mode == MODE_PHYSICAL or mode == MODE_EITHER:
-        mark = red_probability(q, ls[link, LS_KMIN], ls[link, LS_KMAX])
+        mark = red_ramp_probability(q, ls[link, LS_KMIN], ls[link, LS_KMAX], ls[link, LS_KSPAN])
     if mode == MODE_PHANTOM or mode == MODE_EITHER:
         p_ph = red_probability(ph, ls[link, LS_PHKMIN], ls[link, LS_PHKMAX])
         mark = 1.0 - (1.0 - mark) * (1.0 - p_ph)
@@ -93,15 +96,14 @@ def mark_probability(ls, link, q, ph) -> float:
 def phantom_step(ls, link, ph, arr, drop, acks, dt_ps) -> float:
     """The phantom level of ``link`` after a step of ``dt_ps`` in which ``arr`` bytes arrived
     (``acks`` of them ACKs) and ``drop`` were dropped, from ``ph``: the step's arrivals it
-    counts (the dropped ones where ``LS_PHDROPS``, the ACKs where ``LS_PH_ACKS``), then its drain
+    counts (the dropped ones and the ACKs where ``LS_PH_COUNTS`` says so), then its drain
     over the step, at least 0 and at most its size. Returns ``ph`` where the link has none."""
     size = ls[link, LS_PHSIZE]
     if size <= 0.0:
         return ph
-    counted = arr - drop
-    if ls[link, LS_PHDROPS] > 0.0:
-        counted = arr
-    if ls[link, LS_PH_ACKS] == 0.0:
+    counts = int(ls[link, LS_PH_COUNTS])
+    counted = arr if counts & PH_COUNTS_DROPS else arr - drop
+    if not counts & PH_COUNTS_ACKS:
         counted -= acks
     # (the step's arrivals join before its drain: the fluid's discretisation of the queue the
     # packet phantom drains lazily before each arrival, uno.net.phantom.phantom_after_enqueue)
@@ -187,7 +189,7 @@ def update_links(ls: np.ndarray, links: np.ndarray, n_links: int, dt_ps: float) 
     queue + arrivals (the flows' rates, plus ``LS_EXT`` bytes and the ACKs'
     ``LS_ACK_IN``) - departures at line rate (for the share of the step PFC does not pause
     the link, ``LS_PAUSE``), tail drop beyond the buffer, phantom queue filled
-    by the same arrivals (the ACKs where ``LS_PH_ACKS``) and drained at its own rate, and the
+    by the same arrivals (the ACKs where ``LS_PH_COUNTS`` says so) and drained at its own rate, and the
     marking probability, loss fraction (drops / data arrivals: a tail drop takes arriving data
     bytes; the ACKs are not dropped, below), queueing delay and pass ratio (departures / (queue
     + arrivals - drops), at most 1: the share of every flow's bytes held at the link, once its

@@ -19,6 +19,14 @@ its queue grows meanwhile and may pause the links into its own switch in turn, s
 propagate upstream hop by hop. The decision acts one step after the levels that made it, which
 stands for the PAUSE frame's way to the upstream port (a link's propagation, about a step).
 
+A byte that joins a paused link's queue waits for the bytes ahead of it to leave at the line
+the link keeps, not at its full line: its queueing delay (``LS_DELAY``, which times the flows'
+RTT samples and ACKs, :mod:`uno.fluid.signals`) is its level over its line rate times the
+share of the last intra-DC base RTT it was not paused (a moving mean). Timed by the full line,
+the ACKs of a sprayed incast's bytes behind links paused three quarters of the time came back
+before the bytes had crossed the receiver's link, and its flows finished with 3 MB of their
+8 MB still queued.
+
 Only the data class is modelled (PFC's one lossless priority here; the ACKs' bytes are not
 counted in the ingress levels, though a paused link holds them with the data).
 
@@ -31,15 +39,18 @@ import numpy as np
 from numba import njit
 
 from uno.core.layout import layout
-from uno.fluid.columns import EF_Q, LS_PAUSE, LS_TX
+from uno.fluid.columns import EF_Q, LS_CAP, LS_DELAY, LS_PAUSE, LS_Q, LS_TX
 from uno.net.pfc import lossless_switches, switch_thresholds
 from uno.topo.base import SWITCH
 
 #: the columns of an ingress queue's row (float64): its link, Xoff and Xon (bytes), its level
 #: now and at the last step (bytes), its link's bytes sent at the last step, 1 while it pauses,
-#: the pauses it started, the time its link was paused (ps), its largest level (bytes)
+#: the pauses it started, the time its link was paused (ps), its largest level (bytes), the
+#: share of the time its link was paused lately (a moving mean over ``mean_ps``, ps)
 PF = layout("PfcIngress", ("link", "xoff", "xon", "level", "prev_level", "tx", "pausing",
-                           "pauses", "paused_ps", "max_level"))  # fmt: skip
+                           "pauses", "paused_ps", "max_level", "paused_mean", "mean_ps"))  # fmt: skip
+#: a paused link's queueing delay: its queue over the line rate it keeps, at least this share
+MIN_SERVED = 1e-3
 
 
 class _Up:
@@ -55,7 +66,8 @@ class _Up:
 
 def pfc_rows(cfg, scenario) -> tuple[np.ndarray, np.ndarray]:
     """The ingress queues' rows (``PF``; none without ``switch.pfc.enabled``) and each link's
-    row among them (-1: none)."""
+    row among them (-1: none). A link's paused share is averaged over the intra-DC base RTT,
+    about a pause's cycle (Xoff's headroom is sized by a link's round trip)."""
     routing = scenario.routing
     n_links = len(routing.edges)
     row_of = np.full(n_links, -1, dtype=np.int64)
@@ -76,6 +88,7 @@ def pfc_rows(cfg, scenario) -> tuple[np.ndarray, np.ndarray]:
             row[PF.link] = up.edge.edge_id
             row[PF.xoff] = xoff
             row[PF.xon] = xon
+            row[PF.mean_ps] = scenario.intra_ref.base_rtt_ps
             row_of[up.edge.edge_id] = len(rows)
             rows.append(row)
     return np.array(rows).reshape(-1, PF.size), row_of
@@ -147,6 +160,13 @@ def pfc_step(dt_ps, n_active, active, rt_ptr, ef, ls, pfc, pf_ptr, pf_row, pf_w)
             share = over / drained if drained > over else 1.0
         ls[link, LS_PAUSE] = share
         pfc[i, PF.paused_ps] += share * dt_ps
+        # the bytes queued at a link that pauses wait for the line it keeps, not its full line
+        # (the delay the flows' RTT samples and ACKs take: uno.fluid.signals)
+        weight = min(1.0, dt_ps / pfc[i, PF.mean_ps])
+        mean = pfc[i, PF.paused_mean] + weight * (share - pfc[i, PF.paused_mean])
+        pfc[i, PF.paused_mean] = mean
+        if mean > 0.0:
+            ls[link, LS_DELAY] = ls[link, LS_Q] / (ls[link, LS_CAP] * max(1.0 - mean, MIN_SERVED))
 
 
 def pfc_summary(sim) -> dict:

@@ -160,6 +160,9 @@ def run_summary(sim, flows: pd.DataFrame, wall_s: float) -> dict:
             "lost_bytes": float(fs[:, C.FS_LOST].sum()),
             "sent_bytes": float(fs[:, C.FS_SENT].sum()),
             "delivered_bytes": float(fs[:, C.FS_DELIVERED].sum()),
+            # the flows' bytes (and ACKs) the links still hold: 0 once every flow has finished,
+            # unless ACKs came back before the bytes they acknowledge had arrived
+            "queued_bytes_at_end": float(sim.ls[:, C.LS_QF].sum()),
         },
     }
 

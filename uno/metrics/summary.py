@@ -151,7 +151,13 @@ def format_summary(summary: dict) -> str:
         lines.append(
             f"PFC: {pfc['pause_frames']:,} pauses at {pfc['ports_paused']} ports, "
             f"{pfc['total_pause_us']:.1f} us paused in all, peak ingress queue "
-            f"{pfc['max_ingress_bytes']:,} B, lossless violations {pfc['lossless_violations']}"
+            f"{pfc['max_ingress_bytes']:,.0f} B, lossless violations {pfc['lossless_violations']}"
+        )
+    queued = (summary.get("fluid") or {}).get("queued_bytes_at_end", 0.0)
+    if queued >= 1.0 and run.get("all_flows_finished"):
+        lines.append(
+            f"fluid: {queued:,.0f} B of the flows' bytes still queued at the links after every "
+            "flow finished: FCTs that end before those bytes arrive"
         )
     for name, d in (summary.get("dci") or {}).items():
         lines.append(
