@@ -1,6 +1,7 @@
 """transport.ack_paths: a flow's ACKs cycle over N entropies for their route while echoing the
 data packet's entropy, the same way in both data planes; 0 keeps the reversed data path; the
-fluid engine refuses the option."""
+fluid engine refuses it for subflows (each subflow's ACKs take its own path back there; its
+cycled ACK routes: tests/test_fluid_acks.py)."""
 
 from __future__ import annotations
 
@@ -81,6 +82,10 @@ def test_both_data_planes_route_the_acks_alike():
     assert runs["python"].tables["ports"]["tx_packets"].sum() > 0
 
 
-def test_the_fluid_engine_refuses_it():
-    with pytest.raises(ConfigError, match="transport.ack_paths"):
-        uno.run(uno.compose([*SMALL, "transport.ack_paths=256", "engine.kind=fluid"]))
+def test_the_fluid_engine_refuses_it_for_subflows_only():
+    for lb in ("unolb", "plb", "reps"):
+        with pytest.raises(ConfigError, match="transport.ack_paths"):
+            uno.run(uno.compose([*SMALL, "transport.ack_paths=256", "engine.kind=fluid",
+                                 f"lb={lb}"]))  # fmt: skip
+    run = uno.run(uno.compose([*SMALL, "transport.ack_paths=256", "engine.kind=fluid"]))
+    assert run.flows["finish_ps"].notna().all()

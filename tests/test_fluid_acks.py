@@ -153,3 +153,50 @@ def test_the_ack_ports_carry_the_packet_engines_ack_bytes():
     nic = sim.port_names[sim.rv_link[sim.rv_ptr[0]]]
     assert nic in only_acks
     assert tx["packet"][nic] == 2 * -(-4_000_000 // 4096) * 64
+
+
+def test_cycled_ack_paths_are_the_packet_receivers_entropies_hashed():
+    """``transport.ack_paths``: a receiver sends its ACKs on entropies 0 .. n - 1 in turn, each
+    hashed on (receiver, sender, entropy); a flow's ACK route is, hop by hop, the links those n
+    paths take, each with the share of the paths that take it."""
+    from fluid_cases import switch_indices
+
+    from uno.fluid.routes import ecmp_path_edges
+
+    n_paths = 64
+    sim = _sim(["scheme=uno_ecmp", f"transport.ack_paths={n_paths}"])
+    index = switch_indices(sim)
+    for f in range(0, len(sim.flows), 7):
+        src, dst = int(sim.lb[7][f, 0]), int(sim.lb[7][f, 1])
+        paths = [ecmp_path_edges(sim.scenario, dst, src, e, index) for e in range(n_paths)]
+        want = {}
+        for h in range(len(paths[0])):
+            for links in paths:
+                want[(h, links[h])] = want.get((h, links[h]), 0) + 1 / n_paths
+        lo, hi = sim.rv_ptr[f], sim.rv_ptr[f + 1]
+        got_links, got_w = sim.rv_link[lo:hi].tolist(), sim.rv_w[lo:hi].tolist()
+        assert sorted(got_links) == sorted(link for _, link in want)
+        assert sum(got_w) == pytest.approx(len(paths[0]))
+        for (_, link), w in want.items():
+            assert got_w[got_links.index(link)] == pytest.approx(w)
+
+
+def test_cycled_ack_paths_carry_the_packet_engines_ack_bytes():
+    """Two 4-MB DCTCP flows into one receiver, ECMP, ACKs cycling over 256 paths: the links
+    out of the receiver's ToR carry only ACKs, spread over its uplinks; the fluid's come within
+    5% of the packet engine's on each (which of the 256 entropies got one ACK more is the
+    packet engine's rounding), and the flows' mean rates within 10%."""
+    base = ["cc=dctcp", "lb=ecmp", "ec=none", "workload=incast", "workload.n_intra=2",
+            "workload.n_inter=0", "workload.size_bytes=4000000", "transport.ack_paths=256",
+            "engine.sample_interval_us=0"]  # fmt: skip
+    runs = {
+        kind: uno.run(uno.compose([*base, f"engine.kind={kind}"])) for kind in ("packet", "fluid")
+    }
+    tx = {k: r.tables["ports"].set_index("port")["tx_bytes"] for k, r in runs.items()}
+    uplinks = [p for p in tx["packet"].index if p.startswith("dc0/tor0->dc0/agg")]
+    assert len(uplinks) == 4
+    for port in uplinks:
+        assert tx["packet"][port] > 0
+        assert tx["fluid"][port] == pytest.approx(tx["packet"][port], rel=0.05), port
+    rate = {k: r.flows["mean_rate_gbps"].to_numpy() for k, r in runs.items()}
+    np.testing.assert_allclose(rate["fluid"], rate["packet"], rtol=0.10)

@@ -141,7 +141,9 @@ Not modelled, and refused with a message naming the setting: link failures and r
 
 **ACKs** (``engine.fluid_ack_bytes``, on by default; :func:`uno.fluid.links.acks_out`): each
 data packet delivered sends one ACK (64 B per 4,160-B data packet) back along the flow's ACK
-route, as bytes in the queues where ACKs share the data queue (every port of the reverse route;
+route (the data's path reversed; with ``transport.ack_paths`` the paths of the receiver's cycled
+entropies, each link by the share of them that takes it: :func:`uno.fluid.routes.cycled_ack_routes`),
+as bytes in the queues where ACKs share the data queue (every port of the reverse route;
 with ``switch.ack_priority`` only the receiver's NIC, the switches serving ACKs in a lane of
 their own): they take line time and buffer there, and count in the phantom queue as
 ``switch.phantom.count_acks`` says. The queueing delay they meet on the way back is in the RTT.
@@ -295,9 +297,11 @@ def check_fluid_support(cfg, engine: str = "fluid", with_cc: bool = True) -> Non
         )
     if cfg.ec.kind != "none" and with_cc:  # (max-min has no losses to find)
         check_coded_loss_detection(cfg.transport, cfg.ec.scope, where)
-    if cfg.transport.ack_paths:
+    if cfg.transport.ack_paths and cfg.lb.algo in SUBFLOW_LB:
         raise ConfigError(
-            "transport.ack_paths", f"{where} routes a flow's ACKs on its data path reversed only"
+            "transport.ack_paths",
+            f"{where} routes the ACKs of lb={cfg.lb.algo}'s subflows on each subflow's path "
+            "reversed only",
         )
     if cfg.engine.port_model != "auto":
         raise ConfigError(

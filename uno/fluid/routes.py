@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from uno.core.errors import ConfigError
 from uno.core.rng import RngStreams
 from uno.core.units import BITS_PER_BYTE, PS_PER_S
 from uno.fluid.balance import (
@@ -115,6 +116,41 @@ def split_routes(scenario: Scenario, src: np.ndarray, dst: np.ndarray):
     return rt_ptr, np.concatenate(links), np.concatenate(shares)
 
 
+def cycled_ack_routes(src: np.ndarray, dst: np.ndarray, n_paths: int, max_hops: int, tables):
+    """The ACKs' routes back from each flow's receiver ``dst`` to its sender ``src`` when the
+    receiver sends its ACKs on entropies 0 .. ``n_paths`` - 1 in turn (``transport.ack_paths``,
+    :func:`uno.net.hashing.ack_path_entropy`), each hashed on (receiver, sender, entropy) as the
+    switches hash it: hop by hop, the links those paths take, each with the share of the paths
+    that take it (a round robin's long-run share), as the kernels' CSR (pointers, edge ids,
+    shares). Computed once per (sender, receiver) pair."""
+    pair = src.astype(np.int64) * (int(max(src.max(initial=0), dst.max(initial=0))) + 1) + dst
+    _, first, pair_of = np.unique(pair, return_index=True, return_inverse=True)
+    entropy = np.arange(n_paths, dtype=np.int64)
+    per_pair = []
+    for i in first.tolist():
+        links, hops = ecmp_routes(np.full(n_paths, dst[i]), np.full(n_paths, src[i]), entropy,
+                                  max_hops, *tables)  # fmt: skip
+        if (hops != hops[0]).any():
+            raise ConfigError(
+                "transport.ack_paths",
+                f"the fluid engine splits ACKs over paths of one length; host {dst[i]}'s ACK "
+                f"paths to host {src[i]} take {hops.min()} to {hops.max()} hops",
+            )
+        entries, shares = [], []
+        for h in range(int(hops[0])):
+            used, count = np.unique(links[:, h], return_counts=True)
+            entries.append(used)
+            shares.append(count / n_paths)
+        per_pair.append((np.concatenate(entries), np.concatenate(shares)))
+    routes = [per_pair[j] for j in pair_of.reshape(-1).tolist()]
+    rv_ptr = np.zeros(len(routes) + 1, dtype=np.int64)
+    np.cumsum([len(r[0]) for r in routes], out=rv_ptr[1:])
+    if not routes:
+        return rv_ptr, np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
+    return (rv_ptr, np.concatenate([r[0] for r in routes]).astype(np.int64),
+            np.concatenate([r[1] for r in routes]))  # fmt: skip
+
+
 def routing_arrays(scenario: Scenario, switch_index: dict[int, int], needed: bool):
     """The routing tables as arrays for :func:`uno.fluid.balance.ecmp_path` (host nodes, CSR of
     the next hops per (node, destination host), edge heads, switch salts); empty when not
@@ -169,7 +205,9 @@ def route_drains_ps(
          for e in routing.edges],
         dtype=np.float64,
     )  # fmt: skip
-    per_entry = per_edge[rt_link]
+    # (an entry of no share adds nothing: the ACKs' way back with switch.ack_priority, whose
+    # ACKs skip the switches' data queues, ack_priority_routes)
+    per_entry = np.where(rt_w > 0.0, per_edge[rt_link], 0.0)
     gstart, _ = route_groups(rt_ptr, rt_w)
     # each hop's longest drain, at its first entry; the other entries of a split hop add nothing
     hop_drain = np.zeros(len(per_entry))
@@ -217,7 +255,9 @@ def flow_routes(cfg, scenario: Scenario, specs, src, dst, n_sent, max_hops, rng:
     (sprayed ACKs too); or UnoLB's subflows on the paths of the packet UnoLB's first entropies
     (packet i rides subflow i mod n, uno.lb.unolb.UnoLb.next_entropy: a flow of fewer packets,
     ``n_sent`` with its parity, than subflows crosses only the first few), each with its own
-    ACKs' way back, and then the seed of the reroutes' draws. An UnoLB flow's route is its
+    ACKs' way back, and then the seed of the reroutes' draws. With ``transport.ack_paths`` the
+    ACKs of a flow on a route take the receiver's cycled entropies back
+    (:func:`cycled_ack_routes`). An UnoLB flow's route is its
     first subflow's (for the bounds: the ring's length). A PLB flow is one subflow, on the
     packet PLB's first entropy (``lb.plb.initial_entropy``), which PLB moves
     (:func:`uno.fluid.balance.plb_acks`). A REPS flow has ``engine.fluid_reps_paths`` subflows,
@@ -238,7 +278,10 @@ def flow_routes(cfg, scenario: Scenario, specs, src, dst, n_sent, max_hops, rng:
     sub_rlinks = np.zeros_like(sub_links)
     sub_rhops = np.zeros(n, dtype=np.int64)
     lb_rng = np.zeros(n, dtype=np.uint64)
-    tables = routing_arrays(scenario, index, cfg.lb.algo in SINGLE_PATH_LB + SUBFLOW_LB)
+    ack_paths = int(cfg.transport.ack_paths)
+    tables = routing_arrays(
+        scenario, index, cfg.lb.algo in SINGLE_PATH_LB + SUBFLOW_LB or ack_paths > 0
+    )
     if subflows:
         draws = balancer_draws(rng, specs, subflows + 1)
         sub_ent[:] = (draws[:, :subflows] * ENTROPY_SPACE).astype(np.int64)
@@ -268,6 +311,8 @@ def flow_routes(cfg, scenario: Scenario, specs, src, dst, n_sent, max_hops, rng:
     else:
         rt = split_routes(scenario, src, dst)
         rv = split_routes(scenario, dst, src)
+    if ack_paths and not subflows:  # (a subflow's ACKs take its own way back: refused)
+        rv = cycled_ack_routes(src, dst, ack_paths, max_hops, tables)
     if not subflows:
         tables = routing_arrays(scenario, index, False)
     ends = np.stack([src, dst], axis=1)
