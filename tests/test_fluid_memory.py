@@ -69,3 +69,19 @@ def test_a_failed_run_gives_no_memory_back(monkeypatch):
     with pytest.raises(RuntimeError, match="midway"):
         sim.run()
     assert DELAY_LINES.kept_bytes == 0
+
+
+def test_delay_lines_the_system_cannot_map_stop_the_run_naming_their_timeouts(monkeypatch):
+    """A ring the system refuses (too many flows with long timeouts for its memory) stops the
+    run before it starts, with one line naming the timeouts that size the lines."""
+    from uno.core.errors import ConfigError
+
+    def refuse(rows, cols):
+        raise OSError(12, "Cannot allocate memory")
+
+    monkeypatch.setattr(DELAY_LINES, "take", refuse)
+    with pytest.raises(ConfigError, match="transport.rto_queue_factor") as err:
+        build_simulation(to_run_config(uno.compose(SMALL)))
+    message = str(err.value)
+    assert "300 flows" in message and "retransmission timeouts" in message
+    assert "Cannot allocate memory" in message and "\n" not in message

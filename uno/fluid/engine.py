@@ -309,6 +309,26 @@ def check_fluid_support(cfg, engine: str = "fluid", with_cc: bool = True) -> Non
         )
 
 
+def take_delay_lines(ring_len: np.ndarray, width: int, fs: np.ndarray, dt_ps: float):
+    """The ring of every flow's delay line (``ring_len`` steps of ``width`` columns each,
+    :data:`uno.fluid.memory.DELAY_LINES`), or, where the system cannot map that much, a
+    ConfigError naming what sizes the lines: a line holds a flow's losses until its
+    retransmission timer expires, so its length is its RTO in steps."""
+    try:
+        return DELAY_LINES.take(int(ring_len.sum()), width)
+    except (OSError, MemoryError) as exc:
+        gib = ring_len.sum() * width * 8 / 2**30
+        raise ConfigError(
+            "transport.rto_queue_factor",
+            f"engine.kind=fluid cannot map the {gib:,.0f} GiB of its flows' delay lines "
+            f"({len(ring_len):,} flows, lines of up to {int(ring_len.max()):,} steps of "
+            f"{dt_ps / 1e6:.2f} us, sized by their retransmission timeouts of up to "
+            f"{fs[:, C.FS_RTO].max() / 1e9:,.1f} ms): shorter timeouts (transport.rto_us, "
+            "transport.rto_queue_factor), a coarser step (engine.fluid_step_intra_rtt) or "
+            f"engine.kind=packet ({exc.strerror or exc})",
+        ) from None
+
+
 def check_coded_loss_detection(transport, scope: str, where: str) -> None:
     """Refuse fast retransmit for erasure-coded flows (the classes ``scope`` codes): the fluid
     engine finds a coded flow's losses by its blocks only (a block that cannot decode, at the
@@ -467,7 +487,7 @@ class FluidSimulation:
         self.int_col = -1 if ints is None else width
         if ints is not None:
             width += SLOT_FIELDS * int(ints[1][INTS.hops])
-        self._ring_memory, ring = DELAY_LINES.take(int(ring_len.sum()), width)
+        self._ring_memory, ring = take_delay_lines(ring_len, width, fs, self.dt_ps)
         self.cs = np.zeros((n, state_columns))
         self.rt_ptr, self.rt_link, self.rt_w = routes.rt_ptr, routes.rt_link, routes.rt_w
         self.rv_ptr, self.rv_link, self.rv_w = routes.rv_ptr, routes.rv_link, routes.rv_w
