@@ -25,8 +25,9 @@ from uno.scenario import Scenario
 
 
 def link_rows(scenario: Scenario) -> np.ndarray:
-    """Each link's row (``LS_*``): its rate, buffer, RED thresholds (-1: none) and span, phantom queue
-    and which queue marks (``LS_MODE``), idle (everything passes, no departure grid)."""
+    """Each link's row (``LS_*``): its rate, buffer, RED thresholds (-1: none) and span,
+    phantom queue and which queue marks (``LS_MODE``), idle (everything passes, no departure
+    grid)."""
     edges = scenario.routing.edges
     ls = zeros_aligned(len(edges), C.N_LS)
     for e in edges:

@@ -128,9 +128,9 @@ traffic, hence UnoLB's own law above).
   (or a host NIC's) capacity, so a paused link's queue grows and pauses spread upstream hop by
   hop; the bytes queued at a paused link wait for the line it keeps (its queueing delay, which
   times the flows' ACKs, over its recent unpaused share). Not in the hybrid or the max-min
-  engine, nor with UnoLB's subflows. With PFC the step
-  grows to at most one intra-DC RTT (``PFC_STEP_MAX_INTRA_RTT``): a pause acts on the next
-  step, which must end before a paused link's ingress queue fills its headroom.
+  engine, nor with UnoLB's subflows. With PFC the step grows to at most one intra-DC RTT
+  (``PFC_STEP_MAX_INTRA_RTT``): a pause acts on the next step, which must end before a paused
+  link's ingress queue fills its headroom.
 
 Not modelled, and refused with a message naming the setting: link failures and random losses
 (``faults``), packet trimming (``switch.trimming``), congestion notices sent by switches
@@ -141,15 +141,16 @@ Not modelled, and refused with a message naming the setting: link failures and r
 
 **ACKs** (``engine.fluid_ack_bytes``, on by default; :func:`uno.fluid.links.acks_out`): each
 data packet delivered sends one ACK (64 B per 4,160-B data packet) back along the flow's ACK
-route (the data's path reversed; with ``transport.ack_paths`` the paths of the receiver's cycled
-entropies, each link by the share of them that takes it: :func:`uno.fluid.routes.cycled_ack_routes`),
-as bytes in the queues where ACKs share the data queue (every port of the reverse route;
-with ``switch.ack_priority`` only the receiver's NIC, the switches serving ACKs in a lane of
-their own): they take line time and buffer there, and count in the phantom queue as
-``switch.phantom.count_acks`` says. The queueing delay they meet on the way back is in the RTT.
-Not modelled: ACK drops. A full buffer's leftover bytes take a 64-B ACK where a data packet does
-not fit, so the packet ports drop far fewer ACKs than data (5% against 54% at the WAN ports of
-the 40%-load Fig. 10 run when they dropped data); the fluid drops none.
+route (the data's path reversed; with ``transport.ack_paths`` the paths of the receiver's
+cycled entropies, each link by the share of them that takes it:
+:func:`uno.fluid.routes.cycled_ack_routes`), as bytes in the queues where ACKs share the data
+queue (every port of the reverse route; with ``switch.ack_priority`` only the receiver's NIC,
+the switches serving ACKs in a lane of their own): they take line time and buffer there, and
+count in the phantom queue as ``switch.phantom.count_acks`` says. The queueing delay they meet
+on the way back is in the RTT. Not modelled: ACK drops. A full buffer's leftover bytes take a
+64-B ACK where a data packet does not fit, so the packet ports drop far fewer ACKs than data
+(5% against 54% at the WAN ports of the 40%-load Fig. 10 run when they dropped data); the fluid
+drops none.
 
 Units: times in ps, sizes in bytes, rates in bytes/ps inside the kernels.
 """

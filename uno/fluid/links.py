@@ -188,8 +188,8 @@ def update_links(ls: np.ndarray, links: np.ndarray, n_links: int, dt_ps: float) 
     """Advance the links ``links[:n_links]`` (the busy ones) by one step of ``dt_ps``: queue =
     queue + arrivals (the flows' rates, plus ``LS_EXT`` bytes and the ACKs'
     ``LS_ACK_IN``) - departures at line rate (for the share of the step PFC does not pause
-    the link, ``LS_PAUSE``), tail drop beyond the buffer, phantom queue filled
-    by the same arrivals (the ACKs where ``LS_PH_COUNTS`` says so) and drained at its own rate, and the
+    the link, ``LS_PAUSE``), tail drop beyond the buffer, phantom queue filled by the same
+    arrivals (the ACKs where ``LS_PH_COUNTS`` says so) and drained at its own rate, and the
     marking probability, loss fraction (drops / data arrivals: a tail drop takes arriving data
     bytes; the ACKs are not dropped, below), queueing delay and pass ratio (departures / (queue
     + arrivals - drops), at most 1: the share of every flow's bytes held at the link, once its

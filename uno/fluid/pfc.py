@@ -48,7 +48,8 @@ from uno.topo.base import SWITCH
 #: the pauses it started, the time its link was paused (ps), its largest level (bytes), the
 #: share of the time its link was paused lately (a moving mean over ``mean_ps``, ps)
 PF = layout("PfcIngress", ("link", "xoff", "xon", "level", "prev_level", "tx", "pausing",
-                           "pauses", "paused_ps", "max_level", "paused_mean", "mean_ps"))  # fmt: skip
+                           "pauses", "paused_ps", "max_level", "paused_mean",
+                           "mean_ps"))  # fmt: skip
 #: a paused link's queueing delay: its queue over the line rate it keeps, at least this share
 MIN_SERVED = 1e-3
 

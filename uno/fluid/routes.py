@@ -94,19 +94,15 @@ def split_path(scenario: Scenario, src: int, dst: int) -> list[tuple[int, float]
     return out
 
 
-def split_routes(scenario: Scenario, src: np.ndarray, dst: np.ndarray):
-    """Every flow's even split over its equal-cost paths (:func:`split_path`, computed once
-    per (src, dst) pair) as the kernels' CSR: pointers, edge ids and shares of the rate."""
+def routes_by_pair(src: np.ndarray, dst: np.ndarray, route_of):
+    """Every flow's route as the kernels' CSR (pointers, edge ids, shares), ``route_of(s, d)``
+    giving the (edge ids, shares) of the pair (s, d), called once per pair."""
     per_pair: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}
     links, shares = [], []
     for s, d in zip(src.tolist(), dst.tolist(), strict=True):
         route = per_pair.get((s, d))
         if route is None:
-            split = split_path(scenario, s, d)
-            route = per_pair[(s, d)] = (
-                np.array([e for e, _ in split], dtype=np.int64),
-                np.array([w for _, w in split], dtype=np.float64),
-            )
+            route = per_pair[(s, d)] = route_of(s, d)
         links.append(route[0])
         shares.append(route[1])
     rt_ptr = np.zeros(len(links) + 1, dtype=np.int64)
@@ -116,6 +112,18 @@ def split_routes(scenario: Scenario, src: np.ndarray, dst: np.ndarray):
     return rt_ptr, np.concatenate(links), np.concatenate(shares)
 
 
+def split_routes(scenario: Scenario, src: np.ndarray, dst: np.ndarray):
+    """Every flow's even split over its equal-cost paths (:func:`split_path`) as the kernels'
+    CSR: pointers, edge ids and shares of the rate."""
+
+    def split(s: int, d: int):
+        hops = split_path(scenario, s, d)
+        return (np.array([e for e, _ in hops], dtype=np.int64),
+                np.array([w for _, w in hops], dtype=np.float64))  # fmt: skip
+
+    return routes_by_pair(src, dst, split)
+
+
 def cycled_ack_routes(src: np.ndarray, dst: np.ndarray, n_paths: int, max_hops: int, tables):
     """The ACKs' routes back from each flow's receiver ``dst`` to its sender ``src`` when the
     receiver sends its ACKs on entropies 0 .. ``n_paths`` - 1 in turn (``transport.ack_paths``,
@@ -123,32 +131,22 @@ def cycled_ack_routes(src: np.ndarray, dst: np.ndarray, n_paths: int, max_hops: 
     switches hash it: hop by hop, the links those paths take, each with the share of the paths
     that take it (a round robin's long-run share), as the kernels' CSR (pointers, edge ids,
     shares). Computed once per (sender, receiver) pair."""
-    pair = src.astype(np.int64) * (int(max(src.max(initial=0), dst.max(initial=0))) + 1) + dst
-    _, first, pair_of = np.unique(pair, return_index=True, return_inverse=True)
     entropy = np.arange(n_paths, dtype=np.int64)
-    per_pair = []
-    for i in first.tolist():
-        links, hops = ecmp_routes(np.full(n_paths, dst[i]), np.full(n_paths, src[i]), entropy,
-                                  max_hops, *tables)  # fmt: skip
+
+    def cycled(s: int, d: int):
+        links, hops = ecmp_routes(np.full(n_paths, d), np.full(n_paths, s), entropy, max_hops,
+                                  *tables)  # fmt: skip
         if (hops != hops[0]).any():
             raise ConfigError(
                 "transport.ack_paths",
-                f"the fluid engine splits ACKs over paths of one length; host {dst[i]}'s ACK "
-                f"paths to host {src[i]} take {hops.min()} to {hops.max()} hops",
+                f"the fluid engine splits ACKs over paths of one length; host {d}'s ACK "
+                f"paths to host {s} take {hops.min()} to {hops.max()} hops",
             )
-        entries, shares = [], []
-        for h in range(int(hops[0])):
-            used, count = np.unique(links[:, h], return_counts=True)
-            entries.append(used)
-            shares.append(count / n_paths)
-        per_pair.append((np.concatenate(entries), np.concatenate(shares)))
-    routes = [per_pair[j] for j in pair_of.reshape(-1).tolist()]
-    rv_ptr = np.zeros(len(routes) + 1, dtype=np.int64)
-    np.cumsum([len(r[0]) for r in routes], out=rv_ptr[1:])
-    if not routes:
-        return rv_ptr, np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
-    return (rv_ptr, np.concatenate([r[0] for r in routes]).astype(np.int64),
-            np.concatenate([r[1] for r in routes]))  # fmt: skip
+        used = [np.unique(links[:, h], return_counts=True) for h in range(int(hops[0]))]
+        return (np.concatenate([u for u, _ in used]).astype(np.int64),
+                np.concatenate([c / n_paths for _, c in used]))  # fmt: skip
+
+    return routes_by_pair(src, dst, cycled)
 
 
 def routing_arrays(scenario: Scenario, switch_index: dict[int, int], needed: bool):
