@@ -94,12 +94,51 @@ def test_scalar_kernels_match_python():
         lo, hi = sorted(RNG.uniform(0, 1e5, 2))
         x = RNG.uniform(0, 1.2e5)
         assert K.red_probability(x, lo, hi) == K.red_probability.py_func(x, lo, hi)
-    # a delay as a delay line holds it: the next step at least, its length - 1 at most
-    lengths = np.array([5, 9])
+    # a delay as a delay line at its longest holds it: the next step at least, its length - 1
+    # at most
     for lag in (-3, 0, 1, 4, 5, 8, 9, 40):
         for f in (0, 1):
-            got = K.clamp_lag(f, lag, lengths)
-            assert got == K.clamp_lag.py_func(f, lag, lengths) == min(max(lag, 1), lengths[f] - 1)
+            pools = [_pool([5, 9], [5, 9]), _pool([5, 9], [5, 9])]
+            ring = np.zeros((14, 3))
+            got = K.fit_lag(f, 0, lag, ring, pools[0])
+            assert got == K.fit_lag.py_func(f, 0, lag, ring, pools[1])
+            assert got == min(max(lag, 1), (5, 9)[f] - 1)
+
+
+def _pool(first, longest):
+    """A pool of one line per flow, each flow's taken (rows from 0 on, lines ``first`` long that
+    may grow to ``longest``)."""
+    from uno.fluid.arrays import ring_pool
+    from uno.fluid.rings import ring_take
+
+    pool = ring_pool(np.array(longest, dtype=np.int64), np.array(first, dtype=np.int64))
+    for f in range(len(first)):
+        ring_take(pool, f)
+    return pool
+
+
+@pytest.mark.parametrize("twin", [False, True])
+def test_a_delay_line_grows_keeping_each_slot_at_its_step(twin):
+    """A delay its line cannot hold grows the line (to the least power of two that holds it
+    and doubles it, at most its longest): every slot keeps its step, the old line goes back to
+    the pool zeroed, and a delay beyond the longest line is the longest it holds."""
+    fit = K.fit_lag.py_func if twin else K.fit_lag
+    pool = _pool([4, 4], [12, 4])
+    ring = np.zeros((4 + 4 + 8 + 12, 2))
+    k = 21  # slots of steps 21..24 of flow 0's line: step s in row s % 4
+    for step in range(k, k + 4):
+        ring[step % 4] = (step, 1.0)
+    assert fit(0, k, 3, ring, pool) == 3 and pool.length[0] == 4  # fits
+    assert fit(0, k, 5, ring, pool) == 5 and pool.length[0] == 8
+    start = pool.ptr[0]
+    assert start == 8 and (ring[:4] == 0).all()  # (flow 1's line: rows 4..7)
+    for step in range(k, k + 4):
+        assert ring[start + step % 8].tolist() == [step, 1.0]
+    assert fit(0, k, 40, ring, pool) == 11 and pool.length[0] == 12  # at its longest
+    assert pool.ptr[0] == 16  # (the freed lines are too short: 12 new rows from the top)
+    assert ring[pool.ptr[0] + 22 % 12].tolist() == [22, 1.0]
+    assert pool.free_count[np.searchsorted(pool.class_len, [4, 8])].tolist() == [1, 1]
+    assert fit(1, k, 9, ring, pool) == 3 and pool.length[1] == 4  # (its longest is 4)
 
 
 def benes_tail(n: int, load: float, x: float) -> float:

@@ -10,6 +10,7 @@ from fluid_cases import law_flows, random_links, unolb_sim
 
 import uno
 from uno.fluid import kernels as K
+from uno.fluid.state import RingPool
 
 RNG = np.random.default_rng(7)
 
@@ -576,22 +577,30 @@ def test_a_coded_flows_nack_comes_an_rtt_and_the_receivers_timer_after_the_send(
     fs[0, K.FS_LOSS_DELAY] = 40 * dt  # the receiver's timer
     fs[0, K.FS_RTO] = 150 * dt
     fs[0, K.FS_LOSS_AT] = -1.0
-    ring = np.zeros((200, K.N_R))
-    ring_ptr, ring_len = np.zeros(1, dtype=np.int64), np.full(1, 200, dtype=np.int64)
+    # a line that starts 64 steps long and may grow to 200 (uno.fluid.rings.fit_lag)
+    pool = RingPool(np.zeros(1, dtype=np.int64), np.full(1, 64, dtype=np.int64),
+                    np.full(1, 200, dtype=np.int64), np.array([64, 128, 200]),
+                    np.zeros(3, dtype=np.int64), np.arange(3, dtype=np.int64),
+                    np.zeros(3, dtype=np.int64), np.full(1, 64, dtype=np.int64))  # fmt: skip
+    ring = np.zeros((64 + 128 + 200, K.N_R))
     calendar = np.zeros((256, 1), dtype=np.uint64)
     # at step 10, bytes sent at 9,500 ps with a 60.2-step RTT: 4 packets, 1 of them in a block
     # none of whose packets arrived
-    book(0, 10, 9_500.0, 60_200.0, 4 * mss, mss, 8, dt, fs, ring, ring_ptr, ring_len, calendar)
+    book(0, 10, 9_500.0, 60_200.0, 4 * mss, mss, 8, dt, fs, ring, pool, calendar)
     # (a later step's losses: their own time)
-    book(0, 30, 30_000.0, 60_000.0, mss, 0.0, 8, dt, fs, ring, ring_ptr, ring_len, calendar)
-    due = np.nonzero(ring[:, K.R_NACK])[0]
+    book(0, 30, 30_000.0, 60_000.0, mss, 0.0, 8, dt, fs, ring, pool, calendar)
+    assert pool.length[0] == 200 and pool.free_count.tolist() == [1, 1, 0]  # grown twice
+
+    def due(col):
+        start, n = pool.ptr[0], pool.length[0]
+        return {s: ring[start + s % n, col] for s in range(30, 30 + n) if ring[start + s % n, col]}
+
     # 9,500 + 60,200 + 40,000 = 109,700 ps: step 110; 30,000 + 100,000: step 130
-    assert due.tolist() == [110, 130]
-    assert ring[110, K.R_NACK] == 3 * mss and ring[130, K.R_NACK] == mss
+    assert due(K.R_NACK) == {110: 3 * mss, 130: mss}
     assert (int(calendar[110, 0]) & 1) and (int(calendar[130, 0]) & 1)
     assert fs[0, K.FS_LOSS_AT] == -1.0 and fs[0, K.FS_LOSS_PENDING] == 0.0  # nothing heard yet
     # the block none of whose packets arrived: the sender's timer, an RTO after the send
-    assert fs[0, K.FS_WAIT] == mss and ring[160, K.R_TIMEOUT] == mss
+    assert fs[0, K.FS_WAIT] == mss and due(K.R_TIMEOUT) == {160: mss}
 
 
 def test_inter_dc_coded_flows_hear_of_no_loss_before_an_rtt_and_the_receivers_timer():

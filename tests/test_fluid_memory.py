@@ -3,6 +3,8 @@ all-zero memory, whatever the run before it left, and the cache changes no resul
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -85,3 +87,34 @@ def test_delay_lines_the_system_cannot_map_stop_the_run_naming_their_timeouts(mo
     message = str(err.value)
     assert "300 flows" in message and "retransmission timeouts" in message
     assert "Cannot allocate memory" in message and "\n" not in message
+
+
+@pytest.mark.parametrize("kind", ["fluid", "hybrid"])
+def test_delay_lines_that_outgrow_their_memory_stop_the_run_with_one_line(
+    kind, tmp_path, monkeypatch
+):
+    """Lines grow with the delays the flows meet; a run whose lines come to hold more than the
+    memory they may use stops there with one line naming the step, and leaves no run folder."""
+    from uno.core.errors import ConfigError
+
+    over = [*SMALL, f"engine.kind={kind}", "engine.hybrid_packet_max_bytes=100000"]
+    sim = build_simulation(to_run_config(uno.compose(over)))
+    sim_fluid = getattr(sim, "fluid", sim)
+    sim_fluid.line_memory_limit_bytes = 1 << 20
+    with pytest.raises(ConfigError, match="engine.fluid_step_intra_rtt") as err:
+        sim.run()
+    message = str(err.value)
+    assert "more than the 1 MiB they may use" in message and "\n" not in message
+    assert sim_fluid.now_ps > 0 and sim_fluid.n_finished < len(sim_fluid.flows)
+    # the run as a user starts it: the error, and nothing written
+    monkeypatch.setattr("uno.fluid.engine.line_memory_limit_bytes", lambda: 1 << 20)
+    with pytest.raises(ConfigError, match="delay lines hold"):
+        uno.run(uno.compose([*over, f"out_dir={tmp_path / 'run'}"]))
+    assert not (tmp_path / "run").exists()
+
+
+def test_the_line_memory_limit_is_most_of_what_the_system_has():
+    from uno.fluid.engine import line_memory_limit_bytes
+
+    limit = line_memory_limit_bytes()
+    assert 0 < limit < os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")

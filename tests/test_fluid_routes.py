@@ -10,6 +10,7 @@ from fluid_cases import DUMBBELL, random_links, switch_indices, unolb_sim
 
 import uno
 from uno.fluid import kernels as K
+from uno.fluid.arrays import ring_pool
 
 RNG = np.random.default_rng(7)
 
@@ -350,14 +351,17 @@ def test_acks_wait_in_the_reverse_paths_queues():
     assert K.reverse_delay(2, sim.rv_ptr, sim.rv_link, sim.rv_w, ls) == 0.0
 
 
-def test_delay_lines_are_reused_without_changing_results(delay_lines_at_end):
+def test_delay_lines_are_reused_and_grown_without_changing_results(delay_lines_at_end):
     """Running flows take their delay lines from a pool and give them back cleared when they
-    finish: the ring rows ever touched follow the flows running at once (here 160 lines for
-    400 flows), every finished flow's line is back in the pool, all zero when the run ends,
-    and the results are those of a run in which no line is ever reused (each flow its own
-    class in the pool)."""
+    finish; a line starts two base RTTs long and grows when a delay does not fit. The ring rows
+    ever touched follow the flows running at once and the delays they meet (here fewer rows
+    than one first line per flow for 400 flows), every finished flow's line is back in the
+    pool, all zero when the run ends, and the results are those of a run in which no line is
+    ever reused or grown (each flow one line of its own length, at its longest from the
+    start)."""
     from uno.api import to_run_config
     from uno.build import build_simulation
+    from uno.fluid.state import RingPool
 
     cfg = to_run_config(uno.compose(["experiment=fig10_load", "workload=mixed_artifact",
                                      "scheme=mprdma_bbr", "workload.n_flows=400", "workload.load=0.6",
@@ -365,18 +369,22 @@ def test_delay_lines_are_reused_without_changing_results(delay_lines_at_end):
     pooled = build_simulation(cfg)
     apart = build_simulation(cfg)
     n = len(apart.flows)
-    ptr, length, _, free_rows, _, free_count, top = apart.ring_pool
-    apart.ring_pool = (ptr, length, np.arange(n, dtype=np.int64), free_rows,
-                       np.arange(n, dtype=np.int64), np.zeros(n, dtype=np.int64), top)  # fmt: skip
+    # (lengths of their own, each at least the longest any flow may need: nothing to share)
+    own = apart.ring_len.max() + np.arange(n, dtype=np.int64)
+    apart.ring_pool = RingPool(np.full(n, -1, dtype=np.int64), own.copy(), own, np.sort(own),
+                               np.zeros(n, dtype=np.int64), np.arange(n, dtype=np.int64),
+                               np.zeros(n, dtype=np.int64), np.zeros(1, dtype=np.int64))  # fmt: skip
+    apart.ring = np.zeros((int(own.sum()), apart.ring.shape[1]))
+    first = pooled.ring_pool.length.copy()
     a, b = pooled.run(), apart.run()
     assert pooled.n_finished == n
-    ptr, length, cls, _, _, free_count, top = pooled.ring_pool
+    pool = pooled.ring_pool
     # every line ever handed out is back in the pool, and no row twice
-    block_rows = np.zeros(len(free_count), dtype=np.int64)
-    block_rows[cls] = length
-    assert (ptr == -1).all() and (block_rows * free_count).sum() == top[0]
-    assert free_count.sum() < 0.5 * n and top[0] < 0.7 * length.sum()  # reused ...
-    assert apart.ring_pool[6][0] == length.sum()  # ... against one line per flow
+    assert (pool.ptr == -1).all()
+    assert (pool.class_len * pool.free_count).sum() == pool.top[0]
+    assert (pool.length > first).any()  # grown ...
+    assert pool.top[0] < first.sum() < pooled.ring_len.sum()  # ... reused, and short
+    assert apart.ring_pool.top[0] == own.sum()  # (one line per flow)
     assert delay_lines_at_end == [False, False]  # (every line back, cleared)
     flows = a.tables["flows"]
     assert flows["retransmits"].sum() > 0  # losses (and their timers) went through the lines
@@ -419,17 +427,14 @@ def test_ring_pool_hands_out_cleared_lines_of_the_right_length(twin):
     give = K.ring_give.py_func if twin else K.ring_give
     mark = K.mark_due.py_func if twin else K.mark_due
     length = np.array([5, 3, 5, 5, 3], dtype=np.int64)
-    cls = np.array([1, 0, 1, 1, 0], dtype=np.int64)
-    pool = (np.full(5, -1, dtype=np.int64), length, cls, np.zeros(5, dtype=np.int64),
-            np.array([0, 2], dtype=np.int64), np.zeros(2, dtype=np.int64),
-            np.zeros(1, dtype=np.int64))  # fmt: skip
+    pool = ring_pool(length, length)  # (lines at their longest: no growth)
     ring = np.zeros((int(length.sum()), K.N_R))
     fs = np.zeros((5, K.N_FS))
     calendar = np.zeros((7, 1), dtype=np.uint64)
-    ptr = pool[0]
+    ptr, top = pool.ptr, pool.top
     take(pool, 0)
     take(pool, 1)
-    assert ptr[0] == 0 and ptr[1] == 5 and pool[6][0] == 8
+    assert ptr[0] == 0 and ptr[1] == 5 and top[0] == 8
     # flow 0 finishes at step 10 with feedback still due at steps 11-14 (slots 1-4)
     for step in range(11, 15):
         ring[step % 5] = RNG.uniform(1, 2, K.N_R)
@@ -438,11 +443,11 @@ def test_ring_pool_hands_out_cleared_lines_of_the_right_length(twin):
     give(ring, pool, 0, 10, fs, calendar)
     assert ptr[0] == -1 and not ring.any()
     take(pool, 4)  # length 3: not flow 0's line
-    assert ptr[4] == 8 and pool[6][0] == 11
+    assert ptr[4] == 8 and top[0] == 11
     take(pool, 2)  # length 5: flow 0's line
-    assert ptr[2] == 0 and pool[6][0] == 11
+    assert ptr[2] == 0 and top[0] == 11
     take(pool, 3)
-    assert ptr[3] == 11 and pool[6][0] == 16
+    assert ptr[3] == 11 and top[0] == 16
 
 
 @pytest.mark.parametrize("twin", [False, True])
@@ -454,10 +459,9 @@ def test_ring_give_writes_only_the_slots_with_something_due(twin):
     give = K.ring_give.py_func if twin else K.ring_give
     mark = K.mark_due.py_func if twin else K.mark_due
     n = 8
-    pool = (np.array([0, 8], dtype=np.int64), np.array([n, n], dtype=np.int64),
-            np.zeros(2, dtype=np.int64), np.zeros(2, dtype=np.int64),
-            np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64),
-            np.array([16], dtype=np.int64))  # fmt: skip
+    pool = ring_pool(np.array([n, n]), np.array([n, n]))
+    pool.ptr[:] = (0, 8)
+    pool.top[0] = 16
     ring = np.full((2 * n, K.N_R_NARROW), 7.0)  # 7: stands for "never cleared"
     fs = np.zeros((2, K.N_FS))
     calendar = np.zeros((11, 1), dtype=np.uint64)
@@ -472,7 +476,7 @@ def test_ring_give_writes_only_the_slots_with_something_due(twin):
     assert (ring[n:] == 7.0).all()
     # nothing due after the finishing step (FS_DUE_LAST not later): nothing written
     ring[:] = 7.0
-    pool[0][0], pool[5][0] = 0, 0  # flow 0 holds its line again
+    pool.ptr[0], pool.free_count[:] = 0, 0  # flow 0 holds its line again
     fs[0, K.FS_DUE_LAST] = k
     give(ring, pool, 0, k, fs, calendar)
     assert (ring == 7.0).all()

@@ -128,18 +128,55 @@ def ring_lengths(routing, routes, src, dst, fs, dt_ps: float) -> np.ndarray:
     return np.ceil(longest / dt_ps).astype(np.int64) + 2
 
 
-def ring_pool(ring_len: np.ndarray) -> RingPool:
+def first_line_lengths(ring_len: np.ndarray, fs: np.ndarray, dt_ps: float) -> np.ndarray:
+    """Each flow's delay line as it starts, in steps of ``dt_ps``: the least power of two
+    that holds two base RTTs and a few steps, at most its longest (``ring_len``,
+    :func:`ring_lengths`). A line grows when a delay does not fit (queues, timeouts:
+    :func:`uno.fluid.rings.fit_lag`)."""
+    want = np.ceil(2 * fs[:, C.FS_BASE_RTT] / dt_ps).astype(np.int64) + 4
+    first = np.left_shift(1, np.ceil(np.log2(np.maximum(want, 1))).astype(np.int64))
+    return np.minimum(first, ring_len).astype(np.int64)
+
+
+def growth_ladders(ring_len: np.ndarray, first: np.ndarray):
+    """Per distinct (first length, longest) pair of the flows' lines, the lengths its line can
+    take (``first``, the powers of two after it, its longest: :func:`uno.fluid.rings.grown_length`
+    picks among them) and the number of flows with that pair."""
+    pairs, counts = np.unique(np.stack([first, ring_len], axis=1), axis=0, return_counts=True)
+    for (start, longest), count in zip(pairs.tolist(), counts.tolist(), strict=True):
+        lengths, length = [start], start
+        while length < longest:
+            length = min(2 * length, longest)
+            lengths.append(length)
+        yield lengths, count
+
+
+def ring_pool(ring_len: np.ndarray, first: np.ndarray) -> RingPool:
     """The pool the running flows take their delay lines from (:func:`uno.fluid.rings.ring_take`):
-    lines of one length are one class; none handed out yet (all-zero is every slot's empty
-    state, so rows never reached are not even touched)."""
+    each flow's line starts ``first`` long and may grow, in powers of two, to ``ring_len``; the
+    lines of one length are one class, whose stack of free lines has room for every flow that
+    may hold one; none handed out yet (all-zero is every slot's empty state, so rows never
+    reached are not even touched)."""
     n = len(ring_len)
-    lengths, size_class = np.unique(ring_len, return_inverse=True)
-    per_class = np.bincount(size_class, minlength=len(lengths))
+    ladders = list(growth_ladders(ring_len, first))
+    class_len = np.unique(np.concatenate([[1], *(lengths for lengths, _ in ladders)]))
+    per_class = np.zeros(len(class_len), dtype=np.int64)
+    for lengths, count in ladders:
+        per_class[np.searchsorted(class_len, lengths)] += count
     free_base = np.concatenate([[0], np.cumsum(per_class)[:-1]]).astype(np.int64)
-    return RingPool(np.full(n, -1, dtype=np.int64), ring_len,
-                    size_class.reshape(-1).astype(np.int64), np.zeros(n, dtype=np.int64),
-                    free_base, np.zeros(len(lengths), dtype=np.int64),
+    return RingPool(np.full(n, -1, dtype=np.int64), first.astype(np.int64).copy(),
+                    ring_len.astype(np.int64), class_len.astype(np.int64),
+                    np.zeros(int(per_class.sum()), dtype=np.int64), free_base,
+                    np.zeros(len(class_len), dtype=np.int64),
                     np.zeros(1, dtype=np.int64))  # fmt: skip
+
+
+def ring_rows_bound(ring_len: np.ndarray, first: np.ndarray) -> int:
+    """The most rows the pool can hand out (:func:`uno.fluid.rings.take_block`): a flow takes
+    each length of its growth ladder (:func:`growth_ladders`) at most once, and its lines are
+    only ever taken again by others once given back, so the rows never used before are at
+    most the sum of every flow's ladder."""
+    return int(sum(sum(lengths) * count for lengths, count in growth_ladders(ring_len, first)))
 
 
 def step_scratch(n_flows: int, n_links: int, n_sub: int, max_parity: int) -> StepScratch:

@@ -158,6 +158,7 @@ Units: times in ps, sizes in bytes, rates in bytes/ps inside the kernels.
 from __future__ import annotations
 
 import math
+import os
 import time
 
 import numpy as np
@@ -171,12 +172,14 @@ from uno.core.units import ms_to_ps, us_to_ps
 from uno.fluid import columns as C
 from uno.fluid.arrays import (
     cc_rows,
+    first_line_lengths,
     flow_rows,
     hop_state,
     law_columns,
     link_rows,
     ring_lengths,
     ring_pool,
+    ring_rows_bound,
     route_wire,
     step_scratch,
     subflow_wire,
@@ -310,23 +313,40 @@ def check_fluid_support(cfg, engine: str = "fluid", with_cc: bool = True) -> Non
         )
 
 
-def take_delay_lines(ring_len: np.ndarray, width: int, fs: np.ndarray, dt_ps: float):
-    """The ring of every flow's delay line (``ring_len`` steps of ``width`` columns each,
-    :data:`uno.fluid.memory.DELAY_LINES`), or, where the system cannot map that much, a
-    ConfigError naming what sizes the lines: a line holds a flow's losses until its
-    retransmission timer expires, so its length is its RTO in steps."""
+def line_memory_limit_bytes() -> int:
+    """The most memory a fluid run's delay lines may touch: 4/5 of what the system has
+    available as the run is built (``MemAvailable``; the physical memory where that is not
+    known)."""
     try:
-        return DELAY_LINES.take(int(ring_len.sum()), width)
+        with open("/proc/meminfo") as meminfo:
+            for line in meminfo:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024 * 4 // 5
+    except OSError:
+        pass
+    return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") * 4 // 5
+
+
+def take_delay_lines(ring_len, first, width: int, fs: np.ndarray, dt_ps: float):
+    """The ring the flows' delay lines come from (:data:`uno.fluid.memory.DELAY_LINES`):
+    address space for every line the pool can hand out (:func:`ring_rows_bound`: lines start
+    ``first`` steps long and grow to at most ``ring_len``, ``width`` columns each), of which
+    only the rows the running flows' delays reach are ever touched; or, where the system
+    cannot reserve that much, a ConfigError naming what sizes the longest lines: a line may
+    have to hold a flow's losses until its retransmission timer expires."""
+    rows = ring_rows_bound(ring_len, first)
+    try:
+        return DELAY_LINES.take(rows, width)
     except (OSError, MemoryError) as exc:
-        gib = ring_len.sum() * width * 8 / 2**30
+        gib = rows * width * 8 / 2**30
         raise ConfigError(
             "transport.rto_queue_factor",
-            f"engine.kind=fluid cannot map the {gib:,.0f} GiB of its flows' delay lines "
-            f"({len(ring_len):,} flows, lines of up to {int(ring_len.max()):,} steps of "
-            f"{dt_ps / 1e6:.2f} us, sized by their retransmission timeouts of up to "
-            f"{fs[:, C.FS_RTO].max() / 1e9:,.1f} ms): shorter timeouts (transport.rto_us, "
-            "transport.rto_queue_factor), a coarser step (engine.fluid_step_intra_rtt) or "
-            f"engine.kind=packet ({exc.strerror or exc})",
+            f"engine.kind=fluid cannot reserve the {gib:,.0f} GiB of address space its flows' "
+            f"delay lines may grow to ({len(ring_len):,} flows, lines of up to "
+            f"{int(ring_len.max()):,} steps of {dt_ps / 1e6:.2f} us, sized by their "
+            f"retransmission timeouts of up to {fs[:, C.FS_RTO].max() / 1e9:,.1f} ms): shorter "
+            "timeouts (transport.rto_us, transport.rto_queue_factor), a coarser step "
+            f"(engine.fluid_step_intra_rtt) or engine.kind=packet ({exc.strerror or exc})",
         ) from None
 
 
@@ -488,11 +508,13 @@ class FluidSimulation:
         self.int_col = -1 if ints is None else width
         if ints is not None:
             width += SLOT_FIELDS * int(ints[1][INTS.hops])
-        self._ring_memory, ring = take_delay_lines(ring_len, width, fs, self.dt_ps)
+        first = first_line_lengths(ring_len, fs, self.dt_ps)
+        self._ring_memory, ring = take_delay_lines(ring_len, first, width, fs, self.dt_ps)
         self.cs = np.zeros((n, state_columns))
         self.rt_ptr, self.rt_link, self.rt_w = routes.rt_ptr, routes.rt_link, routes.rt_w
         self.rv_ptr, self.rv_link, self.rv_w = routes.rv_ptr, routes.rv_link, routes.rv_w
-        self.ring, self.ring_pool, self.ring_len = ring, ring_pool(ring_len), ring_len
+        self.ring, self.ring_pool, self.ring_len = ring, ring_pool(ring_len, first), ring_len
+        self.line_memory_limit_bytes = line_memory_limit_bytes()
         self.order = np.argsort(fs[:, C.FS_START], kind="stable").astype(np.int64)
         # what each step reads of every running flow, and which flows have something due at
         # which step (a row per step, modulo a span of the longest delay line: the lines hold
@@ -652,6 +674,7 @@ class FluidSimulation:
                 if k_sample <= k_next:
                     k_next, sample_due = k_sample, True
             k = self._advance_to(k, min(k_next, k_stop))
+            self.check_line_memory()
             budget.spent(k - k_work)
             if start_due and int(self.counters[C.CT.next_start]) == nxt:
                 looked_start = nxt
@@ -668,6 +691,26 @@ class FluidSimulation:
         result = self._collect(wall, sampler)
         self.free_delay_lines()
         return result
+
+    def check_line_memory(self) -> None:
+        """Stop the run, naming the step that sizes them, once the delay lines it handed out
+        (their lengths follow the delays the flows meet, :func:`uno.fluid.rings.fit_lag`) hold
+        more than ``line_memory_limit_bytes``: the system would otherwise kill the process
+        when its memory runs out."""
+        ring = self.ring
+        used = int(self.ring_pool.top[0]) * ring.shape[1] * ring.itemsize
+        if used <= self.line_memory_limit_bytes:
+            return
+        longest = int(self.ring_pool.length.max())
+        raise ConfigError(
+            "engine.fluid_step_intra_rtt",
+            f"engine.kind=fluid stopped at {self.now_ps / 1e9:,.2f} ms: its flows' delay lines "
+            f"hold {used / 2**20:,.0f} MiB, more than the {self.line_memory_limit_bytes / 2**20:,.0f}"
+            f" MiB they may use ({int(self.counters[C.CT.running]):,} flows running, lines of up "
+            f"to {longest:,} steps of {self.dt_ps / 1e6:.2f} us: a slot a step for each flow's "
+            "round trip, its queueing and its timeouts): a coarser step "
+            "(engine.fluid_step_intra_rtt) or engine.kind=packet",
+        )
 
     def free_delay_lines(self) -> None:
         """The run is over: its delay-line memory goes back to the process's cache, the rows

@@ -67,7 +67,7 @@ from uno.fluid.columns import (
 from uno.fluid.int_records import INTS, stamp_delivered, stamp_sent
 from uno.fluid.jitter import ack_path_exceedance, wire_side_exceedance
 from uno.fluid.losses import beyond_wire, book_losses, lose_acks
-from uno.fluid.rings import clamp_lag, least_sample, mark_ring_due
+from uno.fluid.rings import fit_lag, least_sample, mark_ring_due
 from uno.fluid.signals import (
     delay_beyond_wire,
     path_delay,
@@ -256,7 +256,7 @@ def file_acks(f, k, lag, ack, rtt, q_beyond, fs, block, lines) -> int:
     """Flow ``f``'s ``ack`` bytes, acknowledged with an RTT of ``rtt``, go into its delay
     line's slot ``lag`` steps after step ``k`` (returned)."""
     ring, ring_ptr, ring_len = lines.ring, lines.pool.ptr, lines.pool.length
-    lag = clamp_lag(f, lag, ring_len)
+    lag = fit_lag(f, k, lag, ring, lines.pool)
     slot = ring_ptr[f] + (k + lag) % ring_len[f]
     ring[slot, R_ACK] += ack
     if ring.shape[1] > R_GOOD:  # (narrow: no coding, so what is decodable is what is acked)
@@ -343,6 +343,8 @@ def file_sends(k, now, dt_ps, n_senders, flows, ls, routes, lines, lb, hops, scr
         if fs[f, FS_DRAWS] > 0.0 and ack > 0.0:
             p_queued = queued_chance(f, rtt, q_beyond, fs, cp, ls, routes, lb)
         early = ack * (1.0 - late)
+        # (the line grows for the later ACKs first: a growth moves the slot found before it)
+        fit_lag(f, k, lag + 1 if late > 0.0 else lag, ring, lines.pool)
         slot = file_acks(f, k, lag, early, rtt, q_beyond, fs, block, lines)
         later = slot
         if late > 0.0:  # (the batch's ACKs that arrive in the step after)
@@ -364,7 +366,7 @@ def file_sends(k, now, dt_ps, n_senders, flows, ls, routes, lines, lb, hops, scr
             if beyond:  # (sent a wire propagation before the drop, at the latest)
                 sent_at = min(sent_at, now - fs[f, FS_WIRE_PS])
             book_losses(
-                f, k, sent_at, rtt, failed, gone, n_ec, dt_ps, fs, ring, ring_ptr, ring_len,
+                f, k, sent_at, rtt, failed, gone, n_ec, dt_ps, fs, ring, lines.pool,
                 lines.calendar,
             )  # fmt: skip
 
@@ -405,8 +407,7 @@ def file_drops(k, now, dt_ps, flows, ls, lines, lb, scratch) -> None:
         # (the round trip as the flow's latest samples saw it)
         rtt = fs[f, FS_BASE_RTT] + fs[f, FS_QBEFORE] + fs[f, FS_QBEYOND] + fs[f, FS_RDELAY]
         book_losses(
-            f, k, sent_at, rtt, failed, gone, n_ec, dt_ps, fs, ring, ring_ptr, ring_len,
-            lines.calendar,
+            f, k, sent_at, rtt, failed, gone, n_ec, dt_ps, fs, ring, lines.pool, lines.calendar,
         )  # fmt: skip
 
 
@@ -432,7 +433,7 @@ def file_deliveries(k, dt_ps, flows, ls, routes, lines, lb, hops, scratch) -> No
             continue  # (finished: nothing waits for them)
         back = (fs[f, FS_BASE_RTT] - fs[f, FS_WIRE_PS] + fs[f, FS_RDELAY]) / dt_ps
         back -= 0.5 * (block[BL.steps, f] - 1)
-        lag = clamp_lag(f, int(math.floor(0.5 + back)), ring_len)
+        lag = fit_lag(f, k, int(math.floor(0.5 + back)), ring, lines.pool)
         slot = ring_ptr[f] + (k + lag) % ring_len[f]
         ring[slot, R_DELIV] += deliv
         ring[slot, R_MARK] += marks

@@ -65,7 +65,7 @@ from uno.fluid.columns import (
 from uno.fluid.cycles import TALLY, cycles, tick
 from uno.fluid.links import update_links
 from uno.fluid.phases import POOL, group_inputs, note_input, set_grid, subflow_hop
-from uno.fluid.rings import clamp_lag, mark_ring_due
+from uno.fluid.rings import fit_lag, mark_ring_due
 
 #: ``l_nxt`` of a link in no level's list (:func:`forward`)
 NOT_IN_LEVEL = -2
@@ -76,11 +76,12 @@ RESIDUE_BYTES = 1.0
 
 
 @njit(cache=True, error_model="numpy", inline="always")
-def to_wire(f, k, col, out, out_m, inv_dt, dt_ps, fs, ring, ring_ptr, ring_len, calendar) -> None:
+def to_wire(f, k, col, out, out_m, inv_dt, dt_ps, fs, ring, pool, calendar) -> None:
     """Bytes ``out`` (``out_m`` of them marked) leave flow ``f``'s wire link at step ``k``: into
     its delay line's columns ``col`` and ``col + 1`` at the step they reach the next hop,
     ``FS_WIRE_PS`` later, with the ACK frontier the flow has now (``R_WIRE_ACK``)."""
-    lag = clamp_lag(f, int(fs[f, FS_WIRE_PS] * inv_dt + 0.5), ring_len)
+    lag = fit_lag(f, k, int(fs[f, FS_WIRE_PS] * inv_dt + 0.5), ring, pool)
+    ring_ptr, ring_len = pool.ptr, pool.length
     slot = ring_ptr[f] + (k + lag) % ring_len[f]
     ring[slot, col] += out
     ring[slot, col + 1] += out_m
@@ -342,15 +343,13 @@ def pass_on(j, f, r, s, h, link, out, out_m, k, inv_dt, dt_ps, fs, ls, lb, hops,
     ei, ef, l_input, link_lvl = hops.ei, hops.ef, hops.l_input, hops.link_level
     sub_hops, sub_links = lb.hops, lb.links
     ring, calendar = lines.ring, lines.calendar
-    ring_ptr, ring_len = lines.pool.ptr, lines.pool.length
     carried = 0.0
     if r < 0:
         nxt = ei[j, EI_NEXT]
         if nxt < 0:
             deliver(f, out, out_m, fs, scratch.markers, scratch.n_mark)
         elif ei[j, EI_LAG] < 0:  # on the wire, to the next hop later
-            to_wire(f, k, R_WIRE, out, out_m, inv_dt, dt_ps, fs, ring, ring_ptr, ring_len,
-                    calendar)  # fmt: skip
+            to_wire(f, k, R_WIRE, out, out_m, inv_dt, dt_ps, fs, ring, lines.pool, calendar)  # fmt: skip
         elif ei[j, EI_LAG] > 0:
             ef[nxt, EF_CARRY] += out
             ef[nxt, EF_MCARRY] += out_m
@@ -363,7 +362,7 @@ def pass_on(j, f, r, s, h, link, out, out_m, k, inv_dt, dt_ps, fs, ls, lb, hops,
                 ls[nlink, LS_ARR] += out * inv_dt
                 note_input(l_input, nlink, link)
     elif h == fs[f, FS_WIRE_HOP]:  # on the wire, to the subflow's next hop later
-        to_wire(f, k, R_SUBWIRE + 2 * s, out, out_m, inv_dt, dt_ps, fs, ring, ring_ptr, ring_len,
+        to_wire(f, k, R_SUBWIRE + 2 * s, out, out_m, inv_dt, dt_ps, fs, ring, lines.pool,
                 calendar)  # fmt: skip
     elif h + 1 < sub_hops[f]:
         nlink = sub_links[f, s, h + 1]

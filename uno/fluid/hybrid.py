@@ -197,6 +197,7 @@ class HybridSimulation(Simulation):
         self.step = k
         fluid.k_done = k
         fluid.now_ps = self._time_of(k)
+        fluid.check_line_memory()
         counters = fluid.counters
         finished = int(counters[K.CT.finished])
         if finished > self._fluid_finished:

@@ -49,7 +49,7 @@ from uno.fluid.columns import (
     R_TIMEOUT,
 )
 from uno.fluid.draws import binomial_draw, next_uniform
-from uno.fluid.rings import clamp_lag, mark_ring_due, step_not_before
+from uno.fluid.rings import fit_lag, mark_ring_due, step_not_before
 
 #: expected lost packets per step above which a flow's losses are taken as their mean
 POISSON_MAX_MEAN = 20.0
@@ -106,12 +106,12 @@ def resend(fs, f, lost) -> None:
 
 
 @njit(cache=True, error_model="numpy")
-def schedule_timeout(f, k, sent_at, lost, dt_ps, fs, ring, ring_ptr, ring_len, calendar) -> None:
+def schedule_timeout(f, k, sent_at, lost, dt_ps, fs, ring, pool, calendar) -> None:
     """Bytes ``lost`` from the batch flow ``f`` sent at ``sent_at`` (step ``k``) wait for
     the retransmission timer: they time out at the first step boundary ``FS_RTO`` after their
     send, as a packet the sender's timer declares lost ``rto_ps`` after its own send."""
-    lag = clamp_lag(f, int(math.ceil((sent_at + fs[f, FS_RTO]) / dt_ps)) - k, ring_len)
-    ring[ring_ptr[f] + (k + lag) % ring_len[f], R_TIMEOUT] += lost
+    lag = fit_lag(f, k, int(math.ceil((sent_at + fs[f, FS_RTO]) / dt_ps)) - k, ring, pool)
+    ring[pool.ptr[f] + (k + lag) % pool.length[f], R_TIMEOUT] += lost
     mark_ring_due(calendar, fs, k + lag, f)
     fs[f, FS_WAIT] += lost
     fs[f, FS_WAIT_LAST] = k + lag
@@ -324,8 +324,7 @@ def book_losses(
     dt_ps,
     fs,
     ring,
-    ring_ptr,
-    ring_len,
+    pool,
     calendar,
 ):
     """How flow ``f`` learns of ``failed`` bytes lost at step ``k`` (``sent_at``: when, for
@@ -337,7 +336,7 @@ def book_losses(
     + its timer (``FS_LOSS_DELAY``) after the send (ring column ``R_NACK``: each step's losses
     at their own time), the sender's timer for blocks it never saw."""
     if n_ec == 0:
-        schedule_timeout(f, k, sent_at, failed, dt_ps, fs, ring, ring_ptr, ring_len, calendar)
+        schedule_timeout(f, k, sent_at, failed, dt_ps, fs, ring, pool, calendar)
     else:  # coded: the receiver's NACK, or the sender's timer when it expires first
         if failed > gone:
             # the receiver's timer starts as the block's first packet arrives, a forward trip
@@ -349,9 +348,9 @@ def book_losses(
             # it), and UnoLB moved their subflows that much early
             nack_at = sent_at + rtt + fs[f, FS_LOSS_DELAY]
             step = step_not_before(nack_at, dt_ps)
-            lag = clamp_lag(f, step - k, ring_len)
+            lag = fit_lag(f, k, step - k, ring, pool)
             if nack_at < sent_at + fs[f, FS_RTO]:
-                ring[ring_ptr[f] + (k + lag) % ring_len[f], R_NACK] += failed - gone
+                ring[pool.ptr[f] + (k + lag) % pool.length[f], R_NACK] += failed - gone
             else:
                 # the sender's timer (an RTO after the packet's send: by default the base RTT
                 # and the path's drain, the receiver's timer being that drain) declares them
@@ -360,8 +359,8 @@ def book_losses(
                 # instead, the fluid's inter-DC flows of 16-64 kB on the 40%-load Fig. 10
                 # traffic (scheme=uno, seed 2) would hear a timeout in 76 of 308 flows against
                 # 268 with packets
-                ring[ring_ptr[f] + (k + lag) % ring_len[f], R_LATE_NACK] += failed - gone
+                ring[pool.ptr[f] + (k + lag) % pool.length[f], R_LATE_NACK] += failed - gone
                 gone = failed
             mark_ring_due(calendar, fs, k + lag, f)
         if gone > 0.0:
-            schedule_timeout(f, k, sent_at, gone, dt_ps, fs, ring, ring_ptr, ring_len, calendar)
+            schedule_timeout(f, k, sent_at, gone, dt_ps, fs, ring, pool, calendar)

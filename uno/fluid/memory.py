@@ -1,9 +1,11 @@
 """The fluid engine's delay-line memory, kept from one run to the next in a process.
 
 A fluid run's largest array by far is the ring of delay lines (:mod:`uno.fluid.engine`,
-``rings.ring_take``): on the 40%-load Fig. 10 run (5,000 flows) 360 MiB of address space, of
-which the running flows touch 187 MiB (993 inter-DC flows running at once, each with a line of
-1,794 steps of 104 bytes). Fresh memory costs its first touch, and on a virtual machine that
+``rings.ring_take``): address space for every line the pool can hand out, lines growing with
+the delays their flows meet (``rings.fit_lag``), of which only the rows handed out are touched:
+on the 40%-load Fig. 10 run (5,000 flows, ``scheme=uno_ecmp``) 549 MiB reserved and 176 MiB
+handed out (its inter-DC flows, up to 993 running at once, each with a line of 1,794 steps of
+104 bytes, their longest from the start; its intra-DC flows' lines start at 32 steps). Fresh memory costs its first touch, and on a virtual machine that
 hands freed memory back to its host (free page reporting) that first touch can be slow: 187 MiB
 take 17 ms to fault in when the guest still holds the pages, and 0.41 s when the host has to
 back them again. Without this cache the per-run system time of that run varies from 0.02 to
@@ -22,6 +24,7 @@ one on fresh memory). :func:`release` frees the kept buffer (a notebook's kernel
 from __future__ import annotations
 
 import mmap
+import sys
 import threading
 
 import numpy as np
@@ -29,6 +32,11 @@ import numpy as np
 # below this size the page faults of a first touch cost little, and an mmap per array would
 # waste most of a huge page
 _HUGE_MIN_BYTES = 4 << 20
+
+# Linux's MAP_NORESERVE (the mmap module names it from Python 3.13): the delay lines reserve
+# address space for the longest lines their flows may grow to and touch only what they reach,
+# so the reservation is not charged against the system's commit limit up front
+_NORESERVE = getattr(mmap, "MAP_NORESERVE", 0x4000 if sys.platform.startswith("linux") else 0)
 
 
 def zeros_huge(rows: int, cols: int, dtype=np.float64) -> np.ndarray:
@@ -45,7 +53,8 @@ def zeros_huge(rows: int, cols: int, dtype=np.float64) -> np.ndarray:
     advice = getattr(mmap, "MADV_HUGEPAGE", None)
     if size_bytes < _HUGE_MIN_BYTES or advice is None:
         return zeros_aligned(rows, cols, dtype)
-    buf = mmap.mmap(-1, size_bytes, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+    flags = mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | _NORESERVE
+    buf = mmap.mmap(-1, size_bytes, flags=flags)
     try:
         buf.madvise(advice)
     except OSError:  # THP disabled in this kernel: 4 KiB pages, still zero

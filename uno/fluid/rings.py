@@ -1,9 +1,11 @@
 """The flows' delay lines: what the network did to a step's bytes comes back to the flow one RTT
 later through its line, a ring of slots (``R_*`` columns, :mod:`uno.fluid.columns`), one slot
 per step. The running flows take their lines from a pool and give them back when they finish
-(:func:`ring_take`, :func:`ring_give`); a calendar says which flows have something due at which
-step (:func:`mark_due`), so a step passes over the others; :func:`coarsen` refiles every line
-when the step grows.
+(:func:`ring_take`, :func:`ring_give`); a line starts a few base RTTs long and grows, when a
+delay does not fit, up to the longest RTT and timeout its flow can meet (:func:`fit_lag`), so
+its memory follows the delays the run meets, not the worst case the buffers allow. A calendar
+says which flows have something due at which step (:func:`mark_due`), so a step passes over the
+others; :func:`coarsen` refiles every line when the step grows.
 
 Units: time in ps, delays in steps where named so.
 """
@@ -29,41 +31,55 @@ from uno.fluid.columns import (
     R_WIRE_ACK,
 )
 from uno.fluid.int_records import SLOT_FIELDS
+from uno.fluid.state import RingPool
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def take_block(pool, length) -> int:
+    """The first row of a free, all-zero block of ``length`` rows (one of ``pool.class_len``):
+    one a line of that length left, else the next rows never used (``pool.top``)."""
+    c = np.searchsorted(pool.class_len, length)
+    if pool.free_count[c] > 0:
+        pool.free_count[c] -= 1
+        return pool.free_rows[pool.free_base[c] + pool.free_count[c]]
+    start = pool.top[0]
+    pool.top[0] += length
+    return start
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def give_block(pool, start, length) -> None:
+    """Rows ``start`` .. ``start + length - 1``, all zero, are free again: the head of their
+    class's stack of free lines (:func:`take_block`)."""
+    c = np.searchsorted(pool.class_len, length)
+    pool.free_rows[pool.free_base[c] + pool.free_count[c]] = start
+    pool.free_count[c] += 1
 
 
 @njit(cache=True, error_model="numpy")
-def ring_take(ring_pool, f) -> None:
-    """Give flow ``f``, starting, its delay line: ``ring_len[f]`` all-zero rows of the ring,
-    a block a finished flow of the same length gave back, else the next rows never used.
-    ``ring_pool``: :data:`uno.fluid.state.RingPool` (each flow's first row, its length, the
-    index of that length among the distinct lengths, per class a stack of free blocks' first
-    rows from ``free_base[class]``, ``free_count`` of them, and in a one-element array the
-    first row never used). Only the running flows hold rows, so the rows touched (and the
-    memory the ring occupies: np.zeros leaves untouched pages unmapped) follow the number of
-    flows running at once, not the workload's length, and reused rows are warm in cache."""
-    ring_ptr, ring_len, ring_class, free_rows, free_base, free_count, top = ring_pool
-    c = ring_class[f]
-    if free_count[c] > 0:
-        free_count[c] -= 1
-        ring_ptr[f] = free_rows[free_base[c] + free_count[c]]
-    else:
-        ring_ptr[f] = top[0]
-        top[0] += ring_len[f]
+def ring_take(pool, f) -> None:
+    """Give flow ``f``, starting, its delay line: ``pool.length[f]`` all-zero rows of the
+    ring, a line of that length a finished flow gave back, else rows never used. ``pool``:
+    :data:`uno.fluid.state.RingPool`. Only the running flows hold rows, so the rows touched
+    (and the memory the ring occupies: untouched pages stay unmapped) follow the number of
+    flows running at once, not the workload's length, and reused rows are warm in cache. A
+    line starts short (a few base RTTs) and grows when a delay does not fit
+    (:func:`fit_lag`)."""
+    pool.ptr[f] = take_block(pool, pool.length[f])
 
 
 @njit(cache=True, error_model="numpy")
-def ring_give(ring, ring_pool, f, k, fs, calendar) -> None:
+def ring_give(ring, pool, f, k, fs, calendar) -> None:
     """Flow ``f`` finished at step ``k``: its delay line goes back to the pool
     (:func:`ring_take`), cleared (feedback still due for it is never read).
 
     Only the slots of the steps after ``k``, up to ``FS_DUE_LAST``, whose calendar bit says
     something is due for ``f`` can hold anything (every earlier slot was read and zeroed at its
     step, and every write marks its step, :func:`mark_due`); only those are written. Clearing
-    the whole line instead touched every page of it: most of a short flow's line (sized for
-    its retransmission timeout) is never reached, and the first touch of a page is a fault."""
-    ring_ptr, ring_len, ring_class, free_rows, free_base, free_count, _top = ring_pool
-    start = ring_ptr[f]
-    n = ring_len[f]
+    the whole line instead touched every page of it: most of a line is never reached, and the
+    first touch of a page is a fault."""
+    start = pool.ptr[f]
+    n = pool.length[f]
     span = calendar.shape[0]
     word = f >> 6
     bit = np.uint64(1) << np.uint64(f & 63)
@@ -75,10 +91,56 @@ def ring_give(ring, ring_pool, f, k, fs, calendar) -> None:
             row = start + step % n
             for c in range(ring.shape[1]):
                 ring[row, c] = 0.0
-    c = ring_class[f]
-    free_rows[free_base[c] + free_count[c]] = start
-    free_count[c] += 1
-    ring_ptr[f] = -1
+    give_block(pool, start, n)
+    pool.ptr[f] = -1
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def grown_length(pool, f, need) -> int:
+    """The length flow ``f``'s line grows to for a delay of ``need`` - 1 steps: the least
+    power of two at least ``need`` and twice its length now, or its longest (``pool.cap``)."""
+    n = 2 * pool.length[f]
+    while n < need:
+        n *= 2
+    return min(n, pool.cap[f])
+
+
+@njit(cache=True, error_model="numpy")
+def grow_line(ring, pool, f, k, need) -> None:
+    """Flow ``f``'s delay line, at step ``k``, grows to hold ``need`` slots
+    (:func:`grown_length`): each of its slots (the steps ``k`` .. ``k + n - 1``, one each)
+    moves to the new line's slot of the same step, and the old line goes back to the pool
+    zeroed. A run reads the same feedback at the same steps whatever the lines' lengths."""
+    n = pool.length[f]
+    n_new = grown_length(pool, f, need)
+    old = pool.ptr[f]
+    start = take_block(pool, n_new)
+    for step in range(k, k + n):
+        src = old + step % n
+        dst = start + step % n_new
+        for c in range(ring.shape[1]):
+            ring[dst, c] = ring[src, c]
+            ring[src, c] = 0.0
+    give_block(pool, old, n)
+    pool.ptr[f] = start
+    pool.length[f] = n_new
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def fit_lag(f, k, lag, ring, pool) -> int:
+    """A delay of ``lag`` steps after step ``k`` as flow ``f``'s delay line holds it: at least
+    the next step; the line grows to hold it (:func:`grow_line`), up to its longest
+    (``pool.cap``: the engine sizes that for the longest RTT and timeout), beyond which the
+    delay is the longest the line holds. Returns the delay; the line's slot for it is
+    ``pool.ptr[f] + (k + lag) % pool.length[f]`` (a slot found before a growth is stale)."""
+    if lag < 1:
+        return 1
+    if lag >= pool.length[f]:
+        if pool.length[f] < pool.cap[f]:
+            grow_line(ring, pool, f, k, lag + 1)
+        if lag >= pool.length[f]:
+            return pool.length[f] - 1
+    return lag
 
 
 @njit(cache=True, error_model="numpy")
@@ -118,18 +180,6 @@ def least_sample(held, sample):
     if sample > 0.0 and (held == 0.0 or sample < held):
         return sample
     return held
-
-
-@njit(cache=True, error_model="numpy", inline="always")
-def clamp_lag(f, lag, ring_len) -> int:
-    """A delay of ``lag`` steps as flow ``f``'s delay line holds it: at least the next step,
-    at most its length - 1 (the engine sizes the lines so that the longest RTT and timeout
-    fit)."""
-    if lag < 1:
-        return 1
-    if lag >= ring_len[f]:
-        return ring_len[f] - 1
-    return lag
 
 
 @njit(cache=True, error_model="numpy", inline="always")
@@ -196,7 +246,7 @@ def coarsen(factor, k, dt_new_ps, fs, cp, ring, ring_pool, active, n_active, cal
     (``FS_DUE_LAST``, ``FS_ACK_LAST``, ``FS_WAIT_LAST``). Bytes and times are untouched:
     only where the feedback is filed changes. The delay lines keep their lengths (sized for
     the fine step, they hold the coarse one's lags with room to spare)."""
-    ring_ptr, ring_len, _class, _free, _base, _count, _top = ring_pool
+    ring_ptr, ring_len = ring_pool[0], ring_pool[1]
     n_col = ring.shape[1]
     n_plain = n_col if int_col < 0 else int_col
     k_new = k // factor
@@ -246,17 +296,26 @@ def refine(factor, k, dt_new_ps, fs, ring, ring_pool, active, n_active, calendar
     split). The calendar is rebuilt for the new steps (a loss report due at ``FS_LOSS_AT`` in
     the first fine step whose start is not before it, :func:`step_not_before`), and so are the
     flows' step fields (``FS_DUE_LAST``, ``FS_ACK_LAST``, ``FS_WAIT_LAST``). Bytes and times are
-    untouched. The delay lines were sized for the fine step (:func:`coarsen` keeps their
-    lengths), so every coarse lag fits at the fine one."""
-    ring_ptr, ring_len, _class, _free, _base, _count, _top = ring_pool
+    untouched. A line too short for its fine lags grows (:func:`grown_length`; emptied by
+    the refiling, it takes a longer block), up to its longest (``pool.cap``), which is sized for
+    the fine step, so every coarse lag fits at the fine one."""
+    pool = RingPool(*ring_pool)
+    ring_ptr, ring_len = pool.ptr, pool.length
     n_col = ring.shape[1]
     k_new = k * factor
     held, held_step, fresh = refile_scratch(ring_len, active, n_active, n_col, calendar)
     for i in range(n_active):
         f = active[i]
+        m = take_due_slots(f, k, fs, ring, ring_ptr, ring_len, calendar, held, held_step)
+        need = 0
+        for t in range(m):
+            need = max(need, held_step[t] * factor - k_new + 1)
+        if need > ring_len[f] and ring_len[f] < pool.cap[f]:  # (its line is all zero now)
+            give_block(pool, ring_ptr[f], ring_len[f])
+            ring_len[f] = grown_length(pool, f, need)
+            ring_ptr[f] = take_block(pool, ring_len[f])
         start = ring_ptr[f]
         n = ring_len[f]
-        m = take_due_slots(f, k, fs, ring, ring_ptr, ring_len, calendar, held, held_step)
         for t in range(m):
             # (within the line's length of step k_new: a lag clamped at the coarse step stays
             # the line's longest)

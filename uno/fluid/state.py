@@ -33,11 +33,12 @@ Links = namedtuple("Links", ["ls", "busy", "pfc", "pf_ptr", "pf_row", "pf_w"])
 Routes = namedtuple("Routes", ["rt_ptr", "rt_link", "rt_w", "rv_ptr", "rv_link", "rv_w"])
 
 #: where each running flow's delay line lies in the ring (:func:`uno.fluid.rings.ring_take`):
-#: each flow's first row (-1: none), its length, the index of that length among the distinct
-#: ones, per length a stack of free lines' first rows (from ``free_base[class]``, ``free_count``
-#: of them) and, in a one-element array, the first row never handed out
+#: each flow's first row (-1: none), its length now (steps), the longest it may grow to
+#: (:func:`uno.fluid.rings.fit_lag`), the lengths a line can have (sorted: its classes), per
+#: class a stack of free lines' first rows (from ``free_base[class]``, ``free_count`` of them)
+#: and, in a one-element array, the first row never handed out
 RingPool = namedtuple(
-    "RingPool", ["ptr", "length", "size_class", "free_rows", "free_base", "free_count", "top"]
+    "RingPool", ["ptr", "length", "cap", "class_len", "free_rows", "free_base", "free_count", "top"]
 )
 
 #: the delay lines: the ring (a row per slot, ``R_*`` columns), its pool (:data:`RingPool`) and
