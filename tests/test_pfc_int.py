@@ -237,9 +237,23 @@ def test_pfc_settings_are_checked():
         )
     with pytest.raises(ConfigError, match="switch.pfc.xon_bytes"):
         uno.run(uno.compose(["switch.pfc.xoff_bytes=1000", "switch.pfc.xon_bytes=2000"]))
-    # (the fluid engine pauses links for shares of its steps; the max-min engine has no queues)
+    # (the fluid engine pauses links for shares of its steps; the hybrid's packets do not)
     with pytest.raises(ConfigError, match="switch.pfc.enabled"):
-        uno.run(uno.compose([*FAT_INCAST, "switch.pfc.enabled=true", "engine.kind=maxmin"]))
+        hybrid = ["engine.kind=hybrid", "engine.hybrid_packet_max_bytes=1000000"]
+        uno.run(uno.compose([*FAT_INCAST, "switch.pfc.enabled=true", *hybrid]))
+
+
+def test_max_min_rates_never_queue_so_pfc_never_pauses():
+    """Max-min's rates never exceed a link's capacity: no ingress queue builds, so with PFC on
+    it pauses nothing and the flows finish as without it (the max-min baseline of a lossless
+    fabric)."""
+    on = uno.run(uno.compose([*FAT_INCAST, "switch.pfc.enabled=true", "engine.kind=maxmin"]))
+    off = uno.run(uno.compose([*FAT_INCAST, "engine.kind=maxmin"]))
+    pfc = on.summary["pfc"]
+    assert pfc["ingress_queues"] > 0 and pfc["pause_frames"] == 0
+    assert pfc["max_ingress_bytes"] == 0 and pfc["lossless_violations"] == 0
+    assert on.flows["finish_ps"].notna().all()
+    assert on.flows["finish_ps"].tolist() == off.flows["finish_ps"].tolist()
 
 
 def test_two_dc_with_pfc_inside_the_datacenters_only():

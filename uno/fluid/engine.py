@@ -127,8 +127,8 @@ traffic, hence UnoLB's own law above).
   share of the next step its level takes to drain to Xon, which takes that share of the link's
   (or a host NIC's) capacity, so a paused link's queue grows and pauses spread upstream hop by
   hop; the bytes queued at a paused link wait for the line it keeps (its queueing delay, which
-  times the flows' ACKs, over its recent unpaused share). Not in the hybrid or the max-min
-  engine, nor with UnoLB's subflows. With PFC the step grows to at most one intra-DC RTT
+  times the flows' ACKs, over its recent unpaused share). Not in the hybrid, nor with UnoLB's
+  subflows; the max-min engine takes it and never pauses (its rates never queue). With PFC the step grows to at most one intra-DC RTT
   (``PFC_STEP_MAX_INTRA_RTT``): a pause acts on the next step, which must end before a paused
   link's ingress queue fills its headroom.
 
@@ -269,11 +269,14 @@ def check_fluid_support(cfg, engine: str = "fluid", with_cc: bool = True) -> Non
         raise ConfigError("switch.trimming.enabled", f"{where} does not model packet trimming")
     if cfg.engine.record_rtts:
         raise ConfigError("engine.record_rtts", f"{where} has no per-packet RTT samples to count")
-    if cfg.switch.pfc.enabled and (engine != "fluid" or cfg.lb.algo in SUBFLOW_LB):
+    # (max-min's rates never exceed a link's capacity: no ingress queue builds, and PFC, which
+    # acts on queues, never pauses; its summary counts none)
+    if cfg.switch.pfc.enabled and (engine == "hybrid" or cfg.lb.algo in SUBFLOW_LB):
         raise ConfigError(
             "switch.pfc.enabled",
-            f"{where} cannot pause links: PFC is modelled by engine.kind=fluid, for flows on "
-            "routes (not the subflows of UnoLB, PLB or REPS)",
+            f"{where} cannot pause links: PFC is modelled by engine.kind=fluid (and max-min, "
+            "whose rates never queue), for flows on routes (not the subflows of UnoLB, PLB or "
+            "REPS)",
         )
     reads_int = any(law_reads_int(name) for name in used)
     if reads_int and cfg.switch.int_telemetry.enabled:
