@@ -171,12 +171,13 @@ def ring_pool(ring_len: np.ndarray, first: np.ndarray) -> RingPool:
                     np.zeros(1, dtype=np.int64))  # fmt: skip
 
 
-def ring_rows_bound(ring_len: np.ndarray, first: np.ndarray) -> int:
-    """The most rows the pool can hand out (:func:`uno.fluid.rings.take_block`): a flow takes
+def ring_rows_bound(pool: RingPool) -> int:
+    """The most rows ``pool`` can hand out (:func:`uno.fluid.rings.take_block`): a flow takes
     each length of its growth ladder (:func:`growth_ladders`) at most once, and its lines are
     only ever taken again by others once given back, so the rows never used before are at
-    most the sum of every flow's ladder."""
-    return int(sum(sum(lengths) * count for lengths, count in growth_ladders(ring_len, first)))
+    most the sum of every flow's ladder: each class's length times the room of its stack."""
+    room = np.diff(np.append(pool.free_base, len(pool.free_rows)))
+    return int((pool.class_len * room).sum())
 
 
 def step_scratch(n_flows: int, n_links: int, n_sub: int, max_parity: int) -> StepScratch:

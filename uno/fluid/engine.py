@@ -128,9 +128,9 @@ traffic, hence UnoLB's own law above).
   (or a host NIC's) capacity, so a paused link's queue grows and pauses spread upstream hop by
   hop; the bytes queued at a paused link wait for the line it keeps (its queueing delay, which
   times the flows' ACKs, over its recent unpaused share). Not in the hybrid, nor with UnoLB's
-  subflows; the max-min engine takes it and never pauses (its rates never queue). With PFC the step grows to at most one intra-DC RTT
-  (``PFC_STEP_MAX_INTRA_RTT``): a pause acts on the next step, which must end before a paused
-  link's ingress queue fills its headroom.
+  subflows; the max-min engine takes it and never pauses (its rates never queue). With PFC the
+  step grows to at most one intra-DC RTT (``PFC_STEP_MAX_INTRA_RTT``): a pause acts on the
+  next step, which must end before a paused link's ingress queue fills its headroom.
 
 Not modelled, and refused with a message naming the setting: link failures and random losses
 (``faults``), packet trimming (``switch.trimming``), congestion notices sent by switches
@@ -330,14 +330,14 @@ def line_memory_limit_bytes() -> int:
     return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") * 4 // 5
 
 
-def take_delay_lines(ring_len, first, width: int, fs: np.ndarray, dt_ps: float):
+def take_delay_lines(pool, width: int, fs: np.ndarray, dt_ps: float):
     """The ring the flows' delay lines come from (:data:`uno.fluid.memory.DELAY_LINES`):
-    address space for every line the pool can hand out (:func:`ring_rows_bound`: lines start
-    ``first`` steps long and grow to at most ``ring_len``, ``width`` columns each), of which
-    only the rows the running flows' delays reach are ever touched; or, where the system
+    address space for every line ``pool`` can hand out (:func:`ring_rows_bound`: lines start
+    ``pool.length`` steps long and grow to at most ``pool.cap``, ``width`` columns each), of
+    which only the rows the running flows' delays reach are ever touched; or, where the system
     cannot reserve that much, a ConfigError naming what sizes the longest lines: a line may
     have to hold a flow's losses until its retransmission timer expires."""
-    rows = ring_rows_bound(ring_len, first)
+    rows, ring_len = ring_rows_bound(pool), pool.cap
     try:
         return DELAY_LINES.take(rows, width)
     except (OSError, MemoryError) as exc:
@@ -511,12 +511,12 @@ class FluidSimulation:
         self.int_col = -1 if ints is None else width
         if ints is not None:
             width += SLOT_FIELDS * int(ints[1][INTS.hops])
-        first = first_line_lengths(ring_len, fs, self.dt_ps)
-        self._ring_memory, ring = take_delay_lines(ring_len, first, width, fs, self.dt_ps)
+        pool = ring_pool(ring_len, first_line_lengths(ring_len, fs, self.dt_ps))
+        self._ring_memory, ring = take_delay_lines(pool, width, fs, self.dt_ps)
         self.cs = np.zeros((n, state_columns))
         self.rt_ptr, self.rt_link, self.rt_w = routes.rt_ptr, routes.rt_link, routes.rt_w
         self.rv_ptr, self.rv_link, self.rv_w = routes.rv_ptr, routes.rv_link, routes.rv_w
-        self.ring, self.ring_pool, self.ring_len = ring, ring_pool(ring_len, first), ring_len
+        self.ring, self.ring_pool, self.ring_len = ring, pool, ring_len
         self.line_memory_limit_bytes = line_memory_limit_bytes()
         self.order = np.argsort(fs[:, C.FS_START], kind="stable").astype(np.int64)
         # what each step reads of every running flow, and which flows have something due at
@@ -705,13 +705,14 @@ class FluidSimulation:
         if used <= self.line_memory_limit_bytes:
             return
         longest = int(self.ring_pool.length.max())
+        limit_mib = self.line_memory_limit_bytes / 2**20
         raise ConfigError(
             "engine.fluid_step_intra_rtt",
             f"engine.kind=fluid stopped at {self.now_ps / 1e9:,.2f} ms: its flows' delay lines "
-            f"hold {used / 2**20:,.0f} MiB, more than the {self.line_memory_limit_bytes / 2**20:,.0f}"
-            f" MiB they may use ({int(self.counters[C.CT.running]):,} flows running, lines of up "
-            f"to {longest:,} steps of {self.dt_ps / 1e6:.2f} us: a slot a step for each flow's "
-            "round trip, its queueing and its timeouts): a coarser step "
+            f"hold {used / 2**20:,.0f} MiB, more than the {limit_mib:,.0f} MiB they may use "
+            f"({int(self.counters[C.CT.running]):,} flows running, lines of up to {longest:,} "
+            f"steps of {self.dt_ps / 1e6:.2f} us: a slot a step for each flow's round trip, its "
+            "queueing and its timeouts): a coarser step "
             "(engine.fluid_step_intra_rtt) or engine.kind=packet",
         )
 

@@ -349,7 +349,7 @@ def pass_on(j, f, r, s, h, link, out, out_m, k, inv_dt, dt_ps, fs, ls, lb, hops,
         if nxt < 0:
             deliver(f, out, out_m, fs, scratch.markers, scratch.n_mark)
         elif ei[j, EI_LAG] < 0:  # on the wire, to the next hop later
-            to_wire(f, k, R_WIRE, out, out_m, inv_dt, dt_ps, fs, ring, lines.pool, calendar)  # fmt: skip
+            to_wire(f, k, R_WIRE, out, out_m, inv_dt, dt_ps, fs, ring, lines.pool, calendar)
         elif ei[j, EI_LAG] > 0:
             ef[nxt, EF_CARRY] += out
             ef[nxt, EF_MCARRY] += out_m

@@ -5,11 +5,12 @@ A fluid run's largest array by far is the ring of delay lines (:mod:`uno.fluid.e
 the delays their flows meet (``rings.fit_lag``), of which only the rows handed out are touched:
 on the 40%-load Fig. 10 run (5,000 flows, ``scheme=uno_ecmp``) 549 MiB reserved and 176 MiB
 handed out (its inter-DC flows, up to 993 running at once, each with a line of 1,794 steps of
-104 bytes, their longest from the start; its intra-DC flows' lines start at 32 steps). Fresh memory costs its first touch, and on a virtual machine that
-hands freed memory back to its host (free page reporting) that first touch can be slow: 187 MiB
-take 17 ms to fault in when the guest still holds the pages, and 0.41 s when the host has to
-back them again. Without this cache the per-run system time of that run varies from 0.02 to
-0.35 s (0.8-1.4 s of engine time) for that reason.
+104 bytes, their longest from the start; its intra-DC flows' lines start at 32 steps). Fresh
+memory costs its first touch, and on a virtual machine that hands freed memory back to its host
+(free page reporting) that first touch can be slow: 187 MiB take 17 ms to fault in when the
+guest still holds the pages, and 0.41 s when the host has to back them again. Without this
+cache the per-run system time of that run varies from 0.02 to 0.35 s (0.8-1.4 s of engine
+time) for that reason.
 
 So a process keeps the memory of its last finished run (one buffer, the larger of the last
 two) and hands it to the next run, with every byte zero, the state a fresh line has
