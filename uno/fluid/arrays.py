@@ -91,6 +91,7 @@ def flow_rows(cfg, scenario: Scenario, plans, src, n_packets, coded, n_sent, nic
     fs[:, C.FS_SIZE] = size
     fs[:, C.FS_UNSENT] = size
     fs[:, C.FS_START] = np.fromiter((p.spec.start_ps for p in plans), dtype=np.int64, count=n)
+    fs[:, C.FS_HALT] = [p.spec.stop_ps or 0 for p in plans]
     fs[:, C.FS_FINISH] = -1.0
     fs[:, C.FS_LOSS_AT] = -1.0
     fs[:, C.FS_BASE_RTT] = np.fromiter((p.path.base_rtt_ps for p in plans), dtype=np.int64, count=n)

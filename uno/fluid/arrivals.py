@@ -25,6 +25,7 @@ from uno.fluid.columns import (
     FS_DELIVERED,
     FS_DUPACK_BYTES,
     FS_FINISH,
+    FS_HALT,
     FS_INFLIGHT,
     FS_LOSS_AT,
     FS_LOSS_PENDING,
@@ -203,7 +204,9 @@ def flow_feedback(f, k, now, dt_ps, base, flows, ls, lines, lb, hops, scratch) -
     of its mean arrival (or split by arrival time, :func:`uno.fluid.filing.ack_steps`), so up
     to a step after this one's end. A flow less than a byte short
     (the rounding of the shares its bytes were split into, with nothing left to send or in
-    flight, which would wait for it forever) has finished too."""
+    flight, which would wait for it forever) has finished too. A flow whose last ACK comes
+    after its stop time (``FS_HALT``) never finishes: its packet sender hears nothing after
+    it."""
     fs, fx, counters = flows.fs, flows.fx, flows.counters
     ring, pool = lines.ring, lines.pool
     fx[f, FX_QUIET] = 0.0
@@ -227,7 +230,10 @@ def flow_feedback(f, k, now, dt_ps, base, flows, ls, lines, lb, hops, scratch) -
     loss_reports(f, k, now, due, nack, late_nack, base, flows, lb, hops, scratch.ent_before)
     if fs[f, FS_DELIVERED] < fs[f, FS_SIZE] * (1.0 - 1e-9) - RESIDUE_BYTES:
         return False
-    fs[f, FS_FINISH] = ring_arrive if ring_arrive > 0.0 else now
+    finish = ring_arrive if ring_arrive > 0.0 else now
+    if 0.0 < fs[f, FS_HALT] < finish:
+        return False  # its sender stopped before the last ACK came: it stays unfinished
+    fs[f, FS_FINISH] = finish
     fs[f, FS_STATE] = 2.0
     counters[CT.finished] += 1
     if fs[f, FS_STOP] > 0.0:

@@ -239,7 +239,10 @@ FS_BLOCK_RTTMIN = 68
 # 1: its law hears the bytes in flight before a batch as whole packets
 # (``engine.fluid_whole_packets``: uno.fluid.control.in_flight_at_ack)
 FS_WHOLE_PACKETS = 69
-N_FS = 72  # (70 used: rows of nine cache lines, an odd number, as N_LS)
+# the flow's stop time (ps; 0: none; workload.flows[i].stop_us): from then on it sends nothing,
+# new or resent, and an ACK arriving later does not finish it (uno.fluid.kernels.plan_sends)
+FS_HALT = 70
+N_FS = 72  # (71 used: rows of nine cache lines, an odd number, as N_LS)
 
 # ---- what every step reads of every running flow: a compact table ``fx`` -------------------
 # (4 flows a cache line, against a row of five lines in ``fs``: a flow with nothing to do this

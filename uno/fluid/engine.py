@@ -295,9 +295,6 @@ def check_fluid_support(cfg, engine: str = "fluid", with_cc: bool = True) -> Non
         raise ConfigError("switch.qcn.enabled", f"{where} does not model congestion notices")
     if cfg.switch.dci.enabled:
         raise ConfigError("switch.dci.enabled", f"{where} does not model the DCI switches' element")
-    for i, flow in enumerate(getattr(cfg.workload, "flows", None) or ()):
-        if flow.stop_us is not None:
-            raise ConfigError(f"workload.flows[{i}].stop_us", f"{where} runs every flow to its end")
     if cfg.ec.kind != "none" and cfg.ec.retransmit_timeout != "same":
         raise ConfigError(
             "ec.retransmit_timeout", f"{where} models one block timer per flow, not per packet"

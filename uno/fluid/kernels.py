@@ -41,6 +41,7 @@ from uno.fluid.columns import (
     C_CWND,
     CC_LAW,
     CT,
+    FS_HALT,
     FS_INFLIGHT,
     FS_LAST_SEND,
     FS_LAW_TIMERS,
@@ -164,7 +165,9 @@ def plan_sends(now, step_end, dt_ps, n_active, flows, ls, scratch):
     to now, in order, each at its own time (:mod:`uno.cc.dcqcn`'s lazy timers), so the rate it
     paces at is the one an event-driven sender holds at the step's start (a timer due within
     the step acts at the next). A flow that can send nothing is quiet
-    (``FX_QUIET``) until something is due for it. Returns (n_cand, n_nics)."""
+    (``FX_QUIET``) until something is due for it. A flow sends up to its stop time
+    (``FS_HALT``) and nothing after it: its bytes left, and any it would resend, are dropped.
+    Returns (n_cand, n_nics)."""
     fs, cs, cp, fx, active = flows.fs, flows.cs, flows.cp, flows.fx, flows.active
     senders, nics = scratch.senders, scratch.nics
     n_nics = 0
@@ -176,6 +179,14 @@ def plan_sends(now, step_end, dt_ps, n_active, flows, ls, scratch):
         span = dt_ps
         if fs[f, FS_START] > now:
             span = step_end - fs[f, FS_START]
+        halt = fs[f, FS_HALT]
+        if 0.0 < halt < step_end:  # its stop time (workload.flows[i].stop_us) within the step
+            span -= step_end - halt
+            if span <= 0.0:  # stopped: nothing more, new or resent
+                fs[f, FS_UNSENT] = 0.0
+                fx[f, FX_SEND] = 0.0
+                fx[f, FX_QUIET] = 1.0
+                continue
         if fs[f, FS_LAW_TIMERS] > 0.0:  # its timers' expiries up to now, in order, first
             law_on_timer(int(cp[f, P_KIND]) - CC_LAW, cs[f], cp[f], now)
         send, rate = allowed_send(f, span, fs, cs, cp)

@@ -118,6 +118,7 @@ def maxmin_advance(
     cap,
     nic,
     waits,
+    halt,
     finish,
     remaining,
     active,
@@ -131,7 +132,10 @@ def maxmin_advance(
     end + base RTT; -1: not finished) and ``remaining`` (bytes each flow has still to move;
     ``size`` before the first call). The run ends at the stop time, or once every flow has
     finished, or once every flow with ``waits`` set has (engine.stop_when_done: at the last of
-    their finishes). Runs at most ``max_events`` rate computations, from and back to the state
+    their finishes). A flow leaves at its stop time ``halt`` (ps; ``inf``: none;
+    ``workload.flows[i].stop_us``) and its rate is shared again; one whose last ACK would come
+    after it (transfer end + base RTT) has not finished, as its packet sender hears nothing
+    after it. Runs at most ``max_events`` rate computations, from and back to the state
     ``ist``/``fst`` (``I_*``, ``F_*``; ``active`` the running flows, ``rates`` theirs, the rest
     scratch), so that the run is the same whatever the calls; returns whether it is over."""
     n = start.shape[0]
@@ -156,10 +160,12 @@ def maxmin_advance(
             nxt += 1
         maxmin_rates(active, n_active, rt_ptr, rt_link, rt_w, cap, nic, rates, residual, load, live)
         events += 1
-        # next event: a completion or a start
+        # next event: a completion, a start or a stop
         t_next = start[order[nxt]] if nxt < n else np.inf
         for i in range(n_active):
             f = active[i]
+            if halt[f] < t_next:
+                t_next = halt[f]
             if rates[f] > 0.0:
                 t_done = now + remaining[f] / rates[f]
                 if t_done < t_next:
@@ -174,13 +180,15 @@ def maxmin_advance(
             # done within a picosecond of transfer (times of ~1e10 ps cannot resolve less)
             if remaining[f] <= size[f] * 1e-9 or remaining[f] <= rates[f] * 1.0:
                 remaining[f] = 0.0
+                if halt[f] < t_next + base_rtt[f]:
+                    continue  # stopped before its last ACK: it leaves unfinished
                 finish[f] = t_next + base_rtt[f]
                 if waits[f]:
                     n_waited -= 1
                     last_waited = max(last_waited, finish[f])
                     if n_waited == 0 and last_waited < stop_ps:
                         stop_ps = last_waited
-            else:
+            elif halt[f] > t_next:
                 active[kept] = f
                 kept += 1
         n_active = kept
@@ -222,6 +230,7 @@ class MaxMinSimulation(FluidSimulation):
         start = fs[:, K.FS_START].copy()
         size = fs[:, K.FS_SIZE].copy()
         waits = fs[:, K.FS_STOP] > 0.0
+        halt = np.where(fs[:, K.FS_HALT] > 0.0, fs[:, K.FS_HALT], np.inf)
         finish = np.full(n, -1.0)
         # (set before the first call: the progress watcher reads them meanwhile)
         self.remaining = size.copy()
@@ -233,7 +242,7 @@ class MaxMinSimulation(FluidSimulation):
         args = (
             ist, fst, start, size, fs[:, K.FS_BASE_RTT].copy(), self.order, self.rt_ptr,
             self.rt_link, self.rt_w, self.ls[:, K.LS_CAP].copy(), fs[:, K.FS_NIC].copy(), waits,
-            finish, self.remaining, active, rates, residual, load, live,
+            halt, finish, self.remaining, active, rates, residual, load, live,
         )  # fmt: skip
         budget = self.wall_budget  # (uno.core.budget: each call returns within about its aim)
         while True:

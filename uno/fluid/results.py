@@ -69,7 +69,7 @@ def flows_table(sim) -> pd.DataFrame:
         "tag": [s.tag for s in specs],
         "size_bytes": size,
         "start_ps": start,
-        "stop_ps": [None] * n,
+        "stop_ps": [s.stop_ps for s in specs],
         "finish_ps": finish,
         "fct_ps": fct,
         "ideal_fct_ps": ideal,
@@ -211,8 +211,12 @@ class Sampler:
         sim = self.sim
         fs, cs, ls = sim.fs, sim.cs, sim.ls
         span = now_ps - self.last_t
+        # a flow that stopped (FS_HALT) is sampled once more at the first sample after its
+        # stop time, as the packet recorder samples a sender that is done
+        halt = fs[:, C.FS_HALT]
+        left = (halt > 0.0) & (halt <= self.last_t)
         self.last_t = now_ps
-        running = np.nonzero(fs[:, C.FS_STATE] == 1.0)[0]
+        running = np.nonzero((fs[:, C.FS_STATE] == 1.0) & ~left)[0]
         if self.en.sample_rates and span > 0 and len(running):
             scale = 8e3 / span  # bytes per ps -> Gb/s
             sent = fs[running, C.FS_SENT]
