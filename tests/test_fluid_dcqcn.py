@@ -234,7 +234,7 @@ def test_pfc_pauses_propagate_upstream_hop_by_hop():
     above Xoff for the share of the step its level takes to drain to Xon, keeps pausing until
     the level is at Xon, and the link upstream of a paused one pauses in turn once its own
     level (the bytes queued behind the pause) crosses Xoff."""
-    from uno.fluid.pfc import PF, pfc_step
+    from uno.fluid.pfc import PF, live_list, pfc_step
 
     # two ingress queues: link 0 into switch A (its bytes wait at A's egress link 1), link 1
     # into switch B (its bytes wait at B's egress link 2); one flow on links 0 -> 1 -> 2
@@ -247,13 +247,20 @@ def test_pfc_pauses_propagate_upstream_hop_by_hop():
     pfc[:, PF.xon] = 90_000
     pf_ptr, pf_row, pf_w = np.array([0, 0, 1, 2]), np.array([0, 1]), np.ones(2)
     active = np.array([0])
+    fx = np.zeros((1, K.N_FX))
+    pf_live = live_list(len(pfc))
     dt = 1e6
+    k = [0]
 
     def step(q_at_a, q_at_b, sent_0, sent_1):
         ef[1, K.EF_Q], ef[2, K.EF_Q] = q_at_a, q_at_b
+        fx[0, K.FX_NETQ] = q_at_a + q_at_b
+        ls[[0, 1], K.LS_TX_BEFORE] = ls[[0, 1], K.LS_TX]  # (the links sent in step k)
+        ls[[0, 1], K.LS_TX_K] = k[0]
         ls[0, K.LS_TX] += sent_0
         ls[1, K.LS_TX] += sent_1
-        pfc_step(dt, 1, active, rt_ptr, ef, ls, pfc, pf_ptr, pf_row, pf_w)
+        pfc_step(k[0], dt, 1, active, fx, rt_ptr, ef, ls, pfc, pf_ptr, pf_row, pf_w, pf_live)
+        k[0] += 1
         return ls[0, K.LS_PAUSE], ls[1, K.LS_PAUSE]
 
     assert step(50_000, 120_000, 50_000, 120_000) == (0.0, 1.0)  # B's ingress above Xoff

@@ -90,10 +90,14 @@ LS_JIT_P = 43
 # packet time (phases.input_drop_shares; LS_LOSS where no phase drops share it out): the
 # hybrid's packets at a full port. Written in a step in which the link drops (LS_LOSS > 0)
 LS_PKT_LOSS = 44
+# with PFC: the bytes the link had sent (LS_TX) before step LS_TX_K, the latest in which it
+# was stepped (uno.fluid.pfc reads what an ingress queue's link let into its switch in a step)
+LS_TX_BEFORE = 45
+LS_TX_K = 46
 #: the end of lines 0-3, before which lie the columns update_links reads or writes (it
 #: prefetches them a few links ahead)
 LS_UPDATE_END = LS_PAUSE + 1
-N_LS = 56  # (45 used: rows of seven whole cache lines, an odd number so that the rows'
+N_LS = 56  # (47 used: rows of seven whole cache lines, an odd number so that the rows'
 #              first lines spread over every cache set; a stride of 4 lines would use a fourth)
 
 # ---- route entries (uno.fluid.forward): integer and float fields, one row per entry -------

@@ -188,7 +188,7 @@ from uno.fluid.balance import MAX_SUBFLOWS
 from uno.fluid.int_records import INTS, SLOT_FIELDS, int_state
 from uno.fluid.kernels import advance
 from uno.fluid.memory import DELAY_LINES, zeros_aligned
-from uno.fluid.pfc import entry_ingress, pfc_rows
+from uno.fluid.pfc import entry_ingress, live_list, pfc_rows
 from uno.fluid.results import Sampler, flows_table, ports_table, run_summary
 from uno.fluid.rings import coarsen, refine
 from uno.fluid.routes import (
@@ -554,6 +554,7 @@ class FluidSimulation:
         self._set_wire(cfg.engine.fluid_wire)
         # PFC's ingress queues (uno.fluid.pfc), and which of them each route entry counts in
         self.pfc, row_of = pfc_rows(cfg, sc)
+        self.pf_live = live_list(len(self.pfc))
         n_rt = len(self.rt_link)
         self.pf_ptr, self.pf_row, self.pf_w = entry_ingress(
             self.rt_ptr, self.rt_link, self.rt_w, self.hops.ei[:n_rt, C.EI_GSTART], row_of
@@ -910,7 +911,7 @@ class FluidSimulation:
 
     #: the state :func:`uno.fluid.kernels.advance` changes (the rest of its arguments it reads)
     STEPPED_STATE = ("fs", "cs", "ls", "ring", "ring_pool", "counters", "active", "busy", "lb",
-                     "loss_rng", "hops", "fx", "calendar", "block", "pfc")  # fmt: skip
+                     "loss_rng", "hops", "fx", "calendar", "block", "pfc", "pf_live")  # fmt: skip
 
     def kernel_args(self, state: dict | None = None) -> tuple:
         """:func:`uno.fluid.kernels.advance`'s arguments after the two steps, in its order;
@@ -923,7 +924,8 @@ class FluidSimulation:
         groups = (
             Flows(s["fs"], s["cs"], self.cp, s["fx"], self.order, s["active"], s["counters"],
                   s["loss_rng"], s["block"]),
-            Links(s["ls"], s["busy"], s["pfc"], self.pf_ptr, self.pf_row, self.pf_w),
+            Links(s["ls"], s["busy"], s["pfc"], self.pf_ptr, self.pf_row, self.pf_w,
+                  s["pf_live"]),
             Routes(self.rt_ptr, self.rt_link, self.rt_w, self.rv_ptr, self.rv_link, self.rv_w),
             DelayLines(s["ring"], tuple(s["ring_pool"]), s["calendar"]),
             s["lb"],

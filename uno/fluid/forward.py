@@ -212,12 +212,13 @@ def enlist(n_active, flows, ls, busy, n_busy, rt_ptr, lb, hops, inv_dt) -> None:
 
 
 @njit(cache=True, error_model="numpy", inline="always")
-def advance_lone_links(k, ls, busy, n_busy, hops, dt_ps) -> int:
+def advance_lone_links(k, ls, busy, n_busy, hops, dt_ps, stamp) -> int:
     """The busy links no route entry reaches this step (ACKs alone, a queue no flow's bytes
     wait in: the hybrid's packets, a moved subflow's): no flow reads them in this step, so they
     advance apart, first, and stay out of the level walk (on the 40%-load Fig. 10 run, about
-    half of the busy links of a fine step carry only ACKs). Returns the busy list's length:
-    those of them still busy."""
+    half of the busy links of a fine step carry only ACKs). ``stamp``: ``k`` with PFC (the
+    links keep the step of their departures), else -1. Returns the busy list's length: those
+    of them still busy."""
     l_nxt, l_input = hops.l_nxt, hops.l_input
     shape_drops = hops.grid[GRID.on] != 0
     n_alone = 0
@@ -226,7 +227,7 @@ def advance_lone_links(k, ls, busy, n_busy, hops, dt_ps) -> int:
         if l_nxt[link] == NOT_IN_LEVEL:
             busy[n_alone] = link
             n_alone += 1
-    n_busy = update_links(ls, busy, n_alone, dt_ps)
+    n_busy = update_links(ls, busy, n_alone, dt_ps, stamp)
     for t in range(n_busy):
         if shape_drops:  # (no link fed it: a busy period that starts draws its grid)
             set_grid(ls, busy[t], -1.0, hops.grid[GRID.salt], k)
@@ -453,7 +454,7 @@ def advance_level(lv, k, dt_ps, n_busy, rt_ptr, flows, links, lb, hops, lines, s
         nxt = l_nxt[link]
         l_nxt[link] = NOT_IN_LEVEL
         link = nxt
-    kept = update_links(ls, l_buf, m, dt_ps)
+    kept = update_links(ls, l_buf, m, dt_ps, k if links.pfc.shape[0] > 0 else -1)
     for i in range(kept):
         busy[n_busy] = l_buf[i]
         n_busy += 1
@@ -515,7 +516,8 @@ def forward(k, dt_ps, n_active, n_busy, rt_ptr, flows, links, lb, hops, lines, s
     t = cycles()
     enlist(n_active, flows, ls, busy, n_busy, rt_ptr, lb, hops, 1.0 / dt_ps)
     t = tick(tally, TALLY.enlist, t)
-    n_busy = advance_lone_links(k, ls, busy, n_busy, hops, dt_ps)
+    stamp = k if links.pfc.shape[0] > 0 else -1  # (PFC reads each link's step departures)
+    n_busy = advance_lone_links(k, ls, busy, n_busy, hops, dt_ps, stamp)
     tick(tally, TALLY.lone_links, t)
     for lv in range(hops.n_levels[0]):
         n_busy = advance_level(lv, k, dt_ps, n_busy, rt_ptr, flows, links, lb, hops, lines,

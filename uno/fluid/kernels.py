@@ -375,8 +375,9 @@ def advance(k_start, k_stop, dt_ps, flows, links, routes, lines, lb, hops, scrat
         counters[CT.busy] = forward(k, dt_ps, n_active, int(counters[CT.busy]), routes.rt_ptr,
                                     flows, links, lb, hops, lines, scratch)  # fmt: skip
         if links.pfc.shape[0] > 0:  # the ingress queues' pauses for the next step
-            pfc_step(dt_ps, int(counters[CT.running]), flows.active, routes.rt_ptr, hops.ef,
-                     links.ls, links.pfc, links.pf_ptr, links.pf_row, links.pf_w)  # fmt: skip
+            pfc_step(k, dt_ps, int(counters[CT.running]), flows.active, flows.fx, routes.rt_ptr,
+                     hops.ef, links.ls, links.pfc, links.pf_ptr, links.pf_row, links.pf_w,
+                     links.pf_live)  # fmt: skip
         t = cycles()
         n_senders = carry_feedback(k, now, n_senders, flows, links, routes, lb, hops, scratch)
         t = tick(tally, TALLY.carry, t)

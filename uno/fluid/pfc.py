@@ -39,15 +39,27 @@ import numpy as np
 from numba import njit
 
 from uno.core.layout import layout
-from uno.fluid.columns import EF_Q, LS_CAP, LS_DELAY, LS_PAUSE, LS_Q, LS_TX
+from uno.fluid.columns import (
+    EF_Q,
+    FX_FIRST,
+    FX_NETQ,
+    LS_CAP,
+    LS_DELAY,
+    LS_PAUSE,
+    LS_Q,
+    LS_TX,
+    LS_TX_BEFORE,
+    LS_TX_K,
+)
 from uno.net.pfc import lossless_switches, switch_thresholds
 from uno.topo.base import SWITCH
 
 #: the columns of an ingress queue's row (float64): its link, Xoff and Xon (bytes), its level
-#: now and at the last step (bytes), its link's bytes sent at the last step, 1 while it pauses,
-#: the pauses it started, the time its link was paused (ps), its largest level (bytes), the
-#: share of the time its link was paused lately (a moving mean over ``mean_ps``, ps)
-PF = layout("PfcIngress", ("link", "xoff", "xon", "level", "prev_level", "tx", "pausing",
+#: now and at the last step (bytes), 1 while it is on the live list (``pf_live``), 1 while it
+#: pauses, the pauses it started, the time its link was paused (ps), its largest level
+#: (bytes), the share of the time its link was paused lately (a moving mean over ``mean_ps``,
+#: ps)
+PF = layout("PfcIngress", ("link", "xoff", "xon", "level", "prev_level", "listed", "pausing",
                            "pauses", "paused_ps", "max_level", "paused_mean",
                            "mean_ps"))  # fmt: skip
 #: a paused link's queueing delay: its queue over the line rate it keeps, at least this share
@@ -124,28 +136,54 @@ def entry_ingress(rt_ptr, rt_link, rt_w, gstart, row_of) -> tuple:
             np.array(weights, dtype=np.float64))  # fmt: skip
 
 
+def live_list(n_rows: int) -> np.ndarray:
+    """The ingress queues :func:`pfc_step` visits (``pf_live``): their count, then their rows
+    (none at the start)."""
+    return np.zeros(n_rows + 1, dtype=np.int64)
+
+
 @njit(cache=True, error_model="numpy")
-def pfc_step(dt_ps, n_active, active, rt_ptr, ef, ls, pfc, pf_ptr, pf_row, pf_w) -> None:
-    """After a step's links: each ingress queue's level from the running flows' queued bytes,
-    its pause state (Xoff / Xon), and the share of the next step its link is paused
-    (``LS_PAUSE``); see the module docstring."""
-    n_in = pfc.shape[0]
-    for i in range(n_in):
-        pfc[i, PF.level] = 0.0
+def pfc_step(k, dt_ps, n_active, active, fx, rt_ptr, ef, ls, pfc, pf_ptr, pf_row, pf_w,
+             pf_live) -> None:  # fmt: skip
+    """After step ``k``'s links: each ingress queue's level from the running flows' queued
+    bytes, its pause state (Xoff / Xon), and the share of the next step its link is paused
+    (``LS_PAUSE``); see the module docstring.
+
+    Only the queues on the live list (``pf_live``: its count, then their rows) are visited:
+    those that held bytes, paused or were paused lately (a moving mean above 0) at the last
+    step, and those the flows' queued bytes reach now. Every other queue is empty, does not
+    pause and was not paused lately, so a visit would change nothing of it: the cost of a step
+    follows the queues in use, not the fabric's size (on Gear's two-datacenter fabric, 576
+    queues, a visit to each took more than half of a step of its three flows). A flow with
+    nothing in the network (``FX_NETQ``) holds no queued bytes, and none before its first
+    hop that holds some (``FX_FIRST``)."""
+    n_live = pf_live[0]
+    for i in range(n_live):
+        pfc[pf_live[1 + i], PF.level] = 0.0
     for a in range(n_active):
         f = active[a]
-        for e in range(rt_ptr[f], rt_ptr[f + 1]):
+        if fx[f, FX_NETQ] <= 0.0:
+            continue
+        first = int(fx[f, FX_FIRST])
+        for e in range(max(rt_ptr[f], first), rt_ptr[f + 1]):
             q = ef[e, EF_Q]
             if q > 0.0:
                 for j in range(pf_ptr[e], pf_ptr[e + 1]):
-                    pfc[pf_row[j], PF.level] += q * pf_w[j]
-    for i in range(n_in):
+                    r = pf_row[j]
+                    if pfc[r, PF.listed] == 0.0:  # (off the list: its level is 0)
+                        pfc[r, PF.listed] = 1.0
+                        pf_live[1 + n_live] = r
+                        n_live += 1
+                    pfc[r, PF.level] += q * pf_w[j]
+    kept = 0
+    for v in range(n_live):
+        i = pf_live[1 + v]
         link = int(pfc[i, PF.link])
         level = pfc[i, PF.level]
-        tx = ls[link, LS_TX]
-        # the bytes of the link's traffic that left the switch this step
-        drained = pfc[i, PF.prev_level] + (tx - pfc[i, PF.tx]) - level
-        pfc[i, PF.tx] = tx
+        # the bytes of the link's traffic that left the switch this step (the link sent
+        # nothing unless it was stepped in this step)
+        sent = ls[link, LS_TX] - ls[link, LS_TX_BEFORE] if ls[link, LS_TX_K] == k else 0.0
+        drained = pfc[i, PF.prev_level] + sent - level
         pfc[i, PF.prev_level] = level
         if level > pfc[i, PF.max_level]:
             pfc[i, PF.max_level] = level
@@ -168,6 +206,12 @@ def pfc_step(dt_ps, n_active, active, rt_ptr, ef, ls, pfc, pf_ptr, pf_row, pf_w)
         pfc[i, PF.paused_mean] = mean
         if mean > 0.0:
             ls[link, LS_DELAY] = ls[link, LS_Q] / (ls[link, LS_CAP] * max(1.0 - mean, MIN_SERVED))
+        if level > 0.0 or pfc[i, PF.pausing] > 0.0 or mean > 0.0:
+            pf_live[1 + kept] = i
+            kept += 1
+        else:
+            pfc[i, PF.listed] = 0.0
+    pf_live[0] = kept
 
 
 def pfc_summary(sim) -> dict:

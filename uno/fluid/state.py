@@ -24,8 +24,9 @@ Flows = namedtuple(
 #: the links: their state ``ls`` (``LS_*``) and the busy list ``busy[:counters[CT.busy]]`` (the
 #: links with arrivals or a non-empty (phantom) queue)
 #: the links' rows and the busy list; PFC's ingress queues (uno.fluid.pfc: their rows, and which
-#: of them each route entry's queued bytes count in, CSR ``pf_ptr`` / ``pf_row`` / ``pf_w``)
-Links = namedtuple("Links", ["ls", "busy", "pfc", "pf_ptr", "pf_row", "pf_w"])
+#: of them each route entry's queued bytes count in, CSR ``pf_ptr`` / ``pf_row`` / ``pf_w``, and
+#: the live list of those the step visits, ``pf_live``: :func:`uno.fluid.pfc.pfc_step`)
+Links = namedtuple("Links", ["ls", "busy", "pfc", "pf_ptr", "pf_row", "pf_w", "pf_live"])
 
 #: each flow's route (CSR: ``rt_ptr[f]`` to ``rt_ptr[f + 1]`` in ``rt_link``, with the share of
 #: its bytes crossing each link ``rt_w``, in path order) and its ACKs' route back (``rv_*``; with
