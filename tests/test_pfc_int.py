@@ -256,6 +256,25 @@ def test_max_min_rates_never_queue_so_pfc_never_pauses():
     assert on.flows["finish_ps"].tolist() == off.flows["finish_ps"].tolist()
 
 
+@pytest.mark.parametrize(
+    "setting",
+    [["switch.qcn.enabled=true"], ["switch.trimming.enabled=true"],
+     ["lb=unolb", "lb.unolb.affected=silent"]],
+)  # fmt: skip
+def test_max_min_runs_what_only_acts_on_queues_and_losses(setting):
+    """Max-min runs no congestion control and never queues: switches' notices, trimming and a
+    balancer's reactions to losses have nothing to act on, so it runs them (the same finish
+    times as without), where the fluid engine, which queues and loses, refuses them."""
+    on = uno.run(uno.compose([*FAT_INCAST, *setting, "engine.kind=maxmin"]))
+    base = [o for o in setting if o.startswith("lb=")]
+    off = uno.run(uno.compose([*FAT_INCAST, *base, "engine.kind=maxmin"]))
+    assert on.flows["finish_ps"].notna().all()
+    assert on.flows["finish_ps"].tolist() == off.flows["finish_ps"].tolist()
+    field = setting[-1].split("=")[0]
+    with pytest.raises(ConfigError, match=field.replace(".", r"\.")):
+        uno.run(uno.compose([*FAT_INCAST, *setting, "engine.kind=fluid"]))
+
+
 def test_two_dc_with_pfc_inside_the_datacenters_only():
     # the core and border switches take WAN / border links, which are not lossless: they stay
     # lossy as a whole, the ToR and aggregation switches are lossless

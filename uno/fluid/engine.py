@@ -247,7 +247,10 @@ def check_fluid_support(cfg, engine: str = "fluid", with_cc: bool = True) -> Non
             f"{where} routes {list(routed)}, not {cfg.lb.algo!r} "
             "(it moves traffic away from congested or lossy paths; no fluid model of that yet)",
         )
-    if cfg.lb.algo == "reps" and cfg.lb.reps.freeze_us > 0:
+    # (max-min runs no congestion control and its rates never exceed a link's capacity: no
+    # queue builds, so nothing is lost, trimmed or noticed, and the balancers' reactions to
+    # losses and the switches' congestion notices have nothing to act on)
+    if cfg.lb.algo == "reps" and cfg.lb.reps.freeze_us > 0 and with_cc:
         raise ConfigError(
             "lb.reps.freeze_us", f"{where} models REPS's Algorithm 1 only (no buffer freezes)"
         )
@@ -255,7 +258,7 @@ def check_fluid_support(cfg, engine: str = "fluid", with_cc: bool = True) -> Non
         u = cfg.lb.unolb
         if u.subflows > MAX_SUBFLOWS:
             raise ConfigError("lb.unolb.subflows", f"{where} keeps at most {MAX_SUBFLOWS}")
-        for name, modelled in (("affected", "lost"), ("reroute", "recent_ack")):
+        for name, modelled in (("affected", "lost"), ("reroute", "recent_ack")) if with_cc else ():
             if getattr(u, name) != modelled:
                 raise ConfigError(
                     f"lb.unolb.{name}",
@@ -265,7 +268,7 @@ def check_fluid_support(cfg, engine: str = "fluid", with_cc: bool = True) -> Non
         raise ConfigError("faults.link_failures", f"{where} does not model link failures")
     if cfg.faults.losses:
         raise ConfigError("faults.losses", f"{where} does not model random packet losses")
-    if cfg.switch.trimming.enabled:
+    if cfg.switch.trimming.enabled and with_cc:
         raise ConfigError("switch.trimming.enabled", f"{where} does not model packet trimming")
     if cfg.engine.record_rtts:
         raise ConfigError("engine.record_rtts", f"{where} has no per-packet RTT samples to count")
@@ -291,9 +294,9 @@ def check_fluid_support(cfg, engine: str = "fluid", with_cc: bool = True) -> Non
                 f"{where} computes INT records on single paths {list(SINGLE_PATH_LB)}, not "
                 f"{cfg.lb.algo!r} (a split flow's packets carry the records of the path each took)",
             )
-    if cfg.switch.qcn.enabled:
+    if cfg.switch.qcn.enabled and with_cc:
         raise ConfigError("switch.qcn.enabled", f"{where} does not model congestion notices")
-    if cfg.switch.dci.enabled:
+    if cfg.switch.dci.enabled and with_cc:
         raise ConfigError("switch.dci.enabled", f"{where} does not model the DCI switches' element")
     if cfg.ec.kind != "none" and cfg.ec.retransmit_timeout != "same":
         raise ConfigError(
