@@ -912,6 +912,9 @@ class FluidSimulation:
         (:func:`uno.fluid.kernels.advance`)."""
         return advance(k_start, k_stop, *self.kernel_args())
 
+    #: :meth:`kernel_args` as last built, and what it was built for (the step, the ring)
+    _kernel_args: tuple | None = None
+
     #: the state :func:`uno.fluid.kernels.advance` changes (the rest of its arguments it reads)
     STEPPED_STATE = ("fs", "cs", "ls", "ring", "ring_pool", "counters", "active", "busy", "lb",
                      "loss_rng", "hops", "fx", "calendar", "block", "pfc", "pf_live")  # fmt: skip
@@ -923,6 +926,11 @@ class FluidSimulation:
         their fields' order, which ``advance`` names again: at each call from Python, Numba
         types a plain tuple of arrays several times faster than a namedtuple (the hybrid calls
         it every step)."""
+        if state is None:  # (the arrays stay the same objects all run: only the step changes)
+            key = (self.dt_ps, id(self.ring))
+            cached = self._kernel_args
+            if cached is not None and cached[0] == key:
+                return cached[1]
         s = vars(self) if state is None else state  # (the STEPPED_STATE attributes)
         groups = (
             Flows(s["fs"], s["cs"], self.cp, s["fx"], self.order, s["active"], s["counters"],
@@ -935,7 +943,10 @@ class FluidSimulation:
             s["hops"],
             self.scratch,
         )  # fmt: skip
-        return (self.dt_ps, *map(tuple, groups))
+        args = (self.dt_ps, *map(tuple, groups))
+        if state is None:
+            self._kernel_args = (key, args)
+        return args
 
     # ---- results --------------------------------------------------------------------------
     def flows_table(self) -> pd.DataFrame:

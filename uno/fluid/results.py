@@ -202,6 +202,7 @@ class Sampler:
         self.last_sent = np.zeros(len(sim.flows))
         self.last_acked = np.zeros(len(sim.flows))
         self.last_t = 0
+        self.stops = bool((sim.fs[:, C.FS_HALT] > 0.0).any())
         # per sample: (time, flow or port indices, two value arrays)
         self.rates: list[tuple] = []
         self.cwnd: list[tuple] = []
@@ -211,12 +212,14 @@ class Sampler:
         sim = self.sim
         fs, cs, ls = sim.fs, sim.cs, sim.ls
         span = now_ps - self.last_t
-        # a flow that stopped (FS_HALT) is sampled once more at the first sample after its
-        # stop time, as the packet recorder samples a sender that is done
-        halt = fs[:, C.FS_HALT]
-        left = (halt > 0.0) & (halt <= self.last_t)
+        running = fs[:, C.FS_STATE] == 1.0
+        if self.stops:
+            # a flow that stopped (FS_HALT) is sampled once more at the first sample after
+            # its stop time, as the packet recorder samples a sender that is done
+            halt = fs[:, C.FS_HALT]
+            running &= ~((halt > 0.0) & (halt <= self.last_t))
         self.last_t = now_ps
-        running = np.nonzero((fs[:, C.FS_STATE] == 1.0) & ~left)[0]
+        running = np.nonzero(running)[0]
         if self.en.sample_rates and span > 0 and len(running):
             scale = 8e3 / span  # bytes per ps -> Gb/s
             sent = fs[running, C.FS_SENT]
