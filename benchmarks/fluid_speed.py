@@ -14,7 +14,11 @@ Suites (``--suites``, comma-separated):
   packets;
 - ``sweep``: the paper's traffic, ``--schemes`` x loads 0.2, 0.4, 0.6, 0.8 as one Hydra
   multirun (joblib, both cores), result folders and all, once for each of ``fluid`` and
-  ``fluid-fast`` among ``--engines``.
+  ``fluid-fast`` among ``--engines``;
+- ``leave``: long flows that join and leave a shared bottleneck over seconds (Gear's Fig. 10,
+  ``--leave-experiment gear_fig10``, or ``gear_fig11``), for each scheme of ``--leave-schemes``;
+  its accuracy is each flow's throughput over every phase's second half
+  (:func:`uno.metrics.analysis.phase_windows_ps`), no flow finishing there.
 
 Each run of a suite's engines (``--engines``: ``packet-c`` the compiled packet engine, the
 reference; ``fluid``; ``fluid-fast`` (``engine=fluid_fast``: coarser steps); ``hybrid`` with
@@ -22,13 +26,14 @@ the flows of at most ``--hybrid-packet-max-bytes`` as packets, or in ``incast`` 
 ones; ``maxmin``) is a process of its own (``python -m uno.cli``), so its peak resident memory
 is its own (the OS's count of the child, ``wait4``). Printed per run: the engine loop's wall
 time (summary ``run.wall_s``), the process's, peak memory, and against the packet run the
-per-class mean and p99 FCT differences in %; for the hybrid also those of its packet flows
+per-class mean and p99 FCT differences in % (``leave``: the throughputs' largest difference,
+and each phase's largest deviation from equal shares); for the hybrid also those of its packet flows
 alone against the same flows in the packet run; then the packet engine's wall time over each
 engine's. With ``--repeats N`` each engine runs N times (the same seed, so the same flows,
 which is checked): its wall times are the least of the N and their range, its memory the
 largest; short runs on a shared machine vary by a third from run to run.
 
-    python benchmarks/fluid_speed.py [--suites paper,permutation,incast,sweep] [--schemes uno_ecmp]
+    python benchmarks/fluid_speed.py [--suites paper,permutation,incast,leave,sweep] [--schemes uno_ecmp]
         [--engines packet-c,fluid,fluid-fast,hybrid,maxmin] [--n-flows 5000] [--repeats 3] [overrides ...]
 """
 
@@ -47,8 +52,11 @@ from types import SimpleNamespace
 import pandas as pd
 
 from uno.fluid.hybrid import packet_selection
+from uno.metrics.analysis import flow_throughput, largest_share_deviation, phase_windows_ps
 
 SCHEMES = "uno,uno_ecmp,gemini,mprdma_bbr"
+#: the schemes of Gear's evaluation that the fluid engine runs (not gear_annulus: QCN's notices)
+LEAVE_SCHEMES = "gear_gear,gear_hpcc,gear_dctcp,gear_gemini,gear_timely"
 ENGINES = "packet-c,fluid,fluid-fast,hybrid,maxmin"
 LOADS = (0.2, 0.4, 0.6, 0.8)
 
@@ -62,6 +70,8 @@ def suite_overrides(suite: str, args) -> list[str]:
                 f"workload.n_flows={args.n_flows}"]  # fmt: skip
     if suite == "incast":
         return []
+    if suite == "leave":  # (its rates sampled every ms: what its accuracy reads)
+        return [f"experiment={args.leave_experiment}", "engine.sample_interval_us=1000"]
     if suite == "permutation":
         return ["topo=fat_tree", f"topo.k={args.perm_k}", "workload=permutation",
                 f"workload.size_bytes={args.perm_bytes}", "workload.start_us=0",
@@ -97,10 +107,12 @@ def engine_overrides(engine: str, suite: str, args) -> list[str]:
 
 
 def run_process(overrides: list[str]) -> dict:
-    """One run in a process of its own: its summary, flows, process wall time and peak RSS."""
+    """One run in a process of its own: its summary, flows (and its rates when it samples
+    them), process wall time and peak RSS. Nothing is sampled unless ``overrides`` say so."""
+    samples = any(o.startswith("engine.sample_interval_us=") for o in overrides)
     with tempfile.TemporaryDirectory() as out:
         cmd = [sys.executable, "-m", "uno.cli", *overrides, "engine.progress=false",
-               "engine.sample_interval_us=0", f"out_dir={out}"]  # fmt: skip
+               *([] if samples else ["engine.sample_interval_us=0"]), f"out_dir={out}"]  # fmt: skip
         t0 = time.perf_counter()
         proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         _, status, usage = os.wait4(proc.pid, 0)
@@ -112,7 +124,9 @@ def run_process(overrides: list[str]) -> dict:
             return {"error": err.strip().splitlines()[-1] if err.strip() else f"exit {status}"}
         summary = json.loads((Path(out) / "summary.json").read_text())
         flows = pd.read_parquet(Path(out) / "flows.parquet")
-    return {"summary": summary, "flows": flows, "wall_s": wall,
+        rates = Path(out) / "rates.parquet"
+        rates = pd.read_parquet(rates) if samples and rates.exists() else None
+    return {"summary": summary, "flows": flows, "rates": rates, "wall_s": wall,
             "peak_mib": usage.ru_maxrss / 1024}  # fmt: skip
 
 
@@ -165,6 +179,32 @@ def fct_gaps(flows: pd.DataFrame, ref: pd.DataFrame, ids=None) -> str:
     return ", ".join(parts)
 
 
+def share_gaps(run: dict, ref: dict) -> str:
+    """Each flow's throughput (Gb/s) over the second half of every phase (between the flows'
+    start and stop times) of ``run`` against ``ref``'s: the largest difference, and per phase
+    the largest deviation from equal shares, ``ref``'s | ``run``'s."""
+    if run["rates"] is None or ref["rates"] is None:
+        return "no rate samples to compare (max-min samples none)"
+    end_ps = int(ref["summary"]["run"]["sim_time_us"] * 1e6)
+    largest, where, deviations = 0.0, "", []
+    for lo, hi in phase_windows_ps(ref["flows"], end_ps):
+        theirs = flow_throughput(ref["rates"], ref["flows"], lo, hi)
+        mine = flow_throughput(run["rates"], run["flows"], lo, hi).reindex(theirs.index)
+        diff = (mine - theirs).abs().fillna(float("inf"))
+        if len(diff) and diff.max() > largest:
+            largest, where = (
+                float(diff.max()),
+                f"flow {diff.idxmax()}, {lo / 1e12:.1f}-{hi / 1e12:.1f} s",
+            )
+        if len(theirs) > 1 and theirs.mean() > 0 and mine.mean() > 0:
+            deviations.append(f"{largest_share_deviation(theirs):.2f} | "
+                              f"{largest_share_deviation(mine):.2f}")  # fmt: skip
+    return (
+        f"throughputs within {largest:.1f} Gb/s ({where}); largest deviation from equal "
+        f"shares by phase, packet | this: {', '.join(deviations)}"
+    )
+
+
 def unfinished(run: dict) -> str:
     flows = run["flows"]
     left = int(flows.finish_ps.isna().sum())
@@ -188,7 +228,10 @@ def compare(suite: str, scheme: str, engines: list[str], args) -> None:
                 f"{run['wall_s']:.1f} s), peak {run['peak_mib']:.0f} MiB{unfinished(run)}")  # fmt: skip
         ref = runs.get("packet-c")
         if engine != "packet-c" and ref is not None and "error" not in ref:
-            line += f"; vs packet: {fct_gaps(run['flows'], ref['flows'])}"
+            if suite == "leave":
+                line += f"; vs packet: {share_gaps(run, ref)}"
+            else:
+                line += f"; vs packet: {fct_gaps(run['flows'], ref['flows'])}"
             if engine == "hybrid":
                 flows = ref["flows"]
                 chosen = packet_selection(hybrid_packets(suite, args), flows.size_bytes, flows.tag)
@@ -248,6 +291,10 @@ def main() -> None:
     ap.add_argument("--perm-k", type=int, default=16)
     ap.add_argument("--perm-bytes", type=int, default=4_194_304)
     ap.add_argument("--hybrid-packet-max-bytes", type=int, default=1_000_000)
+    ap.add_argument(
+        "--leave-experiment", default="gear_fig10", choices=["gear_fig10", "gear_fig11"]
+    )
+    ap.add_argument("--leave-schemes", default=LEAVE_SCHEMES)
     ap.add_argument("--repeats", type=int, default=1, help="runs of each engine (least wall time)")
     args = ap.parse_args()
     if args.repeats < 1:
@@ -261,10 +308,11 @@ def main() -> None:
             for engine in (e for e in engines if e in ("fluid", "fluid-fast")):
                 sweep(engine, args)
             continue
-        if suite not in ("paper", "permutation", "artifact", "incast"):
+        if suite not in ("paper", "permutation", "artifact", "incast", "leave"):
             ap.error(f"--suites: unknown {suite!r}; known: paper, permutation, artifact, incast, "
-                     "sweep")  # fmt: skip
-        for scheme in ["default"] if suite == "incast" else args.schemes.split(","):
+                     "leave, sweep")  # fmt: skip
+        schemes = {"incast": "default", "leave": args.leave_schemes}.get(suite, args.schemes)
+        for scheme in schemes.split(","):
             compare(suite, scheme, engines, args)
 
 

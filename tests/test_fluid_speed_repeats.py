@@ -48,3 +48,28 @@ def test_a_repeat_with_other_flows_or_a_failure_is_an_error(monkeypatch):
     canned = iter([_run(3.0, 5.0, 100.0), {"error": "exit 1"}])
     monkeypatch.setattr(bench, "run_process", lambda overrides: next(canned))
     assert bench.run_repeated(["x=1"], 2) == {"error": "exit 1"}
+
+
+def test_leave_compares_each_flows_throughput_phase_by_phase():
+    """``--suites leave``: two flows, the second from 1 s to 2 s; the throughputs of the
+    phases' second halves against the reference's, and each phase's deviation from equal
+    shares."""
+    bench = _bench()
+    s = 10**12
+    flows = pd.DataFrame({"flow_id": [0, 1], "start_ps": [0, 1 * s],
+                          "stop_ps": pd.array([None, 2 * s], dtype="Int64")})  # fmt: skip
+
+    def run(second_phase):  # samples every 0.25 s: (flow 0, flow 1) Gb/s
+        rows = []
+        for t in range(1, 13):
+            time_ps = t * s // 4
+            rows.append((time_ps, 0, 100.0 if t <= 4 or t > 8 else second_phase[0]))
+            if 4 < t <= 8:
+                rows.append((time_ps, 1, second_phase[1]))
+        rates = pd.DataFrame(rows, columns=["time_ps", "flow_id", "acked_gbps"])
+        return {"summary": {"run": {"sim_time_us": 3e6}}, "flows": flows, "rates": rates}
+
+    text = bench.share_gaps(run((40.0, 60.0)), run((50.0, 50.0)))
+    assert text.startswith("throughputs within 10.0 Gb/s (flow 0, 1.5-2.0 s)")
+    assert text.endswith("by phase, packet | this: 0.00 | 0.20")
+    assert "no rate samples" in bench.share_gaps({"rates": None}, run((50.0, 50.0)))
