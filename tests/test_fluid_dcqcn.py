@@ -256,7 +256,7 @@ def test_pfc_pauses_propagate_upstream_hop_by_hop():
         ef[1, K.EF_Q], ef[2, K.EF_Q] = q_at_a, q_at_b
         fx[0, K.FX_NETQ] = q_at_a + q_at_b
         ls[[0, 1], K.LS_TX_BEFORE] = ls[[0, 1], K.LS_TX]  # (the links sent in step k)
-        ls[[0, 1], K.LS_TX_K] = k[0]
+        ls[[0, 1], K.LS_TX_AT] = k[0] * dt
         ls[0, K.LS_TX] += sent_0
         ls[1, K.LS_TX] += sent_1
         pfc_step(k[0], dt, 1, active, fx, rt_ptr, ef, ls, pfc, pf_ptr, pf_row, pf_w, pf_live)

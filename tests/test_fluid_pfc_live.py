@@ -70,7 +70,7 @@ def test_the_live_list_gives_what_visiting_every_queue_gives(seed):
     reference = pfc.copy()
     ls = np.zeros((n_links, K.N_LS))
     ls[:, K.LS_CAP] = 12.5e-3
-    ls[:, K.LS_TX_K] = -1
+    ls[:, K.LS_TX_AT] = -1.0
     ls_ref = ls.copy()
     ef = np.zeros((hops * n_flows, K.N_EF))
     fx = np.zeros((n_flows, K.N_FX))
@@ -99,7 +99,7 @@ def test_the_live_list_gives_what_visiting_every_queue_gives(seed):
             ls[link, K.LS_Q] = ls_ref[link, K.LS_Q] = q
             if rng.random() < 0.5:
                 sent = rng.uniform(0.0, 60_000.0)
-                ls[link, K.LS_TX_BEFORE], ls[link, K.LS_TX_K] = ls[link, K.LS_TX], k
+                ls[link, K.LS_TX_BEFORE], ls[link, K.LS_TX_AT] = ls[link, K.LS_TX], k * dt
                 ls[link, K.LS_TX] += sent
                 ls_ref[link, K.LS_TX] += sent
         pairs = [

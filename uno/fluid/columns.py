@@ -90,10 +90,11 @@ LS_JIT_P = 43
 # packet time (phases.input_drop_shares; LS_LOSS where no phase drops share it out): the
 # hybrid's packets at a full port. Written in a step in which the link drops (LS_LOSS > 0)
 LS_PKT_LOSS = 44
-# with PFC: the bytes the link had sent (LS_TX) before step LS_TX_K, the latest in which it
-# was stepped (uno.fluid.pfc reads what an ingress queue's link let into its switch in a step)
+# with PFC: the bytes the link had sent (LS_TX) before the latest step it was stepped in, and
+# when that step began (ps: a time, which a change of the step size leaves in order, where a
+# step's index does not); uno.fluid.pfc reads what an ingress queue's link let into its switch
 LS_TX_BEFORE = 45
-LS_TX_K = 46
+LS_TX_AT = 46
 #: the end of lines 0-3, before which lie the columns update_links reads or writes (it
 #: prefetches them a few links ahead)
 LS_UPDATE_END = LS_PAUSE + 1

@@ -212,13 +212,13 @@ def enlist(n_active, flows, ls, busy, n_busy, rt_ptr, lb, hops, inv_dt) -> None:
 
 
 @njit(cache=True, error_model="numpy", inline="always")
-def advance_lone_links(k, ls, busy, n_busy, hops, dt_ps, stamp) -> int:
+def advance_lone_links(k, ls, busy, n_busy, hops, dt_ps, stamp_ps) -> int:
     """The busy links no route entry reaches this step (ACKs alone, a queue no flow's bytes
     wait in: the hybrid's packets, a moved subflow's): no flow reads them in this step, so they
     advance apart, first, and stay out of the level walk (on the 40%-load Fig. 10 run, about
-    half of the busy links of a fine step carry only ACKs). ``stamp``: ``k`` with PFC (the
-    links keep the step of their departures), else -1. Returns the busy list's length: those
-    of them still busy."""
+    half of the busy links of a fine step carry only ACKs). ``stamp_ps``: with PFC the step's
+    start, which the links keep with their departures (:func:`uno.fluid.links.update_links`),
+    else -1. Returns the busy list's length: those of them still busy."""
     l_nxt, l_input = hops.l_nxt, hops.l_input
     shape_drops = hops.grid[GRID.on] != 0
     n_alone = 0
@@ -227,7 +227,7 @@ def advance_lone_links(k, ls, busy, n_busy, hops, dt_ps, stamp) -> int:
         if l_nxt[link] == NOT_IN_LEVEL:
             busy[n_alone] = link
             n_alone += 1
-    n_busy = update_links(ls, busy, n_alone, dt_ps, stamp)
+    n_busy = update_links(ls, busy, n_alone, dt_ps, stamp_ps)
     for t in range(n_busy):
         if shape_drops:  # (no link fed it: a busy period that starts draws its grid)
             set_grid(ls, busy[t], -1.0, hops.grid[GRID.salt], k)
@@ -429,7 +429,8 @@ def depart_level(lv, k, dt_ps, rt_ptr, flows, ls, lb, hops, lines, scratch) -> N
 
 
 @njit(cache=True, error_model="numpy", inline="always")
-def advance_level(lv, k, dt_ps, n_busy, rt_ptr, flows, links, lb, hops, lines, scratch) -> int:
+def advance_level(lv, k, dt_ps, stamp_ps, n_busy, rt_ptr, flows, links, lb, hops, lines,
+                  scratch) -> int:  # fmt: skip
     """Level ``lv``'s step: its split hops' arrivals (each link's share of what the hop before
     passed on, at earlier levels), its links advanced (:func:`uno.fluid.links.update_links`)
     and those still busy appended to the busy list (returns its length), their grids and their
@@ -454,7 +455,7 @@ def advance_level(lv, k, dt_ps, n_busy, rt_ptr, flows, links, lb, hops, lines, s
         nxt = l_nxt[link]
         l_nxt[link] = NOT_IN_LEVEL
         link = nxt
-    kept = update_links(ls, l_buf, m, dt_ps, k if links.pfc.shape[0] > 0 else -1)
+    kept = update_links(ls, l_buf, m, dt_ps, stamp_ps)
     for i in range(kept):
         busy[n_busy] = l_buf[i]
         n_busy += 1
@@ -516,10 +517,10 @@ def forward(k, dt_ps, n_active, n_busy, rt_ptr, flows, links, lb, hops, lines, s
     t = cycles()
     enlist(n_active, flows, ls, busy, n_busy, rt_ptr, lb, hops, 1.0 / dt_ps)
     t = tick(tally, TALLY.enlist, t)
-    stamp = k if links.pfc.shape[0] > 0 else -1  # (PFC reads each link's step departures)
-    n_busy = advance_lone_links(k, ls, busy, n_busy, hops, dt_ps, stamp)
+    stamp_ps = k * dt_ps if links.pfc.shape[0] > 0 else -1.0  # (PFC: uno.fluid.pfc)
+    n_busy = advance_lone_links(k, ls, busy, n_busy, hops, dt_ps, stamp_ps)
     tick(tally, TALLY.lone_links, t)
     for lv in range(hops.n_levels[0]):
-        n_busy = advance_level(lv, k, dt_ps, n_busy, rt_ptr, flows, links, lb, hops, lines,
-                               scratch)  # fmt: skip
+        n_busy = advance_level(lv, k, dt_ps, stamp_ps, n_busy, rt_ptr, flows, links, lb, hops,
+                               lines, scratch)  # fmt: skip
     return n_busy

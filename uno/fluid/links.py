@@ -52,8 +52,8 @@ from uno.fluid.columns import (
     LS_Q,
     LS_QF,
     LS_TX,
+    LS_TX_AT,
     LS_TX_BEFORE,
-    LS_TX_K,
     LS_UPDATE_END,
     MODE_EITHER,
     MODE_PHANTOM,
@@ -130,10 +130,10 @@ def idle(ls, link) -> None:
 
 
 @njit(cache=True, error_model="numpy", inline="always")
-def step_link(ls, link, dt_ps, k) -> bool:
-    """Advance ``link`` by one step of ``dt_ps`` (:func:`update_links`; ``k`` >= 0: the
-    step's index, kept with the bytes sent before it, ``LS_TX_K``); False when it is left empty
-    (:func:`idle`)."""
+def step_link(ls, link, dt_ps, at_ps) -> bool:
+    """Advance ``link`` by one step of ``dt_ps`` (:func:`update_links`; ``at_ps`` >= 0: the
+    step's start, kept with the bytes sent before it, ``LS_TX_AT``); False when it is left
+    empty (:func:`idle`)."""
     arr_fluid = ls[link, LS_ARR] * dt_ps
     acks = ls[link, LS_ACK_IN]
     arr = arr_fluid + ls[link, LS_EXT] + acks
@@ -175,9 +175,9 @@ def step_link(ls, link, dt_ps, k) -> bool:
     kept_bytes = total - drop
     ls[link, LS_PASS] = dep / kept_bytes if kept_bytes > 0.0 else 1.0
     ls[link, LS_Q] = q
-    if k >= 0:  # (PFC)
+    if at_ps >= 0.0:  # (PFC)
         ls[link, LS_TX_BEFORE] = ls[link, LS_TX]
-        ls[link, LS_TX_K] = k
+        ls[link, LS_TX_AT] = at_ps
     ls[link, LS_TX] += dep
     ls[link, LS_DROP] += drop
     ls[link, LS_IN] += arr
@@ -190,7 +190,7 @@ def step_link(ls, link, dt_ps, k) -> bool:
 
 
 @njit(cache=True, error_model="numpy")
-def update_links(ls: np.ndarray, links: np.ndarray, n_links: int, dt_ps: float, k=-1) -> int:
+def update_links(ls: np.ndarray, links: np.ndarray, n_links: int, dt_ps: float, at_ps=-1.0) -> int:
     """Advance the links ``links[:n_links]`` (the busy ones) by one step of ``dt_ps``: queue =
     queue + arrivals (the flows' rates, plus ``LS_EXT`` bytes and the ACKs'
     ``LS_ACK_IN``) - departures at line rate (for the share of the step PFC does not pause
@@ -203,8 +203,8 @@ def update_links(ls: np.ndarray, links: np.ndarray, n_links: int, dt_ps: float, 
     keeps the fluid model's part of the queue (the flows' bytes and their ACKs).
     ``LS_BACKLOG``: the link sent at its line rate all step (its packets leave back to back); a
     link that did not loses its departure grid (``LS_GRID`` = -1). Links left empty leave the
-    list; returns its new length. ``k`` >= 0 (with PFC): the step's index, which each link
-    keeps with the bytes it had sent before it (``LS_TX_K``, ``LS_TX_BEFORE``).
+    list; returns its new length. ``at_ps`` >= 0 (with PFC): the step's start, which each
+    link keeps with the bytes it had sent before it (``LS_TX_AT``, ``LS_TX_BEFORE``).
 
     The ACKs: a full packet port refuses a packet that does not fit in its free bytes. Once
     the buffer is full of data packets, the bytes a departure frees go to the first data
@@ -219,7 +219,7 @@ def update_links(ls: np.ndarray, links: np.ndarray, n_links: int, dt_ps: float, 
         link = links[i]
         if i + 4 < n_links:  # the rows of the links a few ahead (the busy list is scattered)
             prefetch_row(ls, links[i + 4], LS_UPDATE_END)
-        if step_link(ls, link, dt_ps, k):
+        if step_link(ls, link, dt_ps, at_ps):
             links[kept] = link
             kept += 1
     return kept

@@ -48,8 +48,8 @@ from uno.fluid.columns import (
     LS_PAUSE,
     LS_Q,
     LS_TX,
+    LS_TX_AT,
     LS_TX_BEFORE,
-    LS_TX_K,
 )
 from uno.net.pfc import lossless_switches, switch_thresholds
 from uno.topo.base import SWITCH
@@ -181,8 +181,9 @@ def pfc_step(k, dt_ps, n_active, active, fx, rt_ptr, ef, ls, pfc, pf_ptr, pf_row
         link = int(pfc[i, PF.link])
         level = pfc[i, PF.level]
         # the bytes of the link's traffic that left the switch this step (the link sent
-        # nothing unless it was stepped in this step)
-        sent = ls[link, LS_TX] - ls[link, LS_TX_BEFORE] if ls[link, LS_TX_K] == k else 0.0
+        # nothing unless it was stepped in this step, which began at k dt_ps)
+        stepped = ls[link, LS_TX_AT] == k * dt_ps
+        sent = ls[link, LS_TX] - ls[link, LS_TX_BEFORE] if stepped else 0.0
         drained = pfc[i, PF.prev_level] + sent - level
         pfc[i, PF.prev_level] = level
         if level > pfc[i, PF.max_level]:
