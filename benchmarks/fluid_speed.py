@@ -15,6 +15,9 @@ Suites (``--suites``, comma-separated):
 - ``sweep``: the paper's traffic, ``--schemes`` x loads 0.2, 0.4, 0.6, 0.8 as one Hydra
   multirun (joblib, both cores), result folders and all, once for each of ``fluid`` and
   ``fluid-fast`` among ``--engines``;
+- ``reps``: the REPS paper's permutation (``experiment=reps_permutation``: 1,024 hosts, 4 MiB
+  each, SMaRTT, trimming; per-packet RTTs not recorded), for each balancer of ``--reps-lbs``, on
+  the 8:1 tree with ``--reps-oversubscribed``;
 - ``leave``: long flows that join and leave a shared bottleneck over seconds (Gear's Fig. 10,
   ``--leave-experiment gear_fig10``, or ``gear_fig11``), for each scheme of ``--leave-schemes``;
   its accuracy is each flow's throughput over every phase's second half
@@ -33,7 +36,7 @@ engine's. With ``--repeats N`` each engine runs N times (the same seed, so the s
 which is checked): its wall times are the least of the N and their range, its memory the
 largest; short runs on a shared machine vary by a third from run to run.
 
-    python benchmarks/fluid_speed.py [--suites paper,permutation,incast,leave,sweep] [--schemes uno_ecmp]
+    python benchmarks/fluid_speed.py [--suites paper,permutation,incast,reps,leave,sweep] [--schemes uno_ecmp]
         [--engines packet-c,fluid,fluid-fast,hybrid,maxmin] [--n-flows 5000] [--repeats 3] [overrides ...]
 """
 
@@ -70,6 +73,9 @@ def suite_overrides(suite: str, args) -> list[str]:
                 f"workload.n_flows={args.n_flows}"]  # fmt: skip
     if suite == "incast":
         return []
+    if suite == "reps":
+        tree = ["topo.tor_uplinks=2", "topo.agg_uplinks=4"] if args.reps_oversubscribed else []
+        return ["experiment=reps_permutation", "engine.record_rtts=false", *tree]
     if suite == "leave":  # (its rates sampled every ms: what its accuracy reads)
         return [f"experiment={args.leave_experiment}", "engine.sample_interval_us=1000"]
     if suite == "permutation":
@@ -213,7 +219,7 @@ def unfinished(run: dict) -> str:
 
 def compare(suite: str, scheme: str, engines: list[str], args) -> None:
     """One scenario in every engine, printed side by side."""
-    chosen = [] if suite == "incast" else [f"scheme={scheme}"]
+    chosen = {"incast": [], "reps": [f"lb={scheme}"]}.get(suite, [f"scheme={scheme}"])
     base = [*suite_overrides(suite, args), *chosen, *args.overrides]
     runs = {}
     for engine in engines:
@@ -232,6 +238,10 @@ def compare(suite: str, scheme: str, engines: list[str], args) -> None:
                 line += f"; vs packet: {share_gaps(run, ref)}"
             else:
                 line += f"; vs packet: {fct_gaps(run['flows'], ref['flows'])}"
+            if suite == "reps":  # (the permutation's completion time, and the trims)
+                done = run["flows"].fct_ps.max() / ref["flows"].fct_ps.max() - 1
+                line += (f", max {100 * done:+.1f}%; trimmed {run['flows'].trims.sum():,} "
+                         f"against {ref['flows'].trims.sum():,}")  # fmt: skip
             if engine == "hybrid":
                 flows = ref["flows"]
                 chosen = packet_selection(hybrid_packets(suite, args), flows.size_bytes, flows.tag)
@@ -295,6 +305,8 @@ def main() -> None:
         "--leave-experiment", default="gear_fig10", choices=["gear_fig10", "gear_fig11"]
     )
     ap.add_argument("--leave-schemes", default=LEAVE_SCHEMES)
+    ap.add_argument("--reps-lbs", default="reps,spray,ecmp")
+    ap.add_argument("--reps-oversubscribed", action="store_true", help="the 8:1 tree")
     ap.add_argument("--repeats", type=int, default=1, help="runs of each engine (least wall time)")
     args = ap.parse_args()
     if args.repeats < 1:
@@ -308,10 +320,11 @@ def main() -> None:
             for engine in (e for e in engines if e in ("fluid", "fluid-fast")):
                 sweep(engine, args)
             continue
-        if suite not in ("paper", "permutation", "artifact", "incast", "leave"):
+        if suite not in ("paper", "permutation", "artifact", "incast", "reps", "leave"):
             ap.error(f"--suites: unknown {suite!r}; known: paper, permutation, artifact, incast, "
-                     "leave, sweep")  # fmt: skip
-        schemes = {"incast": "default", "leave": args.leave_schemes}.get(suite, args.schemes)
+                     "reps, leave, sweep")  # fmt: skip
+        schemes = {"incast": "default", "leave": args.leave_schemes,
+                   "reps": args.reps_lbs}.get(suite, args.schemes)  # fmt: skip
         for scheme in schemes.split(","):
             compare(suite, scheme, engines, args)
 

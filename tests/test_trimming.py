@@ -98,6 +98,60 @@ def test_coded_flows_are_trimmed_too():
     assert flows.equals(_run(["ec=mds", "engine.dataplane=python"]).flows)
 
 
-def test_the_flow_level_engines_refuse_trimming():
-    with pytest.raises(uno.core.errors.ConfigError, match=r"^switch\.trimming\.enabled"):
-        _run(["engine.kind=fluid"])
+def test_the_fluid_engine_trims_as_the_packets_do():
+    """The fluid engine (uno/fluid/losses.py ``book_losses``): what the switch ports cannot
+    queue is trimmed, NACKed an RTT after its send and resent at once, so no flow waits for a
+    timeout; the ports count trims, not drops; the incast's FCTs are the packet run's within the
+    validation targets (mean 10%, p99 20%). Without trimming the same fluid run drops and times
+    out."""
+    fluid = _run(["engine.kind=fluid"])
+    flows, ports = fluid.flows, fluid.tables["ports"]
+    assert flows["finish_ps"].notna().all()
+    assert flows["trims"].sum() > 0 and (flows["timeouts"] == 0).all()
+    assert (flows["retransmits"] == flows["trims"]).all()
+    assert fluid.summary["trims"] == flows["trims"].sum()
+    assert ports["drops"].sum() == 0
+    assert ports["trims"].sum() == pytest.approx(flows["trims"].sum(), rel=0.05)
+    packets = _run([])
+    for stat in ("mean", lambda x: x.quantile(0.99)):
+        ours, theirs = flows["fct_ps"].agg(stat), packets.flows["fct_ps"].agg(stat)
+        assert ours == pytest.approx(theirs, rel=0.1 if stat == "mean" else 0.2)
+    assert flows["trims"].sum() == pytest.approx(packets.flows["trims"].sum(), rel=0.25)
+    dropped = _run(["engine.kind=fluid", "switch.trimming.enabled=false"])
+    assert dropped.flows["trims"].sum() == 0 and dropped.tables["ports"]["drops"].sum() > 0
+    assert dropped.flows["timeouts"].sum() > 0
+
+
+def test_the_fluid_controller_hears_every_trimmed_packet():
+    """Each trimmed packet is a NACK to the law, as the packet sender tells it of each
+    (``_on_trim_nack``): SMaRTT without Quick Adapt takes ``nack_decrease_mss`` off its window per NACK."""
+    from uno.build import build_simulation
+    from uno.cc.smartt import S
+    from uno.fluid import columns as C
+    from uno.fluid.control import hear_trims
+
+    cfg = uno.api.to_run_config(uno.compose([*INCAST, "engine.kind=fluid",
+                                             "cc.smartt.quick_adapt=false", "cc.smartt.nack_decrease_mss=0.1"]))  # fmt: skip
+    sim = build_simulation(cfg)
+    sim.advance(0, 64)  # (the flows started, their laws' windows set)
+    mss = sim.cp[0, C.P_MSS]
+    trims = sim.fs[0, C.FS_TRIMS]
+    cwnd = sim.cs[0, S.cwnd]
+    hear_trims(sim.cs, sim.cp, 0, 1.0e6, mss, sim.fs)
+    one = cwnd - sim.cs[0, S.cwnd]
+    cwnd = sim.cs[0, S.cwnd]
+    hear_trims(sim.cs, sim.cp, 0, 1.1e6, 3 * mss, sim.fs)
+    assert one > 0.0 and cwnd - sim.cs[0, S.cwnd] == pytest.approx(3 * one)
+    assert sim.fs[0, C.FS_TRIMS] == trims + 4
+
+
+def test_where_the_flow_level_engines_take_trimming():
+    """Max-min never queues, so trimming changes nothing there; the hybrid (whose packets meet
+    the fluid links' drops) and coded flows in the fluid are refused, naming the setting."""
+    on = _run(["engine.kind=maxmin"])
+    off = _run(["engine.kind=maxmin", "switch.trimming.enabled=false"])
+    assert on.flows["finish_ps"].tolist() == off.flows["finish_ps"].tolist()
+    for extra in (["engine.kind=hybrid", "engine.hybrid_packet_max_bytes=1000000000"],
+                  ["engine.kind=fluid", "ec=mds"]):  # fmt: skip
+        with pytest.raises(uno.core.errors.ConfigError, match=r"^switch\.trimming\.enabled"):
+            _run(extra)

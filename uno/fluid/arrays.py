@@ -83,6 +83,9 @@ def flow_rows(cfg, scenario: Scenario, plans, src, n_packets, coded, n_sent, nic
     fast = ~coded & (dupack > 0)  # (coded flows: refused, check_coded_loss_detection)
     fs[fast, C.FS_DUPACK_BYTES] = dupack[fast] * scenario.data_bytes
     fs[fast | coded, C.FS_LOSS_NACK] = 1.0
+    # (switch.trimming: a switch port cuts a packet it cannot queue to its header, which the
+    # receiver NACKs; the fluid's drops are all at switch ports: a host's NIC sends what its line takes)
+    fs[:, C.FS_TRIMS] = 0.0 if cfg.switch.trimming.enabled else -1.0
     fs[:, C.FS_RTO] = np.fromiter((p.facts.rto_ps for p in plans), dtype=np.int64, count=n)
     # the timeout once a flow has resent (0: the same; transport.*.rto_base_rtts_after_retransmit)
     fs[:, C.FS_RTO_AFTER] = np.fromiter(

@@ -38,6 +38,7 @@ from uno.fluid.columns import (
     FS_SIZE,
     FS_STATE,
     FS_STOP,
+    FS_TRIMS,
     FS_VOID_BYTES,
     FS_WAIT,
     FS_WIRE_ACK,
@@ -69,7 +70,7 @@ from uno.fluid.columns import (
     R_WIRE_ACK,
     R_WIRE_M,
 )
-from uno.fluid.control import hear_loss_report, hear_timeout, law_batch
+from uno.fluid.control import hear_loss_report, hear_timeout, hear_trims, law_batch
 from uno.fluid.forward import RESIDUE_BYTES
 from uno.fluid.int_records import INTS, packet_records, take_records
 from uno.fluid.losses import fast_retransmit_evidence, resend, timer_declares
@@ -164,14 +165,20 @@ def ack_batch(f, now, dt_ps, slot, wide, fs, cs, cp, ring, rng, hops) -> None:
 def loss_reports(f, k, now, due, nack, late_nack, base, flows, lb, hops, ent_before) -> None:
     """The loss reports flow ``f`` hears now: a coded flow's NACKs (``nack`` bytes to resend,
     or ``late_nack`` of bytes its timer took already: only heard,
-    uno.transport.sender.Sender._on_nack), the losses found before a timeout that are due
+    uno.transport.sender.Sender._on_nack), or a trimmed flow's (``nack`` bytes resent at once,
+    :func:`uno.fluid.control.hear_trims`), the losses found before a timeout that are due
     (``FS_LOSS_AT``), and its retransmission timer's entries due at step ``k`` (``due`` bytes:
     the losses no later ACK revealed, each an RTO after its own send,
     uno.transport.sender.Sender._on_timer). What is found lost is resent; an UnoLB flow moves
     the subflows that lost bytes (:func:`uno.fluid.balance.reroute_subflows`; ``base``: the
     first subflow hop entry)."""
     fs, cs, cp = flows.fs, flows.cs, flows.cp
-    if nack > 0.0:  # a coded flow's NACKs arriving now (book_losses)
+    if nack > 0.0 and fs[f, FS_TRIMS] >= 0.0:  # trimmed packets' NACKs: resent at once
+        resend(fs, f, nack)
+        hear_trims(cs, cp, f, now, nack, fs)
+        if lb.n[f] > 0:
+            on_loss_report(f, now, cp[f, P_BASE_RTT], fs[f, FS_RTO], lb, hops, base, ent_before)
+    elif nack > 0.0:  # a coded flow's NACKs arriving now (book_losses)
         fs[f, FS_LOSS_PENDING] += nack
         fs[f, FS_LOSS_AT] = now
     elif late_nack > 0.0:

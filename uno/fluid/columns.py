@@ -247,7 +247,10 @@ FS_WHOLE_PACKETS = 69
 # the flow's stop time (ps; 0: none; workload.flows[i].stop_us): from then on it sends nothing,
 # new or resent, and an ACK arriving later does not finish it (uno.fluid.kernels.plan_sends)
 FS_HALT = 70
-N_FS = 72  # (71 used: rows of nine cache lines, an odd number, as N_LS)
+# switch.trimming: the trimmed packets whose NACKs the flow heard (-1: its losses are dropped
+# packets, not trimmed ones; uno.fluid.losses.book_losses, uno.fluid.control.hear_trims)
+FS_TRIMS = 71
+N_FS = 72  # (rows of nine cache lines, an odd number, as N_LS)
 
 # ---- what every step reads of every running flow: a compact table ``fx`` -------------------
 # (4 flows a cache line, against a row of five lines in ``fs``: a flow with nothing to do this
@@ -305,7 +308,7 @@ R_GOOD = 13  # wire bytes of decodable data (narrow ring: the acknowledged bytes
 R_FREE = 14  # bytes lost but absorbed by coding (leave flight with the ACKs; narrow: none)
 R_RTTMIN = 15  # smallest RTT sample (0: none; FS_RTTMIN flows)
 R_DSENT = 16  # bytes the flow had acknowledged when the latest of them was sent (FS_RATE flows)
-R_NACK = 17  # coded bytes lost whose receiver's NACK reaches the sender at this step
+R_NACK = 17  # bytes lost whose receiver's NACK reaches the sender at this step (coded, trimmed)
 R_LOSTQ = 18  # fast retransmit: bytes lost whose ACKs were due at this step (take_acks)
 R_LATE_NACK = 19  # coded bytes the sender's timer took whose receiver's NACK arrives now
 N_R = 20

@@ -34,6 +34,7 @@ from uno.fluid.columns import (
     FS_RATE,
     FS_RTTMIN,
     FS_TIMEOUTS,
+    FS_TRIMS,
     FS_WHOLE_PACKETS,
     P_KIND,
     P_MSS,
@@ -187,6 +188,20 @@ def hear_loss_report(cs, cp, f, now, fs) -> None:
         fs[f, FS_LAST_NACK] = now
         cc_loss(cs, cp, f, now, fs[f, FS_LOSS_NACK] > 0.0)
     fs[f, FS_LOSS_EVENTS] += 1.0
+
+
+@njit(cache=True, error_model="numpy")
+def hear_trims(cs, cp, f, now, trimmed, fs) -> None:
+    """Flow ``f`` hears the NACKs of ``trimmed`` bytes a switch cut to their headers
+    (``switch.trimming``) at ``now``: each whole packet is one NACK, counted (``FS_TRIMS``), and
+    its controller hears of every one (``LOSS_NACK``), as the packet sender tells it of each
+    trim (uno.transport.sender: ``_on_trim_nack``; SMaRTT's Quick Adapt reads them)."""
+    n = int(math.floor(trimmed / cp[f, P_MSS] + 0.5))
+    if n < 1:
+        n = 1
+    fs[f, FS_TRIMS] += n
+    for _ in range(n):
+        cc_loss(cs, cp, f, now, True)
 
 
 @njit(cache=True, error_model="numpy")

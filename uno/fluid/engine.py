@@ -132,8 +132,19 @@ traffic, hence UnoLB's own law above).
   step grows to at most one intra-DC RTT (``PFC_STEP_MAX_INTRA_RTT``): a pause acts on the
   next step, which must end before a paused link's ingress queue fills its headroom.
 
+**Trimming** (``switch.trimming``): a switch port cuts a data packet it cannot queue to its
+header, which goes on in the port's control lane to the receiver, whose NACK makes the sender
+resend at once (uno/transport/sender.py). Here a trimmed flow's dropped bytes, drawn in whole
+packets, come back as NACKs an RTT after their send (``R_NACK``; the RTT of the batch they
+were sent in, whose queueing after the trimming port the header skips: at most a little
+late), instead of waiting for fast retransmit or the timer; the controller hears a NACK per
+packet and the balancer a loss report (:func:`uno.fluid.control.hear_trims`). The switches
+serve the ACKs in the control lane, as with ``switch.ack_priority``. Not modelled: the
+headers' and NACKs' own bytes on the links (64 B per trimmed packet of 4,160 B). Uncoded flows
+only (with ``ec``: refused), and not in the hybrid.
+
 Not modelled, and refused with a message naming the setting: link failures and random losses
-(``faults``), packet trimming (``switch.trimming``), congestion notices sent by switches
+(``faults``), congestion notices sent by switches
 (``switch.qcn``) and the laws that read them (Annulus), the DCI switches' element
 (``switch.dci``), REPS's buffer freezes (``lb.reps.freeze_us``), UnoLB's
 ``affected: silent`` and ``reroute: random`` options, fast retransmit for erasure-coded flows
@@ -269,7 +280,17 @@ def check_fluid_support(cfg, engine: str = "fluid", with_cc: bool = True) -> Non
     if cfg.faults.losses:
         raise ConfigError("faults.losses", f"{where} does not model random packet losses")
     if cfg.switch.trimming.enabled and with_cc:
-        raise ConfigError("switch.trimming.enabled", f"{where} does not model packet trimming")
+        if engine == "hybrid":
+            raise ConfigError(
+                "switch.trimming.enabled",
+                f"{where} does not trim: its packets meet the fluid links' drops",
+            )
+        if cfg.ec.kind != "none":
+            raise ConfigError(
+                "switch.trimming.enabled",
+                f"{where} trims uncoded flows only (ec={cfg.ec.kind}: a coded flow's losses "
+                "are found by its blocks)",
+            )
     if cfg.engine.record_rtts:
         raise ConfigError("engine.record_rtts", f"{where} has no per-packet RTT samples to count")
     # (max-min's rates never exceed a link's capacity: no ingress queue builds, and PFC, which
@@ -470,7 +491,7 @@ class FluidSimulation:
         # every ACK's way back, for the drift its transmission gives the grids of the links it
         # crosses (phases.ack_drift), whichever lane it waits in
         ack_w, ack_hops = routes.rv_w.copy(), lb.ack_hops.copy()
-        if cfg.switch.ack_priority:
+        if cfg.switch.ack_priority or cfg.switch.trimming.enabled:  # (its control lane)
             routes = ack_priority_routes(routes, lb, nic_link)
         ring_len = ring_lengths(routing, routes, src, dst, fs, self.dt_ps)
         self.fs = fs
@@ -498,6 +519,7 @@ class FluidSimulation:
             or (fs[:, C.FS_RTTMIN] > 0).any()
             or (fs[:, C.FS_RATE] > 0).any()
             or (fs[:, C.FS_DUPACK_BYTES] > 0).any()
+            or (fs[:, C.FS_TRIMS] >= 0).any()
         )
         # (memory kept from the process's last run, all zero: uno.fluid.memory)
         # the INT records (uno.fluid.int_records), three columns a stamping hop after the rest

@@ -31,6 +31,7 @@ from uno.fluid.columns import (
     FS_RTO_AFTER,
     FS_SIZE,
     FS_TIMED_AHEAD,
+    FS_TRIMS,
     FS_UNREVEALED,
     FS_UNSENT,
     FS_VOID_BYTES,
@@ -195,7 +196,8 @@ def take_acks(f, k, newest, lost, freed, fs, ring, ring_ptr, ring_len):
     n = ring_len[f]
     start = ring_ptr[f]
     wide = ring.shape[1] > R_GOOD
-    file_lost = fs[f, FS_DUPACK_BYTES] > 0.0
+    # (trimmed losses are NACKed, not found by the evidence of later ACKs)
+    file_lost = fs[f, FS_DUPACK_BYTES] > 0.0 and fs[f, FS_TRIMS] < 0.0
     coded = fs[f, FS_EC_N] > 0.0
     step = newest
     free_share = freed / lost if lost > 0.0 else 0.0
@@ -334,8 +336,16 @@ def book_losses(
     after them are acknowledged first (:func:`fast_retransmit_evidence`, from when their ACKs
     would have come: :func:`take_acks` files them there); coded: the receiver's NACK, ``rtt``
     + its timer (``FS_LOSS_DELAY``) after the send (ring column ``R_NACK``: each step's losses
-    at their own time), the sender's timer for blocks it never saw."""
-    if n_ec == 0:
+    at their own time), the sender's timer for blocks it never saw. Trimmed (``FS_TRIMS`` >= 0,
+    ``switch.trimming``): each lost packet's header goes on to the receiver, whose NACK reaches
+    the sender ``rtt`` after the send (``R_NACK``; the header skips the queues after the
+    trimming port, in their control lane, so this is at most a little late)."""
+    if n_ec == 0 and fs[f, FS_TRIMS] >= 0.0:
+        step = step_not_before(sent_at + rtt, dt_ps)
+        lag = fit_lag(f, k, step - k, ring, pool)
+        ring[pool.ptr[f] + (k + lag) % pool.length[f], R_NACK] += failed
+        mark_ring_due(calendar, fs, k + lag, f)
+    elif n_ec == 0:
         schedule_timeout(f, k, sent_at, failed, dt_ps, fs, ring, pool, calendar)
     else:  # coded: the receiver's NACK, or the sender's timer when it expires first
         if failed > gone:

@@ -86,7 +86,7 @@ def flows_table(sim) -> pd.DataFrame:
         "coded": coded,
         "nacks": np.where(coded, loss_events, 0),
         "notices": np.zeros(n, dtype=np.int64),
-        "trims": np.zeros(n, dtype=np.int64),
+        "trims": np.maximum(fs[:, C.FS_TRIMS], 0.0).astype(np.int64),
         "sent_bytes": np.round(fs[:, C.FS_SENT]).astype(np.int64),
         # (a flow whose receiver coalesces its echoes into CNPs: the CNPs, as the packet ACKs
         # that carry one)
@@ -107,8 +107,16 @@ def ports_table(sim) -> pd.DataFrame:
     and in full packets of the scenario's data packet size."""
     ls = sim.ls
     busy = np.nonzero(ls[:, C.LS_IN] > 0)[0]
-    edges = sim.scenario.routing.edges
+    routing = sim.scenario.routing
+    edges = routing.edges
     mss = sim.scenario.data_bytes
+    drops = np.round(ls[busy, C.LS_DROP] / mss).astype(np.int64)
+    trims = np.zeros(len(busy), dtype=np.int64)
+    if sim.cfg.switch.trimming.enabled:  # (the switch ports trim what they cannot queue)
+        nics = {routing.out_edges[h][0] for h in routing.host_nodes}
+        at_switch = np.array([int(i) not in nics for i in busy], dtype=bool)
+        trims[at_switch] = drops[at_switch]
+        drops[at_switch] = 0
     return pd.DataFrame(
         {
             "port": [sim.port_names[i] for i in busy],
@@ -118,9 +126,9 @@ def ports_table(sim) -> pd.DataFrame:
             "arrivals": np.round(ls[busy, C.LS_IN] / mss).astype(np.int64),
             "tx_packets": np.round(ls[busy, C.LS_TX] / mss).astype(np.int64),
             "tx_bytes": np.round(ls[busy, C.LS_TX]).astype(np.int64),
-            "drops": np.round(ls[busy, C.LS_DROP] / mss).astype(np.int64),
+            "drops": drops,
             "fault_drops": np.zeros(len(busy), dtype=np.int64),
-            "trims": np.zeros(len(busy), dtype=np.int64),
+            "trims": trims,
             "ecn_marks": np.round(ls[busy, C.LS_MARKS] / mss).astype(np.int64),
             "max_queue_bytes": ls[busy, C.LS_MAXQ],
             "queue_bytes_at_end": ls[busy, C.LS_Q],
@@ -154,6 +162,7 @@ def run_summary(sim, flows: pd.DataFrame, wall_s: float) -> dict:
         "classes": class_summary(flows),
         "packets": {},
         "retransmits": int(flows["retransmits"].sum()),
+        "trims": int(flows["trims"].sum()),  # (the trimmed packets the flows heard NACKs of)
         "timeouts": int(flows["timeouts"].sum()),
         **({"pfc": pfc_summary(sim)} if len(getattr(sim, "pfc", ())) else {}),
         "fluid": {
