@@ -12,7 +12,7 @@ import pytest
 import uno
 from uno.cc import registry
 from uno.core.errors import ConfigError
-from uno.fluid.engine import FLUID_SIGNALS
+from uno.fluid.support import FLUID_SIGNALS
 
 PRESETS = Path(__file__).parents[1] / "conf" / "cc"
 #: two intra-DC senders and one inter-DC sender of 200 KB each into one receiver

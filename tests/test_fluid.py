@@ -14,8 +14,8 @@ from uno.cc.law import NO_RECORDS
 from uno.cc.registry import LAW_BY_NAME
 from uno.core.errors import ConfigError
 from uno.fluid import kernels as K
-from uno.fluid.engine import FLUID_CC
 from uno.fluid.maxmin import maxmin_rates
+from uno.fluid.support import FLUID_CC
 from uno.metrics.flows import FLOW_COLUMNS
 
 RNG = np.random.default_rng(7)

@@ -175,7 +175,6 @@ import time
 import numpy as np
 import pandas as pd
 
-from uno.cc.registry import KIND, LAW_BY_NAME
 from uno.core.budget import WallBudget
 from uno.core.errors import ConfigError
 from uno.core.rng import RngStreams
@@ -195,7 +194,6 @@ from uno.fluid.arrays import (
     step_scratch,
     subflow_wire,
 )
-from uno.fluid.balance import MAX_SUBFLOWS
 from uno.fluid.int_records import INTS, SLOT_FIELDS, int_state
 from uno.fluid.kernels import advance
 from uno.fluid.memory import DELAY_LINES, zeros_aligned
@@ -203,138 +201,18 @@ from uno.fluid.pfc import entry_ingress, live_list, pfc_rows
 from uno.fluid.results import Sampler, flows_table, ports_table, run_summary
 from uno.fluid.rings import coarsen, refine
 from uno.fluid.routes import (
-    SINGLE_PATH_LB,
-    SPLIT_LB,
-    SUBFLOW_LB,
     ack_priority_routes,
     flow_routes,
 )
 from uno.fluid.state import DelayLines, Flows, Links, RingPool, Routes
+from uno.fluid.support import (
+    check_fluid_support,
+    law_reads_int,
+)
 from uno.lb.reps import explore_packets
 from uno.metrics.progress import Snapshot
 from uno.metrics.result import RunResult
 from uno.scenario import Scenario, port_names, stop_flags
-
-#: the signals a law may read (uno.cc.law.Law.signals) that the fluid engine computes
-FLUID_SIGNALS = ("ecn", "rtt", "rtt_min", "delivery_rate", "queueing", "int", "cnp", "timers")
-#: controllers the fluid engine runs: the laws whose signals it computes
-FLUID_CC = {name: C.CC_LAW + KIND[name] for name, law in LAW_BY_NAME.items()
-            if set(law.signals) <= set(FLUID_SIGNALS)}  # fmt: skip
-
-
-def check_fluid_support(cfg, engine: str = "fluid", with_cc: bool = True) -> None:
-    """Refuse, naming the setting, what the flow-level engines cannot model (``with_cc``: the
-    engine runs the congestion controllers)."""
-    where = f"engine.kind={engine}"
-    for cls_field in ("algo", "intra", "inter") if with_cc else ():
-        name = getattr(cfg.cc, cls_field)
-        if name in LAW_BY_NAME and name not in FLUID_CC:
-            lacks = sorted(set(LAW_BY_NAME[name].signals) - set(FLUID_SIGNALS))
-            raise ConfigError(
-                f"cc.{cls_field}",
-                f"{where} cannot run {name!r}: it reads {', '.join(lacks)}, which the fluid "
-                "engine does not compute; use engine.kind=packet",
-            )
-        if name is not None and name not in FLUID_CC:
-            raise ConfigError(
-                f"cc.{cls_field}",
-                f"{where} has fluid laws for {sorted(FLUID_CC)}, not {name!r}; use engine.kind=packet",
-            )
-    used = {cfg.cc.algo, cfg.cc.intra, cfg.cc.inter} if with_cc else set()
-    if "mprdma" in used and cfg.cc.mprdma.update_on_duplicate_ack:
-        raise ConfigError(
-            "cc.mprdma.update_on_duplicate_ack",
-            f"{where} has no duplicate ACKs (no spurious retransmissions) for it to act on",
-        )
-    if "uno" in used and cfg.cc.uno.qa_epoch_resume != "ack":
-        raise ConfigError(
-            "cc.uno.qa_epoch_resume",
-            f"{where} has no packet sends to count the window after a Quick Adapt by",
-        )
-    routed = SINGLE_PATH_LB + SPLIT_LB + SUBFLOW_LB
-    if cfg.lb.algo not in routed:
-        raise ConfigError(
-            "lb.algo",
-            f"{where} routes {list(routed)}, not {cfg.lb.algo!r} "
-            "(it moves traffic away from congested or lossy paths; no fluid model of that yet)",
-        )
-    # (max-min runs no congestion control and its rates never exceed a link's capacity: no
-    # queue builds, so nothing is lost, trimmed or noticed, and the balancers' reactions to
-    # losses and the switches' congestion notices have nothing to act on)
-    if cfg.lb.algo == "reps" and cfg.lb.reps.freeze_us > 0 and with_cc:
-        raise ConfigError(
-            "lb.reps.freeze_us", f"{where} models REPS's Algorithm 1 only (no buffer freezes)"
-        )
-    if cfg.lb.algo == "unolb":
-        u = cfg.lb.unolb
-        if u.subflows > MAX_SUBFLOWS:
-            raise ConfigError("lb.unolb.subflows", f"{where} keeps at most {MAX_SUBFLOWS}")
-        for name, modelled in (("affected", "lost"), ("reroute", "recent_ack")) if with_cc else ():
-            if getattr(u, name) != modelled:
-                raise ConfigError(
-                    f"lb.unolb.{name}",
-                    f"{where} models UnoLB with {name}={modelled!r} only, not {getattr(u, name)!r}",
-                )
-    if cfg.faults.link_failures:
-        raise ConfigError("faults.link_failures", f"{where} does not model link failures")
-    if cfg.faults.losses:
-        raise ConfigError("faults.losses", f"{where} does not model random packet losses")
-    if cfg.switch.trimming.enabled and with_cc:
-        if engine == "hybrid":
-            raise ConfigError(
-                "switch.trimming.enabled",
-                f"{where} does not trim: its packets meet the fluid links' drops",
-            )
-        if cfg.ec.kind != "none":
-            raise ConfigError(
-                "switch.trimming.enabled",
-                f"{where} trims uncoded flows only (ec={cfg.ec.kind}: a coded flow's losses "
-                "are found by its blocks)",
-            )
-    if cfg.engine.record_rtts:
-        raise ConfigError("engine.record_rtts", f"{where} has no per-packet RTT samples to count")
-    # (max-min's rates never exceed a link's capacity: no ingress queue builds, and PFC, which
-    # acts on queues, never pauses; its summary counts none)
-    if cfg.switch.pfc.enabled and (engine == "hybrid" or cfg.lb.algo in SUBFLOW_LB):
-        raise ConfigError(
-            "switch.pfc.enabled",
-            f"{where} cannot pause links: PFC is modelled by engine.kind=fluid (and max-min, "
-            "whose rates never queue), for flows on routes (not the subflows of UnoLB, PLB or "
-            "REPS)",
-        )
-    reads_int = any(law_reads_int(name) for name in used)
-    if reads_int and cfg.switch.int_telemetry.enabled:
-        if engine != "fluid":
-            raise ConfigError(
-                "switch.int_telemetry.enabled",
-                f"{where} has no INT records for the packets that cross its fluid links",
-            )
-        if cfg.lb.algo not in SINGLE_PATH_LB:
-            raise ConfigError(
-                "lb.algo",
-                f"{where} computes INT records on single paths {list(SINGLE_PATH_LB)}, not "
-                f"{cfg.lb.algo!r} (a split flow's packets carry the records of the path each took)",
-            )
-    if cfg.switch.qcn.enabled and with_cc:
-        raise ConfigError("switch.qcn.enabled", f"{where} does not model congestion notices")
-    if cfg.switch.dci.enabled and with_cc:
-        raise ConfigError("switch.dci.enabled", f"{where} does not model the DCI switches' element")
-    if cfg.ec.kind != "none" and cfg.ec.retransmit_timeout != "same":
-        raise ConfigError(
-            "ec.retransmit_timeout", f"{where} models one block timer per flow, not per packet"
-        )
-    if cfg.ec.kind != "none" and with_cc:  # (max-min has no losses to find)
-        check_coded_loss_detection(cfg.transport, cfg.ec.scope, where)
-    if cfg.transport.ack_paths and cfg.lb.algo in SUBFLOW_LB:
-        raise ConfigError(
-            "transport.ack_paths",
-            f"{where} routes the ACKs of lb={cfg.lb.algo}'s subflows on each subflow's path "
-            "reversed only",
-        )
-    if cfg.engine.port_model != "auto":
-        raise ConfigError(
-            "engine.port_model", f"{where} has no packet ports; leave port_model at 'auto'"
-        )
 
 
 def line_memory_limit_bytes() -> int:
@@ -374,21 +252,6 @@ def take_delay_lines(pool, width: int, fs: np.ndarray, dt_ps: float):
         ) from None
 
 
-def check_coded_loss_detection(transport, scope: str, where: str) -> None:
-    """Refuse fast retransmit for erasure-coded flows (the classes ``scope`` codes): the fluid
-    engine finds a coded flow's losses by its blocks only (a block that cannot decode, at the
-    receiver's timer), where the packet sender also reveals them by the duplicate-ACK rule."""
-    for cls in ("intra", "inter") if scope == "all" else ("inter",):
-        own = getattr(transport, cls).dupack_threshold
-        field = "transport.dupack_threshold" if own is None else f"transport.{cls}.dupack_threshold"
-        if (transport.dupack_threshold if own is None else own) > 0:
-            raise ConfigError(
-                field,
-                f"{where} finds a coded flow's losses by its blocks only, not by fast "
-                f"retransmit; set it to 0 for the coded {cls}-DC flows, or use engine.kind=packet",
-            )
-
-
 #: how often (in steps) a run whose step may grow looks at the flows left (FluidSimulation.run)
 LOOK_STEPS = 256
 
@@ -398,11 +261,6 @@ LOOK_SETTLED_STEPS = 32
 
 #: with PFC the step grows to at most this many intra-DC base RTTs (:class:`FluidSimulation`)
 PFC_STEP_MAX_INTRA_RTT = 1.0
-
-
-def law_reads_int(cc_name: str) -> bool:
-    """Whether the congestion-control law ``cc_name`` reads INT records."""
-    return cc_name in LAW_BY_NAME and "int" in LAW_BY_NAME[cc_name].signals
 
 
 def _pow2_at_most(x: float) -> int:

@@ -24,7 +24,7 @@ back carries none.
 A delay-line slot holds three columns a stamping hop (time, level, departures; the rate is
 the link's own), from ``int_set[INTS.ring_col]`` on; a run without a law reading INT keeps
 none. Single-path routes only (ECMP): a split flow's packets would carry the records of the
-path each took (:func:`uno.fluid.engine.check_fluid_support` refuses the others).
+path each took (:func:`uno.fluid.support.check_fluid_support` refuses the others).
 
 Units: time in ps, sizes in bytes, rates in bit/s (the records).
 """
