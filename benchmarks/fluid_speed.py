@@ -17,7 +17,8 @@ Suites (``--suites``, comma-separated):
   ``fluid-fast`` among ``--engines``;
 - ``reps``: the REPS paper's permutation (``experiment=reps_permutation``: 1,024 hosts, 4 MiB
   each, SMaRTT, trimming; per-packet RTTs not recorded), for each balancer of ``--reps-lbs``, on
-  the 8:1 tree with ``--reps-oversubscribed``;
+  the 8:1 tree with ``--reps-oversubscribed``, with Fig. 4's failed links with
+  ``--reps-failures``;
 - ``leave``: long flows that join and leave a shared bottleneck over seconds (Gear's Fig. 10,
   ``--leave-experiment gear_fig10``, or ``gear_fig11``), for each scheme of ``--leave-schemes``;
   its accuracy is each flow's throughput over every phase's second half
@@ -75,7 +76,8 @@ def suite_overrides(suite: str, args) -> list[str]:
         return []
     if suite == "reps":
         tree = ["topo.tor_uplinks=2", "topo.agg_uplinks=4"] if args.reps_oversubscribed else []
-        return ["experiment=reps_permutation", "engine.record_rtts=false", *tree]
+        name = "reps_failures" if args.reps_failures else "reps_permutation"
+        return [f"experiment={name}", "engine.record_rtts=false", *tree]
     if suite == "leave":  # (its rates sampled every ms: what its accuracy reads)
         return [f"experiment={args.leave_experiment}", "engine.sample_interval_us=1000"]
     if suite == "permutation":
@@ -307,6 +309,8 @@ def main() -> None:
     ap.add_argument("--leave-schemes", default=LEAVE_SCHEMES)
     ap.add_argument("--reps-lbs", default="reps,spray,ecmp")
     ap.add_argument("--reps-oversubscribed", action="store_true", help="the 8:1 tree")
+    ap.add_argument("--reps-failures", action="store_true",
+                    help="the failed links of REPS's Fig. 4 (experiment=reps_failures)")  # fmt: skip
     ap.add_argument("--repeats", type=int, default=1, help="runs of each engine (least wall time)")
     args = ap.parse_args()
     if args.repeats < 1:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from uno.fluid.columns import EF_CARRY, EF_MCARRY, EF_MQ, EF_Q, LS_MARK
+from uno.fluid.columns import EF_CARRY, EF_MCARRY, EF_MQ, EF_Q, LS_FAULT, LS_MARK
 from uno.fluid.draws import next_uniform
 from uno.lb.base import ENTROPY_SPACE
 from uno.lb.plb import plb_loss_repaths, plb_round_end
@@ -89,7 +89,7 @@ def unolb_reroute(f, now, base_rtt, lb) -> None:
     lost bytes since the last report move to the path of a random subflow that did not (the fluid
     reading of "recently received ACKs"), or to a fresh random entropy when every one lost."""
     sub_n, sub_hops, sub_links, sub_ent, sub_lost = lb.n, lb.hops, lb.links, lb.entropy, lb.lost
-    sub_rlinks, sub_rhops, lb_rng = lb.ack_links, lb.ack_hops, lb.rng
+    sub_rlinks, lb_rng = lb.ack_links, lb.rng
     n = sub_n[f]
     n_moving = 0
     for s in range(n):
@@ -114,7 +114,7 @@ def unolb_reroute(f, now, base_rtt, lb) -> None:
                         sub_ent[f, s] = sub_ent[f, g]
                         for h in range(sub_hops[f]):
                             sub_links[f, s, h] = sub_links[f, g, h]
-                        for h in range(sub_rhops[f]):
+                        for h in range(sub_rlinks.shape[2]):  # (with ACK priority too)
                             sub_rlinks[f, s, h] = sub_rlinks[f, g, h]
                         break
                     pick -= 1
@@ -132,9 +132,10 @@ def move_to_entropy(f, s, entropy, lb) -> None:
     src, dst = lb.ends[f, 0], lb.ends[f, 1]
     ecmp_path(src, dst, entropy, lb.host_node, lb.nh_ptr, lb.nh_edges, lb.edge_dst,
               lb.node_salt, lb.links[f, s])  # fmt: skip
-    if lb.ack_hops[f] > 0:
-        ecmp_path(dst, src, entropy, lb.host_node, lb.nh_ptr, lb.nh_edges, lb.edge_dst,
-                  lb.node_salt, lb.ack_links[f, s])  # fmt: skip
+    # (kept with switch.ack_priority too, whose ACKs meet no switch queue, lb.ack_hops 0: the
+    # links they cross still drift the grids and lose them to faults, hops.ack_hops)
+    ecmp_path(dst, src, entropy, lb.host_node, lb.nh_ptr, lb.nh_edges, lb.edge_dst,
+              lb.node_salt, lb.ack_links[f, s])  # fmt: skip
 
 
 @njit(cache=True, error_model="numpy")
@@ -191,8 +192,9 @@ def reps_acks(f, now, base_rtt, ls, lb, hops, base) -> None:
     entropy in turn: a packet's place in the window keeps its path while its ACKs come back
     unmarked and moves on at a marked one. So each subflow (an equal share of the window)
     keeps its entropy for a round of a base RTT (``base_rtt`` ps) with the chance that its
-    path leaves its bytes unmarked (``LS_MARK`` of each of its links now), and otherwise moves
-    to the next entropy in turn."""
+    path leaves its bytes unmarked (``LS_MARK`` of each of its links now) and their ACKs
+    come back (``LS_FAULT`` of its links and of its ACKs' way back: uno.fluid.faults), and
+    otherwise moves to the next entropy in turn."""
     st = lb.reps_s
     if st[f, REPS_START] < 0.0:
         st[f, REPS_START] = now
@@ -203,7 +205,10 @@ def reps_acks(f, now, base_rtt, ls, lb, hops, base) -> None:
     for s in range(lb.n[f]):
         unmarked = 1.0
         for h in range(lb.hops[f]):
-            unmarked *= 1.0 - ls[lb.links[f, s, h], LS_MARK]
+            link = lb.links[f, s, h]  # (a faulty link's lost bytes bring no ACK back)
+            unmarked *= (1.0 - ls[link, LS_MARK]) * (1.0 - ls[link, LS_FAULT])
+        for h in range(hops.ack_hops[f]):  # (nor do ACKs lost on their way back)
+            unmarked *= 1.0 - ls[lb.ack_links[f, s, h], LS_FAULT]
         if next_uniform(lb.rng, f) >= 1.0 - unmarked:
             continue
         entropy = int(st[f, REPS_NEXT])

@@ -95,10 +95,14 @@ LS_PKT_LOSS = 44
 # step's index does not); uno.fluid.pfc reads what an ingress queue's link let into its switch
 LS_TX_BEFORE = 45
 LS_TX_AT = 46
+# faults (uno.fluid.faults): the share of the bytes leaving the link that are lost now (1: the
+# link is down; p: each packet lost with probability p), and the bytes lost so
+LS_FAULT = 47
+LS_FDROP = 48
 #: the end of lines 0-3, before which lie the columns update_links reads or writes (it
 #: prefetches them a few links ahead)
 LS_UPDATE_END = LS_PAUSE + 1
-N_LS = 56  # (47 used: rows of seven whole cache lines, an odd number so that the rows'
+N_LS = 56  # (49 used: rows of seven whole cache lines, an odd number so that the rows'
 #              first lines spread over every cache set; a stride of 4 lines would use a fourth)
 
 # ---- route entries (uno.fluid.forward): integer and float fields, one row per entry -------
@@ -250,7 +254,13 @@ FS_HALT = 70
 # switch.trimming: the trimmed packets whose NACKs the flow heard (-1: its losses are dropped
 # packets, not trimmed ones; uno.fluid.losses.book_losses, uno.fluid.control.hear_trims)
 FS_TRIMS = 71
-N_FS = 72  # (rows of nine cache lines, an odd number, as N_LS)
+# of FS_DROPPED, the bytes faults took (down or lossy links, on the way out or their ACKs' way
+# back: uno.fluid.faults), which a trimming switch does not trim
+FS_FAULT_LOST = 72
+# of the losses a step files for the flow, the share faults took (FS_FAULT_LOST / FS_DROPPED as
+# they were drawn): a trimmed flow's others are NACKed, these found as untrimmed losses are
+FS_FAULT_SHARE = 73
+N_FS = 88  # (74 used: rows of eleven cache lines, an odd number, as N_LS)
 
 # ---- what every step reads of every running flow: a compact table ``fx`` -------------------
 # (4 flows a cache line, against a row of five lines in ``fs``: a flow with nothing to do this
@@ -330,8 +340,9 @@ BL = layout("BlockRows", ("steps", "held", "is_held"))
 GRID = layout("GridSettings", ("salt", "on"))
 #: the ACKs' settings (float64): an ACK's share of a data packet's bytes (and of its time on a
 #: link), a data packet's bytes, 1: the ACKs cross the links as bytes, 1: a batch's ACKs count
-#: in the steps they arrive in (``engine.fluid_ack_spread``)
-ACKS = layout("AckSettings", ("share", "packet_bytes", "as_bytes", "spread"))
+#: in the steps they arrive in (``engine.fluid_ack_spread``), 1: some link has a fault (a
+#: batch's ACKs may be lost on their way back: uno.fluid.faults.ack_fault_share)
+ACKS = layout("AckSettings", ("share", "packet_bytes", "as_bytes", "spread", "faults"))
 #: the figures of a dropping link's inputs (``g_val[link, figure, input]``): bytes arriving
 #: through the input this step, the share of the link's packet times it fills (at most 1), 1:
 #: its packets come on a grid at the link's rate, their phase on the link's grid, its loss

@@ -143,8 +143,13 @@ serve the ACKs in the control lane, as with ``switch.ack_priority``. Not modelle
 headers' and NACKs' own bytes on the links (64 B per trimmed packet of 4,160 B). Uncoded flows
 only (with ``ec``: refused), and not in the hybrid.
 
-Not modelled, and refused with a message naming the setting: link failures and random losses
-(``faults``), congestion notices sent by switches
+**Faults** (``faults``, :mod:`uno.fluid.faults`): a failed link loses what leaves it from its
+failure to its repair, a lossy one each packet with its probability, and the ACKs crossing
+them on the way back in the same shares; these losses are found by fast retransmit or the
+timer, never trimmed. Not the Table 1 correlated losses (``block_probabilities``: refused),
+and not in the hybrid or max-min.
+
+Not modelled, and refused with a message naming the setting: congestion notices sent by switches
 (``switch.qcn``) and the laws that read them (Annulus), the DCI switches' element
 (``switch.dci``), REPS's buffer freezes (``lb.reps.freeze_us``), UnoLB's
 ``affected: silent`` and ``reroute: random`` options, fast retransmit for erasure-coded flows
@@ -194,6 +199,7 @@ from uno.fluid.arrays import (
     step_scratch,
     subflow_wire,
 )
+from uno.fluid.faults import FaultSchedule
 from uno.fluid.int_records import INTS, SLOT_FIELDS, int_state
 from uno.fluid.kernels import advance
 from uno.fluid.memory import DELAY_LINES, zeros_aligned
@@ -313,6 +319,8 @@ class FluidSimulation:
         self.flows = plans
         self.port_names = port_names(scenario.routing)
         self.ls = link_rows(scenario)
+        self.faults = FaultSchedule(cfg.faults, self.port_names)
+        self.faults.apply(0, self.ls)
         self._build_flows(cfg, rng)
         # a law hears batches of at most the step at one intra-DC RTT, the cap's default: a
         # longer step reaches it as several (uno.fluid.control.law_batch)
@@ -434,6 +442,7 @@ class FluidSimulation:
         acks[C.ACKS.packet_bytes] = pkt
         acks[C.ACKS.as_bytes] = 1.0 if cfg.engine.fluid_ack_bytes else 0.0
         acks[C.ACKS.spread] = 1.0 if cfg.engine.fluid_ack_spread else 0.0
+        acks[C.ACKS.faults] = 1.0 if self.faults.any else 0.0
         self._set_wire(cfg.engine.fluid_wire)
         # PFC's ingress queues (uno.fluid.pfc), and which of them each route entry counts in
         self.pfc, row_of = pfc_rows(cfg, sc)
@@ -549,6 +558,9 @@ class FluidSimulation:
                 k_start = self._next_start_step()
                 if k_start < k_next:
                     k_next, start_due = max(k_start, k), True
+            fault_ps = self.faults.next_ps  # (a failure or repair: at its step's start)
+            if fault_ps is not None:
+                k_next = min(k_next, max(k + 1, int(math.ceil(fault_ps / dt))))
             sample_due = False
             if interval_ps > 0:
                 k_sample = int(round(next_sample_ps / dt))
@@ -558,6 +570,7 @@ class FluidSimulation:
                 if k_sample <= k_next:
                     k_next, sample_due = k_sample, True
             k = self._advance_to(k, min(k_next, k_stop))
+            self.faults.apply(self.now_ps, self.ls)
             self.check_line_memory()
             budget.spent(k - k_work)
             if start_due and int(self.counters[C.CT.next_start]) == nxt:

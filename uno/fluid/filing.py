@@ -64,6 +64,7 @@ from uno.fluid.columns import (
     R_RTTW,
     R_SENTMAX,
 )
+from uno.fluid.faults import lose_batch_acks, note_fault_share
 from uno.fluid.int_records import INTS, stamp_delivered, stamp_sent
 from uno.fluid.jitter import ack_path_exceedance, wire_side_exceedance
 from uno.fluid.losses import beyond_wire, book_losses, lose_acks
@@ -323,14 +324,18 @@ def file_sends(k, now, dt_ps, n_senders, flows, ls, routes, lines, lb, hops, scr
     sub_loss, block_dist = scratch.sub_loss, scratch.block_dist
     int_laws = hops.int_set[INTS.hops] > 0  # (a batch carries one INT record: filed whole)
     may_spread = hops.acks[ACKS.spread] != 0.0 and not int_laws
+    faults = hops.acks[ACKS.faults] != 0.0
     for i in range(n_senders):
         f = scratch.senders[i]
         n_sub = lb.n[f]
         rtt, q_beyond = sample_rtt(f, fs, ls, routes, lb, sub_loss)
         n_ec = int(fs[f, FS_EC_N])
         mss = cp[f, P_MSS]
+        if faults:  # (its ACKs' way back: uno.fluid.faults)
+            lose_batch_acks(f, fs, fx, ls, routes.rv_ptr, routes.rv_link, lb, hops)
         beyond, lost, failed, gone = False, 0.0, 0.0, 0.0
         if fs[f, FS_DROPPED] > 0.0:  # (nothing dropped: nothing to draw or reset)
+            note_fault_share(f, fs)
             beyond = beyond_wire(f, fs)
             lost, failed, gone = coded_losses(f, n_ec, mss, fs, flows.loss_rng, lb, block_dist)
         if n_sub > 0 and failed > 0.0:  # the subflows a loss report will name
@@ -388,6 +393,7 @@ def file_drops(k, now, dt_ps, flows, ls, lines, lb, scratch) -> None:
         if fs[f, FS_DROPPED] <= 0.0:
             continue  # a sender: counted in file_sends
         n_ec = int(fs[f, FS_EC_N])
+        note_fault_share(f, fs)
         beyond = beyond_wire(f, fs)
         lost, failed, gone = coded_losses(f, n_ec, cp[f, P_MSS], fs, flows.loss_rng, lb,
                                           block_dist)  # fmt: skip

@@ -38,6 +38,7 @@ from uno.fluid.columns import (
     FS_DROPPED,
     FS_EC_N,
     FS_EXPOSED,
+    FS_FAULT_LOST,
     FS_MARK_NEW,
     FS_WIRE_DROP,
     FS_WIRE_HOP,
@@ -50,6 +51,8 @@ from uno.fluid.columns import (
     LS_ARR,
     LS_ARR2,
     LS_EXT,
+    LS_FAULT,
+    LS_FDROP,
     LS_LISTED,
     LS_LOSS,
     LS_MARK,
@@ -384,7 +387,8 @@ def pass_on(j, f, r, s, h, link, out, out_m, k, inv_dt, dt_ps, fs, ls, lb, hops,
 @njit(cache=True, error_model="numpy", inline="always")
 def depart_level(lv, k, dt_ps, rt_ptr, flows, ls, lb, hops, lines, scratch) -> None:
     """The departures of the links of level ``lv``: each route entry's share of what its link
-    let go (:func:`leave_link`), on to its next hop (:func:`pass_on`); what stays is the
+    let go (:func:`leave_link`), less what the link's faults lose (``LS_FAULT``,
+    :mod:`uno.fluid.faults`), on to its next hop (:func:`pass_on`); what stays is the
     flow's bytes in the network (``FX_NETQ``), from the first hop that holds some
     (``FX_FIRST``)."""
     fx, fs = flows.fx, flows.fs
@@ -411,6 +415,14 @@ def depart_level(lv, k, dt_ps, rt_ptr, flows, ls, lb, hops, lines, scratch) -> N
             out, out_m, q, dropped = leave_link(j, link, a, a_m, held, inv_dt, ls, ei, ef, hops)
             if dropped > 0.0:
                 note_drop(j, f, r, s, h, a, dropped, fs, lb, scratch.droppers, scratch.n_drop)
+            fault = ls[link, LS_FAULT]
+            if fault > 0.0 and out > 0.0:  # (uno.fluid.faults: lost as they leave the link)
+                gone = out * fault
+                note_drop(j, f, r, s, h, out, gone, fs, lb, scratch.droppers, scratch.n_drop)
+                fs[f, FS_FAULT_LOST] += gone
+                ls[link, LS_FDROP] += gone
+                out -= gone
+                out_m -= out_m * fault
             ef[j, EF_Q] = q
             if out > 0.0:
                 carried = pass_on(j, f, r, s, h, link, out, out_m, k, inv_dt, dt_ps, fs, ls, lb,

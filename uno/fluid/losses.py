@@ -22,6 +22,7 @@ from uno.fluid.columns import (
     FS_EVIDENCE,
     FS_EXPOSED,
     FS_FAST_BYTES,
+    FS_FAULT_SHARE,
     FS_INFLIGHT,
     FS_LOSS_AT,
     FS_LOSS_DELAY,
@@ -196,8 +197,10 @@ def take_acks(f, k, newest, lost, freed, fs, ring, ring_ptr, ring_len):
     n = ring_len[f]
     start = ring_ptr[f]
     wide = ring.shape[1] > R_GOOD
-    # (trimmed losses are NACKed, not found by the evidence of later ACKs)
-    file_lost = fs[f, FS_DUPACK_BYTES] > 0.0 and fs[f, FS_TRIMS] < 0.0
+    # (trimmed losses are NACKed, not found by the evidence of later ACKs: of a trimmed flow's,
+    # only the share faults took, FS_FAULT_SHARE)
+    evident = 1.0 if fs[f, FS_TRIMS] < 0.0 else fs[f, FS_FAULT_SHARE]
+    file_lost = fs[f, FS_DUPACK_BYTES] > 0.0 and evident > 0.0
     coded = fs[f, FS_EC_N] > 0.0
     step = newest
     free_share = freed / lost if lost > 0.0 else 0.0
@@ -210,7 +213,7 @@ def take_acks(f, k, newest, lost, freed, fs, ring, ring_ptr, ring_len):
             kept = (acked - cut) / acked
             ring[row, R_ACK] = acked - cut
             if file_lost:
-                ring[row, R_LOSTQ] += cut
+                ring[row, R_LOSTQ] += cut * evident
             ring[row, R_RTTW] *= kept
             ring[row, R_JITTER] *= kept
             if wide:
@@ -339,12 +342,18 @@ def book_losses(
     at their own time), the sender's timer for blocks it never saw. Trimmed (``FS_TRIMS`` >= 0,
     ``switch.trimming``): each lost packet's header goes on to the receiver, whose NACK reaches
     the sender ``rtt`` after the send (``R_NACK``; the header skips the queues after the
-    trimming port, in their control lane, so this is at most a little late)."""
+    trimming port, in their control lane, so this is at most a little late); but the share
+    faults took (``FS_FAULT_SHARE``, :mod:`uno.fluid.faults`) is lost, as uncoded."""
     if n_ec == 0 and fs[f, FS_TRIMS] >= 0.0:
-        step = step_not_before(sent_at + rtt, dt_ps)
-        lag = fit_lag(f, k, step - k, ring, pool)
-        ring[pool.ptr[f] + (k + lag) % pool.length[f], R_NACK] += failed
-        mark_ring_due(calendar, fs, k + lag, f)
+        # (what faults took, FS_FAULT_SHARE, is lost, not trimmed: below)
+        trimmed = failed * (1.0 - fs[f, FS_FAULT_SHARE])
+        if trimmed > 0.0:
+            step = step_not_before(sent_at + rtt, dt_ps)
+            lag = fit_lag(f, k, step - k, ring, pool)
+            ring[pool.ptr[f] + (k + lag) % pool.length[f], R_NACK] += trimmed
+            mark_ring_due(calendar, fs, k + lag, f)
+        if failed > trimmed:
+            schedule_timeout(f, k, sent_at, failed - trimmed, dt_ps, fs, ring, pool, calendar)
     elif n_ec == 0:
         schedule_timeout(f, k, sent_at, failed, dt_ps, fs, ring, pool, calendar)
     else:  # coded: the receiver's NACK, or the sender's timer when it expires first

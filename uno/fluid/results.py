@@ -127,7 +127,7 @@ def ports_table(sim) -> pd.DataFrame:
             "tx_packets": np.round(ls[busy, C.LS_TX] / mss).astype(np.int64),
             "tx_bytes": np.round(ls[busy, C.LS_TX]).astype(np.int64),
             "drops": drops,
-            "fault_drops": np.zeros(len(busy), dtype=np.int64),
+            "fault_drops": np.round(ls[busy, C.LS_FDROP] / mss).astype(np.int64),
             "trims": trims,
             "ecn_marks": np.round(ls[busy, C.LS_MARKS] / mss).astype(np.int64),
             "max_queue_bytes": ls[busy, C.LS_MAXQ],
@@ -165,6 +165,7 @@ def run_summary(sim, flows: pd.DataFrame, wall_s: float) -> dict:
         "trims": int(flows["trims"].sum()),  # (the trimmed packets the flows heard NACKs of)
         "timeouts": int(flows["timeouts"].sum()),
         **({"pfc": pfc_summary(sim)} if len(getattr(sim, "pfc", ())) else {}),
+        **({"faults": fault_summary(sim)} if sim.faults.any else {}),
         "fluid": {
             "lost_bytes": float(fs[:, C.FS_LOST].sum()),
             "sent_bytes": float(fs[:, C.FS_SENT].sum()),
@@ -174,6 +175,14 @@ def run_summary(sim, flows: pd.DataFrame, wall_s: float) -> dict:
             "queued_bytes_at_end": float(sim.ls[:, C.LS_QF].sum()),
         },
     }
+
+
+def fault_summary(sim) -> dict:
+    """The faults' part of the summary (as the packet engine's): the links with a fault at
+    some time, and the data packets their faults lost (on the way out; not the ACKs)."""
+    faulty = sim.faults.faulty_links()
+    lost = sim.ls[faulty, C.LS_FDROP].sum() / sim.scenario.data_bytes
+    return {"links_with_faults": len(faulty), "fault_drops": int(round(lost)), "block_losses": []}
 
 
 class Sampler:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from uno.fluid.columns import FS_WIRE_HOP, FS_WIRE_NEXT, LS_DELAY, LS_LOSS
+from uno.fluid.columns import FS_WIRE_HOP, FS_WIRE_NEXT, LS_DELAY, LS_FAULT, LS_LOSS
 
 
 @njit(cache=True, error_model="numpy", inline="always")
@@ -57,7 +57,7 @@ def subflow_signals(f, ls, lb, losses) -> float:
         kept = 1.0
         for h in range(sub_hops[f]):
             link = sub_links[f, s, h]
-            kept *= 1.0 - ls[link, LS_LOSS]
+            kept *= (1.0 - ls[link, LS_LOSS]) * (1.0 - ls[link, LS_FAULT])
             delay += ls[link, LS_DELAY]
         losses[s] = 1.0 - kept
     return delay / n

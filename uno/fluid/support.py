@@ -70,10 +70,18 @@ def check_fluid_support(cfg, engine: str = "fluid", with_cc: bool = True) -> Non
                     f"lb.unolb.{name}",
                     f"{where} models UnoLB with {name}={modelled!r} only, not {getattr(u, name)!r}",
                 )
-    if cfg.faults.link_failures:
-        raise ConfigError("faults.link_failures", f"{where} does not model link failures")
-    if cfg.faults.losses:
-        raise ConfigError("faults.losses", f"{where} does not model random packet losses")
+    if engine != "fluid":  # (max-min: a failed link's flows never finish; the hybrid's packets)
+        if cfg.faults.link_failures:
+            raise ConfigError("faults.link_failures", f"{where} does not model link failures")
+        if cfg.faults.losses:
+            raise ConfigError("faults.losses", f"{where} does not model random packet losses")
+    for i, loss in enumerate(cfg.faults.losses):
+        if loss.block_probabilities:
+            raise ConfigError(
+                f"faults.losses[{i}].block_probabilities",
+                f"{where} models losses of single packets (probability), not blocks of "
+                "consecutive packets",
+            )
     if cfg.switch.trimming.enabled and with_cc:
         if engine == "hybrid":
             raise ConfigError(

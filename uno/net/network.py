@@ -130,24 +130,10 @@ class Network:
                 port.set_phantom_accounting(m.phantom_counts_acks, m.phantom_counts_drops)
 
     def _ports_matching(self, patterns: list[str], both_directions: bool, field: str) -> list[Port]:
-        import fnmatch
+        from uno.faults.ports import ports_matching
 
-        from uno.core.errors import ConfigError
-
-        chosen: dict[str, Port] = {}
-        for i, pat in enumerate(patterns):
-            hits = [p for p in self.ports if fnmatch.fnmatchcase(p.name, pat)]
-            if not hits:
-                raise ConfigError(f"{field}.ports[{i}]", f"{pat!r} matches no port")
-            for p in hits:
-                chosen[p.name] = p
-                if both_directions:
-                    a, _, rest = p.name.partition("->")
-                    b, sep, idx = rest.partition("#")
-                    rev = self.port_by_name.get(f"{b}->{a}{sep}{idx}")
-                    if rev is not None:
-                        chosen[rev.name] = rev
-        return list(chosen.values())
+        names = ports_matching([p.name for p in self.ports], patterns, both_directions, field)
+        return [self.port_by_name[n] for n in names]
 
     def configure_faults(self, faults_cfg, rng: RngStreams) -> None:
         """Attach link failures and losses (``faults`` config) to the ports they name; each

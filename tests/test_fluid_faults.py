@@ -1,0 +1,103 @@
+"""Faults in the fluid engine (uno/fluid/faults.py): failed links lose what leaves them and the
+ACKs that cross them, lossy links a share of it, against the packet engine on REPS's Fig. 4
+setting (SMaRTT with trimming, the links from the cores to the first aggregation switch down),
+on a k=4 tree."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import uno
+from uno.core.errors import ConfigError
+
+FAILED = [
+    "experiment=reps_failures", "topo.k=4", "lb=ecmp", "engine.record_rtts=false",
+    "engine.progress=false", "engine.max_sim_time_ms=5",
+]  # fmt: skip
+BACK_AT_300_US = (
+    "faults.link_failures=[{ports:['core*->agg0'],both_directions:false,at_us:0,until_us:300}]"
+)
+LOSSY = ["faults.link_failures=[]",
+         "faults.losses=[{ports:['*->*'],both_directions:false,probability:0.002}]"]  # fmt: skip
+
+
+def _both(extra):
+    return [uno.run(uno.compose([*FAILED, *extra, f"engine.kind={kind}"]))
+            for kind in ("packet", "fluid")]  # fmt: skip
+
+
+def _unfinished(result):
+    flows = result.flows
+    return sorted(flows.loc[flows["finish_ps"].isna(), "flow_id"].tolist())
+
+
+def test_the_flows_a_failed_link_black_holes_never_finish():
+    """ECMP keeps each flow on its path: the flows whose data or ACKs cross a failed link never
+    finish, in both engines the same flows, timing out (their losses are not trimmed); the
+    others finish as with packets."""
+    packet, fluid = _both([])
+    stuck = _unfinished(packet)
+    assert stuck and _unfinished(fluid) == stuck
+    flows = fluid.flows
+    assert (flows.loc[flows["finish_ps"].isna(), "timeouts"] > 0).all()
+    assert (
+        fluid.summary["faults"]["links_with_faults"]
+        == packet.summary["faults"]["links_with_faults"]
+    )
+    ports = fluid.tables["ports"]
+    assert ports.loc[ports["port"].str.match(r"core\d+->agg0$"), "fault_drops"].sum() > 0
+    assert ports.loc[~ports["port"].str.match(r"core\d+->agg0$"), "fault_drops"].sum() == 0
+    done = [r.flows["fct_ps"].dropna() for r in (packet, fluid)]
+    assert done[1].mean() == pytest.approx(done[0].mean(), rel=0.1)
+
+
+def test_a_link_that_comes_back_lets_its_flows_finish():
+    """Down for the first 300 us, then up: every flow finishes, those that crossed it after it
+    came back, the FCTs within the targets of the packet run's."""
+    packet, fluid = _both([BACK_AT_300_US])
+    assert not _unfinished(packet) and not _unfinished(fluid)
+    late = fluid.flows.loc[fluid.flows["timeouts"] > 0, "finish_ps"]
+    assert len(late) and (late > 300e6).all()
+    for stat in ("mean", "max"):
+        ours, theirs = fluid.flows["fct_ps"].agg(stat), packet.flows["fct_ps"].agg(stat)
+        assert ours == pytest.approx(theirs, rel=0.1 if stat == "mean" else 0.2)
+
+
+def test_lossy_links_lose_their_share():
+    """Every port loses a packet in 500: the fluid's links lose that share of the data packets
+    they send, the flows find them (timeouts as many as with packets, within a third), and the
+    FCTs stay within the targets."""
+    packet, fluid = _both(LOSSY)
+    ports = fluid.tables["ports"]
+    assert ports["fault_drops"].sum() / ports["tx_packets"].sum() == pytest.approx(0.002, rel=0.25)
+    assert fluid.flows["timeouts"].sum() == pytest.approx(packet.flows["timeouts"].sum(), rel=0.33)
+    for stat in ("mean", lambda x: x.quantile(0.99)):
+        ours, theirs = fluid.flows["fct_ps"].agg(stat), packet.flows["fct_ps"].agg(stat)
+        assert ours == pytest.approx(theirs, rel=0.1 if stat == "mean" else 0.2)
+
+
+def test_faults_change_nothing_where_there_are_none():
+    """A loss probability of 0 on every port is no fault: the same run as without."""
+    base = [*FAILED, "engine.kind=fluid", "faults.link_failures=[]"]
+    plain = uno.run(uno.compose(base))
+    zero = uno.run(uno.compose([*base, LOSSY[1].replace("0.002", "0.0")]))
+    assert np.array_equal(plain.flows["finish_ps"], zero.flows["finish_ps"])
+    assert "faults" not in plain.summary
+
+
+@pytest.mark.parametrize(
+    "extra, field",
+    [
+        (["engine.kind=fluid", "faults.losses=[{ports:['*->*'],block_probabilities:[0.001]}]"],
+         r"faults\.losses\[0\]\.block_probabilities"),
+        (["engine.kind=maxmin"], r"faults\.link_failures"),
+        (["engine.kind=hybrid", "engine.hybrid_packet_max_bytes=100000000",
+          "switch.trimming.enabled=false"], r"faults\.link_failures"),
+        (["engine.kind=fluid", "faults.link_failures=[{ports:['nowhere->*']}]"],
+         r"faults\.link_failures\[0\]\.ports\[0\]"),
+    ],
+)  # fmt: skip
+def test_what_the_flow_level_engines_refuse(extra, field):
+    with pytest.raises(ConfigError, match=field):
+        uno.run(uno.compose([*FAILED, *extra]))
