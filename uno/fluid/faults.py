@@ -29,6 +29,7 @@ from uno.faults.ports import ports_matching
 from uno.fluid.columns import (
     FS_BLOCK_BYTES,
     FS_DROPPED,
+    FS_EC_N,
     FS_EXPOSED,
     FS_FAULT_LOST,
     FS_FAULT_SHARE,
@@ -117,9 +118,10 @@ def lose_batch_acks(f, fs, fx, ls, rv_ptr, rv_link, lb, hops) -> None:
     """The ACKs of the batch flow ``f`` files now (this step's sends, or its block's) lost on
     their way back (:func:`ack_fault_share`): its bytes lost in that share, as drops
     (``FS_DROPPED`` of ``FS_EXPOSED``, drawn in whole packets with the links' drops) that faults
-    took (``FS_FAULT_LOST``)."""
+    took (``FS_FAULT_LOST``). Not a coded flow's: any ACK of a block that comes back says
+    whether it decoded (uno.transport.sender), so a lost one costs it nothing."""
     batch = fs[f, FS_BLOCK_BYTES] if fs[f, FS_BLOCK_BYTES] > 0.0 else fx[f, FX_SEND]
-    if batch <= 0.0:
+    if batch <= 0.0 or fs[f, FS_EC_N] > 0.0:
         return
     share = ack_fault_share(f, ls, rv_ptr, rv_link, hops.ack_w, lb, hops.ack_hops)
     if share <= 0.0:
