@@ -101,3 +101,16 @@ def test_faults_change_nothing_where_there_are_none():
 def test_what_the_flow_level_engines_refuse(extra, field):
     with pytest.raises(ConfigError, match=field):
         uno.run(uno.compose([*FAILED, *extra]))
+
+
+def test_a_sprayed_coded_flow_over_a_failed_link_mostly_decodes():
+    """Eight flows sprayed over the eight WAN links, one of them down: each packet of a block
+    meets the failed link with a chance of one in eight (not the failed branch's bytes' chance,
+    1, for the whole block), so most blocks decode, the rest are NACKed, and coding shortens
+    the flows as with packets."""
+    base = ["experiment=fig13_linkfail", "lb=spray", "faults=artifact_fail_one",
+            "engine.kind=fluid", "engine.progress=false"]  # fmt: skip
+    coded = uno.run(uno.compose([*base, "ec=mds"])).flows
+    plain = uno.run(uno.compose([*base, "ec=none"])).flows
+    assert coded["finish_ps"].notna().all() and coded["nacks"].sum() > 0
+    assert coded["fct_ps"].mean() < 0.75 * plain["fct_ps"].mean()

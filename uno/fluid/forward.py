@@ -385,6 +385,22 @@ def pass_on(j, f, r, s, h, link, out, out_m, k, inv_dt, dt_ps, fs, ls, lb, hops,
 
 
 @njit(cache=True, error_model="numpy", inline="always")
+def faulty_weight(j, ls, ei, ef) -> float:
+    """The share of what reaches split hop entry ``j``'s hop that crosses its links with a
+    fault: the bytes a fault drops there count as exposed with the whole hop's, once, as each
+    of the flow's packets crosses one of the hop's links (a block of a coded flow spreads over
+    them: :func:`uno.fluid.coding.coded_losses` reads the chance per packet)."""
+    g = ei[j, EI_GSTART]
+    weight = 0.0
+    jj = g
+    while jj < ei.shape[0] and ei[jj, EI_GSTART] == g:
+        if ls[ei[jj, EI_LINK], LS_FAULT] > 0.0:
+            weight += ef[jj, EF_W]
+        jj += 1
+    return weight
+
+
+@njit(cache=True, error_model="numpy", inline="always")
 def depart_level(lv, k, dt_ps, rt_ptr, flows, ls, lb, hops, lines, scratch) -> None:
     """The departures of the links of level ``lv``: each route entry's share of what its link
     let go (:func:`leave_link`), less what the link's faults lose (``LS_FAULT``,
@@ -418,7 +434,10 @@ def depart_level(lv, k, dt_ps, rt_ptr, flows, ls, lb, hops, lines, scratch) -> N
             fault = ls[link, LS_FAULT]
             if fault > 0.0 and out > 0.0:  # (uno.fluid.faults: lost as they leave the link)
                 gone = out * fault
-                note_drop(j, f, r, s, h, out, gone, fs, lb, scratch.droppers, scratch.n_drop)
+                exposed = (
+                    out if r >= 0 or ef[j, EF_W] >= 1.0 else out / faulty_weight(j, ls, ei, ef)
+                )
+                note_drop(j, f, r, s, h, exposed, gone, fs, lb, scratch.droppers, scratch.n_drop)
                 fs[f, FS_FAULT_LOST] += gone
                 ls[link, LS_FDROP] += gone
                 out -= gone
