@@ -569,7 +569,8 @@ def test_coded_flows_deliver_only_what_crosses_the_links_and_lost_blocks_wait_fo
 def test_a_coded_flows_nack_comes_an_rtt_and_the_receivers_timer_after_the_send(twin):
     """The receiver's timer starts as a block's first packet arrives, a forward trip after its
     send, and its NACK takes the trip back (uno/transport/receiver.py): the sender hears of a
-    coded flow's lost bytes at send + RTT + timer (``R_NACK``), each step's at its own time,
+    coded flow's lost bytes at send - the block's lead + RTT + timer (``R_NACK``), each step's
+    at its own time,
     and the blocks of which nothing arrived wait for the sender's timer."""
     book = K.book_losses.py_func if twin else K.book_losses
     dt, mss = 1000.0, 4096.0
@@ -577,6 +578,10 @@ def test_a_coded_flows_nack_comes_an_rtt_and_the_receivers_timer_after_the_send(
     fs[0, K.FS_LOSS_DELAY] = 40 * dt  # the receiver's timer
     fs[0, K.FS_RTO] = 150 * dt
     fs[0, K.FS_LOSS_AT] = -1.0
+    # (8 + 2 packets a block: the block's first packet leads a lost one by 4.5 packet times on
+    # average, 500 ps at this line rate)
+    fs[0, K.FS_EC_M] = 2
+    fs[0, K.FS_NIC] = 4.5 * mss / 500.0
     # a line that starts 64 steps long and may grow to 200 (uno.fluid.rings.fit_lag)
     pool = RingPool(np.zeros(1, dtype=np.int64), np.full(1, 64, dtype=np.int64),
                     np.full(1, 200, dtype=np.int64), np.array([64, 128, 200]),
@@ -586,16 +591,16 @@ def test_a_coded_flows_nack_comes_an_rtt_and_the_receivers_timer_after_the_send(
     calendar = np.zeros((256, 1), dtype=np.uint64)
     # at step 10, bytes sent at 9,500 ps with a 60.2-step RTT: 4 packets, 1 of them in a block
     # none of whose packets arrived
-    book(0, 10, 9_500.0, 60_200.0, 4 * mss, mss, 8, dt, fs, ring, pool, calendar)
+    book(0, 10, 9_500.0, 60_200.0, 4 * mss, mss, 8, mss, dt, fs, ring, pool, calendar)
     # (a later step's losses: their own time)
-    book(0, 30, 30_000.0, 60_000.0, mss, 0.0, 8, dt, fs, ring, pool, calendar)
+    book(0, 30, 30_000.0, 60_000.0, mss, 0.0, 8, mss, dt, fs, ring, pool, calendar)
     assert pool.length[0] == 200 and pool.free_count.tolist() == [1, 1, 0]  # grown twice
 
     def due(col):
         start, n = pool.ptr[0], pool.length[0]
         return {s: ring[start + s % n, col] for s in range(30, 30 + n) if ring[start + s % n, col]}
 
-    # 9,500 + 60,200 + 40,000 = 109,700 ps: step 110; 30,000 + 100,000: step 130
+    # 9,500 - 500 + 60,200 + 40,000 = 109,200 ps: step 110; 30,000 - 500 + 100,000: step 130
     assert due(K.R_NACK) == {110: 3 * mss, 130: mss}
     assert (int(calendar[110, 0]) & 1) and (int(calendar[130, 0]) & 1)
     assert fs[0, K.FS_LOSS_AT] == -1.0 and fs[0, K.FS_LOSS_PENDING] == 0.0  # nothing heard yet

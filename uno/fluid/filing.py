@@ -371,7 +371,7 @@ def file_sends(k, now, dt_ps, n_senders, flows, ls, routes, lines, lb, hops, scr
             if beyond:  # (sent a wire propagation before the drop, at the latest)
                 sent_at = min(sent_at, now - fs[f, FS_WIRE_PS])
             book_losses(
-                f, k, sent_at, rtt, failed, gone, n_ec, dt_ps, fs, ring, lines.pool,
+                f, k, sent_at, rtt, failed, gone, n_ec, mss, dt_ps, fs, ring, lines.pool,
                 lines.calendar,
             )  # fmt: skip
 
@@ -413,7 +413,8 @@ def file_drops(k, now, dt_ps, flows, ls, lines, lb, scratch) -> None:
         # (the round trip as the flow's latest samples saw it)
         rtt = fs[f, FS_BASE_RTT] + fs[f, FS_QBEFORE] + fs[f, FS_QBEYOND] + fs[f, FS_RDELAY]
         book_losses(
-            f, k, sent_at, rtt, failed, gone, n_ec, dt_ps, fs, ring, lines.pool, lines.calendar,
+            f, k, sent_at, rtt, failed, gone, n_ec, cp[f, P_MSS], dt_ps, fs, ring, lines.pool,
+            lines.calendar,
         )  # fmt: skip
 
 

@@ -18,6 +18,7 @@ from uno.fluid.columns import (
     FS_DELIVERED,
     FS_DROPPED,
     FS_DUPACK_BYTES,
+    FS_EC_M,
     FS_EC_N,
     FS_EVIDENCE,
     FS_EXPOSED,
@@ -27,6 +28,7 @@ from uno.fluid.columns import (
     FS_LOSS_AT,
     FS_LOSS_DELAY,
     FS_LOSS_PENDING,
+    FS_NIC,
     FS_PENDING,
     FS_RTO,
     FS_RTO_AFTER,
@@ -326,6 +328,7 @@ def book_losses(
     failed,
     gone,
     n_ec,
+    mss,
     dt_ps,
     fs,
     ring,
@@ -333,7 +336,8 @@ def book_losses(
     calendar,
 ):
     """How flow ``f`` learns of ``failed`` bytes lost at step ``k`` (``sent_at``: when, for
-    its timer; ``rtt``: the round trip, ps, of bytes sent then; a coded flow: ``gone`` of the
+    its timer; ``rtt``: the round trip, ps, of bytes sent then; ``mss``: a data packet's bytes;
+    a coded flow: ``gone`` of the
     failed bytes in blocks of which nothing arrived). Uncoded: the retransmission timer, an
     RTO after the send; with fast retransmit (``FS_DUPACK_BYTES`` > 0) unless enough bytes sent
     after them are acknowledged first (:func:`fast_retransmit_evidence`, from when their ACKs
@@ -365,7 +369,11 @@ def book_losses(
             # from the drop, as before, inter-DC flows heard of their first losses ~670 us
             # after their start, a third of their base RTT (the packet engine: never before
             # it), and UnoLB moved their subflows that much early
-            nack_at = sent_at + rtt + fs[f, FS_LOSS_DELAY]
+            # ... a block's first packet, on average half a block of packets at the line rate
+            # before a lost one: the NACK comes first where the packets met less queue than
+            # that lead (the sender's timer runs from each packet's own send)
+            lead = 0.5 * (fs[f, FS_EC_N] + fs[f, FS_EC_M] - 1.0) * mss / fs[f, FS_NIC]
+            nack_at = sent_at - lead + rtt + fs[f, FS_LOSS_DELAY]
             step = step_not_before(nack_at, dt_ps)
             lag = fit_lag(f, k, step - k, ring, pool)
             if nack_at < sent_at + fs[f, FS_RTO]:
