@@ -92,8 +92,6 @@ def test_faults_change_nothing_where_there_are_none():
         (["engine.kind=fluid", "faults.losses=[{ports:['*->*'],block_probabilities:[0.001]}]"],
          r"faults\.losses\[0\]\.block_probabilities"),
         (["engine.kind=maxmin"], r"faults\.link_failures"),
-        (["engine.kind=hybrid", "engine.hybrid_packet_max_bytes=100000000",
-          "switch.trimming.enabled=false"], r"faults\.link_failures"),
         (["engine.kind=fluid", "faults.link_failures=[{ports:['nowhere->*']}]"],
          r"faults\.link_failures\[0\]\.ports\[0\]"),
     ],
@@ -114,3 +112,31 @@ def test_a_sprayed_coded_flow_over_a_failed_link_mostly_decodes():
     plain = uno.run(uno.compose([*base, "ec=none"])).flows
     assert coded["finish_ps"].notna().all() and coded["nacks"].sum() > 0
     assert coded["fct_ps"].mean() < 0.75 * plain["fct_ps"].mean()
+
+
+HYBRID_FLOWS = ",".join(
+    f"{{src:{s},dst:{d},size_bytes:{b}}}"
+    for s, d, b in [(4, 0, 10**6), (5, 1, 4 * 10**6), (8, 2, 10**6), (9, 3, 4 * 10**6),
+                    (12, 0, 10**6), (13, 1, 4 * 10**6), (0, 4, 10**6), (1, 8, 4 * 10**6),
+                    (2, 12, 10**6), (3, 5, 4 * 10**6)]
+)  # fmt: skip
+
+
+@pytest.mark.parametrize("until", ["", ",until_us:300"])
+def test_the_hybrid_fails_its_packets_and_its_fluid_alike(until):
+    """The hybrid (flows of 1 MB as packets, of 4 MB as fluid): the links from the cores to the
+    first aggregation switch fail at 100 us, a scheduled change of the fluid links (the packet
+    ports' own fault models drop the packets), and the same flows as in the packet run never
+    finish; back at 300 us, every flow finishes."""
+    base = [
+        "topo=fat_tree", "topo.k=4", "workload=flows", f"workload.flows=[{HYBRID_FLOWS}]",
+        "lb=ecmp", "cc=dctcp", "engine.progress=false", "engine.max_sim_time_ms=5",
+        "engine.allow_unfinished=true", "engine.sample_interval_us=0",
+        f"faults.link_failures=[{{ports:['core*->agg0'],both_directions:false,at_us:100{until}}}]",
+    ]  # fmt: skip
+    packet = uno.run(uno.compose([*base, "engine.kind=packet"]))
+    hybrid = uno.run(uno.compose([*base, "engine.kind=hybrid",
+                                  "engine.hybrid_packet_max_bytes=1000000"]))  # fmt: skip
+    assert _unfinished(hybrid) == _unfinished(packet)
+    assert bool(_unfinished(packet)) == (until == "")
+    assert hybrid.summary["hybrid"]["fluid_flows"] == 5

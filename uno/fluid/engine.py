@@ -147,7 +147,7 @@ only (with ``ec``: refused), and not in the hybrid.
 failure to its repair, a lossy one each packet with its probability, and the ACKs crossing
 them on the way back in the same shares; these losses are found by fast retransmit or the
 timer, never trimmed. Not the Table 1 correlated losses (``block_probabilities``: refused),
-and not in the hybrid or max-min.
+and not in max-min (in the hybrid the packet ports' own fault models drop its packets).
 
 Not modelled, and refused with a message naming the setting: congestion notices sent by switches
 (``switch.qcn``) and the laws that read them (Annulus), the DCI switches' element

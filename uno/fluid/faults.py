@@ -12,6 +12,10 @@ trimming switch does not trim them: ``FS_FAULT_LOST``). A batch's ACKs are lost 
 their way back loses (:func:`ack_fault_share`): the packet sender's ACKs each settle one packet,
 so a lost ACK is a packet the sender must find lost and resend, though its receiver had it.
 
+In the hybrid the fluid links change at the same times (an event of the packet engine's loop
+each), and the packet ports' own fault models drop its packets. Max-min refuses faults: its
+rates never see a loss.
+
 Not modelled, and refused naming the setting: the Table 1 correlated losses
 (``faults.losses[i].block_probabilities``), whose blocks of consecutive packets on a link have
 no fluid reading.
@@ -71,6 +75,10 @@ class FaultSchedule:
         """The links with a fault at some time: a loss probability or a failure."""
         failed = [link for _, _, link in self._events]
         return np.union1d(np.nonzero(self.loss > 0.0)[0], np.array(failed, dtype=np.int64))
+
+    def change_times_ps(self) -> list[int]:
+        """The times of the failures and repairs still to come (ps), each once."""
+        return sorted({t for t, _, _ in self._events[self._next :]})
 
     @property
     def next_ps(self) -> int | None:

@@ -173,8 +173,16 @@ class HybridSimulation(Simulation):
         # as a part of the kernels that call it (uno.fluid.hybrid_loop), the steps of the
         # default incast's hybrid run came out 35-75% slower (a call of no step: k to k)
         self.fluid.advance(0, 0)
+        # the fluid links' faults change at their failures and repairs (the packet ports'
+        # fault models act on their own: uno.faults.models)
+        faults = self.fluid.faults
+        for at_ps in faults.change_times_ps():
+            self.engine.call_at(at_ps, self._apply_faults, at_ps)
         if len(self.fluid.flows):
             self.engine.call_at(self._time_of(1), self._fluid_step, None)
+
+    def _apply_faults(self, at_ps: int) -> None:
+        self.fluid.faults.apply(at_ps, self.fluid.ls)
 
     def _fluid_step(self, _arg=None) -> None:
         """At the end of step ``self.step``: fold in the packets' bytes of the step, advance

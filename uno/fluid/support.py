@@ -70,7 +70,7 @@ def check_fluid_support(cfg, engine: str = "fluid", with_cc: bool = True) -> Non
                     f"lb.unolb.{name}",
                     f"{where} models UnoLB with {name}={modelled!r} only, not {getattr(u, name)!r}",
                 )
-    if engine != "fluid":  # (max-min: a failed link's flows never finish; the hybrid's packets)
+    if engine == "maxmin":  # (its rates never see a loss: a failed link's flows never finish)
         if cfg.faults.link_failures:
             raise ConfigError("faults.link_failures", f"{where} does not model link failures")
         if cfg.faults.losses:
