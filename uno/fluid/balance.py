@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from uno.fluid.columns import EF_CARRY, EF_MCARRY, EF_MQ, EF_Q, LS_FAULT, LS_MARK
+from uno.fluid.columns import ACKS, EF_CARRY, EF_MCARRY, EF_MQ, EF_Q, LS_FAULT, LS_MARK
 from uno.fluid.draws import next_uniform
 from uno.lb.base import ENTROPY_SPACE
 from uno.lb.plb import plb_loss_repaths, plb_round_end
@@ -202,12 +202,15 @@ def reps_acks(f, now, base_rtt, ls, lb, hops, base) -> None:
         return
     st[f, REPS_START] = now
     n_entropies = int(lb.reps_p[REPS_ENTROPIES])
+    faults = hops.acks[ACKS.faults] != 0.0
     for s in range(lb.n[f]):
         unmarked = 1.0
         for h in range(lb.hops[f]):
-            link = lb.links[f, s, h]  # (a faulty link's lost bytes bring no ACK back)
-            unmarked *= (1.0 - ls[link, LS_MARK]) * (1.0 - ls[link, LS_FAULT])
-        for h in range(hops.ack_hops[f]):  # (nor do ACKs lost on their way back)
+            link = lb.links[f, s, h]
+            unmarked *= 1.0 - ls[link, LS_MARK]
+            if faults:  # (a faulty link's lost bytes bring no ACK back)
+                unmarked *= 1.0 - ls[link, LS_FAULT]
+        for h in range(hops.ack_hops[f] if faults else 0):  # (nor do ACKs lost on the way)
             unmarked *= 1.0 - ls[lb.ack_links[f, s, h], LS_FAULT]
         if next_uniform(lb.rng, f) >= 1.0 - unmarked:
             continue

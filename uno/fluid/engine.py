@@ -353,6 +353,7 @@ class FluidSimulation:
         )  # fmt: skip
         routes, lb = flow_routes(cfg, sc, specs, src, dst, n_sent, max_hops, rng, explore)
         nic_link = np.array([routing.out_edges[h][0] for h in routing.host_nodes], dtype=np.int64)
+        self.nic_link = nic_link  # (each host's NIC link)
         fs = flow_rows(cfg, sc, plans, src, n_packets, coded, n_sent, nic_link)
         # every ACK's way back, for the drift its transmission gives the grids of the links it
         # crosses (phases.ack_drift), whichever lane it waits in

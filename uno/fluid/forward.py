@@ -16,6 +16,7 @@ from numba import njit
 
 from uno.fluid.cache_hints import prefetch_row
 from uno.fluid.columns import (
+    ACKS,
     EF_CARRY,
     EF_IN,
     EF_LOSS,
@@ -412,6 +413,8 @@ def depart_level(lv, k, dt_ps, rt_ptr, flows, ls, lb, hops, lines, scratch) -> N
     sub_links = lb.links
     base = rt_ptr[rt_ptr.shape[0] - 1]
     inv_dt = 1.0 / dt_ps
+    # (a run with no fault reads no link's LS_FAULT: a cache line of the link's row per entry)
+    faults = hops.acks[ACKS.faults] != 0.0
     j = hops.e_head[lv]
     n_entries = 0
     while j >= 0:
@@ -431,7 +434,7 @@ def depart_level(lv, k, dt_ps, rt_ptr, flows, ls, lb, hops, lines, scratch) -> N
             out, out_m, q, dropped = leave_link(j, link, a, a_m, held, inv_dt, ls, ei, ef, hops)
             if dropped > 0.0:
                 note_drop(j, f, r, s, h, a, dropped, fs, lb, scratch.droppers, scratch.n_drop)
-            fault = ls[link, LS_FAULT]
+            fault = ls[link, LS_FAULT] if faults else 0.0
             if fault > 0.0 and out > 0.0:  # (uno.fluid.faults: lost as they leave the link)
                 gone = out * fault
                 exposed = (

@@ -107,14 +107,12 @@ def ports_table(sim) -> pd.DataFrame:
     and in full packets of the scenario's data packet size."""
     ls = sim.ls
     busy = np.nonzero(ls[:, C.LS_IN] > 0)[0]
-    routing = sim.scenario.routing
-    edges = routing.edges
+    edges = sim.scenario.routing.edges
     mss = sim.scenario.data_bytes
     drops = np.round(ls[busy, C.LS_DROP] / mss).astype(np.int64)
     trims = np.zeros(len(busy), dtype=np.int64)
     if sim.cfg.switch.trimming.enabled:  # (the switch ports trim what they cannot queue)
-        nics = {routing.out_edges[h][0] for h in routing.host_nodes}
-        at_switch = np.array([int(i) not in nics for i in busy], dtype=bool)
+        at_switch = ~np.isin(busy, sim.nic_link)
         trims[at_switch] = drops[at_switch]
         drops[at_switch] = 0
     return pd.DataFrame(
