@@ -60,7 +60,7 @@ from uno.metrics.analysis import flow_throughput, largest_share_deviation, phase
 
 SCHEMES = "uno,uno_ecmp,gemini,mprdma_bbr"
 #: the schemes of Gear's evaluation that the fluid engine runs (not gear_annulus: QCN's notices)
-LEAVE_SCHEMES = "gear_gear,gear_hpcc,gear_dctcp,gear_gemini,gear_timely"
+LEAVE_SCHEMES = "gear_gear,gear_hpcc,gear_dctcp,gear_gemini,gear_timely,gear_annulus"
 ENGINES = "packet-c,fluid,fluid-fast,hybrid,maxmin"
 LOADS = (0.2, 0.4, 0.6, 0.8)
 

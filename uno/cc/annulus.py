@@ -46,8 +46,8 @@ Readings (where the texts leave it open):
 
 Defaults: DCQCN's as ``cc=dcqcn`` (the DCQCN authors' configuration, :mod:`uno.cc.dcqcn`);
 G_D = 1/128, w = 8 and the 15-KB sampling from [G] (``conf/cc/annulus.yaml`` sets the switch
-side); the AI ratio 500 from [G] §IV-A (i). The fluid engine does not model the switches'
-notices (signal "qcn") and refuses this law.
+side); the AI ratio 500 from [G] §IV-A (i). The fluid engine hears the notices from its links'
+congestion points (:mod:`uno.fluid.qcn`).
 """
 
 from __future__ import annotations

@@ -19,6 +19,7 @@ from uno.fluid.forward import NOT_IN_LEVEL
 from uno.fluid.int_records import no_int_state
 from uno.fluid.memory import zeros_aligned
 from uno.fluid.phases import INPUTS_MAX
+from uno.fluid.qcn import no_qcn_state
 from uno.fluid.routes import BYTES_PER_PS_PER_BPS, route_drains_ps, route_groups
 from uno.fluid.state import Hops, RingPool, StepScratch
 from uno.scenario import Scenario
@@ -299,12 +300,15 @@ def hop_state(n_links, rt_ptr, rt_link, rt_w, sub_n, sub_hops, sub_links, ack_w=
     per-entry state, the per-level lists, and the phase drops' scratch. The grids' and the
     ACKs' settings are zero (the engine sets them); ``ack_w``, ``ack_hops``: every ACK route's
     weights and each flow's subflows' ACK hops (default: none). No INT records
-    (:func:`uno.fluid.int_records.no_int_state`; the engine sets them where a law reads them)."""
+    (:func:`uno.fluid.int_records.no_int_state`; the engine sets them where a law reads them),
+    no QCN congestion points (:func:`uno.fluid.qcn.no_qcn_state`)."""
     gstart, nxt = route_groups(rt_ptr, rt_w)
     level = link_levels(n_links, *link_pairs(rt_link, rt_w, gstart, nxt, sub_n, sub_hops,
                                              sub_links))  # fmt: skip
     n_lvl = int(level.max(initial=0)) + 1
     ei, ef = route_entries(rt_ptr, rt_link, rt_w, gstart, nxt, level, sub_links)
+    acks = np.zeros(C.ACKS.size)
+    acks[C.ACKS.qcn] = -1.0  # (no congestion point: uno.fluid.qcn)
     return Hops(
         level.astype(np.int32), np.array([n_lvl], dtype=np.int64), ei, ef,
         np.zeros(n_lvl, dtype=np.int64), np.full(n_links, NOT_IN_LEVEL, dtype=np.int32),
@@ -313,10 +317,11 @@ def hop_state(n_links, rt_ptr, rt_link, rt_w, sub_n, sub_hops, sub_links, ack_w=
         np.zeros(C.GRID.size, dtype=np.uint64), np.full(n_links, -1, dtype=np.int32),
         np.zeros((n_links, INPUTS_MAX), dtype=np.int32),
         np.zeros((n_links, C.FIG.size, INPUTS_MAX + 1)), np.zeros(n_links, dtype=np.int64),
-        np.zeros(INPUTS_MAX, dtype=np.int64), np.zeros(C.ACKS.size),
+        np.zeros(INPUTS_MAX, dtype=np.int64), acks,
         np.zeros(0) if ack_w is None else ack_w,
         np.zeros(len(sub_n), dtype=np.int64) if ack_hops is None else ack_hops,
         np.full(n_links, -1, dtype=np.int32), *no_int_state(len(ei)),
+        *no_qcn_state(n_links),
     )  # fmt: skip
 
 

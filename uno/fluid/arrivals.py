@@ -15,6 +15,7 @@ from numba import njit
 from uno.fluid.balance import PLB_ON, REPS_ON, on_loss_report, plb_acks, reps_acks
 from uno.fluid.cache_hints import prefetch_row
 from uno.fluid.columns import (
+    ACKS,
     CC_LAW,
     CT,
     EF_CARRY,
@@ -74,6 +75,7 @@ from uno.fluid.control import hear_loss_report, hear_timeout, hear_trims, law_ba
 from uno.fluid.forward import RESIDUE_BYTES
 from uno.fluid.int_records import INTS, packet_records, take_records
 from uno.fluid.losses import fast_retransmit_evidence, resend, timer_declares
+from uno.fluid.qcn import hear_notices
 from uno.fluid.rings import ring_give
 
 
@@ -205,8 +207,9 @@ def loss_reports(f, k, now, due, nack, late_nack, base, flows, lb, hops, ent_bef
 def flow_feedback(f, k, now, dt_ps, base, flows, ls, lines, lb, hops, scratch) -> bool:
     """Everything due for flow ``f`` at step ``k`` (its delay line's slot, then cleared):
     :func:`wire_arrivals`, :func:`ack_batch` (and a PLB or REPS flow's round,
-    :func:`uno.fluid.balance.plb_acks`, :func:`uno.fluid.balance.reps_acks`),
-    :func:`loss_reports`; returns whether the flow
+    :func:`uno.fluid.balance.plb_acks`, :func:`uno.fluid.balance.reps_acks`), the switches'
+    congestion notices (:func:`uno.fluid.qcn.hear_notices`), :func:`loss_reports`; returns
+    whether the flow
     has finished. The last byte's ACK arrives at ``R_ARRIVE``: its batch is counted in the step
     of its mean arrival (or split by arrival time, :func:`uno.fluid.filing.ack_steps`), so up
     to a step after this one's end. A flow less than a byte short
@@ -226,6 +229,8 @@ def flow_feedback(f, k, now, dt_ps, base, flows, ls, lines, lb, hops, scratch) -
     late_nack = ring[slot, R_LATE_NACK] if wide else 0.0
     acked = ring[slot, R_ACK]
     ack_batch(f, now, dt_ps, slot, wide, fs, flows.cs, flows.cp, ring, flows.loss_rng, hops)
+    if hops.acks[ACKS.qcn] >= 0.0:  # the switches' congestion notices (uno.fluid.qcn)
+        hear_notices(f, now, slot, ring, fs, flows.cs, flows.cp, hops)
     if lb.plb_p[PLB_ON] > 0.0 and acked > 0.0:  # PLB's rounds (the batch's marked share)
         plb_acks(f, now, acked, acked * fs[f, FS_MARK_FRAC], flows.cp[f, P_BASE_RTT], lb, hops,
                  base)  # fmt: skip

@@ -260,7 +260,11 @@ FS_FAULT_LOST = 72
 # of the losses a step files for the flow, the share faults took (FS_FAULT_LOST / FS_DROPPED as
 # they were drawn): a trimmed flow's others are NACKed, these found as untrimmed losses are
 FS_FAULT_SHARE = 73
-N_FS = 88  # (74 used: rows of eleven cache lines, an odd number, as N_LS)
+# switch.qcn (uno.fluid.qcn): the expected count of the switches' congestion notices carried
+# from batch to batch (a batch's whole ones are heard), and the notices heard
+FS_QCN_CARRY = 74
+FS_QCN_HEARD = 75
+N_FS = 88  # (76 used: rows of eleven cache lines, an odd number, as N_LS)
 
 # ---- what every step reads of every running flow: a compact table ``fx`` -------------------
 # (4 flows a cache line, against a row of five lines in ``fs``: a flow with nothing to do this
@@ -341,8 +345,10 @@ GRID = layout("GridSettings", ("salt", "on"))
 #: the ACKs' settings (float64): an ACK's share of a data packet's bytes (and of its time on a
 #: link), a data packet's bytes, 1: the ACKs cross the links as bytes, 1: a batch's ACKs count
 #: in the steps they arrive in (``engine.fluid_ack_spread``), 1: some link has a fault (a
-#: batch's ACKs may be lost on their way back: uno.fluid.faults.ack_fault_share)
-ACKS = layout("AckSettings", ("share", "packet_bytes", "as_bytes", "spread", "faults"))
+#: batch's ACKs may be lost on their way back: uno.fluid.faults.ack_fault_share), the first of
+#: the two delay-line columns of the switches' congestion notices (-1: no link is a QCN
+#: congestion point, uno.fluid.qcn)
+ACKS = layout("AckSettings", ("share", "packet_bytes", "as_bytes", "spread", "faults", "qcn"))
 #: the figures of a dropping link's inputs (``g_val[link, figure, input]``): bytes arriving
 #: through the input this step, the share of the link's packet times it fills (at most 1), 1:
 #: its packets come on a grid at the link's rate, their phase on the link's grid, its loss

@@ -149,8 +149,13 @@ them on the way back in the same shares; these losses are found by fast retransm
 timer, never trimmed. Not the Table 1 correlated losses (``block_probabilities``: refused),
 and not in max-min (in the hybrid the packet ports' own fault models drop its packets).
 
-Not modelled, and refused with a message naming the setting: congestion notices sent by switches
-(``switch.qcn``) and the laws that read them (Annulus), the DCI switches' element
+**Congestion notices** (``switch.qcn``, :mod:`uno.fluid.qcn`; Annulus's near-source loop): the
+congestion points' links sample the data the flows leave in them every ``sample_bytes``, at
+the queue of that point of the step, and each flow hears its share of the notices, with their
+levels, after twice the propagation before the link. Routed flows only (not the subflows of
+UnoLB, PLB or REPS), and not in the hybrid.
+
+Not modelled, and refused with a message naming the setting: the DCI switches' element
 (``switch.dci``), REPS's buffer freezes (``lb.reps.freeze_us``), UnoLB's
 ``affected: silent`` and ``reroute: random`` options, fast retransmit for erasure-coded flows
 (``transport.dupack_threshold``: a coded flow's losses are found by its blocks only).
@@ -204,6 +209,7 @@ from uno.fluid.int_records import INTS, SLOT_FIELDS, int_state
 from uno.fluid.kernels import advance
 from uno.fluid.memory import DELAY_LINES, zeros_aligned
 from uno.fluid.pfc import entry_ingress, live_list, pfc_rows
+from uno.fluid.qcn import QCN_FIELDS, qcn_rows, qcn_state
 from uno.fluid.results import Sampler, flows_table, ports_table, run_summary
 from uno.fluid.rings import coarsen, refine
 from uno.fluid.routes import (
@@ -388,6 +394,14 @@ class FluidSimulation:
             or (fs[:, C.FS_DUPACK_BYTES] > 0).any()
             or (fs[:, C.FS_TRIMS] >= 0).any()
         )
+        # the QCN congestion points (uno.fluid.qcn): two columns for their notices
+        self._qcn_points = qcn_rows(cfg.switch.qcn if self.runs_cc else None, sc)
+        wide = wide or len(self._qcn_points[0]) > 0
+        width = C.N_R if wide else C.N_R_NARROW
+        self.qcn_col = -1
+        if len(self._qcn_points[0]):
+            self.qcn_col = width
+            width += 2
         # (memory kept from the process's last run, all zero: uno.fluid.memory)
         # the INT records (uno.fluid.int_records), three columns a stamping hop after the rest
         n_entries = len(routes.rt_link) + lb.links.size
@@ -395,8 +409,7 @@ class FluidSimulation:
         if reads_int:
             salt = int(rng.stream("int_ties").integers(0, 2**62))
             ints = int_state(routing, cfg.switch.int_telemetry, routes.rt_ptr, routes.rt_link,
-                             n_entries, salt, C.N_R)  # fmt: skip
-        width = C.N_R if wide else C.N_R_NARROW
+                             n_entries, salt, width)  # fmt: skip
         self.int_col = -1 if ints is None else width
         if ints is not None:
             width += SLOT_FIELDS * int(ints[1][INTS.hops])
@@ -445,6 +458,7 @@ class FluidSimulation:
         acks[C.ACKS.spread] = 1.0 if cfg.engine.fluid_ack_spread else 0.0
         acks[C.ACKS.faults] = 1.0 if self.faults.any else 0.0
         self._set_wire(cfg.engine.fluid_wire)
+        self._set_qcn()
         # PFC's ingress queues (uno.fluid.pfc), and which of them each route entry counts in
         self.pfc, row_of = pfc_rows(cfg, sc)
         self.pf_live = live_list(len(self.pfc))
@@ -480,6 +494,19 @@ class FluidSimulation:
                 rows, C.R_SUBWIRE + 2 * lb.links.shape[1]
             )
         route_wire(fs, self.hops, self.rt_ptr, self.rt_link, lb.n, link_delay, long_ps)
+
+    def _set_qcn(self) -> None:
+        """The QCN congestion points' arrays (:func:`uno.fluid.qcn.qcn_state`; after the wire
+        links, which their notices' return delays read) and their delay-line columns."""
+        points, row_of = self._qcn_points
+        if not len(points):
+            return
+        edges = self.scenario.routing.edges
+        link_delay = np.fromiter((e.delay_ps for e in edges), dtype=np.float64, count=len(edges))
+        state = qcn_state(points, row_of, self.rt_ptr, self.rt_link, self.rt_w, self.hops.ei,
+                          link_delay)  # fmt: skip
+        self.hops = self.hops._replace(**dict(zip(QCN_FIELDS, state, strict=True)))
+        self.hops.acks[C.ACKS.qcn] = self.qcn_col
 
     # ---- running --------------------------------------------------------------------------
     def kernels(self) -> tuple:

@@ -69,6 +69,7 @@ from uno.fluid.columns import (
 from uno.fluid.cycles import TALLY, cycles, tick
 from uno.fluid.links import update_links
 from uno.fluid.phases import POOL, group_inputs, note_input, set_grid, subflow_hop
+from uno.fluid.qcn import note_accepted
 from uno.fluid.rings import fit_lag, mark_ring_due
 
 #: ``l_nxt`` of a link in no level's list (:func:`forward`)
@@ -407,7 +408,8 @@ def depart_level(lv, k, dt_ps, rt_ptr, flows, ls, lb, hops, lines, scratch) -> N
     let go (:func:`leave_link`), less what the link's faults lose (``LS_FAULT``,
     :mod:`uno.fluid.faults`), on to its next hop (:func:`pass_on`); what stays is the
     flow's bytes in the network (``FX_NETQ``), from the first hop that holds some
-    (``FX_FIRST``)."""
+    (``FX_FIRST``); a QCN congestion point counts the data it accepted
+    (:func:`uno.fluid.qcn.note_accepted`)."""
     fx, fs = flows.fx, flows.fs
     ei, ef = hops.ei, hops.ef
     sub_links = lb.links
@@ -415,6 +417,7 @@ def depart_level(lv, k, dt_ps, rt_ptr, flows, ls, lb, hops, lines, scratch) -> N
     inv_dt = 1.0 / dt_ps
     # (a run with no fault reads no link's LS_FAULT: a cache line of the link's row per entry)
     faults = hops.acks[ACKS.faults] != 0.0
+    qcn = hops.acks[ACKS.qcn] >= 0.0  # (some link is a QCN congestion point)
     j = hops.e_head[lv]
     n_entries = 0
     while j >= 0:
@@ -434,6 +437,8 @@ def depart_level(lv, k, dt_ps, rt_ptr, flows, ls, lb, hops, lines, scratch) -> N
             out, out_m, q, dropped = leave_link(j, link, a, a_m, held, inv_dt, ls, ei, ef, hops)
             if dropped > 0.0:
                 note_drop(j, f, r, s, h, a, dropped, fs, lb, scratch.droppers, scratch.n_drop)
+            if qcn:
+                note_accepted(j, link, a - dropped, hops)
             fault = ls[link, LS_FAULT] if faults else 0.0
             if fault > 0.0 and out > 0.0:  # (uno.fluid.faults: lost as they leave the link)
                 gone = out * fault

@@ -91,6 +91,7 @@ from uno.fluid.losses import *  # noqa: F403
 from uno.fluid.pfc import pfc_step
 from uno.fluid.phases import *  # noqa: F403
 from uno.fluid.phases import ack_drift
+from uno.fluid.qcn import qcn_step
 from uno.fluid.rings import *  # noqa: F403
 from uno.fluid.rings import mark_due, ring_take
 from uno.fluid.signals import *  # noqa: F403
@@ -336,7 +337,8 @@ def advance(k_start, k_stop, dt_ps, flows, links, routes, lines, lb, hops, scrat
     at its last try is passed over, its state untouched, until something is due for it); (3.)
     the sends (:func:`plan_sends`, :func:`share_nics`, :func:`make_sends`); (4.) the links, hop
     by hop (:func:`uno.fluid.forward.forward`) and, with PFC, the ingress queues' pauses for
-    the next step (:func:`uno.fluid.pfc.pfc_step`), a long-RTT flow's feedback held for its
+    the next step (:func:`uno.fluid.pfc.pfc_step`), with QCN the congestion points' notices
+    (:func:`uno.fluid.qcn.qcn_step`), a long-RTT flow's feedback held for its
     block's end (:func:`uno.fluid.filing.hold_for_block`), the deliveries' ACKs on the links of
     their way back (:func:`uno.fluid.phases.ack_drift`, :func:`uno.fluid.links.acks_out`); (5.)
     what happens to the step's bytes, fed back one RTT later
@@ -378,6 +380,8 @@ def advance(k_start, k_stop, dt_ps, flows, links, routes, lines, lb, hops, scrat
             pfc_step(k, dt_ps, int(counters[CT.running]), flows.active, flows.fx, routes.rt_ptr,
                      hops.ef, links.ls, links.pfc, links.pf_ptr, links.pf_row, links.pf_w,
                      links.pf_live)  # fmt: skip
+        if hops.acks[ACKS.qcn] >= 0.0:  # the congestion points' samples and notices
+            qcn_step(k, dt_ps, fs, links.ls, ring, lines.pool, calendar, hops)
         t = cycles()
         n_senders = carry_feedback(k, now, n_senders, flows, links, routes, lb, hops, scratch)
         t = tick(tally, TALLY.carry, t)

@@ -85,7 +85,7 @@ def flows_table(sim) -> pd.DataFrame:
         "fast_retransmits": np.round(fs[:, C.FS_FAST_BYTES] / mss).astype(np.int64),
         "coded": coded,
         "nacks": np.where(coded, loss_events, 0),
-        "notices": np.zeros(n, dtype=np.int64),
+        "notices": fs[:, C.FS_QCN_HEARD].astype(np.int64),
         "trims": np.maximum(fs[:, C.FS_TRIMS], 0.0).astype(np.int64),
         "sent_bytes": np.round(fs[:, C.FS_SENT]).astype(np.int64),
         # (a flow whose receiver coalesces its echoes into CNPs: the CNPs, as the packet ACKs

@@ -75,12 +75,16 @@ Subflows = namedtuple(
 #: (:func:`uno.fluid.phases.ack_drift`), and the one link that fed each link this step (-1:
 #: none yet, -2: several, a send or a carry); for the INT records (:mod:`uno.fluid.int_records`)
 #: each entry's index among its flow's stamping hops (-1: none), the settings (``INTS``), each
-#: flow's latest record of every stamping hop and a packet's records (scratch)
+#: flow's latest record of every stamping hop and a packet's records (scratch); for the QCN
+#: congestion points (:mod:`uno.fluid.qcn`) their rows, each link's row (-1: none), each route
+#: entry's notices' return delay and the bytes it left at its link this step, the step's log of
+#: those entries
 Hops = namedtuple(
     "Hops",
     ["link_level", "n_levels", "ei", "ef", "e_head", "l_nxt", "l_head", "l_buf", "s_head",
      "grid", "l_dense", "g_key", "g_val", "g_n", "g_order", "acks", "ack_w", "ack_hops",
-     "l_input", "int_at", "int_set", "int_rec", "int_pkt"],
+     "l_input", "int_at", "int_set", "int_rec", "int_pkt", "qcn", "qcn_row", "qcn_back",
+     "qcn_in", "qcn_log"],
 )  # fmt: skip
 
 #: the step's working arrays (the step loop allocates nothing; their contents do not outlive a

@@ -11,7 +11,9 @@ from uno.fluid.balance import MAX_SUBFLOWS
 from uno.fluid.routes import SINGLE_PATH_LB, SPLIT_LB, SUBFLOW_LB
 
 #: the signals a law may read (uno.cc.law.Law.signals) that the fluid engine computes
-FLUID_SIGNALS = ("ecn", "rtt", "rtt_min", "delivery_rate", "queueing", "int", "cnp", "timers")
+FLUID_SIGNALS = (
+    "ecn", "rtt", "rtt_min", "delivery_rate", "queueing", "int", "cnp", "timers", "qcn",
+)  # fmt: skip
 #: controllers the fluid engine runs: the laws whose signals it computes
 FLUID_CC = {name: C.CC_LAW + KIND[name] for name, law in LAW_BY_NAME.items()
             if set(law.signals) <= set(FLUID_SIGNALS)}  # fmt: skip
@@ -119,7 +121,17 @@ def check_fluid_support(cfg, engine: str = "fluid", with_cc: bool = True) -> Non
                 f"{cfg.lb.algo!r} (a split flow's packets carry the records of the path each took)",
             )
     if cfg.switch.qcn.enabled and with_cc:
-        raise ConfigError("switch.qcn.enabled", f"{where} does not model congestion notices")
+        if engine == "hybrid":
+            raise ConfigError(
+                "switch.qcn.enabled",
+                f"{where} does not sample its packets at the fluid links' congestion points",
+            )
+        if cfg.lb.algo in SUBFLOW_LB:
+            raise ConfigError(
+                "switch.qcn.enabled",
+                f"{where} models congestion notices for flows on routes, not the subflows of "
+                f"lb={cfg.lb.algo}",
+            )
     if cfg.switch.dci.enabled and with_cc:
         raise ConfigError("switch.dci.enabled", f"{where} does not model the DCI switches' element")
     if cfg.ec.kind != "none" and cfg.ec.retransmit_timeout != "same":
