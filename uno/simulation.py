@@ -21,7 +21,7 @@ from uno.metrics.flows import FLOW_COLUMNS, flows_frame
 from uno.metrics.progress import Snapshot
 from uno.metrics.recorder import Recorder
 from uno.metrics.result import RunResult
-from uno.metrics.rtts import rtt_quantile_us, rtt_table
+from uno.metrics.rtts import rtt_report
 from uno.metrics.summary import class_summary
 
 
@@ -319,23 +319,18 @@ class Simulation:
             tables["rtts"], summary["rtt_us"] = self._rtts()
         return RunResult(flows=flows, tables=tables, summary=summary)
 
-    def _rtts(self) -> tuple:
-        """The run's RTT bins (Python's and the kernel senders') as a table, and the quantiles
-        of the samples (us)."""
-        counts = self.rtt_counts.copy()
+    def rtt_bin_counts(self) -> np.ndarray:
+        """The run's RTT bins: the Python senders' and the kernel senders' samples."""
+        counts = self.rtt_counts.astype(np.float64)
         dataplane = self.network.dataplane
         kernel = dataplane.rtt_counts() if dataplane is not None else None
         if kernel is not None:
             counts += kernel
-        table = rtt_table(counts)
-        if not len(table):
-            return table, {}
-        quantiles = {f"p{round(q * 100)}": rtt_quantile_us(table, q) for q in (0.5, 0.9, 0.99)}
-        return table, {
-            "samples": int(counts.sum()),
-            **quantiles,
-            "max_at_most": float(table["hi_ps"].iloc[-1]) / 1e6,
-        }
+        return counts
+
+    def _rtts(self) -> tuple:
+        """The run's RTT bins as a table, and the quantiles of the samples (us)."""
+        return rtt_report(self.rtt_bin_counts())
 
     def _check_flows(self) -> None:
         for f in self.flows:

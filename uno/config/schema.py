@@ -671,7 +671,8 @@ class EngineConfig:
     #: sample the queues of engine.queue_ports (queues.parquet)
     sample_queues: bool = True
     #: count every RTT sample senders take from ACKs in 1%-wide bins (rtts.parquet; the
-    #: summary's rtt_us quantiles): the per-packet RTT distribution (packet engine)
+    #: summary's rtt_us quantiles): the per-packet RTT distribution (fluid: each ACK batch's
+    #: packets at the batch's mean RTT)
     record_rtts: bool = False
     #: ports whose queues are sampled: "receivers" (switch ports into flow destinations),
     #: "busy" (any port non-empty at the sample), "all", or glob patterns of port names; a

@@ -77,6 +77,7 @@ from uno.fluid.int_records import INTS, packet_records, take_records
 from uno.fluid.losses import fast_retransmit_evidence, resend, timer_declares
 from uno.fluid.qcn import hear_notices
 from uno.fluid.rings import ring_give
+from uno.metrics.rtts import rtt_bin
 
 
 @njit(cache=True, error_model="numpy", inline="always")
@@ -113,7 +114,7 @@ def wire_arrivals(f, slot, fs, fx, ring, ef, lb, base) -> None:
 
 
 @njit(cache=True, error_model="numpy", inline="always")
-def ack_batch(f, now, dt_ps, slot, wide, fs, cs, cp, ring, rng, hops) -> None:
+def ack_batch(f, now, dt_ps, slot, wide, fs, cs, cp, ring, rng, hops, rtt_counts) -> None:
     """The ACKs of flow ``f`` arriving now (delay-line slot ``slot``; ``wide``: the ring has the
     columns from ``R_GOOD`` on): they echo the marks of the bytes delivered one return trip ago
     (their marked share: the ACKs' times were foreseen at the send, so the two need not meet in
@@ -122,7 +123,9 @@ def ack_batch(f, now, dt_ps, slot, wide, fs, cs, cp, ring, rng, hops) -> None:
     (:func:`uno.fluid.control.law_batch`, with the batch's mean RTT and its chance of packet
     queueing, a wire flow's with the queueing beyond its wire link, and the newest packet's
     INT records where its law reads them: :mod:`uno.fluid.int_records`); with fast
-    retransmit, they are evidence of the losses before them."""
+    retransmit, they are evidence of the losses before them. With ``engine.record_rtts`` the
+    batch's packets count in the RTT bins ``rtt_counts`` at its mean RTT (each packet of a
+    batch an RTT sample of the packet sender's: the fluid has one RTT a batch)."""
     acked = ring[slot, R_ACK]
     free = ring[slot, R_FREE] if wide else 0.0
     int_hops = hops.int_set[INTS.hops]
@@ -149,6 +152,8 @@ def ack_batch(f, now, dt_ps, slot, wide, fs, cs, cp, ring, rng, hops) -> None:
         fs[f, FS_DELIVERED] += good
         fs[f, FS_ACKED] += acked
         fs[f, FS_MARKED] += marked
+        if acked > 0.0 and rtt_counts.size:  # (engine.record_rtts)
+            rtt_counts[rtt_bin(rtt)] += acked / cp[f, P_MSS]
         if acked > 0.0:
             kind = int(cp[f, P_KIND]) - CC_LAW
             n_int = packet_records(f, hops) if int_hops > 0 else 0
@@ -228,7 +233,8 @@ def flow_feedback(f, k, now, dt_ps, base, flows, ls, lines, lb, hops, scratch) -
     nack = ring[slot, R_NACK] if wide else 0.0
     late_nack = ring[slot, R_LATE_NACK] if wide else 0.0
     acked = ring[slot, R_ACK]
-    ack_batch(f, now, dt_ps, slot, wide, fs, flows.cs, flows.cp, ring, flows.loss_rng, hops)
+    ack_batch(f, now, dt_ps, slot, wide, fs, flows.cs, flows.cp, ring, flows.loss_rng, hops,
+              scratch.rtt_counts)  # fmt: skip
     if hops.acks[ACKS.qcn] >= 0.0:  # the switches' congestion notices (uno.fluid.qcn)
         hear_notices(f, now, slot, ring, fs, flows.cs, flows.cp, hops)
     if lb.plb_p[PLB_ON] > 0.0 and acked > 0.0:  # PLB's rounds (the batch's marked share)

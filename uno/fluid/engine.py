@@ -224,6 +224,7 @@ from uno.fluid.support import (
 from uno.lb.reps import explore_packets
 from uno.metrics.progress import Snapshot
 from uno.metrics.result import RunResult
+from uno.metrics.rtts import RTT_BINS, rtt_report
 from uno.scenario import Scenario, port_names, stop_flags
 
 
@@ -466,8 +467,9 @@ class FluidSimulation:
         self.pf_ptr, self.pf_row, self.pf_w = entry_ingress(
             self.rt_ptr, self.rt_link, self.rt_w, self.hops.ei[:n_rt, C.EI_GSTART], row_of
         )
+        rtt_bins = RTT_BINS if cfg.engine.record_rtts else 0  # (engine.record_rtts)
         self.scratch = step_scratch(n, len(self.ls), lb.links.shape[1],
-                                    int(fs[:, C.FS_EC_M].max(initial=0)))  # fmt: skip
+                                    int(fs[:, C.FS_EC_M].max(initial=0)), rtt_bins)  # fmt: skip
 
     def _set_wire(self, on: bool) -> None:
         """Each flow's wire link (``engine.fluid_wire``): a route's
@@ -885,4 +887,6 @@ class FluidSimulation:
         if sampler is not None:
             tables.update(sampler.tables())
         tables["ports"] = self.ports_table()
+        if self.scratch.rtt_counts.size:  # (engine.record_rtts)
+            tables["rtts"], summary["rtt_us"] = rtt_report(self.scratch.rtt_counts)
         return RunResult(flows=flows, tables=tables, summary=summary)

@@ -343,6 +343,10 @@ class HybridSimulation(Simulation):
         both = pd.concat([packets, self.fluid.flows_table()], ignore_index=True)
         return both.sort_values("flow_id", kind="stable").reset_index(drop=True)
 
+    def rtt_bin_counts(self) -> np.ndarray:
+        """The run's RTT bins: its packet senders' samples and its fluid flows' batches."""
+        return super().rtt_bin_counts() + self.fluid.scratch.rtt_counts
+
     def _collect(self, wall_s: float, peak_mem_bytes) -> RunResult:
         result = super()._collect(wall_s, peak_mem_bytes)
         fluid = self.fluid

@@ -91,10 +91,12 @@ Hops = namedtuple(
 #: step): each subflow's loss chance on its path, a coded block's loss figures (the subflows'
 #: chances of losing a packet, then the distribution: :func:`uno.fluid.coding.coded_losses`),
 #: the subflows' entropies before a move, the step's NICs, senders, flows that lost bytes and
-#: their count, flows that delivered bytes and their count (one-element arrays); and the tally
-#: of where the steps' time goes (:data:`uno.fluid.cycles.TALLY`; it outlives the steps)
+#: their count, flows that delivered bytes and their count (one-element arrays); the tally of
+#: where the steps' time goes (:data:`uno.fluid.cycles.TALLY`) and, with ``engine.record_rtts``,
+#: the run's RTT bins (:mod:`uno.metrics.rtts`; packets, fractional; empty: not recorded): both
+#: outlive the steps
 StepScratch = namedtuple(
     "StepScratch",
     ["sub_loss", "block_dist", "ent_before", "nics", "senders", "droppers", "n_drop", "markers",
-     "n_mark", "tally"],
+     "n_mark", "tally", "rtt_counts"],
 )  # fmt: skip

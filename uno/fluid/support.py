@@ -96,8 +96,8 @@ def check_fluid_support(cfg, engine: str = "fluid", with_cc: bool = True) -> Non
                 f"{where} trims uncoded flows only (ec={cfg.ec.kind}: a coded flow's losses "
                 "are found by its blocks)",
             )
-    if cfg.engine.record_rtts:
-        raise ConfigError("engine.record_rtts", f"{where} has no per-packet RTT samples to count")
+    if cfg.engine.record_rtts and not with_cc:
+        raise ConfigError("engine.record_rtts", f"{where} has no RTT samples to count (no queues)")
     # (max-min's rates never exceed a link's capacity: no ingress queue builds, and PFC, which
     # acts on queues, never pauses; its summary counts none)
     if cfg.switch.pfc.enabled and (engine == "hybrid" or cfg.lb.algo in SUBFLOW_LB):

@@ -47,6 +47,22 @@ def rtt_table(counts: np.ndarray) -> pd.DataFrame:
     })  # fmt: skip
 
 
+def rtt_report(counts: np.ndarray) -> tuple[pd.DataFrame, dict]:
+    """The run's RTT bins ``counts`` (samples per bin; the fluid engine's are fractional
+    packets, each bin rounded in the table) as an :func:`rtt_table`, and the summary's
+    ``rtt_us``: the samples,
+    the 50th, 90th and 99th percentiles (us) and the last bin's upper edge (empty: none)."""
+    table = rtt_table(np.round(counts))
+    if not len(table):
+        return table, {}
+    quantiles = {f"p{round(q * 100)}": rtt_quantile_us(table, q) for q in (0.5, 0.9, 0.99)}
+    return table, {
+        "samples": int(round(counts.sum())),
+        **quantiles,
+        "max_at_most": float(table["hi_ps"].iloc[-1]) / 1e6,
+    }
+
+
 def rtt_quantile_us(table: pd.DataFrame, q: float) -> float:
     """The ``q`` quantile of the samples of an :func:`rtt_table` (us, its bin's geometric
     middle: within 0.5% of the sample's)."""
