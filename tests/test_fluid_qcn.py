@@ -117,13 +117,22 @@ def test_annulus_in_the_fluid_hears_the_notices_packets_do():
     assert off.loc[intra, "fct_ps"].max() < fluid.loc[intra, "fct_ps"].min() / 5
 
 
-@pytest.mark.parametrize(
-    "over, match",
-    [
-        (["engine.kind=hybrid", "engine.hybrid_packet_tags=[inter]"], "switch.qcn.enabled"),
-        (["engine.kind=fluid", "lb=plb"], "switch.qcn.enabled.*subflows"),
-    ],
-)
-def test_where_the_flow_level_engines_refuse_notices(over, match):
-    with pytest.raises(ConfigError, match=match):
+@pytest.mark.parametrize("lb", ["plb", "reps", "unolb"])
+def test_flows_on_subflows_hear_the_links_their_subflows_are_at(lb):
+    """The same incast with the flows on subflows (PFC off: the fluid pauses no subflow's
+    links): the intra-DC flows hear the receiver's ToR as in the packet engine, within a
+    factor of two, and finish within 25% of the packet run's mean."""
+    over = [*SMALL, "switch.pfc.enabled=false", f"lb={lb}"]
+    packet = uno.run(uno.compose(over)).flows
+    fluid = uno.run(uno.compose([*over, "engine.kind=fluid"])).flows
+    intra = packet["tag"] != "inter"
+    ratio = fluid.loc[intra, "notices"].sum() / packet.loc[intra, "notices"].sum()
+    assert 0.5 < ratio < 2.0
+    gap = fluid.loc[intra, "fct_ps"].mean() / packet.loc[intra, "fct_ps"].mean() - 1.0
+    assert abs(gap) < 0.25
+
+
+def test_the_hybrid_refuses_notices():
+    with pytest.raises(ConfigError, match="switch.qcn.enabled"):
+        over = ["engine.kind=hybrid", "engine.hybrid_packet_tags=[inter]"]
         uno.run(uno.compose([*SMALL, "switch.pfc.enabled=false", *over]))

@@ -152,8 +152,8 @@ and not in max-min (in the hybrid the packet ports' own fault models drop its pa
 **Congestion notices** (``switch.qcn``, :mod:`uno.fluid.qcn`; Annulus's near-source loop): the
 congestion points' links sample the data the flows leave in them every ``sample_bytes``, at
 the queue of that point of the step, and each flow hears its share of the notices, with their
-levels, after twice the propagation before the link. Routed flows only (not the subflows of
-UnoLB, PLB or REPS), and not in the hybrid.
+levels, after twice the propagation before the link (a flow on subflows: the links its
+subflows are at). Not in the hybrid.
 
 Not modelled, and refused with a message naming the setting: the DCI switches' element
 (``switch.dci``), REPS's buffer freezes (``lb.reps.freeze_us``), UnoLB's
@@ -492,9 +492,11 @@ class FluidSimulation:
         if subflow_wire(fs, lb.n, lb.hops, lb.links, link_delay, long_ps):
             rows = self.ring.shape[0]
             self.free_delay_lines()  # (untouched yet)
-            self._ring_memory, self.ring = DELAY_LINES.take(
-                rows, C.R_SUBWIRE + 2 * lb.links.shape[1]
-            )
+            width = C.R_SUBWIRE + 2 * lb.links.shape[1]
+            if self.qcn_col >= 0:  # (the congestion points' two columns after them)
+                self.qcn_col = width
+                width += 2
+            self._ring_memory, self.ring = DELAY_LINES.take(rows, width)
         route_wire(fs, self.hops, self.rt_ptr, self.rt_link, lb.n, link_delay, long_ps)
 
     def _set_qcn(self) -> None:
@@ -505,8 +507,10 @@ class FluidSimulation:
             return
         edges = self.scenario.routing.edges
         link_delay = np.fromiter((e.delay_ps for e in edges), dtype=np.float64, count=len(edges))
+        fs = self.fs
+        wire_hop = np.where(self.lb.n > 0, fs[:, C.FS_WIRE_HOP], -1.0).astype(np.int64)
         state = qcn_state(points, row_of, self.rt_ptr, self.rt_link, self.rt_w, self.hops.ei,
-                          link_delay)  # fmt: skip
+                          link_delay, wire_hop, fs[:, C.FS_WIRE_PS])  # fmt: skip
         self.hops = self.hops._replace(**dict(zip(QCN_FIELDS, state, strict=True)))
         self.hops.acks[C.ACKS.qcn] = self.qcn_col
 

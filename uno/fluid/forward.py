@@ -437,8 +437,8 @@ def depart_level(lv, k, dt_ps, rt_ptr, flows, ls, lb, hops, lines, scratch) -> N
             out, out_m, q, dropped = leave_link(j, link, a, a_m, held, inv_dt, ls, ei, ef, hops)
             if dropped > 0.0:
                 note_drop(j, f, r, s, h, a, dropped, fs, lb, scratch.droppers, scratch.n_drop)
-            if qcn:
-                note_accepted(j, link, a - dropped, hops)
+            if qcn:  # (a subflow's hop: its route's entry of that hop times the notices)
+                note_accepted(j, link, j if r < 0 else rt_ptr[f] + h, a - dropped, hops)
             fault = ls[link, LS_FAULT] if faults else 0.0
             if fault > 0.0 and out > 0.0:  # (uno.fluid.faults: lost as they leave the link)
                 gone = out * fault

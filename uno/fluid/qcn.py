@@ -25,8 +25,8 @@ carried from batch to batch (``FS_QCN_CARRY``), each at the batch's mean level
 Not modelled, stated: a notice's own bytes and queueing on its way back (a 64-byte frame;
 the packet network routes it as any packet), the data packets' serialisation on the way to the
 congestion point (the notice's timing counts propagation only), and the notices of packets
-that are not the fluid flows' (the hybrid refuses ``switch.qcn``). Flows on UnoLB's, PLB's or
-REPS's subflows are refused too: their hops' links move.
+that are not the fluid flows' (the hybrid refuses ``switch.qcn``). A flow on subflows (UnoLB,
+PLB, REPS) hears the notices of the links its subflows' bytes are at now.
 
 Units: time in ps, sizes in bytes.
 """
@@ -46,7 +46,6 @@ from uno.fluid.columns import (
     EI_FLOW,
     EI_GSTART,
     EI_LAG,
-    EI_LINK,
     FS_QCN_CARRY,
     FS_QCN_HEARD,
     LS_CAP,
@@ -98,12 +97,15 @@ def qcn_rows(q, scenario) -> tuple[np.ndarray, np.ndarray]:
     return np.array(rows).reshape(-1, QP.size), row_of
 
 
-def return_delays(rt_ptr, rt_link, rt_w, ei, link_delay) -> np.ndarray:
+def return_delays(rt_ptr, rt_link, rt_w, ei, link_delay, wire_hop=None, wire_ps=None):
     """Per route entry, the time (ps) from the step in which its flow's bytes reach its link to
     the arrival at the flow's source of a notice the link sends for them: twice the
     propagation of the route's links before it (a split hop's by its links' shares), less
     the wire link's propagation when that link comes before it (its entries' ``EI_LAG`` -1:
-    the fluid's bytes cross that one on their way out)."""
+    the fluid's bytes cross that one on their way out). A flow on subflows (UnoLB, PLB, REPS)
+    has its first subflow's path as its route, a link a hop, which every subflow's hop of the
+    same index matches in propagation: its wire is its hop ``wire_hop[f]`` (-1: none) of
+    ``wire_ps[f]``."""
     back = np.zeros(len(rt_link))
     for f in range(len(rt_ptr) - 1):
         before = 0.0  # propagation of the hops before the entry's
@@ -122,20 +124,30 @@ def return_delays(rt_ptr, rt_link, rt_w, ei, link_delay) -> np.ndarray:
                 g_prev = g
             hop_ps += rt_w[j] * link_delay[rt_link[j]]
             hop_wired = hop_wired or ei[j, EI_LAG] < 0
+            if wire_hop is not None and wire_hop[f] >= 0:
+                hop_wired = j - int(rt_ptr[f]) == wire_hop[f]
             back[j] = 2.0 * before - wire
     return back
 
 
+#: the integers :func:`note_accepted` logs per entry: the entry, its link, the route entry
+#: whose return delay its notices take
+LOG_FIELDS = 3
+
+
 @njit(cache=True, error_model="numpy", inline="always")
-def note_accepted(j, link, accepted, hops) -> None:
-    """Route entry ``j`` left ``accepted`` data bytes in ``link`` this step: counted at the
-    link's congestion point, if it is one, for :func:`qcn_step`."""
+def note_accepted(j, link, back_entry, accepted, hops) -> None:
+    """Route entry ``j`` (a subflow's hop entry too) left ``accepted`` data bytes in ``link``
+    this step: counted at the link's congestion point, if it is one, for :func:`qcn_step`,
+    whose notices take route entry ``back_entry``'s return delay (``qcn_back``)."""
     row = hops.qcn_row[link]
     if row >= 0 and accepted > 0.0:
         log = hops.qcn_log
-        n = log[0]
-        log[1 + n] = j
-        log[0] = n + 1
+        at = 1 + LOG_FIELDS * log[0]
+        log[at] = j
+        log[at + 1] = link
+        log[at + 2] = back_entry
+        log[0] += 1
         hops.qcn_in[j] = accepted
         hops.qcn[row, QP.accepted] += accepted
 
@@ -188,26 +200,26 @@ def qcn_step(k, dt_ps, fs, ls, ring, pool, calendar, hops) -> None:
         return
     col = int(hops.acks[ACKS.qcn])
     for i in range(n):
-        j = log[1 + i]
-        link = ei[j, EI_LINK]
+        link = log[2 + LOG_FIELDS * i]
         row = hops.qcn_row[link]
         if qcn[row, QP.q_step] != k:  # (the link's first entry this step)
             take_samples(qcn, row, k, ls[link, LS_Q], ls[link, LS_CAP] * dt_ps)
     for i in range(n):
-        j = log[1 + i]
-        row = hops.qcn_row[ei[j, EI_LINK]]
+        at = 1 + LOG_FIELDS * i
+        j = log[at]
+        row = hops.qcn_row[log[at + 1]]
         share = hops.qcn_in[j] / qcn[row, QP.accepted]
         hops.qcn_in[j] = 0.0
         notices = qcn[row, QP.notices]
         if notices > 0.0:
             f = ei[j, EI_FLOW]
-            lag = fit_lag(f, k, int(round(hops.qcn_back[j] / dt_ps)), ring, pool)
+            lag = fit_lag(f, k, int(round(hops.qcn_back[log[at + 2]] / dt_ps)), ring, pool)
             slot = pool.ptr[f] + (k + lag) % pool.length[f]
             ring[slot, col] += share * notices
             ring[slot, col + 1] += share * qcn[row, QP.level_sum]
             mark_ring_due(calendar, fs, k + lag, f)
     for i in range(n):
-        qcn[hops.qcn_row[ei[log[1 + i], EI_LINK]], QP.accepted] = 0.0
+        qcn[hops.qcn_row[log[2 + LOG_FIELDS * i]], QP.accepted] = 0.0
     log[0] = 0
 
 
@@ -237,12 +249,15 @@ def no_qcn_state(n_links: int) -> tuple:
             np.zeros(0), np.zeros(1, dtype=np.int64))  # fmt: skip
 
 
-def qcn_state(qcn, row_of, rt_ptr, rt_link, rt_w, ei, link_delay) -> tuple:
+def qcn_state(qcn, row_of, rt_ptr, rt_link, rt_w, ei, link_delay, wire_hop, wire_ps) -> tuple:
     """The QCN arrays (:data:`uno.fluid.state.Hops`' ``qcn`` .. ``qcn_log``): the congestion
     points' rows and each link's row (:func:`qcn_rows`), each route entry's notices' return
-    delay (:func:`return_delays`) and the bytes it left in its link this step, and the step's
-    log of those entries (its count first: at most every route entry at a congestion
-    point)."""
-    at_point = int((row_of[rt_link] >= 0).sum())
-    back = return_delays(rt_ptr, rt_link, rt_w, ei, link_delay)
-    return qcn, row_of, back, np.zeros(len(ei)), np.zeros(at_point + 1, dtype=np.int64)
+    delay (:func:`return_delays`), the bytes each entry left in its link this step, and the
+    step's log of those entries (its count first, then :data:`LOG_FIELDS` a logged entry: at
+    most every route entry at a congestion point, and every subflow hop entry, whose links
+    move)."""
+    n_rt = len(rt_link)
+    at_point = int((row_of[rt_link] >= 0).sum()) + (len(ei) - n_rt)
+    back = return_delays(rt_ptr, rt_link, rt_w, ei, link_delay, wire_hop, wire_ps)
+    log = np.zeros(1 + LOG_FIELDS * at_point, dtype=np.int64)
+    return qcn, row_of, back, np.zeros(len(ei)), log

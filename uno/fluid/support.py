@@ -126,12 +126,6 @@ def check_fluid_support(cfg, engine: str = "fluid", with_cc: bool = True) -> Non
                 "switch.qcn.enabled",
                 f"{where} does not sample its packets at the fluid links' congestion points",
             )
-        if cfg.lb.algo in SUBFLOW_LB:
-            raise ConfigError(
-                "switch.qcn.enabled",
-                f"{where} models congestion notices for flows on routes, not the subflows of "
-                f"lb={cfg.lb.algo}",
-            )
     if cfg.switch.dci.enabled and with_cc:
         raise ConfigError("switch.dci.enabled", f"{where} does not model the DCI switches' element")
     if cfg.ec.kind != "none" and cfg.ec.retransmit_timeout != "same":
