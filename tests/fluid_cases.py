@@ -69,12 +69,12 @@ def law_flows(name: str, rng, n: int = 30):
     return cs, cp, fs
 
 
-def unolb_sim(n_flows=40):
+def unolb_sim(n_flows=40, extra=()):
     from uno.api import to_run_config
     from uno.build import build_simulation
 
     cfg = uno.compose(["experiment=fig10_load", "workload=mixed_artifact", "scheme=uno",
-                       f"workload.n_flows={n_flows}", "engine.kind=fluid"])  # fmt: skip
+                       f"workload.n_flows={n_flows}", "engine.kind=fluid", *extra])  # fmt: skip
     return build_simulation(to_run_config(cfg))
 
 

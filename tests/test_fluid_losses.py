@@ -173,6 +173,35 @@ def _acks_way_back(sim, f):
         assert hops == sim.lb[14][f] and (out[:hops] == sim.lb[13][f, s, :hops]).all()
 
 
+def test_unolb_silent_moves_the_subflows_without_a_recent_ack():
+    """``affected: silent`` (the Uno artifact): a loss report moves every subflow whose last ACK
+    is more than half a base RTT old (one never acknowledged too; one whose newest ACK is still
+    on its way is not silent), each at most once per base RTT; ``reroute: random`` gives it a
+    fresh entropy, hashed as the switches do."""
+    sim = unolb_sim(extra=["lb.unolb.affected=silent", "lb.unolb.reroute=random"])
+    lb = sim.lb
+    f, rtt, now = 0, 1e7, 5e7
+    n = int(lb.n[f])
+    assert n >= 4
+    lb.uno_s[f, :n, K.UNO_ACK_AT] = now - 0.3 * rtt  # heard lately
+    lb.uno_s[f, 1, K.UNO_ACK_AT] = now - 0.7 * rtt  # silent
+    lb.uno_s[f, 2, K.UNO_ACK_AT] = now + rtt  # its newest ACK on its way: its others arrive
+    lb.uno_s[f, 3, K.UNO_ACK_AT] = 0.0  # never acknowledged
+    before = lb.entropy[f, :n].copy()
+    K.unolb_reroute(f, now, rtt, lb)
+    assert set(np.flatnonzero(lb.entropy[f, :n] != before)) == {1, 3}
+    out = np.zeros(16, dtype=np.int64)
+    for s in (1, 3):
+        hops = K.ecmp_path(*lb.ends[f], lb.entropy[f, s], *sim.lb[8:13], out)
+        assert hops == lb.hops[f] and (out[:hops] == lb.links[f, s, :hops]).all()
+    # half a base RTT on: those heard lately have gone silent; 1 and 3 moved within the base
+    # RTT, 2 still hears its ACKs
+    before = lb.entropy[f, :n].copy()
+    K.unolb_reroute(f, now + 0.5 * rtt, rtt, lb)
+    assert set(np.flatnonzero(lb.entropy[f, :n] != before)) == set(range(n)) - {1, 2, 3}
+    assert (lb.lost[f] == 0).all()
+
+
 def test_unolb_moves_the_lossy_subflows_once_per_rtt():
     """Lossy subflows move (with their ACKs' way back), at most once per base RTT."""
     sim = unolb_sim()

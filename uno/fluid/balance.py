@@ -42,6 +42,11 @@ REPS_ON, REPS_ENTROPIES = 0, 1
 #: entropy in turn, the subflows moved
 REPS_START, REPS_NEXT, REPS_MOVES = 0, 1, 2
 REPS_STATE = 3
+#: UnoLB's options in ``lb.uno_p`` (1: ``lb.unolb.affected: silent``, ``reroute: random``)
+UNO_SILENT, UNO_RANDOM = 0, 1
+#: with ``affected: silent``, each UnoLB subflow's state in ``lb.uno_s[f, s]``: when the ACK of
+#: its newest delivered bytes reaches the sender (ps, 0: none yet), its last move (ps)
+UNO_ACK_AT, UNO_MOVED_AT = 0, 1
 
 
 @njit(cache=True, error_model="numpy")
@@ -82,44 +87,89 @@ def ecmp_routes(src, dst, entropy, max_hops, host_node, nh_ptr, nh_edges, edge_d
     return links, hops
 
 
+@njit(cache=True, error_model="numpy", inline="always")
+def last_ack_ps(f, s, now, lb) -> float:
+    """When UnoLB flow ``f``'s subflow ``s`` last heard an ACK, as of ``now`` (ps; 0: never):
+    its newest delivered bytes' ACK time if past, else now (its earlier bytes' ACKs are
+    arriving)."""
+    at = lb.uno_s[f, s, UNO_ACK_AT]
+    return at if at <= now else now
+
+
 @njit(cache=True, error_model="numpy")
-def unolb_reroute(f, now, base_rtt, lb) -> None:
-    """UnoLB on a loss report (Uno paper §4.2, Alg. 2 ``OnAckOrTimeout``; uno/lb/unolb.py,
-    ``affected: lost``, ``reroute: recent_ack``): at most once per base RTT, the subflows that
-    lost bytes since the last report move to the path of a random subflow that did not (the fluid
-    reading of "recently received ACKs"), or to a fresh random entropy when every one lost."""
-    sub_n, sub_hops, sub_links, sub_ent, sub_lost = lb.n, lb.hops, lb.links, lb.entropy, lb.lost
-    sub_rlinks, lb_rng = lb.ack_links, lb.rng
-    n = sub_n[f]
+def unolb_moving(f, now, base_rtt, lb) -> int:
+    """Which of UnoLB flow ``f``'s subflows a loss report at ``now`` moves, flagged 1 in
+    ``lb.lost[f]`` (the rest 0); returns how many (uno/lb/unolb.py). ``affected: lost``: at most
+    once per base RTT, those that lost bytes since the last report. ``affected: silent`` (the
+    Uno artifact): every subflow that heard no ACK in the last half base RTT and did not move
+    in the last base RTT (:func:`last_ack_ps`, from the ACK time of its newest delivery)."""
+    sub_lost = lb.lost
+    n = lb.n[f]
     n_moving = 0
+    if lb.uno_p[UNO_SILENT] > 0.0:
+        for s in range(n):
+            quiet = now - last_ack_ps(f, s, now, lb) > 0.5 * base_rtt
+            moving = quiet and now - lb.uno_s[f, s, UNO_MOVED_AT] > base_rtt
+            sub_lost[f, s] = 1.0 if moving else 0.0
+            if moving:
+                lb.uno_s[f, s, UNO_MOVED_AT] = now
+                n_moving += 1
+        return n_moving
     for s in range(n):
         if sub_lost[f, s] > 0.0:
             n_moving += 1
     last = lb.last_move_ps[f]
     if n_moving == 0 or (last >= 0.0 and now - last <= base_rtt):
-        for s in range(n):
-            sub_lost[f, s] = 0.0
-        return
+        return 0
     lb.last_move_ps[f] = now
-    n_good = n - n_moving
-    # (a subflow moves when it lost bytes: sub_lost is cleared after the moves)
-    for s in range(n):
-        if sub_lost[f, s] <= 0.0:
-            continue
-        if n_good > 0:
-            pick = int(next_uniform(lb_rng, f) * n_good)
-            for g in range(n):
-                if sub_lost[f, g] <= 0.0:
-                    if pick == 0:
-                        sub_ent[f, s] = sub_ent[f, g]
-                        for h in range(sub_hops[f]):
-                            sub_links[f, s, h] = sub_links[f, g, h]
-                        for h in range(sub_rlinks.shape[2]):  # (with ACK priority too)
-                            sub_rlinks[f, s, h] = sub_rlinks[f, g, h]
-                        break
-                    pick -= 1
-        else:
-            move_to_entropy(f, s, int(next_uniform(lb_rng, f) * ENTROPY_SPACE), lb)
+    return n_moving
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def recently_acked(f, g, now, base_rtt, lb) -> bool:
+    """Whether UnoLB flow ``f``'s subflow ``g``, not moving, counts as "a subflow that has
+    recently received ACKs" (Uno §4.2): with ``affected: silent``, one acknowledged within the
+    last base RTT (the packet UnoLB's rule); with ``lost``, one that lost nothing (the fluid's
+    reading: its bytes arrive, so do its ACKs)."""
+    if lb.lost[f, g] > 0.0:
+        return False
+    return lb.uno_p[UNO_SILENT] == 0.0 or now - last_ack_ps(f, g, now, lb) <= base_rtt
+
+
+@njit(cache=True, error_model="numpy")
+def unolb_reroute(f, now, base_rtt, lb) -> None:
+    """UnoLB on a loss report (Uno paper §4.2, Alg. 2 ``OnAckOrTimeout``; uno/lb/unolb.py): the
+    subflows :func:`unolb_moving` names move, with ``reroute: recent_ack`` to the path of a
+    random subflow that recently received ACKs (:func:`recently_acked`), or to a fresh random
+    entropy when none did; with ``reroute: random`` (the Uno artifact) to a fresh random
+    entropy."""
+    sub_n, sub_hops, sub_links, sub_ent, sub_lost = lb.n, lb.hops, lb.links, lb.entropy, lb.lost
+    sub_rlinks, lb_rng = lb.ack_links, lb.rng
+    n = sub_n[f]
+    if unolb_moving(f, now, base_rtt, lb) > 0:
+        fresh = lb.uno_p[UNO_RANDOM] > 0.0
+        n_good = 0
+        for g in range(n):
+            if not fresh and recently_acked(f, g, now, base_rtt, lb):
+                n_good += 1
+        # (a subflow moves when flagged in sub_lost: it is cleared after the moves)
+        for s in range(n):
+            if sub_lost[f, s] <= 0.0:
+                continue
+            if n_good > 0:
+                pick = int(next_uniform(lb_rng, f) * n_good)
+                for g in range(n):
+                    if recently_acked(f, g, now, base_rtt, lb):
+                        if pick == 0:
+                            sub_ent[f, s] = sub_ent[f, g]
+                            for h in range(sub_hops[f]):
+                                sub_links[f, s, h] = sub_links[f, g, h]
+                            for h in range(sub_rlinks.shape[2]):  # (with ACK priority too)
+                                sub_rlinks[f, s, h] = sub_rlinks[f, g, h]
+                            break
+                        pick -= 1
+            else:
+                move_to_entropy(f, s, int(next_uniform(lb_rng, f) * ENTROPY_SPACE), lb)
     for s in range(n):
         sub_lost[f, s] = 0.0
 

@@ -107,7 +107,10 @@ step, its bytes still moving every step (:meth:`FluidSimulation._set_blocks`,
   entropies, sends an equal share on each (its round robin), and on every loss report (timeout,
   or NACK of a coded flow), at most once per base RTT, moves the subflows that lost bytes since
   the last report onto the path of a random subflow that did not (``reroute: recent_ack``; a
-  fresh random entropy, hashed as the switches do, when every subflow lost). A coded block's
+  fresh random entropy, hashed as the switches do, when every subflow lost). As the Uno
+  artifact (``lb=unolb_artifact``): ``affected: silent`` moves every subflow whose newest
+  delivered bytes' ACK is more than half a base RTT old (and that did not move in the last base
+  RTT), ``reroute: random`` to a fresh random entropy. A coded block's
   packets ride subflow j mod n, each lost with its subflow's drop fraction in the step
   (Poisson-binomial: :func:`uno.fluid.coding.spread_loss_shares`).
 
@@ -156,14 +159,14 @@ levels, after twice the propagation before the link (a flow on subflows: the lin
 subflows are at). Not in the hybrid.
 
 Not modelled, and refused with a message naming the setting: the DCI switches' element
-(``switch.dci``), REPS's buffer freezes (``lb.reps.freeze_us``), UnoLB's
-``affected: silent`` and ``reroute: random`` options, fast retransmit for erasure-coded flows
-(``transport.dupack_threshold``: a coded flow's losses are found by its blocks only).
+(``switch.dci``), REPS's buffer freezes (``lb.reps.freeze_us``), fast retransmit for
+erasure-coded flows (``transport.dupack_threshold``: a coded flow's losses are found by its
+blocks only).
 
 **ACKs** (``engine.fluid_ack_bytes``, on by default; :func:`uno.fluid.links.acks_out`): each
 data packet delivered sends one ACK (64 B per 4,160-B data packet) back along the flow's ACK
-route (the data's path reversed; with ``transport.ack_paths`` the paths of the receiver's
-cycled entropies, each link by the share of them that takes it:
+route (the data's path reversed; with ``transport.ack_paths``, a flow on subflows too, the
+paths of the receiver's cycled entropies, each link by the share of them that takes it:
 :func:`uno.fluid.routes.cycled_ack_routes`), as bytes in the queues where ACKs share the data
 queue (every port of the reverse route; with ``switch.ack_priority`` only the receiver's NIC,
 the switches serving ACKs in a lane of their own): they take line time and buffer there, and

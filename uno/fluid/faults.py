@@ -104,10 +104,11 @@ def ack_fault_share(f, ls, rv_ptr, rv_link, ack_w, lb, ack_hops) -> float:
     """The share of flow ``f``'s ACKs that its links' faults lose on the way back: on a route,
     the shares of its ACKs crossing each faulty link times that link's share, added up (at
     most 1: exact where the ACKs cross one faulty link, or one at a time); an UnoLB, PLB or
-    REPS flow's, the mean over its subflows' ways back (``lb.ack_links``, ``ack_hops`` hops).
+    REPS flow's, the mean over its subflows' ways back (``lb.ack_links``, ``ack_hops`` hops;
+    none with ``transport.ack_paths``: the receiver's cycled ACK route, as a route's).
     ``ack_w``: every ACK route's weights, whichever lane the ACKs wait in."""
     n_s = lb.n[f]
-    if n_s > 0:
+    if n_s > 0 and ack_hops[f] > 0:
         lost = 0.0
         for s in range(n_s):
             share = 0.0

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from numba import njit
 
+from uno.fluid.balance import UNO_ACK_AT, UNO_SILENT
 from uno.fluid.cache_hints import prefetch_row
 from uno.fluid.columns import (
     ACKS,
@@ -35,12 +36,14 @@ from uno.fluid.columns import (
     EI_SNXT,
     FIG,
     FS_ACK_LAST,
+    FS_BASE_RTT,
     FS_DELIV_NEW,
     FS_DROPPED,
     FS_EC_N,
     FS_EXPOSED,
     FS_FAULT_LOST,
     FS_MARK_NEW,
+    FS_RDELAY,
     FS_WIRE_DROP,
     FS_WIRE_HOP,
     FS_WIRE_NEXT,
@@ -382,6 +385,9 @@ def pass_on(j, f, r, s, h, link, out, out_m, k, inv_dt, dt_ps, fs, ls, lb, hops,
             ls[nlink, LS_ARR] += out * inv_dt
             note_input(l_input, nlink, link)
     else:
+        if lb.uno_p[UNO_SILENT] > 0.0:  # (UnoLB's silent subflows: when its ACK comes back)
+            back = fs[f, FS_BASE_RTT] - fs[f, FS_WIRE_PS] + fs[f, FS_RDELAY]
+            lb.uno_s[f, s, UNO_ACK_AT] = (k + 1) * dt_ps + back
         deliver(f, out, out_m, fs, scratch.markers, scratch.n_mark)
     return carried
 

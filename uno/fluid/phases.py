@@ -386,7 +386,7 @@ def ack_drift(fs, ls, markers, n_mark, rv_ptr, rv_link, lb, hops) -> None:
         f = markers[i]
         shift = fs[f, FS_DELIV_NEW] / pkt_bytes * ack_share
         n_s = sub_n[f]
-        if n_s > 0:  # UnoLB: the packets, so their ACKs, ride the subflows round robin
+        if n_s > 0 and sub_rhops[f] > 0:  # subflows: their packets, so their ACKs, round robin
             shift /= n_s
             for s in range(n_s):
                 for h in range(sub_rhops[f]):

@@ -25,6 +25,7 @@ from uno.fluid.balance import (
     REPS_NEXT,
     REPS_START,
     REPS_STATE,
+    UNO_SILENT,
     ecmp_routes,
 )
 from uno.fluid.state import Routes, Subflows
@@ -253,9 +254,9 @@ def flow_routes(cfg, scenario: Scenario, specs, src, dst, n_sent, max_hops, rng:
     (sprayed ACKs too); or UnoLB's subflows on the paths of the packet UnoLB's first entropies
     (packet i rides subflow i mod n, uno.lb.unolb.UnoLb.next_entropy: a flow of fewer packets,
     ``n_sent`` with its parity, than subflows crosses only the first few), each with its own
-    ACKs' way back, and then the seed of the reroutes' draws. With ``transport.ack_paths`` the
-    ACKs of a flow on a route take the receiver's cycled entropies back
-    (:func:`cycled_ack_routes`). An UnoLB flow's route is its
+    ACKs' way back, and then the seed of the reroutes' draws. With ``transport.ack_paths`` every
+    flow's ACKs take the receiver's cycled entropies back (:func:`cycled_ack_routes`; a flow on
+    subflows too: its ACKs do not follow them, ``lb.ack_hops`` 0). An UnoLB flow's route is its
     first subflow's (for the bounds: the ring's length). A PLB flow is one subflow, on the
     packet PLB's first entropy (``lb.plb.initial_entropy``), which PLB moves
     (:func:`uno.fluid.balance.plb_acks`). A REPS flow has ``engine.fluid_reps_paths`` subflows,
@@ -309,8 +310,9 @@ def flow_routes(cfg, scenario: Scenario, specs, src, dst, n_sent, max_hops, rng:
     else:
         rt = split_routes(scenario, src, dst)
         rv = split_routes(scenario, dst, src)
-    if ack_paths and not subflows:  # (a subflow's ACKs take its own way back: refused)
+    if ack_paths:  # the receivers' cycled entropies, whichever subflow the data took
         rv = cycled_ack_routes(src, dst, ack_paths, max_hops, tables)
+        sub_rhops[:] = 0  # (no subflow has ACK hops of its own: rv is every flow's way back)
     if not subflows:
         tables = routing_arrays(scenario, index, False)
     ends = np.stack([src, dst], axis=1)
@@ -330,9 +332,15 @@ def flow_routes(cfg, scenario: Scenario, specs, src, dst, n_sent, max_hops, rng:
     if reps:
         reps_s[:, REPS_START] = -1.0
         reps_s[:, REPS_NEXT] = reps_explore % cfg.lb.n_entropies
+    # UnoLB's options (uno.fluid.balance.unolb_moving)
+    uno = cfg.lb.algo == "unolb"
+    uno_p = np.array([float(uno and cfg.lb.unolb.affected == "silent"),
+                      float(uno and cfg.lb.unolb.reroute == "random")])  # fmt: skip
+    uno_s = np.zeros((n if uno_p[UNO_SILENT] > 0.0 else 0, sub_ent.shape[1], 2))
     lb = Subflows(sub_n, sub_hops, sub_links, sub_ent, np.zeros(sub_ent.shape), np.full(n, -1.0),
                   lb_rng, ends, *tables, sub_rlinks, sub_rhops,
-                  np.zeros((*sub_ent.shape, 2)), plb_p, plb_s, reps_p, reps_s)  # fmt: skip
+                  np.zeros((*sub_ent.shape, 2)), plb_p, plb_s, reps_p, reps_s, uno_p,
+                  uno_s)  # fmt: skip
     return Routes(*rt, *rv), lb
 
 

@@ -56,12 +56,13 @@ DelayLines = namedtuple("DelayLines", ["ring", "pool", "calendar"])
 #: subflow's ACK links and their count (moved with it), each coded subflow's bytes dropped
 #: and reaching dropping links in a step (``drops[f, s, 0]``, ``drops[f, s, 1]``); PLB's
 #: settings ``plb_p`` and each flow's PLB state ``plb_s`` (:mod:`uno.fluid.balance`: a PLB
-#: flow is one subflow that moves), REPS's ``reps_p`` and ``reps_s``
+#: flow is one subflow that moves), REPS's ``reps_p`` and ``reps_s``, UnoLB's options
+#: ``uno_p`` and, with ``affected: silent``, its subflows' ACK times ``uno_s``
 Subflows = namedtuple(
     "Subflows",
     ["n", "hops", "links", "entropy", "lost", "last_move_ps", "rng", "ends", "host_node",
      "nh_ptr", "nh_edges", "edge_dst", "node_salt", "ack_links", "ack_hops", "drops", "plb_p",
-     "plb_s", "reps_p", "reps_s"],
+     "plb_s", "reps_p", "reps_s", "uno_p", "uno_s"],
 )  # fmt: skip
 
 #: the route entries and the links by level (:func:`uno.fluid.forward.forward`): each link's

@@ -66,12 +66,6 @@ def check_fluid_support(cfg, engine: str = "fluid", with_cc: bool = True) -> Non
         u = cfg.lb.unolb
         if u.subflows > MAX_SUBFLOWS:
             raise ConfigError("lb.unolb.subflows", f"{where} keeps at most {MAX_SUBFLOWS}")
-        for name, modelled in (("affected", "lost"), ("reroute", "recent_ack")) if with_cc else ():
-            if getattr(u, name) != modelled:
-                raise ConfigError(
-                    f"lb.unolb.{name}",
-                    f"{where} models UnoLB with {name}={modelled!r} only, not {getattr(u, name)!r}",
-                )
     if engine == "maxmin":  # (its rates never see a loss: a failed link's flows never finish)
         if cfg.faults.link_failures:
             raise ConfigError("faults.link_failures", f"{where} does not model link failures")
@@ -134,12 +128,6 @@ def check_fluid_support(cfg, engine: str = "fluid", with_cc: bool = True) -> Non
         )
     if cfg.ec.kind != "none" and with_cc:  # (max-min has no losses to find)
         check_coded_loss_detection(cfg.transport, cfg.ec.scope, where)
-    if cfg.transport.ack_paths and cfg.lb.algo in SUBFLOW_LB:
-        raise ConfigError(
-            "transport.ack_paths",
-            f"{where} routes the ACKs of lb={cfg.lb.algo}'s subflows on each subflow's path "
-            "reversed only",
-        )
     if cfg.engine.port_model != "auto":
         raise ConfigError(
             "engine.port_model", f"{where} has no packet ports; leave port_model at 'auto'"
