@@ -12,7 +12,14 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from uno.fluid.balance import PLB_ON, REPS_ON, on_loss_report, plb_acks, reps_acks
+from uno.fluid.balance import (
+    PLB_ON,
+    REPS_ON,
+    on_loss_report,
+    plb_acks,
+    reps_acks,
+    reps_timeout,
+)
 from uno.fluid.cache_hints import prefetch_row
 from uno.fluid.columns import (
     ACKS,
@@ -204,6 +211,8 @@ def loss_reports(f, k, now, due, nack, late_nack, base, flows, lb, hops, ent_bef
     if lost > 0.0:
         resend(fs, f, lost)
         hear_timeout(cs, cp, f, now, fs)
+        if lb.reps_p[REPS_ON] > 0.0:  # (its buffer's freeze, lb.reps.freeze_us)
+            reps_timeout(f, now, lb)
         if lb.n[f] > 0:
             on_loss_report(f, now, cp[f, P_BASE_RTT], fs[f, FS_RTO], lb, hops, base, ent_before)
 

@@ -36,12 +36,14 @@ PLB_ON, PLB_FRACTION, PLB_ROUNDS, PLB_ON_LOSS = 0, 1, 2, 3
 PLB_START, PLB_ACKED, PLB_MARKED, PLB_COUNT, PLB_LOSS_AT, PLB_REPATHS = 0, 1, 2, 3, 4, 5
 PLB_STATE = 6
 #: REPS's settings in ``lb.reps_p`` (on: 1 when the flows balance with REPS; the entropies
-#: handed out in turn, ``lb.n_entropies``)
-REPS_ON, REPS_ENTROPIES = 0, 1
+#: handed out in turn, ``lb.n_entropies``; a timeout's buffer freeze, ps, ``lb.reps.freeze_us``,
+#: 0: none)
+REPS_ON, REPS_ENTROPIES, REPS_FREEZE = 0, 1, 2
 #: each REPS flow's state in ``lb.reps_s``: its round's start (ps, -1: none yet), the next
-#: entropy in turn, the subflows moved
-REPS_START, REPS_NEXT, REPS_MOVES = 0, 1, 2
-REPS_STATE = 3
+#: entropy in turn, the subflows moved, the end of its buffer's freeze (ps, -1: not frozen),
+#: the freezes
+REPS_START, REPS_NEXT, REPS_MOVES, REPS_FROZEN, REPS_FREEZES = 0, 1, 2, 3, 4
+REPS_STATE = 5
 #: UnoLB's options in ``lb.uno_p`` (1: ``lb.unolb.affected: silent``, ``reroute: random``)
 UNO_SILENT, UNO_RANDOM = 0, 1
 #: with ``affected: silent``, each UnoLB subflow's state in ``lb.uno_s[f, s]``: when the ACK of
@@ -143,9 +145,8 @@ def unolb_reroute(f, now, base_rtt, lb) -> None:
     random subflow that recently received ACKs (:func:`recently_acked`), or to a fresh random
     entropy when none did; with ``reroute: random`` (the Uno artifact) to a fresh random
     entropy."""
-    sub_n, sub_hops, sub_links, sub_ent, sub_lost = lb.n, lb.hops, lb.links, lb.entropy, lb.lost
-    sub_rlinks, lb_rng = lb.ack_links, lb.rng
-    n = sub_n[f]
+    sub_lost, lb_rng = lb.lost, lb.rng
+    n = lb.n[f]
     if unolb_moving(f, now, base_rtt, lb) > 0:
         fresh = lb.uno_p[UNO_RANDOM] > 0.0
         n_good = 0
@@ -161,17 +162,23 @@ def unolb_reroute(f, now, base_rtt, lb) -> None:
                 for g in range(n):
                     if recently_acked(f, g, now, base_rtt, lb):
                         if pick == 0:
-                            sub_ent[f, s] = sub_ent[f, g]
-                            for h in range(sub_hops[f]):
-                                sub_links[f, s, h] = sub_links[f, g, h]
-                            for h in range(sub_rlinks.shape[2]):  # (with ACK priority too)
-                                sub_rlinks[f, s, h] = sub_rlinks[f, g, h]
+                            copy_path(f, s, g, lb)
                             break
                         pick -= 1
             else:
                 move_to_entropy(f, s, int(next_uniform(lb_rng, f) * ENTROPY_SPACE), lb)
     for s in range(n):
         sub_lost[f, s] = 0.0
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def copy_path(f, s, g, lb) -> None:
+    """Flow ``f``'s subflow ``s`` takes subflow ``g``'s entropy, path and ACKs' way back."""
+    lb.entropy[f, s] = lb.entropy[f, g]
+    for h in range(lb.hops[f]):
+        lb.links[f, s, h] = lb.links[f, g, h]
+    for h in range(lb.ack_links.shape[2]):  # (with ACK priority too)
+        lb.ack_links[f, s, h] = lb.ack_links[f, g, h]
 
 
 @njit(cache=True, error_model="numpy")
@@ -244,7 +251,13 @@ def reps_acks(f, now, base_rtt, ls, lb, hops, base) -> None:
     keeps its entropy for a round of a base RTT (``base_rtt`` ps) with the chance that its
     path leaves its bytes unmarked (``LS_MARK`` of each of its links now) and their ACKs
     come back (``LS_FAULT`` of its links and of its ACKs' way back: uno.fluid.faults), and
-    otherwise moves to the next entropy in turn."""
+    otherwise moves to the next entropy in turn.
+
+    While its buffer is frozen (``lb.reps.freeze_us``, :func:`reps_timeout`) a packet takes the
+    cached entropies only: a subflow that moves takes the path of a random one that stays (the
+    next entropy in turn when none does); at the first round after the freeze the buffer is
+    empty and the packets take random entropies, twice the buffer's worth: every subflow moves
+    to a random entropy."""
     st = lb.reps_s
     if st[f, REPS_START] < 0.0:
         st[f, REPS_START] = now
@@ -252,8 +265,18 @@ def reps_acks(f, now, base_rtt, ls, lb, hops, base) -> None:
         return
     st[f, REPS_START] = now
     n_entropies = int(lb.reps_p[REPS_ENTROPIES])
+    n = lb.n[f]
+    if 0.0 <= st[f, REPS_FROZEN] <= now:  # the freeze is over
+        st[f, REPS_FROZEN] = -1.0
+        for s in range(n):
+            move_to_entropy(f, s, int(next_uniform(lb.rng, f) * n_entropies), lb)
+            forget_queued(f, s, lb, hops, base)
+            st[f, REPS_MOVES] += 1.0
+        return
     faults = hops.acks[ACKS.faults] != 0.0
-    for s in range(lb.n[f]):
+    moving = lb.lost  # (REPS reads no lost bytes: the subflows that move this round, flagged)
+    n_stay = 0
+    for s in range(n):
         unmarked = 1.0
         for h in range(lb.hops[f]):
             link = lb.links[f, s, h]
@@ -262,13 +285,40 @@ def reps_acks(f, now, base_rtt, ls, lb, hops, base) -> None:
                 unmarked *= 1.0 - ls[link, LS_FAULT]
         for h in range(hops.ack_hops[f] if faults else 0):  # (nor do ACKs lost on the way)
             unmarked *= 1.0 - ls[lb.ack_links[f, s, h], LS_FAULT]
-        if next_uniform(lb.rng, f) >= 1.0 - unmarked:
+        move = next_uniform(lb.rng, f) < 1.0 - unmarked
+        moving[f, s] = 1.0 if move else 0.0
+        n_stay += 0 if move else 1
+    frozen = st[f, REPS_FROZEN] >= 0.0
+    for s in range(n):
+        if moving[f, s] == 0.0:
             continue
-        entropy = int(st[f, REPS_NEXT])
-        st[f, REPS_NEXT] = (entropy + 1) % n_entropies
-        move_to_entropy(f, s, entropy, lb)
+        if frozen and n_stay > 0:  # the cached entropies: a subflow that stays
+            pick = int(next_uniform(lb.rng, f) * n_stay)
+            for g in range(n):
+                if moving[f, g] == 0.0:
+                    if pick == 0:
+                        copy_path(f, s, g, lb)
+                        break
+                    pick -= 1
+        else:
+            entropy = int(st[f, REPS_NEXT])
+            st[f, REPS_NEXT] = (entropy + 1) % n_entropies
+            move_to_entropy(f, s, entropy, lb)
         forget_queued(f, s, lb, hops, base)
         st[f, REPS_MOVES] += 1.0
+    for s in range(n):
+        moving[f, s] = 0.0
+
+
+@njit(cache=True, error_model="numpy")
+def reps_timeout(f, now, lb) -> None:
+    """REPS flow ``f``'s retransmission timer fired at ``now`` (ps): with
+    ``lb.reps.freeze_us`` (the authors' htsim code's failure mode, uno.lb.reps) a flow not
+    frozen freezes its buffer that long (:func:`reps_acks`)."""
+    st = lb.reps_s
+    if lb.reps_p[REPS_FREEZE] > 0.0 and st[f, REPS_FROZEN] < 0.0:
+        st[f, REPS_FROZEN] = now + lb.reps_p[REPS_FREEZE]
+        st[f, REPS_FREEZES] += 1.0
 
 
 @njit(cache=True, error_model="numpy")

@@ -121,9 +121,11 @@ loss report): a subflow of one (:func:`uno.fluid.balance.plb_acks`). REPS (``lb=
 Algorithm 1) spreads a flow over ``engine.fluid_reps_paths`` subflows on the entropies it
 explores first; each round of a base RTT a subflow moves to the next entropy in turn with the
 chance its path marks its bytes, as a packet's place in the window takes a new entropy at a
-marked ACK (:func:`uno.fluid.balance.reps_acks`). An even split would ignore exactly what
-these balancers do (for UnoLB it lost 2.6x the packet engine's bytes on the Uno Fig. 10
-traffic, hence UnoLB's own law above).
+marked ACK (:func:`uno.fluid.balance.reps_acks`); with ``lb.reps.freeze_us`` (the authors'
+code) a timeout freezes its buffer, during which a moving subflow takes the path of one that
+stays, and after which every subflow takes a random entropy. An even split would ignore
+exactly what these balancers do (for UnoLB it lost 2.6x the packet engine's bytes on the Uno
+Fig. 10 traffic, hence UnoLB's own law above).
 
 - **PFC** (``switch.pfc.enabled``; :mod:`uno.fluid.pfc`): the packet engine's ingress queues
   and thresholds (the data class only); an ingress queue above Xoff pauses its link for the
@@ -159,9 +161,8 @@ levels, after twice the propagation before the link (a flow on subflows: the lin
 subflows are at). Not in the hybrid.
 
 Not modelled, and refused with a message naming the setting: the DCI switches' element
-(``switch.dci``), REPS's buffer freezes (``lb.reps.freeze_us``), fast retransmit for
-erasure-coded flows (``transport.dupack_threshold``: a coded flow's losses are found by its
-blocks only).
+(``switch.dci``), fast retransmit for erasure-coded flows (``transport.dupack_threshold``: a
+coded flow's losses are found by its blocks only), MP-RDMA's updates on duplicate ACKs.
 
 **ACKs** (``engine.fluid_ack_bytes``, on by default; :func:`uno.fluid.links.acks_out`): each
 data packet delivered sends one ACK (64 B per 4,160-B data packet) back along the flow's ACK

@@ -13,7 +13,7 @@ import numpy as np
 
 from uno.core.errors import ConfigError
 from uno.core.rng import RngStreams
-from uno.core.units import BITS_PER_BYTE, PS_PER_S
+from uno.core.units import BITS_PER_BYTE, PS_PER_S, us_to_ps
 from uno.fluid.balance import (
     PLB_FRACTION,
     PLB_LOSS_AT,
@@ -22,6 +22,7 @@ from uno.fluid.balance import (
     PLB_ROUNDS,
     PLB_START,
     PLB_STATE,
+    REPS_FROZEN,
     REPS_NEXT,
     REPS_START,
     REPS_STATE,
@@ -327,10 +328,10 @@ def flow_routes(cfg, scenario: Scenario, specs, src, dst, n_sent, max_hops, rng:
             float(p.repath_on_loss),
         )
         plb_s[:, [PLB_START, PLB_LOSS_AT]] = -1.0
-    reps_p = np.array([1.0 if reps else 0.0, cfg.lb.n_entropies])
+    reps_p = np.array([1.0 if reps else 0.0, cfg.lb.n_entropies, us_to_ps(cfg.lb.reps.freeze_us)])
     reps_s = np.zeros((n if reps else 0, REPS_STATE))
     if reps:
-        reps_s[:, REPS_START] = -1.0
+        reps_s[:, [REPS_START, REPS_FROZEN]] = -1.0
         reps_s[:, REPS_NEXT] = reps_explore % cfg.lb.n_entropies
     # UnoLB's options (uno.fluid.balance.unolb_moving)
     uno = cfg.lb.algo == "unolb"

@@ -58,10 +58,6 @@ def check_fluid_support(cfg, engine: str = "fluid", with_cc: bool = True) -> Non
     # (max-min runs no congestion control and its rates never exceed a link's capacity: no
     # queue builds, so nothing is lost, trimmed or noticed, and the balancers' reactions to
     # losses and the switches' congestion notices have nothing to act on)
-    if cfg.lb.algo == "reps" and cfg.lb.reps.freeze_us > 0 and with_cc:
-        raise ConfigError(
-            "lb.reps.freeze_us", f"{where} models REPS's Algorithm 1 only (no buffer freezes)"
-        )
     if cfg.lb.algo == "unolb":
         u = cfg.lb.unolb
         if u.subflows > MAX_SUBFLOWS:
