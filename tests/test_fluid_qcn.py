@@ -16,11 +16,11 @@ from uno.net.qcn import CongestionPoint
 QEQ, W, SAMPLE = 34_000.0, 8.0, 15_000.0
 
 
-def point_row(counted=0.0, qold=0.0, q_end=0.0, q_step=-2.0, accepted=0.0) -> np.ndarray:
+def point_row(counted=0.0, qold=0.0, q_end=0.0, q_at=-1.0, accepted=0.0) -> np.ndarray:
     qcn = np.zeros((1, QP.size))
     qcn[0, QP.qeq], qcn[0, QP.w], qcn[0, QP.sample] = QEQ, W, SAMPLE
     qcn[0, QP.counted], qcn[0, QP.qold] = counted, qold
-    qcn[0, QP.q_end], qcn[0, QP.q_step], qcn[0, QP.accepted] = q_end, q_step, accepted
+    qcn[0, QP.q_end], qcn[0, QP.q_at], qcn[0, QP.accepted] = q_end, q_at, accepted
     return qcn
 
 
@@ -51,28 +51,29 @@ def test_samples_match_the_packet_congestion_point(counted, qold, q_start, q_end
     """A step's samples where the count crosses each multiple of the interval, the queue at
     the point of the step the sample falls: the packet congestion point's notices, levels,
     count and Q_old, for packets joining a queue that grows evenly over the same bytes."""
-    k = 10
-    qcn = point_row(counted, qold, q_start, k - 1, accepted)
-    take_samples(qcn, 0, k, float(q_end), 1e9)
+    start, end = 10e6, 11e6  # (ps: the step after the one that left the queue at q_start)
+    qcn = point_row(counted, qold, q_start, start, accepted)
+    take_samples(qcn, 0, start, end, float(q_end), 1e9)
     notices, levels, count_after, qold_after = packet_samples(counted, qold, q_start, q_end,
                                                              accepted)  # fmt: skip
     assert qcn[0, QP.notices] == notices
     assert qcn[0, QP.level_sum] == levels
     assert qcn[0, QP.counted] == pytest.approx(count_after)
     assert qcn[0, QP.qold] == pytest.approx(qold_after)
-    assert (qcn[0, QP.q_end], qcn[0, QP.q_step]) == (q_end, k)
+    assert (qcn[0, QP.q_end], qcn[0, QP.q_at]) == (q_end, end)
 
 
 def test_the_queue_drains_between_steps_without_arrivals():
-    """A link that accepted nothing for three steps starts the step with its last level
-    drained at its line rate (10 kB a step) over them: 60 kB -> 40 kB -> ... -> 30 kB."""
-    qcn = point_row(0.0, 0.0, 60_000.0, 6.0, accepted=15_000.0)
-    take_samples(qcn, 0, 10, 30_000.0, 10_000.0)
+    """A link that accepted nothing for three steps of 1 us starts the step with its last
+    level drained at its line rate (10 kB a step) over them: 60 kB -> 50 kB -> ... -> 30 kB."""
+    rate = 10_000.0 / 1e6  # (bytes/ps)
+    qcn = point_row(0.0, 0.0, 60_000.0, 7e6, accepted=15_000.0)  # (the end of step 6)
+    take_samples(qcn, 0, 10e6, 11e6, 30_000.0, rate)
     # one sample at the step's end: Q = 30 kB, Q - Q_old = 30 kB: F_b = -4 kB + 240 kB
     assert qcn[0, QP.notices] == 1
     assert qcn[0, QP.level_sum] == 63 * 236_000 // (QEQ * 17)
-    qcn = point_row(0.0, 0.0, 60_000.0, 3.0, accepted=15_000.0)  # (long idle: it emptied)
-    take_samples(qcn, 0, 10, 0.0, 10_000.0)
+    qcn = point_row(0.0, 0.0, 60_000.0, 4e6, accepted=15_000.0)  # (long idle: it emptied)
+    take_samples(qcn, 0, 10e6, 11e6, 0.0, rate)
     assert qcn[0, QP.notices] == 0
 
 

@@ -59,9 +59,11 @@ from uno.topo.base import SWITCH
 
 #: a congestion point's row (float64): its link, Q_eq (bytes), w, the sampling interval
 #: (bytes), the bytes counted towards the next sample, Q_old (bytes), the link's level at the
-#: end of the last step it accepted bytes in and that step, the bytes it accepted this step,
-#: the notices of this step's samples and the sum of their levels, the notices sent
-QP = layout("QcnPoint", ("link", "qeq", "w", "sample", "counted", "qold", "q_end", "q_step",
+#: end of the last step it accepted bytes in and that step's end (ps, -1: none; a time, which a
+#: change of the step size leaves in order, where a step's index does not), the bytes it
+#: accepted this step, the notices of this step's samples and the sum of their levels, the
+#: notices sent
+QP = layout("QcnPoint", ("link", "qeq", "w", "sample", "counted", "qold", "q_end", "q_at",
                          "accepted", "notices", "level_sum", "sent"))  # fmt: skip
 
 
@@ -91,7 +93,7 @@ def qcn_rows(q, scenario) -> tuple[np.ndarray, np.ndarray]:
             row[QP.qeq] = q.qeq_bytes
             row[QP.w] = q.w
             row[QP.sample] = q.sample_bytes
-            row[QP.q_step] = -2.0
+            row[QP.q_at] = -1.0
             row_of[e.edge_id] = len(rows)
             rows.append(row)
     return np.array(rows).reshape(-1, QP.size), row_of
@@ -153,18 +155,18 @@ def note_accepted(j, link, back_entry, accepted, hops) -> None:
 
 
 @njit(cache=True, error_model="numpy", inline="always")
-def take_samples(qcn, row, k, q_now, drained) -> None:
-    """Congestion point ``row``'s samples of step ``k``, whose end left its link's queue at
-    ``q_now`` bytes (``drained``: the bytes the link sends in a step): the notices they send
-    and the sum of their levels (``QP.notices``, ``QP.level_sum``)."""
+def take_samples(qcn, row, start_ps, end_ps, q_now, rate) -> None:
+    """Congestion point ``row``'s samples of the step from ``start_ps`` to ``end_ps``, whose end
+    left its link's queue at ``q_now`` bytes (``rate``: the link's line rate, bytes/ps): the
+    notices they send and the sum of their levels (``QP.notices``, ``QP.level_sum``)."""
     accepted = qcn[row, QP.accepted]
     sample = qcn[row, QP.sample]
     counted = qcn[row, QP.counted]
     # the level at the step's start: where the last step left it, drained at the line rate
     # over the steps since (the link accepted no data meanwhile)
     q_start = 0.0
-    if qcn[row, QP.q_step] >= 0.0:
-        q_start = qcn[row, QP.q_end] - drained * (k - 1 - qcn[row, QP.q_step])
+    if qcn[row, QP.q_at] >= 0.0:
+        q_start = qcn[row, QP.q_end] - rate * (start_ps - qcn[row, QP.q_at])
         if q_start < 0.0:
             q_start = 0.0
     notices = 0.0
@@ -182,7 +184,7 @@ def take_samples(qcn, row, k, q_now, drained) -> None:
     qcn[row, QP.qold] = qold
     qcn[row, QP.counted] = counted + accepted - n * sample
     qcn[row, QP.q_end] = q_now
-    qcn[row, QP.q_step] = k
+    qcn[row, QP.q_at] = end_ps
     qcn[row, QP.notices] = notices
     qcn[row, QP.level_sum] = level_sum
     qcn[row, QP.sent] += notices
@@ -199,11 +201,12 @@ def qcn_step(k, dt_ps, fs, ls, ring, pool, calendar, hops) -> None:
     if n == 0:
         return
     col = int(hops.acks[ACKS.qcn])
+    end_ps = (k + 1) * dt_ps
     for i in range(n):
         link = log[2 + LOG_FIELDS * i]
         row = hops.qcn_row[link]
-        if qcn[row, QP.q_step] != k:  # (the link's first entry this step)
-            take_samples(qcn, row, k, ls[link, LS_Q], ls[link, LS_CAP] * dt_ps)
+        if qcn[row, QP.q_at] != end_ps:  # (the link's first entry this step)
+            take_samples(qcn, row, end_ps - dt_ps, end_ps, ls[link, LS_Q], ls[link, LS_CAP])
     for i in range(n):
         at = 1 + LOG_FIELDS * i
         j = log[at]
