@@ -1,15 +1,15 @@
 """transport.ack_paths: a flow's ACKs cycle over N entropies for their route while echoing the
-data packet's entropy, the same way in both data planes; 0 keeps the reversed data path; the
-fluid engine refuses it for subflows (each subflow's ACKs take its own path back there; its
-cycled ACK routes: tests/test_fluid_acks.py)."""
+data packet's entropy, the same way in both data planes; 0 keeps the reversed data path; in
+the fluid engine a flow on subflows takes the cycled ACK routes too (its cycled ACK routes:
+tests/test_fluid_acks.py)."""
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import pytest
 
 import uno
-from uno.core.errors import ConfigError
 from uno.net.hashing import ack_path_entropy, flow_hash_key
 
 SMALL = ["workload=incast", "workload.n_intra=4", "workload.n_inter=0", "workload.receiver=5",
@@ -82,10 +82,22 @@ def test_both_data_planes_route_the_acks_alike():
     assert runs["python"].tables["ports"]["tx_packets"].sum() > 0
 
 
-def test_the_fluid_engine_refuses_it_for_subflows_only():
-    for lb in ("unolb", "plb", "reps"):
-        with pytest.raises(ConfigError, match="transport.ack_paths"):
-            uno.run(uno.compose([*SMALL, "transport.ack_paths=256", "engine.kind=fluid",
-                                 f"lb={lb}"]))  # fmt: skip
-    run = uno.run(uno.compose([*SMALL, "transport.ack_paths=256", "engine.kind=fluid"]))
-    assert run.flows["finish_ps"].notna().all()
+@pytest.mark.parametrize("lb", ["ecmp", "unolb", "plb", "reps"])
+def test_the_fluid_flows_acks_take_the_cycled_routes_whatever_the_balancer(lb):
+    """A flow on subflows keeps no ACK hops of its own: its ACKs' route is the receiver's
+    cycled one (:func:`uno.fluid.routes.cycled_ack_routes`), as a routed flow's; every flow
+    finishes."""
+    from uno.api import to_run_config
+    from uno.build import build_simulation
+    from uno.fluid.routes import cycled_ack_routes, routing_arrays, switch_index
+
+    over = [*SMALL, "transport.ack_paths=256", "engine.kind=fluid", f"lb={lb}"]
+    sim = build_simulation(to_run_config(uno.compose(over)))
+    assert (sim.lb.ack_hops == 0).all() and (sim.hops.ack_hops == 0).all()
+    sc = sim.scenario
+    src = np.array([p.spec.src for p in sim.flows])
+    dst = np.array([p.spec.dst for p in sim.flows])
+    tables = routing_arrays(sc, switch_index(sc.routing), True)
+    ptr, link, w = cycled_ack_routes(src, dst, 256, int(sim.lb.links.shape[2]), tables)
+    assert (sim.rv_ptr == ptr).all() and (sim.rv_link == link).all() and (sim.rv_w == w).all()
+    assert sim.run().flows["finish_ps"].notna().all()
