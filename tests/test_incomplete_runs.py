@@ -186,3 +186,18 @@ def test_an_interrupted_run_in_results_leaves_no_empty_folder(tmp_path):
                             signal.SIGINT)  # fmt: skip
     assert got == 130 and err.strip() == "uno-run: interrupted", err
     assert not (tmp_path / "results").exists()
+
+
+def test_a_signal_inside_llvms_callbacks_waits_for_python():
+    """A signal handled in a frame llvmlite runs for LLVM's C++ code (as Numba loads a kernel
+    from its cache) is sent again a little later: an exception raised there crashed the process
+    (exit -11) instead of the run cleaning up."""
+    import sys
+
+    from uno.cli import in_llvm_callback
+
+    namespace: dict = {}
+    exec(compile("import sys\nframe = sys._getframe()", "/site/llvmlite/binding/ffi.py", "exec"),
+         namespace)  # fmt: skip
+    assert in_llvm_callback(namespace["frame"])
+    assert not in_llvm_callback(sys._getframe())

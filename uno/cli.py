@@ -21,8 +21,10 @@ pipe (``uno-run ... | head``) is dropped quietly.
 from __future__ import annotations
 
 import logging
+import os
 import signal
 import sys
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -347,23 +349,46 @@ def _hydra_showing(argv: list[str]) -> None:
         raise SystemExit(EXIT_REFUSED) from None
 
 
+#: seconds after which a signal that came inside LLVM's callbacks is sent again
+RESEND_S = 0.05
+
+
+def in_llvm_callback(frame) -> bool:
+    """Whether ``frame`` (a signal handler's) runs inside llvmlite, which LLVM's C++ code calls
+    back as Numba loads or compiles a kernel: an exception raised there crashes the process
+    (exit -11) instead of reaching the run's clean-up."""
+    while frame is not None:
+        if "llvmlite" in frame.f_code.co_filename:
+            return True
+        frame = frame.f_back
+    return False
+
+
 @contextmanager
 def _sigterm_raises() -> Iterator[None]:
-    """SIGTERM raises :class:`Terminated` (as Ctrl-C raises KeyboardInterrupt), so that the
-    run cleans up; the previous handler is restored after."""
+    """SIGTERM raises :class:`Terminated` and Ctrl-C KeyboardInterrupt, so that the run cleans
+    up, but not inside LLVM's callbacks (:func:`in_llvm_callback`): there the signal is sent
+    again :data:`RESEND_S` later; the previous handlers are restored after."""
 
-    def terminate(signum, frame):
-        raise Terminated
+    def handler(exc):
+        def handle(signum, frame):
+            if in_llvm_callback(frame):
+                threading.Timer(RESEND_S, os.kill, (os.getpid(), signum)).start()
+                return
+            raise exc
+
+        return handle
 
     try:
-        previous = signal.signal(signal.SIGTERM, terminate)
+        previous = {sig: signal.signal(sig, handler(exc)) for sig, exc in
+                    ((signal.SIGTERM, Terminated), (signal.SIGINT, KeyboardInterrupt))}  # fmt: skip
     except ValueError:  # not the main thread: leave signals alone
-        previous = None
+        previous = {}
     try:
         yield
     finally:
-        if previous is not None:
-            signal.signal(signal.SIGTERM, previous)
+        for sig, old in previous.items():
+            signal.signal(sig, old)
 
 
 if __name__ == "__main__":
