@@ -487,8 +487,7 @@ class FluidSimulation:
         fs[:, C.FS_WIRE_DROP] = 0.0
         if not on or len(self.flows) == 0 or len(self.rt_link) == 0:
             return
-        edges = self.scenario.routing.edges
-        link_delay = np.fromiter((e.delay_ps for e in edges), dtype=np.float64, count=len(edges))
+        link_delay = self._link_delays_ps()
         # (a link of a datacenter's fabric is shorter than its base RTT by far; a WAN link is
         # not, whatever the step)
         long_ps = self.scenario.intra_ref.base_rtt_ps
@@ -503,18 +502,21 @@ class FluidSimulation:
             self._ring_memory, self.ring = DELAY_LINES.take(rows, width)
         route_wire(fs, self.hops, self.rt_ptr, self.rt_link, lb.n, link_delay, long_ps)
 
+    def _link_delays_ps(self) -> np.ndarray:
+        """Each link's propagation (ps)."""
+        edges = self.scenario.routing.edges
+        return np.fromiter((e.delay_ps for e in edges), dtype=np.float64, count=len(edges))
+
     def _set_qcn(self) -> None:
         """The QCN congestion points' arrays (:func:`uno.fluid.qcn.qcn_state`; after the wire
         links, which their notices' return delays read) and their delay-line columns."""
         points, row_of = self._qcn_points
         if not len(points):
             return
-        edges = self.scenario.routing.edges
-        link_delay = np.fromiter((e.delay_ps for e in edges), dtype=np.float64, count=len(edges))
-        fs = self.fs
-        wire_hop = np.where(self.lb.n > 0, fs[:, C.FS_WIRE_HOP], -1.0).astype(np.int64)
+        fs = self.fs  # (FS_WIRE_HOP: -1 but for flows on subflows with a wire link)
         state = qcn_state(points, row_of, self.rt_ptr, self.rt_link, self.rt_w, self.hops.ei,
-                          link_delay, wire_hop, fs[:, C.FS_WIRE_PS])  # fmt: skip
+                          self._link_delays_ps(), fs[:, C.FS_WIRE_HOP].astype(np.int64),
+                          fs[:, C.FS_WIRE_PS])  # fmt: skip
         self.hops = self.hops._replace(**dict(zip(QCN_FIELDS, state, strict=True)))
         self.hops.acks[C.ACKS.qcn] = self.qcn_col
 
