@@ -538,7 +538,6 @@ def test_fluid_writes_the_packet_engine_tables(tmp_path):
     "overrides,field",
     [
         (["cc=mprdma_bbr_artifact"], "cc.mprdma.update_on_duplicate_ack"),
-        (["faults=table1_setup1"], "faults.losses[0].block_probabilities"),
         (["engine.kind=hybrid"], "engine.hybrid_packet_max_bytes"),
         (["cc=dctcp", "ec=mds"], "transport.dupack_threshold"),
         (

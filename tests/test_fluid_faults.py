@@ -20,6 +20,12 @@ BACK_AT_300_US = (
 )
 LOSSY = ["faults.link_failures=[]",
          "faults.losses=[{ports:['*->*'],both_directions:false,probability:0.002}]"]  # fmt: skip
+#: Table 1's model at a higher rate: per block of 10 packets, 1, 2 or 3 lost with these
+#: chances, a packet in 500 on average
+LOSSY_BLOCKS = [
+    "faults.link_failures=[]",
+    "faults.losses=[{ports:['*->*'],both_directions:false,block_probabilities:[0.01,0.002,0.002]}]",
+]  # fmt: skip
 
 
 def _both(extra):
@@ -77,6 +83,22 @@ def test_lossy_links_lose_their_share():
         assert ours == pytest.approx(theirs, rel=0.1 if stat == "mean" else 0.2)
 
 
+def test_block_losses_lose_their_mean_rate():
+    """The correlated losses of Table 1's model (here a packet in 500 on average): the fluid's
+    links lose their mean rate, and the flows' timeouts and FCTs stay within the same targets
+    of the packet run's, whose ports lose the packets in clusters."""
+    packet, fluid = _both(LOSSY_BLOCKS)
+    for run in (packet, fluid):
+        ports = run.tables["ports"]
+        share = ports["fault_drops"].sum() / ports["tx_packets"].sum()
+        assert share == pytest.approx(0.002, rel=0.25)
+    assert sum(packet.summary["faults"]["block_losses"][2:]) > 0  # (clusters, in packets)
+    assert fluid.flows["timeouts"].sum() == pytest.approx(packet.flows["timeouts"].sum(), rel=0.33)
+    for stat in ("mean", lambda x: x.quantile(0.99)):
+        ours, theirs = fluid.flows["fct_ps"].agg(stat), packet.flows["fct_ps"].agg(stat)
+        assert ours == pytest.approx(theirs, rel=0.1 if stat == "mean" else 0.2)
+
+
 def test_faults_change_nothing_where_there_are_none():
     """A loss probability of 0 on every port is no fault: the same run as without."""
     base = [*FAILED, "engine.kind=fluid", "faults.link_failures=[]"]
@@ -89,8 +111,7 @@ def test_faults_change_nothing_where_there_are_none():
 @pytest.mark.parametrize(
     "extra, field",
     [
-        (["engine.kind=fluid", "faults.losses=[{ports:['*->*'],block_probabilities:[0.001]}]"],
-         r"faults\.losses\[0\]\.block_probabilities"),
+        (["engine.kind=maxmin", "faults.link_failures=[]", LOSSY_BLOCKS[1]], r"faults\.losses"),
         (["engine.kind=maxmin"], r"faults\.link_failures"),
         (["engine.kind=fluid", "faults.link_failures=[{ports:['nowhere->*']}]"],
          r"faults\.link_failures\[0\]\.ports\[0\]"),

@@ -660,3 +660,30 @@ def test_inter_dc_coded_flows_hear_of_no_loss_before_an_rtt_and_the_receivers_ti
     assert len(heard) > 20
     earliest = fs[heard, K.FS_START] + fs[heard, K.FS_BASE_RTT] + fs[heard, K.FS_LOSS_DELAY]
     assert (first[heard] >= earliest).all()
+
+
+@pytest.mark.parametrize("share", [0.0, 1.0])
+def test_resent_packets_fail_their_blocks_only_when_more_than_m_of_them_are_lost(share):
+    """A coded flow's resends are the missing packets of blocks the receiver holds the rest
+    of: a block that lost 3 of its 8 + 2 packets (p = 1/8: E[j | j > 2] = 3.27) needs one of
+    the three back, so a lost resend fails its block with a chance of p^2 (1.6%), where a
+    fresh packet's loss is in a failed block 31% of the time (``coded_loss_shares``)."""
+    from types import SimpleNamespace
+
+    from uno.fluid import columns as C
+    from uno.fluid.coding import coded_losses
+
+    mss, p, n, m = 4160.0, 0.125, 8, 2
+    fs = np.zeros((1, C.N_FS))
+    fs[0, C.FS_EC_N], fs[0, C.FS_EC_M], fs[0, C.FS_SIZE] = n, m, 1e12
+    fs[0, C.FS_RESEND_SHARE] = share
+    lb = SimpleNamespace(n=np.zeros(1, dtype=np.int64), drops=np.zeros((1, 0, 2)))
+    rng = np.array([12345], dtype=np.uint64)
+    lost = failed = 0.0
+    for _ in range(20000):
+        fs[0, C.FS_EXPOSED], fs[0, C.FS_DROPPED] = 80 * mss, 80 * mss * p
+        step_lost, step_failed, gone = coded_losses.py_func(0, n, mss, fs, rng, lb, np.zeros(8))
+        assert gone <= step_failed <= step_lost
+        lost, failed = lost + step_lost, failed + step_failed
+    expected = p**2 if share else K.coded_loss_shares(p, n, m)[0]
+    assert failed / lost == pytest.approx(expected, rel=0.12)

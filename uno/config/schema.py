@@ -785,7 +785,8 @@ class LinkLoss:
     both_directions: bool = False
     #: independent loss probability of every packet
     probability: float = num(0.0, "[0, 1]")
-    #: correlated loss: entry k-1 is the probability that a block loses k packets (Uno Table 1)
+    #: correlated loss: entry k-1 is the probability that a block loses k packets (Uno Table 1;
+    #: the fluid engine loses their mean rate, without the clusters)
     block_probabilities: list[float] = field(default_factory=list)
     #: packets per block of the correlated loss
     block_packets: int = num(10, "[1, 100000]")

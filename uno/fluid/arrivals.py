@@ -35,6 +35,7 @@ from uno.fluid.columns import (
     FS_FINISH,
     FS_HALT,
     FS_INFLIGHT,
+    FS_LEADS,
     FS_LOSS_AT,
     FS_LOSS_PENDING,
     FS_MARK_FRAC,
@@ -265,6 +266,8 @@ def flow_feedback(f, k, now, dt_ps, base, flows, ls, lines, lb, hops, scratch) -
     counters[CT.finished] += 1
     if fs[f, FS_STOP] > 0.0:
         counters[CT.waiting] -= 1
+    if fs[f, FS_LEADS] > 0.0:
+        counters[CT.led] += 1
     ring_give(ring, pool, f, k, fs, lines.calendar)
     return True
 

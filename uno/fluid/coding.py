@@ -1,7 +1,8 @@
 """Erasure-coded blocks in the fluid kernels (UnoRC, Uno paper §4.2): which of a coded flow's
 lost packets its blocks absorb, which it must resend (a block with more than m of its n + m
 packets lost) and which only the sender's timer finds (a block none of whose packets arrived),
-drawn in whole blocks from the flow's stream.
+drawn in whole blocks from the flow's stream. The packets it resends are the missing ones of
+blocks the receiver holds the rest of: a block needs all but m of them back.
 
 Units: bytes; chances in [0, 1].
 """
@@ -12,7 +13,7 @@ import math
 
 from numba import njit
 
-from uno.fluid.columns import FS_DROPPED, FS_EC_M, FS_EXPOSED, FS_SIZE
+from uno.fluid.columns import FS_DROPPED, FS_EC_M, FS_EXPOSED, FS_RESEND_SHARE, FS_SIZE
 from uno.fluid.draws import next_uniform
 from uno.fluid.losses import dropped_packets
 
@@ -96,7 +97,9 @@ def coded_losses(f, n_ec, mss, fs, rng_state, lb, dist):
     :func:`uno.fluid.forward.forward`), a block's packets riding the subflows round robin
     (:func:`spread_loss_shares`): the flow's chance taken for every packet would have a block
     lose on all its packets what one lossy subflow loses on its own. The shares are drawn in
-    whole blocks (:func:`whole_blocks`). ``dist``: the step's scratch, whose head is left
+    whole blocks (:func:`whole_blocks`). The share ``FS_RESEND_SHARE`` of the lost bytes that
+    were resent packets fails by the blocks those complete (below). ``dist``: the step's
+    scratch, whose head is left
     holding each subflow's chance of losing a packet (:func:`uno.fluid.balance.name_subflows`
     reads it) and whose tail takes the block's loss distribution."""
     dropped = fs[f, FS_DROPPED]
@@ -115,21 +118,44 @@ def coded_losses(f, n_ec, mss, fs, rng_state, lb, dist):
     if lost <= 0.0 or n_ec == 0:
         return lost, lost, 0.0
     m = int(fs[f, FS_EC_M])
-    if n_sub > 0:
-        failed_share, gone_share, per_block = spread_loss_shares(
-            sub_loss, n_sub, n_ec, m, dist[sub_drops.shape[1] :]
-        )
-    else:
-        p = dropped / exposed if exposed > dropped else 1.0
-        failed_share, gone_share, per_block = coded_loss_shares(p, n_ec, m)
-    failed, gone = whole_blocks(
-        f, lost, failed_share, gone_share, per_block, n_ec + m, mss, fs, rng_state
+    p = dropped / exposed if exposed > dropped else 1.0
+    tail = dist[sub_drops.shape[1] :]
+    failed_share, gone_share, per_block = block_loss_shares(p, sub_loss, n_sub, n_ec, m, tail)
+    resent = lost * fs[f, FS_RESEND_SHARE]
+    failed, gone = 0.0, 0.0
+    if resent > 0.0:
+        # the missing packets of blocks the receiver holds the rest of: a block that could not
+        # be decoded lost about per_block of its packets, all resent, and it decodes once all
+        # but m of them arrive (uno.transport.receiver: the block's state waits for them), a
+        # block of per_block - m data packets and m parity. Taken as fresh blocks, the resends
+        # of Fig. 13 A's sprayed coded flows (a WAN link of eight down) failed their blocks
+        # again 31% of the times they lost a packet, and most flows waited for a second NACK
+        # where packets decode at the first (their resends fail a block with a chance of p^m)
+        n_re = max(1, int(round(per_block)) - m)
+        r_failed, r_gone, r_per = block_loss_shares(p, sub_loss, n_sub, n_re, m, tail)
+        failed, gone = whole_blocks(f, resent, r_failed, r_gone, r_per, n_re + m, mss, fs,
+                                    rng_state, True)  # fmt: skip
+        if n_sub > 0:  # (the tail holds the fresh blocks' distribution: name_subflows)
+            block_loss_shares(p, sub_loss, n_sub, n_ec, m, tail)
+    fresh_failed, fresh_gone = whole_blocks(
+        f, lost - resent, failed_share, gone_share, per_block, n_ec + m, mss, fs, rng_state
     )
-    return lost, failed, gone
+    return lost, failed + fresh_failed, gone + fresh_gone
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def block_loss_shares(p, sub_loss, n_sub, n, m, dist):
+    """:func:`coded_loss_shares` of blocks of ``n`` + ``m`` packets lost each with chance
+    ``p``, or for a flow on ``n_sub`` subflows with each subflow's chance
+    (:func:`spread_loss_shares`, ``dist`` its scratch)."""
+    if n_sub > 0:
+        return spread_loss_shares(sub_loss, n_sub, n, m, dist)
+    return coded_loss_shares(p, n, m)
 
 
 @njit(cache=True, error_model="numpy")
-def whole_blocks(f, lost, failed_share, gone_share, per_block, block_packets, mss, fs, rng_state):
+def whole_blocks(f, lost, failed_share, gone_share, per_block, block_packets, mss, fs, rng_state,
+                 resends=False):  # fmt: skip
     """Of coded flow ``f``'s ``lost`` bytes in this step, those in blocks that cannot be
     decoded and those in blocks of which nothing arrived, drawn in whole blocks from the
     flow's stream: their expected shares (:func:`coded_loss_shares`) would make every step
@@ -143,12 +169,18 @@ def whole_blocks(f, lost, failed_share, gone_share, per_block, block_packets, ms
     lost bytes when fewer: the rest of its packets were lost in another step), a block of which
     nothing arrived all its ``block_packets`` (the flow's wire bytes when fewer); the number of
     each is the expected bytes over that, rounded up with the chance of its fraction, so the
-    means are the shares'. Returns (failed, gone) bytes, gone <= failed <= lost."""
+    means are the shares'. ``resends``: the packets are a block's missing ones, resent back to
+    back and lost in one step: a failed block is one of ``per_block`` packets even where the
+    step lost fewer (its bytes then at most the step's), as a block fails only when that many
+    are lost (a chunk the size of the step's loss drew three times the failures of Fig. 13 A's
+    resent blocks of three). Returns (failed, gone) bytes, gone <= failed <= lost."""
     unit = fs[f, FS_SIZE] if 0.0 < fs[f, FS_SIZE] < mss else mss
     failed = lost * failed_share
     if failed <= 0.0:
         return 0.0, 0.0
-    drawn = in_whole_chunks(f, failed, per_block * unit, lost, rng_state)
+    chunk = per_block * unit
+    drawn = in_whole_chunks(f, failed, chunk, max(lost, chunk) if resends else lost, rng_state)
+    drawn = min(drawn, lost)
     if drawn <= 0.0:
         return 0.0, 0.0
     # of the failed blocks, those of which nothing arrived (their share of the failed bytes)

@@ -264,7 +264,16 @@ FS_FAULT_SHARE = 73
 # from batch to batch (a batch's whole ones are heard), and the notices heard
 FS_QCN_CARRY = 74
 FS_QCN_HEARD = 75
-N_FS = 88  # (76 used: rows of eleven cache lines, an odd number, as N_LS)
+# 1: other flows start once every flow of this one's tag has finished (workload ``after``): the
+# kernel hands back to Python after the step it finishes in (uno.fluid.engine: FluidSimulation
+# starts them)
+FS_LEADS = 76
+# a coded flow's lost bytes queued to be sent again (its sender sends them before new ones), and
+# the share of its latest sends that were such bytes: they are the missing packets of blocks
+# the receiver holds the rest of (uno.fluid.coding.coded_losses)
+FS_RESEND_WAIT = 77
+FS_RESEND_SHARE = 78
+N_FS = 88  # (79 used: rows of eleven cache lines, an odd number, as N_LS)
 
 # ---- what every step reads of every running flow: a compact table ``fx`` -------------------
 # (4 flows a cache line, against a row of five lines in ``fs``: a flow with nothing to do this
@@ -334,8 +343,9 @@ R_SUBWIRE = N_R
 
 # ---- the index sets the kernels read by position ----------------------------------------------
 #: ``counters`` (int64): the next flow of ``order`` to start, the running flows, the flows
-#: finished, the busy links, the flows marked ``FS_STOP`` not finished yet (-1: none marked)
-CT = layout("Counters", ("next_start", "running", "finished", "busy", "waiting"))
+#: finished, the busy links, the flows marked ``FS_STOP`` not finished yet (-1: none marked),
+#: the flows marked ``FS_LEADS`` finished
+CT = layout("Counters", ("next_start", "running", "finished", "busy", "waiting", "led"))
 #: the rows of ``block`` (int64, a column per flow and one more): each flow's block in steps (a
 #: power of two; 1: every step), the last column the largest; the flows with something held for
 #: their block's end, the last column their count; 1 for those flows

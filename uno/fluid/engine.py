@@ -151,8 +151,14 @@ only (with ``ec``: refused), and not in the hybrid.
 **Faults** (``faults``, :mod:`uno.fluid.faults`): a failed link loses what leaves it from its
 failure to its repair, a lossy one each packet with its probability, and the ACKs crossing
 them on the way back in the same shares; these losses are found by fast retransmit or the
-timer, never trimmed. Not the Table 1 correlated losses (``block_probabilities``: refused),
-and not in max-min (in the hybrid the packet ports' own fault models drop its packets).
+timer, never trimmed. The Table 1 correlated losses (``block_probabilities``) at their mean
+packet loss rate: the clusters within a link's blocks are not modelled. Not in max-min (in
+the hybrid the packet ports' own fault models drop its packets).
+
+**Flows that wait for a group** (a workload's ``after``, :mod:`uno.fluid.chains`): a flow starts
+its own delay after the last flow of the tag it names finished, in the step holding that time
+(the kernel hands back to Python after a step in which such a flow finished). The hybrid
+chains its packet flows only; max-min refuses chains.
 
 **Congestion notices** (``switch.qcn``, :mod:`uno.fluid.qcn`; Annulus's near-source loop): the
 congestion points' links sample the data the flows leave in them every ``sample_bytes``, at
@@ -208,6 +214,7 @@ from uno.fluid.arrays import (
     step_scratch,
     subflow_wire,
 )
+from uno.fluid.chains import FlowChains
 from uno.fluid.faults import FaultSchedule
 from uno.fluid.int_records import INTS, SLOT_FIELDS, int_state
 from uno.fluid.kernels import advance
@@ -322,11 +329,9 @@ class FluidSimulation:
         self.n_finished = 0
         self.now_ps = 0
         plans = scenario.flows if plans is None else list(plans)
-        for p in plans:
-            if p.spec.after:
-                raise ConfigError(
-                    "workload", f"engine.kind={self.engine_name} does not chain flows ('after')"
-                )
+        name = engine_name or self.engine_name
+        if name != "fluid" and any(p.spec.after for p in plans):
+            raise ConfigError("workload", f"engine.kind={name} does not chain flows ('after')")
         self.flows = plans
         self.port_names = port_names(scenario.routing)
         self.ls = link_rows(scenario)
@@ -425,6 +430,7 @@ class FluidSimulation:
         self.rv_ptr, self.rv_link, self.rv_w = routes.rv_ptr, routes.rv_link, routes.rv_w
         self.ring, self.ring_pool, self.ring_len = ring, pool, ring_len
         self.line_memory_limit_bytes = line_memory_limit_bytes()
+        self.chains = FlowChains(plans, fs)  # (workload ``after``: their starts wait)
         self.order = np.argsort(fs[:, C.FS_START], kind="stable").astype(np.int64)
         # what each step reads of every running flow, and which flows have something due at
         # which step (a row per step, modulo a span of the longest delay line: the lines hold
@@ -545,11 +551,12 @@ class FluidSimulation:
         else:
             got = delivered[req]
         start = fs[req, C.FS_START]
+        known = ~self.chains.waiting(fs)[req]  # (a chained flow's start: once its group is done)
         return (
             float(got.sum()),
             float(size.sum()),
             bool((start <= now_ps).all()),
-            bool((start >= self.max_time_ps).any()),
+            bool((start[known] >= self.max_time_ps).any()),
         )
 
     def _busy_from(self, k: int) -> int:
@@ -610,6 +617,8 @@ class FluidSimulation:
                 if k_sample <= k_next:
                     k_next, sample_due = k_sample, True
             k = self._advance_to(k, min(k_next, k_stop))
+            if self.chains.any:
+                self._start_chained()
             self.faults.apply(self.now_ps, self.ls)
             self.check_line_memory()
             budget.spent(k - k_work)
@@ -667,6 +676,13 @@ class FluidSimulation:
     def _done(self) -> bool:
         """Every flow finished, or every one the run waits for (``engine.stop_when_done``)."""
         return self.n_finished == len(self.flows) or self.counters[C.CT.waiting] == 0
+
+    def _start_chained(self) -> None:
+        """The flows whose group finished in the last kernel call get their starts
+        (:class:`uno.fluid.chains.FlowChains`); the step's bound by the flows left to start
+        is computed again (:meth:`_wanted_factor`)."""
+        if self.chains.start_ready(self.fs, self.order, int(self.counters[C.CT.next_start])):
+            self._rtt_after = None
 
     def _advance_to(self, k: int, k_stop: int) -> int:
         """:meth:`advance` from step ``k`` to ``k_stop`` (earlier if every flow finished), and

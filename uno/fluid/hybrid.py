@@ -128,6 +128,13 @@ class HybridSimulation(Simulation):
             )
         fluid_plans = [p for p, pk in zip(scenario.flows, as_packets, strict=True) if not pk]
         packet_plans = [p for p, pk in zip(scenario.flows, as_packets, strict=True) if pk]
+        waited_for = {p.spec.after for p in scenario.flows if p.spec.after}
+        if any(p.spec.after or p.spec.tag in waited_for for p in fluid_plans):
+            raise ConfigError(
+                "workload",
+                "engine.kind=hybrid chains flows ('after') among its packet flows only: a fluid "
+                "flow waits for a group or is waited for (engine.kind=fluid chains them)",
+            )
         # the fluid engine checks what it cannot model (faults, balancers, controllers, ...)
         self.fluid = FluidSimulation(cfg, scenario, self.rng, fluid_plans, self.engine_name)
         # with engine.fluid_step_settled_rtt the packet flows bound the step as fluid ones

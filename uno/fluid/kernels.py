@@ -41,12 +41,15 @@ from uno.fluid.columns import (
     C_CWND,
     CC_LAW,
     CT,
+    FS_EC_N,
     FS_HALT,
     FS_INFLIGHT,
     FS_LAST_SEND,
     FS_LAW_TIMERS,
     FS_NIC,
     FS_NIC_LINK,
+    FS_RESEND_SHARE,
+    FS_RESEND_WAIT,
     FS_SEND_TIME,
     FS_SENT,
     FS_START,
@@ -276,6 +279,10 @@ def make_sends(now, dt_ps, n_cand, n_nics, flows, ls, scratch) -> int:
         fs[f, FS_UNSENT] -= send
         fs[f, FS_INFLIGHT] += send
         fs[f, FS_SENT] += send
+        if send > 0.0 and fs[f, FS_EC_N] > 0.0:  # (a coded flow's resends go first)
+            resent = min(send, fs[f, FS_RESEND_WAIT])
+            fs[f, FS_RESEND_WAIT] -= resent
+            fs[f, FS_RESEND_SHARE] = resent / send
     for j in range(n_nics):
         nic = nics[j]
         ls[nic, LS_DEMAND] = 0.0
@@ -322,7 +329,8 @@ def carry_feedback(k, now, n_senders, flows, links, routes, lb, hops, scratch) -
 def advance(k_start, k_stop, dt_ps, flows, links, routes, lines, lb, hops, scratch):
     """Run steps ``k_start`` .. ``k_stop - 1`` (step k covers [k dt, (k+1) dt)); returns the
     step reached: ``k_stop``, or earlier when every flow has finished or, at the end of the step
-    in which the last of them finished, every flow marked ``FS_STOP`` has. The state comes in
+    in which the last of them finished, every flow marked ``FS_STOP`` has, or a flow marked
+    ``FS_LEADS`` (others start after its tag's flows: Python starts them). The state comes in
     the groups of :mod:`uno.fluid.state`: ``flows`` (:data:`~uno.fluid.state.Flows`: its
     ``counters``, named by ``CT``, say which flow of ``order`` starts next, how many run, how
     many finished, how many links are busy, how many flows the run waits for), ``links``,
@@ -352,6 +360,7 @@ def advance(k_start, k_stop, dt_ps, flows, links, routes, lines, lb, hops, scrat
     fs, order, counters = flows.fs, flows.order, flows.counters
     tally = scratch.tally  # (where the steps' time goes: uno.fluid.cycles)
     n_flows = fs.shape[0]
+    led = counters[CT.led]
     k = k_start
     while k < k_stop:
         now = k * dt_ps
@@ -395,4 +404,6 @@ def advance(k_start, k_stop, dt_ps, flows, links, routes, lines, lb, hops, scrat
         k += 1
         if counters[CT.waiting] == 0:
             break  # every flow the run waits for has finished (engine.stop_when_done)
+        if counters[CT.led] != led:
+            break  # a flow others wait for finished: Python starts them if its group is done
     return k

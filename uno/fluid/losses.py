@@ -30,6 +30,7 @@ from uno.fluid.columns import (
     FS_LOSS_PENDING,
     FS_NIC,
     FS_PENDING,
+    FS_RESEND_WAIT,
     FS_RTO,
     FS_RTO_AFTER,
     FS_SIZE,
@@ -105,6 +106,8 @@ def resend(fs, f, lost) -> None:
     if fs[f, FS_INFLIGHT] < 0.0:
         fs[f, FS_INFLIGHT] = 0.0
     fs[f, FS_UNSENT] += lost
+    if fs[f, FS_EC_N] > 0.0:  # (sent before new bytes: uno.fluid.kernels.make_sends)
+        fs[f, FS_RESEND_WAIT] += lost
     if fs[f, FS_RTO_AFTER] > 0.0:
         fs[f, FS_RTO] = fs[f, FS_RTO_AFTER]
 

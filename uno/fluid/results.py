@@ -47,7 +47,7 @@ def flows_table(sim) -> pd.DataFrame:
     paths = [p.path for p in plans]
     finished = fs[:, C.FS_STATE] == 2.0
     finish = np.where(finished, np.round(fs[:, C.FS_FINISH]), np.nan)
-    start = np.fromiter((s.start_ps for s in specs), dtype=np.int64, count=n)
+    start = sim.chains.start_times_ps(fs)
     fct = finish - start
     ideal = np.fromiter((p.ideal_fct_ps for p in plans), dtype=np.int64, count=n)
     size = np.fromiter((s.size_bytes for s in specs), dtype=np.int64, count=n)

@@ -67,13 +67,6 @@ def check_fluid_support(cfg, engine: str = "fluid", with_cc: bool = True) -> Non
             raise ConfigError("faults.link_failures", f"{where} does not model link failures")
         if cfg.faults.losses:
             raise ConfigError("faults.losses", f"{where} does not model random packet losses")
-    for i, loss in enumerate(cfg.faults.losses):
-        if loss.block_probabilities:
-            raise ConfigError(
-                f"faults.losses[{i}].block_probabilities",
-                f"{where} models losses of single packets (probability), not blocks of "
-                "consecutive packets",
-            )
     if cfg.switch.trimming.enabled and with_cc:
         if engine == "hybrid":
             raise ConfigError(
