@@ -179,3 +179,21 @@ def test_the_artifacts_unolb_on_its_failed_wan_link():
         p99s[engine] = np.mean([r["fct_ps"].quantile(0.99) for r in runs])
     assert means["fluid"] == pytest.approx(means["packet"], rel=0.1)
     assert p99s["fluid"] == pytest.approx(p99s["packet"], rel=0.2)
+
+
+def test_the_artifacts_coded_fig13a_runs_in_the_fluid():
+    """The Uno artifact's Fig. 13 A with coding sets ``ec.retransmit_timeout=target_rtt``: a
+    block a retransmission opened waits 1.05 base RTTs for its NACK. Every flow finishes, its
+    blocks NACKed where they failed."""
+    from uno.api import to_run_config
+    from uno.build import build_simulation
+    from uno.fluid import columns as C
+
+    over = ["experiment=artifact_fig13_linkfail", "ec=mds", "lb=plb", "seed=111",
+            "engine.kind=fluid", "engine.progress=false"]  # fmt: skip
+    sim = build_simulation(to_run_config(uno.compose(over)))
+    fs = sim.fs
+    assert fs[:, C.FS_RETX_LOSS_DELAY] == pytest.approx(1.05 * fs[:, C.FS_BASE_RTT], rel=1e-6)
+    assert (fs[:, C.FS_LOSS_DELAY] < fs[:, C.FS_RETX_LOSS_DELAY]).all()
+    flows = sim.run().flows
+    assert flows["finish_ps"].notna().all() and flows["nacks"].sum() > 0

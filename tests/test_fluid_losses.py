@@ -152,7 +152,7 @@ def test_a_coded_flows_loss_report_names_the_subflows_whose_bytes_were_dropped(t
     sim.fs[f, K.FS_DROPPED], sim.fs[f, K.FS_EXPOSED] = 3 * mss, 10 * mss
     scratch = np.zeros(n_sub + int(sim.fs[f, K.FS_EC_M]) + 2)
     rng = sim.loss_rng.copy()
-    lost, failed, _ = coded_losses(f, n_ec, mss, sim.fs, rng, sim.lb, scratch)
+    lost, failed, _, _, _ = coded_losses(f, n_ec, mss, sim.fs, rng, sim.lb, scratch)
     assert lost > 0.0 and not sub_drops[f].any()  # (read and cleared)
     path_loss = np.zeros(n_sub)
     path_loss[[2, 5]] = 0.3  # subflows 2 and 5 crossed dropping links at the send
@@ -620,9 +620,10 @@ def test_a_coded_flows_nack_comes_an_rtt_and_the_receivers_timer_after_the_send(
     calendar = np.zeros((256, 1), dtype=np.uint64)
     # at step 10, bytes sent at 9,500 ps with a 60.2-step RTT: 4 packets, 1 of them in a block
     # none of whose packets arrived
-    book(0, 10, 9_500.0, 60_200.0, 4 * mss, mss, 8, mss, dt, fs, ring, pool, calendar)
+    timer = fs[0, K.FS_LOSS_DELAY]
+    book(0, 10, 9_500.0, 60_200.0, 4 * mss, mss, 8, mss, dt, fs, ring, pool, calendar, timer)
     # (a later step's losses: their own time)
-    book(0, 30, 30_000.0, 60_000.0, mss, 0.0, 8, mss, dt, fs, ring, pool, calendar)
+    book(0, 30, 30_000.0, 60_000.0, mss, 0.0, 8, mss, dt, fs, ring, pool, calendar, timer)
     assert pool.length[0] == 200 and pool.free_count.tolist() == [1, 1, 0]  # grown twice
 
     def due(col):
@@ -633,8 +634,37 @@ def test_a_coded_flows_nack_comes_an_rtt_and_the_receivers_timer_after_the_send(
     assert due(K.R_NACK) == {110: 3 * mss, 130: mss}
     assert (int(calendar[110, 0]) & 1) and (int(calendar[130, 0]) & 1)
     assert fs[0, K.FS_LOSS_AT] == -1.0 and fs[0, K.FS_LOSS_PENDING] == 0.0  # nothing heard yet
-    # the block none of whose packets arrived: the sender's timer, an RTO after the send
+    # the block none of whose packets arrived: the sender's timer, an RTO after the send; its
+    # resend opens the block again at the receiver (FS_OPEN_TIMED)
     assert fs[0, K.FS_WAIT] == mss and due(K.R_TIMEOUT) == {160: mss}
+    assert fs[0, K.FS_OPEN_TIMED] == mss
+
+
+@pytest.mark.parametrize("twin", [False, True])
+def test_a_block_a_retransmission_opened_is_nacked_after_the_retransmit_timeout(twin):
+    """``ec.retransmit_timeout``: the receiver times a block whose first packet to arrive is a
+    retransmission with ``FS_RETX_LOSS_DELAY`` (uno/transport/receiver.py), so the bytes lost
+    in such blocks are NACKed that long after the trip, the others after ``FS_LOSS_DELAY``."""
+    from uno.fluid.filing import book_coded
+    from uno.fluid.state import DelayLines
+
+    book = book_coded.py_func if twin else book_coded
+    dt, mss = 1000.0, 4096.0
+    fs = np.zeros((1, K.N_FS))
+    fs[0, K.FS_LOSS_DELAY], fs[0, K.FS_RETX_LOSS_DELAY] = 40 * dt, 100 * dt
+    fs[0, K.FS_RTO], fs[0, K.FS_LOSS_AT], fs[0, K.FS_EC_M] = 300 * dt, -1.0, 2
+    fs[0, K.FS_NIC] = 4.5 * mss / 500.0  # (a lost packet's block leads it by 500 ps)
+    pool = RingPool(np.zeros(1, dtype=np.int64), np.full(1, 256, dtype=np.int64),
+                    np.full(1, 256, dtype=np.int64), np.array([256]), np.zeros(1, dtype=np.int64),
+                    np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64),
+                    np.full(1, 256, dtype=np.int64))  # fmt: skip
+    ring = np.zeros((256, K.N_R))
+    lines = DelayLines(ring, pool, np.zeros((512, 1), dtype=np.uint64))
+    # 4 packets failed at step 10, 2 of them in blocks their resends opened
+    book(0, 10, 9_500.0, 60_200.0, 4 * mss, 0.0, 2 * mss, 0.0, 8, mss, dt, fs, lines)
+    nacks = {s: ring[s, K.R_NACK] for s in range(256) if ring[s, K.R_NACK]}
+    # 9,500 - 500 + 60,200 + 40,000 (or 100,000) ps: steps 110 and 170
+    assert nacks == {110: 2 * mss, 170: 2 * mss}
 
 
 def test_inter_dc_coded_flows_hear_of_no_loss_before_an_rtt_and_the_receivers_timer():
@@ -682,7 +712,8 @@ def test_resent_packets_fail_their_blocks_only_when_more_than_m_of_them_are_lost
     lost = failed = 0.0
     for _ in range(20000):
         fs[0, C.FS_EXPOSED], fs[0, C.FS_DROPPED] = 80 * mss, 80 * mss * p
-        step_lost, step_failed, gone = coded_losses.py_func(0, n, mss, fs, rng, lb, np.zeros(8))
+        step_lost, step_failed, gone, _, _ = coded_losses.py_func(0, n, mss, fs, rng, lb,
+                                                                 np.zeros(8))  # fmt: skip
         assert gone <= step_failed <= step_lost
         lost, failed = lost + step_lost, failed + step_failed
     expected = p**2 if share else K.coded_loss_shares(p, n, m)[0]

@@ -81,6 +81,12 @@ def flow_rows(cfg, scenario: Scenario, plans, src, n_packets, coded, n_sent, nic
         fs[coded, C.FS_EC_M] = ec.parity_packets
         timeouts = [p.ec_timeout_ps for p in plans]
         fs[coded, C.FS_LOSS_DELAY] = [t for t in timeouts if t is not None]
+        # (ec.retransmit_timeout: a block opened by a retransmission; "same" has none)
+        fs[coded, C.FS_RETX_LOSS_DELAY] = [
+            p.ec_timeout_ps if p.ec_retransmit_timeout_ps is None else p.ec_retransmit_timeout_ps
+            for p in plans
+            if p.ec_timeout_ps is not None
+        ]
     fast = ~coded & (dupack > 0)  # (coded flows: refused, check_coded_loss_detection)
     fs[fast, C.FS_DUPACK_BYTES] = dupack[fast] * scenario.data_bytes
     fs[fast | coded, C.FS_LOSS_NACK] = 1.0

@@ -40,6 +40,8 @@ from uno.fluid.columns import (
     FS_LOSS_PENDING,
     FS_MARK_FRAC,
     FS_MARKED,
+    FS_OPEN_TIMED,
+    FS_OPEN_WAIT,
     FS_PBEYOND,
     FS_PENDING,
     FS_QBEYOND,
@@ -210,6 +212,10 @@ def loss_reports(f, k, now, due, nack, late_nack, base, flows, lb, hops, ent_bef
     if due > 0.0 and (fs[f, FS_WAIT] > 0.0 or fs[f, FS_VOID_BYTES] > 0.0):
         lost = timer_declares(f, k, due, fs)
     if lost > 0.0:
+        # (a coded flow's blocks of which nothing arrived: opened again by their resends)
+        opening = min(lost, fs[f, FS_OPEN_TIMED])
+        fs[f, FS_OPEN_TIMED] -= opening
+        fs[f, FS_OPEN_WAIT] += opening
         resend(fs, f, lost)
         hear_timeout(cs, cp, f, now, fs)
         if lb.reps_p[REPS_ON] > 0.0:  # (its buffer's freeze, lb.reps.freeze_us)

@@ -13,7 +13,14 @@ import math
 
 from numba import njit
 
-from uno.fluid.columns import FS_DROPPED, FS_EC_M, FS_EXPOSED, FS_RESEND_SHARE, FS_SIZE
+from uno.fluid.columns import (
+    FS_DROPPED,
+    FS_EC_M,
+    FS_EXPOSED,
+    FS_OPEN_SHARE,
+    FS_RESEND_SHARE,
+    FS_SIZE,
+)
 from uno.fluid.draws import next_uniform
 from uno.fluid.losses import dropped_packets
 
@@ -85,7 +92,8 @@ def spread_loss_shares(losses, n_sub, n, m, dist):
 @njit(cache=True, error_model="numpy")
 def coded_losses(f, n_ec, mss, fs, rng_state, lb, dist):
     """Flow ``f``'s losses to the links in this step (:func:`uno.fluid.losses.dropped_packets`,
-    bytes): (lost, of them to resend, of those in blocks of which nothing arrived). Uncoded
+    bytes): (lost, of them to resend, of those in blocks of which nothing arrived, and of the
+    last two those in blocks a retransmission opens: ``FS_OPEN_SHARE``). Uncoded
     (``n_ec`` = 0): all lost bytes are resent. Coded (UnoRC, ``n_ec`` data packets a block):
     the packets that reached the dropping links were each lost with the step's chance
     ``FS_DROPPED`` / ``FS_EXPOSED`` (:func:`coded_loss_shares`; a block's packets leave back to
@@ -116,13 +124,18 @@ def coded_losses(f, n_ec, mss, fs, rng_state, lb, dist):
         sub_drops[f, sf, 0] = 0.0
         sub_drops[f, sf, 1] = 0.0
     if lost <= 0.0 or n_ec == 0:
-        return lost, lost, 0.0
+        return lost, lost, 0.0, 0.0, 0.0
     m = int(fs[f, FS_EC_M])
     p = dropped / exposed if exposed > dropped else 1.0
     tail = dist[sub_drops.shape[1] :]
     failed_share, gone_share, per_block = block_loss_shares(p, sub_loss, n_sub, n_ec, m, tail)
-    resent = lost * fs[f, FS_RESEND_SHARE]
-    failed, gone = 0.0, 0.0
+    # the resends of blocks of which nothing arrived open their blocks again: fresh blocks
+    opening = lost * fs[f, FS_OPEN_SHARE]
+    resent = lost * fs[f, FS_RESEND_SHARE] - opening
+    failed, gone, open_failed, open_gone = 0.0, 0.0, 0.0, 0.0
+    if opening > 0.0:
+        open_failed, open_gone = whole_blocks(f, opening, failed_share, gone_share, per_block,
+                                              n_ec + m, mss, fs, rng_state)  # fmt: skip
     if resent > 0.0:
         # the missing packets of blocks the receiver holds the rest of: a block that could not
         # be decoded lost about per_block of its packets, all resent, and it decodes once all
@@ -138,9 +151,11 @@ def coded_losses(f, n_ec, mss, fs, rng_state, lb, dist):
         if n_sub > 0:  # (the tail holds the fresh blocks' distribution: name_subflows)
             block_loss_shares(p, sub_loss, n_sub, n_ec, m, tail)
     fresh_failed, fresh_gone = whole_blocks(
-        f, lost - resent, failed_share, gone_share, per_block, n_ec + m, mss, fs, rng_state
-    )
-    return lost, failed + fresh_failed, gone + fresh_gone
+        f, lost - resent - opening, failed_share, gone_share, per_block, n_ec + m, mss, fs,
+        rng_state,
+    )  # fmt: skip
+    failed += fresh_failed + open_failed
+    return lost, failed, gone + fresh_gone + open_gone, open_failed, open_gone
 
 
 @njit(cache=True, error_model="numpy", inline="always")

@@ -273,7 +273,16 @@ FS_LEADS = 76
 # the receiver holds the rest of (uno.fluid.coding.coded_losses)
 FS_RESEND_WAIT = 77
 FS_RESEND_SHARE = 78
-N_FS = 88  # (79 used: rows of eleven cache lines, an odd number, as N_LS)
+# a coded flow's block timer at the receiver for a block whose first packet to arrive is a
+# retransmission (ec.retransmit_timeout; FS_LOSS_DELAY otherwise), ps; the lost bytes of blocks
+# of which nothing arrived that wait for the sender's timer, those of them queued to be sent
+# again (a part of FS_RESEND_WAIT), and the share of its latest sends that were such bytes:
+# their blocks open at the receiver with a retransmission (uno.fluid.losses.book_losses)
+FS_RETX_LOSS_DELAY = 79
+FS_OPEN_TIMED = 80
+FS_OPEN_WAIT = 81
+FS_OPEN_SHARE = 82
+N_FS = 88  # (83 used: rows of eleven cache lines, an odd number, as N_LS)
 
 # ---- what every step reads of every running flow: a compact table ``fx`` -------------------
 # (4 flows a cache line, against a row of five lines in ``fs``: a flow with nothing to do this

@@ -46,7 +46,10 @@ step, its bytes still moving every step (:meth:`FluidSimulation._set_blocks`,
   packets lost (each lost with the drop fraction they met) are resent after the receiver's
   block timer, or after the sender's retransmission timeout when none of the block's packets
   arrived (the receiver has nothing to NACK); the others decode with their blocks
-  (:func:`uno.fluid.coding.coded_loss_shares`).
+  (:func:`uno.fluid.coding.coded_loss_shares`). The resent packets go before new ones and
+  complete the blocks they were resent for (a lost one fails its block only when more than m
+  of the block's resent packets are lost); those of a block of which nothing arrived open it
+  again, its receiver's timer ``ec.retransmit_timeout``.
 - **A full queue drops by its inputs' packet phases** (``engine.fluid_phase_drops``, on by
   default; :func:`uno.fluid.phases.input_drop_shares`). A packet port whose buffer is full
   frees one slot per departure, and the first packet to arrive after it takes the slot: a link

@@ -34,6 +34,7 @@ from uno.fluid.columns import (
     FS_EC_N,
     FS_EXPOSED,
     FS_LAST_SEND,
+    FS_LOSS_DELAY,
     FS_LOST,
     FS_MARK_NEW,
     FS_NIC_LINK,
@@ -43,6 +44,7 @@ from uno.fluid.columns import (
     FS_QTHR,
     FS_RATE,
     FS_RDELAY,
+    FS_RETX_LOSS_DELAY,
     FS_RTTMIN,
     FS_SEND_TIME,
     FS_START,
@@ -308,6 +310,21 @@ def file_samples(f, slot, ack, p_queued, rtt, q_beyond, sent_at, arrive, fs, rin
         ring[slot, R_ARRIVE] = arrive
 
 
+@njit(cache=True, error_model="numpy", inline="always")
+def book_coded(f, k, sent_at, rtt, failed, gone, o_failed, o_gone, n_ec, mss, dt_ps, fs, lines):
+    """:func:`uno.fluid.losses.book_losses` of the step's ``failed`` bytes (``gone`` of them in
+    blocks of which nothing arrived), ``o_failed`` (``o_gone``) of them in blocks a
+    retransmission opened, which the receiver's timer NACKs after ``FS_RETX_LOSS_DELAY``
+    (``ec.retransmit_timeout``), the others after ``FS_LOSS_DELAY``."""
+    ring, pool, calendar = lines.ring, lines.pool, lines.calendar
+    if failed - o_failed > 0.5:  # (bytes: what is left is whole packets, or rounding)
+        book_losses(f, k, sent_at, rtt, failed - o_failed, max(0.0, gone - o_gone), n_ec, mss,
+                    dt_ps, fs, ring, pool, calendar, fs[f, FS_LOSS_DELAY])  # fmt: skip
+    if o_failed > 0.0:
+        book_losses(f, k, sent_at, rtt, o_failed, o_gone, n_ec, mss, dt_ps, fs, ring, pool,
+                    calendar, fs[f, FS_RETX_LOSS_DELAY])  # fmt: skip
+
+
 @njit(cache=True, error_model="numpy", _nrt=False)
 def file_sends(k, now, dt_ps, n_senders, flows, ls, routes, lines, lb, hops, scratch) -> None:
     """What happens to the bytes of this step's senders (``scratch.senders[:n_senders]``),
@@ -333,11 +350,12 @@ def file_sends(k, now, dt_ps, n_senders, flows, ls, routes, lines, lb, hops, scr
         mss = cp[f, P_MSS]
         if faults:  # (its ACKs' way back: uno.fluid.faults)
             lose_batch_acks(f, fs, fx, ls, routes.rv_ptr, routes.rv_link, lb, hops)
-        beyond, lost, failed, gone = False, 0.0, 0.0, 0.0
+        beyond, lost, failed, gone, o_failed, o_gone = False, 0.0, 0.0, 0.0, 0.0, 0.0
         if fs[f, FS_DROPPED] > 0.0:  # (nothing dropped: nothing to draw or reset)
             note_fault_share(f, fs)
             beyond = beyond_wire(f, fs)
-            lost, failed, gone = coded_losses(f, n_ec, mss, fs, flows.loss_rng, lb, block_dist)
+            lost, failed, gone, o_failed, o_gone = coded_losses(f, n_ec, mss, fs, flows.loss_rng,
+                                                                lb, block_dist)  # fmt: skip
         if n_sub > 0 and failed > 0.0:  # the subflows a loss report will name
             name_subflows(f, n_sub, n_ec, sub_loss, block_dist, lb.lost)
         spread = may_spread and block[BL.steps, f] == 1 and fs[f, FS_BLOCK_BYTES] <= 0.0
@@ -370,10 +388,8 @@ def file_sends(k, now, dt_ps, n_senders, flows, ls, routes, lines, lb, hops, scr
         if failed > 0.0:
             if beyond:  # (sent a wire propagation before the drop, at the latest)
                 sent_at = min(sent_at, now - fs[f, FS_WIRE_PS])
-            book_losses(
-                f, k, sent_at, rtt, failed, gone, n_ec, mss, dt_ps, fs, ring, lines.pool,
-                lines.calendar,
-            )  # fmt: skip
+            book_coded(f, k, sent_at, rtt, failed, gone, o_failed, o_gone, n_ec, mss, dt_ps, fs,
+                       lines)  # fmt: skip
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
@@ -395,8 +411,8 @@ def file_drops(k, now, dt_ps, flows, ls, lines, lb, scratch) -> None:
         n_ec = int(fs[f, FS_EC_N])
         note_fault_share(f, fs)
         beyond = beyond_wire(f, fs)
-        lost, failed, gone = coded_losses(f, n_ec, cp[f, P_MSS], fs, flows.loss_rng, lb,
-                                          block_dist)  # fmt: skip
+        lost, failed, gone, o_failed, o_gone = coded_losses(f, n_ec, cp[f, P_MSS], fs,
+                                                            flows.loss_rng, lb, block_dist)  # fmt: skip
         if lost <= 0.0:
             continue
         lose_acks(f, k, lost, lost - failed, beyond, dt_ps, fs, ring, ring_ptr, ring_len)
@@ -412,10 +428,8 @@ def file_drops(k, now, dt_ps, flows, ls, lines, lb, scratch) -> None:
             sent_at = min(sent_at, now - fs[f, FS_WIRE_PS])
         # (the round trip as the flow's latest samples saw it)
         rtt = fs[f, FS_BASE_RTT] + fs[f, FS_QBEFORE] + fs[f, FS_QBEYOND] + fs[f, FS_RDELAY]
-        book_losses(
-            f, k, sent_at, rtt, failed, gone, n_ec, cp[f, P_MSS], dt_ps, fs, ring, lines.pool,
-            lines.calendar,
-        )  # fmt: skip
+        book_coded(f, k, sent_at, rtt, failed, gone, o_failed, o_gone, n_ec, cp[f, P_MSS], dt_ps,
+                   fs, lines)  # fmt: skip
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)

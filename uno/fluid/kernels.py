@@ -48,6 +48,8 @@ from uno.fluid.columns import (
     FS_LAW_TIMERS,
     FS_NIC,
     FS_NIC_LINK,
+    FS_OPEN_SHARE,
+    FS_OPEN_WAIT,
     FS_RESEND_SHARE,
     FS_RESEND_WAIT,
     FS_SEND_TIME,
@@ -280,9 +282,13 @@ def make_sends(now, dt_ps, n_cand, n_nics, flows, ls, scratch) -> int:
         fs[f, FS_INFLIGHT] += send
         fs[f, FS_SENT] += send
         if send > 0.0 and fs[f, FS_EC_N] > 0.0:  # (a coded flow's resends go first)
-            resent = min(send, fs[f, FS_RESEND_WAIT])
+            wait = fs[f, FS_RESEND_WAIT]
+            resent = min(send, wait)
+            opening = fs[f, FS_OPEN_WAIT] * resent / wait if wait > 0.0 else 0.0
             fs[f, FS_RESEND_WAIT] -= resent
+            fs[f, FS_OPEN_WAIT] -= opening
             fs[f, FS_RESEND_SHARE] = resent / send
+            fs[f, FS_OPEN_SHARE] = opening / send
     for j in range(n_nics):
         nic = nics[j]
         ls[nic, LS_DEMAND] = 0.0

@@ -26,9 +26,9 @@ from uno.fluid.columns import (
     FS_FAULT_SHARE,
     FS_INFLIGHT,
     FS_LOSS_AT,
-    FS_LOSS_DELAY,
     FS_LOSS_PENDING,
     FS_NIC,
+    FS_OPEN_TIMED,
     FS_PENDING,
     FS_RESEND_WAIT,
     FS_RTO,
@@ -337,6 +337,7 @@ def book_losses(
     ring,
     pool,
     calendar,
+    delay,
 ):
     """How flow ``f`` learns of ``failed`` bytes lost at step ``k`` (``sent_at``: when, for
     its timer; ``rtt``: the round trip, ps, of bytes sent then; ``mss``: a data packet's bytes;
@@ -346,7 +347,9 @@ def book_losses(
     after them are acknowledged first (:func:`fast_retransmit_evidence`, from when their ACKs
     would have come: :func:`take_acks` files them there); coded: the receiver's NACK, ``rtt``
     + its timer (``FS_LOSS_DELAY``) after the send (ring column ``R_NACK``: each step's losses
-    at their own time), the sender's timer for blocks it never saw. Trimmed (``FS_TRIMS`` >= 0,
+    at their own time; ``delay``: the receiver's block timer, ps, ``FS_RETX_LOSS_DELAY`` for
+    blocks a retransmission opened), the sender's timer for blocks it never saw (which their
+    resends open again: ``FS_OPEN_TIMED``). Trimmed (``FS_TRIMS`` >= 0,
     ``switch.trimming``): each lost packet's header goes on to the receiver, whose NACK reaches
     the sender ``rtt`` after the send (``R_NACK``; the header skips the queues after the
     trimming port, in their control lane, so this is at most a little late); but the share
@@ -364,6 +367,7 @@ def book_losses(
     elif n_ec == 0:
         schedule_timeout(f, k, sent_at, failed, dt_ps, fs, ring, pool, calendar)
     else:  # coded: the receiver's NACK, or the sender's timer when it expires first
+        unseen = gone  # (blocks of which nothing arrived: the receiver has no timer for them)
         if failed > gone:
             # the receiver's timer starts as the block's first packet arrives, a forward trip
             # after the send, and its NACK takes the trip back (uno/transport/receiver.py
@@ -376,7 +380,7 @@ def book_losses(
             # before a lost one: the NACK comes first where the packets met less queue than
             # that lead (the sender's timer runs from each packet's own send)
             lead = 0.5 * (fs[f, FS_EC_N] + fs[f, FS_EC_M] - 1.0) * mss / fs[f, FS_NIC]
-            nack_at = sent_at - lead + rtt + fs[f, FS_LOSS_DELAY]
+            nack_at = sent_at - lead + rtt + delay
             step = step_not_before(nack_at, dt_ps)
             lag = fit_lag(f, k, step - k, ring, pool)
             if nack_at < sent_at + fs[f, FS_RTO]:
@@ -394,3 +398,5 @@ def book_losses(
             mark_ring_due(calendar, fs, k + lag, f)
         if gone > 0.0:
             schedule_timeout(f, k, sent_at, gone, dt_ps, fs, ring, pool, calendar)
+        if unseen > 0.0:
+            fs[f, FS_OPEN_TIMED] += unseen

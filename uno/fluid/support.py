@@ -111,10 +111,6 @@ def check_fluid_support(cfg, engine: str = "fluid", with_cc: bool = True) -> Non
             )
     if cfg.switch.dci.enabled and with_cc:
         raise ConfigError("switch.dci.enabled", f"{where} does not model the DCI switches' element")
-    if cfg.ec.kind != "none" and cfg.ec.retransmit_timeout != "same":
-        raise ConfigError(
-            "ec.retransmit_timeout", f"{where} models one block timer per flow, not per packet"
-        )
     if cfg.ec.kind != "none" and with_cc:  # (max-min has no losses to find)
         check_coded_loss_detection(cfg.transport, cfg.ec.scope, where)
     if cfg.engine.port_model != "auto":
