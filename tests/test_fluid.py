@@ -37,6 +37,8 @@ def test_link_kernel_matches_python():
 
 
 def test_external_bytes_kernel_matches_python():
+    """The hybrid's packet bytes enter the fluid links they crossed (``LS_EXT``, the links
+    join the busy list), but for links no fluid flow can reach, left as they are."""
     for _ in range(20):
         ls = random_links(40, RNG)
         ls[:, K.LS_LISTED] = RNG.random(40) < 0.5
@@ -45,18 +47,24 @@ def test_external_bytes_kernel_matches_python():
         busy0[: len(listed)] = listed
         links = RNG.choice(40, 10, replace=False).astype(np.int64)
         nbytes = RNG.uniform(0, 1e4, 10)
+        reached = (RNG.random(40) < 0.7).astype(np.int64)
+        waiting = np.full(10, -1, dtype=np.int64)  # (switch ports: no NIC claims)
+        none = np.zeros(0, dtype=np.int64)
         out = []
-        for fn in (K.add_external, K.add_external.py_func):
+        for fn in (K.fold_packet_bytes, K.fold_packet_bytes.py_func):
             a, busy = ls.copy(), busy0.copy()
-            counters = np.array([0, 0, 0, len(listed)], dtype=np.int64)
-            fn(a, busy, counters, links, nbytes)
+            counters = np.zeros(K.CT.size, dtype=np.int64)
+            counters[K.CT.busy] = len(listed)
+            fn(a, busy, counters, links, nbytes, waiting, none, reached, 1000.0)
             out.append((a, busy, counters))
         np.testing.assert_array_equal(out[0][0], out[1][0])
         np.testing.assert_array_equal(out[0][1], out[1][1])
         np.testing.assert_array_equal(out[0][2], out[1][2])
         a, busy, counters = out[0]
-        np.testing.assert_allclose(a[links, K.LS_EXT], ls[links, K.LS_EXT] + nbytes)
-        assert set(busy[: counters[3]]) == set(listed) | set(links)
+        took = reached[links] == 1
+        np.testing.assert_allclose(a[links, K.LS_EXT], ls[links, K.LS_EXT] + nbytes * took)
+        n_busy = counters[K.CT.busy]
+        assert set(busy[:n_busy]) == set(listed) | set(links[took])
 
 
 def test_prefetch_is_a_hint_the_compiled_code_emits_and_changes_nothing():

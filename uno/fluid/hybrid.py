@@ -10,7 +10,7 @@ The coupling, every fluid step (``engine.fluid_step_intra_rtt`` x the intra-DC b
 inside the packet engine's event loop:
 
 - **Fluid links see the packets' bytes.** Every port counts the bytes it accepted during the
-  step; they enter the fluid link's arrivals (:func:`uno.fluid.kernels.add_external`), so they
+  step; they enter the fluid link's arrivals (:func:`uno.fluid.links.fold_packet_bytes`), so they
   fill its queue and phantom queue, and so delay, mark and drop the fluid flows.
 - **Packets see the fluid occupancy.** The fluid link keeps its fluid flows' part of the queue
   (``LS_QF``, a FIFO share). A packet arriving at a port waits behind the link's queue (it
@@ -72,6 +72,7 @@ from uno.fluid import kernels as K
 from uno.fluid.engine import FluidSimulation
 from uno.fluid.hybrid_loop import DRIVE_KERNEL_STOP, DRIVE_STEP_DONE, hybrid_steps
 from uno.fluid.results import Sampler
+from uno.fluid.routes import SUBFLOW_LB
 from uno.fluid.shared_ports import HybridPort, KernelLinks, PortLinks
 from uno.metrics.progress import Snapshot
 from uno.metrics.result import RunResult
@@ -161,7 +162,7 @@ class HybridSimulation(Simulation):
         coupling = KernelLinks if compiled else PortLinks
         self.links = coupling(self.network.dataplane if compiled else self.network.ports,
                               self.fluid.ls, nic_schedulers, self.rng,
-                              float(scenario.data_bytes))  # fmt: skip
+                              float(scenario.data_bytes), self._fluid_reach(cfg))  # fmt: skip
         self._kernel_driven = compiled and self.links.kernel_driven
         self._fluid_finished = 0
         self._fluid_waited_done = 0
@@ -171,6 +172,18 @@ class HybridSimulation(Simulation):
         self._next_sample_ps = self._sample_every_ps
 
     # ---- coupling ---------------------------------------------------------------------------
+    def _fluid_reach(self, cfg) -> np.ndarray:
+        """Per fluid link, 1 where a fluid flow's bytes or ACKs can reach it: the links of
+        their routes, or every link where flows on subflows (UnoLB, PLB, REPS) move over the
+        equal-cost paths (:func:`uno.fluid.links.fold_packet_bytes` leaves the others out)."""
+        fluid = self.fluid
+        if cfg.lb.algo in SUBFLOW_LB:
+            return np.ones(len(fluid.ls), dtype=np.int64)
+        reached = np.zeros(len(fluid.ls), dtype=np.int64)
+        reached[fluid.rt_link] = 1
+        reached[fluid.rv_link] = 1
+        return reached
+
     def _time_of(self, k: int) -> int:
         return int(round(k * self.fluid.dt_ps))
 

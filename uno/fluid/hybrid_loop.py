@@ -101,12 +101,13 @@ def fluid_step(ST, F, k, dt_ps, coupling, fluid) -> None:
     link that takes bytes joins the list), so only those rows are copied
     (:func:`copy_link_rows`): the others' floats still hold their state. ``coupling``: (bytes
     each port had accepted, Python senders waiting per host, the hosts' NIC links, three
-    scratch arrays of a row per port, one of a row per fluid link); ``fluid``: ``advance``'s
-    groups after ``dt_ps``."""
-    accounted, py_waiting, nic_links, links, nbytes, waiting, was_busy = coupling
+    scratch arrays of a row per port, one of a row per fluid link, and per link whether a fluid
+    flow can reach it); ``fluid``: ``advance``'s groups after ``dt_ps``."""
+    accounted, py_waiting, nic_links, links, nbytes, waiting, was_busy, reached = coupling
     n = take_touched(ST, accounted, py_waiting, links, nbytes, waiting)
     ls, busy, counters = fluid[1][0], fluid[1][1], fluid[0][6]  # (Links' and Flows' fields)
-    fold_packet_bytes(ls, busy, counters, links[:n], nbytes[:n], waiting[:n], nic_links, dt_ps)
+    fold_packet_bytes(ls, busy, counters, links[:n], nbytes[:n], waiting[:n], nic_links, reached,
+                      dt_ps)  # fmt: skip
     n_was = int(counters[CT.busy])
     was_busy[:n_was] = busy[:n_was]
     advance(k, k + 1, dt_ps, fluid[0], fluid[1], fluid[2], fluid[3], fluid[4], fluid[5], fluid[6])

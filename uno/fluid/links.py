@@ -226,31 +226,29 @@ def update_links(ls: np.ndarray, links: np.ndarray, n_links: int, dt_ps: float, 
 
 
 @njit(cache=True, error_model="numpy")
-def add_external(ls, busy, counters, links, nbytes) -> None:
-    """Bytes ``nbytes[i]`` arriving at link ``links[i]`` during the next step from outside the
-    fluid model (the hybrid engine's packets); the links join the busy list."""
-    n_busy = int(counters[CT.busy])
-    for i in range(len(links)):
-        ls[links[i], LS_EXT] += nbytes[i]
-        n_busy = join_busy(ls, busy, n_busy, links[i])
-    counters[CT.busy] = n_busy
-
-
-@njit(cache=True, error_model="numpy")
-def fold_packet_bytes(ls, busy, counters, links, nbytes, waiting, nic_links, dt_ps) -> None:
+def fold_packet_bytes(ls, busy, counters, links, nbytes, waiting, nic_links, reached,
+                      dt_ps) -> None:  # fmt: skip
     """The hybrid's packets of the last step into the fluid links: the ``nbytes[i]`` bytes port
-    ``links[i]`` took arrive at its link in the next step (:func:`add_external`); at a host's
-    NIC (``waiting[i]`` >= 0; -1: a switch port) the host's packet flows claim their share of
-    the NIC's water filling (``LS_PKT_CLAIM``): what they sent, or the whole step's line while
-    a sender waits for the NIC (``waiting[i]`` 1). The claims of the NICs ``nic_links`` that
-    took nothing are cleared."""
+    ``links[i]`` took arrive at its link in the next step (``LS_EXT``; the link joins the busy
+    list); at a host's NIC (``waiting[i]`` >= 0; -1: a switch port) the host's packet flows
+    claim their share of the NIC's water filling (``LS_PKT_CLAIM``): what they sent, or the
+    whole step's line while a sender waits for the NIC (``waiting[i]`` 1). The claims of the
+    NICs ``nic_links`` that took nothing are cleared. A link no fluid flow can reach
+    (``reached`` 0) is left out: a port reads its link's fluid state only where fluid flows
+    hold or send bytes (:func:`uno.net.shared_link.fluid_on_link`), so the steps would change
+    nothing its packets see (on the default incast, half the links the packets cross)."""
     for i in range(len(nic_links)):
         ls[nic_links[i], LS_PKT_CLAIM] = 0.0
-    add_external(ls, busy, counters, links, nbytes)
+    n_busy = int(counters[CT.busy])
     for i in range(len(links)):
+        link = links[i]
+        if reached[link] == 0:
+            continue
+        ls[link, LS_EXT] += nbytes[i]
+        n_busy = join_busy(ls, busy, n_busy, link)
         if waiting[i] >= 0:
-            link = links[i]
             ls[link, LS_PKT_CLAIM] = dt_ps * ls[link, LS_CAP] if waiting[i] > 0 else nbytes[i]
+    counters[CT.busy] = n_busy
 
 
 @njit(cache=True, error_model="numpy")

@@ -151,10 +151,13 @@ class HybridPort(Port):
 class PortLinks:
     """The hybrid's coupling with the Python data plane: every port a :class:`HybridPort`
     reading the fluid links ``ls`` (rows: the routing edges, the ports' order) as they are.
-    ``nic_schedulers``: each host NIC's link -> its turn-taking."""
+    ``nic_schedulers``: each host NIC's link -> its turn-taking; ``reached``: per link, whether
+    a fluid flow can reach it (:func:`uno.fluid.links.fold_packet_bytes`)."""
 
-    def __init__(self, ports: list, ls: np.ndarray, nic_schedulers: dict, rng, full_bytes: float):
+    def __init__(self, ports: list, ls: np.ndarray, nic_schedulers: dict, rng, full_bytes: float,
+                 reached: np.ndarray):  # fmt: skip
         self.ls = ls
+        self.reached = reached
         self.rng = rng
         self.full_bytes = full_bytes
         self.touched: list[HybridPort] = []  # ports that took bytes in this epoch
@@ -191,7 +194,7 @@ class PortLinks:
             count=len(links),
         )
         K.fold_packet_bytes(fluid.ls, fluid.busy, fluid.counters, links, nbytes, waiting,
-                            self._nic_links, fluid.dt_ps)  # fmt: skip
+                            self._nic_links, self.reached, fluid.dt_ps)  # fmt: skip
         fluid.advance(k, k + 1)
 
     def forget(self) -> None:
@@ -204,9 +207,11 @@ class KernelLinks:
     whether its link is a host's NIC (one of ``nic_schedulers``' links) or a link both kinds of
     bytes queue on, its drops by the fluid bytes draw from a stream of its own (the Python
     port's), and after each fluid step the fluid links' state ``ls`` is copied into its floats
-    (:mod:`uno.fluid.hybrid_loop`). ``coupling`` is what the kernels take of it."""
+    (:mod:`uno.fluid.hybrid_loop`). ``coupling`` is what the kernels take of it; ``reached``
+    as :class:`PortLinks`'."""
 
-    def __init__(self, dataplane, ls: np.ndarray, nic_schedulers: dict, rng, full_bytes: float):
+    def __init__(self, dataplane, ls: np.ndarray, nic_schedulers: dict, rng, full_bytes: float,
+                 reached: np.ndarray):  # fmt: skip
         self._dp = dataplane
         n = len(dataplane.views)
         ST = dataplane.ST
@@ -247,6 +252,7 @@ class KernelLinks:
             np.zeros(n, dtype=np.float64),
             np.zeros(n, dtype=np.int64),
             np.zeros(len(ls), dtype=np.int64),  # (scratch: the links busy before a step)
+            reached,
         )
 
     @property
