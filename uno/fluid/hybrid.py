@@ -390,7 +390,8 @@ class HybridSimulation(Simulation):
 
     def _ports_with_fluid(self, packet_ports: pd.DataFrame) -> pd.DataFrame:
         """The packet engine's ports table plus, per link, the bytes the fluid flows sent
-        (``fluid_tx_bytes``) and the largest total queue the fluid model saw."""
+        (``fluid_tx_bytes``) and the largest total queue the fluid model saw (0 on links no
+        fluid flow can reach, which it does not step: :meth:`_fluid_reach`)."""
         fluid_ports = self.fluid.ports_table()
         if not len(fluid_ports):
             return packet_ports
