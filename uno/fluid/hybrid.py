@@ -160,14 +160,17 @@ class HybridSimulation(Simulation):
         # each host's NIC link and turn-taking, for the packet flows' claims on the NIC
         nic_schedulers = {link: self.network.hosts[i].nic_scheduler for link, i in nic_of.items()}
         coupling = KernelLinks if compiled else PortLinks
+        reach = self._fluid_reach(cfg)
         self.links = coupling(self.network.dataplane if compiled else self.network.ports,
                               self.fluid.ls, nic_schedulers, self.rng,
-                              float(scenario.data_bytes), self._fluid_reach(cfg))  # fmt: skip
+                              float(scenario.data_bytes), reach)  # fmt: skip
         self._kernel_driven = compiled and self.links.kernel_driven
         self._fluid_finished = 0
         self._fluid_waited_done = 0
         interval = en.sample_interval_us
         self._sampler = Sampler(self.fluid, cfg) if interval > 0 and fluid_plans else None
+        if self._sampler is not None:  # (the fluid model steps the links it reaches only)
+            self._sampler.keep_ports(reach)
         self._sample_every_ps = us_to_ps(interval) if interval > 0 else 0
         self._next_sample_ps = self._sample_every_ps
 

@@ -214,6 +214,7 @@ class Sampler:
             else:
                 chosen += [i for i, nm in enumerate(names) if fnmatch.fnmatchcase(nm, sel)]
         self.ports = np.array(sorted(set(chosen)), dtype=np.int64)
+        self.keep = None  # (keep_ports)
         self.busy = busy
         self.last_sent = np.zeros(len(sim.flows))
         self.last_acked = np.zeros(len(sim.flows))
@@ -223,6 +224,12 @@ class Sampler:
         self.rates: list[tuple] = []
         self.cwnd: list[tuple] = []
         self.queues: list[tuple] = []
+
+    def keep_ports(self, keep: np.ndarray) -> None:
+        """Sample the queues of the links ``keep`` marks only (the hybrid: those a fluid flow
+        can reach; the packet recorder samples every port's own queue)."""
+        self.ports = self.ports[keep[self.ports] > 0]
+        self.keep = keep
 
     def sample(self, now_ps: int) -> None:
         sim = self.sim
@@ -255,6 +262,8 @@ class Sampler:
             ports = self.ports
             if self.busy:
                 ports = np.union1d(ports, np.nonzero(ls[:, C.LS_Q] > 0)[0])
+                if self.keep is not None:
+                    ports = ports[self.keep[ports] > 0]
             if len(ports):
                 self.queues.append((now_ps, ports, ls[ports, C.LS_Q], ls[ports, C.LS_PH]))
 
