@@ -38,9 +38,8 @@ class FlowChains:
                 fs[i, C.FS_START] = NEVER_PS
         self._tags = np.array(tags, dtype=object)
         self._last_finish_ps: dict[str, float] = {}
-        leads = np.isin(self._tags, list(self._dependents)) if self._dependents else None
-        if leads is not None:
-            fs[:, C.FS_LEADS] = leads
+        if self._dependents:
+            fs[:, C.FS_LEADS] = np.isin(self._tags, list(self._dependents))
         self._counted = np.zeros(len(plans), dtype=bool)
         self.any = bool(self._dependents)
 
@@ -74,6 +73,5 @@ class FlowChains:
     def start_times_ps(self, fs: np.ndarray) -> np.ndarray:
         """Each flow's start (ps): a chained flow's once its group is done, else its delay
         after the group (as the packet engine's flows table has it)."""
-        return np.round(np.where(self.waiting(fs), self._delay_ps, fs[:, C.FS_START])).astype(
-            np.int64
-        )
+        start = np.where(self.waiting(fs), self._delay_ps, fs[:, C.FS_START])
+        return np.round(start).astype(np.int64)
