@@ -1,5 +1,6 @@
-"""Flows that start after others (a workload's ``after``) in the fluid engine: each waits for
-every flow of the tag it names to finish, then its own delay, as in the packet engine."""
+"""Flows that start after others (a workload's ``after``) in the fluid and max-min engines: each
+waits for every flow of the tag it names to finish, then its own delay, as in the packet
+engine."""
 
 from __future__ import annotations
 
@@ -50,10 +51,30 @@ def test_flows_of_an_unfinished_group_never_start():
     assert np.isnan(later["fct_ps"]).all()
 
 
-@pytest.mark.parametrize("kind", ["hybrid", "maxmin"])
-def test_the_other_flow_level_engines_refuse_chains(kind):
-    # (the hybrid: the first iteration's flows as packets, the later ones' fluid)
-    extra = ["engine.hybrid_packet_tags=[it0]"] if kind == "hybrid" else []
+def test_allreduce_iterations_follow_each_other_in_max_min():
+    """Max-min starts each iteration the compute time after the last flow of the one before
+    finished (its transfer at the max-min rate plus its base RTT); the ring's flows share no
+    link, so each takes its ideal FCT, and the run is three iterations back to back."""
+    r = uno.run(uno.compose([*ALLREDUCE, "engine.kind=maxmin"]))
+    f = r.flows
+    assert (f["fct_ps"] == f["ideal_fct_ps"]).all()
+    first, last, ends = _iterations(f)
+    assert (first == last).all() and first["it0"] == 0
+    for i in (1, 2):
+        assert first[f"it{i}"] == ends[f"it{i - 1}"] + COMPUTE_PS
+    assert r.summary["run"]["sim_time_us"] * 10**6 == pytest.approx(ends["it2"])
+
+
+def test_max_min_flows_of_an_unfinished_group_never_start():
+    r = uno.run(uno.compose([*ALLREDUCE, "engine.kind=maxmin", "engine.max_sim_time_ms=0.2",
+                             "engine.allow_unfinished=true"]))  # fmt: skip
+    later = r.flows[r.flows["tag"] != "it0"]
+    assert later["finish_ps"].isna().all() and (later["start_ps"] == COMPUTE_PS).all()
+    assert not r.summary["run"]["all_flows_finished"]
+
+
+def test_the_hybrid_refuses_fluid_flows_in_chains():
+    # (the first iteration's flows as packets, the later ones' fluid)
     with pytest.raises(ConfigError) as err:
-        uno.run(uno.compose([*ALLREDUCE, f"engine.kind={kind}", *extra]))
+        uno.run(uno.compose([*ALLREDUCE, "engine.kind=hybrid", "engine.hybrid_packet_tags=[it0]"]))
     assert err.value.field == "workload" and "after" in str(err.value)

@@ -161,7 +161,8 @@ the hybrid the packet ports' own fault models drop its packets).
 **Flows that wait for a group** (a workload's ``after``, :mod:`uno.fluid.chains`): a flow starts
 its own delay after the last flow of the tag it names finished, in the step holding that time
 (the kernel hands back to Python after a step in which such a flow finished). The hybrid
-chains its packet flows only; max-min refuses chains.
+chains its packet flows only; max-min chains its flows at its events (a flow finishes at its
+last byte's transfer plus its base RTT).
 
 **Congestion notices** (``switch.qcn``, :mod:`uno.fluid.qcn`; Annulus's near-source loop): the
 congestion points' links sample the data the flows leave in them every ``sample_bytes``, at
@@ -332,9 +333,6 @@ class FluidSimulation:
         self.n_finished = 0
         self.now_ps = 0
         plans = scenario.flows if plans is None else list(plans)
-        name = engine_name or self.engine_name
-        if name != "fluid" and any(p.spec.after for p in plans):
-            raise ConfigError("workload", f"engine.kind={name} does not chain flows ('after')")
         self.flows = plans
         self.port_names = port_names(scenario.routing)
         self.ls = link_rows(scenario)

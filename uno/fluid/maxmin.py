@@ -119,6 +119,7 @@ def maxmin_advance(
     nic,
     waits,
     halt,
+    leads,
     finish,
     remaining,
     active,
@@ -137,7 +138,9 @@ def maxmin_advance(
     after it (transfer end + base RTT) has not finished, as its packet sender hears nothing
     after it. Runs at most ``max_events`` rate computations, from and back to the state
     ``ist``/``fst`` (``I_*``, ``F_*``; ``active`` the running flows, ``rates`` theirs, the rest
-    scratch), so that the run is the same whatever the calls; returns whether it is over."""
+    scratch), so that the run is the same whatever the calls, and returns after an event at
+    which a flow marked in ``leads`` finished (flows wait for its tag's: the caller sets their
+    ``start`` and sorts the unstarted tail of ``order`` again); returns whether it is over."""
     n = start.shape[0]
     nxt = ist[I_NEXT]
     n_active = ist[I_ACTIVE]
@@ -148,7 +151,8 @@ def maxmin_advance(
     stop_ps = fst[F_STOP]
     over = False
     calls = 0
-    while calls < max_events:
+    led = False
+    while calls < max_events and not led:
         if not (nxt < n or n_active > 0):
             over = True
             break
@@ -183,6 +187,7 @@ def maxmin_advance(
                 if halt[f] < t_next + base_rtt[f]:
                     continue  # stopped before its last ACK: it leaves unfinished
                 finish[f] = t_next + base_rtt[f]
+                led = led or leads[f]
                 if waits[f]:
                     n_waited -= 1
                     last_waited = max(last_waited, finish[f])
@@ -242,7 +247,8 @@ class MaxMinSimulation(FluidSimulation):
         args = (
             ist, fst, start, size, fs[:, K.FS_BASE_RTT].copy(), self.order, self.rt_ptr,
             self.rt_link, self.rt_w, self.ls[:, K.LS_CAP].copy(), fs[:, K.FS_NIC].copy(), waits,
-            halt, finish, self.remaining, active, rates, residual, load, live,
+            halt, fs[:, K.FS_LEADS] > 0.0, finish, self.remaining, active, rates, residual, load,
+            live,
         )  # fmt: skip
         budget = self.wall_budget  # (uno.core.budget: each call returns within about its aim)
         while True:
@@ -251,6 +257,8 @@ class MaxMinSimulation(FluidSimulation):
             budget.spent(int(ist[I_EVENTS]) - before)
             if over:
                 break
+            if self.chains.any:
+                self._start_chained(finish, start, int(ist[I_NEXT]), fst[F_STOP])
         wall = time.perf_counter() - t0
         # the run's end: the last finish (transfer end + base RTT) of the flows the run waits
         # for, once they all have, or the stop time; a flow whose last ACK would come after it
@@ -269,6 +277,19 @@ class MaxMinSimulation(FluidSimulation):
         result = self._collect(wall, None)
         result.summary["run"]["maxmin_rate_computations"] = int(ist[I_EVENTS])
         return result
+
+    def _start_chained(self, finish, start, next_start: int, stop_ps: float) -> None:
+        """The flows waiting for a group that is now done start at its last finish plus their
+        delay (:meth:`uno.fluid.chains.FlowChains.start_ready`, which reads the finished
+        flows' state and finish from ``fs``); ``start``, the event loop's copy, follows. A
+        flow's finish is its last ACK's arrival: one after the stop time ``stop_ps`` never
+        comes."""
+        fs = self.fs
+        done = (finish >= 0.0) & (finish <= stop_ps)
+        fs[done, K.FS_STATE] = 2.0
+        fs[done, K.FS_FINISH] = finish[done]
+        if self.chains.start_ready(fs, self.order, next_start):
+            start[:] = fs[:, K.FS_START]
 
     def progress_snapshot(self) -> Snapshot:
         """What the progress watcher shows (:mod:`uno.metrics.progress`); reads only."""
