@@ -76,6 +76,7 @@ from uno.fluid.routes import SUBFLOW_LB
 from uno.fluid.shared_ports import HybridPort, KernelLinks, PortLinks
 from uno.metrics.progress import Snapshot
 from uno.metrics.result import RunResult
+from uno.net.compiled.dataplane import compiled_entry
 from uno.net.compiled.layout import NEVER_PS
 from uno.net.port import Port
 from uno.packet_engine import populate_packet, resolve_dataplane
@@ -212,9 +213,14 @@ class HybridSimulation(Simulation):
         the fluid model by it (``self.links.step``), then what follows the step
         (:meth:`_after_step`) and the next: scheduled, or, when the compiled data plane runs
         every packet sender, run with the steps after it inside the kernel while nothing in
-        Python is due (:meth:`_drive`)."""
-        self.links.step(self.fluid, self.step)
-        k = self.step + 1
+        Python is due (:meth:`_drive`, which then runs this step too)."""
+        if self._kernel_driven:
+            k = self._drive(due=True)
+            if k is None:
+                return
+        else:
+            self.links.step(self.fluid, self.step)
+            k = self.step + 1
         while self._after_step(k):
             if not self._kernel_driven:
                 self.engine.call_at(self._time_of(self.step + 1), self._fluid_step, None)
@@ -312,22 +318,32 @@ class HybridSimulation(Simulation):
             return DRIVEN_STEPS
         return int(min(DRIVEN_STEPS, max(1, fluid._next_start_step() - self.step)))
 
-    def _drive(self) -> int | None:
+    def _drive(self, due: bool = False) -> int | None:
         """Run step ``self.step`` and those after it inside the kernel
         (:func:`uno.fluid.hybrid_loop.hybrid_steps`) up to Python's next event; returns the next
         step if the last one done needs :meth:`_after_step`, else None (the next step's event
         is in the engine's heap, keyed as the kernel keyed it, and a result of the kernel that
-        stopped it taken as :meth:`uno.net.compiled.CompiledDataplane.run` takes it)."""
+        stopped it taken as :meth:`uno.net.compiled.CompiledDataplane.run` takes it). ``due``:
+        the step's own event is being handled, and the step runs first. A step not due that
+        comes after Python's next event is scheduled here, as the kernel would schedule it
+        before running anything (a step's event id is newer than any in the heap, so a heap
+        entry at its time of priority <= 1 comes first): a call costs ~8 us of Numba's argument
+        handling, and with steps longer than the sampling interval every step would make one."""
         engine, dp, fluid = self.engine, self.network.dataplane, self.fluid
         queue = engine._queue
         top = queue[0] if queue else (NEVER_PS, 2, 0)
+        t_step = self._time_of(self.step + 1)
+        if not due and (t_step > top[0] or (t_step == top[0] and top[1] <= 1)):
+            engine.call_at(t_step, self._fluid_step, None)
+            return None
+        next_sample_ps = self._next_sample_ps if self._sampler is not None else -1
         code, k, eid, t_step, e_step, host, slot, kind, ecn, now, top_t, top_e, calls = (
-            hybrid_steps(dp.ST, dp.F, dp.U, dp.PK, self.step, fluid.dt_ps, engine.eid_counter(),
-                         top[0], top[1], top[2], self._steps_to_start(),
-                         int(fluid.counters[K.CT.finished]),
-                         self._next_sample_ps if self._sampler is not None else -1,
-                         self._look_steps(), self.links.coupling,
-                         fluid.kernel_args()[1:])
+            self._hybrid_steps(dp.ST, dp.F, dp.U, dp.PK, int(self.step), bool(due),
+                               float(fluid.dt_ps), int(engine.eid_counter()), int(top[0]),
+                               int(top[1]), int(top[2]), int(self._steps_to_start()),
+                               int(fluid.counters[K.CT.finished]), int(next_sample_ps),
+                               int(self._look_steps()), self.links.coupling,
+                               fluid.kernel_args()[1:])
         )  # fmt: skip
         engine.set_eid_counter(eid)
         dp.calls += calls
@@ -343,6 +359,15 @@ class HybridSimulation(Simulation):
             if delivery is not None:
                 delivery[1].receive(delivery[0])
         return None
+
+    def _hybrid_steps(self, *args):
+        """:func:`uno.fluid.hybrid_loop.hybrid_steps`, its compiled entry for these argument
+        types from the second call on (:func:`uno.net.compiled.dataplane.compiled_entry`: the
+        arrays stay the same objects, or grown ones of the same type, and :meth:`_drive` fixes
+        the scalars' types), ~4 us less a call."""
+        out = hybrid_steps(*args)
+        self._hybrid_steps = compiled_entry(hybrid_steps, args)
+        return out
 
     def _forget_packet_bytes(self, _arg=None) -> None:
         self.links.forget()

@@ -117,12 +117,14 @@ def fluid_step(ST, F, k, dt_ps, coupling, fluid) -> None:
 
 
 @njit(cache=True)
-def hybrid_steps(ST, F, U, PK, k, dt_ps, eid, lim_t, lim_prio, lim_eid, max_steps, finished,
-                 next_sample_ps, look_steps, coupling, fluid):  # fmt: skip
+def hybrid_steps(ST, F, U, PK, k, due, dt_ps, eid, lim_t, lim_prio, lim_eid, max_steps,
+                 finished, next_sample_ps, look_steps, coupling, fluid):  # fmt: skip
     """From fluid step ``k`` (due at round((k + 1) dt_ps)), run the kernel's events and the
     fluid steps in their order while they come before Python's next event, keyed (``lim_t``,
     ``lim_prio``, ``lim_eid``), handing out the engine's event ids from ``eid`` as the engine
     would: one to schedule each step (priority 1), one to each call of the kernel's ``run``.
+    ``due``: step ``k``'s own event is being handled (the engine ran every event before it), so
+    it runs first, with no id of its own.
     Stops, besides, after a step in which flows finished (``finished``: the count before),
     which reached ``next_sample_ps`` (-1: none), which left the fluid model idle, whose index
     is a multiple of ``look_steps`` (0: none; Python looks whether the step may grow), or the
@@ -138,14 +140,18 @@ def hybrid_steps(ST, F, U, PK, k, dt_ps, eid, lim_t, lim_prio, lim_eid, max_step
     while True:
         t_step = int(round((k + 1) * dt_ps))
         e_step = eid
-        eid += 1
-        if t_step > lim_t or (
+        if due:
+            due = False
+            e_step = -1
+        else:
+            eid += 1
+        if e_step >= 0 and (t_step > lim_t or (
             t_step == lim_t and (lim_prio < 1 or (lim_prio == 1 and e_step > lim_eid))
-        ):
+        )):  # fmt: skip
             top_t, top_e = kernel_top(ST)
             return (DRIVE_PYTHON_FIRST, k, eid, t_step, e_step, host, slot, kind, ecn, now, top_t,
                     top_e, calls)  # fmt: skip
-        while True:  # the kernel's events before the step's (both priority 1)
+        while e_step >= 0:  # the kernel's events before the step's (both priority 1)
             top_t, top_e = kernel_top(ST)
             if top_t > t_step or (top_t == t_step and top_e > e_step):
                 break
