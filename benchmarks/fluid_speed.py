@@ -27,7 +27,7 @@ Suites (``--suites``, comma-separated):
 Each run of a suite's engines (``--engines``: ``packet-c`` the compiled packet engine, the
 reference; ``fluid``; ``fluid-fast`` (``engine=fluid_fast``: coarser steps); ``hybrid`` with
 the flows of at most ``--hybrid-packet-max-bytes`` as packets, or in ``incast`` the inter-DC
-ones; ``maxmin``) is a process of its own (``python -m uno.cli``), so its peak resident memory
+ones; ``hybrid-fast``, the same with ``engine=hybrid_fast`` (settled steps); ``maxmin``) is a process of its own (``python -m uno.cli``), so its peak resident memory
 is its own (the OS's count of the child, ``wait4``). Printed per run: the engine loop's wall
 time (summary ``run.wall_s``), the process's, peak memory, and against the packet run the
 per-class mean and p99 FCT differences in % (``leave``: the throughputs' largest difference,
@@ -38,7 +38,7 @@ which is checked): its wall times are the least of the N and their range, its me
 largest; short runs on a shared machine vary by a third from run to run.
 
     python benchmarks/fluid_speed.py [--suites paper,permutation,incast,reps,leave,sweep] [--schemes uno_ecmp]
-        [--engines packet-c,fluid,fluid-fast,hybrid,maxmin] [--n-flows 5000] [--repeats 3] [overrides ...]
+        [--engines packet-c,fluid,fluid-fast,hybrid,hybrid-fast,maxmin] [--n-flows 5000] [--repeats 3] [overrides ...]
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ from uno.metrics.analysis import flow_throughput, largest_share_deviation, phase
 SCHEMES = "uno,uno_ecmp,gemini,mprdma_bbr"
 #: the schemes of Gear's evaluation that the fluid engine runs (not gear_annulus: QCN's notices)
 LEAVE_SCHEMES = "gear_gear,gear_hpcc,gear_dctcp,gear_gemini,gear_timely,gear_annulus"
-ENGINES = "packet-c,fluid,fluid-fast,hybrid,maxmin"
+ENGINES = "packet-c,fluid,fluid-fast,hybrid,hybrid-fast,maxmin"
 LOADS = (0.2, 0.4, 0.6, 0.8)
 
 
@@ -110,6 +110,7 @@ def engine_overrides(engine: str, suite: str, args) -> list[str]:
         "fluid": ["engine.kind=fluid"],
         "fluid-fast": ["engine=fluid_fast"],
         "hybrid": ["engine.kind=hybrid", *hybrid_overrides(suite, args)],
+        "hybrid-fast": ["engine=hybrid_fast", *hybrid_overrides(suite, args)],
         "maxmin": ["engine.kind=maxmin"],
     }[engine]  # fmt: skip
 
@@ -244,7 +245,7 @@ def compare(suite: str, scheme: str, engines: list[str], args) -> None:
                 done = run["flows"].fct_ps.max() / ref["flows"].fct_ps.max() - 1
                 line += (f", max {100 * done:+.1f}%; trimmed {run['flows'].trims.sum():,} "
                          f"against {ref['flows'].trims.sum():,}")  # fmt: skip
-            if engine == "hybrid":
+            if engine in ("hybrid", "hybrid-fast"):
                 flows = ref["flows"]
                 chosen = packet_selection(hybrid_packets(suite, args), flows.size_bytes, flows.tag)
                 ids = flows.loc[chosen, "flow_id"]

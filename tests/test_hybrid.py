@@ -161,3 +161,32 @@ def test_once_the_packets_are_done_the_fluid_step_grows_as_the_fluid_engines():
     assert (g.loc[[1, 2], "cls"] == "inter").all() and g.loc[0, "cls"] == "intra"
     assert (g.loc[[1, 2], "finish_ps"] > 10 * g.loc[0, "finish_ps"]).all()
     np.testing.assert_allclose(g.loc[[1, 2], "fct_ps"], f.loc[[1, 2], "fct_ps"], rtol=0.01)
+
+
+def test_the_fast_preset_settles_the_fluid_step_and_keeps_the_packet_flows_within_targets():
+    """``engine=hybrid_fast`` on the default incast (its inter-DC flows as packets): once every
+    flow has settled the fluid step grows to an intra-DC RTT, so the run takes at most a
+    quarter of the default hybrid's steps; the packet flows' mean FCT stays within 10% and
+    their p99 within 20% of the same flows in the all-packet run, and the fluid flows' mean
+    within 10%."""
+    quiet = ["engine.sample_interval_us=0", "engine.progress=false"]
+    cfg = uno.compose(["engine=hybrid_fast", "engine.hybrid_packet_tags=[inter]", *quiet])
+    assert cfg.engine.kind == "hybrid"
+    assert (cfg.engine.fluid_step_settled_rtt, cfg.engine.fluid_ack_spread) == (1.0, True)
+    fast = uno.run(cfg)
+    default = uno.run(uno.compose(["engine.kind=hybrid", "engine.hybrid_packet_tags=[inter]",
+                                   *quiet]))  # fmt: skip
+    packet = uno.run(uno.compose(["engine.kind=packet", "engine.dataplane=compiled", *quiet]))
+    assert fast.summary["run"]["fluid_steps"] <= 0.25 * default.summary["run"]["fluid_steps"]
+    assert fast.summary["run"]["fluid_step_us"] == pytest.approx(
+        fast.summary["run"]["intra_base_rtt_us"]
+    )
+    assert fast.flows["finish_ps"].notna().all()
+    fct = {name: r.flows.set_index("flow_id")["fct_ps"] for name, r in
+           (("fast", fast), ("packet", packet))}  # fmt: skip
+    cls = packet.flows.set_index("flow_id")["cls"]
+    for c, p99 in (("inter", True), ("intra", False)):
+        mine, theirs = fct["fast"][cls == c], fct["packet"][cls == c]
+        assert mine.mean() == pytest.approx(theirs.mean(), rel=0.10), c
+        if p99:
+            assert mine.quantile(0.99) == pytest.approx(theirs.quantile(0.99), rel=0.20)
