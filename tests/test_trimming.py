@@ -5,6 +5,7 @@ never counted as delivered. Both data planes trim alike."""
 
 from __future__ import annotations
 
+import pandas as pd
 import pytest
 from test_port import DELAY, RATE, FakeNetwork, Sink, packet
 
@@ -146,12 +147,43 @@ def test_the_fluid_controller_hears_every_trimmed_packet():
 
 
 def test_where_the_flow_level_engines_take_trimming():
-    """Max-min never queues, so trimming changes nothing there; the hybrid (whose packets meet
-    the fluid links' drops) and coded flows in the fluid are refused, naming the setting."""
+    """Max-min never queues, so trimming changes nothing there; coded flows in the fluid are
+    refused, naming the setting."""
     on = _run(["engine.kind=maxmin"])
     off = _run(["engine.kind=maxmin", "switch.trimming.enabled=false"])
     assert on.flows["finish_ps"].tolist() == off.flows["finish_ps"].tolist()
-    for extra in (["engine.kind=hybrid", "engine.hybrid_packet_max_bytes=1000000000"],
-                  ["engine.kind=fluid", "ec=mds"]):  # fmt: skip
-        with pytest.raises(uno.core.errors.ConfigError, match=r"^switch\.trimming\.enabled"):
-            _run(extra)
+    with pytest.raises(uno.core.errors.ConfigError, match=r"^switch\.trimming\.enabled"):
+        _run(["engine.kind=fluid", "ec=mds"])
+
+
+#: the incast as listed flows, half of them (tag pkt) the hybrid's packet flows
+MIXED = [*(o for o in INCAST if not o.startswith("workload")), "workload=flows",
+         "workload.flows=[" + ",".join(
+             f"{{src:{s},dst:8,size_bytes:2000000,tag:{'pkt' if s % 2 else 'bulk'}}}"
+             for s in range(8)) + "]", "engine.hybrid_packet_tags=[pkt]"]  # fmt: skip
+
+
+def _run_mixed(extra):
+    return uno.run(uno.compose([*MIXED, *extra]))
+
+
+def test_the_hybrid_trims_the_packets_the_fluid_bytes_squeeze_out():
+    """The hybrid on a trimming incast, half of its flows as packets: at the receiver's port,
+    shared with the fluid flows, a packet its own queue would take but the fluid bytes leave no
+    room for is trimmed (its header NACKed, the packet resent at once), not dropped; the two
+    data planes give the same run; every flow finishes with no timeout, and the FCTs are the
+    all-packet run's within the validation targets (mean 10%, p99 20%)."""
+    runs = {dp: _run_mixed(["engine.kind=hybrid", f"engine.dataplane={dp}"])
+            for dp in ("python", "compiled")}  # fmt: skip
+    hybrid = runs["compiled"]
+    pd.testing.assert_frame_equal(hybrid.flows, runs["python"].flows)
+    flows, ports = hybrid.flows, hybrid.tables["ports"]
+    assert flows["finish_ps"].notna().all() and (flows["timeouts"] == 0).all()
+    pkt = flows[flows["tag"] == "pkt"]
+    assert pkt["trims"].sum() > 0 and (pkt["retransmits"] == pkt["trims"]).all()
+    assert ports["drops"].sum() == 0
+    assert ports["trims"].sum() >= pkt["trims"].sum() > 0
+    packets = _run_mixed(["engine.kind=packet"]).flows
+    for stat in ("mean", lambda x: x.quantile(0.99)):
+        ours, theirs = flows["fct_ps"].agg(stat), packets["fct_ps"].agg(stat)
+        assert ours == pytest.approx(theirs, rel=0.1 if stat == "mean" else 0.2)

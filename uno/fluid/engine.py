@@ -149,7 +149,8 @@ late), instead of waiting for fast retransmit or the timer; the controller hears
 packet and the balancer a loss report (:func:`uno.fluid.control.hear_trims`). The switches
 serve the ACKs in the control lane, as with ``switch.ack_priority``. Not modelled: the
 headers' and NACKs' own bytes on the links (64 B per trimmed packet of 4,160 B). Uncoded flows
-only (with ``ec``: refused), and not in the hybrid.
+only (with ``ec``: refused). In the hybrid a packet the fluid bytes squeeze out of a shared
+trimming port is trimmed, as one its own queue has no room for.
 
 **Faults** (``faults``, :mod:`uno.fluid.faults`): a failed link loses what leaves it from its
 failure to its repair, a lossy one each packet with its probability, and the ACKs crossing

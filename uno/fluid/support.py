@@ -68,11 +68,6 @@ def check_fluid_support(cfg, engine: str = "fluid", with_cc: bool = True) -> Non
         if cfg.faults.losses:
             raise ConfigError("faults.losses", f"{where} does not model random packet losses")
     if cfg.switch.trimming.enabled and with_cc:
-        if engine == "hybrid":
-            raise ConfigError(
-                "switch.trimming.enabled",
-                f"{where} does not trim: its packets meet the fluid links' drops",
-            )
         if cfg.ec.kind != "none":
             raise ConfigError(
                 "switch.trimming.enabled",

@@ -7,7 +7,9 @@ buffer. ``OVERFLOW_TRIM`` keeps the packet's header (NDP, Handley et al., SIGCOM
 Ultra Ethernet transport REPS runs on): the port cuts a data packet that does not fit to
 ``switch.trimming.header_bytes``, makes it a ``TRIM`` packet and sends it on in its control lane,
 ahead of data; the receiver NACKs it and the sender resends it at once. The packet ports of both
-data planes trim; the flow-level engines refuse the policy.
+data planes trim (the hybrid's shared ports also a packet the fluid bytes squeeze out); the fluid
+engine's links turn a trimmed flow's lost bytes into NACKs (uncoded flows); max-min never fills
+a queue.
 """
 
 from __future__ import annotations

@@ -103,13 +103,11 @@ def port_receive(ST, F, U, PK, p, slot, now):
     qhead = ST[pb + P.qhead]
     if qhead >= 0 and PK[qhead, K.dep] <= now:
         settle(ST, F, U, PK, p, pb, now)
-    if (
-        shared == SHARED_LINK
-        and fluid_on_link(F[p, PF.sh_fluid_q], F[p, PF.sh_rate])
-        and squeezed_by_fluid(ST, F, U, PK, p, pb, flags, kind, size, slot, now)
-    ):
-        return
-    verdict = admit(ST, F, PK, p, pb, flags, kind, size, slot, now)
+    verdict = ADMITTED
+    if shared == SHARED_LINK and fluid_on_link(F[p, PF.sh_fluid_q], F[p, PF.sh_rate]):
+        verdict = squeezed_by_fluid(ST, F, U, PK, p, pb, flags, kind, size, slot, now)
+    if verdict == ADMITTED:
+        verdict = admit(ST, F, PK, p, pb, flags, kind, size, slot, now)
     if verdict != ADMITTED:
         if verdict == TRIMMED:  # its header goes on in the control lane
             _control_lane(ST, PK, p, pb, slot, PK[slot, K.bytes], now)

@@ -156,31 +156,49 @@ def notify_source(ST, F, PK, p, pb, slot, size, queued, now):
               (notice << EV_SLOT_SHIFT) | (ST[pb + P.owner] << EV_BITS) | EV.cn)  # fmt: skip
 
 
+#: what :func:`admit` (and :func:`squeezed_by_fluid`) did with a data-queue packet
+DROPPED, ADMITTED, TRIMMED = 0, 1, 2
+
+
+@njit(cache=True, inline="always")
+def trim_packet(ST, PK, pb, slot, size, now) -> None:
+    """Port row ``pb`` cuts the data packet in ``slot`` (``size`` bytes), which it has no room
+    for, to a ``TRIM`` header of ``H.trim_bytes``; a PFC ingress share it holds is released
+    (:func:`uno.net.port.trim`). The caller sends it on in the control lane."""
+    ST[pb + P.trims] += 1
+    PK[slot, K.kind] = TRIM
+    PK[slot, K.bytes] = ST[H.trim_bytes]
+    ing = PK[slot, K.ingress]
+    if ing >= 0:
+        PK[slot, K.ingress] = -1
+        ingress_release(ST, ing, size, now)
+
+
 @njit(cache=True)
 def squeezed_by_fluid(ST, F, U, PK, p, pb, flags, kind, size, slot, now):
     """Port ``p``, on a link the fluid flows share and hold or send bytes on, about to take the
     data-queue packet in ``slot`` (``HybridPort.receive``): when its own queue admits it but
-    the fluid bytes fill the buffer, it may be dropped (:func:`uno.net.shared_link.
-    squeezed_out`, a draw from the port's ``P.sh_rng`` stream): returns True, the drop done.
-    Else it will leave FIFO behind the link's whole queue: the port's busy-until moves there
-    (:func:`uno.net.shared_link.behind_fluid_ps`), and False (a packet its own queue refuses
-    is left to :func:`admit`)."""
+    the fluid bytes fill the buffer, it may be squeezed out (:func:`uno.net.shared_link.
+    squeezed_out`, a draw from the port's ``P.sh_rng`` stream): a trimming port cuts a data
+    packet to its header (:func:`trim_packet`: ``TRIMMED``, for the caller's control lane),
+    else it is dropped (``DROPPED``). Else (``ADMITTED``) it will leave FIFO behind the link's
+    whole queue: the port's busy-until moves there (:func:`uno.net.shared_link.
+    behind_fluid_ps`; a packet its own queue refuses is left to :func:`admit`)."""
     queued = ST[pb + P.bytes]
     if packet_verdict(ST[pb + P.overflow], queued, size, ST[pb + P.buffer]) != ADMIT:
-        return False
+        return ADMITTED
     if fluid_fills_buffer(queued, F[p, PF.sh_fluid_q], size, ST[pb + P.buffer]) and squeezed_out(
         pcg64_next_double(U, ST[pb + P.sh_rng]), F[p, PF.sh_full_bytes], F[p, PF.sh_loss], size
     ):
+        if ST[pb + P.overflow] == OVERFLOW_TRIM and kind == DATA:
+            trim_packet(ST, PK, pb, slot, size, now)
+            return TRIMMED
         _tail_drop(ST, F, PK, p, pb, flags, kind, size, slot, now)
-        return True
+        return DROPPED
     behind = behind_fluid_ps(now, F[p, PF.sh_link_q], F[p, PF.sh_ps_per_byte])
     if behind > ST[pb + P.busy]:
         ST[pb + P.busy] = behind
-    return False
-
-
-#: what :func:`admit` did with a data-queue packet
-DROPPED, ADMITTED, TRIMMED = 0, 1, 2
+    return ADMITTED
 
 
 @njit(cache=True, inline="always")
@@ -195,13 +213,7 @@ def admit(ST, F, PK, p, pb, flags, kind, size, slot, now):
     verdict = packet_verdict(ST[pb + P.overflow], queued, size, ST[pb + P.buffer])
     if verdict != ADMIT:
         if verdict == OVERFLOW_TRIM and kind == DATA:
-            ST[pb + P.trims] += 1
-            PK[slot, K.kind] = TRIM
-            PK[slot, K.bytes] = ST[H.trim_bytes]
-            ing = PK[slot, K.ingress]
-            if ing >= 0:
-                PK[slot, K.ingress] = -1
-                ingress_release(ST, ing, size, now)
+            trim_packet(ST, PK, pb, slot, size, now)
             return TRIMMED
         _tail_drop(ST, F, PK, p, pb, flags, kind, size, slot, now)
         return DROPPED
