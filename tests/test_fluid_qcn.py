@@ -1,10 +1,11 @@
 """QCN congestion points in the fluid engine (uno/fluid/qcn.py): the samples against the packet
-ports' congestion point, the notices' return delays, Annulus against the packet engine, and
-where the engines refuse it."""
+ports' congestion point, the notices' return delays, Annulus against the packet engine (and in
+the hybrid), and where the engines refuse it."""
 
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 
 import uno
@@ -133,7 +134,51 @@ def test_flows_on_subflows_hear_the_links_their_subflows_are_at(lb):
     assert abs(gap) < 0.25
 
 
-def test_the_hybrid_refuses_notices():
-    with pytest.raises(ConfigError, match="switch.qcn.enabled"):
+@pytest.mark.parametrize("as_packets", ["intra", "inter"])
+def test_the_hybrid_hears_the_notices_of_both_kinds_of_flow(as_packets):
+    """The incast in the hybrid (PFC off: the hybrid refuses it), the intra-DC or the cross-DC
+    flows as packets: the ToR port samples the packets at the link's level (packets and fluid
+    bytes), the fluid link the fluid bytes; the intra-DC flows hear about as many notices as in
+    the packet run and finish within 20% of it, and both data planes give the same run."""
+    over = [*SMALL, "switch.pfc.enabled=false"]
+    packet = uno.run(uno.compose(over)).flows
+    hybrid = {dp: uno.run(uno.compose([*over, "engine.kind=hybrid", f"engine.dataplane={dp}",
+                                       f"engine.hybrid_packet_tags=[{as_packets}]"])).flows
+              for dp in ("compiled", "python")}  # fmt: skip
+    pd.testing.assert_frame_equal(hybrid["compiled"], hybrid["python"])
+    flows = hybrid["compiled"]
+    intra = packet["tag"] != "inter"
+    ratio = flows.loc[intra, "notices"].sum() / packet.loc[intra, "notices"].sum()
+    assert 0.6 < ratio < 1.4
+    gap = flows.loc[intra, "fct_ps"].mean() / packet.loc[intra, "fct_ps"].mean() - 1.0
+    assert abs(gap) < 0.2
+    assert flows["finish_ps"].notna().all()
+
+
+#: the incast as listed flows: one intra-DC flow as packets, the other and the cross-DC one fluid
+MIXED = ["topo=gear_two_dc", "scheme=gear_annulus", "switch.pfc.enabled=false", "workload=flows",
+         "workload.flows=[{src:8,dst:0,size_bytes:2000000,tag:pkt},"
+         "{src:16,dst:0,size_bytes:2000000,tag:bulk},{src:128,dst:0,size_bytes:2000000,tag:bulk}]",
+         "engine.max_sim_time_ms=200", "engine.sample_interval_us=0", "engine.progress=false"]  # fmt: skip
+
+
+def test_a_packet_flow_beside_a_fluid_one_hears_the_links_queue():
+    """An intra-DC packet flow and an intra-DC fluid flow into one receiver: the ToR port samples
+    the packets at the link's level, packets and fluid bytes (with its own packets' queue alone
+    the packet flow heard too little and finished 43% early), so the packet flow's FCT is the
+    packet run's within 10% and its notices within 40%; both data planes give the same run."""
+    packet = uno.run(uno.compose(MIXED)).flows
+    hybrid = {dp: uno.run(uno.compose([*MIXED, "engine.kind=hybrid", f"engine.dataplane={dp}",
+                                       "engine.hybrid_packet_tags=[pkt]"])).flows
+              for dp in ("compiled", "python")}  # fmt: skip
+    pd.testing.assert_frame_equal(hybrid["compiled"], hybrid["python"])
+    mine, theirs = hybrid["compiled"].iloc[0], packet.iloc[0]
+    assert mine["tag"] == "pkt" and theirs["notices"] > 10
+    assert 0.6 < mine["notices"] / theirs["notices"] < 1.4
+    assert mine["fct_ps"] == pytest.approx(theirs["fct_ps"], rel=0.1)
+
+
+def test_the_hybrid_refuses_pfc():
+    with pytest.raises(ConfigError, match="switch.pfc.enabled"):
         over = ["engine.kind=hybrid", "engine.hybrid_packet_tags=[inter]"]
-        uno.run(uno.compose([*SMALL, "switch.pfc.enabled=false", *over]))
+        uno.run(uno.compose([*SMALL, *over]))

@@ -24,9 +24,10 @@ carried from batch to batch (``FS_QCN_CARRY``), each at the batch's mean level
 
 Not modelled, stated: a notice's own bytes and queueing on its way back (a 64-byte frame;
 the packet network routes it as any packet), the data packets' serialisation on the way to the
-congestion point (the notice's timing counts propagation only), and the notices of packets
-that are not the fluid flows' (the hybrid refuses ``switch.qcn``). A flow on subflows (UnoLB,
-PLB, REPS) hears the notices of the links its subflows' bytes are at now.
+congestion point (the notice's timing counts propagation only). In the hybrid the packet
+ports sample the packets, at the link's level (:func:`uno.net.shared_link.shared_queue_level`),
+and the fluid links the fluid flows' bytes. A flow on subflows (UnoLB, PLB, REPS) hears the
+notices of the links its subflows' bytes are at now.
 
 Units: time in ps, sizes in bytes.
 """

@@ -103,6 +103,16 @@ class HybridPort(Port):
                 self._busy_until_ps = behind
         Port.receive(self, pkt)
 
+    def _notify_source(self, pkt, now: int, queue_bytes: int) -> None:
+        """A congestion point on a link the fluid flows hold or send bytes on samples the
+        link's level (:func:`uno.net.shared_link.shared_queue_level`, as RED reads it), in
+        whole bytes."""
+        link = self._link
+        fluid_bytes = float(self._fluid_q[link])
+        if not self._nic and fluid_on_link(fluid_bytes, self._fluid_arr[link]):
+            queue_bytes = int(shared_queue_level(queue_bytes, fluid_bytes, float(self._link_q[link])))
+        Port._notify_source(self, pkt, now, queue_bytes)
+
     def _packet_loss_at(self, link: int) -> float:
         """The share of a packet's arrivals the full fluid link drops
         (:func:`uno.net.shared_link.packet_loss`)."""

@@ -98,12 +98,6 @@ def check_fluid_support(cfg, engine: str = "fluid", with_cc: bool = True) -> Non
                 f"{where} computes INT records on single paths {list(SINGLE_PATH_LB)}, not "
                 f"{cfg.lb.algo!r} (a split flow's packets carry the records of the path each took)",
             )
-    if cfg.switch.qcn.enabled and with_cc:
-        if engine == "hybrid":
-            raise ConfigError(
-                "switch.qcn.enabled",
-                f"{where} does not sample its packets at the fluid links' congestion points",
-            )
     if cfg.switch.dci.enabled and with_cc:
         raise ConfigError("switch.dci.enabled", f"{where} does not model the DCI switches' element")
     if cfg.ec.kind != "none" and with_cc:  # (max-min has no losses to find)

@@ -135,8 +135,10 @@ def _tail_drop(ST, F, PK, p, pb, flags, kind, size, slot, now):
 @njit(cache=True)
 def notify_source(ST, F, PK, p, pb, slot, size, queued, now):
     """Congestion point ``p`` accepted the data packet in ``slot`` (``size`` bytes; ``queued``
-    bytes in its queue now): at a sample with congestion, a notice of its level to the packet's
-    source leaves this port's switch now (:meth:`uno.net.port.PortBase._notify_source`)."""
+    bytes in its queue now, on a link the hybrid's fluid flows share the link's level,
+    :func:`uno.net.shared_link.shared_queue_level`): at a sample with congestion, a notice of
+    its level to the packet's source leaves this port's switch now
+    (:meth:`uno.net.port.PortBase._notify_source`)."""
     counted, qold, level = qcn_sample(
         ST[pb + P.qcn_counted], ST[pb + P.qcn_qold], queued, size, np.int64(F[p, PF.qcn_sample]),
         F[p, PF.qcn_qeq], F[p, PF.qcn_w],
@@ -225,5 +227,8 @@ def admit(ST, F, PK, p, pb, flags, kind, size, slot, now):
     if flags & FL.phantom and (flags & FL.ph_acks or kind == DATA):
         phantom_enqueue(ST, F, p, pb, now, size)
     if flags & FL.qcn and kind == DATA:
-        notify_source(ST, F, PK, p, pb, slot, size, qbytes, now)
+        level = qbytes  # (on a link the fluid flows share: the link's, as RED reads it)
+        if ST[pb + P.shared] == SHARED_LINK and fluid_on_link(F[p, PF.sh_fluid_q], F[p, PF.sh_rate]):
+            level = np.int64(shared_queue_level(qbytes, F[p, PF.sh_fluid_q], F[p, PF.sh_link_q]))
+        notify_source(ST, F, PK, p, pb, slot, size, level, now)
     return ADMITTED
