@@ -110,7 +110,9 @@ class HybridPort(Port):
         link = self._link
         fluid_bytes = float(self._fluid_q[link])
         if not self._nic and fluid_on_link(fluid_bytes, self._fluid_arr[link]):
-            queue_bytes = int(shared_queue_level(queue_bytes, fluid_bytes, float(self._link_q[link])))
+            queue_bytes = int(
+                shared_queue_level(queue_bytes, fluid_bytes, float(self._link_q[link]))
+            )
         Port._notify_source(self, pkt, now, queue_bytes)
 
     def _packet_loss_at(self, link: int) -> float:

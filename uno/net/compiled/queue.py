@@ -228,7 +228,9 @@ def admit(ST, F, PK, p, pb, flags, kind, size, slot, now):
         phantom_enqueue(ST, F, p, pb, now, size)
     if flags & FL.qcn and kind == DATA:
         level = qbytes  # (on a link the fluid flows share: the link's, as RED reads it)
-        if ST[pb + P.shared] == SHARED_LINK and fluid_on_link(F[p, PF.sh_fluid_q], F[p, PF.sh_rate]):
+        if ST[pb + P.shared] == SHARED_LINK and fluid_on_link(
+            F[p, PF.sh_fluid_q], F[p, PF.sh_rate]
+        ):
             level = np.int64(shared_queue_level(qbytes, F[p, PF.sh_fluid_q], F[p, PF.sh_link_q]))
         notify_source(ST, F, PK, p, pb, slot, size, level, now)
     return ADMITTED
