@@ -18,8 +18,8 @@ from uno.net import shared_link
 from uno.net.compiled.layout import PF, H, P
 from uno.net.compiled.pcg import pcg64_words
 from uno.net.compiled.views import KernelNic
-from uno.net.overflow import ADMIT, OVERFLOW_TRIM, verdict
-from uno.net.port import DROP_BUFFER, Port, trim
+from uno.net.overflow import ADMIT, verdict
+from uno.net.port import Port
 
 # the shared link's rules, interpreted (a compiled call per packet costs more than the rule)
 fluid_on_link = shared_link.fluid_on_link.py_func
@@ -89,14 +89,8 @@ class HybridPort(Port):
                 outcome = policy
             if outcome != ADMIT:
                 self.arrivals += 1
-                if outcome == OVERFLOW_TRIM and pkt.kind == DATA:  # its header goes on
-                    trim(self, pkt)
+                if self._overflow(pkt, now, outcome):  # trimmed: its header goes on
                     self.control_lane.receive(pkt)
-                    return
-                if self._phantom_drops and self.phantom is not None and pkt.kind == DATA:
-                    self.phantom.enqueue(now, size)
-                self.drops += 1
-                self._network.drop(pkt, DROP_BUFFER, self)
                 return
             behind = behind_fluid_ps(now, float(self._link_q[link]), self._ps_per_byte)
             if behind > self._busy_until_ps:

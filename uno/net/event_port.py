@@ -37,8 +37,8 @@ from collections import deque
 from typing import TYPE_CHECKING
 
 from uno.core.packet import DATA
-from uno.net.overflow import ADMIT, OVERFLOW_TRIM, verdict
-from uno.net.port import DROP_BUFFER, PortBase, trim
+from uno.net.overflow import ADMIT, verdict
+from uno.net.port import PortBase
 
 if TYPE_CHECKING:
     from uno.core.engine import Engine
@@ -170,23 +170,6 @@ class EventPort(PortBase):
             )
         if self._tx_pkt is None:
             self._start(now)
-
-    def _overflow(self, pkt, now: int, outcome: int) -> bool:
-        """The data lane has no room for ``pkt`` and the overflow policy said ``outcome``: a
-        data packet is trimmed (:func:`trim`; returns True), anything else dropped (counted,
-        its PFC share released; returns False)."""
-        if outcome == OVERFLOW_TRIM and pkt.kind == DATA:
-            trim(self, pkt)
-            return True
-        if self._phantom_drops and self.phantom is not None and pkt.kind == DATA:
-            self.phantom.enqueue(now, pkt.size_bytes)
-        self.drops += 1
-        ingress = getattr(pkt, "ingress", None)
-        if ingress is not None:
-            pkt.ingress = None
-            ingress.dropped(pkt)
-        self._network.drop(pkt, DROP_BUFFER, self)
-        return False
 
     def _start(self, now: int) -> None:
         """Put the next unpaused packet, by priority, on the link (the link is idle).

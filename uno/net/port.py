@@ -136,6 +136,23 @@ class PortBase:
         self.qcn = point
         self.qcn_message_bytes = message_bytes
 
+    def _overflow(self, pkt, now: int, outcome: int) -> bool:
+        """The data lane has no room for ``pkt`` and the overflow policy said ``outcome``: a
+        data packet is trimmed (:func:`trim`; returns True), anything else dropped (counted,
+        its PFC share released; returns False)."""
+        if outcome == OVERFLOW_TRIM and pkt.kind == DATA:
+            trim(self, pkt)
+            return True
+        if self._phantom_drops and self.phantom is not None and pkt.kind == DATA:
+            self.phantom.enqueue(now, pkt.size_bytes)
+        self.drops += 1
+        ingress = getattr(pkt, "ingress", None)
+        if ingress is not None:
+            pkt.ingress = None
+            ingress.dropped(pkt)
+        self._network.drop(pkt, DROP_BUFFER, self)
+        return False
+
     def _notify_source(self, pkt, now: int, queue_bytes: int) -> None:
         """The data packet ``pkt`` joined the queue (``queue_bytes`` now): if the congestion
         point samples it and finds congestion, this port's switch sends a notice of the
@@ -319,14 +336,8 @@ class Port(PortBase):
             and (outcome := verdict(self.overflow_policy, self.bytes, size, self.buffer_bytes))
             != ADMIT
         ):
-            if outcome == OVERFLOW_TRIM and pkt.kind == DATA:
-                trim(self, pkt)
+            if self._overflow(pkt, now, outcome):  # trimmed: its header goes on
                 self.control_lane.receive(pkt)
-                return
-            if self._phantom_drops and self.phantom is not None and pkt.kind == DATA:
-                self.phantom.enqueue(now, size)
-            self.drops += 1
-            self._network.drop(pkt, DROP_BUFFER, self)
             return
         self.bytes = qbytes
         self.enqueued_bytes += size

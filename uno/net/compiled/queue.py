@@ -163,17 +163,23 @@ DROPPED, ADMITTED, TRIMMED = 0, 1, 2
 
 
 @njit(cache=True, inline="always")
-def trim_packet(ST, PK, pb, slot, size, now) -> None:
-    """Port row ``pb`` cuts the data packet in ``slot`` (``size`` bytes), which it has no room
-    for, to a ``TRIM`` header of ``H.trim_bytes``; a PFC ingress share it holds is released
-    (:func:`uno.net.port.trim`). The caller sends it on in the control lane."""
-    ST[pb + P.trims] += 1
-    PK[slot, K.kind] = TRIM
-    PK[slot, K.bytes] = ST[H.trim_bytes]
-    ing = PK[slot, K.ingress]
-    if ing >= 0:
-        PK[slot, K.ingress] = -1
-        ingress_release(ST, ing, size, now)
+def refuse(ST, F, PK, p, pb, flags, policy, kind, size, slot, now):
+    """Port ``p`` (row ``pb``) has no room for the data-queue packet in ``slot`` (``size``
+    bytes) and its overflow ``policy`` decides (:meth:`uno.net.port.PortBase._overflow` in
+    Python): a data packet under trimming becomes a ``TRIM`` header of ``H.trim_bytes``, its PFC
+    ingress share released (``TRIMMED``, for the caller's control lane); anything else is
+    dropped (:func:`_tail_drop`: ``DROPPED``)."""
+    if policy == OVERFLOW_TRIM and kind == DATA:
+        ST[pb + P.trims] += 1
+        PK[slot, K.kind] = TRIM
+        PK[slot, K.bytes] = ST[H.trim_bytes]
+        ing = PK[slot, K.ingress]
+        if ing >= 0:
+            PK[slot, K.ingress] = -1
+            ingress_release(ST, ing, size, now)
+        return TRIMMED
+    _tail_drop(ST, F, PK, p, pb, flags, kind, size, slot, now)
+    return DROPPED
 
 
 @njit(cache=True)
@@ -181,10 +187,9 @@ def squeezed_by_fluid(ST, F, U, PK, p, pb, flags, kind, size, slot, now):
     """Port ``p``, on a link the fluid flows share and hold or send bytes on, about to take the
     data-queue packet in ``slot`` (``HybridPort.receive``): when its own queue admits it but
     the fluid bytes fill the buffer, it may be squeezed out (:func:`uno.net.shared_link.
-    squeezed_out`, a draw from the port's ``P.sh_rng`` stream): a trimming port cuts a data
-    packet to its header (:func:`trim_packet`: ``TRIMMED``, for the caller's control lane),
-    else it is dropped (``DROPPED``). Else (``ADMITTED``) it will leave FIFO behind the link's
-    whole queue: the port's busy-until moves there (:func:`uno.net.shared_link.
+    squeezed_out`, a draw from the port's ``P.sh_rng`` stream) as one it has no room for
+    (:func:`refuse`: trimmed or dropped). Else (``ADMITTED``) it will leave FIFO behind the
+    link's whole queue: the port's busy-until moves there (:func:`uno.net.shared_link.
     behind_fluid_ps`; a packet its own queue refuses is left to :func:`admit`)."""
     queued = ST[pb + P.bytes]
     if packet_verdict(ST[pb + P.overflow], queued, size, ST[pb + P.buffer]) != ADMIT:
@@ -192,11 +197,7 @@ def squeezed_by_fluid(ST, F, U, PK, p, pb, flags, kind, size, slot, now):
     if fluid_fills_buffer(queued, F[p, PF.sh_fluid_q], size, ST[pb + P.buffer]) and squeezed_out(
         pcg64_next_double(U, ST[pb + P.sh_rng]), F[p, PF.sh_full_bytes], F[p, PF.sh_loss], size
     ):
-        if ST[pb + P.overflow] == OVERFLOW_TRIM and kind == DATA:
-            trim_packet(ST, PK, pb, slot, size, now)
-            return TRIMMED
-        _tail_drop(ST, F, PK, p, pb, flags, kind, size, slot, now)
-        return DROPPED
+        return refuse(ST, F, PK, p, pb, flags, ST[pb + P.overflow], kind, size, slot, now)
     behind = behind_fluid_ps(now, F[p, PF.sh_link_q], F[p, PF.sh_ps_per_byte])
     if behind > ST[pb + P.busy]:
         ST[pb + P.busy] = behind
@@ -206,19 +207,13 @@ def squeezed_by_fluid(ST, F, U, PK, p, pb, flags, kind, size, slot, now):
 @njit(cache=True, inline="always")
 def admit(ST, F, PK, p, pb, flags, kind, size, slot, now):
     """Port ``p`` (row ``pb``, ``flags``) asks its overflow policy about the data-queue packet
-    in ``slot`` (``kind``, ``size`` bytes) at ``now``: tail drop (:func:`_tail_drop`:
-    ``DROPPED``), trimming (a data packet becomes a ``TRIM`` header of ``H.trim_bytes``, its PFC
-    ingress share released: ``TRIMMED``, for the caller's control lane; :func:`uno.net.port.trim`),
-    or the packet is accepted: queued bytes, bytes accepted, the peak, the phantom queue (data,
-    and control packets unless they do not count): ``ADMITTED``."""
+    in ``slot`` (``kind``, ``size`` bytes) at ``now``: without room, :func:`refuse` (``DROPPED``
+    or ``TRIMMED``); else the packet is accepted: queued bytes, bytes accepted, the peak, the
+    phantom queue (data, and control packets unless they do not count): ``ADMITTED``."""
     queued = ST[pb + P.bytes]
     verdict = packet_verdict(ST[pb + P.overflow], queued, size, ST[pb + P.buffer])
     if verdict != ADMIT:
-        if verdict == OVERFLOW_TRIM and kind == DATA:
-            trim_packet(ST, PK, pb, slot, size, now)
-            return TRIMMED
-        _tail_drop(ST, F, PK, p, pb, flags, kind, size, slot, now)
-        return DROPPED
+        return refuse(ST, F, PK, p, pb, flags, verdict, kind, size, slot, now)
     qbytes = queued + size
     ST[pb + P.bytes] = qbytes
     ST[pb + P.enq_bytes] += size
