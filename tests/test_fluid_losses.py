@@ -10,6 +10,7 @@ from fluid_cases import law_flows, random_links, unolb_sim
 
 import uno
 from uno.fluid import kernels as K
+from uno.fluid.arrays import ring_pool
 from uno.fluid.state import RingPool
 
 RNG = np.random.default_rng(7)
@@ -83,6 +84,13 @@ def test_a_blocks_packets_on_subflows_lose_by_each_subflows_chance():
     assert K.coded_loss_shares(0.6, 8, 2)[0] > 0.99
 
 
+def _one_line(length: int) -> RingPool:
+    """One flow's delay line of ``length`` slots at the ring's first row, in a wide ring."""
+    pool = ring_pool(np.full(1, length, dtype=np.int64), np.full(1, length, dtype=np.int64))
+    pool.ptr[0] = 0
+    return pool
+
+
 @pytest.mark.parametrize("twin", [False, True])
 def test_a_coded_flows_lost_bytes_take_off_what_is_decodable_only_what_failed(twin):
     """A coded flow's slot holds more decodable bytes than ACKs once a loss was absorbed by
@@ -95,12 +103,12 @@ def test_a_coded_flows_lost_bytes_take_off_what_is_decodable_only_what_failed(tw
     fs = np.zeros((1, K.N_FS))
     fs[0, K.FS_EC_N] = 8.0
     ring = np.zeros((20, K.N_R))
-    ring_ptr, ring_len = np.zeros(1, dtype=np.int64), np.full(1, 20, dtype=np.int64)
+    pool = _one_line(20)
     ring[5, K.R_ACK] = ring[5, K.R_GOOD] = 4 * mss
-    take(0, 1, 5, mss, mss, fs, ring, ring_ptr, ring_len)  # absorbed by coding
+    take(0, 1, 5, mss, mss, fs, ring, pool)  # absorbed by coding
     assert ring[5, K.R_ACK] == 3 * mss and ring[5, K.R_GOOD] == 4 * mss
     assert ring[5, K.R_FREE] == mss
-    take(0, 1, 5, mss, 0.0, fs, ring, ring_ptr, ring_len)  # failed: to resend
+    take(0, 1, 5, mss, 0.0, fs, ring, pool)  # failed: to resend
     assert ring[5, K.R_ACK] == 2 * mss and ring[5, K.R_GOOD] == 3 * mss
 
 
@@ -491,7 +499,7 @@ def test_lost_bytes_come_off_the_latest_acks_due(twin):
     cut = K.cut_acks.py_func if twin else K.cut_acks
     fs = np.zeros((1, K.N_FS))
     ring = np.zeros((10, K.N_R))
-    ring_ptr, ring_len = np.array([0]), np.array([10])
+    pool = _one_line(10)
     k = 100
     for step, acked in ((101, 5.0), (102, 5.0), (104, 5.0)):
         ring[step % 10, K.R_ACK] = acked
@@ -500,11 +508,11 @@ def test_lost_bytes_come_off_the_latest_acks_due(twin):
     fs[0, K.FS_PENDING] = 15.0
     fs[0, K.FS_ACK_LAST] = 104
     fs[0, [K.FS_DELIVERED, K.FS_ACKED, K.FS_INFLIGHT]] = 50.0, 50.0, 15.0
-    cut(0, k, 7.0, 0.0, fs, ring, ring_ptr, ring_len)
+    cut(0, k, 7.0, 0.0, fs, ring, pool)
     assert list(ring[[1, 2, 4], K.R_ACK]) == [5.0, 3.0, 0.0]  # step 104 first, then 102
     assert ring[2, K.R_RTTW] == pytest.approx(3.0 * 7.0) and ring[2, K.R_GOOD] == 3.0
     assert fs[0, K.FS_PENDING] == 8.0 and fs[0, K.FS_ACK_LAST] == 102
-    cut(0, k, 10.0, 0.0, fs, ring, ring_ptr, ring_len)  # 8 still due: 2 were acknowledged already
+    cut(0, k, 10.0, 0.0, fs, ring, pool)  # 8 still due: 2 were acknowledged already
     assert not ring[:, K.R_ACK].any() and fs[0, K.FS_PENDING] == 0.0
     assert list(fs[0, [K.FS_DELIVERED, K.FS_ACKED, K.FS_INFLIGHT]]) == [48.0, 48.0, 17.0]
 
@@ -515,9 +523,9 @@ def test_lost_bytes_come_off_the_latest_acks_due(twin):
     fs[0, K.FS_EC_N] = 8.0
     fs[0, K.FS_ACK_LAST], fs[0, K.FS_PENDING] = 104, 8.0
     fs[0, [K.FS_DELIVERED, K.FS_ACKED, K.FS_INFLIGHT]] = 50.0, 50.0, 8.0
-    cut(0, k, 4.0, 1.0, fs, ring, ring_ptr, ring_len)
+    cut(0, k, 4.0, 1.0, fs, ring, pool)
     assert list(ring[4, [K.R_ACK, K.R_GOOD, K.R_FREE]]) == [4.0, 5.0, 1.0]
-    cut(0, k, 8.0, 2.0, fs, ring, ring_ptr, ring_len)  # 4 due, 4 acknowledged already
+    cut(0, k, 8.0, 2.0, fs, ring, pool)  # 4 due, 4 acknowledged already
     assert list(ring[4, [K.R_ACK, K.R_GOOD, K.R_FREE]]) == [0.0, 2.0, 2.0]
     # of the 4 acknowledged: 1 freed stays delivered and out of flight, 3 return to flight
     assert list(fs[0, [K.FS_DELIVERED, K.FS_ACKED, K.FS_INFLIGHT]]) == [47.0, 46.0, 11.0]
@@ -615,7 +623,8 @@ def test_a_coded_flows_nack_comes_an_rtt_and_the_receivers_timer_after_the_send(
     pool = RingPool(np.zeros(1, dtype=np.int64), np.full(1, 64, dtype=np.int64),
                     np.full(1, 200, dtype=np.int64), np.array([64, 128, 200]),
                     np.zeros(3, dtype=np.int64), np.arange(3, dtype=np.int64),
-                    np.zeros(3, dtype=np.int64), np.full(1, 64, dtype=np.int64))  # fmt: skip
+                    np.zeros(3, dtype=np.int64), np.full(1, 64, dtype=np.int64),
+                    np.ones(1, dtype=np.int64))  # fmt: skip
     ring = np.zeros((64 + 128 + 200, K.N_R))
     calendar = np.zeros((256, 1), dtype=np.uint64)
     # at step 10, bytes sent at 9,500 ps with a 60.2-step RTT: 4 packets, 1 of them in a block
@@ -657,7 +666,7 @@ def test_a_block_a_retransmission_opened_is_nacked_after_the_retransmit_timeout(
     pool = RingPool(np.zeros(1, dtype=np.int64), np.full(1, 256, dtype=np.int64),
                     np.full(1, 256, dtype=np.int64), np.array([256]), np.zeros(1, dtype=np.int64),
                     np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64),
-                    np.full(1, 256, dtype=np.int64))  # fmt: skip
+                    np.full(1, 256, dtype=np.int64), np.ones(1, dtype=np.int64))  # fmt: skip
     ring = np.zeros((256, K.N_R))
     lines = DelayLines(ring, pool, np.zeros((512, 1), dtype=np.uint64))
     # 4 packets failed at step 10, 2 of them in blocks their resends opened

@@ -353,7 +353,8 @@ def test_acks_wait_in_the_reverse_paths_queues():
 
 def test_delay_lines_are_reused_and_grown_without_changing_results(delay_lines_at_end):
     """Running flows take their delay lines from a pool and give them back cleared when they
-    finish; a line starts two base RTTs long and grows when a delay does not fit. The ring rows
+    finish; a line starts two base RTTs long (a long-RTT flow's: its base RTT and a quarter
+    more) and grows when a delay does not fit. The ring rows
     ever touched follow the flows running at once and the delays they meet (here fewer rows
     than one first line per flow for 400 flows), every finished flow's line is back in the
     pool, all zero when the run ends, and the results are those of a run in which no line is
@@ -373,9 +374,11 @@ def test_delay_lines_are_reused_and_grown_without_changing_results(delay_lines_a
     own = apart.ring_len.max() + np.arange(n, dtype=np.int64)
     apart.ring_pool = RingPool(np.full(n, -1, dtype=np.int64), own.copy(), own, np.sort(own),
                                np.zeros(n, dtype=np.int64), np.arange(n, dtype=np.int64),
-                               np.zeros(n, dtype=np.int64), np.zeros(1, dtype=np.int64))  # fmt: skip
+                               np.zeros(n, dtype=np.int64), np.zeros(1, dtype=np.int64),
+                               apart.ring_pool.wide.copy())  # fmt: skip
     apart.ring = np.zeros((int(own.sum()), apart.ring.shape[1]))
     first = pooled.ring_pool.length.copy()
+    base_steps = pooled.fs[:, K.FS_BASE_RTT] / pooled.dt_ps
     a, b = pooled.run(), apart.run()
     assert pooled.n_finished == n
     pool = pooled.ring_pool
@@ -383,6 +386,8 @@ def test_delay_lines_are_reused_and_grown_without_changing_results(delay_lines_a
     assert (pool.ptr == -1).all()
     assert (pool.class_len * pool.free_count).sum() == pool.top[0]
     assert (pool.length > first).any()  # grown ...
+    long_rtt = base_steps > 512  # (the inter-DC flows')
+    assert long_rtt.any() and (first[long_rtt] <= 1.25 * (1.25 * base_steps[long_rtt] + 64)).all()
     assert pool.top[0] < first.sum() < pooled.ring_len.sum()  # ... reused, and short
     assert apart.ring_pool.top[0] == own.sum()  # (one line per flow)
     assert delay_lines_at_end == [False, False]  # (every line back, cleared)
@@ -405,8 +410,9 @@ def test_narrow_ring_gives_the_results_of_the_full_ring():
                                      "engine.kind=fluid", "engine.sample_interval_us=0"]))  # fmt: skip
     narrow = build_simulation(cfg)
     full = build_simulation(cfg)
-    assert narrow.ring.shape[1] == K.N_R_NARROW
+    assert narrow.ring.shape[1] == K.N_R_NARROW and narrow.ring_pool.wide[0] == 0
     full.ring = np.zeros((len(full.ring), K.N_R))
+    full.ring_pool.wide[0] = 1
     a, b = narrow.run(), full.run()
     flows = a.tables["flows"]
     assert flows["retransmits"].sum() > 0 and flows["finish_ps"].notna().all()
@@ -416,6 +422,34 @@ def test_narrow_ring_gives_the_results_of_the_full_ring():
     gemini = uno.compose(["experiment=fig10_load", "workload=mixed_artifact", "scheme=gemini",
                           "workload.n_flows=50", "engine.kind=fluid"])  # fmt: skip
     assert build_simulation(to_run_config(gemini)).ring.shape[1] == K.N_R
+
+
+@pytest.mark.parametrize("scheme", ["gear_gear", "gear_hpcc"])
+def test_int_records_ride_in_a_narrow_ring(scheme, monkeypatch):
+    """INT records (Gear's, HPCC's) take columns of their own after either layout of the
+    delay lines: where no flow needs the wide columns their runs keep the narrow one, and
+    give the flows table of a run with the wide one."""
+    import pandas as pd
+
+    import uno.fluid.engine as E
+    from uno.api import to_run_config
+    from uno.build import build_simulation
+
+    cfg = to_run_config(uno.compose([
+        "experiment=gear_fig9", "workload.n_intra=2", "workload.size_bytes=2000000",
+        "engine.max_sim_time_ms=200", "engine.sample_interval_us=0", "engine.progress=false",
+        f"scheme={scheme}", "engine.kind=fluid",
+    ]))  # fmt: skip
+    narrow = build_simulation(cfg)
+    monkeypatch.setattr(E, "needs_wide_ring", lambda fs: True)
+    wide = build_simulation(cfg)
+    assert narrow.int_col == K.N_R_NARROW  # (its own columns, after the narrow ones)
+    extra = narrow.ring.shape[1] - K.N_R_NARROW
+    assert wide.ring.shape[1] == K.N_R + extra
+    assert (narrow.ring_pool.wide[0], wide.ring_pool.wide[0]) == (0, 1)
+    a, b = narrow.run(), wide.run()
+    assert a.flows["finish_ps"].notna().all()
+    pd.testing.assert_frame_equal(a.tables["flows"], b.tables["flows"])
 
 
 @pytest.mark.parametrize("twin", [False, True])

@@ -141,17 +141,48 @@ def ring_lengths(routing, routes, src, dst, fs, dt_ps: float) -> np.ndarray:
 
 def first_line_lengths(ring_len: np.ndarray, fs: np.ndarray, dt_ps: float) -> np.ndarray:
     """Each flow's delay line as it starts, in steps of ``dt_ps``: the least power of two
-    that holds two base RTTs and a few steps, at most its longest (``ring_len``,
-    :func:`ring_lengths`). A line grows when a delay does not fit (queues, timeouts:
-    :func:`uno.fluid.rings.fit_lag`)."""
-    want = np.ceil(2 * fs[:, C.FS_BASE_RTT] / dt_ps).astype(np.int64) + 4
+    that holds two base RTTs and a few steps, or, where that is longer, its base RTT, a
+    quarter more and :data:`LINE_QUEUE_STEPS` (a long RTT's queueing is a small part of it: a
+    cross-DC flow of a 50 ms RTT at the intra-DC step took lines 3.4 times its RTT, and its
+    slots are the run's memory); at most its longest (``ring_len``, :func:`ring_lengths`). A
+    line grows when a delay does not fit (queues, timeouts: :func:`uno.fluid.rings.fit_lag`),
+    and a run reads the same feedback at the same steps whatever the lines' lengths."""
+    base_steps = np.ceil(fs[:, C.FS_BASE_RTT] / dt_ps).astype(np.int64)
+    want = 2 * base_steps + 4
     first = np.left_shift(1, np.ceil(np.log2(np.maximum(want, 1))).astype(np.int64))
+    first = np.minimum(first, _round_up_coarsely(base_steps + base_steps // 4 + LINE_QUEUE_STEPS))
     return np.minimum(first, ring_len).astype(np.int64)
+
+
+def _round_up_coarsely(n: np.ndarray) -> np.ndarray:
+    """``n`` rounded up to three significant bits (at most 1/8 more): lines of nearby lengths
+    share a class of the pool, so a line one flow gives back fits the next."""
+    grain = np.left_shift(1, np.maximum(np.ceil(np.log2(np.maximum(n, 1))).astype(np.int64) - 3, 0))
+    return (n + grain - 1) // grain * grain
+
+
+#: the queueing (in steps) a long-RTT flow's first delay line holds beyond 5/4 of its base RTT:
+#: eight intra-DC base RTTs at the default step (``engine.fluid_step_intra_rtt`` = 1/8)
+LINE_QUEUE_STEPS = 64
+
+
+def needs_wide_ring(fs: np.ndarray) -> bool:
+    """Whether the delay lines keep the columns from ``R_GOOD`` on (:mod:`uno.fluid.columns`):
+    only where a flow needs them, for coding, an RTT or delivery-rate sample, fast retransmit
+    or trimming. QCN's and INT's columns follow either layout: a narrow row of Gear's INT
+    records is a fifth shorter, and the ring is a run's largest array."""
+    return bool(
+        (fs[:, C.FS_EC_N] > 0).any()
+        or (fs[:, C.FS_RTTMIN] > 0).any()
+        or (fs[:, C.FS_RATE] > 0).any()
+        or (fs[:, C.FS_DUPACK_BYTES] > 0).any()
+        or (fs[:, C.FS_TRIMS] >= 0).any()
+    )
 
 
 def growth_ladders(ring_len: np.ndarray, first: np.ndarray):
     """Per distinct (first length, longest) pair of the flows' lines, the lengths its line can
-    take (``first``, the powers of two after it, its longest: :func:`uno.fluid.rings.grown_length`
+    take (``first``, its doublings, its longest: :func:`uno.fluid.rings.grown_length`
     picks among them) and the number of flows with that pair."""
     pairs, counts = np.unique(np.stack([first, ring_len], axis=1), axis=0, return_counts=True)
     for (start, longest), count in zip(pairs.tolist(), counts.tolist(), strict=True):
@@ -162,12 +193,13 @@ def growth_ladders(ring_len: np.ndarray, first: np.ndarray):
         yield lengths, count
 
 
-def ring_pool(ring_len: np.ndarray, first: np.ndarray) -> RingPool:
+def ring_pool(ring_len: np.ndarray, first: np.ndarray, wide: bool = True) -> RingPool:
     """The pool the running flows take their delay lines from (:func:`uno.fluid.rings.ring_take`):
-    each flow's line starts ``first`` long and may grow, in powers of two, to ``ring_len``; the
+    each flow's line starts ``first`` long and may grow, doubling, to ``ring_len``; the
     lines of one length are one class, whose stack of free lines has room for every flow that
     may hold one; none handed out yet (all-zero is every slot's empty state, so rows never
-    reached are not even touched)."""
+    reached are not even touched). ``wide``: the ring keeps the wide columns
+    (:data:`uno.fluid.state.RingPool`)."""
     n = len(ring_len)
     ladders = list(growth_ladders(ring_len, first))
     class_len = np.unique(np.concatenate([[1], *(lengths for lengths, _ in ladders)]))
@@ -178,8 +210,8 @@ def ring_pool(ring_len: np.ndarray, first: np.ndarray) -> RingPool:
     return RingPool(np.full(n, -1, dtype=np.int64), first.astype(np.int64).copy(),
                     ring_len.astype(np.int64), class_len.astype(np.int64),
                     np.zeros(int(per_class.sum()), dtype=np.int64), free_base,
-                    np.zeros(len(class_len), dtype=np.int64),
-                    np.zeros(1, dtype=np.int64))  # fmt: skip
+                    np.zeros(len(class_len), dtype=np.int64), np.zeros(1, dtype=np.int64),
+                    np.full(1, int(wide), dtype=np.int64))  # fmt: skip
 
 
 def ring_rows_bound(pool: RingPool) -> int:

@@ -243,7 +243,7 @@ def flow_feedback(f, k, now, dt_ps, base, flows, ls, lines, lb, hops, scratch) -
     fx[f, FX_QUIET] = 0.0
     slot = pool.ptr[f] + k % pool.length[f]
     wire_arrivals(f, slot, fs, fx, ring, hops.ef, lb, base)
-    wide = ring.shape[1] > R_GOOD  # R_GOOD and after kept (N_R_NARROW: not)
+    wide = pool.wide[0] != 0  # R_GOOD and after kept (N_R_NARROW: not)
     ring_arrive = ring[slot, R_ARRIVE]
     due = ring[slot, R_TIMEOUT]
     nack = ring[slot, R_NACK] if wide else 0.0

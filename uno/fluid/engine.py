@@ -212,6 +212,7 @@ from uno.fluid.arrays import (
     hop_state,
     law_columns,
     link_rows,
+    needs_wide_ring,
     ring_lengths,
     ring_pool,
     ring_rows_bound,
@@ -396,19 +397,9 @@ class FluidSimulation:
             if self.runs_cc
             else C.N_C
         )
-        # the columns for coding, the laws' samples and fast retransmit's lost bytes
-        # (R_LOSTQ) only where a flow needs them
-        wide = (
-            reads_int
-            or (fs[:, C.FS_EC_N] > 0).any()
-            or (fs[:, C.FS_RTTMIN] > 0).any()
-            or (fs[:, C.FS_RATE] > 0).any()
-            or (fs[:, C.FS_DUPACK_BYTES] > 0).any()
-            or (fs[:, C.FS_TRIMS] >= 0).any()
-        )
+        wide = needs_wide_ring(fs)
         # the QCN congestion points (uno.fluid.qcn): two columns for their notices
         self._qcn_points = qcn_rows(cfg.switch.qcn if self.runs_cc else None, sc)
-        wide = wide or len(self._qcn_points[0]) > 0
         width = C.N_R if wide else C.N_R_NARROW
         self.qcn_col = -1
         if len(self._qcn_points[0]):
@@ -425,7 +416,7 @@ class FluidSimulation:
         self.int_col = -1 if ints is None else width
         if ints is not None:
             width += SLOT_FIELDS * int(ints[1][INTS.hops])
-        pool = ring_pool(ring_len, first_line_lengths(ring_len, fs, self.dt_ps))
+        pool = ring_pool(ring_len, first_line_lengths(ring_len, fs, self.dt_ps), wide)
         self._ring_memory, ring = take_delay_lines(pool, width, fs, self.dt_ps)
         self.cs = np.zeros((n, state_columns))
         self.rt_ptr, self.rt_link, self.rt_w = routes.rt_ptr, routes.rt_link, routes.rt_w
@@ -503,7 +494,8 @@ class FluidSimulation:
         if subflow_wire(fs, lb.n, lb.hops, lb.links, link_delay, long_ps):
             rows = self.ring.shape[0]
             self.free_delay_lines()  # (untouched yet)
-            width = C.R_SUBWIRE + 2 * lb.links.shape[1]
+            width = C.R_SUBWIRE + 2 * lb.links.shape[1]  # (after the wide columns)
+            self.ring_pool.wide[0] = 1
             if self.qcn_col >= 0:  # (the congestion points' two columns after them)
                 self.qcn_col = width
                 width += 2

@@ -262,7 +262,7 @@ def file_acks(f, k, lag, ack, rtt, q_beyond, fs, block, lines) -> int:
     lag = fit_lag(f, k, lag, ring, lines.pool)
     slot = ring_ptr[f] + (k + lag) % ring_len[f]
     ring[slot, R_ACK] += ack
-    if ring.shape[1] > R_GOOD:  # (narrow: no coding, so what is decodable is what is acked)
+    if lines.pool.wide[0] != 0:  # (narrow: no coding, so what is decodable is what is acked)
         ring[slot, R_GOOD] += ack
     ring[slot, R_RTTW] += ack * (rtt - q_beyond)
     mark_ring_due(lines.calendar, fs, k + lag, f)
@@ -337,7 +337,7 @@ def file_sends(k, now, dt_ps, n_senders, flows, ls, routes, lines, lb, hops, scr
     those in blocks that decode are absorbed, the rest resent. Where a law reads INT, the
     records of the links the bytes crossed (:func:`uno.fluid.int_records.stamp_sent`)."""
     fs, cp, fx, block = flows.fs, flows.cp, flows.fx, flows.block
-    ring, ring_ptr, ring_len = lines.ring, lines.pool.ptr, lines.pool.length
+    ring = lines.ring
     sub_loss, block_dist = scratch.sub_loss, scratch.block_dist
     int_laws = hops.int_set[INTS.hops] > 0  # (a batch carries one INT record: filed whole)
     may_spread = hops.acks[ACKS.spread] != 0.0 and not int_laws
@@ -373,7 +373,7 @@ def file_sends(k, now, dt_ps, n_senders, flows, ls, routes, lines, lb, hops, scr
         if late > 0.0:  # (the batch's ACKs that arrive in the step after)
             later = file_acks(f, k, lag + 1, ack - early, rtt, q_beyond, fs, block, lines)
         if lost > 0.0:
-            lose_acks(f, k, lost, lost - failed, beyond, dt_ps, fs, ring, ring_ptr, ring_len)
+            lose_acks(f, k, lost, lost - failed, beyond, dt_ps, fs, ring, lines.pool)
         if late > 0.0:
             boundary = now + (lag + 1) * dt_ps
             file_samples(f, slot, early, p_queued, rtt, q_beyond, sent_at, boundary, fs, ring)
@@ -402,7 +402,7 @@ def file_drops(k, now, dt_ps, flows, ls, lines, lb, scratch) -> None:
     packet engine's one packet times out once (a one-packet flow of the 40%-load Fig. 10 run
     heard 9)."""
     fs, cp = flows.fs, flows.cp
-    ring, ring_ptr, ring_len = lines.ring, lines.pool.ptr, lines.pool.length
+    ring = lines.ring
     sub_loss, block_dist = scratch.sub_loss, scratch.block_dist
     for i in range(scratch.n_drop[0]):
         f = scratch.droppers[i]
@@ -415,7 +415,7 @@ def file_drops(k, now, dt_ps, flows, ls, lines, lb, scratch) -> None:
                                                             flows.loss_rng, lb, block_dist)  # fmt: skip
         if lost <= 0.0:
             continue
-        lose_acks(f, k, lost, lost - failed, beyond, dt_ps, fs, ring, ring_ptr, ring_len)
+        lose_acks(f, k, lost, lost - failed, beyond, dt_ps, fs, ring, lines.pool)
         fs[f, FS_LOST] += lost
         if failed <= 0.0:
             continue  # (coding absorbs them all)

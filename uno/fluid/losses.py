@@ -125,7 +125,7 @@ def schedule_timeout(f, k, sent_at, lost, dt_ps, fs, ring, pool, calendar) -> No
 
 
 @njit(cache=True, error_model="numpy")
-def cut_acks(f, k, lost, freed, fs, ring, ring_ptr, ring_len) -> None:
+def cut_acks(f, k, lost, freed, fs, ring, pool) -> None:
     """Flow ``f``'s ``lost`` bytes (dropped by the links at step ``k``) come off its latest ACKs
     still due, newest first (``FS_ACK_LAST`` down): a tail drop takes the bytes arriving at a
     full queue, the flow's newest there, whose ACKs its delay line holds last. (Taking them
@@ -143,8 +143,7 @@ def cut_acks(f, k, lost, freed, fs, ring, ring_ptr, ring_len) -> None:
     with the ACKs that would have carried them (``R_FREE``), as the packet sender stops
     tracking a decoded block's packets; the rest are taken off what is decodable too, until
     resent (uncoded flows: ``freed`` = 0)."""
-    step, left = take_acks(f, k, int(fs[f, FS_ACK_LAST]), lost, freed, fs, ring, ring_ptr,
-                           ring_len)  # fmt: skip
+    step, left = take_acks(f, k, int(fs[f, FS_ACK_LAST]), lost, freed, fs, ring, pool)
     fs[f, FS_ACK_LAST] = step
     if left > 0.0:
         if fs[f, FS_DUPACK_BYTES] > 0.0:  # (their ACKs' time is past: they wait for evidence)
@@ -156,14 +155,14 @@ def cut_acks(f, k, lost, freed, fs, ring, ring_ptr, ring_len) -> None:
 
 
 @njit(cache=True, error_model="numpy")
-def cut_wire_acks(f, k, newest, lost, freed, fs, ring, ring_ptr, ring_len) -> None:
+def cut_wire_acks(f, k, newest, lost, freed, fs, ring, pool) -> None:
     """:func:`cut_acks` for bytes a link beyond the flow's wire link dropped: they left the
     wire link a propagation before, and their ACKs are due at step ``newest`` and before
     (:func:`lose_acks`); they come off those ACKs first, newest first, and what is left as
     :func:`cut_acks` takes it."""
-    _, left = take_acks(f, k, newest, lost, freed, fs, ring, ring_ptr, ring_len)
+    _, left = take_acks(f, k, newest, lost, freed, fs, ring, pool)
     if left > 0.0:
-        cut_acks(f, k, left, freed * left / lost, fs, ring, ring_ptr, ring_len)
+        cut_acks(f, k, left, freed * left / lost, fs, ring, pool)
 
 
 @njit(cache=True, error_model="numpy")
@@ -177,7 +176,7 @@ def beyond_wire(f, fs) -> bool:
 
 
 @njit(cache=True, error_model="numpy")
-def lose_acks(f, k, lost, freed, beyond, dt_ps, fs, ring, ring_ptr, ring_len) -> None:
+def lose_acks(f, k, lost, freed, beyond, dt_ps, fs, ring, pool) -> None:
     """Flow ``f``'s ``lost`` bytes come off its ACKs due (:func:`cut_acks`); when they were
     dropped beyond its wire link (``beyond``), off those of the newest bytes off the wire, due
     from ``FS_WIRE_ACK`` down (:func:`cut_wire_acks`): a drop there takes the flow's newest
@@ -186,22 +185,22 @@ def lose_acks(f, k, lost, freed, beyond, dt_ps, fs, ring, ring_ptr, ring_len) ->
     if beyond:
         newest = int(fs[f, FS_WIRE_ACK] / dt_ps)
         if newest < fs[f, FS_ACK_LAST]:
-            cut_wire_acks(f, k, newest, lost, freed, fs, ring, ring_ptr, ring_len)
+            cut_wire_acks(f, k, newest, lost, freed, fs, ring, pool)
             return
-    cut_acks(f, k, lost, freed, fs, ring, ring_ptr, ring_len)
+    cut_acks(f, k, lost, freed, fs, ring, pool)
 
 
 @njit(cache=True, error_model="numpy")
-def take_acks(f, k, newest, lost, freed, fs, ring, ring_ptr, ring_len):
+def take_acks(f, k, newest, lost, freed, fs, ring, pool):
     """The walk of :func:`cut_acks`: ``lost`` bytes (``freed`` of them absorbed by coding)
     come off flow ``f``'s ACKs due from step ``newest`` down to step ``k + 1``. With fast
     retransmit the bytes each slot loses are filed in it (``R_LOSTQ``): what the sender's ACKs
     say of them begins when theirs would have come (:func:`fast_retransmit_evidence`).
     Returns (the step it stopped at: every slot after it, up to ``newest``, emptied; the bytes
     left that no ACK still due carried)."""
-    n = ring_len[f]
-    start = ring_ptr[f]
-    wide = ring.shape[1] > R_GOOD
+    n = pool.length[f]
+    start = pool.ptr[f]
+    wide = pool.wide[0] != 0
     # (trimmed losses are NACKed, not found by the evidence of later ACKs: of a trimmed flow's,
     # only the share faults took, FS_FAULT_SHARE)
     evident = 1.0 if fs[f, FS_TRIMS] < 0.0 else fs[f, FS_FAULT_SHARE]

@@ -97,8 +97,8 @@ def ring_give(ring, pool, f, k, fs, calendar) -> None:
 
 @njit(cache=True, error_model="numpy", inline="always")
 def grown_length(pool, f, need) -> int:
-    """The length flow ``f``'s line grows to for a delay of ``need`` - 1 steps: the least
-    power of two at least ``need`` and twice its length now, or its longest (``pool.cap``)."""
+    """The length flow ``f``'s line grows to for a delay of ``need`` - 1 steps: twice its
+    length now, doubled again until it holds ``need``, or its longest (``pool.cap``)."""
     n = 2 * pool.length[f]
     while n < need:
         n *= 2
