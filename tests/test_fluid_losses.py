@@ -12,6 +12,7 @@ import uno
 from uno.fluid import kernels as K
 from uno.fluid.arrays import ring_pool
 from uno.fluid.state import RingPool
+from uno.fluid.timers import far_timer_arrays
 
 RNG = np.random.default_rng(7)
 
@@ -624,7 +625,7 @@ def test_a_coded_flows_nack_comes_an_rtt_and_the_receivers_timer_after_the_send(
                     np.full(1, 200, dtype=np.int64), np.array([64, 128, 200]),
                     np.zeros(3, dtype=np.int64), np.arange(3, dtype=np.int64),
                     np.zeros(3, dtype=np.int64), np.full(1, 64, dtype=np.int64),
-                    np.ones(1, dtype=np.int64))  # fmt: skip
+                    np.ones(1, dtype=np.int64), *far_timer_arrays(1))  # fmt: skip
     ring = np.zeros((64 + 128 + 200, K.N_R))
     calendar = np.zeros((256, 1), dtype=np.uint64)
     # at step 10, bytes sent at 9,500 ps with a 60.2-step RTT: 4 packets, 1 of them in a block
@@ -633,7 +634,7 @@ def test_a_coded_flows_nack_comes_an_rtt_and_the_receivers_timer_after_the_send(
     book(0, 10, 9_500.0, 60_200.0, 4 * mss, mss, 8, mss, dt, fs, ring, pool, calendar, timer)
     # (a later step's losses: their own time)
     book(0, 30, 30_000.0, 60_000.0, mss, 0.0, 8, mss, dt, fs, ring, pool, calendar, timer)
-    assert pool.length[0] == 200 and pool.free_count.tolist() == [1, 1, 0]  # grown twice
+    assert pool.length[0] == 128 and pool.free_count.tolist() == [1, 0, 0]  # grown once
 
     def due(col):
         start, n = pool.ptr[0], pool.length[0]
@@ -644,9 +645,17 @@ def test_a_coded_flows_nack_comes_an_rtt_and_the_receivers_timer_after_the_send(
     assert (int(calendar[110, 0]) & 1) and (int(calendar[130, 0]) & 1)
     assert fs[0, K.FS_LOSS_AT] == -1.0 and fs[0, K.FS_LOSS_PENDING] == 0.0  # nothing heard yet
     # the block none of whose packets arrived: the sender's timer, an RTO after the send; its
-    # resend opens the block again at the receiver (FS_OPEN_TIMED)
-    assert fs[0, K.FS_WAIT] == mss and due(K.R_TIMEOUT) == {160: mss}
+    # resend opens the block again at the receiver (FS_OPEN_TIMED). Beyond the line's end, the
+    # timer waits apart (uno.fluid.timers) and enters the line at its step
+    assert fs[0, K.FS_WAIT] == mss and due(K.R_TIMEOUT) == {}
     assert fs[0, K.FS_OPEN_TIMED] == mss
+    assert pool.far_meta[0] == 1 and pool.far[0, [0, 3]].tolist() == [160.0, mss]
+    drain = K.drain_far_timers.py_func if twin else K.drain_far_timers
+    drain(159, fs, ring, pool, calendar)
+    assert pool.far_meta[0] == 1  # (not yet)
+    drain(160, fs, ring, pool, calendar)
+    assert pool.far_meta[0] == 0 and ring[pool.ptr[0] + 160 % 128, K.R_TIMEOUT] == mss
+    assert int(calendar[160, 0]) & 1
 
 
 @pytest.mark.parametrize("twin", [False, True])
@@ -666,7 +675,8 @@ def test_a_block_a_retransmission_opened_is_nacked_after_the_retransmit_timeout(
     pool = RingPool(np.zeros(1, dtype=np.int64), np.full(1, 256, dtype=np.int64),
                     np.full(1, 256, dtype=np.int64), np.array([256]), np.zeros(1, dtype=np.int64),
                     np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64),
-                    np.full(1, 256, dtype=np.int64), np.ones(1, dtype=np.int64))  # fmt: skip
+                    np.full(1, 256, dtype=np.int64), np.ones(1, dtype=np.int64),
+                    *far_timer_arrays(1))  # fmt: skip
     ring = np.zeros((256, K.N_R))
     lines = DelayLines(ring, pool, np.zeros((512, 1), dtype=np.uint64))
     # 4 packets failed at step 10, 2 of them in blocks their resends opened

@@ -363,6 +363,7 @@ def test_delay_lines_are_reused_and_grown_without_changing_results(delay_lines_a
     from uno.api import to_run_config
     from uno.build import build_simulation
     from uno.fluid.state import RingPool
+    from uno.fluid.timers import far_timer_arrays
 
     cfg = to_run_config(uno.compose(["experiment=fig10_load", "workload=mixed_artifact",
                                      "scheme=mprdma_bbr", "workload.n_flows=400", "workload.load=0.6",
@@ -375,7 +376,7 @@ def test_delay_lines_are_reused_and_grown_without_changing_results(delay_lines_a
     apart.ring_pool = RingPool(np.full(n, -1, dtype=np.int64), own.copy(), own, np.sort(own),
                                np.zeros(n, dtype=np.int64), np.arange(n, dtype=np.int64),
                                np.zeros(n, dtype=np.int64), np.zeros(1, dtype=np.int64),
-                               apart.ring_pool.wide.copy())  # fmt: skip
+                               apart.ring_pool.wide.copy(), *far_timer_arrays(n))  # fmt: skip
     apart.ring = np.zeros((int(own.sum()), apart.ring.shape[1]))
     first = pooled.ring_pool.length.copy()
     base_steps = pooled.fs[:, K.FS_BASE_RTT] / pooled.dt_ps

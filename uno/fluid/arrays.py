@@ -22,6 +22,7 @@ from uno.fluid.phases import INPUTS_MAX
 from uno.fluid.qcn import no_qcn_state
 from uno.fluid.routes import BYTES_PER_PS_PER_BPS, route_drains_ps, route_groups
 from uno.fluid.state import Hops, RingPool, StepScratch
+from uno.fluid.timers import far_timer_arrays
 from uno.scenario import Scenario
 
 
@@ -211,7 +212,7 @@ def ring_pool(ring_len: np.ndarray, first: np.ndarray, wide: bool = True) -> Rin
                     ring_len.astype(np.int64), class_len.astype(np.int64),
                     np.zeros(int(per_class.sum()), dtype=np.int64), free_base,
                     np.zeros(len(class_len), dtype=np.int64), np.zeros(1, dtype=np.int64),
-                    np.full(1, int(wide), dtype=np.int64))  # fmt: skip
+                    np.full(1, int(wide), dtype=np.int64), *far_timer_arrays(n))  # fmt: skip
 
 
 def ring_rows_bound(pool: RingPool) -> int:

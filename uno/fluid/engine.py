@@ -238,6 +238,7 @@ from uno.fluid.support import (
     check_fluid_support,
     law_reads_int,
 )
+from uno.fluid.timers import rescale_far_timers
 from uno.lb.reps import explore_packets
 from uno.metrics.progress import Snapshot
 from uno.metrics.result import RunResult
@@ -706,6 +707,7 @@ class FluidSimulation:
             self.step_factor = want
             self.dt_ps = self.dt_first_ps * want
             self._set_blocks()
+            rescale_far_timers(self.ring_pool, factor, True)
             return refine(factor, k, self.dt_ps, self.fs, self.ring, self.ring_pool, self.active,
                           n_active, self.calendar, self.fx)  # fmt: skip
         factor = want // self.step_factor
@@ -729,6 +731,7 @@ class FluidSimulation:
         self.dt_ps = self.dt_first_ps * want
         self._set_blocks()
         n_active = int(self.counters[C.CT.running])
+        rescale_far_timers(self.ring_pool, factor, False)
         return coarsen(factor, k, self.dt_ps, self.fs, self.cp, self.ring, self.ring_pool,
                        self.active, n_active, self.calendar, self.fx, self.int_col)  # fmt: skip
 

@@ -111,6 +111,7 @@ from uno.fluid.state import (
     StepScratch,
     Subflows,
 )
+from uno.fluid.timers import drain_far_timers
 
 
 @njit(cache=True, error_model="numpy", inline="always")
@@ -381,6 +382,8 @@ def advance(k_start, k_stop, dt_ps, flows, links, routes, lines, lb, hops, scrat
         step_end = now + dt_ps
         t = cycles()
         n_active = start_flows(k, step_end, flows, lines)
+        if lines.pool.far_meta[0] > 0:  # (timers beyond their lines' ends: uno.fluid.timers)
+            drain_far_timers(k, fs, ring, lines.pool, calendar)
         t = tick(tally, TALLY.start, t)
         n_active = take_feedback(k, now, dt_ps, n_active, routes.rt_ptr, flows, links.ls, lines, lb, hops,
                                  scratch)  # fmt: skip

@@ -55,6 +55,7 @@ from uno.fluid.columns import (
 )
 from uno.fluid.draws import binomial_draw, next_uniform
 from uno.fluid.rings import fit_lag, mark_ring_due, step_not_before
+from uno.fluid.timers import file_far_timer
 
 #: expected lost packets per step above which a flow's losses are taken as their mean
 POISSON_MAX_MEAN = 20.0
@@ -116,10 +117,15 @@ def resend(fs, f, lost) -> None:
 def schedule_timeout(f, k, sent_at, lost, dt_ps, fs, ring, pool, calendar) -> None:
     """Bytes ``lost`` from the batch flow ``f`` sent at ``sent_at`` (step ``k``) wait for
     the retransmission timer: they time out at the first step boundary ``FS_RTO`` after their
-    send, as a packet the sender's timer declares lost ``rto_ps`` after its own send."""
-    lag = fit_lag(f, k, int(math.ceil((sent_at + fs[f, FS_RTO]) / dt_ps)) - k, ring, pool)
-    ring[pool.ptr[f] + (k + lag) % pool.length[f], R_TIMEOUT] += lost
-    mark_ring_due(calendar, fs, k + lag, f)
+    send, as a packet the sender's timer declares lost ``rto_ps`` after its own send. A timer
+    beyond the end of the flow's line waits apart (:mod:`uno.fluid.timers`), so that a loss
+    does not grow the line for the rest of the flow's life."""
+    lag = int(math.ceil((sent_at + fs[f, FS_RTO]) / dt_ps)) - k
+    lag = min(max(lag, 1), pool.cap[f] - 1)  # (as a line at its longest holds it: fit_lag)
+    if not file_far_timer(pool, f, k, lag, lost):
+        lag = fit_lag(f, k, lag, ring, pool)
+        ring[pool.ptr[f] + (k + lag) % pool.length[f], R_TIMEOUT] += lost
+        mark_ring_due(calendar, fs, k + lag, f)
     fs[f, FS_WAIT] += lost
     fs[f, FS_WAIT_LAST] = k + lag
 

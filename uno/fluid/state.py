@@ -39,11 +39,14 @@ Routes = namedtuple("Routes", ["rt_ptr", "rt_link", "rt_w", "rv_ptr", "rv_link",
 #: class a stack of free lines' first rows (from ``free_base[class]``, ``free_count`` of them)
 #: and, in one-element arrays, the first row never handed out and whether the ring is wide (1:
 #: it keeps ``R_GOOD`` .. ``R_LATE_NACK``; 0: only the first ``N_R_NARROW`` of the ``R_*``
-#: columns, any others after them being QCN's and INT's, :mod:`uno.fluid.columns`)
+#: columns, any others after them being QCN's and INT's, :mod:`uno.fluid.columns`); then the
+#: retransmission timers beyond the end of their flow's line (:mod:`uno.fluid.timers`): a heap
+#: of them, its rows in use and the next place in their filing order, each flow's timers in it
 RingPool = namedtuple(
     "RingPool",
-    ["ptr", "length", "cap", "class_len", "free_rows", "free_base", "free_count", "top", "wide"],
-)
+    ["ptr", "length", "cap", "class_len", "free_rows", "free_base", "free_count", "top", "wide",
+     "far", "far_meta", "far_count"],
+)  # fmt: skip
 
 #: the delay lines: the ring (a row per slot, ``R_*`` columns), its pool (:data:`RingPool`) and
 #: the calendar of the steps at which each flow has something due (a bitset row per step modulo
