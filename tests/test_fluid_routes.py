@@ -10,7 +10,7 @@ from fluid_cases import DUMBBELL, random_links, switch_indices, unolb_sim
 
 import uno
 from uno.fluid import kernels as K
-from uno.fluid.arrays import ring_pool
+from uno.fluid.arrays import growth_ladders, ring_pool
 
 RNG = np.random.default_rng(7)
 
@@ -353,8 +353,8 @@ def test_acks_wait_in_the_reverse_paths_queues():
 
 def test_delay_lines_are_reused_and_grown_without_changing_results(delay_lines_at_end):
     """Running flows take their delay lines from a pool and give them back cleared when they
-    finish; a line starts two base RTTs long (a long-RTT flow's: its base RTT and a quarter
-    more) and grows when a delay does not fit. The ring rows
+    finish; a line starts two base RTTs long, rounded up to a power of two (a long-RTT flow's:
+    its base RTT and a quarter more), and grows when a delay does not fit. The ring rows
     ever touched follow the flows running at once and the delays they meet (here fewer rows
     than one first line per flow for 400 flows), every finished flow's line is back in the
     pool, all zero when the run ends, and the results are those of a run in which no line is
@@ -388,7 +388,7 @@ def test_delay_lines_are_reused_and_grown_without_changing_results(delay_lines_a
     assert (pool.class_len * pool.free_count).sum() == pool.top[0]
     assert (pool.length > first).any()  # grown ...
     long_rtt = base_steps > 512  # (the inter-DC flows')
-    assert long_rtt.any() and (first[long_rtt] <= 1.25 * (1.25 * base_steps[long_rtt] + 64)).all()
+    assert long_rtt.any() and (first[long_rtt] <= 2 * base_steps[long_rtt]).all()
     assert pool.top[0] < first.sum() < pooled.ring_len.sum()  # ... reused, and short
     assert apart.ring_pool.top[0] == own.sum()  # (one line per flow)
     assert delay_lines_at_end == [False, False]  # (every line back, cleared)
@@ -451,6 +451,23 @@ def test_int_records_ride_in_a_narrow_ring(scheme, monkeypatch):
     a, b = narrow.run(), wide.run()
     assert a.flows["finish_ps"].notna().all()
     pd.testing.assert_frame_equal(a.tables["flows"], b.tables["flows"])
+
+
+@pytest.mark.parametrize("twin", [False, True])
+def test_a_line_grows_to_the_next_power_of_two_that_holds_the_delay(twin):
+    """A line that starts at a length of its own (a long-RTT flow's) grows onto the powers of
+    two, the lengths a start of two base RTTs rounded up to a power of two would reach, so no
+    line is ever longer than from that start; its longest caps it."""
+    from uno.fluid.rings import grown_length
+
+    grow = grown_length.py_func if twin else grown_length
+    pool = ring_pool(np.array([38_074, 20_000]), np.array([12_288, 4_096]))
+    assert [grow(pool, 0, need) for need in (1, 13_000, 16_385, 40_000)] == [
+        16_384, 16_384, 32_768, 38_074]  # fmt: skip
+    assert [grow(pool, 1, need) for need in (1, 9_000, 30_000)] == [8_192, 16_384, 20_000]
+    ladders = dict((tuple(lengths), count) for lengths, count in growth_ladders(
+        np.array([38_074, 38_074]), np.array([12_288, 12_288])))  # fmt: skip
+    assert ladders == {(12_288, 16_384, 32_768, 38_074): 2}
 
 
 @pytest.mark.parametrize("twin", [False, True])

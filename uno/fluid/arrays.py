@@ -141,13 +141,15 @@ def ring_lengths(routing, routes, src, dst, fs, dt_ps: float) -> np.ndarray:
 
 
 def first_line_lengths(ring_len: np.ndarray, fs: np.ndarray, dt_ps: float) -> np.ndarray:
-    """Each flow's delay line as it starts, in steps of ``dt_ps``: the least power of two
-    that holds two base RTTs and a few steps, or, where that is longer, its base RTT, a
-    quarter more and :data:`LINE_QUEUE_STEPS` (a long RTT's queueing is a small part of it: a
-    cross-DC flow of a 50 ms RTT at the intra-DC step took lines 3.4 times its RTT, and its
-    slots are the run's memory); at most its longest (``ring_len``, :func:`ring_lengths`). A
-    line grows when a delay does not fit (queues, timeouts: :func:`uno.fluid.rings.fit_lag`),
-    and a run reads the same feedback at the same steps whatever the lines' lengths."""
+    """Each flow's delay line as it starts, in steps of ``dt_ps``: the lesser of the least
+    power of two that holds two base RTTs and a few steps, and its base RTT, a quarter more and
+    :data:`LINE_QUEUE_STEPS` rounded up to three significant bits (a long RTT's queueing is a
+    small part of it, and its slots are the run's memory: a cross-DC flow of a 50 ms RTT at the
+    intra-DC step takes a line of 12,288 slots, not 32,768); at most its longest
+    (``ring_len``, :func:`ring_lengths`). A line grows to the next power of two that holds a
+    delay that does not fit (queues: :func:`uno.fluid.rings.grown_length`), so no line is ever
+    longer than it would be from a start of two base RTTs; a run reads the same feedback at
+    the same steps whatever the lines' lengths."""
     base_steps = np.ceil(fs[:, C.FS_BASE_RTT] / dt_ps).astype(np.int64)
     want = 2 * base_steps + 4
     first = np.left_shift(1, np.ceil(np.log2(np.maximum(want, 1))).astype(np.int64))
@@ -183,13 +185,13 @@ def needs_wide_ring(fs: np.ndarray) -> bool:
 
 def growth_ladders(ring_len: np.ndarray, first: np.ndarray):
     """Per distinct (first length, longest) pair of the flows' lines, the lengths its line can
-    take (``first``, its doublings, its longest: :func:`uno.fluid.rings.grown_length`
+    take (``first``, the powers of two above it, its longest: :func:`uno.fluid.rings.grown_length`
     picks among them) and the number of flows with that pair."""
     pairs, counts = np.unique(np.stack([first, ring_len], axis=1), axis=0, return_counts=True)
     for (start, longest), count in zip(pairs.tolist(), counts.tolist(), strict=True):
         lengths, length = [start], start
         while length < longest:
-            length = min(2 * length, longest)
+            length = min(1 << int(length).bit_length(), longest)  # (the next power of two)
             lengths.append(length)
         yield lengths, count
 

@@ -97,9 +97,13 @@ def ring_give(ring, pool, f, k, fs, calendar) -> None:
 
 @njit(cache=True, error_model="numpy", inline="always")
 def grown_length(pool, f, need) -> int:
-    """The length flow ``f``'s line grows to for a delay of ``need`` - 1 steps: twice its
-    length now, doubled again until it holds ``need``, or its longest (``pool.cap``)."""
-    n = 2 * pool.length[f]
+    """The length flow ``f``'s line grows to for a delay of ``need`` - 1 steps: the least
+    power of two above its length now that holds ``need``, or its longest (``pool.cap``). (A
+    line that starts at another length, :func:`uno.fluid.arrays.first_line_lengths`, joins the
+    powers of two at its first growth.)"""
+    n = 1
+    while n <= pool.length[f]:
+        n *= 2
     while n < need:
         n *= 2
     return min(n, pool.cap[f])
