@@ -32,15 +32,16 @@ from uno.fluid.rings import mark_ring_due
 #: flow, its bytes
 FAR_STEP, FAR_SEQ, FAR_FLOW, FAR_BYTES = 0, 1, 2, 3
 #: the heap's rows a flow may use on average (one timer per step in which a flow lost bytes,
-#: for a timeout's span; full, the timers go into the lines)
+#: for a timeout's span; full, the timers go into the lines), and the most it has (128 MiB)
 FAR_TIMERS_PER_FLOW = 32
+FAR_TIMERS_MAX = 1 << 22
 
 
 def far_timer_arrays(n_flows: int):
     """The heap of a run of ``n_flows`` flows (:data:`uno.fluid.state.RingPool`'s ``far``,
     ``far_meta``: its rows in use and the next place in the order of filing, ``far_count``:
     each flow's timers in it)."""
-    rows = FAR_TIMERS_PER_FLOW * n_flows + 64
+    rows = min(FAR_TIMERS_PER_FLOW * n_flows + 64, FAR_TIMERS_MAX)
     return (np.zeros((rows, 4)), np.zeros(2, dtype=np.int64), np.zeros(n_flows, dtype=np.int64))
 
 
