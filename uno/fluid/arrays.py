@@ -198,9 +198,9 @@ def growth_ladders(ring_len: np.ndarray, first: np.ndarray):
 
 def ring_pool(ring_len: np.ndarray, first: np.ndarray, wide: bool = True) -> RingPool:
     """The pool the running flows take their delay lines from (:func:`uno.fluid.rings.ring_take`):
-    each flow's line starts ``first`` long and may grow, doubling, to ``ring_len``; the
-    lines of one length are one class, whose stack of free lines has room for every flow that
-    may hold one; none handed out yet (all-zero is every slot's empty state, so rows never
+    each flow's line starts ``first`` long and may grow, onto the powers of two above it, to
+    ``ring_len`` (:func:`growth_ladders`); the lines of one length are one class, whose stack
+    of free lines has room for every flow that may hold one; none handed out yet (all-zero is every slot's empty state, so rows never
     reached are not even touched). ``wide``: the ring keeps the wide columns
     (:data:`uno.fluid.state.RingPool`)."""
     n = len(ring_len)
