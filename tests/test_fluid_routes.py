@@ -399,30 +399,58 @@ def test_delay_lines_are_reused_and_grown_without_changing_results(delay_lines_a
     pd.testing.assert_frame_equal(flows, b.tables["flows"])
 
 
-def test_narrow_ring_gives_the_results_of_the_full_ring():
-    """Without coded flows and Gemini or BBR flows the delay lines keep only the first
-    ``N_R_NARROW`` columns (what is decodable is what is acknowledged; no coding absorbs
-    losses; no RTT or delivery sample rides along): the same flows table as with all ``N_R``."""
+def _run_at_full_width(sim):
+    """``sim`` with a ring of every ``R_*`` column (``RING_FULL``), any QCN columns after them."""
+    assert sim.int_col < 0
+    extra = sim.ring.shape[1] - K.RING_WIDTH[int(sim.ring_pool.wide[0])]
+    sim.ring = np.zeros((len(sim.ring), K.N_R + extra))
+    if sim.qcn_col >= 0:
+        sim.qcn_col = K.N_R
+        sim.hops.acks[K.ACKS.qcn] = K.N_R
+    sim.ring_pool.wide[0] = K.RING_FULL
+    return sim.run()
+
+
+_MIXED = ["experiment=fig10_load", "workload=mixed_artifact", "workload.load=0.6"]
+_GEAR = ["experiment=gear_fig9", "workload.n_intra=2", "workload.size_bytes=2000000",
+         "engine.max_sim_time_ms=200"]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("overrides", "level"),
+    [
+        ([*_MIXED, "scheme=uno_ecmp", "workload.n_flows=400"], "RING_NARROW"),
+        ([*_MIXED, "scheme=gemini", "workload.n_flows=300", "transport.dupack_threshold=0"],
+         "RING_SAMPLES"),
+        ([*_GEAR, "scheme=gear_annulus"], "RING_SAMPLES"),
+        ([*_MIXED, "scheme=gemini", "workload.n_flows=300"], "RING_RETX"),
+    ],
+    ids=["uno_ecmp", "gemini_timeouts", "gear_annulus", "gemini"],
+)  # fmt: skip
+def test_narrow_ring_gives_the_results_of_the_full_ring(overrides, level):
+    """Without coded or trimmed flows the delay lines keep only the columns their flows read:
+    the first ``N_R_NARROW`` (what is decodable is what is acknowledged; no coding absorbs
+    losses), the RTT and delivery samples up to ``N_R_SAMPLES`` where a law reads them
+    (GEMINI's and Annulus's least RTT; Annulus's QCN columns after them), the bytes fast
+    retransmit finds lost up to ``N_R_RETX`` (GEMINI's flows, three duplicate ACKs): the same
+    flows table as with all ``N_R``."""
+    import pandas as pd
+
     from uno.api import to_run_config
     from uno.build import build_simulation
 
-    cfg = to_run_config(uno.compose(["experiment=fig10_load", "workload=mixed_artifact",
-                                     "scheme=uno_ecmp", "workload.n_flows=400", "workload.load=0.6",
-                                     "engine.kind=fluid", "engine.sample_interval_us=0"]))  # fmt: skip
+    cfg = to_run_config(uno.compose([*overrides, "engine.kind=fluid",
+                                     "engine.sample_interval_us=0", "engine.progress=false"]))  # fmt: skip
     narrow = build_simulation(cfg)
-    full = build_simulation(cfg)
-    assert narrow.ring.shape[1] == K.N_R_NARROW and narrow.ring_pool.wide[0] == 0
-    full.ring = np.zeros((len(full.ring), K.N_R))
-    full.ring_pool.wide[0] = 1
-    a, b = narrow.run(), full.run()
+    assert narrow.ring_pool.wide[0] == getattr(K, level)
+    width = K.RING_WIDTH[getattr(K, level)]
+    qcn = "annulus" in overrides[-1]
+    assert narrow.qcn_col == (width if qcn else -1)  # (QCN's two columns after the level's)
+    assert narrow.ring.shape[1] == width + (2 if qcn else 0)
+    a, b = narrow.run(), _run_at_full_width(build_simulation(cfg))
     flows = a.tables["flows"]
-    assert flows["retransmits"].sum() > 0 and flows["finish_ps"].notna().all()
-    import pandas as pd
-
+    assert flows["finish_ps"].notna().all()
     pd.testing.assert_frame_equal(flows, b.tables["flows"])
-    gemini = uno.compose(["experiment=fig10_load", "workload=mixed_artifact", "scheme=gemini",
-                          "workload.n_flows=50", "engine.kind=fluid"])  # fmt: skip
-    assert build_simulation(to_run_config(gemini)).ring.shape[1] == K.N_R
 
 
 @pytest.mark.parametrize("scheme", ["gear_gear", "gear_hpcc"])
@@ -442,12 +470,12 @@ def test_int_records_ride_in_a_narrow_ring(scheme, monkeypatch):
         f"scheme={scheme}", "engine.kind=fluid",
     ]))  # fmt: skip
     narrow = build_simulation(cfg)
-    monkeypatch.setattr(E, "needs_wide_ring", lambda fs: True)
+    monkeypatch.setattr(E, "ring_level", lambda fs: K.RING_FULL)
     wide = build_simulation(cfg)
     assert narrow.int_col == K.N_R_NARROW  # (its own columns, after the narrow ones)
     extra = narrow.ring.shape[1] - K.N_R_NARROW
     assert wide.ring.shape[1] == K.N_R + extra
-    assert (narrow.ring_pool.wide[0], wide.ring_pool.wide[0]) == (0, 1)
+    assert (narrow.ring_pool.wide[0], wide.ring_pool.wide[0]) == (K.RING_NARROW, K.RING_FULL)
     a, b = narrow.run(), wide.run()
     assert a.flows["finish_ps"].notna().all()
     pd.testing.assert_frame_equal(a.tables["flows"], b.tables["flows"])

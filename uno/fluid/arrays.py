@@ -169,18 +169,19 @@ def _round_up_coarsely(n: np.ndarray) -> np.ndarray:
 LINE_QUEUE_STEPS = 64
 
 
-def needs_wide_ring(fs: np.ndarray) -> bool:
-    """Whether the delay lines keep the columns from ``R_GOOD`` on (:mod:`uno.fluid.columns`):
-    only where a flow needs them, for coding, an RTT or delivery-rate sample, fast retransmit
-    or trimming. QCN's and INT's columns follow either layout: a narrow row of Gear's INT
-    records is a fifth shorter, and the ring is a run's largest array."""
-    return bool(
-        (fs[:, C.FS_EC_N] > 0).any()
-        or (fs[:, C.FS_RTTMIN] > 0).any()
-        or (fs[:, C.FS_RATE] > 0).any()
-        or (fs[:, C.FS_DUPACK_BYTES] > 0).any()
-        or (fs[:, C.FS_TRIMS] >= 0).any()
-    )
+def ring_level(fs: np.ndarray) -> int:
+    """The columns the delay lines keep (:mod:`uno.fluid.columns`): all of them
+    (``RING_FULL``) only where a flow is coded or trimmed; up to the fast-retransmit column
+    (``RING_RETX``) where a flow retransmits fast; the samples (``RING_SAMPLES``) where a
+    flow's law reads a batch's least RTT sample or its delivery-rate sample; else the narrow
+    row. QCN's and INT's columns follow any level: the ring is a run's largest array."""
+    if (fs[:, C.FS_EC_N] > 0).any() or (fs[:, C.FS_TRIMS] >= 0).any():
+        return C.RING_FULL
+    if (fs[:, C.FS_DUPACK_BYTES] > 0).any():
+        return C.RING_RETX
+    if (fs[:, C.FS_RTTMIN] > 0).any() or (fs[:, C.FS_RATE] > 0).any():
+        return C.RING_SAMPLES
+    return C.RING_NARROW
 
 
 def growth_ladders(ring_len: np.ndarray, first: np.ndarray):
@@ -196,13 +197,13 @@ def growth_ladders(ring_len: np.ndarray, first: np.ndarray):
         yield lengths, count
 
 
-def ring_pool(ring_len: np.ndarray, first: np.ndarray, wide: bool = True) -> RingPool:
+def ring_pool(ring_len: np.ndarray, first: np.ndarray, level: int = C.RING_FULL) -> RingPool:
     """The pool the running flows take their delay lines from (:func:`uno.fluid.rings.ring_take`):
     each flow's line starts ``first`` long and may grow, onto the powers of two above it, to
     ``ring_len`` (:func:`growth_ladders`); the lines of one length are one class, whose stack
     of free lines has room for every flow that may hold one; none handed out yet (all-zero is every slot's empty state, so rows never
-    reached are not even touched). ``wide``: the ring keeps the wide columns
-    (:data:`uno.fluid.state.RingPool`)."""
+    reached are not even touched). ``level``: the columns the ring keeps
+    (:func:`ring_level`)."""
     n = len(ring_len)
     ladders = list(growth_ladders(ring_len, first))
     class_len = np.unique(np.concatenate([[1], *(lengths for lengths, _ in ladders)]))
@@ -214,7 +215,7 @@ def ring_pool(ring_len: np.ndarray, first: np.ndarray, wide: bool = True) -> Rin
                     ring_len.astype(np.int64), class_len.astype(np.int64),
                     np.zeros(int(per_class.sum()), dtype=np.int64), free_base,
                     np.zeros(len(class_len), dtype=np.int64), np.zeros(1, dtype=np.int64),
-                    np.full(1, int(wide), dtype=np.int64), *far_timer_arrays(n))  # fmt: skip
+                    np.full(1, level, dtype=np.int64), *far_timer_arrays(n))  # fmt: skip
 
 
 def ring_rows_bound(pool: RingPool) -> int:

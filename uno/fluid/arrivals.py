@@ -80,6 +80,7 @@ from uno.fluid.columns import (
     R_WIRE,
     R_WIRE_ACK,
     R_WIRE_M,
+    RING_FULL,
 )
 from uno.fluid.control import hear_loss_report, hear_timeout, hear_trims, law_batch
 from uno.fluid.forward import RESIDUE_BYTES
@@ -172,7 +173,7 @@ def ack_batch(f, now, dt_ps, slot, wide, fs, cs, cp, ring, rng, hops, rtt_counts
                 pieces = int(round(dt_ps / fs[f, FS_BATCH_PS]))
             law_batch(cs, cp, fs, ring, slot, f, kind, now, acked, marked, rtt, p_queued, rng,
                       hops.int_pkt, n_int, dt_ps, pieces)  # fmt: skip
-    if fs[f, FS_DUPACK_BYTES] > 0.0:  # (the wide ring: R_LOSTQ)
+    if fs[f, FS_DUPACK_BYTES] > 0.0:  # (RING_RETX or more: R_LOSTQ)
         lostq = ring[slot, R_LOSTQ]
         if acked > 0.0 or lostq > 0.0:
             fast_retransmit_evidence(f, now, acked, lostq, cp[f, P_MSS], fs)
@@ -243,7 +244,7 @@ def flow_feedback(f, k, now, dt_ps, base, flows, ls, lines, lb, hops, scratch) -
     fx[f, FX_QUIET] = 0.0
     slot = pool.ptr[f] + k % pool.length[f]
     wire_arrivals(f, slot, fs, fx, ring, hops.ef, lb, base)
-    wide = pool.wide[0] != 0  # R_GOOD and after kept (N_R_NARROW: not)
+    wide = pool.wide[0] == RING_FULL  # R_GOOD and after kept
     ring_arrive = ring[slot, R_ARRIVE]
     due = ring[slot, R_TIMEOUT]
     nack = ring[slot, R_NACK] if wide else 0.0

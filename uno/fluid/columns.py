@@ -314,10 +314,13 @@ P_INIT_CWND = P0.init_cwnd
 N_P = P0.size  # (the fewest constant columns: a law's own are as many as it declares)
 
 # ---- rings (per-flow delay lines) ----------------------------------------------------------
-# A run with no coded flow, no law that reads a batch's least RTT sample or its delivery-rate
-# sample and no fast retransmit keeps only the first N_R_NARROW columns (``ring.shape[1]``): the
-# ring is the run's largest array (a slot per step of an RTT and an RTO for every flow running
-# at once) and the first touch of its pages costs more than steps.
+# The ring is the run's largest array (a slot per step of an RTT for every flow running at
+# once), and the first touch of its pages costs more than steps, so a run keeps only the columns
+# its flows need (its level, ``RingPool.wide``): the first N_R_NARROW (RING_NARROW); those and
+# the samples, up to N_R_SAMPLES, where a law reads a batch's least RTT sample or its
+# delivery-rate sample (RING_SAMPLES: GEMINI, BBR, Annulus); up to N_R_RETX where a flow
+# retransmits fast (RING_RETX); all N_R where a flow is coded or trimmed (RING_FULL). Any others
+# after them are QCN's and INT's.
 R_ACK = 0  # bytes acknowledged
 R_MARK = 1  # ECN-marked bytes of R_DELIV (forward: marked as they left the links, as a
 #             packet is marked at dequeue)
@@ -336,14 +339,19 @@ R_QBEYOND = 11  # a wire flow: sum of R_DELIV x the queueing delay beyond its wi
 #                 crossed it (ps); R_PBEYOND: x the chance of a packet's queueing there
 R_PBEYOND = 12
 N_R_NARROW = 13
-R_GOOD = 13  # wire bytes of decodable data (narrow ring: the acknowledged bytes)
-R_FREE = 14  # bytes lost but absorbed by coding (leave flight with the ACKs; narrow: none)
-R_RTTMIN = 15  # smallest RTT sample (0: none; FS_RTTMIN flows)
-R_DSENT = 16  # bytes the flow had acknowledged when the latest of them was sent (FS_RATE flows)
-R_NACK = 17  # bytes lost whose receiver's NACK reaches the sender at this step (coded, trimmed)
-R_LOSTQ = 18  # fast retransmit: bytes lost whose ACKs were due at this step (take_acks)
+R_RTTMIN = 13  # smallest RTT sample (0: none; FS_RTTMIN flows)
+R_DSENT = 14  # bytes the flow had acknowledged when the latest of them was sent (FS_RATE flows)
+N_R_SAMPLES = 15
+R_LOSTQ = 15  # fast retransmit: bytes lost whose ACKs were due at this step (take_acks)
+N_R_RETX = 16
+R_GOOD = 16  # wire bytes of decodable data (below RING_FULL: the acknowledged bytes)
+R_FREE = 17  # bytes lost but absorbed by coding (leave flight with the ACKs; below RING_FULL: none)
+R_NACK = 18  # bytes lost whose receiver's NACK reaches the sender at this step (coded, trimmed)
 R_LATE_NACK = 19  # coded bytes the sender's timer took whose receiver's NACK arrives now
 N_R = 20
+#: the ring's levels (``RingPool.wide[0]``) and the columns each keeps
+RING_NARROW, RING_SAMPLES, RING_RETX, RING_FULL = 0, 1, 2, 3
+RING_WIDTH = (N_R_NARROW, N_R_SAMPLES, N_R_RETX, N_R)
 # a run whose UnoLB flows have a wire hop (FS_WIRE_HOP) keeps two more columns a subflow: the
 # bytes subflow s's WAN link let go that reach its next hop at this step (R_SUBWIRE + 2 s) and
 # the marked ones among them (R_SUBWIRE + 2 s + 1)

@@ -169,7 +169,8 @@ last byte's transfer plus its base RTT).
 congestion points' links sample the data the flows leave in them every ``sample_bytes``, at
 the queue of that point of the step, and each flow hears its share of the notices, with their
 levels, after twice the propagation before the link (a flow on subflows: the links its
-subflows are at). Not in the hybrid.
+subflows are at). In the hybrid a packet port that is a congestion point on a link the fluid
+flows share samples its packets at the link's level.
 
 Not modelled, and refused with a message naming the setting: the DCI switches' element
 (``switch.dci``), fast retransmit for erasure-coded flows (``transport.dupack_threshold``: a
@@ -212,8 +213,8 @@ from uno.fluid.arrays import (
     hop_state,
     law_columns,
     link_rows,
-    needs_wide_ring,
     ring_lengths,
+    ring_level,
     ring_pool,
     ring_rows_bound,
     route_wire,
@@ -398,10 +399,10 @@ class FluidSimulation:
             if self.runs_cc
             else C.N_C
         )
-        wide = needs_wide_ring(fs)
+        level = ring_level(fs)
         # the QCN congestion points (uno.fluid.qcn): two columns for their notices
         self._qcn_points = qcn_rows(cfg.switch.qcn if self.runs_cc else None, sc)
-        width = C.N_R if wide else C.N_R_NARROW
+        width = C.RING_WIDTH[level]
         self.qcn_col = -1
         if len(self._qcn_points[0]):
             self.qcn_col = width
@@ -417,7 +418,7 @@ class FluidSimulation:
         self.int_col = -1 if ints is None else width
         if ints is not None:
             width += SLOT_FIELDS * int(ints[1][INTS.hops])
-        pool = ring_pool(ring_len, first_line_lengths(ring_len, fs, self.dt_ps), wide)
+        pool = ring_pool(ring_len, first_line_lengths(ring_len, fs, self.dt_ps), level)
         self._ring_memory, ring = take_delay_lines(pool, width, fs, self.dt_ps)
         self.cs = np.zeros((n, state_columns))
         self.rt_ptr, self.rt_link, self.rt_w = routes.rt_ptr, routes.rt_link, routes.rt_w
@@ -495,8 +496,8 @@ class FluidSimulation:
         if subflow_wire(fs, lb.n, lb.hops, lb.links, link_delay, long_ps):
             rows = self.ring.shape[0]
             self.free_delay_lines()  # (untouched yet)
-            width = C.R_SUBWIRE + 2 * lb.links.shape[1]  # (after the wide columns)
-            self.ring_pool.wide[0] = 1
+            width = C.R_SUBWIRE + 2 * lb.links.shape[1]  # (after the RING_FULL columns)
+            self.ring_pool.wide[0] = C.RING_FULL
             if self.qcn_col >= 0:  # (the congestion points' two columns after them)
                 self.qcn_col = width
                 width += 2

@@ -65,6 +65,7 @@ from uno.fluid.columns import (
     R_RTTMIN,
     R_RTTW,
     R_SENTMAX,
+    RING_FULL,
 )
 from uno.fluid.faults import lose_batch_acks, note_fault_share
 from uno.fluid.int_records import INTS, stamp_delivered, stamp_sent
@@ -262,7 +263,7 @@ def file_acks(f, k, lag, ack, rtt, q_beyond, fs, block, lines) -> int:
     lag = fit_lag(f, k, lag, ring, lines.pool)
     slot = ring_ptr[f] + (k + lag) % ring_len[f]
     ring[slot, R_ACK] += ack
-    if lines.pool.wide[0] != 0:  # (narrow: no coding, so what is decodable is what is acked)
+    if lines.pool.wide[0] == RING_FULL:  # (else no coding: what is decodable is what is acked)
         ring[slot, R_GOOD] += ack
     ring[slot, R_RTTW] += ack * (rtt - q_beyond)
     mark_ring_due(lines.calendar, fs, k + lag, f)

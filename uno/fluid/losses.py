@@ -52,6 +52,7 @@ from uno.fluid.columns import (
     R_NACK,
     R_RTTW,
     R_TIMEOUT,
+    RING_FULL,
 )
 from uno.fluid.draws import binomial_draw, next_uniform
 from uno.fluid.rings import fit_lag, mark_ring_due, step_not_before
@@ -206,7 +207,7 @@ def take_acks(f, k, newest, lost, freed, fs, ring, pool):
     left that no ACK still due carried)."""
     n = pool.length[f]
     start = pool.ptr[f]
-    wide = pool.wide[0] != 0
+    wide = pool.wide[0] == RING_FULL
     # (trimmed losses are NACKed, not found by the evidence of later ACKs: of a trimmed flow's,
     # only the share faults took, FS_FAULT_SHARE)
     evident = 1.0 if fs[f, FS_TRIMS] < 0.0 else fs[f, FS_FAULT_SHARE]

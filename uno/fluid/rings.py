@@ -29,6 +29,7 @@ from uno.fluid.columns import (
     R_RTTMIN,
     R_SENTMAX,
     R_WIRE_ACK,
+    RING_SAMPLES,
 )
 from uno.fluid.int_records import SLOT_FIELDS
 from uno.fluid.state import RingPool
@@ -253,6 +254,7 @@ def coarsen(factor, k, dt_new_ps, fs, cp, ring, ring_pool, active, n_active, cal
     ring_ptr, ring_len = ring_pool[0], ring_pool[1]
     n_col = ring.shape[1]
     n_plain = n_col if int_col < 0 else int_col
+    samples = ring_pool.wide[0] >= RING_SAMPLES  # (else QCN's columns may sit at R_RTTMIN ..)
     k_new = k // factor
     held, held_step, fresh = refile_scratch(ring_len, active, n_active, n_col, calendar)
     for i in range(n_active):
@@ -260,7 +262,7 @@ def coarsen(factor, k, dt_new_ps, fs, cp, ring, ring_pool, active, n_active, cal
         start = ring_ptr[f]
         n = ring_len[f]
         m = take_due_slots(f, k, fs, ring, ring_ptr, ring_len, calendar, held, held_step)
-        rtt_min = fs[f, FS_RTTMIN] > 0.0
+        rtt_min = samples and fs[f, FS_RTTMIN] > 0.0
         for t in range(m):
             j_new = held_step[t] // factor
             row = start + j_new % n
@@ -271,10 +273,10 @@ def coarsen(factor, k, dt_new_ps, fs, cp, ring, ring_pool, active, n_active, cal
                 if c == R_SENTMAX or c == R_ARRIVE or c == R_WIRE_ACK:
                     if v > ring[row, c]:
                         ring[row, c] = v
-                elif c == R_RTTMIN:
+                elif c == R_RTTMIN and samples:
                     if rtt_min:
                         ring[row, c] = least_sample(ring[row, c], v)
-                elif c == R_DSENT:
+                elif c == R_DSENT and samples:
                     if later:
                         ring[row, c] = v
                 else:

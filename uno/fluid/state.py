@@ -37,11 +37,11 @@ Routes = namedtuple("Routes", ["rt_ptr", "rt_link", "rt_w", "rv_ptr", "rv_link",
 #: each flow's first row (-1: none), its length now (steps), the longest it may grow to
 #: (:func:`uno.fluid.rings.fit_lag`), the lengths a line can have (sorted: its classes), per
 #: class a stack of free lines' first rows (from ``free_base[class]``, ``free_count`` of them)
-#: and, in one-element arrays, the first row never handed out and whether the ring is wide (1:
-#: it keeps ``R_GOOD`` .. ``R_LATE_NACK``; 0: only the first ``N_R_NARROW`` of the ``R_*``
-#: columns, any others after them being QCN's and INT's, :mod:`uno.fluid.columns`); then the
-#: retransmission timers beyond the end of their flow's line (:mod:`uno.fluid.timers`): a heap
-#: of them, its rows in use and the next place in their filing order, each flow's timers in it
+#: and, in one-element arrays, the first row never handed out and the ring's level (the ``R_*``
+#: columns it keeps: ``RING_NARROW``, ``RING_SAMPLES``, ``RING_RETX`` or ``RING_FULL``, any
+#: others after them being QCN's and INT's, :mod:`uno.fluid.columns`); then the retransmission
+#: timers beyond the end of their flow's line (:mod:`uno.fluid.timers`): a heap of them, its
+#: rows in use and the next place in their filing order, each flow's timers in it
 RingPool = namedtuple(
     "RingPool",
     ["ptr", "length", "cap", "class_len", "free_rows", "free_base", "free_count", "top", "wide",
