@@ -52,10 +52,10 @@ def law_flows(name: str, rng, n: int = 30):
         for rtt in rng.integers(2_000_000, 200_000_000, n)
     ]
     law = LAW_BY_NAME[name]
-    width = max(K.N_P, law.consts_size)
+    width = max(K.N_P, max(len(c.consts) for c in ctrls))  # (a law's constants may have a tail)
     cp = np.zeros((n, width))
     for f, c in enumerate(ctrls):
-        cp[f, : law.consts_size] = c.consts
+        cp[f, : len(c.consts)] = c.consts
     cp[:, K.P_KIND] = K.CC_LAW + KIND[name]
     cs = np.zeros((n, max(K.N_C, max(len(c.state) for c in ctrls))))
     fs = np.zeros((n, K.N_FS))

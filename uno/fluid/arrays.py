@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from uno.cc.adapter import make_cc
+from uno.cc.law import window_pacing
 from uno.cc.registry import LAW_BY_NAME
 from uno.core.arrays import concat_ranges
 from uno.fluid import columns as C
@@ -352,6 +353,7 @@ def hop_state(n_links, rt_ptr, rt_link, rt_w, sub_n, sub_hops, sub_links, ack_w=
     ei, ef = route_entries(rt_ptr, rt_link, rt_w, gstart, nxt, level, sub_links)
     acks = np.zeros(C.ACKS.size)
     acks[C.ACKS.qcn] = -1.0  # (no congestion point: uno.fluid.qcn)
+    acks[C.ACKS.dqm] = -1.0  # (no receiver rate: uno.fluid.dci)
     return Hops(
         level.astype(np.int32), np.array([n_lvl], dtype=np.int64), ei, ef,
         np.zeros(n_lvl, dtype=np.int64), np.full(n_links, NOT_IN_LEVEL, dtype=np.int32),
@@ -475,5 +477,6 @@ def law_columns(fs, cp, plans, cc_cfg, whole_packets: bool) -> int:
                 row[C.FS_QTHR] = law.queue_threshold(cp[f])
             row[C.FS_RTTMIN] = 1.0 if "rtt_min" in law.signals else 0.0
             row[C.FS_RATE] = 1.0 if "delivery_rate" in law.signals else 0.0
+            row[C.FS_OWN_PACING] = 0.0 if law.pacing_rate is window_pacing else 1.0
             row[C.FS_WHOLE_PACKETS] = 1.0 if whole_packets else 0.0
     return width

@@ -40,12 +40,15 @@ from uno.fluid.columns import (
     FS_LOSS_PENDING,
     FS_MARK_FRAC,
     FS_MARKED,
+    FS_NS_HOPS,
     FS_OPEN_TIMED,
     FS_OPEN_WAIT,
     FS_PBEYOND,
     FS_PENDING,
+    FS_PFQ_RATE,
     FS_QBEYOND,
     FS_RTO,
+    FS_RX_P,
     FS_SIZE,
     FS_STATE,
     FS_STOP,
@@ -83,6 +86,7 @@ from uno.fluid.columns import (
     RING_FULL,
 )
 from uno.fluid.control import hear_loss_report, hear_timeout, hear_trims, law_batch
+from uno.fluid.dci import hear_dqm, hear_near_source, pfq_step
 from uno.fluid.forward import RESIDUE_BYTES
 from uno.fluid.int_records import INTS, packet_records, take_records
 from uno.fluid.losses import fast_retransmit_evidence, resend, timer_declares
@@ -243,6 +247,8 @@ def flow_feedback(f, k, now, dt_ps, base, flows, ls, lines, lb, hops, scratch) -
     ring, pool = lines.ring, lines.pool
     fx[f, FX_QUIET] = 0.0
     slot = pool.ptr[f] + k % pool.length[f]
+    if fs[f, FS_PFQ_RATE] > 0.0:  # (its bytes wait in the DCI switch's queue: uno.fluid.dci)
+        pfq_step(f, k, now, dt_ps, slot, fs, fx, ring, hops.ef, lines.calendar)
     wire_arrivals(f, slot, fs, fx, ring, hops.ef, lb, base)
     wide = pool.wide[0] == RING_FULL  # R_GOOD and after kept
     ring_arrive = ring[slot, R_ARRIVE]
@@ -252,6 +258,10 @@ def flow_feedback(f, k, now, dt_ps, base, flows, ls, lines, lb, hops, scratch) -
     acked = ring[slot, R_ACK]
     ack_batch(f, now, dt_ps, slot, wide, fs, flows.cs, flows.cp, ring, flows.loss_rng, hops,
               scratch.rtt_counts)  # fmt: skip
+    if fs[f, FS_NS_HOPS] > 0.0:  # a Switch-INT notice (uno.fluid.dci)
+        hear_near_source(f, now, dt_ps, slot, fs, flows.cs, flows.cp, ring, hops)
+    if fs[f, FS_RX_P] > 0.0:  # the rate its receiver's ACKs carry
+        hear_dqm(f, now, slot, fs, flows.cs, flows.cp, ring, hops)
     if hops.acks[ACKS.qcn] >= 0.0:  # the switches' congestion notices (uno.fluid.qcn)
         hear_notices(f, now, slot, ring, fs, flows.cs, flows.cp, hops)
     if lb.plb_p[PLB_ON] > 0.0 and acked > 0.0:  # PLB's rounds (the batch's marked share)

@@ -282,7 +282,42 @@ FS_RETX_LOSS_DELAY = 79
 FS_OPEN_TIMED = 80
 FS_OPEN_WAIT = 81
 FS_OPEN_SHARE = 82
-N_FS = 88  # (83 used: rows of eleven cache lines, an odd number, as N_LS)
+# switch.dci (uno.fluid.dci), a cross-DC flow whose receiver-side DCI switch keeps per-flow
+# queues: the bytes its queue holds there and the marked ones among them; the queue's dequeue
+# rate (bytes/ps; 0: no such queue) and the credit C_D it stamps on what it lets go (-1: none);
+# the credit and rate the receiver's ACKs carry to it next and when the first of them gets
+# there (ps; 0: none on the way); the round trip of propagation between the receiver and the
+# switch (ps)
+FS_PFQ = 83
+FS_PFQ_M = 84
+FS_PFQ_RATE = 85
+FS_PFQ_CD = 86
+FS_PFQ_NEXT_CD = 87
+FS_PFQ_NEXT_RATE = 88
+FS_PFQ_NEXT_AT = 89
+FS_DCI_RTT = 90
+# a law's receiver part (uno.cc.law.Law.receiver, MLCC's credit loop): the first column of its
+# constants in ``cp`` and of its state in ``cs`` (0: none), and the share of a packet delivered
+# that it has not heard yet
+FS_RX_P = 91
+FS_RX_S = 92
+FS_RX_CARRY = 93
+# the sender-side DCI switch's Switch-INT notices (near-source loop): the stamping hops before
+# the flow's wire link (0: no notices), the propagation from the send to the notice's arrival
+# at the sender (ps), the least gap between two notices (ps) and when the last was sent (ps)
+FS_NS_HOPS = 94
+FS_NS_BACK = 95
+FS_NS_GAP = 96
+FS_NS_LAST = 97
+# the credit the per-flow queue stamped before FS_PFQ_CD, and since when it stamps FS_PFQ_CD
+# (ps): bytes delivered now left the queue as long before as they queued after it
+FS_PFQ_CD_PREV = 98
+FS_PFQ_CD_AT = 99
+# 1: the flow's law has a pacing rate of its own beyond its window's (uno.cc.law.Law's
+# ``pacing_rate``, MLCC's min(R_NS, R-bar_DQM)), which the flow paces at even when its window
+# paces (P_PACED)
+FS_OWN_PACING = 100
+N_FS = 104  # (101 used: rows of thirteen cache lines, an odd number, as N_LS)
 
 # ---- what every step reads of every running flow: a compact table ``fx`` -------------------
 # (4 flows a cache line, against a row of five lines in ``fs``: a flow with nothing to do this
@@ -374,8 +409,11 @@ GRID = layout("GridSettings", ("salt", "on"))
 #: in the steps they arrive in (``engine.fluid_ack_spread``), 1: some link has a fault (a
 #: batch's ACKs may be lost on their way back: uno.fluid.faults.ack_fault_share), the first of
 #: the two delay-line columns of the switches' congestion notices (-1: no link is a QCN
-#: congestion point, uno.fluid.qcn)
-ACKS = layout("AckSettings", ("share", "packet_bytes", "as_bytes", "spread", "faults", "qcn"))
+#: congestion point, uno.fluid.qcn), the delay-line column of the rate the receivers' ACKs
+#: carry, times the bytes delivered (MLCC's R-bar_DQM, uno.fluid.dci; -1: none)
+ACKS = layout(
+    "AckSettings", ("share", "packet_bytes", "as_bytes", "spread", "faults", "qcn", "dqm")
+)
 #: the figures of a dropping link's inputs (``g_val[link, figure, input]``): bytes arriving
 #: through the input this step, the share of the link's packet times it fills (at most 1), 1:
 #: its packets come on a grid at the link's rate, their phase on the link's grid, its loss

@@ -172,9 +172,16 @@ levels, after twice the propagation before the link (a flow on subflows: the lin
 subflows are at). In the hybrid a packet port that is a congestion point on a link the fluid
 flows share samples its packets at the link's level.
 
-Not modelled, and refused with a message naming the setting: the DCI switches' element
-(``switch.dci``), fast retransmit for erasure-coded flows (``transport.dupack_threshold``: a
-coded flow's losses are found by its blocks only), MP-RDMA's updates on duplicate ACKs.
+**The DCI switches' element** (``switch.dci``, :mod:`uno.fluid.dci`; MLCC's loops): a cross-DC
+flow whose wire link joins two DCI switches waits in a per-flow queue at the receiver-side
+one, drained at the rate its receiver's credit rounds set (the law's receiver part hears the
+delivered bytes as packets, with the records of the links beyond the wire link); its ACKs
+come as its bytes are delivered, past the queue, and carry R-bar_DQM back; the sender-side
+switch's notices carry the records of the links before it. Not in the hybrid.
+
+Not modelled, and refused with a message naming the setting: fast retransmit for
+erasure-coded flows (``transport.dupack_threshold``: a coded flow's losses are found by its
+blocks only), MP-RDMA's updates on duplicate ACKs.
 
 **ACKs** (``engine.fluid_ack_bytes``, on by default; :func:`uno.fluid.links.acks_out`): each
 data packet delivered sends one ACK (64 B per 4,160-B data packet) back along the flow's ACK
@@ -204,7 +211,7 @@ import pandas as pd
 from uno.core.budget import WallBudget
 from uno.core.errors import ConfigError
 from uno.core.rng import RngStreams
-from uno.core.units import ms_to_ps, us_to_ps
+from uno.core.units import gbps_to_bps, ms_to_ps, us_to_ps
 from uno.fluid import columns as C
 from uno.fluid.arrays import (
     cc_rows,
@@ -222,6 +229,7 @@ from uno.fluid.arrays import (
     subflow_wire,
 )
 from uno.fluid.chains import FlowChains
+from uno.fluid.dci import mark_queued, receiver_columns, receivers, reinserting_links, set_dci
 from uno.fluid.faults import FaultSchedule
 from uno.fluid.int_records import INTS, SLOT_FIELDS, int_state
 from uno.fluid.kernels import advance
@@ -399,6 +407,12 @@ class FluidSimulation:
             if self.runs_cc
             else C.N_C
         )
+        # the laws' receiver parts (MLCC's credit loop at the DCI switches: uno.fluid.dci)
+        self._receivers = receivers(cfg, plans) if self.runs_cc else np.zeros(n, dtype=bool)
+        rx_rate = np.array([routing.edges[nic_link[d]].rate_bps for d in dst], dtype=np.float64)
+        self.cp, state_columns, rx_p, rx_s = receiver_columns(
+            cfg, plans, self._receivers, self.cp, state_columns, rx_rate
+        )
         level = ring_level(fs)
         # the QCN congestion points (uno.fluid.qcn): two columns for their notices
         self._qcn_points = qcn_rows(cfg.switch.qcn if self.runs_cc else None, sc)
@@ -407,14 +421,19 @@ class FluidSimulation:
         if len(self._qcn_points[0]):
             self.qcn_col = width
             width += 2
+        self.dqm_col = -1  # (the rate the receivers' ACKs carry, times the bytes)
+        if self._receivers.any():
+            self.dqm_col = width
+            width += 1
         # (memory kept from the process's last run, all zero: uno.fluid.memory)
         # the INT records (uno.fluid.int_records), three columns a stamping hop after the rest
         n_entries = len(routes.rt_link) + lb.links.size
         ints = None
         if reads_int:
             salt = int(rng.stream("int_ties").integers(0, 2**62))
+            also = reinserting_links(routing, cfg.switch.dci)
             ints = int_state(routing, cfg.switch.int_telemetry, routes.rt_ptr, routes.rt_link,
-                             n_entries, salt, width)  # fmt: skip
+                             n_entries, salt, width, also)  # fmt: skip
         self.int_col = -1 if ints is None else width
         if ints is not None:
             width += SLOT_FIELDS * int(ints[1][INTS.hops])
@@ -463,8 +482,10 @@ class FluidSimulation:
         acks[C.ACKS.as_bytes] = 1.0 if cfg.engine.fluid_ack_bytes else 0.0
         acks[C.ACKS.spread] = 1.0 if cfg.engine.fluid_ack_spread else 0.0
         acks[C.ACKS.faults] = 1.0 if self.faults.any else 0.0
+        acks[C.ACKS.dqm] = self.dqm_col
         self._set_wire(cfg.engine.fluid_wire)
         self._set_qcn()
+        self._set_dci(cfg, rx_p, rx_s, rx_rate, ints is not None)
         # PFC's ingress queues (uno.fluid.pfc), and which of them each route entry counts in
         self.pfc, row_of = pfc_rows(cfg, sc)
         self.pf_live = live_list(len(self.pfc))
@@ -503,6 +524,17 @@ class FluidSimulation:
                 width += 2
             self._ring_memory, self.ring = DELAY_LINES.take(rows, width)
         route_wire(fs, self.hops, self.rt_ptr, self.rt_link, lb.n, link_delay, long_ps)
+
+    def _set_dci(self, cfg, rx_p, rx_s, rx_rate, has_int: bool) -> None:
+        """Each cross-DC flow's part in the DCI switches' element (after the wire links:
+        :func:`uno.fluid.dci.set_dci`), its receiver's part at ``rx_p`` / ``rx_s`` and a new
+        per-flow queue's rate (``switch.dci.initial_rate_gbps``, null: the receiving host's,
+        ``rx_rate``, bit/s); such a flow files its feedback every step."""
+        init = cfg.switch.dci.initial_rate_gbps
+        pfq_rate = rx_rate if init is None else np.full(len(rx_rate), float(gbps_to_bps(init)))
+        set_dci(cfg, self.fs, self.flows, self._receivers, rx_p, rx_s, self.scenario.routing,
+                self.rt_ptr, self.rt_link, self.hops.int_at, has_int, pfq_rate)  # fmt: skip
+        self._set_blocks()
 
     def _link_delays_ps(self) -> np.ndarray:
         """Each link's propagation (ps)."""
@@ -709,8 +741,10 @@ class FluidSimulation:
             self.dt_ps = self.dt_first_ps * want
             self._set_blocks()
             rescale_far_timers(self.ring_pool, factor, True)
-            return refine(factor, k, self.dt_ps, self.fs, self.ring, self.ring_pool, self.active,
-                          n_active, self.calendar, self.fx)  # fmt: skip
+            k = refine(factor, k, self.dt_ps, self.fs, self.ring, self.ring_pool, self.active,
+                       n_active, self.calendar, self.fx)  # fmt: skip
+            mark_queued(k, self.fs, self.active, n_active, self.calendar)
+            return k
         factor = want // self.step_factor
         if not may_advance:  # (the hybrid: its packets run between the steps) as k allows
             while k % factor:
@@ -733,8 +767,10 @@ class FluidSimulation:
         self._set_blocks()
         n_active = int(self.counters[C.CT.running])
         rescale_far_timers(self.ring_pool, factor, False)
-        return coarsen(factor, k, self.dt_ps, self.fs, self.cp, self.ring, self.ring_pool,
-                       self.active, n_active, self.calendar, self.fx, self.int_col)  # fmt: skip
+        k = coarsen(factor, k, self.dt_ps, self.fs, self.cp, self.ring, self.ring_pool,
+                    self.active, n_active, self.calendar, self.fx, self.int_col)  # fmt: skip
+        mark_queued(k, self.fs, self.active, n_active, self.calendar)  # (uno.fluid.dci)
+        return k
 
     def _wanted_factor(self) -> int:
         """The step the flows left to run allow now, as a power-of-two multiple of the first
@@ -837,7 +873,9 @@ class FluidSimulation:
         one sample a block instead of one a step its inter-DC flows ran steadily slower as the
         block grew (``mixed40`` inter-DC mean FCT +2% / +4% / +7% at 256 / 128 / 64 blocks per
         RTT), so it keeps a step. So does DCQCN: its notification point spaces the CNPs in time
-        (:func:`uno.fluid.control.np_cnps`), and its cuts restart its timers at their time."""
+        (:func:`uno.fluid.control.np_cnps`), and its cuts restart its timers at their time; and
+        so does a flow at the DCI switches' element, whose receiver hears its packets and whose
+        sender hears the switch's notices (:mod:`uno.fluid.dci`)."""
         n = len(self.flows)
         per_rtt = self.cfg.engine.fluid_blocks_per_rtt
         steps = np.ones(n, dtype=np.int64)
@@ -849,6 +887,8 @@ class FluidSimulation:
                 (self.fs[:, C.FS_RATE] > 0)
                 | (self.fs[:, C.FS_CNP_GAP] > 0)
                 | (self.fs[:, C.FS_LAW_TIMERS] > 0)
+                | (self.fs[:, C.FS_PFQ_RATE] > 0)
+                | (self.fs[:, C.FS_NS_HOPS] > 0)
             )
             steps[samples] = 1
         self.block[C.BL.steps, :n] = steps

@@ -38,7 +38,9 @@ from uno.fluid.columns import (
     FS_LOST,
     FS_MARK_NEW,
     FS_NIC_LINK,
+    FS_NS_HOPS,
     FS_PENDING,
+    FS_PFQ_RATE,
     FS_QBEFORE,
     FS_QBEYOND,
     FS_QTHR,
@@ -46,6 +48,7 @@ from uno.fluid.columns import (
     FS_RDELAY,
     FS_RETX_LOSS_DELAY,
     FS_RTTMIN,
+    FS_RX_P,
     FS_SEND_TIME,
     FS_START,
     FS_STATE,
@@ -67,6 +70,7 @@ from uno.fluid.columns import (
     R_SENTMAX,
     RING_FULL,
 )
+from uno.fluid.dci import credit_loop, stamp_near_source
 from uno.fluid.faults import lose_batch_acks, note_fault_share
 from uno.fluid.int_records import INTS, stamp_delivered, stamp_sent
 from uno.fluid.jitter import ack_path_exceedance, wire_side_exceedance
@@ -75,6 +79,7 @@ from uno.fluid.rings import fit_lag, least_sample, mark_ring_due
 from uno.fluid.signals import (
     delay_beyond_wire,
     path_delay,
+    pfq_delay_ps,
     reverse_delay,
     subflow_reverse_delay,
     subflow_signals,
@@ -177,6 +182,7 @@ def sample_rtt(f, fs, ls, routes, lb, sub_loss):
         qdelay = subflow_signals(f, ls, lb, sub_loss)
     else:
         qdelay = path_delay(f, routes.rt_ptr, routes.rt_link, routes.rt_w, ls)
+        qdelay += pfq_delay_ps(f, fs)  # (a DCI switch's per-flow queue: uno.fluid.dci)
     if n_sub > 0 and lb.ack_hops[f] > 0:
         rdelay = subflow_reverse_delay(f, ls, lb)
     else:
@@ -326,6 +332,39 @@ def book_coded(f, k, sent_at, rtt, failed, gone, o_failed, o_gone, n_ec, mss, dt
                     calendar, fs[f, FS_RETX_LOSS_DELAY])  # fmt: skip
 
 
+@njit(cache=True, error_model="numpy", inline="always")
+def sent_pfq(f, k, now, dt_ps, lost, failed, gone, o_failed, o_gone, beyond, rtt, flows, ls,
+             routes, lines, hops) -> None:  # fmt: skip
+    """:func:`file_sends` for flow ``f`` whose bytes wait in a DCI switch's per-flow queue
+    (:mod:`uno.fluid.dci`): a wait of milliseconds the send cannot foresee, so its ACKs are
+    filed as its bytes are delivered (:func:`file_deliveries`), and its lost bytes, never
+    acknowledged, only wait for their timer; the sender-side DCI switch's notice."""
+    fs, cp = flows.fs, flows.cp
+    if fs[f, FS_NS_HOPS] > 0.0:
+        stamp_near_source(f, k, now, dt_ps, fs, ls, routes.rt_ptr, routes.rt_link, routes.rt_w,
+                          lines.ring, lines.pool, lines.calendar, hops)  # fmt: skip
+    fs[f, FS_LOST] += lost
+    if failed > 0.0:
+        sent_at = now if fs[f, FS_START] <= now else fs[f, FS_START]
+        if beyond:  # (sent a wire propagation before the drop, at the latest)
+            sent_at = min(sent_at, now - fs[f, FS_WIRE_PS])
+        book_coded(f, k, sent_at, rtt, failed, gone, o_failed, o_gone, int(fs[f, FS_EC_N]),
+                   cp[f, P_MSS], dt_ps, fs, lines)  # fmt: skip
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def delivered_acks(f, k, dt_ps, lag, deliv, q_beyond, fs, block, lines) -> None:
+    """The ACKs of flow ``f``'s ``deliv`` bytes delivered in step ``k`` (a flow whose bytes
+    wait in a DCI switch's per-flow queue, :func:`sent_pfq`), in its delay line's slot ``lag``
+    steps on, with their ECN echoes: their RTT the base RTT and the queueing they met, as the
+    flow's latest samples saw it before the wire link and on the way back, and beyond it now
+    (``q_beyond``: the links' and the per-flow queue's)."""
+    rtt = fs[f, FS_BASE_RTT] + fs[f, FS_QBEFORE] + q_beyond + fs[f, FS_RDELAY]
+    arrive = (k + lag) * dt_ps
+    slot = file_acks(f, k, lag, deliv, rtt, q_beyond, fs, block, lines)
+    file_samples(f, slot, deliv, 0.0, rtt, q_beyond, arrive - rtt, arrive, fs, lines.ring)
+
+
 @njit(cache=True, error_model="numpy", _nrt=False)
 def file_sends(k, now, dt_ps, n_senders, flows, ls, routes, lines, lb, hops, scratch) -> None:
     """What happens to the bytes of this step's senders (``scratch.senders[:n_senders]``),
@@ -359,6 +398,10 @@ def file_sends(k, now, dt_ps, n_senders, flows, ls, routes, lines, lb, hops, scr
                                                                 lb, block_dist)  # fmt: skip
         if n_sub > 0 and failed > 0.0:  # the subflows a loss report will name
             name_subflows(f, n_sub, n_ec, sub_loss, block_dist, lb.lost)
+        if fs[f, FS_PFQ_RATE] > 0.0:  # (its ACKs follow its deliveries: file_deliveries)
+            sent_pfq(f, k, now, dt_ps, lost, failed, gone, o_failed, o_gone, beyond, rtt, flows,
+                     ls, routes, lines, hops)  # fmt: skip
+            continue
         spread = may_spread and block[BL.steps, f] == 1 and fs[f, FS_BLOCK_BYTES] <= 0.0
         ack, sent_at, middle, sent_end = batch_times(f, now, fx[f, FX_SEND], fs)
         arrive = sent_end + rtt
@@ -383,7 +426,10 @@ def file_sends(k, now, dt_ps, n_senders, flows, ls, routes, lines, lb, hops, scr
         else:
             file_samples(f, slot, ack, p_queued, rtt, q_beyond, sent_at, arrive, fs, ring)
         file_block_rtt(f, slot, fs, ring)
-        if int_laws:
+        if fs[f, FS_NS_HOPS] > 0.0:  # (the sender-side DCI switch's notice: uno.fluid.dci)
+            stamp_near_source(f, k, now, dt_ps, fs, ls, routes.rt_ptr, routes.rt_link,
+                              routes.rt_w, ring, lines.pool, lines.calendar, hops)  # fmt: skip
+        elif int_laws:
             stamp_sent(f, slot, now + dt_ps, fs, ls, routes.rt_ptr, ring, hops)
         fs[f, FS_LOST] += lost
         if failed > 0.0:
@@ -416,7 +462,8 @@ def file_drops(k, now, dt_ps, flows, ls, lines, lb, scratch) -> None:
                                                             flows.loss_rng, lb, block_dist)  # fmt: skip
         if lost <= 0.0:
             continue
-        lose_acks(f, k, lost, lost - failed, beyond, dt_ps, fs, ring, lines.pool)
+        if fs[f, FS_PFQ_RATE] <= 0.0:  # (else never acknowledged: sent_pfq)
+            lose_acks(f, k, lost, lost - failed, beyond, dt_ps, fs, ring, lines.pool)
         fs[f, FS_LOST] += lost
         if failed <= 0.0:
             continue  # (coding absorbs them all)
@@ -473,6 +520,12 @@ def file_deliveries(k, dt_ps, flows, ls, routes, lines, lb, hops, scratch) -> No
                     routes.rt_w, ls, subs, cp[f, P_MSS],
                 )  # fmt: skip
                 ring[slot, R_PBEYOND] += deliv * p_beyond
-            if hops.int_set[INTS.hops] > 0:
+            if fs[f, FS_PFQ_RATE] > 0.0:  # (past a DCI switch's per-flow queue: sent_pfq)
+                delivered_acks(f, k, dt_ps, lag, deliv, q_beyond, fs, block, lines)
+            if fs[f, FS_RX_P] > 0.0:  # (its receiver's credit loop: uno.fluid.dci)
+                q_links = q_beyond - pfq_delay_ps(f, fs)
+                credit_loop(f, k, dt_ps, deliv, q_links, slot, fs, flows.cs, cp, ls,
+                            routes.rt_ptr, ring, hops)  # fmt: skip
+            elif hops.int_set[INTS.hops] > 0:
                 stamp_delivered(f, slot, (k + 1) * dt_ps, fs, ls, routes.rt_ptr, ring, hops)
         mark_ring_due(lines.calendar, fs, k + lag, f)

@@ -63,12 +63,17 @@ def stamping_links(routing, int_cfg) -> np.ndarray:
     )
 
 
-def int_state(routing, int_cfg, rt_ptr, rt_link, n_entries: int, salt: int, ring_col: int):
+def int_state(routing, int_cfg, rt_ptr, rt_link, n_entries: int, salt: int, ring_col: int,
+              also=None):  # fmt: skip
     """The INT arrays of :data:`uno.fluid.state.Hops`: each route entry's index among its
     flow's stamping hops (-1: its link does not stamp), the settings (:data:`INTS`), each
     flow's latest record per stamping hop (the rates set, the rest 0: none yet) and a
-    packet's records (scratch). ``ring_col``: the first delay-line column of the records."""
+    packet's records (scratch). ``ring_col``: the first delay-line column of the records;
+    ``also``: links that stamp whatever the settings say (the DCI switches' ports into their
+    datacenter, :func:`uno.fluid.dci.reinserting_links`)."""
     stamps = stamping_links(routing, int_cfg)
+    if also is not None:
+        stamps = stamps | also
     n = len(rt_ptr) - 1
     n_rt = len(rt_link)
     int_at = np.full(n_entries, -1, dtype=np.int32)
@@ -153,9 +158,10 @@ def take_records(f, slot, ring, hops) -> None:
 
 
 @njit(cache=True, error_model="numpy", inline="always")
-def packet_records(f, hops) -> int:
+def packet_records(f, hops, n_hops=-1) -> int:
     """The records of flow ``f``'s newest packet into ``hops.int_pkt``: its latest record of
-    every stamping hop, in path order, each taking its place among the packet's
+    every stamping hop (``n_hops`` >= 0: of its first ``n_hops``, those a DCI switch reads:
+    :mod:`uno.fluid.dci`), in path order, each taking its place among the packet's
     ``max_records`` as the switches' replacement rule puts it
     (:func:`uno.net.int.int_record_slot`). Returns their number (0: a hop's first record has
     not come back yet, or no hop stamps)."""
@@ -166,7 +172,7 @@ def packet_records(f, hops) -> int:
     rule = settings[INTS.rule]
     salt = settings[INTS.salt]
     n = 0
-    for i in range(rec.shape[0]):
+    for i in range(rec.shape[0] if n_hops < 0 else n_hops):
         if rec[i, INT_RATE] <= 0.0:
             break  # (the flow's stamping hops end here)
         if rec[i, INT_TS] <= 0.0:

@@ -50,8 +50,10 @@ from uno.fluid.columns import (
     FS_NIC_LINK,
     FS_OPEN_SHARE,
     FS_OPEN_WAIT,
+    FS_OWN_PACING,
     FS_RESEND_SHARE,
     FS_RESEND_WAIT,
+    FS_RX_P,
     FS_SEND_TIME,
     FS_SENT,
     FS_START,
@@ -78,6 +80,7 @@ from uno.fluid.columns import (
 from uno.fluid.control import *  # noqa: F403
 from uno.fluid.control import cc_init
 from uno.fluid.cycles import TALLY, cycles, tick
+from uno.fluid.dci import receiver_init
 from uno.fluid.draws import *  # noqa: F403
 from uno.fluid.filing import *  # noqa: F403
 from uno.fluid.filing import (
@@ -128,6 +131,8 @@ def start_flows(k, step_end, flows, lines) -> int:
         fs[f, FS_STATE] = 1.0
         ring_take(lines.pool, f)
         cc_init(flows.cs, flows.cp, f)
+        if fs[f, FS_RX_P] > 0.0:  # (its law's receiver part: uno.fluid.dci)
+            receiver_init(f, fs, flows.cs, flows.cp)
         fx[f, FX_QUIET] = 0.0
         mark_due(lines.calendar, k, f)
         active[n_active] = f
@@ -146,7 +151,7 @@ def allowed_send(f, span, fs, cs, cp):
     cwnd = cs[f, C_CWND]
     room = in_whole_packets(cwnd, cp[f, P_MSS]) - fs[f, FS_INFLIGHT]
     rate = fs[f, FS_NIC]
-    if cp[f, P_PACED] > 0.0:
+    if cp[f, P_PACED] > 0.0 and fs[f, FS_OWN_PACING] == 0.0:
         paced = cwnd / cp[f, P_BASE_RTT]
         if paced < rate:
             rate = paced

@@ -10,7 +10,15 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from uno.fluid.columns import FS_WIRE_HOP, FS_WIRE_NEXT, LS_DELAY, LS_FAULT, LS_LOSS
+from uno.fluid.columns import (
+    FS_PFQ,
+    FS_PFQ_RATE,
+    FS_WIRE_HOP,
+    FS_WIRE_NEXT,
+    LS_DELAY,
+    LS_FAULT,
+    LS_LOSS,
+)
 
 
 @njit(cache=True, error_model="numpy", inline="always")
@@ -92,12 +100,20 @@ def subflow_part_delay(f, h_lo, h_hi, ls, subs) -> float:
 
 
 @njit(cache=True, error_model="numpy", inline="always")
+def pfq_delay_ps(f, fs) -> float:
+    """The time flow ``f``'s per-flow queue at its receiver-side DCI switch takes to let go
+    what it holds now (ps; 0 without one: :mod:`uno.fluid.dci`)."""
+    rate = fs[f, FS_PFQ_RATE]
+    return fs[f, FS_PFQ] / rate if rate > 0.0 else 0.0
+
+
+@njit(cache=True, error_model="numpy", inline="always")
 def delay_beyond_wire(f, fs, rt_ptr, rt_link, rt_w, ls, subs) -> float:
     """Queueing delay in ps of flow ``f``'s links beyond its wire link (``FS_WIRE_NEXT``, an
     UnoLB flow's ``FS_WIRE_HOP``); 0 for a flow without one."""
     nxt = int(fs[f, FS_WIRE_NEXT])
-    if nxt >= 0:
-        return entries_delay(nxt, rt_ptr[f + 1], rt_link, rt_w, ls)
+    if nxt >= 0:  # (and a DCI switch's per-flow queue after the wire link)
+        return entries_delay(nxt, rt_ptr[f + 1], rt_link, rt_w, ls) + pfq_delay_ps(f, fs)
     hop = int(fs[f, FS_WIRE_HOP])
     if hop >= 0:
         _n, sub_hops, _links = subs

@@ -12,7 +12,7 @@ from uno.fluid.routes import SINGLE_PATH_LB, SPLIT_LB, SUBFLOW_LB
 
 #: the signals a law may read (uno.cc.law.Law.signals) that the fluid engine computes
 FLUID_SIGNALS = (
-    "ecn", "rtt", "rtt_min", "delivery_rate", "queueing", "int", "cnp", "timers", "qcn",
+    "ecn", "rtt", "rtt_min", "delivery_rate", "queueing", "int", "cnp", "timers", "qcn", "dci",
 )  # fmt: skip
 #: controllers the fluid engine runs: the laws whose signals it computes
 FLUID_CC = {name: C.CC_LAW + KIND[name] for name, law in LAW_BY_NAME.items()
@@ -98,8 +98,11 @@ def check_fluid_support(cfg, engine: str = "fluid", with_cc: bool = True) -> Non
                 f"{where} computes INT records on single paths {list(SINGLE_PATH_LB)}, not "
                 f"{cfg.lb.algo!r} (a split flow's packets carry the records of the path each took)",
             )
-    if cfg.switch.dci.enabled and with_cc:
-        raise ConfigError("switch.dci.enabled", f"{where} does not model the DCI switches' element")
+    if cfg.switch.dci.enabled and with_cc and engine != "fluid":
+        raise ConfigError(
+            "switch.dci.enabled",
+            f"{where} does not model the DCI switches' element (engine.kind=fluid does)",
+        )
     if cfg.ec.kind != "none" and with_cc:  # (max-min has no losses to find)
         check_coded_loss_detection(cfg.transport, cfg.ec.scope, where)
     if cfg.engine.port_model != "auto":
