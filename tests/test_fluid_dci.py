@@ -134,3 +134,22 @@ def test_the_engines_that_do_not_model_the_dci_element_refuse_it():
         build_simulation(to_run_config(cfg))
     with pytest.raises(ConfigError, match="switch.dci.enabled"):
         _sim("fluid", [0, 4], 1_000_000, ["switch.dci.enabled=false"])
+
+
+def test_the_queues_table_samples_the_per_flow_queues_as_the_packet_recorder_does():
+    """The fluid run's queues table holds the receiver-side DCI switch's per-flow queues under
+    the packet recorder's names (``<switch>/pfq``, ``<switch>/pfq/flow<id>``): the switch's row
+    is the sum of its flows' rows at each sample, which :func:`uno.metrics.dci.pfq_levels`
+    reads."""
+    from uno.metrics.dci import pfq_levels
+
+    sim = _sim("fluid", list(range(8)), 20_000_000, ["engine.sample_interval_us=500",
+                                                     "engine.max_sim_time_ms=8"])  # fmt: skip
+    queues = sim.run().tables["queues"]
+    total = queues[queues["port"] == "dc1/dci/pfq"].set_index("time_ps")["queue_bytes"]
+    flows = queues[queues["port"].str.startswith("dc1/dci/pfq/flow")]
+    assert set(flows["port"]) == {f"dc1/dci/pfq/flow{i}" for i in range(4)}
+    summed = flows.groupby("time_ps")["queue_bytes"].sum().reindex(total.index).fillna(0.0)
+    np.testing.assert_allclose(summed.to_numpy(), total.to_numpy())
+    levels = pfq_levels(queues, "dc1/dci", int(6e9))
+    assert levels["peak_total_bytes"] > 4e6 and 4.0 < levels["peak_ms"] <= 8.0

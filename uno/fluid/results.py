@@ -214,6 +214,7 @@ class Sampler:
             else:
                 chosen += [i for i, nm in enumerate(names) if fnmatch.fnmatchcase(nm, sel)]
         self.ports = np.array(sorted(set(chosen)), dtype=np.int64)
+        self._set_pfq_rows(sim)
         self.keep = None  # (keep_ports)
         self.busy = busy
         self.last_sent = np.zeros(len(sim.flows))
@@ -224,6 +225,29 @@ class Sampler:
         self.rates: list[tuple] = []
         self.cwnd: list[tuple] = []
         self.queues: list[tuple] = []
+
+    def _set_pfq_rows(self, sim) -> None:
+        """The rows the DCI switches' per-flow queues take in the queues table, named as the
+        packet recorder names them (:mod:`uno.net.dci`): ``<switch>/pfq``, every queue of the
+        switch together, and ``<switch>/pfq/flow<id>``, each non-empty one; indices after the
+        links' (:mod:`uno.fluid.dci`)."""
+        fs = sim.fs
+        self.pfq_flows = np.flatnonzero(fs[:, C.FS_PFQ_RATE] > 0)
+        routing = sim.scenario.routing
+        n_links = len(sim.port_names)
+        switch_of = [
+            routing.topo.nodes[
+                routing.edges[int(sim.rt_link[int(fs[f, C.FS_WIRE_NEXT]) - 1])].dst
+            ].name
+            for f in self.pfq_flows
+        ]
+        switches = sorted(set(switch_of))
+        self.pfq_switch = np.array([switches.index(s) for s in switch_of], dtype=np.int64)
+        self.pfq_names = [f"{s}/pfq" for s in switches] + [
+            f"{switch_of[i]}/pfq/flow{sim.flows[f].spec.flow_id}"
+            for i, f in enumerate(self.pfq_flows)
+        ]
+        self.pfq_base = n_links
 
     def keep_ports(self, keep: np.ndarray) -> None:
         """Sample the queues of the links ``keep`` marks only (the hybrid: those a fluid flow
@@ -266,10 +290,22 @@ class Sampler:
                     ports = ports[self.keep[ports] > 0]
             if len(ports):
                 self.queues.append((now_ps, ports, ls[ports, C.LS_Q], ls[ports, C.LS_PH]))
+            if len(self.pfq_flows):
+                self._sample_pfqs(now_ps, fs)
+
+    def _sample_pfqs(self, now_ps: int, fs) -> None:
+        """The DCI switches' per-flow queues now: each switch's together, each non-empty one."""
+        held = fs[self.pfq_flows, C.FS_PFQ]
+        n_switches = len(self.pfq_names) - len(self.pfq_flows)
+        totals = np.bincount(self.pfq_switch, weights=held, minlength=n_switches)
+        busy = np.flatnonzero(held > 0)
+        rows = np.concatenate([np.arange(n_switches), n_switches + busy]) + self.pfq_base
+        values = np.concatenate([totals, held[busy]])
+        self.queues.append((now_ps, rows, values, np.zeros(len(rows))))
 
     def tables(self) -> dict[str, pd.DataFrame]:
         flow_ids = np.array([p.spec.flow_id for p in self.sim.flows], dtype=np.int64)
-        names = np.array(self.sim.port_names, dtype=object)
+        names = np.array(list(self.sim.port_names) + self.pfq_names, dtype=object)
         out = {}
         for name, rows, cols, key_map in (
             ("rates", self.rates, ["flow_id", "sent_gbps", "acked_gbps"], flow_ids),
