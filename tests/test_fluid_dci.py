@@ -153,3 +153,21 @@ def test_the_queues_table_samples_the_per_flow_queues_as_the_packet_recorder_doe
     np.testing.assert_allclose(summed.to_numpy(), total.to_numpy())
     levels = pfq_levels(queues, "dc1/dci", int(6e9))
     assert levels["peak_total_bytes"] > 4e6 and 4.0 < levels["peak_ms"] <= 8.0
+
+
+def test_a_cross_dc_flows_acks_carry_the_records_of_the_receivers_datacenter_only():
+    """Under HPCC with the DCI switches' element (`scheme=mlcc_hpcc`, ``switch.dci.enabled``),
+    the receiver-side DCI switch erases a cross-DC packet's records and its ports into its
+    datacenter write new ones: the ACK batches carry the records of the hops after the wire
+    link only (``FS_DCI_HOP0`` on), the intra-DC flow's of its whole path; a lone cross-DC
+    flow's FCT within 5% of the packet engine's."""
+    extra = ["scheme=mlcc_hpcc", "switch.dci.enabled=true"]
+    sim = _sim("fluid", [0, 4], 4_000_000, extra)
+    fs = sim.fs
+    assert fs[0, K.FS_DCI_HOP0] == 2 and fs[1, K.FS_DCI_HOP0] == 0  # (leaf and spine uplinks)
+    sim.run()
+    assert K.packet_records.py_func(0, sim.hops, -1, 2) == 3  # (DCI, spine, leaf downlinks)
+    assert K.packet_records.py_func(1, sim.hops) == 3
+    fluid = _sim("fluid", [0], 20_000_000, extra).run().flows["fct_ps"].iloc[0]
+    packet = _sim("packet", [0], 20_000_000, extra).run().flows["fct_ps"].iloc[0]
+    assert fluid == pytest.approx(packet, rel=0.05)

@@ -30,6 +30,7 @@ from uno.fluid.columns import (
     FS_ACKED,
     FS_BASE_RTT,
     FS_BATCH_PS,
+    FS_DCI_HOP0,
     FS_DELIVERED,
     FS_DUPACK_BYTES,
     FS_FINISH,
@@ -171,7 +172,9 @@ def ack_batch(f, now, dt_ps, slot, wide, fs, cs, cp, ring, rng, hops, rtt_counts
             rtt_counts[rtt_bin(rtt)] += acked / cp[f, P_MSS]
         if acked > 0.0:
             kind = int(cp[f, P_KIND]) - CC_LAW
-            n_int = packet_records(f, hops) if int_hops > 0 else 0
+            n_int = 0
+            if int_hops > 0:  # (from FS_DCI_HOP0: a DCI switch erased those before)
+                n_int = packet_records(f, hops, -1, int(fs[f, FS_DCI_HOP0]))
             pieces = 1
             if fs[f, FS_BATCH_PS] > 0.0 and dt_ps > fs[f, FS_BATCH_PS]:
                 pieces = int(round(dt_ps / fs[f, FS_BATCH_PS]))

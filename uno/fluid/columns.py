@@ -317,7 +317,11 @@ FS_PFQ_CD_AT = 99
 # ``pacing_rate``, MLCC's min(R_NS, R-bar_DQM)), which the flow paces at even when its window
 # paces (P_PACED)
 FS_OWN_PACING = 100
-N_FS = 104  # (101 used: rows of thirteen cache lines, an odd number, as N_LS)
+# the first of the flow's stamping hops whose records its ACKs carry (uno.fluid.int_records):
+# a cross-DC flow's receiver-side DCI switch erases the records of the hops before it
+# (switch.dci, uno.fluid.dci); 0 for the others
+FS_DCI_HOP0 = 101
+N_FS = 104  # (102 used: rows of thirteen cache lines, an odd number, as N_LS)
 
 # ---- what every step reads of every running flow: a compact table ``fx`` -------------------
 # (4 flows a cache line, against a row of five lines in ``fs``: a flow with nothing to do this

@@ -54,6 +54,7 @@ from uno.fluid.columns import (
     EF_CARRY,
     EF_MCARRY,
     EI_LINK,
+    FS_DCI_HOP0,
     FS_DCI_RTT,
     FS_NS_BACK,
     FS_NS_GAP,
@@ -332,8 +333,10 @@ def set_dci(cfg, fs, plans, wanted, rx_p, rx_s, routing, rt_ptr, rt_link, int_at
     """Each cross-DC flow's part in the DCI switches' element (``switch.dci``; after the wire
     links, :func:`uno.fluid.arrays.route_wire`): its per-flow queue (``per_flow_queues``: a
     wire link between two DCI switches), its receiver's part (``wanted``: at ``rx_p`` in
-    ``cp``, ``rx_s`` in ``cs``) and its Switch-INT notices (``near_source``, where the laws
-    read INT: ``has_int``). ``init_rate_bps``: each flow's new queue's rate."""
+    ``cp``, ``rx_s`` in ``cs``), its Switch-INT notices (``near_source``, where the laws
+    read INT: ``has_int``) and the first of its stamping hops whose records its ACKs carry
+    (the receiver-side switch erases those before it: ``FS_DCI_HOP0``). ``init_rate_bps``:
+    each flow's new queue's rate."""
     fs[:, FS_RX_P] = rx_p
     fs[:, FS_RX_S] = rx_s
     dci = cfg.switch.dci
@@ -363,6 +366,8 @@ def set_dci(cfg, fs, plans, wanted, rx_p, rx_s, routing, rt_ptr, rt_link, int_at
             fs[f, FS_PFQ_CD] = -1.0
             fs[f, FS_PFQ_CD_PREV] = -1.0
             fs[f, FS_DCI_RTT] = 2.0 * delay[rt_link[nxt:last]].sum()
+        if has_int:  # (the receiver-side switch erases the records of the hops before it)
+            fs[f, FS_DCI_HOP0] = float((int_at[first:nxt] >= 0).sum())
         if dci.near_source and has_int:
             fs[f, FS_NS_HOPS] = float((int_at[first : nxt - 1] >= 0).sum())
             fs[f, FS_NS_BACK] = 2.0 * delay[rt_link[first : nxt - 1]].sum()

@@ -158,9 +158,10 @@ def take_records(f, slot, ring, hops) -> None:
 
 
 @njit(cache=True, error_model="numpy", inline="always")
-def packet_records(f, hops, n_hops=-1) -> int:
+def packet_records(f, hops, n_hops=-1, first=0) -> int:
     """The records of flow ``f``'s newest packet into ``hops.int_pkt``: its latest record of
-    every stamping hop (``n_hops`` >= 0: of its first ``n_hops``, those a DCI switch reads:
+    every stamping hop from its ``first`` (after the hops a receiver-side DCI switch erased)
+    (``n_hops`` >= 0: up to its ``n_hops``-th, those a sender-side DCI switch reads:
     :mod:`uno.fluid.dci`), in path order, each taking its place among the packet's
     ``max_records`` as the switches' replacement rule puts it
     (:func:`uno.net.int.int_record_slot`). Returns their number (0: a hop's first record has
@@ -172,7 +173,7 @@ def packet_records(f, hops, n_hops=-1) -> int:
     rule = settings[INTS.rule]
     salt = settings[INTS.salt]
     n = 0
-    for i in range(rec.shape[0] if n_hops < 0 else n_hops):
+    for i in range(first, rec.shape[0] if n_hops < 0 else n_hops):
         if rec[i, INT_RATE] <= 0.0:
             break  # (the flow's stamping hops end here)
         if rec[i, INT_TS] <= 0.0:
