@@ -58,10 +58,14 @@ def test_the_receiver_driven_loop_queues_and_credits_the_cross_dc_flows():
     credit_bps = cs[cross, s0 + RS.credit_rate_bps]
     line = 25e9
     assert (credit_bps < 0.9 * line).all()
-    # the queue drains at the rate the last ACKs to reach it carried
-    pending = fs[cross, K.FS_PFQ_NEXT_AT] > 0
-    held = np.where(pending, fs[cross, K.FS_PFQ_RATE], fs[cross, K.FS_PFQ_NEXT_RATE])
-    assert np.allclose(held[~pending], credit_bps[~pending] / 8e12)
+    # a round's credit and rate are on their way to the queue (a new round begins as the
+    # last one's stamped bytes arrive): the queue stamps the one before
+    credit = cs[cross, s0 + RS.credit]
+    assert (fs[cross, K.FS_PFQ_NEXT_AT] > sim.now_ps).all()
+    assert (fs[cross, K.FS_PFQ_NEXT_CD] == credit).all()
+    assert (fs[cross, K.FS_PFQ_CD] == credit - 1).all()
+    assert np.allclose(fs[cross, K.FS_PFQ_NEXT_RATE], credit_bps / 8e12)
+    assert (fs[cross, K.FS_PFQ_RATE] * 8e12 < 0.9 * line).all()  # (the last round's rate)
     done = _sim("fluid", list(range(8)), 2_000_000).run().flows
     assert done["fct_ps"].notna().all()
     assert (done["bytes_delivered"] >= done["size_bytes"]).all()
