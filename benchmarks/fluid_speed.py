@@ -5,7 +5,8 @@ Suites (``--suites``, comma-separated):
 
 - ``paper``: Uno Fig. 10 on the paper's own traffic (``experiment=fig10_load``, its default
   ``workload=mixed``: web search inside the DC, Alibaba WAN sizes across, 4:1 by count) at 40%
-  load, for each scheme of ``--schemes``;
+  load, for each scheme of ``--schemes`` (``default``: the experiment's own, UnoCC with
+  spraying);
 - ``permutation``: a permutation (every host one flow of ``--perm-bytes`` to another) on the
   k=16 fat tree (1,024 hosts), for each scheme;
 - ``artifact``: Fig. 10 on the artifact's traffic (``workload=mixed_artifact``), 40% load;
@@ -223,6 +224,8 @@ def unfinished(run: dict) -> str:
 def compare(suite: str, scheme: str, engines: list[str], args) -> None:
     """One scenario in every engine, printed side by side."""
     chosen = {"incast": [], "reps": [f"lb={scheme}"]}.get(suite, [f"scheme={scheme}"])
+    if scheme == "default":  # (the experiment's own scheme)
+        chosen = []
     base = [*suite_overrides(suite, args), *chosen, *args.overrides]
     runs = {}
     for engine in engines:

@@ -16,6 +16,7 @@ DUMBBELL = ["topo=dumbbell", "workload=incast", "workload.n_intra=4", "workload.
 
 def random_links(n: int, rng) -> np.ndarray:
     ls = np.zeros((n, K.N_LS))
+    ls[:, K.LS_FOLD] = 1.0  # (each link stands for itself alone)
     ls[:, K.LS_CAP] = rng.uniform(0.001, 0.02, n)
     ls[:, K.LS_BUF] = rng.uniform(1e4, 1e6, n)
     ls[:, K.LS_Q] = rng.uniform(0, 1e6, n) * (rng.random(n) < 0.5)

@@ -28,6 +28,7 @@ def _sim(scheme: str):
 def _loaded_links(sim) -> np.ndarray:
     """Every link below saturation with a few paced streams (each link's chance > 0)."""
     ls = np.zeros((len(sim.ls), K.N_LS))
+    ls[:, K.LS_FOLD] = 1.0  # (each link stands for itself alone)
     ls[:, K.LS_CAP] = 0.0125  # 100 Gb/s in bytes/ps
     ls[:, K.LS_ARR] = ls[:, K.LS_CAP] * RNG.uniform(0.5, 0.95, len(ls))
     ls[:, K.LS_ARR2] = ls[:, K.LS_ARR] ** 2 / RNG.uniform(2, 30, len(ls))

@@ -89,6 +89,7 @@ def test_a_full_buffer_drops_the_data_not_the_acks_and_the_phantom_counts_them_i
     ACK bytes join the queue's fluid part; the phantom queue counts them only with
     ``LS_PH_COUNTS``' ACK bit. ACKs alone over a full buffer lose their excess bytes and no data share."""
     ls = np.zeros((4, K.N_LS))
+    ls[:, K.LS_FOLD] = 1.0  # (each link stands for itself alone)
     ls[:, K.LS_CAP] = CAP
     ls[:, K.LS_BUF] = 1e5
     ls[:, K.LS_Q] = ls[:, K.LS_QF] = 1e5
@@ -117,6 +118,7 @@ def test_a_full_buffer_drops_the_data_not_the_acks_and_the_phantom_counts_them_i
     assert (ls[:, K.LS_ACK_IN] == 0.0).all()
     # a link that cannot drain them in the step: the excess is lost, the data share is 0
     ls = np.zeros((1, K.N_LS))
+    ls[:, K.LS_FOLD] = 1.0  # (each link stands for itself alone)
     ls[0, K.LS_CAP], ls[0, K.LS_BUF] = 1e-6, 1e5
     ls[0, K.LS_Q] = ls[0, K.LS_QF] = 1e5
     ls[0, K.LS_ACK_IN] = 300.0

@@ -168,6 +168,7 @@ def test_red_rises_to_pmax_at_kmax_and_marks_everything_above():
     kmin, kmax, pmax, cap, dt = 100_000.0, 500_000.0, 0.2, 0.0125, 1750.0
     levels = np.array([50_000.0, 300_000.0, 500_000.0, 600_000.0])
     ls = np.zeros((len(levels), K.N_LS))
+    ls[:, K.LS_FOLD] = 1.0  # (each link stands for itself alone)
     ls[:, K.LS_CAP] = cap
     ls[:, K.LS_BUF] = 1e6
     ls[:, K.LS_Q] = ls[:, K.LS_QF] = levels
@@ -241,6 +242,7 @@ def test_pfc_pauses_propagate_upstream_hop_by_hop():
     rt_ptr = np.array([0, 3])
     ef = np.zeros((3, K.N_EF))
     ls = np.zeros((3, K.N_LS))
+    ls[:, K.LS_FOLD] = 1.0  # (each link stands for itself alone)
     pfc = np.zeros((2, PF.size))
     pfc[:, PF.link] = [0, 1]
     pfc[:, PF.xoff] = 100_000

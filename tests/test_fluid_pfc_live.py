@@ -69,6 +69,7 @@ def test_the_live_list_gives_what_visiting_every_queue_gives(seed):
     pfc[:, PF.mean_ps] = 8e6
     reference = pfc.copy()
     ls = np.zeros((n_links, K.N_LS))
+    ls[:, K.LS_FOLD] = 1.0  # (each link stands for itself alone)
     ls[:, K.LS_CAP] = 12.5e-3
     ls[:, K.LS_TX_AT] = -1.0
     ls_ref = ls.copy()

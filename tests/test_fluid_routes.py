@@ -296,8 +296,9 @@ def test_a_sprayed_routes_drain_is_its_longest_paths():
     from uno.fluid.routes import route_drains_ps as _route_drains_ps
 
     sims = {}
-    for lb in ("spray", "ecmp"):
-        cfg = to_run_config(uno.compose(["engine.kind=fluid", f"lb={lb}"]))
+    for lb in ("spray", "ecmp"):  # (the split hops unfolded: uno.fluid.folding)
+        cfg = to_run_config(uno.compose(["engine.kind=fluid", f"lb={lb}",
+                                         "engine.fluid_fold_links=false"]))  # fmt: skip
         sims[lb] = build_simulation(cfg)
     spray, ecmp = sims["spray"], sims["ecmp"]
     assert (np.diff(spray.rt_ptr) > np.diff(ecmp.rt_ptr)).all()  # the split hops' links

@@ -36,13 +36,17 @@ def test_the_wire_link_is_the_wan_hop_of_inter_dc_routes_only():
     assert edges[ei[j, K.EI_LINK]].kind == "wan"
     assert fs[inter, K.FS_WIRE_NEXT] == ei[j, K.EI_NEXT] == j + 1
     assert fs[inter, K.FS_WIRE_PS] == edges[ei[j, K.EI_LINK]].delay_ps
-    # spraying: every WAN link of the split hop hands on to the same next hop
-    spray = _sim(["workload.n_intra=0", "workload.n_inter=1", "lb=spray"])
-    ei = spray.hops[2]
-    wired = [j for j in range(spray.rt_ptr[0], spray.rt_ptr[1]) if ei[j, K.EI_LAG] < 0]
-    assert len(wired) == 8
-    assert {int(ei[j, K.EI_NEXT]) for j in wired} == {int(spray.fs[0, K.FS_WIRE_NEXT])}
-    assert {spray.scenario.routing.edges[ei[j, K.EI_LINK]].kind for j in wired} == {"wan"}
+    # spraying: every WAN link of the split hop hands on to the same next hop; folded
+    # (uno.fluid.folding), the hop is one entry at the first of the eight
+    for fold, n_wired in (("false", 8), ("true", 1)):
+        spray = _sim(["workload.n_intra=0", "workload.n_inter=1", "lb=spray",
+                      f"engine.fluid_fold_links={fold}"])  # fmt: skip
+        ei = spray.hops[2]
+        wired = [j for j in range(spray.rt_ptr[0], spray.rt_ptr[1]) if ei[j, K.EI_LAG] < 0]
+        assert len(wired) == n_wired
+        assert {int(ei[j, K.EI_NEXT]) for j in wired} == {int(spray.fs[0, K.FS_WIRE_NEXT])}
+        assert {spray.scenario.routing.edges[ei[j, K.EI_LINK]].kind for j in wired} == {"wan"}
+    assert spray.ls[ei[wired[0], K.EI_LINK], K.LS_FOLD] == 8
     assert (fs[:, K.FS_WIRE_HOP] == -1.0).all()  # (no UnoLB flow)
     # UnoLB: the hop of every subflow's WAN link, through the ring's subflow columns
     unolb = _sim(["workload.n_intra=1", "workload.n_inter=1", "lb=unolb"])

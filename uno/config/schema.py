@@ -653,6 +653,13 @@ class EngineConfig:
     #: the rest of the base RTT is on the way back. false: the whole base RTT on the way back.
     #: UnoLB's subflows have it on the way back either way
     fluid_wire: bool = True
+    #: fluid: alike links that every route crossing them splits evenly over (spraying's hops
+    #: in a fat tree) are stepped as one, the group's first standing for all: a sprayed
+    #: route's hop is one entry instead of one per link (uno/fluid/folding.py). The same run
+    #: but for the packet grid a group's busy period draws (one for all its links, with
+    #: engine.fluid_phase_drops). Not with PFC, INT, QCN, the DCI element, faults or in the
+    #: hybrid
+    fluid_fold_links: bool = True
     #: fluid: the paths a REPS flow (lb=reps) spreads over at once, each an equal share of its
     #: bytes, as many as its first BDP of packets at most (the entropies REPS explores first)
     fluid_reps_paths: int = num(16, "[1, 64]")

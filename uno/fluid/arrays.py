@@ -40,6 +40,7 @@ def link_rows(scenario: Scenario) -> np.ndarray:
         row[C.LS_KMIN] = row[C.LS_KMAX] = -1.0
         row[C.LS_PASS] = 1.0
         row[C.LS_GRID] = -1.0  # idle: no departure grid yet
+        row[C.LS_FOLD] = 1.0
         m = scenario.marking[e.edge_id]
         if m is None:
             continue

@@ -99,10 +99,13 @@ LS_TX_AT = 46
 # link is down; p: each packet lost with probability p), and the bytes lost so
 LS_FAULT = 47
 LS_FDROP = 48
+# folded links (uno.fluid.folding): how many alike links this one stands for (1: itself only);
+# what a route entry hands it is divided by this, as each member receives that share
+LS_FOLD = 49
 #: the end of lines 0-3, before which lie the columns update_links reads or writes (it
 #: prefetches them a few links ahead)
 LS_UPDATE_END = LS_PAUSE + 1
-N_LS = 56  # (49 used: rows of seven whole cache lines, an odd number so that the rows'
+N_LS = 56  # (50 used: rows of seven whole cache lines, an odd number so that the rows'
 #              first lines spread over every cache set; a stride of 4 lines would use a fourth)
 
 # ---- route entries (uno.fluid.forward): integer and float fields, one row per entry -------

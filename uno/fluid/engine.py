@@ -231,6 +231,7 @@ from uno.fluid.arrays import (
 from uno.fluid.chains import FlowChains
 from uno.fluid.dci import mark_queued, receiver_columns, receivers, reinserting_links, set_dci
 from uno.fluid.faults import FaultSchedule
+from uno.fluid.folding import fold_links
 from uno.fluid.int_records import INTS, SLOT_FIELDS, int_state
 from uno.fluid.kernels import advance
 from uno.fluid.memory import DELAY_LINES, zeros_aligned
@@ -238,10 +239,7 @@ from uno.fluid.pfc import entry_ingress, live_list, pfc_rows
 from uno.fluid.qcn import QCN_FIELDS, qcn_rows, qcn_state
 from uno.fluid.results import Sampler, flows_table, ports_table, run_summary
 from uno.fluid.rings import coarsen, refine
-from uno.fluid.routes import (
-    ack_priority_routes,
-    flow_routes,
-)
+from uno.fluid.routes import SPLIT_LB, ack_priority_routes, flow_routes
 from uno.fluid.state import DelayLines, Flows, Links, RingPool, Routes
 from uno.fluid.support import (
     check_fluid_support,
@@ -320,6 +318,7 @@ class FluidSimulation:
         ``engine_name``: the ``engine.kind`` refusals name (the hybrid's, when it runs inside
         one)."""
         check_fluid_support(cfg, engine_name or self.engine_name, self.runs_cc)
+        self._folds_here = engine_name is None  # (the hybrid's packets cross the links apart)
         self.cfg = cfg
         self.scenario = scenario
         self.meta = scenario.meta()
@@ -357,6 +356,31 @@ class FluidSimulation:
         self.fs[:, C.FS_BATCH_PS] = self.dt_first_ps * batch_factor
 
     # ---- setup ----------------------------------------------------------------------------
+    #: whether the engine may fold alike links (engine.fluid_fold_links; not the max-min)
+    folds_links = True
+
+    def _fold_links(self, cfg, routes):
+        """The routes with their groups of alike links folded (:mod:`uno.fluid.folding`,
+        ``engine.fluid_fold_links``); the links' ``LS_FOLD`` and ``link_rep`` set. Not where a
+        link's own state reaches beyond its bytes: PFC's pauses, INT records, QCN's notices,
+        the DCI element, faults, the hybrid's packets, or with another balancer than
+        spraying."""
+        self.link_rep = np.arange(len(self.ls), dtype=np.int64)
+        sw = cfg.switch
+        if not (
+            cfg.engine.fluid_fold_links
+            and self.folds_links
+            and self._folds_here
+            and cfg.lb.algo in SPLIT_LB
+            and not (sw.pfc.enabled or sw.int_telemetry.enabled or sw.qcn.enabled)
+            and not (sw.dci.enabled or self.faults.any)
+        ):
+            return routes
+        delay_ps = np.array([e.delay_ps for e in self.scenario.routing.edges], dtype=np.int64)
+        routes, fold, self.link_rep = fold_links(routes, self.ls, delay_ps)
+        self.ls[:, C.LS_FOLD] = fold
+        return routes
+
     def _build_flows(self, cfg, rng: RngStreams) -> None:
         """The per-flow arrays, built for all flows at once (:mod:`uno.fluid.arrays`): flow
         state ``fs``, controller state ``cs`` and parameters ``cp``, routes
@@ -381,6 +405,7 @@ class FluidSimulation:
             dtype=np.int64, count=n,
         )  # fmt: skip
         routes, lb = flow_routes(cfg, sc, specs, src, dst, n_sent, max_hops, rng, explore)
+        routes = self._fold_links(cfg, routes)
         nic_link = np.array([routing.out_edges[h][0] for h in routing.host_nodes], dtype=np.int64)
         self.nic_link = nic_link  # (each host's NIC link)
         fs = flow_rows(cfg, sc, plans, src, n_packets, coded, n_sent, nic_link)

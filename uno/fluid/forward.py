@@ -57,6 +57,7 @@ from uno.fluid.columns import (
     LS_EXT,
     LS_FAULT,
     LS_FDROP,
+    LS_FOLD,
     LS_LISTED,
     LS_LOSS,
     LS_MARK,
@@ -121,7 +122,7 @@ def enlist_entry(j, link, a, ls, ei, ef, hops, inv_dt) -> None:
         ei[j, EI_SNXT] = s_head[lv]
         s_head[lv] = j
     elif a > 0.0:
-        ls[link, LS_ARR] += a * inv_dt
+        ls[link, LS_ARR] += a * inv_dt / ls[link, LS_FOLD]
     if a > 0.0:
         hops.l_input[link] = -2  # a send or a carry: not from one link now
 
@@ -268,8 +269,10 @@ def leave_link(j, link, a, a_m, held, inv_dt, ls, ei, ef, hops):
     less than a byte, and two fifths of the deliveries were less than one). Returns (bytes
     out, marked bytes out, bytes still queued, bytes dropped); the marked bytes queued are
     written (``EF_MQ``)."""
-    # the entry's whole arrival is known now (its hops before are done): one source
-    rate_in = a * inv_dt
+    # the entry's whole arrival is known now (its hops before are done): one source (at a
+    # folded link, each of the group's links receives its share)
+    fold = ls[link, LS_FOLD]
+    rate_in = a * inv_dt / fold
     ls[link, LS_ARR2] += rate_in * rate_in
     passed = ls[link, LS_PASS]
     loss = ls[link, LS_LOSS]
@@ -290,17 +293,17 @@ def leave_link(j, link, a, a_m, held, inv_dt, ls, ei, ef, hops):
     fresh = (out - out_m) * ls[link, LS_MARK]
     if fresh > 0.0:
         out_m += fresh
-        ls[link, LS_MARKS] += fresh
-    if q < RESIDUE_BYTES:
+        ls[link, LS_MARKS] += fresh / fold
+    if q < RESIDUE_BYTES * fold:
         if q > 0.0:
             # the flow's last sliver at the link leaves with this step's departures
             out += q
             out_m += q_m if q_m > 0.0 else 0.0
-            rest = ls[link, LS_Q] - q
+            rest = ls[link, LS_Q] - q / fold
             ls[link, LS_Q] = rest if rest > 0.0 else 0.0
-            rest = ls[link, LS_QF] - q
+            rest = ls[link, LS_QF] - q / fold
             ls[link, LS_QF] = rest if rest > 0.0 else 0.0
-            ls[link, LS_TX] += q
+            ls[link, LS_TX] += q / fold
         q = 0.0  # (below 0: rounding, the link let everything go)
         q_m = 0.0
     ef[j, EF_MQ] = q_m if q_m > 0.0 else 0.0
@@ -368,8 +371,12 @@ def pass_on(j, f, r, s, h, link, out, out_m, k, inv_dt, dt_ps, fs, ls, lb, hops,
             ef[nxt, EF_MIN] += out_m
             if ef[nxt, EF_W] >= 1.0:
                 nlink = ei[nxt, EI_LINK]
-                ls[nlink, LS_ARR] += out * inv_dt
-                note_input(l_input, nlink, link)
+                fold = ls[nlink, LS_FOLD]
+                ls[nlink, LS_ARR] += out * inv_dt / fold
+                if fold > 1.0 or ls[link, LS_FOLD] > 1.0:
+                    l_input[nlink] = -2  # (a folded group: from every link of the hop before)
+                else:
+                    note_input(l_input, nlink, link)
     elif h == fs[f, FS_WIRE_HOP]:  # on the wire, to the subflow's next hop later
         to_wire(f, k, R_SUBWIRE + 2 * s, out, out_m, inv_dt, dt_ps, fs, ring, lines.pool,
                 calendar)  # fmt: skip

@@ -19,6 +19,7 @@ from uno.fluid.columns import (
     LS_ARR,
     LS_ARR2,
     LS_CAP,
+    LS_FOLD,
     LS_JIT_ARR,
     LS_JIT_ARR2,
     LS_JIT_P,
@@ -196,7 +197,10 @@ def entries_exceedance(lo, hi, slack_ps, nic, rt_link, rt_w, ls, pkt_bytes) -> f
     for j in range(lo, hi):
         link = rt_link[j]
         if link != nic:
-            stay *= 1.0 - rt_w[j] * link_jitter_exceedance(ls, link, slack_ps, pkt_bytes)
+            exceed = rt_w[j] * link_jitter_exceedance(ls, link, slack_ps, pkt_bytes)
+            fold = ls[link, LS_FOLD]
+            # (a folded link stands for its group's links, as a split hop's several entries)
+            stay *= 1.0 - exceed if fold == 1.0 else (1.0 - exceed / fold) ** fold
     return 1.0 - stay
 
 

@@ -28,6 +28,7 @@ from uno.fluid.columns import (
     LS_DELAY,
     LS_DROP,
     LS_EXT,
+    LS_FOLD,
     LS_GRID,
     LS_IN,
     LS_KMAX,
@@ -290,7 +291,7 @@ def acks_out(fs, ls, markers, n_mark, rv_ptr, rv_link, rv_w, lb, busy, n_busy, a
                     n_busy = join_busy(ls, busy, n_busy, link)
         else:
             for e in range(rv_ptr[f], rv_ptr[f + 1]):
-                if rv_w[e] > 0.0:
-                    ls[rv_link[e], LS_ACK_IN] += nbytes * rv_w[e]
+                if rv_w[e] > 0.0:  # (a folded link: each of its group's its share)
+                    ls[rv_link[e], LS_ACK_IN] += nbytes * rv_w[e] / ls[rv_link[e], LS_FOLD]
                     n_busy = join_busy(ls, busy, n_busy, rv_link[e])
     return n_busy

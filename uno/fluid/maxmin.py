@@ -222,6 +222,7 @@ class MaxMinSimulation(FluidSimulation):
         return (maxmin_advance,)
 
     runs_cc = False
+    folds_links = False  # (its water-filling counts each link's flows' shares)
     #: while it runs: the event loop's state (maxmin_advance's ist, fst) and each flow's bytes
     #: left to move (what the progress watcher reads)
     mm_state: tuple[np.ndarray, np.ndarray] | None = None

@@ -33,6 +33,7 @@ from uno.fluid.columns import (
     GRID,
     LS_BACKLOG,
     LS_CAP,
+    LS_FOLD,
     LS_GRID,
     LS_LOSS,
     LS_PKT_LOSS,
@@ -288,7 +289,7 @@ def set_level_grids(k, kept, l_buf, ls, hops) -> int:
 
 
 @njit(cache=True, error_model="numpy")
-def group_entries(lv, ei, ef, e_head, rt_ptr, sub_links, hops) -> None:
+def group_entries(lv, ls, ei, ef, e_head, rt_ptr, sub_links, hops) -> None:
     """The route entries of level ``lv`` at the links that drop: each grouped by its input
     (``EI_GROUP``; :func:`input_link`; up to ``INPUTS_MAX`` inputs, the rest pooled: -1), the
     bytes it receives added to its group's arrivals."""
@@ -305,10 +306,12 @@ def group_entries(lv, ei, ef, e_head, rt_ptr, sub_links, hops) -> None:
         d = l_dense[link]
         if d >= 0:
             w = ef[j, EF_W]
-            a = ef[ei[j, EI_GSTART], EF_IN] * w if w < 1.0 else ef[j, EF_IN]
+            a = ef[ei[j, EI_GSTART], EF_IN] * w if w < 1.0 else ef[j, EF_IN] / ls[link, LS_FOLD]
             grp = -1
             if a > 0.0:
                 src = input_link(j, ei, rt_ptr, base, sub_links)
+                if src >= 0 and ls[src, LS_FOLD] > 1.0:  # (a folded group, as a split hop)
+                    src = -1
                 if src >= 0:
                     n_g = g_n[d]
                     for g in range(n_g):
@@ -368,7 +371,7 @@ def group_inputs(k, lv, kept, l_buf, ls, ei, ef, e_head, rt_ptr, lb, hops, dt_ps
     link's dense index ``d``, which ``l_dense`` maps the link to for this level)."""
     if set_level_grids(k, kept, l_buf, ls, hops) == 0:
         return
-    group_entries(lv, ei, ef, e_head, rt_ptr, lb.links, hops)
+    group_entries(lv, ls, ei, ef, e_head, rt_ptr, lb.links, hops)
     share_level_drops(kept, l_buf, ls, hops, dt_ps)
 
 
@@ -393,7 +396,8 @@ def ack_drift(fs, ls, markers, n_mark, rv_ptr, rv_link, lb, hops) -> None:
                     shift_grid(ls, sub_rlinks[f, s, h], shift)
         else:
             for e in range(rv_ptr[f], rv_ptr[f + 1]):
-                shift_grid(ls, rv_link[e], shift * rv_w[e])
+                link = rv_link[e]
+                shift_grid(ls, link, shift * rv_w[e] / ls[link, LS_FOLD])
 
 
 @njit(cache=True, error_model="numpy")

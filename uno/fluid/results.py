@@ -102,10 +102,17 @@ def flows_table(sim) -> pd.DataFrame:
     return flows_frame(cols)
 
 
+def link_rows_seen(sim) -> np.ndarray:
+    """Each link's row as the tables report it: a folded group's links each their group's
+    row (:mod:`uno.fluid.folding`)."""
+    rep = sim.link_rep
+    return sim.ls if (rep == np.arange(len(rep))).all() else sim.ls[rep]
+
+
 def ports_table(sim) -> pd.DataFrame:
     """The ports table of fluid run ``sim``: each link that carried bytes, its counts in bytes
     and in full packets of the scenario's data packet size."""
-    ls = sim.ls
+    ls = link_rows_seen(sim)
     busy = np.nonzero(ls[:, C.LS_IN] > 0)[0]
     edges = sim.scenario.routing.edges
     mss = sim.scenario.data_bytes
@@ -170,7 +177,7 @@ def run_summary(sim, flows: pd.DataFrame, wall_s: float) -> dict:
             "delivered_bytes": float(fs[:, C.FS_DELIVERED].sum()),
             # the flows' bytes (and ACKs) the links still hold: 0 once every flow has finished,
             # unless ACKs came back before the bytes they acknowledge had arrived
-            "queued_bytes_at_end": float(sim.ls[:, C.LS_QF].sum()),
+            "queued_bytes_at_end": float(link_rows_seen(sim)[:, C.LS_QF].sum()),
         },
     }
 
@@ -214,6 +221,7 @@ class Sampler:
             else:
                 chosen += [i for i, nm in enumerate(names) if fnmatch.fnmatchcase(nm, sel)]
         self.ports = np.array(sorted(set(chosen)), dtype=np.int64)
+        self.unfolded = bool((sim.link_rep == np.arange(len(sim.link_rep))).all())
         self._set_pfq_rows(sim)
         self.keep = None  # (keep_ports)
         self.busy = busy
@@ -284,6 +292,7 @@ class Sampler:
             )
         if self.en.sample_queues:
             ports = self.ports
+            ls = ls if self.unfolded else ls[self.sim.link_rep]
             if self.busy:
                 ports = np.union1d(ports, np.nonzero(ls[:, C.LS_Q] > 0)[0])
                 if self.keep is not None:

@@ -1,0 +1,122 @@
+"""Symmetric links folded into one (``engine.fluid_fold_links``): where every route that
+crosses any of a set of links splits evenly over all of them (spraying's hops in a fat tree:
+a ToR's uplinks, a pod's uplinks to the cores, the cores' downlinks into a pod), and the links
+are alike (rate, buffer, marking, propagation), each of them receives the same bytes at every
+step, so their queues, marks and drops are the same: one of them, the group's first, stands
+for all. A route's split hop over the group becomes one entry at that link carrying the hop's
+whole share; the link's state stays one member's (its rate, its queue), and what an entry
+hands the link is divided by the group's size (``LS_FOLD``, read where an entry's bytes meet
+its link: :mod:`uno.fluid.forward`, the ACKs' bytes in :func:`uno.fluid.links.acks_out`). The
+other members' rows stay empty while the run lasts; the tables report each with its group's
+row (``link_rep``).
+
+A split hop the fold leaves alone is any that shares a link with a hop over another set of
+links, with a one-link hop (ECMP flows, the ACKs' cycled paths of ``transport.ack_paths``) or
+with uneven shares, or whose links differ: there the members' bytes differ.
+
+One thing does change: a busy period on a link that starts with no single link feeding it
+draws its packet grid's phase per link (:func:`uno.fluid.phases.set_grid`); a group draws one
+for all its members (``engine.fluid_phase_drops``; at a full drop-tail queue only).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from uno.fluid.routes import route_groups
+from uno.fluid.state import Routes
+
+#: a hop's shares sum to 1 within this (the even split's float shares)
+SHARE_SUM_TOLERANCE = 1e-9
+
+
+def _hops(ptr: np.ndarray, link: np.ndarray, w: np.ndarray):
+    """Each hop of the CSR routes as (first entry, end entry)."""
+    if not len(w):
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    gstart, _ = route_groups(ptr, w)
+    starts = np.flatnonzero(np.r_[True, gstart[1:] != gstart[:-1]])
+    ends = np.r_[starts[1:], len(gstart)]
+    return starts, ends
+
+
+def fold_groups(routes: Routes, link_rows: np.ndarray, delay_ps: np.ndarray) -> list[tuple]:
+    """The groups of links the routes allow to fold (sorted link ids, at least two each): the
+    link sets of split hops with even shares, over alike links (``link_rows``: their initial
+    ``LS_*`` rows, ``delay_ps`` their propagation), no link of which any other hop crosses."""
+    owner: dict[int, tuple] = {}
+    bad: set[int] = set()
+    for ptr, link, w in ((routes.rt_ptr, routes.rt_link, routes.rt_w),
+                         (routes.rv_ptr, routes.rv_link, routes.rv_w)):  # fmt: skip
+        starts, ends = _hops(ptr, link, w)
+        seen: set[tuple] = set()
+        for a, b in zip(starts.tolist(), ends.tolist(), strict=True):
+            hop = tuple(sorted(link[a:b].tolist()))
+            if hop in seen:
+                continue
+            seen.add(hop)
+            shares = w[a:b]
+            even = (
+                b - a > 1
+                and len(set(hop)) == b - a
+                and (shares == shares[0]).all()
+                and abs(shares.sum() - 1.0) <= SHARE_SUM_TOLERANCE
+            )
+            if not even:
+                bad.update(hop)
+                continue
+            for x in hop:
+                if owner.setdefault(x, hop) != hop:
+                    bad.update(hop)
+                    bad.update(owner[x])
+    groups = set(owner.values())
+    changed = True
+    while changed:  # a group with one link that cannot fold cannot fold at all
+        changed = False
+        for g in list(groups):
+            if bad.intersection(g):
+                groups.discard(g)
+                bad.update(g)
+                changed = True
+    alike = []
+    for g in sorted(groups):
+        idx = np.asarray(g, dtype=np.int64)
+        if (link_rows[idx] == link_rows[idx[0]]).all() and (
+            delay_ps[idx] == delay_ps[idx[0]]
+        ).all():
+            alike.append(g)
+    return alike
+
+
+def _fold_csr(ptr, link, w, rep: np.ndarray):
+    """The CSR routes with each hop over a folded group as one entry at its first link, share
+    1 (``rep[x]`` >= 0: link ``x``'s group's first link; -1: not folded)."""
+    starts, ends = _hops(ptr, link, w)
+    keep = np.ones(len(link), dtype=bool)
+    new_w = w.copy()
+    for a, b in zip(starts.tolist(), ends.tolist(), strict=True):
+        if b - a > 1 and rep[link[a]] >= 0:
+            keep[a + 1 : b] = False
+            new_w[a] = 1.0
+    new_link = np.where(rep[link] >= 0, rep[link], link)
+    new_ptr = np.r_[0, np.cumsum(keep)][ptr].astype(np.int64)
+    return new_ptr, new_link[keep], new_w[keep]
+
+
+def fold_links(routes: Routes, link_rows: np.ndarray, delay_ps: np.ndarray):
+    """The routes with their foldable groups (:func:`fold_groups`) folded, each link's group
+    size (1: alone) and the link that stands for it (``link_rep``, itself if alone)."""
+    n_links = len(link_rows)
+    fold = np.ones(n_links)
+    link_rep = np.arange(n_links, dtype=np.int64)
+    rep = np.full(n_links, -1, dtype=np.int64)
+    for g in fold_groups(routes, link_rows, delay_ps):
+        idx = np.asarray(g, dtype=np.int64)
+        rep[idx] = idx[0]
+        link_rep[idx] = idx[0]
+        fold[idx[0]] = len(idx)
+    if (rep < 0).all():
+        return routes, fold, link_rep
+    rt = _fold_csr(routes.rt_ptr, routes.rt_link, routes.rt_w, rep)
+    rv = _fold_csr(routes.rv_ptr, routes.rv_link, routes.rv_w, rep)
+    return Routes(*rt, *rv), fold, link_rep
