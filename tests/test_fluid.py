@@ -55,7 +55,7 @@ def test_external_bytes_kernel_matches_python():
             a, busy = ls.copy(), busy0.copy()
             counters = np.zeros(K.CT.size, dtype=np.int64)
             counters[K.CT.busy] = len(listed)
-            fn(a, busy, counters, links, nbytes, waiting, none, reached, 1000.0)
+            fn(a, busy, counters, links, nbytes, waiting, none, reached, np.arange(40), 1000.0)
             out.append((a, busy, counters))
         np.testing.assert_array_equal(out[0][0], out[1][0])
         np.testing.assert_array_equal(out[0][1], out[1][1])
@@ -65,6 +65,16 @@ def test_external_bytes_kernel_matches_python():
         np.testing.assert_allclose(a[links, K.LS_EXT], ls[links, K.LS_EXT] + nbytes * took)
         n_busy = counters[K.CT.busy]
         assert set(busy[:n_busy]) == set(listed) | set(links[took])
+    # a folded group (links 0-3, link 0 for all): each port's bytes an even share of each link
+    ls = random_links(8, RNG)
+    ls[0, K.LS_FOLD] = 4.0
+    rep = np.array([0, 0, 0, 0, 4, 5, 6, 7])
+    before = ls[:, K.LS_EXT].copy()
+    K.fold_packet_bytes(ls, np.zeros(8, dtype=np.int64), np.zeros(K.CT.size, dtype=np.int64),
+                        np.array([1, 3]), np.array([400.0, 800.0]), np.full(2, -1),
+                        np.zeros(0, dtype=np.int64), np.ones(8, dtype=np.int64), rep, 1000.0)  # fmt: skip
+    assert ls[0, K.LS_EXT] == pytest.approx(before[0] + 300.0)
+    np.testing.assert_array_equal(ls[1:, K.LS_EXT], before[1:])  # (the members' rows unread)
 
 
 def test_prefetch_is_a_hint_the_compiled_code_emits_and_changes_nothing():

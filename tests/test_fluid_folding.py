@@ -10,6 +10,7 @@ from uno.build import build_simulation
 from uno.fluid import columns as C
 from uno.fluid.folding import fold_groups, fold_links
 from uno.fluid.state import Routes
+from uno.net.compiled.layout import PF
 
 INCAST = ["engine.kind=fluid", "engine.progress=false", "workload.size_bytes=20000000"]
 
@@ -135,9 +136,24 @@ def test_no_fold_where_a_links_own_state_matters():
     pfc = ["switch.pfc.enabled=true", "switch.pfc.port_kinds=[host,fabric]"]
     assert (_sim(pfc).ls[:, C.LS_FOLD] == 1).all()
     assert (_sim(["engine.fluid_fold_links=false"]).ls[:, C.LS_FOLD] == 1).all()
-    hybrid = build_simulation(
-        to_run_config(
-            uno.compose([*INCAST, "engine.kind=hybrid", "engine.hybrid_packet_tags=[inter]"])
-        )
-    )
-    assert (hybrid.fluid.ls[:, C.LS_FOLD] == 1).all()
+
+
+def test_the_hybrids_packets_count_in_their_groups_mean():
+    """In the hybrid (the incast's inter-DC flows as packets, on the compiled data plane) the
+    fluid flows' groups fold with the links the packets cross: every port of a group reads the
+    group's row, and the run keeps to the unfolded one's FCTs."""
+    hybrid = ["engine.kind=hybrid", "engine.hybrid_packet_tags=[inter]"]
+    means = {}
+    for fold in ("true", "false"):
+        sim = _sim([*hybrid, f"engine.fluid_fold_links={fold}"])
+        flows = sim.run().tables["flows"]
+        means[fold] = flows.groupby("cls")["fct_ps"].mean()
+        if fold == "true":
+            rep = sim.fluid.link_rep
+            folded = np.flatnonzero(rep != np.arange(len(rep)))
+            assert len(folded) > 10
+            F = sim.network.dataplane.F
+            ls = sim.fluid.ls
+            np.testing.assert_array_equal(F[folded, PF.sh_link_q], ls[rep[folded], C.LS_Q])
+    np.testing.assert_allclose(means["true"]["inter"], means["false"]["inter"], rtol=0.02)
+    np.testing.assert_allclose(means["true"]["intra"], means["false"]["intra"], rtol=0.05)

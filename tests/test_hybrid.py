@@ -131,13 +131,12 @@ def test_a_packet_at_a_full_shared_port_meets_the_loss_of_a_random_phase():
     from uno.net.compiled.layout import PF
 
     ls = np.zeros((2, K.N_LS))
-
     ls[:, K.LS_FOLD] = 1.0  # (each link stands for itself alone)
     ls[0, K.LS_LOSS], ls[0, K.LS_PKT_LOSS] = 0.5, 0.8
     ls[1, K.LS_LOSS], ls[1, K.LS_PKT_LOSS] = 0.0, 0.8  # (from a step it dropped in)
     F = np.zeros((2, PF.size))
     for p in (0, 1):
-        copy_link_row(F, ls, p)
+        copy_link_row(F, ls, p, p)
     assert list(F[:, PF.sh_loss]) == [0.8, 0.0]
     port = HybridPort.__new__(HybridPort)
     port._fluid_loss, port._packet_loss = ls[:, K.LS_LOSS], ls[:, K.LS_PKT_LOSS]

@@ -318,7 +318,6 @@ class FluidSimulation:
         ``engine_name``: the ``engine.kind`` refusals name (the hybrid's, when it runs inside
         one)."""
         check_fluid_support(cfg, engine_name or self.engine_name, self.runs_cc)
-        self._folds_here = engine_name is None  # (the hybrid's packets cross the links apart)
         self.cfg = cfg
         self.scenario = scenario
         self.meta = scenario.meta()
@@ -363,14 +362,13 @@ class FluidSimulation:
         """The routes with their groups of alike links folded (:mod:`uno.fluid.folding`,
         ``engine.fluid_fold_links``); the links' ``LS_FOLD`` and ``link_rep`` set. Not where a
         link's own state reaches beyond its bytes: PFC's pauses, INT records, QCN's notices,
-        the DCI element, faults, the hybrid's packets, or with another balancer than
-        spraying."""
+        the DCI element, faults, or with another balancer than spraying (the hybrid's packets
+        on a folded link count in its group's mean: :func:`uno.fluid.links.fold_packet_bytes`)."""
         self.link_rep = np.arange(len(self.ls), dtype=np.int64)
         sw = cfg.switch
         if not (
             cfg.engine.fluid_fold_links
             and self.folds_links
-            and self._folds_here
             and cfg.lb.algo in SPLIT_LB
             and not (sw.pfc.enabled or sw.int_telemetry.enabled or sw.qcn.enabled)
             and not (sw.dci.enabled or self.faults.any)

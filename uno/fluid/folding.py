@@ -14,9 +14,14 @@ A split hop the fold leaves alone is any that shares a link with a hop over anot
 links, with a one-link hop (ECMP flows, the ACKs' cycled paths of ``transport.ack_paths``) or
 with uneven shares, or whose links differ: there the members' bytes differ.
 
-One thing does change: a busy period on a link that starts with no single link feeding it
+Two things do change. A busy period on a link that starts with no single link feeding it
 draws its packet grid's phase per link (:func:`uno.fluid.phases.set_grid`); a group draws one
-for all its members (``engine.fluid_phase_drops``; at a full drop-tail queue only).
+for all its members (``engine.fluid_phase_drops``; at a full drop-tail queue only). And in the
+hybrid, whose packets each take one link of a group (the packet engine's spraying), the fluid
+model takes their bytes as an even share of each of the group's links
+(:func:`uno.fluid.links.fold_packet_bytes`), and every port of the group reads the group's
+state: the fluid flows meet the packets' mean load there, as their own bytes are an even split
+already. Each port's own packets queue and meet drops and marks as they do unfolded.
 """
 
 from __future__ import annotations
@@ -120,3 +125,13 @@ def fold_links(routes: Routes, link_rows: np.ndarray, delay_ps: np.ndarray):
     rt = _fold_csr(routes.rt_ptr, routes.rt_link, routes.rt_w, rep)
     rv = _fold_csr(routes.rv_ptr, routes.rv_link, routes.rv_w, rep)
     return Routes(*rt, *rv), fold, link_rep
+
+
+def members(link_rep: np.ndarray):
+    """The links each link stands for, as CSR (pointers, links): itself alone, a folded
+    group's first link its group, the others none."""
+    order = np.argsort(link_rep, kind="stable")
+    counts = np.bincount(link_rep, minlength=len(link_rep))
+    ptr = np.zeros(len(link_rep) + 1, dtype=np.int64)
+    np.cumsum(counts, out=ptr[1:])
+    return ptr, order.astype(np.int64)

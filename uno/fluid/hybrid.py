@@ -71,7 +71,7 @@ from uno.core.units import us_to_ps
 from uno.fluid import kernels as K
 from uno.fluid.engine import FluidSimulation
 from uno.fluid.hybrid_loop import DRIVE_KERNEL_STOP, DRIVE_STEP_DONE, hybrid_steps
-from uno.fluid.results import Sampler
+from uno.fluid.results import Sampler, link_rows_seen
 from uno.fluid.routes import SUBFLOW_LB
 from uno.fluid.shared_ports import HybridPort, KernelLinks, PortLinks
 from uno.metrics.progress import Snapshot
@@ -164,7 +164,7 @@ class HybridSimulation(Simulation):
         reach = self._fluid_reach(cfg)
         self.links = coupling(self.network.dataplane if compiled else self.network.ports,
                               self.fluid.ls, nic_schedulers, self.rng,
-                              float(scenario.data_bytes), reach)  # fmt: skip
+                              float(scenario.data_bytes), reach, self.fluid.link_rep)  # fmt: skip
         self._kernel_driven = compiled and self.links.kernel_driven
         self._fluid_finished = 0
         self._fluid_waited_done = 0
@@ -186,7 +186,7 @@ class HybridSimulation(Simulation):
         reached = np.zeros(len(fluid.ls), dtype=np.int64)
         reached[fluid.rt_link] = 1
         reached[fluid.rv_link] = 1
-        return reached
+        return reached[fluid.link_rep]  # (a folded group's links with it)
 
     def _time_of(self, k: int) -> int:
         return int(round(k * self.fluid.dt_ps))
@@ -423,12 +423,15 @@ class HybridSimulation(Simulation):
         fluid_ports = self.fluid.ports_table()
         if not len(fluid_ports):
             return packet_ports
-        ls = self.fluid.ls
+        ls = link_rows_seen(self.fluid)
         index = {name: i for i, name in enumerate(self.fluid.port_names)}
         links = np.array([index[n] for n in fluid_ports["port"]], dtype=np.int64)
         ext = np.zeros(len(ls))
         for e, p in enumerate(self.network.ports):  # (port e: routing edge e)
             ext[e] = p.enqueued_bytes
+        # a folded group's links took their packets as the group's mean (uno.fluid.folding)
+        rep = self.fluid.link_rep
+        ext = (np.bincount(rep, weights=ext, minlength=len(ext)) / self.fluid.ls[:, K.LS_FOLD])[rep]
         fluid_tx = np.maximum(0.0, ls[links, K.LS_IN] - ext[links]) * (
             ls[links, K.LS_TX] / np.maximum(ls[links, K.LS_IN], 1e-9)
         )

@@ -65,31 +65,35 @@ def take_touched(ST, accounted, py_waiting, links, nbytes, waiting) -> int:
 
 
 @njit(cache=True, inline="always")
-def copy_link_row(F, ls, p) -> None:
-    """Link ``p``'s state the port reads, into its floats."""
-    F[p, PF.sh_fluid_q] = ls[p, LS_QF]
-    F[p, PF.sh_link_q] = ls[p, LS_Q]
-    F[p, PF.sh_rate] = ls[p, LS_ARR]
-    F[p, PF.sh_phantom] = ls[p, LS_PH]
-    F[p, PF.sh_loss] = packet_loss(ls[p, LS_LOSS], ls[p, LS_PKT_LOSS])
-    F[p, PF.sh_senders] = ls[p, LS_NIC_SENDERS]
+def copy_link_row(F, ls, p, link) -> None:
+    """Link ``link``'s state, which port ``p`` reads (its own link's, or the group's that
+    link stands for: :mod:`uno.fluid.folding`), into the port's floats."""
+    F[p, PF.sh_fluid_q] = ls[link, LS_QF]
+    F[p, PF.sh_link_q] = ls[link, LS_Q]
+    F[p, PF.sh_rate] = ls[link, LS_ARR]
+    F[p, PF.sh_phantom] = ls[link, LS_PH]
+    F[p, PF.sh_loss] = packet_loss(ls[link, LS_LOSS], ls[link, LS_PKT_LOSS])
+    F[p, PF.sh_senders] = ls[link, LS_NIC_SENDERS]
 
 
 @njit(cache=True)
-def copy_link_state(F, ls, n_ports) -> None:
+def copy_link_state(F, ls, n_ports, link_rep) -> None:
     """The fluid links' state the ports read, into their floats (the first ``n_ports`` rows of
     ``F``; the rows after them are not the ports')."""
     for p in range(n_ports):
-        copy_link_row(F, ls, p)
+        copy_link_row(F, ls, p, link_rep[p])
 
 
 @njit(cache=True)
-def copy_link_rows(F, ls, rows, n_rows, n_ports) -> None:
-    """:func:`copy_link_state` for the links ``rows[:n_rows]`` (those of them that are ports)."""
+def copy_link_rows(F, ls, rows, n_rows, n_ports, m_ptr, m_port) -> None:
+    """:func:`copy_link_state` for the links ``rows[:n_rows]``: to the ports each stands for
+    (``m_port[m_ptr[link]:m_ptr[link + 1]]``: itself, or its folded group's links)."""
     for i in range(n_rows):
-        p = rows[i]
-        if p < n_ports:
-            copy_link_row(F, ls, p)
+        link = rows[i]
+        for m in range(m_ptr[link], m_ptr[link + 1]):
+            p = m_port[m]
+            if p < n_ports:
+                copy_link_row(F, ls, p, link)
 
 
 @njit(cache=True)
@@ -101,19 +105,21 @@ def fluid_step(ST, F, k, dt_ps, coupling, fluid) -> None:
     link that takes bytes joins the list), so only those rows are copied
     (:func:`copy_link_rows`): the others' floats still hold their state. ``coupling``: (bytes
     each port had accepted, Python senders waiting per host, the hosts' NIC links, three
-    scratch arrays of a row per port, one of a row per fluid link, and per link whether a fluid
-    flow can reach it); ``fluid``: ``advance``'s groups after ``dt_ps``."""
-    accounted, py_waiting, nic_links, links, nbytes, waiting, was_busy, reached = coupling
+    scratch arrays of a row per port, one of a row per fluid link, per link whether a fluid
+    flow can reach it, the link each stands for and the ports each stands for, CSR:
+    :func:`uno.fluid.folding.members`); ``fluid``: ``advance``'s groups after ``dt_ps``."""
+    accounted, py_waiting, nic_links, links, nbytes, waiting, was_busy, reached = coupling[:8]
+    link_rep, m_ptr, m_port = coupling[8:]
     n = take_touched(ST, accounted, py_waiting, links, nbytes, waiting)
     ls, busy, counters = fluid[1][0], fluid[1][1], fluid[0][6]  # (Links' and Flows' fields)
     fold_packet_bytes(ls, busy, counters, links[:n], nbytes[:n], waiting[:n], nic_links, reached,
-                      dt_ps)  # fmt: skip
+                      link_rep, dt_ps)  # fmt: skip
     n_was = int(counters[CT.busy])
     was_busy[:n_was] = busy[:n_was]
     advance(k, k + 1, dt_ps, fluid[0], fluid[1], fluid[2], fluid[3], fluid[4], fluid[5], fluid[6])
     n_ports = ST[H.n_ports]
-    copy_link_rows(F, ls, was_busy, n_was, n_ports)
-    copy_link_rows(F, ls, busy, int(counters[CT.busy]), n_ports)
+    copy_link_rows(F, ls, was_busy, n_was, n_ports, m_ptr, m_port)
+    copy_link_rows(F, ls, busy, int(counters[CT.busy]), n_ports, m_ptr, m_port)
 
 
 @njit(cache=True)

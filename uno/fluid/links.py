@@ -227,7 +227,7 @@ def update_links(ls: np.ndarray, links: np.ndarray, n_links: int, dt_ps: float, 
 
 
 @njit(cache=True, error_model="numpy")
-def fold_packet_bytes(ls, busy, counters, links, nbytes, waiting, nic_links, reached,
+def fold_packet_bytes(ls, busy, counters, links, nbytes, waiting, nic_links, reached, link_rep,
                       dt_ps) -> None:  # fmt: skip
     """The hybrid's packets of the last step into the fluid links: the ``nbytes[i]`` bytes port
     ``links[i]`` took arrive at its link in the next step (``LS_EXT``; the link joins the busy
@@ -237,15 +237,17 @@ def fold_packet_bytes(ls, busy, counters, links, nbytes, waiting, nic_links, rea
     NICs ``nic_links`` that took nothing are cleared. A link no fluid flow can reach
     (``reached`` 0) is left out: a port reads its link's fluid state only where fluid flows
     hold or send bytes (:func:`uno.net.shared_link.fluid_on_link`), so the steps would change
-    nothing its packets see (on the default incast, half the links the packets cross)."""
+    nothing its packets see (on the default incast, half the links the packets cross). A
+    folded link's group (``link_rep``, :mod:`uno.fluid.folding`) takes its links' packets as an
+    even share each: the fluid flows see the group's mean."""
     for i in range(len(nic_links)):
         ls[nic_links[i], LS_PKT_CLAIM] = 0.0
     n_busy = int(counters[CT.busy])
     for i in range(len(links)):
-        link = links[i]
+        link = link_rep[links[i]]
         if reached[link] == 0:
             continue
-        ls[link, LS_EXT] += nbytes[i]
+        ls[link, LS_EXT] += nbytes[i] / ls[link, LS_FOLD]
         n_busy = join_busy(ls, busy, n_busy, link)
         if waiting[i] >= 0:
             ls[link, LS_PKT_CLAIM] = dt_ps * ls[link, LS_CAP] if waiting[i] > 0 else nbytes[i]

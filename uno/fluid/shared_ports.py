@@ -13,6 +13,7 @@ import numpy as np
 from uno.core.packet import DATA
 from uno.core.units import BITS_PER_BYTE, PS_PER_S
 from uno.fluid import kernels as K
+from uno.fluid.folding import members
 from uno.fluid.hybrid_loop import copy_link_state, fluid_step, take_touched
 from uno.net import shared_link
 from uno.net.compiled.layout import PF, H, P
@@ -165,17 +166,18 @@ class PortLinks:
     a fluid flow can reach it (:func:`uno.fluid.links.fold_packet_bytes`)."""
 
     def __init__(self, ports: list, ls: np.ndarray, nic_schedulers: dict, rng, full_bytes: float,
-                 reached: np.ndarray):  # fmt: skip
+                 reached: np.ndarray, link_rep: np.ndarray):  # fmt: skip
         self.ls = ls
         self.reached = reached
+        self.link_rep = link_rep
         self.rng = rng
         self.full_bytes = full_bytes
         self.touched: list[HybridPort] = []  # ports that took bytes in this epoch
         self.epoch = 0
         self._schedulers = nic_schedulers
         self._nic_links = np.fromiter(nic_schedulers, dtype=np.int64, count=len(nic_schedulers))
-        for e, port in enumerate(ports):
-            port.couple(self, e, e in nic_schedulers)
+        for e, port in enumerate(ports):  # (a folded link's port reads its group's row)
+            port.couple(self, int(link_rep[e]), e in nic_schedulers)
 
     def _take_touched(self) -> tuple[np.ndarray, np.ndarray]:
         """The ports (links) that took a packet since the last call, in the order of their
@@ -204,7 +206,7 @@ class PortLinks:
             count=len(links),
         )
         K.fold_packet_bytes(fluid.ls, fluid.busy, fluid.counters, links, nbytes, waiting,
-                            self._nic_links, self.reached, fluid.dt_ps)  # fmt: skip
+                            self._nic_links, self.reached, self.link_rep, fluid.dt_ps)  # fmt: skip
         fluid.advance(k, k + 1)
 
     def forget(self) -> None:
@@ -221,7 +223,7 @@ class KernelLinks:
     as :class:`PortLinks`'."""
 
     def __init__(self, dataplane, ls: np.ndarray, nic_schedulers: dict, rng, full_bytes: float,
-                 reached: np.ndarray):  # fmt: skip
+                 reached: np.ndarray, link_rep: np.ndarray):  # fmt: skip
         self._dp = dataplane
         n = len(dataplane.views)
         ST = dataplane.ST
@@ -241,7 +243,7 @@ class KernelLinks:
         F[:n, PF.sh_ps_per_byte] = BITS_PER_BYTE * PS_PER_S / rate_bps
         F[:n, PF.sh_bytes_per_ps] = rate_bps / (BITS_PER_BYTE * PS_PER_S)
         F[:n, PF.sh_full_bytes] = full_bytes
-        copy_link_state(F, ls, n)
+        copy_link_state(F, ls, n, link_rep)
         # the hosts whose NIC turn-taking is Python's (no kernel sender there) and that have
         # packet senders: whether one waits is copied in before each step
         python_senders = {
@@ -263,6 +265,8 @@ class KernelLinks:
             np.zeros(n, dtype=np.int64),
             np.zeros(len(ls), dtype=np.int64),  # (scratch: the links busy before a step)
             reached,
+            link_rep,
+            *members(link_rep),
         )
 
     @property
