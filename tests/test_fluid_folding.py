@@ -9,6 +9,7 @@ from uno.api import to_run_config
 from uno.build import build_simulation
 from uno.fluid import columns as C
 from uno.fluid.folding import fold_groups, fold_links
+from uno.fluid.hybrid import packet_links
 from uno.fluid.state import Routes
 from uno.net.compiled.layout import PF
 
@@ -157,3 +158,22 @@ def test_the_hybrids_packets_count_in_their_groups_mean():
             np.testing.assert_array_equal(F[folded, PF.sh_link_q], ls[rep[folded], C.LS_Q])
     np.testing.assert_allclose(means["true"]["inter"], means["false"]["inter"], rtol=0.02)
     np.testing.assert_allclose(means["true"]["intra"], means["false"]["intra"], rtol=0.05)
+
+
+def test_the_hybrid_can_keep_the_packets_links_apart():
+    """With engine.hybrid_fold_packet_links=false no group holds a link a packet flow may
+    cross; the fluid flows' other hops still fold, and the run is the unfolded one's."""
+    hybrid = ["engine.kind=hybrid", "engine.hybrid_packet_tags=[inter]"]
+    apart = _sim([*hybrid, "engine.hybrid_fold_packet_links=false"])
+    scenario = apart.fluid.scenario
+    plans = [p for p in scenario.flows if p.spec.tag == "inter"]
+    crossed = packet_links(scenario, plans)
+    rep = apart.fluid.link_rep
+    folded = np.flatnonzero(np.bincount(rep, minlength=len(rep)) != 1)
+    assert len(folded) and not np.isin(crossed, folded).any()
+    assert len(apart.fluid.rt_link) < len(
+        _sim([*hybrid, "engine.fluid_fold_links=false"]).fluid.rt_link
+    )
+    got = apart.run().tables["flows"]["fct_ps"]
+    want = _sim([*hybrid, "engine.fluid_fold_links=false"]).run().tables["flows"]["fct_ps"]
+    np.testing.assert_allclose(got, want, rtol=1e-3)

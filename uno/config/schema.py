@@ -657,9 +657,13 @@ class EngineConfig:
     #: in a fat tree) are stepped as one, the group's first standing for all: a sprayed
     #: route's hop is one entry instead of one per link (uno/fluid/folding.py). The same run
     #: but for the packet grid a group's busy period draws (one for all its links, with
-    #: engine.fluid_phase_drops); in the hybrid the fluid flows meet the packets' mean load
-    #: over a group's links. Not with PFC, INT, QCN, the DCI element or faults
+    #: engine.fluid_phase_drops). Not with PFC, INT, QCN, the DCI element or faults
     fluid_fold_links: bool = True
+    #: hybrid, with fluid_fold_links: a folded group also takes in the links the packets
+    #: cross, its fluid flows meeting the packets' mean load over the group's links (each
+    #: packet takes one of them; uno/fluid/folding.py); false: those links stay apart, as
+    #: unfolded (see experiments/fluid_validation for both)
+    hybrid_fold_packet_links: bool = True
     #: fluid: the paths a REPS flow (lb=reps) spreads over at once, each an equal share of its
     #: bytes, as many as its first BDP of packets at most (the entropies REPS explores first)
     fluid_reps_paths: int = num(16, "[1, 64]")

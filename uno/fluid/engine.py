@@ -313,11 +313,14 @@ class FluidSimulation:
     #: whether the engine runs the flows' congestion controllers
     runs_cc = True
 
-    def __init__(self, cfg, scenario: Scenario, rng: RngStreams, plans=None, engine_name=None):
+    def __init__(self, cfg, scenario: Scenario, rng: RngStreams, plans=None, engine_name=None,
+                 apart_links=None):  # fmt: skip
         """``plans``: the scenario's flows this engine runs (default: all of them);
         ``engine_name``: the ``engine.kind`` refusals name (the hybrid's, when it runs inside
-        one)."""
+        one); ``apart_links``: links no fold takes in (the hybrid's packets' links, with
+        ``engine.hybrid_fold_packet_links`` false)."""
         check_fluid_support(cfg, engine_name or self.engine_name, self.runs_cc)
+        self._apart_links = () if apart_links is None else apart_links
         self.cfg = cfg
         self.scenario = scenario
         self.meta = scenario.meta()
@@ -363,7 +366,8 @@ class FluidSimulation:
         ``engine.fluid_fold_links``); the links' ``LS_FOLD`` and ``link_rep`` set. Not where a
         link's own state reaches beyond its bytes: PFC's pauses, INT records, QCN's notices,
         the DCI element, faults, or with another balancer than spraying (the hybrid's packets
-        on a folded link count in its group's mean: :func:`uno.fluid.links.fold_packet_bytes`)."""
+        on a folded link count in its group's mean: :func:`uno.fluid.links.fold_packet_bytes`;
+        ``apart_links`` stay apart)."""
         self.link_rep = np.arange(len(self.ls), dtype=np.int64)
         sw = cfg.switch
         if not (
@@ -375,7 +379,7 @@ class FluidSimulation:
         ):
             return routes
         delay_ps = np.array([e.delay_ps for e in self.scenario.routing.edges], dtype=np.int64)
-        routes, fold, self.link_rep = fold_links(routes, self.ls, delay_ps)
+        routes, fold, self.link_rep = fold_links(routes, self.ls, delay_ps, self._apart_links)
         self.ls[:, C.LS_FOLD] = fold
         return routes
 

@@ -21,7 +21,9 @@ hybrid, whose packets each take one link of a group (the packet engine's sprayin
 model takes their bytes as an even share of each of the group's links
 (:func:`uno.fluid.links.fold_packet_bytes`), and every port of the group reads the group's
 state: the fluid flows meet the packets' mean load there, as their own bytes are an even split
-already. Each port's own packets queue and meet drops and marks as they do unfolded.
+already. Each port's own packets queue and meet drops and marks as they do unfolded. With
+``engine.hybrid_fold_packet_links`` false the groups a packet may cross stay apart, and the
+hybrid is the unfolded one but for the grids.
 """
 
 from __future__ import annotations
@@ -45,12 +47,15 @@ def _hops(ptr: np.ndarray, link: np.ndarray, w: np.ndarray):
     return starts, ends
 
 
-def fold_groups(routes: Routes, link_rows: np.ndarray, delay_ps: np.ndarray) -> list[tuple]:
+def fold_groups(
+    routes: Routes, link_rows: np.ndarray, delay_ps: np.ndarray, apart=()
+) -> list[tuple]:
     """The groups of links the routes allow to fold (sorted link ids, at least two each): the
     link sets of split hops with even shares, over alike links (``link_rows``: their initial
-    ``LS_*`` rows, ``delay_ps`` their propagation), no link of which any other hop crosses."""
+    ``LS_*`` rows, ``delay_ps`` their propagation), no link of which any other hop crosses or
+    ``apart`` holds."""
     owner: dict[int, tuple] = {}
-    bad: set[int] = set()
+    bad: set[int] = {int(x) for x in apart}
     for ptr, link, w in ((routes.rt_ptr, routes.rt_link, routes.rt_w),
                          (routes.rv_ptr, routes.rv_link, routes.rv_w)):  # fmt: skip
         starts, ends = _hops(ptr, link, w)
@@ -108,14 +113,14 @@ def _fold_csr(ptr, link, w, rep: np.ndarray):
     return new_ptr, new_link[keep], new_w[keep]
 
 
-def fold_links(routes: Routes, link_rows: np.ndarray, delay_ps: np.ndarray):
+def fold_links(routes: Routes, link_rows: np.ndarray, delay_ps: np.ndarray, apart=()):
     """The routes with their foldable groups (:func:`fold_groups`) folded, each link's group
     size (1: alone) and the link that stands for it (``link_rep``, itself if alone)."""
     n_links = len(link_rows)
     fold = np.ones(n_links)
     link_rep = np.arange(n_links, dtype=np.int64)
     rep = np.full(n_links, -1, dtype=np.int64)
-    for g in fold_groups(routes, link_rows, delay_ps):
+    for g in fold_groups(routes, link_rows, delay_ps, apart):
         idx = np.asarray(g, dtype=np.int64)
         rep[idx] = idx[0]
         link_rep[idx] = idx[0]

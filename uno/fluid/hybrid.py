@@ -72,7 +72,7 @@ from uno.fluid import kernels as K
 from uno.fluid.engine import FluidSimulation
 from uno.fluid.hybrid_loop import DRIVE_KERNEL_STOP, DRIVE_STEP_DONE, hybrid_steps
 from uno.fluid.results import Sampler, link_rows_seen
-from uno.fluid.routes import SUBFLOW_LB
+from uno.fluid.routes import SUBFLOW_LB, split_routes
 from uno.fluid.shared_ports import HybridPort, KernelLinks, PortLinks
 from uno.metrics.progress import Snapshot
 from uno.metrics.result import RunResult
@@ -86,6 +86,17 @@ from uno.simulation import Simulation
 #: fluid steps one kernel call runs at most (a call keeps the interpreter: Ctrl-C and the
 #: progress line wait for it)
 DRIVEN_STEPS = 1024
+
+
+def packet_links(scenario, packet_plans) -> np.ndarray:
+    """Every link the packet flows' data or ACKs may cross: each equal-cost link between
+    their ends, both ways (whatever the balancer picks)."""
+    if not packet_plans:
+        return np.zeros(0, dtype=np.int64)
+    src = np.array([p.spec.src for p in packet_plans], dtype=np.int64)
+    dst = np.array([p.spec.dst for p in packet_plans], dtype=np.int64)
+    pairs = np.unique(np.stack([np.r_[src, dst], np.r_[dst, src]], axis=1), axis=0)
+    return np.unique(split_routes(scenario, pairs[:, 0], pairs[:, 1])[1])
 
 
 def packet_selection(engine_cfg, sizes_bytes, tags) -> np.ndarray:
@@ -138,7 +149,8 @@ class HybridSimulation(Simulation):
                 "flow waits for a group or is waited for (engine.kind=fluid chains them)",
             )
         # the fluid engine checks what it cannot model (faults, balancers, controllers, ...)
-        self.fluid = FluidSimulation(cfg, scenario, self.rng, fluid_plans, self.engine_name)
+        apart = None if en.hybrid_fold_packet_links else packet_links(scenario, packet_plans)
+        self.fluid = FluidSimulation(cfg, scenario, self.rng, fluid_plans, self.engine_name, apart)
         # with engine.fluid_step_settled_rtt the packet flows bound the step as fluid ones
         # would: young or about to start, they keep it at the first
         self.fluid.set_outside_flows([p.spec.start_ps for p in packet_plans],
