@@ -656,8 +656,8 @@ class EngineConfig:
     #: fluid: alike links that every route crossing them splits evenly over (spraying's hops
     #: in a fat tree) are stepped as one, the group's first standing for all: a sprayed
     #: route's hop is one entry instead of one per link (uno/fluid/folding.py). The same run
-    #: but for the packet grid a group's busy period draws (one for all its links, with
-    #: engine.fluid_phase_drops). Not with PFC, INT, QCN, the DCI element or faults
+    #: to float rounding but for the packet grid a group's busy period draws (one for all its
+    #: links, with engine.fluid_phase_drops). Not with PFC, INT, QCN, the DCI element or faults
     fluid_fold_links: bool = True
     #: hybrid, with fluid_fold_links: a folded group also takes in the links the packets
     #: cross, its fluid flows meeting the packets' mean load over the group's links (each

@@ -14,7 +14,8 @@ A split hop the fold leaves alone is any that shares a link with a hop over anot
 links, with a one-link hop (ECMP flows, the ACKs' cycled paths of ``transport.ack_paths``) or
 with uneven shares, or whose links differ: there the members' bytes differ.
 
-Two things do change. A busy period on a link that starts with no single link feeding it
+Beyond float rounding (a share times the group's size against the sum of its links' shares,
+which grows in a long run where a loss falls a step apart), two things change. A busy period on a link that starts with no single link feeding it
 draws its packet grid's phase per link (:func:`uno.fluid.phases.set_grid`); a group draws one
 for all its members (``engine.fluid_phase_drops``; at a full drop-tail queue only). And in the
 hybrid, whose packets each take one link of a group (the packet engine's spraying), the fluid
