@@ -38,7 +38,7 @@ from uno.fluid.state import Routes
 SHARE_SUM_TOLERANCE = 1e-9
 
 
-def _hops(ptr: np.ndarray, link: np.ndarray, w: np.ndarray):
+def _hops(ptr: np.ndarray, w: np.ndarray):
     """Each hop of the CSR routes as (first entry, end entry)."""
     if not len(w):
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
@@ -59,7 +59,7 @@ def fold_groups(
     bad: set[int] = {int(x) for x in apart}
     for ptr, link, w in ((routes.rt_ptr, routes.rt_link, routes.rt_w),
                          (routes.rv_ptr, routes.rv_link, routes.rv_w)):  # fmt: skip
-        starts, ends = _hops(ptr, link, w)
+        starts, ends = _hops(ptr, w)
         seen: set[tuple] = set()
         for a, b in zip(starts.tolist(), ends.tolist(), strict=True):
             hop = tuple(sorted(link[a:b].tolist()))
@@ -80,15 +80,9 @@ def fold_groups(
                 if owner.setdefault(x, hop) != hop:
                     bad.update(hop)
                     bad.update(owner[x])
-    groups = set(owner.values())
-    changed = True
-    while changed:  # a group with one link that cannot fold cannot fold at all
-        changed = False
-        for g in list(groups):
-            if bad.intersection(g):
-                groups.discard(g)
-                bad.update(g)
-                changed = True
+    # (a link belongs to one group at most, so a group with a link that cannot fold is dropped
+    # alone)
+    groups = {g for g in owner.values() if not bad.intersection(g)}
     alike = []
     for g in sorted(groups):
         idx = np.asarray(g, dtype=np.int64)
@@ -99,17 +93,17 @@ def fold_groups(
     return alike
 
 
-def _fold_csr(ptr, link, w, rep: np.ndarray):
-    """The CSR routes with each hop over a folded group as one entry at its first link, share
-    1 (``rep[x]`` >= 0: link ``x``'s group's first link; -1: not folded)."""
-    starts, ends = _hops(ptr, link, w)
+def _fold_csr(ptr, link, w, link_rep: np.ndarray, fold: np.ndarray):
+    """The CSR routes with each hop over a folded group (``fold`` of its first link > 1) as
+    one entry at that link, share 1."""
+    starts, ends = _hops(ptr, w)
     keep = np.ones(len(link), dtype=bool)
     new_w = w.copy()
     for a, b in zip(starts.tolist(), ends.tolist(), strict=True):
-        if b - a > 1 and rep[link[a]] >= 0:
+        if b - a > 1 and fold[link_rep[link[a]]] > 1:
             keep[a + 1 : b] = False
             new_w[a] = 1.0
-    new_link = np.where(rep[link] >= 0, rep[link], link)
+    new_link = link_rep[link]
     new_ptr = np.r_[0, np.cumsum(keep)][ptr].astype(np.int64)
     return new_ptr, new_link[keep], new_w[keep]
 
@@ -120,16 +114,15 @@ def fold_links(routes: Routes, link_rows: np.ndarray, delay_ps: np.ndarray, apar
     n_links = len(link_rows)
     fold = np.ones(n_links)
     link_rep = np.arange(n_links, dtype=np.int64)
-    rep = np.full(n_links, -1, dtype=np.int64)
-    for g in fold_groups(routes, link_rows, delay_ps, apart):
+    groups = fold_groups(routes, link_rows, delay_ps, apart)
+    for g in groups:
         idx = np.asarray(g, dtype=np.int64)
-        rep[idx] = idx[0]
         link_rep[idx] = idx[0]
         fold[idx[0]] = len(idx)
-    if (rep < 0).all():
+    if not groups:
         return routes, fold, link_rep
-    rt = _fold_csr(routes.rt_ptr, routes.rt_link, routes.rt_w, rep)
-    rv = _fold_csr(routes.rv_ptr, routes.rv_link, routes.rv_w, rep)
+    rt = _fold_csr(routes.rt_ptr, routes.rt_link, routes.rt_w, link_rep, fold)
+    rv = _fold_csr(routes.rv_ptr, routes.rv_link, routes.rv_w, link_rep, fold)
     return Routes(*rt, *rv), fold, link_rep
 
 

@@ -221,7 +221,6 @@ class Sampler:
             else:
                 chosen += [i for i, nm in enumerate(names) if fnmatch.fnmatchcase(nm, sel)]
         self.ports = np.array(sorted(set(chosen)), dtype=np.int64)
-        self.unfolded = bool((sim.link_rep == np.arange(len(sim.link_rep))).all())
         self._set_pfq_rows(sim)
         self.keep = None  # (keep_ports)
         self.busy = busy
@@ -292,7 +291,7 @@ class Sampler:
             )
         if self.en.sample_queues:
             ports = self.ports
-            ls = ls if self.unfolded else ls[self.sim.link_rep]
+            ls = link_rows_seen(sim)
             if self.busy:
                 ports = np.union1d(ports, np.nonzero(ls[:, C.LS_Q] > 0)[0])
                 if self.keep is not None:
