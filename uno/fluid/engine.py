@@ -18,7 +18,10 @@ step, its bytes still moving every step (:meth:`FluidSimulation._set_blocks`,
   as the packet sender's (a packet goes while the bytes in flight are below cwnd: cwnd rounded
   up to whole packets may be in flight). The flows of
   one host share its NIC as the packet hosts do (round robin, one packet each: max-min shares
-  of the line, by one round of water filling), so a host never queues behind itself.
+  of the line, by one round of water filling), so a host never queues behind itself; they
+  share what the step leaves after the bytes queued at the NIC and the ACKs the host's
+  receivers send (a packet host queues its ACKs at once and hands the NIC data only when it is
+  free: :func:`uno.fluid.kernels.nic_data_room`).
 - **Links** are queues with a continuous level: arrivals minus departures at line rate, tail
   drop beyond the buffer. They advance hop by hop within a step (:func:`uno.fluid.forward.forward`):
   a link's arrivals are the flows' sends at their first hop and what the links before it let

@@ -62,6 +62,7 @@ from uno.fluid.columns import (
     FX_QUIET,
     FX_SEND,
     GRID,
+    LS_ACK_IN,
     LS_CAP,
     LS_DEMAND,
     LS_EVEN_SHARE,
@@ -71,6 +72,7 @@ from uno.fluid.columns import (
     LS_NIC_SENDERS,
     LS_PAUSE,
     LS_PKT_CLAIM,
+    LS_Q,
     LS_SATSUM,
     P_BASE_RTT,
     P_KIND,
@@ -221,17 +223,32 @@ def plan_sends(now, step_end, dt_ps, n_active, flows, ls, scratch):
 
 
 @njit(cache=True, error_model="numpy", inline="always")
+def nic_data_room(ls, nic, dt_ps) -> float:
+    """The bytes the host's NIC link ``nic`` takes from its data senders in a step of
+    ``dt_ps``: its line capacity in the share of the step PFC does not pause
+    (:mod:`uno.fluid.pfc`), less the bytes still queued there and the ACKs its receivers send
+    in the step (``LS_ACK_IN``, :func:`uno.fluid.links.acks_out`). A packet host pushes its
+    ACKs into the NIC's queue at once and hands it a data packet only when the port is free
+    (uno/net/host.py, uno/net/nic.py), so its ACKs never wait behind its own data; with the
+    whole line for data, a host sending at line rate queued its ACKs at its NIC step after
+    step, and the flows it received from saw that queue in their RTT."""
+    cap = ls[nic, LS_CAP] * dt_ps * (1.0 - ls[nic, LS_PAUSE])
+    room = cap - ls[nic, LS_Q] - ls[nic, LS_ACK_IN]
+    return room if room > 0.0 else 0.0
+
+
+@njit(cache=True, error_model="numpy", inline="always")
 def share_nics(dt_ps, n_cand, n_nics, flows, ls, scratch) -> None:
     """The host's NIC serves its flows round robin, one packet each (uno/net/nic.py): max-min
-    shares of the step's line capacity, by one round of water filling (the hybrid's packet
-    flows at the host take their turns too: ``LS_PKT_CLAIM``). The claims under the even
-    share (``LS_EVEN_SHARE``) keep theirs; the others share what is left: the water level
-    (``LS_LEVEL``), which no flow's send exceeds."""
+    shares of the room the step leaves for data (:func:`nic_data_room`), by one round of water
+    filling (the hybrid's packet flows at the host take their turns too: ``LS_PKT_CLAIM``).
+    The claims under the even share (``LS_EVEN_SHARE``) keep theirs; the others share what is
+    left: the water level (``LS_LEVEL``), which no flow's send exceeds."""
     fs, fx = flows.fs, flows.fx
     senders, nics = scratch.senders, scratch.nics
     for j in range(n_nics):
         nic = nics[j]
-        cap = ls[nic, LS_CAP] * dt_ps * (1.0 - ls[nic, LS_PAUSE])  # (PFC: uno.fluid.pfc)
+        cap = nic_data_room(ls, nic, dt_ps)
         claim = ls[nic, LS_PKT_CLAIM]
         n_claims = ls[nic, LS_NDEM] + (1.0 if claim > 0.0 else 0.0)
         share = np.inf if ls[nic, LS_DEMAND] + claim <= cap else cap / n_claims
@@ -253,7 +270,7 @@ def share_nics(dt_ps, n_cand, n_nics, flows, ls, scratch) -> None:
         nic = nics[j]
         ls[nic, LS_NIC_SENDERS] = ls[nic, LS_NDEM]
         if ls[nic, LS_NBIG] > 0.0:
-            cap = ls[nic, LS_CAP] * dt_ps * (1.0 - ls[nic, LS_PAUSE])
+            cap = nic_data_room(ls, nic, dt_ps)
             ls[nic, LS_LEVEL] = (cap - ls[nic, LS_SATSUM]) / ls[nic, LS_NBIG]
         else:
             ls[nic, LS_LEVEL] = ls[nic, LS_EVEN_SHARE]

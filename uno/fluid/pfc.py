@@ -14,7 +14,7 @@ link; while it pauses, the link is paused in the next step for the share of the 
 level takes to drain to Xon at the rate it drained in this step (all of it when it did not
 drain), and the pause ends once the level is at Xon or below. A link paused for a share ``x``
 of a step serves (1 - x) of its line rate in it (``LS_PAUSE``: :func:`uno.fluid.links.step_link`;
-a host's NIC shares (1 - x) of its line among its flows: :func:`uno.fluid.kernels.share_nics`);
+a host's NIC shares (1 - x) of its line among its flows: :func:`uno.fluid.kernels.nic_data_room`);
 its queue grows meanwhile and may pause the links into its own switch in turn, so pauses
 propagate upstream hop by hop. The decision acts one step after the levels that made it, which
 stands for the PAUSE frame's way to the upstream port (a link's propagation, about a step).
