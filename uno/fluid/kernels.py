@@ -229,9 +229,9 @@ def nic_data_room(ls, nic, dt_ps) -> float:
     (:mod:`uno.fluid.pfc`), less the bytes still queued there and the ACKs its receivers send
     in the step (``LS_ACK_IN``, :func:`uno.fluid.links.acks_out`). A packet host pushes its
     ACKs into the NIC's queue at once and hands it a data packet only when the port is free
-    (uno/net/host.py, uno/net/nic.py), so its ACKs never wait behind its own data; with the
-    whole line for data, a host sending at line rate queued its ACKs at its NIC step after
-    step, and the flows it received from saw that queue in their RTT."""
+    (uno/net/host.py, uno/net/nic.py), so its ACKs never wait behind its own data. Were data
+    given the whole line, a host sending at line rate would queue its ACKs at its NIC step
+    after step, and the flows it receives would see that queue in their RTT."""
     cap = ls[nic, LS_CAP] * dt_ps * (1.0 - ls[nic, LS_PAUSE])
     room = cap - ls[nic, LS_Q] - ls[nic, LS_ACK_IN]
     return room if room > 0.0 else 0.0
