@@ -608,7 +608,7 @@ class EngineConfig:
     #: two) to fluid_step_intra_rtt of the shortest base RTT left, up to this many intra-DC
     #: base RTTs (at most fluid_step_intra_rtt: a fixed step; with PFC at most 1, as a pause
     #: acts on the next step). Whatever the step, each law hears its ACKs in batches of at most
-    #: one intra-DC RTT (see experiments/fluid_validation for the FCTs at 1 and 16). The
+    #: one intra-DC RTT (see docs/fluid_engine.md for the FCTs at 1 and 16). The
     #: hybrid's step grows once its packet flows are done
     fluid_step_max_intra_rtt: float = num(1.0, "(0, 128]")
     #: fluid: the step of settled flows, as a fraction of their base RTT (0: off). A flow that
@@ -619,7 +619,7 @@ class EngineConfig:
     #: back to the first step before the next start. Long flows in steady state (incasts,
     #: permutations) then cost a few steps per RTT, not eight. A law's own windows shrink to
     #: fewer steps: at 0.5 UnoCC's Quick Adapt window is two steps, and one step without ACKs
-    #: fires it (see experiments/fluid_validation)
+    #: fires it (see experiments/fluid_validation and docs/fluid_engine.md)
     fluid_step_settled_rtt: float = num(0.0, "[0, 1]")
     #: fluid: the base RTTs a flow runs before it counts as settled (fluid_step_settled_rtt)
     fluid_settle_rtts: float = num(8.0, "> 0")
@@ -646,7 +646,7 @@ class EngineConfig:
     #: fluid: a law hears the bytes in flight before each feedback batch as a packet sender
     #: holds them at an ACK, whole packets (the fluid count rounded up; only BBR reads them:
     #: its gain phases end on them). false: the fluid count as it is (see
-    #: experiments/fluid_validation for both on the paper's and the artifact's traffic)
+    #: docs/fluid_engine.md for both on the paper's and the artifact's traffic)
     fluid_whole_packets: bool = False
     #: fluid: a flow's bytes cross its route's longest link's propagation (a WAN link's: at
     #: least the intra-DC base RTT) on their way out, reaching the links after it that late;
@@ -662,7 +662,7 @@ class EngineConfig:
     #: hybrid, with fluid_fold_links: a folded group also takes in the links the packets
     #: cross, its fluid flows meeting the packets' mean load over the group's links (each
     #: packet takes one of them; uno/fluid/folding.py); false: those links stay apart, as
-    #: unfolded (see experiments/fluid_validation for both)
+    #: unfolded (see docs/fluid_engine.md for both)
     hybrid_fold_packet_links: bool = True
     #: fluid: the paths a REPS flow (lb=reps) spreads over at once, each an equal share of its
     #: bytes, as many as its first BDP of packets at most (the entropies REPS explores first)
