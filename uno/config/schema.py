@@ -627,8 +627,9 @@ class EngineConfig:
     #: and deliveries in blocks of steps (powers of two) of at most 1/this of its base RTT,
     #: instead of every step; its bytes still move every step (a GEMINI flow's block keeps
     #: the least RTT sample of its steps). The intra-DC flows' block is a step, and so is every
-    #: BBR and DCQCN flow's (BBR's rate maximum depends on the number of samples; DCQCN's CNPs
-    #: and timers on time). 0: every flow every step
+    #: BBR and DCQCN flow's (BBR's rate maximum depends on the number of samples, and in
+    #: blocks its runs drift from the packet engine's: docs/fluid_engine.md; DCQCN's CNPs and
+    #: timers on time). 0: every flow every step
     fluid_blocks_per_rtt: int = num(128, ">= 0")
     #: fluid: a full drop-tail queue drops by its inputs' packet phases (a packet time's free
     #: slot goes to the first packet to arrive after a departure; back-to-back links arrive on
