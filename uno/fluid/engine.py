@@ -903,10 +903,11 @@ class FluidSimulation:
         one sample a block instead of one a step its inter-DC flows ran steadily slower as the
         block grew (``mixed40`` inter-DC mean FCT +2% / +4% / +7% at 256 / 128 / 64 blocks per
         RTT), and on the paper's Fig. 10 traffic ``mprdma_bbr``'s intra-DC gap to packets grew
-        at ``engine=fluid_fast`` (docs/fluid_engine.md), so it keeps a step. So does DCQCN: its notification point spaces the CNPs in time
-        (:func:`uno.fluid.control.np_cnps`), and its cuts restart its timers at their time; and
-        so does a flow at the DCI switches' element, whose receiver hears its packets and whose
-        sender hears the switch's notices (:mod:`uno.fluid.dci`)."""
+        at ``engine=fluid_fast`` (docs/fluid_engine.md), so it keeps a step. So does DCQCN: its
+        notification point spaces the CNPs in time (:func:`uno.fluid.control.np_cnps`), and its
+        cuts restart its timers at their time; and so does a flow at the DCI switches' element,
+        whose receiver hears its packets and whose sender hears the switch's notices
+        (:mod:`uno.fluid.dci`)."""
         n = len(self.flows)
         per_rtt = self.cfg.engine.fluid_blocks_per_rtt
         steps = np.ones(n, dtype=np.int64)
