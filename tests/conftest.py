@@ -10,6 +10,19 @@ import pytest
 
 import uno
 from uno.metrics.result import RunResult
+from uno.warmup import warm
+
+
+@pytest.hookimpl(trylast=True)  # (after the terminal reporter is configured)
+def pytest_configure(config: pytest.Config) -> None:
+    """The whole suite on several workers: compile the kernels once, before the workers start
+    (:mod:`uno.warmup`), rather than in every worker at once. A worker, a run in one process
+    or a run of chosen tests compiles only what its tests call."""
+    if hasattr(config, "workerinput") or config.getoption("numprocesses", None) in (None, 0, 1):
+        return
+    if config.args_source == pytest.Config.ArgsSource.TESTPATHS:
+        warm(say=config.pluginmanager.get_plugin("terminalreporter").write_line)
+
 
 #: a mixed incast of about a second: two_dc with k=4, 2 intra + 2 inter senders of 4 MB
 SMALL_INCAST = [
