@@ -68,3 +68,15 @@ def test_a_cold_kernel_is_announced_before_its_compilation(tmp_path, caplog):
     assert build_simulation(compiled).kernels() == (loop.run,)
     python = uno.api.to_run_config(uno.compose([*INCAST, "engine.dataplane=python"]))
     assert build_simulation(python).kernels() == ()
+
+
+def test_the_hybrids_tally_holds_its_packet_events_and_the_coupling():
+    over = [*INCAST, "engine.kind=hybrid", "engine.hybrid_packet_tags=[inter]"]
+    sim = build_simulation(uno.api.to_run_config(uno.compose(over)))
+    result = sim.run()
+    tally = sim.fluid.scratch.tally
+    # (the steps it ran: its step index also jumps over the idle time after the intra-DC flows)
+    assert 0 < tally[TALLY.steps] <= result.summary["run"]["fluid_steps"]
+    for part in ("packet_events", "packets_in", "state_out", "links", "file_sends"):
+        assert tally[getattr(TALLY, part)] > 0, part
+    assert (tally >= 0).all()

@@ -240,6 +240,8 @@ def populate_packet(
         if network.dataplane is not None:
             # the kernel's senders, receivers and DCI switches keep their state in its arrays
             rec.before_sample = network.dataplane.sync_sampled
+            if rec.busy_ports:
+                rec.busy_levels = network.dataplane.busy_levels(rec.busy_ports)
         sim.recorder = rec
     sim.meta = scenario.meta()
     return sim

@@ -21,12 +21,15 @@ from uno.core.layout import layout
 #: the parts of a step the tally counts (:func:`uno.fluid.kernels.advance`): the flows starting,
 #: the feedback arriving, the sends, the links' step (:func:`uno.fluid.forward.forward`: its
 #: lists, the links no entry reaches, the links' levels and grids, the entries' departures),
-#: the block holding and ACKs, the filing of sends, drops and deliveries; ``steps`` counts steps,
-#: ``entries`` the route entries the departures walked
+#: the block holding and ACKs, the filing of sends, drops and deliveries; in the hybrid
+#: (:mod:`uno.fluid.hybrid_loop`) also the packet events the kernel ran between the steps, the
+#: packets' bytes into the fluid links and the links' state out to the ports; ``steps`` counts
+#: steps, ``entries`` the route entries the departures walked
 TALLY = layout(
     "Tally",
     ("start", "feedback", "sends", "enlist", "lone_links", "links", "depart", "carry",
-     "file_sends", "file_drops", "file_deliveries", "steps", "entries"),
+     "file_sends", "file_drops", "file_deliveries", "packet_events", "packets_in",
+     "state_out", "steps", "entries"),
 )  # fmt: skip
 
 

@@ -15,6 +15,7 @@ from numba import njit
 from uno.fluid.columns import (
     CT,
     LS_ARR,
+    LS_LISTED,
     LS_LOSS,
     LS_NIC_SENDERS,
     LS_PH,
@@ -22,6 +23,7 @@ from uno.fluid.columns import (
     LS_Q,
     LS_QF,
 )
+from uno.fluid.cycles import TALLY, cycles, tick
 from uno.fluid.kernels import advance
 from uno.fluid.links import fold_packet_bytes
 from uno.net.compiled.events import kernel_top
@@ -85,11 +87,14 @@ def copy_link_state(F, ls, n_ports, link_rep) -> None:
 
 
 @njit(cache=True)
-def copy_link_rows(F, ls, rows, n_rows, n_ports, m_ptr, m_port) -> None:
+def copy_link_rows(F, ls, rows, n_rows, n_ports, m_ptr, m_port, skip_listed) -> None:
     """:func:`copy_link_state` for the links ``rows[:n_rows]``: to the ports each stands for
-    (``m_port[m_ptr[link]:m_ptr[link + 1]]``: itself, or its folded group's links)."""
+    (``m_port[m_ptr[link]:m_ptr[link + 1]]``: itself, or its folded group's links).
+    ``skip_listed``: leave out the links on the busy list now (their copy comes from it)."""
     for i in range(n_rows):
         link = rows[i]
+        if skip_listed and ls[link, LS_LISTED] != 0.0:
+            continue
         for m in range(m_ptr[link], m_ptr[link + 1]):
             p = m_port[m]
             if p < n_ports:
@@ -102,7 +107,7 @@ def fluid_step(ST, F, k, dt_ps, coupling, fluid) -> None:
     :func:`uno.fluid.links.fold_packet_bytes`), the step (:func:`uno.fluid.kernels.advance`),
     its links' state out to the ports. Only a link on the busy list before or after the step
     can have changed (an idle link's state is that of :func:`uno.fluid.links.idle`, and a
-    link that takes bytes joins the list), so only those rows are copied
+    link that takes bytes joins the list), so only those rows are copied, each once
     (:func:`copy_link_rows`): the others' floats still hold their state. ``coupling``: (bytes
     each port had accepted, Python senders waiting per host, the hosts' NIC links, three
     scratch arrays of a row per port, one of a row per fluid link, per link whether a fluid
@@ -110,16 +115,21 @@ def fluid_step(ST, F, k, dt_ps, coupling, fluid) -> None:
     :func:`uno.fluid.folding.members`); ``fluid``: ``advance``'s groups after ``dt_ps``."""
     accounted, py_waiting, nic_links, links, nbytes, waiting, was_busy, reached = coupling[:8]
     link_rep, m_ptr, m_port = coupling[8:]
+    tally = fluid[6][9]  # (StepScratch's tally: uno.fluid.cycles)
+    t = cycles()
     n = take_touched(ST, accounted, py_waiting, links, nbytes, waiting)
     ls, busy, counters = fluid[1][0], fluid[1][1], fluid[0][6]  # (Links' and Flows' fields)
     fold_packet_bytes(ls, busy, counters, links[:n], nbytes[:n], waiting[:n], nic_links, reached,
                       link_rep, dt_ps)  # fmt: skip
     n_was = int(counters[CT.busy])
     was_busy[:n_was] = busy[:n_was]
+    tick(tally, TALLY.packets_in, t)
     advance(k, k + 1, dt_ps, fluid[0], fluid[1], fluid[2], fluid[3], fluid[4], fluid[5], fluid[6])
+    t = cycles()
     n_ports = ST[H.n_ports]
-    copy_link_rows(F, ls, was_busy, n_was, n_ports, m_ptr, m_port)
-    copy_link_rows(F, ls, busy, int(counters[CT.busy]), n_ports, m_ptr, m_port)
+    copy_link_rows(F, ls, was_busy, n_was, n_ports, m_ptr, m_port, True)  # (those that left)
+    copy_link_rows(F, ls, busy, int(counters[CT.busy]), n_ports, m_ptr, m_port, False)
+    tick(tally, TALLY.state_out, t)
 
 
 @njit(cache=True)
@@ -139,7 +149,7 @@ def hybrid_steps(ST, F, U, PK, k, due, dt_ps, eid, lim_t, lim_prio, lim_eid, max
     Returns (a ``DRIVE_*`` code, the next step, the next event id, the next step's time and
     event id (``DRIVE_PYTHON_FIRST``, ``DRIVE_KERNEL_STOP``), ``run``'s last result (host,
     slot, kind, ECN, time), the kernel's top (time, engine eid), the calls of ``run``)."""
-    counters = fluid[0][6]
+    counters, tally = fluid[0][6], fluid[6][9]
     calls = 0
     steps = 0
     host, slot, kind, ecn, now = RUN_NONE, -1, 0, 0, 0
@@ -162,7 +172,9 @@ def hybrid_steps(ST, F, U, PK, k, due, dt_ps, eid, lim_t, lim_prio, lim_eid, max
             if top_t > t_step or (top_t == t_step and top_e > e_step):
                 break
             calls += 1
+            t = cycles()
             host, slot, kind, ecn, now, top_t, top_e = run(ST, F, U, PK, t_step, 1, e_step, eid)
+            tick(tally, TALLY.packet_events, t)
             eid += 1
             if host != RUN_NONE:
                 return (DRIVE_KERNEL_STOP, k, eid, t_step, e_step, host, slot, kind, ecn, now,

@@ -102,11 +102,18 @@ def flows_table(sim) -> pd.DataFrame:
     return flows_frame(cols)
 
 
+def folded_rows(sim) -> np.ndarray | None:
+    """The row of ``sim.ls`` each link reports: its folded group's (:mod:`uno.fluid.folding`),
+    or None where every link reports its own."""
+    rep = sim.link_rep
+    return None if (rep == np.arange(len(rep))).all() else rep
+
+
 def link_rows_seen(sim) -> np.ndarray:
     """Each link's row as the tables report it: a folded group's links each their group's
     row (:mod:`uno.fluid.folding`)."""
-    rep = sim.link_rep
-    return sim.ls if (rep == np.arange(len(rep))).all() else sim.ls[rep]
+    rep = folded_rows(sim)
+    return sim.ls if rep is None else sim.ls[rep]
 
 
 def ports_table(sim) -> pd.DataFrame:
@@ -224,6 +231,7 @@ class Sampler:
         self._set_pfq_rows(sim)
         self.keep = None  # (keep_ports)
         self.busy = busy
+        self.rep = folded_rows(sim)  # (a sample reads only the rows it reports)
         self.last_sent = np.zeros(len(sim.flows))
         self.last_acked = np.zeros(len(sim.flows))
         self.last_t = 0
@@ -290,14 +298,15 @@ class Sampler:
                 (now_ps, running, cs[running, C.C_CWND], fs[running, C.FS_INFLIGHT].copy())
             )
         if self.en.sample_queues:
-            ports = self.ports
-            ls = link_rows_seen(sim)
+            ports, rep = self.ports, self.rep
             if self.busy:
-                ports = np.union1d(ports, np.nonzero(ls[:, C.LS_Q] > 0)[0])
+                queued = ls[:, C.LS_Q] if rep is None else ls[rep, C.LS_Q]
+                ports = np.union1d(ports, np.nonzero(queued > 0)[0])
                 if self.keep is not None:
                     ports = ports[self.keep[ports] > 0]
             if len(ports):
-                self.queues.append((now_ps, ports, ls[ports, C.LS_Q], ls[ports, C.LS_PH]))
+                rows = ports if rep is None else rep[ports]
+                self.queues.append((now_ps, ports, ls[rows, C.LS_Q], ls[rows, C.LS_PH]))
             if len(self.pfq_flows):
                 self._sample_pfqs(now_ps, fs)
 

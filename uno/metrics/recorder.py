@@ -42,6 +42,10 @@ class Recorder:
         #: called with the flow ids about to be sampled before each sample (the compiled data
         #: plane brings those senders' Python objects up to date)
         self.before_sample = None
+        #: (port, queued bytes, phantom level) of the busy-scan ports that hold either at a
+        #: time (ps); None: each port's own reads (the compiled data plane reads its arrays
+        #: in one call: uno.net.compiled.dataplane.CompiledDataplane.busy_levels)
+        self.busy_levels = None
 
     # ---- configuration ------------------------------------------------------------------
     def select_ports(self, selectors: list[str], all_ports: list, receiver_ports: list) -> None:
@@ -122,14 +126,22 @@ class Recorder:
                     q["port"].append(f"{d.name}/flow{fid}")
                     q["queue_bytes"].append(nbytes)
                     q["phantom_bytes"].append(0.0)
-            for p in self.busy_ports:
-                occ = p.occupancy_bytes(now)
-                ph = p.phantom_bytes(now)
-                if occ or ph:
-                    q["time_ps"].append(now)
-                    q["port"].append(p.name)
-                    q["queue_bytes"].append(occ)
-                    q["phantom_bytes"].append(ph)
+            busy = self._busy_levels(now) if self.busy_levels is None else self.busy_levels(now)
+            for p, occ, ph in busy:
+                q["time_ps"].append(now)
+                q["port"].append(p.name)
+                q["queue_bytes"].append(occ)
+                q["phantom_bytes"].append(ph)
+
+    def _busy_levels(self, now: int) -> list[tuple]:
+        """(port, queued bytes, phantom level) of the busy-scan ports that hold either."""
+        out = []
+        for p in self.busy_ports:
+            occ = p.occupancy_bytes(now)
+            ph = p.phantom_bytes(now)
+            if occ or ph:
+                out.append((p, occ, ph))
+        return out
 
     # ---- tables -------------------------------------------------------------------------
     def tables(self) -> dict[str, pd.DataFrame]:

@@ -29,6 +29,7 @@ from uno.net.compiled.layout import (
     KI,
     N_KINDS,
     NEVER_PS,
+    PF,
     RUN_DONE,
     RUN_ERROR,
     RUN_HEAP,
@@ -46,7 +47,7 @@ from uno.net.compiled.layout import (
     S,
     pool_columns,
 )
-from uno.net.compiled.ports import check_ports
+from uno.net.compiled.ports import check_ports, port_levels
 from uno.net.compiled.views import CompiledPort, KernelNic
 from uno.net.dci import FlowQueue
 from uno.net.event_port import DATA_PRIORITY
@@ -446,6 +447,30 @@ class CompiledDataplane:
         """What a sampler reads: the senders of ``flow_ids`` and the DCI switches' queues."""
         self.sync_senders(flow_ids)
         self.sync_dci()
+
+    def busy_levels(self, ports: list):
+        """A function of the time (ps) that returns (port, queued bytes, phantom level) for
+        those of ``ports`` (views) that hold either then, as their views read them, in one
+        call into the kernel (:func:`uno.net.compiled.ports.port_levels`). Only the ports
+        with queued bytes at their last settle or a phantom level above 0 are read: neither
+        grows without an arrival, which updates both."""
+        index = np.array([p.index for p in ports], dtype=np.int64)
+        phantom = np.array([p.phantom is not None for p in ports], dtype=np.int64)
+
+        def levels(now_ps: int) -> list[tuple]:
+            ST, F = self.ST, self.F  # (read anew: a grown state replaces them)
+            rows = int(ST[H.off_ports]) + index * P.size
+            read = np.flatnonzero((ST[rows + P.bytes] > 0) | (F[index, PF.ph_level] > 0.0))
+            queued = np.zeros(len(read), dtype=np.int64)
+            level = np.zeros(len(read))
+            port_levels(ST, F, self.U, self.PK, index[read], now_ps, phantom[read], queued, level)
+            return [
+                (ports[j], q, ph)
+                for j, q, ph in zip(read.tolist(), queued.tolist(), level.tolist(), strict=True)
+                if q or ph
+            ]
+
+        return levels
 
     def sync_dci(self) -> None:
         """Copy the DCI switches' elements' state (queued bytes and packets, peak, each flow's

@@ -36,6 +36,7 @@ from uno.net.compiled.queue import (
     int_settled,
     squeezed_by_fluid,
 )
+from uno.net.phantom import phantom_level
 from uno.net.shared_link import (
     SHARED_LINK,
     SHARED_NIC,
@@ -176,6 +177,20 @@ def settle_port(ST, F, U, PK, p, now):
             waiting += 1
         slot = PK[slot, K.next]
     return ST[pb + P.bytes], queued, waiting
+
+
+@njit(cache=True)
+def port_levels(ST, F, U, PK, ports, now, phantom, queued, levels):
+    """Each port of ``ports`` settled at ``now`` (:func:`settle_port`): its queued bytes into
+    ``queued`` and, where ``phantom`` is 1, its phantom queue's level into ``levels`` (bytes),
+    as :class:`uno.net.compiled.views.CompiledPort` reads them one port a call."""
+    for i in range(len(ports)):
+        p = ports[i]
+        queued[i] = settle_port(ST, F, U, PK, p, now)[0]
+        if phantom[i]:
+            pb = ST[H.off_ports] + p * P.size
+            levels[i] = phantom_level(F[p, PF.ph_level], now - ST[pb + P.ph_last],
+                                      F[p, PF.ph_drain])  # fmt: skip
 
 
 @njit(cache=True)
