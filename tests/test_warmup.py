@@ -19,7 +19,7 @@ def test_every_scenario_is_a_valid_run(group):
 
 
 def test_a_marked_folder_returns_without_starting_a_process(tmp_path, monkeypatch):
-    (tmp_path / warmup.MARK).write_text("1.0 s\n")
+    (tmp_path / warmup.mark_name()).write_text("1.0 s\n")
     monkeypatch.setattr(warmup, "cache_folder", lambda: tmp_path)
 
     def no_process(*args, **kwargs):
@@ -34,7 +34,7 @@ def test_a_failed_group_says_so_and_leaves_no_mark(tmp_path, monkeypatch):
     monkeypatch.setattr(warmup, "GROUPS", {"no_such_group": []})  # (the child refuses the name)
     lines = []
     assert not warmup.warm(say=lines.append)
-    assert not (tmp_path / warmup.MARK).exists()
+    assert not (tmp_path / warmup.mark_name()).exists()
     assert any("group no_such_group failed" in line for line in lines)
 
 
@@ -43,5 +43,5 @@ def test_a_warm_up_runs_its_groups_and_marks_the_folder(tmp_path, monkeypatch):
     monkeypatch.setattr(warmup, "GROUPS", {"packet": warmup.GROUPS["packet"]})
     lines = []
     assert warmup.warm(say=lines.append)
-    assert (tmp_path / warmup.MARK).exists()
+    assert (tmp_path / warmup.mark_name()).exists()
     assert lines[-1].startswith("uno warm-up: done in")

@@ -6,7 +6,7 @@ on a cold cache (a sweep's workers, the test suite's workers) each compile the s
 minutes. ``python -m uno.warmup`` compiles them once, before such runs: it runs a small scenario
 of each engine and feature in two processes at once (the packet engine's kernels in one, the
 flow-level engines' in the other), then leaves a mark in the cache folder so that a later call
-for the same sources returns at once.
+for the same copy of the sources returns at once.
 
     python -m uno.warmup            # compile what is not cached yet
     python -m uno.warmup --force    # run the scenarios even if the folder is marked warm
@@ -15,6 +15,7 @@ for the same sources returns at once.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import subprocess
 import sys
 import time
@@ -60,8 +61,15 @@ GROUPS: dict[str, list[list[str]]] = {
         [*SMALL, "engine.kind=hybrid", "engine.hybrid_packet_tags=[inter]"],
     ],
 }
-#: the file in the cache folder that says its kernels were compiled by a warm-up
-MARK = "warm"
+
+
+def mark_name() -> str:
+    """The file in the cache folder that says a warm-up compiled its kernels for this copy of
+    the package: Numba keeps each source folder's kernels apart (it names them after the
+    folder's path), so two copies of the same sources share the cache folder, not its
+    kernels."""
+    package = Path(__file__).resolve().parent
+    return f"warm-{hashlib.sha256(str(package).encode()).hexdigest()[:16]}"
 
 
 def cache_folder() -> Path | None:
@@ -91,7 +99,7 @@ def warm(force: bool = False, say: Callable[[str], None] = print) -> bool:
     folder = cache_folder()
     if folder is None:
         return False
-    if (folder / MARK).exists() and not force:
+    if (folder / mark_name()).exists() and not force:
         return True
     t0 = time.perf_counter()
     say(f"uno warm-up: compiling the kernels into {folder} ({', '.join(GROUPS)} at once)")
@@ -109,7 +117,7 @@ def warm(force: bool = False, say: Callable[[str], None] = print) -> bool:
             say(f"uno warm-up: group {name} failed (exit {proc.returncode}): {tail[0]}")
     if failed:
         return False
-    (folder / MARK).write_text(f"{time.perf_counter() - t0:.1f} s\n")
+    (folder / mark_name()).write_text(f"{time.perf_counter() - t0:.1f} s\n")
     say(f"uno warm-up: done in {time.perf_counter() - t0:.1f} s")
     return True
 
