@@ -108,14 +108,14 @@ def warm(force: bool = False, say: Callable[[str], None] = print) -> bool:
                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         for name in GROUPS
     }  # fmt: skip
-    failed = []
+    ok = True
     for name, proc in procs.items():
         _, err = proc.communicate()
         if proc.returncode != 0:
-            failed.append(name)
+            ok = False
             tail = err.strip().splitlines()[-1:] or ["(no output)"]
             say(f"uno warm-up: group {name} failed (exit {proc.returncode}): {tail[0]}")
-    if failed:
+    if not ok:
         return False
     (folder / mark_name()).write_text(f"{time.perf_counter() - t0:.1f} s\n")
     say(f"uno warm-up: done in {time.perf_counter() - t0:.1f} s")

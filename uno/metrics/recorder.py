@@ -43,9 +43,9 @@ class Recorder:
         #: plane brings those senders' Python objects up to date)
         self.before_sample = None
         #: (port, queued bytes, phantom level) of the busy-scan ports that hold either at a
-        #: time (ps); None: each port's own reads (the compiled data plane reads its arrays
-        #: in one call: uno.net.compiled.dataplane.CompiledDataplane.busy_levels)
-        self.busy_levels = None
+        #: time (ps): each port's own reads, or the compiled data plane's arrays read in one
+        #: call (uno.net.compiled.dataplane.CompiledDataplane.busy_levels)
+        self.busy_levels = self._busy_levels
 
     # ---- configuration ------------------------------------------------------------------
     def select_ports(self, selectors: list[str], all_ports: list, receiver_ports: list) -> None:
@@ -126,8 +126,7 @@ class Recorder:
                     q["port"].append(f"{d.name}/flow{fid}")
                     q["queue_bytes"].append(nbytes)
                     q["phantom_bytes"].append(0.0)
-            busy = self._busy_levels(now) if self.busy_levels is None else self.busy_levels(now)
-            for p, occ, ph in busy:
+            for p, occ, ph in self.busy_levels(now):
                 q["time_ps"].append(now)
                 q["port"].append(p.name)
                 q["queue_bytes"].append(occ)
