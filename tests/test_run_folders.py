@@ -47,7 +47,7 @@ def assert_consistent(run_dir: Path) -> dict:
 
 
 def test_concurrent_runs_get_distinct_complete_consistent_folders(tmp_path):
-    procs = [uno_cli([*SMALL, f"seed={s}"], tmp_path) for s in range(1, 9)]
+    procs = [uno_cli([*SMALL, f"seed={s}"], tmp_path) for s in range(1, 5)]
     outs = [p.communicate(timeout=600) for p in procs]
     for p, (_out, err) in zip(procs, outs, strict=True):
         assert p.returncode == 0, err
@@ -57,11 +57,11 @@ def test_concurrent_runs_get_distinct_complete_consistent_folders(tmp_path):
         for line in out.splitlines()
         if line.startswith("results: ")
     }
-    assert len(printed) == 8
+    assert len(printed) == 4
     runs = [p for p in (tmp_path / "results" / "default").iterdir()]
-    assert len(runs) == 8 and {str(p) for p in runs} == printed
+    assert len(runs) == 4 and {str(p) for p in runs} == printed
     seeds = sorted(assert_consistent(p)["run"]["seed"] for p in runs)
-    assert seeds == list(range(1, 9))
+    assert seeds == list(range(1, 5))
 
 
 def test_summary_carries_provenance(tmp_path):
@@ -135,8 +135,11 @@ KILL_POINTS = {
 @pytest.mark.parametrize("point", list(KILL_POINTS))
 def test_a_killed_run_leaves_nothing_that_looks_complete(tmp_path, point):
     out = tmp_path / "run"
-    # a longer run with large sampled tables, so that the kill lands inside each phase
-    args = [*SMALL, "workload.size_bytes=20000000", "engine.sample_interval_us=1"]
+    # a longer run with large sampled tables, so that the kill lands inside each phase (a
+    # kill after the end needs none)
+    args = SMALL
+    if point in ("running", "writing"):
+        args = [*SMALL, "workload.size_bytes=20000000", "engine.sample_interval_us=1"]
     proc = uno_cli([*args, "engine.queue_ports=[all]", f"out_dir={out}"], tmp_path)
     reached = KILL_POINTS[point]
     deadline = time.monotonic() + 120
