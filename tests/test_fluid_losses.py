@@ -10,7 +10,7 @@ from fluid_cases import law_flows, random_links, unolb_sim
 
 import uno
 from uno.fluid import kernels as K
-from uno.fluid.arrays import ring_pool
+from uno.fluid.arrays import no_tails, ring_pool
 from uno.fluid.state import RingPool
 from uno.fluid.timers import far_timer_arrays
 
@@ -625,7 +625,8 @@ def test_a_coded_flows_nack_comes_an_rtt_and_the_receivers_timer_after_the_send(
                     np.full(1, 200, dtype=np.int64), np.array([64, 128, 200]),
                     np.zeros(3, dtype=np.int64), np.arange(3, dtype=np.int64),
                     np.zeros(3, dtype=np.int64), np.full(1, 64, dtype=np.int64),
-                    np.ones(1, dtype=np.int64), *far_timer_arrays(1))  # fmt: skip
+                    np.ones(1, dtype=np.int64), *far_timer_arrays(1),
+                    *no_tails(np.full(1, 200)))  # fmt: skip
     ring = np.zeros((64 + 128 + 200, K.N_R))
     calendar = np.zeros((256, 1), dtype=np.uint64)
     # at step 10, bytes sent at 9,500 ps with a 60.2-step RTT: 4 packets, 1 of them in a block
@@ -676,7 +677,7 @@ def test_a_block_a_retransmission_opened_is_nacked_after_the_retransmit_timeout(
                     np.full(1, 256, dtype=np.int64), np.array([256]), np.zeros(1, dtype=np.int64),
                     np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64),
                     np.full(1, 256, dtype=np.int64), np.ones(1, dtype=np.int64),
-                    *far_timer_arrays(1))  # fmt: skip
+                    *far_timer_arrays(1), *no_tails(np.full(1, 256)))  # fmt: skip
     ring = np.zeros((256, K.N_R))
     lines = DelayLines(ring, pool, np.zeros((512, 1), dtype=np.uint64))
     # 4 packets failed at step 10, 2 of them in blocks their resends opened

@@ -363,6 +363,7 @@ def test_delay_lines_are_reused_and_grown_without_changing_results(delay_lines_a
     start)."""
     from uno.api import to_run_config
     from uno.build import build_simulation
+    from uno.fluid.arrays import no_tails
     from uno.fluid.state import RingPool
     from uno.fluid.timers import far_timer_arrays
 
@@ -377,7 +378,8 @@ def test_delay_lines_are_reused_and_grown_without_changing_results(delay_lines_a
     apart.ring_pool = RingPool(np.full(n, -1, dtype=np.int64), own.copy(), own, np.sort(own),
                                np.zeros(n, dtype=np.int64), np.arange(n, dtype=np.int64),
                                np.zeros(n, dtype=np.int64), np.zeros(1, dtype=np.int64),
-                               apart.ring_pool.wide.copy(), *far_timer_arrays(n))  # fmt: skip
+                               apart.ring_pool.wide.copy(), *far_timer_arrays(n),
+                               *no_tails(own))  # fmt: skip
     apart.ring = np.zeros((int(own.sum()), apart.ring.shape[1]))
     first = pooled.ring_pool.length.copy()
     base_steps = pooled.fs[:, K.FS_BASE_RTT] / pooled.dt_ps

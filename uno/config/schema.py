@@ -631,6 +631,13 @@ class EngineConfig:
     #: blocks its runs drift from the packet engine's: docs/fluid_engine.md; DCQCN's CNPs and
     #: timers on time). 0: every flow every step
     fluid_blocks_per_rtt: int = num(128, ">= 0")
+    #: fluid: the most slots (steps) a flow's delay line holds. A flow whose delays may run
+    #: longer (a cross-DC round trip behind PFC queues) files what is due beyond them in a
+    #: tail of half as many slots of several steps each, each spread evenly over its steps as
+    #: it comes: less than 4 reach / fluid_line_slots steps early or late, where reach is the
+    #: longest delay its buffers allow. Bounds the lines' memory to this and the tail per
+    #: running flow, whatever the round trip in steps (see docs/fluid_engine.md)
+    fluid_line_slots: int = num(2048, ">= 64")
     #: fluid: a full drop-tail queue drops by its inputs' packet phases (a packet time's free
     #: slot goes to the first packet to arrive after a departure; back-to-back links arrive on
     #: fixed grids, which ACKs shift), not the same share of every flow's arrivals

@@ -199,25 +199,68 @@ def growth_ladders(ring_len: np.ndarray, first: np.ndarray):
         yield lengths, count
 
 
-def ring_pool(ring_len: np.ndarray, first: np.ndarray, level: int = C.RING_FULL) -> RingPool:
+def ring_pool(ring_len: np.ndarray, first: np.ndarray, level: int = C.RING_FULL,
+              line_slots: int | None = None, int_col: int = -1) -> RingPool:  # fmt: skip
     """The pool the running flows take their delay lines from (:func:`uno.fluid.rings.ring_take`):
     each flow's line starts ``first`` long and may grow, onto the powers of two above it, to
-    ``ring_len`` (:func:`growth_ladders`); the lines of one length are one class, whose stack
-    of free lines has room for every flow that may hold one; none handed out yet (all-zero is every slot's empty state, so rows never
-    reached are not even touched). ``level``: the columns the ring keeps
-    (:func:`ring_level`)."""
+    ``ring_len`` or ``line_slots`` (``engine.fluid_line_slots``; None: no bound), whichever is
+    less (:func:`growth_ladders`); a flow whose ``ring_len`` (its reach) is beyond that files
+    the rest in a tail (:func:`tail_geometry`). The lines of one length are one class, whose
+    stack of free lines has room for every flow that may hold one; none handed out yet
+    (all-zero is every slot's empty state, so rows never reached are not even touched).
+    ``level``: the columns the ring keeps (:func:`ring_level`); ``int_col``: its first INT
+    column (-1: none)."""
     n = len(ring_len)
-    ladders = list(growth_ladders(ring_len, first))
+    reach = ring_len.astype(np.int64)
+    cap = reach if line_slots is None else np.minimum(reach, line_slots)
+    first = np.minimum(first, cap)
+    tail_width, tail_slots = tail_geometry(reach, cap, line_slots)
+    ladders = list(growth_ladders(cap, first))
+    n_tails = int((tail_width > 0).sum())
+    if n_tails:
+        ladders.append(([tail_slots], n_tails))
     class_len = np.unique(np.concatenate([[1], *(lengths for lengths, _ in ladders)]))
     per_class = np.zeros(len(class_len), dtype=np.int64)
     for lengths, count in ladders:
         per_class[np.searchsorted(class_len, lengths)] += count
     free_base = np.concatenate([[0], np.cumsum(per_class)[:-1]]).astype(np.int64)
     return RingPool(np.full(n, -1, dtype=np.int64), first.astype(np.int64).copy(),
-                    ring_len.astype(np.int64), class_len.astype(np.int64),
+                    cap.astype(np.int64), class_len.astype(np.int64),
                     np.zeros(int(per_class.sum()), dtype=np.int64), free_base,
                     np.zeros(len(class_len), dtype=np.int64), np.zeros(1, dtype=np.int64),
-                    np.full(1, level, dtype=np.int64), *far_timer_arrays(n))  # fmt: skip
+                    np.full(1, level, dtype=np.int64), *far_timer_arrays(n), reach,
+                    np.full(n, -1, dtype=np.int64), tail_width,
+                    np.array([tail_slots, int_col], dtype=np.int64))  # fmt: skip
+
+
+def no_tails(reach: np.ndarray, int_col: int = -1) -> tuple:
+    """A pool's tail fields (:data:`RingPool`'s last four) where every flow's reach
+    (``reach``, steps) fits its line: no tails."""
+    n = len(reach)
+    return (np.asarray(reach, dtype=np.int64), np.full(n, -1, dtype=np.int64),
+            np.zeros(n, dtype=np.int64), np.array([0, int_col], dtype=np.int64))  # fmt: skip
+
+
+def tail_geometry(reach: np.ndarray, cap: np.ndarray, line_slots: int | None):
+    """Each flow's tail slot width in steps (0: its reach fits its line) and the slots of a
+    tail: half ``line_slots``, or more where a flow's reach needs them. A width is the least
+    power of two with which half ``line_slots`` slots (two kept spare: the tail wraps) span
+    the flow's reach, at most a quarter of its line (a slot spreads over the line's slots of
+    its steps, :func:`uno.fluid.rings.pour_tail`), so feedback filed in the tail comes back
+    less than ``2 reach / (line_slots / 2 - 2)`` steps early or late."""
+    width = np.zeros(len(reach), dtype=np.int64)
+    if line_slots is None:
+        return width, 0
+    half = max(line_slots // 2, 8)
+    tails = reach > cap
+    if not tails.any():
+        return width, half
+    want = np.ceil(reach[tails] / (half - 2)).astype(np.int64)
+    pow2 = np.left_shift(1, np.ceil(np.log2(np.maximum(want, 1))).astype(np.int64))
+    quarter = np.left_shift(1, np.floor(np.log2(np.maximum(cap[tails] // 4, 1))).astype(np.int64))
+    width[tails] = np.minimum(pow2, quarter)
+    slots = int(max(half, (np.ceil(reach[tails] / width[tails]) + 2).max()))
+    return width, slots
 
 
 def ring_rows_bound(pool: RingPool) -> int:

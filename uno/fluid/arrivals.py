@@ -92,7 +92,7 @@ from uno.fluid.forward import RESIDUE_BYTES
 from uno.fluid.int_records import INTS, packet_records, take_records
 from uno.fluid.losses import fast_retransmit_evidence, resend, timer_declares
 from uno.fluid.qcn import hear_notices
-from uno.fluid.rings import ring_give
+from uno.fluid.rings import pour_tail, ring_give
 from uno.metrics.rtts import rtt_bin
 
 
@@ -250,6 +250,7 @@ def flow_feedback(f, k, now, dt_ps, base, flows, ls, lines, lb, hops, scratch) -
     ring, pool = lines.ring, lines.pool
     fx[f, FX_QUIET] = 0.0
     slot = pool.ptr[f] + k % pool.length[f]
+    pour_tail(ring, pool, lines.calendar, fs, f, k)  # (what its tail holds from this step)
     if fs[f, FS_PFQ_RATE] > 0.0:  # (its bytes wait in the DCI switch's queue: uno.fluid.dci)
         pfq_step(f, k, now, dt_ps, slot, fs, fx, ring, hops.ef, lines.calendar)
     wire_arrivals(f, slot, fs, fx, ring, hops.ef, lb, base)

@@ -86,7 +86,7 @@ from uno.fluid.columns import (
     R_WIRE_M,
 )
 from uno.fluid.int_records import INTS, packet_records, stamp_hops
-from uno.fluid.rings import fit_lag, mark_due, mark_ring_due
+from uno.fluid.rings import fit_lag, line_row, mark_due, mark_ring_due
 from uno.fluid.signals import entries_delay
 from uno.net.int import int_record_slot
 
@@ -239,7 +239,7 @@ def stamp_near_source(f, k, now, dt_ps, fs, ls, rt_ptr, rt_link, rt_w, ring, poo
     q_before = entries_delay(rt_ptr[f], wire, rt_link, rt_w, ls)
     lag = fit_lag(f, k, int(math.floor(0.5 + (fs[f, FS_NS_BACK] + q_before) / dt_ps)), ring,
                   pool)  # fmt: skip
-    slot = pool.ptr[f] + (k + lag) % pool.length[f]
+    slot = line_row(pool, f, k, lag)
     stamp_hops(rt_ptr[f], wire, slot, now + dt_ps, ls, ring, hops)
     mark_ring_due(calendar, fs, k + lag, f)
 

@@ -277,7 +277,7 @@ def take_delay_lines(pool, width: int, fs: np.ndarray, dt_ps: float):
     which only the rows the running flows' delays reach are ever touched; or, where the system
     cannot reserve that much, a ConfigError naming what sizes the longest lines: a line may
     have to hold a flow's losses until its retransmission timer expires."""
-    rows, ring_len = ring_rows_bound(pool), pool.cap
+    rows, ring_len = ring_rows_bound(pool), pool.reach
     try:
         return DELAY_LINES.take(rows, width)
     except (OSError, MemoryError) as exc:
@@ -467,7 +467,8 @@ class FluidSimulation:
         self.int_col = -1 if ints is None else width
         if ints is not None:
             width += SLOT_FIELDS * int(ints[1][INTS.hops])
-        pool = ring_pool(ring_len, first_line_lengths(ring_len, fs, self.dt_ps), level)
+        pool = ring_pool(ring_len, first_line_lengths(ring_len, fs, self.dt_ps), level,
+                         cfg.engine.fluid_line_slots, self.int_col)  # fmt: skip
         self._ring_memory, ring = take_delay_lines(pool, width, fs, self.dt_ps)
         self.cs = np.zeros((n, state_columns))
         self.rt_ptr, self.rt_link, self.rt_w = routes.rt_ptr, routes.rt_link, routes.rt_w
@@ -708,13 +709,13 @@ class FluidSimulation:
         longest = int(self.ring_pool.length.max())
         limit_mib = self.line_memory_limit_bytes / 2**20
         raise ConfigError(
-            "engine.fluid_step_intra_rtt",
+            "engine.fluid_line_slots",
             f"engine.kind=fluid stopped at {self.now_ps / 1e9:,.2f} ms: its flows' delay lines "
             f"hold {used / 2**20:,.0f} MiB, more than the {limit_mib:,.0f} MiB they may use "
             f"({int(self.counters[C.CT.running]):,} flows running, lines of up to {longest:,} "
-            f"steps of {self.dt_ps / 1e6:.2f} us: a slot a step for each flow's round trip, its "
-            "queueing and its timeouts): a coarser step "
-            "(engine.fluid_step_intra_rtt) or engine.kind=packet",
+            f"steps of {self.dt_ps / 1e6:.2f} us and their tails): fewer slots a line "
+            "(engine.fluid_line_slots), a coarser step (engine.fluid_step_intra_rtt) or "
+            "engine.kind=packet",
         )
 
     def free_delay_lines(self) -> None:

@@ -75,7 +75,7 @@ from uno.fluid.faults import lose_batch_acks, note_fault_share
 from uno.fluid.int_records import INTS, stamp_delivered, stamp_sent
 from uno.fluid.jitter import ack_path_exceedance, wire_side_exceedance
 from uno.fluid.losses import beyond_wire, book_losses, lose_acks
-from uno.fluid.rings import fit_lag, least_sample, mark_ring_due
+from uno.fluid.rings import fit_lag, least_sample, line_row, mark_ring_due
 from uno.fluid.signals import (
     delay_beyond_wire,
     path_delay,
@@ -267,7 +267,7 @@ def file_acks(f, k, lag, ack, rtt, q_beyond, fs, block, lines) -> int:
     line's slot ``lag`` steps after step ``k`` (returned)."""
     ring, ring_ptr, ring_len = lines.ring, lines.pool.ptr, lines.pool.length
     lag = fit_lag(f, k, lag, ring, lines.pool)
-    slot = ring_ptr[f] + (k + lag) % ring_len[f]
+    slot = line_row(lines.pool, f, k, lag)
     ring[slot, R_ACK] += ack
     if lines.pool.wide[0] == RING_FULL:  # (else no coding: what is decodable is what is acked)
         ring[slot, R_GOOD] += ack
@@ -503,7 +503,7 @@ def file_deliveries(k, dt_ps, flows, ls, routes, lines, lb, hops, scratch) -> No
         back = (fs[f, FS_BASE_RTT] - fs[f, FS_WIRE_PS] + fs[f, FS_RDELAY]) / dt_ps
         back -= 0.5 * (block[BL.steps, f] - 1)
         lag = fit_lag(f, k, int(math.floor(0.5 + back)), ring, lines.pool)
-        slot = ring_ptr[f] + (k + lag) % ring_len[f]
+        slot = line_row(lines.pool, f, k, lag)
         ring[slot, R_DELIV] += deliv
         ring[slot, R_MARK] += marks
         prefetch_row(ring, ring_ptr[f] + (k + block[BL.steps, f] + lag) % ring_len[f],

@@ -74,7 +74,7 @@ from uno.fluid.cycles import TALLY, cycles, tick
 from uno.fluid.links import update_links
 from uno.fluid.phases import POOL, group_inputs, note_input, set_grid, subflow_hop
 from uno.fluid.qcn import note_accepted
-from uno.fluid.rings import fit_lag, mark_ring_due
+from uno.fluid.rings import fit_lag, line_row, mark_ring_due
 
 #: ``l_nxt`` of a link in no level's list (:func:`forward`)
 NOT_IN_LEVEL = -2
@@ -91,7 +91,7 @@ def to_wire(f, k, col, out, out_m, inv_dt, dt_ps, fs, ring, pool, calendar) -> N
     ``FS_WIRE_PS`` later, with the ACK frontier the flow has now (``R_WIRE_ACK``)."""
     lag = fit_lag(f, k, int(fs[f, FS_WIRE_PS] * inv_dt + 0.5), ring, pool)
     ring_ptr, ring_len = pool.ptr, pool.length
-    slot = ring_ptr[f] + (k + lag) % ring_len[f]
+    slot = line_row(pool, f, k, lag)
     ring[slot, col] += out
     ring[slot, col + 1] += out_m
     due_ps = fs[f, FS_ACK_LAST] * dt_ps

@@ -55,7 +55,7 @@ from uno.fluid.columns import (
     RING_FULL,
 )
 from uno.fluid.draws import binomial_draw, next_uniform
-from uno.fluid.rings import fit_lag, mark_ring_due, step_not_before
+from uno.fluid.rings import fit_lag, line_row, mark_ring_due, step_not_before, tail_row_at
 from uno.fluid.timers import file_far_timer
 
 #: expected lost packets per step above which a flow's losses are taken as their mean
@@ -122,10 +122,10 @@ def schedule_timeout(f, k, sent_at, lost, dt_ps, fs, ring, pool, calendar) -> No
     beyond the end of the flow's line waits apart (:mod:`uno.fluid.timers`), so that a loss
     does not grow the line for the rest of the flow's life."""
     lag = int(math.ceil((sent_at + fs[f, FS_RTO]) / dt_ps)) - k
-    lag = min(max(lag, 1), pool.cap[f] - 1)  # (as a line at its longest holds it: fit_lag)
+    lag = min(max(lag, 1), pool.reach[f] - 1)  # (as a line and its tail hold it: fit_lag)
     if not file_far_timer(pool, f, k, lag, lost):
         lag = fit_lag(f, k, lag, ring, pool)
-        ring[pool.ptr[f] + (k + lag) % pool.length[f], R_TIMEOUT] += lost
+        ring[line_row(pool, f, k, lag), R_TIMEOUT] += lost
         mark_ring_due(calendar, fs, k + lag, f)
     fs[f, FS_WAIT] += lost
     fs[f, FS_WAIT_LAST] = k + lag
@@ -197,6 +197,31 @@ def lose_acks(f, k, lost, freed, beyond, dt_ps, fs, ring, pool) -> None:
     cut_acks(f, k, lost, freed, fs, ring, pool)
 
 
+@njit(cache=True, error_model="numpy", inline="always")
+def cut_slot(ring, row, left, file_lost, evident, wide, coded, free_share) -> float:
+    """:func:`take_acks` at one slot (row ``row``): up to ``left`` lost bytes come off its
+    ACKs; returns the bytes still left."""
+    acked = ring[row, R_ACK]
+    if acked <= 0.0:
+        return left
+    cut = left if left < acked else acked
+    kept = (acked - cut) / acked
+    ring[row, R_ACK] = acked - cut
+    if file_lost:
+        ring[row, R_LOSTQ] += cut * evident
+    ring[row, R_RTTW] *= kept
+    ring[row, R_JITTER] *= kept
+    if wide:
+        if coded:
+            # (the slot's decodable bytes may exceed its ACKs, by bytes absorbed before: only
+            # the cut's failed part comes off them)
+            ring[row, R_GOOD] -= cut * (1.0 - free_share)
+            ring[row, R_FREE] += cut * free_share
+        else:
+            ring[row, R_GOOD] *= kept
+    return left - cut
+
+
 @njit(cache=True, error_model="numpy")
 def take_acks(f, k, newest, lost, freed, fs, ring, pool):
     """The walk of :func:`cut_acks`: ``lost`` bytes (``freed`` of them absorbed by coding)
@@ -207,6 +232,7 @@ def take_acks(f, k, newest, lost, freed, fs, ring, pool):
     left that no ACK still due carried)."""
     n = pool.length[f]
     start = pool.ptr[f]
+    width = pool.tail_width[f] if pool.tail_ptr[f] >= 0 else 0
     wide = pool.wide[0] == RING_FULL
     # (trimmed losses are NACKed, not found by the evidence of later ACKs: of a trimmed flow's,
     # only the share faults took, FS_FAULT_SHARE)
@@ -217,27 +243,19 @@ def take_acks(f, k, newest, lost, freed, fs, ring, pool):
     free_share = freed / lost if lost > 0.0 else 0.0
     left = lost
     while left > 0.0 and step > k:
-        row = start + step % n
-        acked = ring[row, R_ACK]
-        if acked > 0.0:
-            cut = left if left < acked else acked
-            kept = (acked - cut) / acked
-            ring[row, R_ACK] = acked - cut
-            if file_lost:
-                ring[row, R_LOSTQ] += cut * evident
-            ring[row, R_RTTW] *= kept
-            ring[row, R_JITTER] *= kept
-            if wide:
-                if coded:
-                    # (the slot's decodable bytes may exceed its ACKs, by bytes absorbed
-                    # before: only the cut's failed part comes off them)
-                    ring[row, R_GOOD] -= cut * (1.0 - free_share)
-                    ring[row, R_FREE] += cut * free_share
-                else:
-                    ring[row, R_GOOD] *= kept
-            left -= cut
+        if step - k >= n and width > 0 and step % width != 0:
+            step -= step % width  # (beyond the line only its tail's slots hold any)
+            continue
+        row = tail_row_at(pool, f, step)
+        if row >= 0:
+            left = cut_slot(ring, row, left, file_lost, evident, wide, coded, free_share)
             if left <= 0.0:
                 break  # (this slot may keep some)
+        if step - k < n:
+            left = cut_slot(ring, start + step % n, left, file_lost, evident, wide, coded,
+                            free_share)  # fmt: skip
+            if left <= 0.0:
+                break
         step -= 1
     fs[f, FS_PENDING] -= lost - left
     return step, left
@@ -366,7 +384,7 @@ def book_losses(
         if trimmed > 0.0:
             step = step_not_before(sent_at + rtt, dt_ps)
             lag = fit_lag(f, k, step - k, ring, pool)
-            ring[pool.ptr[f] + (k + lag) % pool.length[f], R_NACK] += trimmed
+            ring[line_row(pool, f, k, lag), R_NACK] += trimmed
             mark_ring_due(calendar, fs, k + lag, f)
         if failed > trimmed:
             schedule_timeout(f, k, sent_at, failed - trimmed, dt_ps, fs, ring, pool, calendar)
@@ -390,7 +408,7 @@ def book_losses(
             step = step_not_before(nack_at, dt_ps)
             lag = fit_lag(f, k, step - k, ring, pool)
             if nack_at < sent_at + fs[f, FS_RTO]:
-                ring[pool.ptr[f] + (k + lag) % pool.length[f], R_NACK] += failed - gone
+                ring[line_row(pool, f, k, lag), R_NACK] += failed - gone
             else:
                 # the sender's timer (an RTO after the packet's send: by default the base RTT
                 # and the path's drain, the receiver's timer being that drain) declares them
@@ -399,7 +417,7 @@ def book_losses(
                 # instead, the fluid's inter-DC flows of 16-64 kB on the 40%-load Fig. 10
                 # traffic (scheme=uno, seed 2) would hear a timeout in 76 of 308 flows against
                 # 268 with packets
-                ring[pool.ptr[f] + (k + lag) % pool.length[f], R_LATE_NACK] += failed - gone
+                ring[line_row(pool, f, k, lag), R_LATE_NACK] += failed - gone
                 gone = failed
             mark_ring_due(calendar, fs, k + lag, f)
         if gone > 0.0:

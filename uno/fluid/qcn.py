@@ -53,7 +53,7 @@ from uno.fluid.columns import (
     LS_Q,
     P_KIND,
 )
-from uno.fluid.rings import fit_lag, mark_ring_due
+from uno.fluid.rings import fit_lag, line_row, mark_ring_due
 from uno.net.qcn import qcn_level
 from uno.net.switch import port_picker
 from uno.topo.base import SWITCH
@@ -218,7 +218,7 @@ def qcn_step(k, dt_ps, fs, ls, ring, pool, calendar, hops) -> None:
         if notices > 0.0:
             f = ei[j, EI_FLOW]
             lag = fit_lag(f, k, int(round(hops.qcn_back[log[at + 2]] / dt_ps)), ring, pool)
-            slot = pool.ptr[f] + (k + lag) % pool.length[f]
+            slot = line_row(pool, f, k, lag)
             ring[slot, col] += share * notices
             ring[slot, col + 1] += share * qcn[row, QP.level_sum]
             mark_ring_due(calendar, fs, k + lag, f)

@@ -41,11 +41,15 @@ Routes = namedtuple("Routes", ["rt_ptr", "rt_link", "rt_w", "rv_ptr", "rv_link",
 #: columns it keeps: ``RING_NARROW``, ``RING_SAMPLES``, ``RING_RETX`` or ``RING_FULL``, any
 #: others after them being QCN's and INT's, :mod:`uno.fluid.columns`); then the retransmission
 #: timers beyond the end of their flow's line (:mod:`uno.fluid.timers`): a heap of them, its
-#: rows in use and the next place in their filing order, each flow's timers in it
+#: rows in use and the next place in their filing order, each flow's timers in it; then
+#: each flow's reach (the longest delay, steps, its feedback may meet: beyond ``cap``, in its
+#: tail, :func:`uno.fluid.rings.tail_lag`), its tail's first row (-1: none) and its slots'
+#: width in steps (0: the flow has no tail), and, in a two-element array, a tail's slots and
+#: the ring's first INT column (-1: none)
 RingPool = namedtuple(
     "RingPool",
     ["ptr", "length", "cap", "class_len", "free_rows", "free_base", "free_count", "top", "wide",
-     "far", "far_meta", "far_count"],
+     "far", "far_meta", "far_count", "reach", "tail_ptr", "tail_width", "tail_meta"],
 )  # fmt: skip
 
 #: the delay lines: the ring (a row per slot, ``R_*`` columns), its pool (:data:`RingPool`) and
