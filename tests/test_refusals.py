@@ -14,6 +14,8 @@ import sys
 import pytest
 from conftest import uno_cli
 
+from uno.cli import main
+
 BASE = ["topo=dumbbell", "engine.sample_interval_us=0", "engine.progress=false"]
 #: a one-flow dumbbell run of a few milliseconds
 TINY = [*BASE, "workload=flows", "workload.flows=[{src:0,dst:4,size_bytes:20000}]"]
@@ -25,10 +27,31 @@ def refused(args: list[str], cwd, base: list[str] = TINY) -> str:
     proc = uno_cli([*base, *args], cwd)
     out, err = proc.communicate(timeout=300)
     assert proc.returncode == 2, (out, err)
+    return one_line(err, cwd)
+
+
+def one_line(err: str, cwd) -> str:
     lines = [ln for ln in err.splitlines() if ln.strip()]
     assert len(lines) == 1 and "Traceback" not in err, err
     assert not (cwd / "results").exists(), "a refused run wrote under results/"
     return lines[0]
+
+
+@pytest.fixture
+def refused_here(capsys, monkeypatch, tmp_path):
+    """:func:`refused` in this process (``uno.cli.main``, in ``tmp_path``), for what the command
+    refuses before Hydra starts: the same exit status, line and nothing written, without a
+    process's start (the real command's own exit is :func:`refused`'s)."""
+    monkeypatch.chdir(tmp_path)
+
+    def check(args: list[str], base: list[str] = TINY) -> str:
+        with pytest.raises(SystemExit) as exit_info:
+            main([*base, *args])
+        err = capsys.readouterr().err
+        assert exit_info.value.code == 2, err
+        return one_line(err, tmp_path)
+
+    return check
 
 
 @pytest.mark.parametrize(
@@ -72,8 +95,8 @@ def refused(args: list[str], cwd, base: list[str] = TINY) -> str:
     ],
     ids=lambda v: " ".join(v) if isinstance(v, list) else None,
 )
-def test_undeliverable_or_unrepresentable_config_is_refused(args, fields, tmp_path):
-    line = refused(args, tmp_path)
+def test_undeliverable_or_unrepresentable_config_is_refused(args, fields, refused_here):
+    line = refused_here(args)
     assert line.startswith(f"uno-run: configuration error: {fields[0]}: "), line
     for field in fields:
         assert field in line, line
@@ -85,11 +108,11 @@ def test_out_dir_under_proc_is_refused(tmp_path):
     assert "/proc" in line
 
 
-def test_out_dir_under_a_file_is_refused(tmp_path):
+def test_out_dir_under_a_file_is_refused(tmp_path, refused_here):
     (tmp_path / "a_file").write_text("x")
-    line = refused([f"out_dir={tmp_path / 'a_file' / 'run'}"], tmp_path)
+    line = refused_here([f"out_dir={tmp_path / 'a_file' / 'run'}"])
     assert line.startswith("uno-run: configuration error: out_dir: ") and "a_file" in line, line
-    line = refused([f"out_dir={tmp_path / 'a_file'}"], tmp_path)
+    line = refused_here([f"out_dir={tmp_path / 'a_file'}"])
     assert line.startswith("uno-run: configuration error: out_dir: "), line
 
 
@@ -133,19 +156,19 @@ def test_sweep_out_dir_under_a_file_is_refused(tmp_path):
         "too-long",
     ],  # fmt: skip
 )
-def test_run_name_must_be_one_plain_folder_name(name, tmp_path):
-    line = refused([f"name={name}"], tmp_path)
+def test_run_name_must_be_one_plain_folder_name(name, tmp_path, refused_here):
+    line = refused_here([f"name={name}"])
     assert line.startswith("uno-run: configuration error: name: "), line
     assert not (tmp_path.parent.parent / "escape").exists()
 
 
-def test_trace_with_a_duplicate_flow_id_is_refused_naming_the_line(tmp_path):
+def test_trace_with_a_duplicate_flow_id_is_refused_naming_the_line(tmp_path, refused_here):
     cm = tmp_path / "dup.cm"
     cm.write_text(
         "Nodes 5\nConnections 3\n0->4 id 1 start 0 size 1000\n"
         "1->4 id 2 start 0 size 1000\n2->4 id 1 start 0 size 1000\n"
     )
-    line = refused(["workload=trace", f"workload.path={cm}"], tmp_path, BASE)
+    line = refused_here(["workload=trace", f"workload.path={cm}"], BASE)
     assert line.startswith("uno-run: configuration error: workload.path: "), line
     assert f"{cm}:5" in line and "flow id 1" in line and "line 3" in line, line
 
