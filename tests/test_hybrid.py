@@ -1,7 +1,7 @@
 """The packet/fluid hybrid (engine.kind=hybrid, uno/fluid/hybrid.py): with every flow selected
 as packets it is the packet engine, result for result; packet and fluid flows on one bottleneck
-share it fairly and fill it (each sees the other's bytes); it writes every table, with every
-flow of the scenario in the flows table."""
+share it fairly and fill it (each sees the other's bytes, the packets' INT records too); it
+writes every table, with every flow of the scenario in the flows table."""
 
 from __future__ import annotations
 
@@ -10,7 +10,10 @@ import pandas as pd
 import pytest
 
 import uno
+from uno.fluid.hybrid import HybridSimulation
+from uno.fluid.int_records import INTS
 from uno.metrics.flows import FLOW_COLUMNS
+from uno.net.shared_link import fluid_sent_bytes, shared_int_record
 
 INCAST = ["topo=dumbbell", "workload=incast", "workload.n_intra=4", "workload.n_inter=0",
           "cc=dctcp", "switch=ecn", "lb=ecmp", "workload.size_bytes=2000000",
@@ -27,10 +30,12 @@ def shared_bottleneck(packet_senders=(1, 2)) -> list[str]:
             "switch=ecn", "lb=ecmp", "engine.sample_interval_us=0"]  # fmt: skip
 
 
-def test_every_flow_as_packets_is_the_packet_engine():
-    packet = uno.run(uno.compose(INCAST)).flows
+@pytest.mark.parametrize("cc", ["dctcp", "hpcc"])  # (HPCC: the shared ports' INT records)
+def test_every_flow_as_packets_is_the_packet_engine(cc):
+    incast = [*INCAST, f"cc={cc}"]
+    packet = uno.run(uno.compose(incast)).flows
     hybrid = uno.run(
-        uno.compose([*INCAST, "engine.kind=hybrid", "engine.hybrid_packet_max_bytes=2000000"])
+        uno.compose([*incast, "engine.kind=hybrid", "engine.hybrid_packet_max_bytes=2000000"])
     ).flows
     cols = ["flow_id", "finish_ps", "sent_packets", "ecn_acks", "retransmits"]
     assert hybrid[cols].equals(packet[cols])
@@ -136,7 +141,7 @@ def test_a_packet_at_a_full_shared_port_meets_the_loss_of_a_random_phase():
     ls[1, K.LS_LOSS], ls[1, K.LS_PKT_LOSS] = 0.0, 0.8  # (from a step it dropped in)
     F = np.zeros((2, PF.size))
     for p in (0, 1):
-        copy_link_row(F, ls, p, p)
+        copy_link_row(F, ls, p, p, 1.0)
     assert list(F[:, PF.sh_loss]) == [0.8, 0.0]
     port = HybridPort.__new__(HybridPort)
     port._fluid_loss, port._packet_loss = ls[:, K.LS_LOSS], ls[:, K.LS_PKT_LOSS]
@@ -191,3 +196,52 @@ def test_the_fast_preset_settles_the_fluid_step_and_keeps_the_packet_flows_withi
         assert mine.mean() == pytest.approx(theirs.mean(), rel=0.10), c
         if p99:
             assert mine.quantile(0.99) == pytest.approx(theirs.quantile(0.99), rel=0.20)
+
+
+def test_fluid_bytes_sent_are_replayed_over_the_step_after_theirs():
+    """A packet's INT record on a shared link counts the fluid bytes its link sent in its latest
+    step spread over the step after it: the step's count at its end, the next at the end of
+    the replay, linear between, and never decreasing from one window to the next."""
+    sent = fluid_sent_bytes.py_func
+    assert sent(100.0, 400.0, 1_000.0, 500.0, 900) == 100.0  # (a record settled late)
+    assert sent(100.0, 400.0, 1_000.0, 500.0, 1_000) == 100.0
+    assert sent(100.0, 400.0, 1_000.0, 500.0, 1_250) == pytest.approx(250.0)
+    assert sent(100.0, 400.0, 1_000.0, 500.0, 1_500) == 400.0
+    assert sent(100.0, 400.0, 1_000.0, 500.0, 9_000) == 400.0  # (the link went idle)
+    # two steps of 500 ps: the first window's end is the second's start
+    times = np.arange(900, 2_100, 7)
+    counts = [sent(*((100.0, 400.0, 1_000.0) if t < 1_500 else (400.0, 450.0, 1_500.0)), 500.0, t)
+              for t in times]  # fmt: skip
+    assert np.all(np.diff(counts) >= 0.0) and counts[-1] == 450.0
+    # the queue: the link's as RED reads it while the fluid flows are there, else the port's
+    assert shared_int_record.py_func(3_000, 10_000, True, 500.0, 8_000.0, 249.6) == (8_000, 10_250)
+    assert shared_int_record.py_func(3_000, 10_000, False, 0.0, 0.0, 0.0) == (3_000, 10_000)
+
+
+@pytest.mark.parametrize("fluid_bytes_in_records", [True, False])
+def test_a_packet_flows_int_records_count_the_fluid_bytes_of_its_links(
+    fluid_bytes_in_records, monkeypatch
+):
+    """HPCC, one packet flow and one fluid flow of 20 MB into one receiver: the packet flow's
+    INT records count the fluid flow's bytes on the shared bottleneck (its utilisation is the
+    link's), so it takes about its share (53 Gb/s; the packet engine gives the first of the two
+    flows 67). With the fluid bytes left out of its records (the links not keeping them) it
+    sees a link it fills alone and takes 86."""
+    if not fluid_bytes_in_records:
+        build = HybridSimulation.__init__
+
+        def without(self, cfg):
+            build(self, cfg)
+            self.fluid.hops.int_set[INTS.keep_sent] = 0
+
+        monkeypatch.setattr(HybridSimulation, "__init__", without)
+    flows = "{src:1,dst:0,size_bytes:20000000,tag:pkt},{src:2,dst:0,size_bytes:20000000,tag:bulk}"
+    r = uno.run(uno.compose(["topo=dumbbell", "workload=flows", f"workload.flows=[{flows}]",
+                             "cc=hpcc", "lb=ecmp", "engine.sample_interval_us=0",
+                             "engine.kind=hybrid", "engine.hybrid_packet_tags=[pkt]"]))  # fmt: skip
+    assert r.summary["hybrid"]["packet_flows"] == 1 and r.flows["finish_ps"].notna().all()
+    rate = r.flows.set_index("tag")["mean_rate_gbps"]
+    if fluid_bytes_in_records:
+        assert 40.0 < rate["pkt"] < 70.0
+    else:
+        assert rate["pkt"] > 80.0

@@ -90,9 +90,10 @@ LS_JIT_P = 43
 # packet time (phases.input_drop_shares; LS_LOSS where no phase drops share it out): the
 # hybrid's packets at a full port. Written in a step in which the link drops (LS_LOSS > 0)
 LS_PKT_LOSS = 44
-# with PFC: the bytes the link had sent (LS_TX) before the latest step it was stepped in, and
-# when that step began (ps: a time, which a change of the step size leaves in order, where a
-# step's index does not); uno.fluid.pfc reads what an ingress queue's link let into its switch
+# with PFC, or the hybrid's INT records (INTS.keep_sent): the bytes the link had sent (LS_TX)
+# before the latest step it was stepped in, and when that step began (ps: a time, which a change
+# of the step size leaves in order, where a step's index does not); uno.fluid.pfc reads what an
+# ingress queue's link let into its switch
 LS_TX_BEFORE = 45
 LS_TX_AT = 46
 # faults (uno.fluid.faults): the share of the bytes leaving the link that are lost now (1: the
@@ -102,10 +103,15 @@ LS_FDROP = 48
 # folded links (uno.fluid.folding): how many alike links this one stands for (1: itself only);
 # what a route entry hands it is divided by this, as each member receives that share
 LS_FOLD = 49
+# kept as LS_TX_BEFORE is: of the bytes sent, the fluid flows' (their ACKs included; the rest
+# came from LS_EXT), after and before the latest step; the hybrid's packets add them to their
+# port's own in the INT records they carry (uno.net.shared_link.fluid_sent_bytes)
+LS_TXF = 50
+LS_TXF_BEFORE = 51
 #: the end of lines 0-3, before which lie the columns update_links reads or writes (it
 #: prefetches them a few links ahead)
 LS_UPDATE_END = LS_PAUSE + 1
-N_LS = 56  # (50 used: rows of seven whole cache lines, an odd number so that the rows'
+N_LS = 56  # (52 used: rows of seven whole cache lines, an odd number so that the rows'
 #              first lines spread over every cache set; a stride of 4 lines would use a fourth)
 
 # ---- route entries (uno.fluid.forward): integer and float fields, one row per entry -------

@@ -71,6 +71,7 @@ from uno.fluid.columns import (
     R_WIRE_ACK,
 )
 from uno.fluid.cycles import TALLY, cycles, tick
+from uno.fluid.int_records import INTS
 from uno.fluid.links import update_links
 from uno.fluid.phases import POOL, group_inputs, note_input, set_grid, subflow_hop
 from uno.fluid.qcn import note_accepted
@@ -569,7 +570,9 @@ def forward(k, dt_ps, n_active, n_busy, rt_ptr, flows, links, lb, hops, lines, s
     t = cycles()
     enlist(n_active, flows, ls, busy, n_busy, rt_ptr, lb, hops, 1.0 / dt_ps)
     t = tick(tally, TALLY.enlist, t)
-    stamp_ps = k * dt_ps if links.pfc.shape[0] > 0 else -1.0  # (PFC: uno.fluid.pfc)
+    # (PFC: uno.fluid.pfc; the hybrid's INT records: uno.fluid.hybrid_loop)
+    keep = links.pfc.shape[0] > 0 or hops.int_set[INTS.keep_sent] != 0
+    stamp_ps = k * dt_ps if keep else -1.0
     n_busy = advance_lone_links(k, ls, busy, n_busy, hops, dt_ps, stamp_ps)
     tick(tally, TALLY.lone_links, t)
     for lv in range(hops.n_levels[0]):

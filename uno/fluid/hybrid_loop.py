@@ -22,6 +22,9 @@ from uno.fluid.columns import (
     LS_PKT_LOSS,
     LS_Q,
     LS_QF,
+    LS_TX_AT,
+    LS_TXF,
+    LS_TXF_BEFORE,
 )
 from uno.fluid.cycles import TALLY, cycles, tick
 from uno.fluid.kernels import advance
@@ -67,27 +70,33 @@ def take_touched(ST, accounted, py_waiting, links, nbytes, waiting) -> int:
 
 
 @njit(cache=True, inline="always")
-def copy_link_row(F, ls, p, link) -> None:
+def copy_link_row(F, ls, p, link, dt_ps) -> None:
     """Link ``link``'s state, which port ``p`` reads (its own link's, or the group's that
-    link stands for: :mod:`uno.fluid.folding`), into the port's floats."""
+    link stands for: :mod:`uno.fluid.folding`), into the port's floats; the fluid flows' bytes
+    sent in the link's latest step (kept where the packets write INT records,
+    ``INTS.keep_sent``) are replayed over the step of ``dt_ps`` after it."""
     F[p, PF.sh_fluid_q] = ls[link, LS_QF]
     F[p, PF.sh_link_q] = ls[link, LS_Q]
     F[p, PF.sh_rate] = ls[link, LS_ARR]
     F[p, PF.sh_phantom] = ls[link, LS_PH]
     F[p, PF.sh_loss] = packet_loss(ls[link, LS_LOSS], ls[link, LS_PKT_LOSS])
     F[p, PF.sh_senders] = ls[link, LS_NIC_SENDERS]
+    F[p, PF.sh_txf0] = ls[link, LS_TXF_BEFORE]
+    F[p, PF.sh_txf1] = ls[link, LS_TXF]
+    F[p, PF.sh_txf_at] = ls[link, LS_TX_AT] + dt_ps
+    F[p, PF.sh_txf_span] = dt_ps
 
 
 @njit(cache=True)
-def copy_link_state(F, ls, n_ports, link_rep) -> None:
+def copy_link_state(F, ls, n_ports, link_rep, dt_ps) -> None:
     """The fluid links' state the ports read, into their floats (the first ``n_ports`` rows of
     ``F``; the rows after them are not the ports')."""
     for p in range(n_ports):
-        copy_link_row(F, ls, p, link_rep[p])
+        copy_link_row(F, ls, p, link_rep[p], dt_ps)
 
 
 @njit(cache=True)
-def copy_link_rows(F, ls, rows, n_rows, n_ports, m_ptr, m_port, skip_listed) -> None:
+def copy_link_rows(F, ls, rows, n_rows, n_ports, m_ptr, m_port, skip_listed, dt_ps) -> None:
     """:func:`copy_link_state` for the links ``rows[:n_rows]``: to the ports each stands for
     (``m_port[m_ptr[link]:m_ptr[link + 1]]``: itself, or its folded group's links).
     ``skip_listed``: leave out the links on the busy list now (their copy comes from it)."""
@@ -98,7 +107,7 @@ def copy_link_rows(F, ls, rows, n_rows, n_ports, m_ptr, m_port, skip_listed) -> 
         for m in range(m_ptr[link], m_ptr[link + 1]):
             p = m_port[m]
             if p < n_ports:
-                copy_link_row(F, ls, p, link)
+                copy_link_row(F, ls, p, link, dt_ps)
 
 
 @njit(cache=True)
@@ -127,8 +136,9 @@ def fluid_step(ST, F, k, dt_ps, coupling, fluid) -> None:
     advance(k, k + 1, dt_ps, fluid[0], fluid[1], fluid[2], fluid[3], fluid[4], fluid[5], fluid[6])
     t = cycles()
     n_ports = ST[H.n_ports]
-    copy_link_rows(F, ls, was_busy, n_was, n_ports, m_ptr, m_port, True)  # (those that left)
-    copy_link_rows(F, ls, busy, int(counters[CT.busy]), n_ports, m_ptr, m_port, False)
+    # those that left the list, then those on it
+    copy_link_rows(F, ls, was_busy, n_was, n_ports, m_ptr, m_port, True, dt_ps)
+    copy_link_rows(F, ls, busy, int(counters[CT.busy]), n_ports, m_ptr, m_port, False, dt_ps)
     tick(tally, TALLY.state_out, t)
 
 

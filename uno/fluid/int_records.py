@@ -43,8 +43,10 @@ from uno.topo.base import HOST
 
 #: the INT settings (int64, ``hops.int_set``): the first delay-line column of the records, the
 #: most stamping hops on a flow's route (0: no records), the records a packet holds, the
-#: replacement rule (:data:`uno.net.int.REPLACEMENTS`), the salt of its coins
-INTS = layout("IntSettings", ("ring_col", "hops", "max_records", "rule", "salt"))
+#: replacement rule (:data:`uno.net.int.REPLACEMENTS`), the salt of its coins; 1 where the
+#: links keep what they sent before each step, and the fluid flows' part of it (``LS_TX_BEFORE``,
+#: ``LS_TXF``: the hybrid's packets count them in their records, :mod:`uno.net.shared_link`)
+INTS = layout("IntSettings", ("ring_col", "hops", "max_records", "rule", "salt", "keep_sent"))
 #: delay-line columns a stamping hop: the step's end, the link's level, its departures
 SLOT_FIELDS = 3
 

@@ -55,6 +55,8 @@ from uno.fluid.columns import (
     LS_TX,
     LS_TX_AT,
     LS_TX_BEFORE,
+    LS_TXF,
+    LS_TXF_BEFORE,
     LS_UPDATE_END,
     MODE_EITHER,
     MODE_PHANTOM,
@@ -133,8 +135,8 @@ def idle(ls, link) -> None:
 @njit(cache=True, error_model="numpy", inline="always")
 def step_link(ls, link, dt_ps, at_ps) -> bool:
     """Advance ``link`` by one step of ``dt_ps`` (:func:`update_links`; ``at_ps`` >= 0: the
-    step's start, kept with the bytes sent before it, ``LS_TX_AT``); False when it is left
-    empty (:func:`idle`)."""
+    step's start, kept with the bytes sent before it, ``LS_TX_AT``, and the fluid flows' part
+    of them); False when it is left empty (:func:`idle`)."""
     arr_fluid = ls[link, LS_ARR] * dt_ps
     acks = ls[link, LS_ACK_IN]
     arr = arr_fluid + ls[link, LS_EXT] + acks
@@ -169,6 +171,12 @@ def step_link(ls, link, dt_ps, at_ps) -> bool:
     # FIFO: departures and drops take the fluid and external bytes in proportion
     fluid = ls[link, LS_QF] + arr_fluid + acks
     ls[link, LS_QF] = fluid * (q / total) if total > 0.0 else 0.0
+    if at_ps >= 0.0:  # (PFC; the hybrid's INT records)
+        ls[link, LS_TX_BEFORE] = ls[link, LS_TX]
+        ls[link, LS_TX_AT] = at_ps
+        ls[link, LS_TXF_BEFORE] = ls[link, LS_TXF]
+        if total > 0.0:
+            ls[link, LS_TXF] += fluid * (dep / total)
     ls[link, LS_LOSS] = data_drop / data if data > 0.0 else 0.0
     if data_drop > 0.0:  # (phases.share_level_drops may tell a packet's apart)
         ls[link, LS_PKT_LOSS] = ls[link, LS_LOSS]
@@ -176,9 +184,6 @@ def step_link(ls, link, dt_ps, at_ps) -> bool:
     kept_bytes = total - drop
     ls[link, LS_PASS] = dep / kept_bytes if kept_bytes > 0.0 else 1.0
     ls[link, LS_Q] = q
-    if at_ps >= 0.0:  # (PFC)
-        ls[link, LS_TX_BEFORE] = ls[link, LS_TX]
-        ls[link, LS_TX_AT] = at_ps
     ls[link, LS_TX] += dep
     ls[link, LS_DROP] += drop
     ls[link, LS_IN] += arr
@@ -204,8 +209,10 @@ def update_links(ls: np.ndarray, links: np.ndarray, n_links: int, dt_ps: float, 
     keeps the fluid model's part of the queue (the flows' bytes and their ACKs).
     ``LS_BACKLOG``: the link sent at its line rate all step (its packets leave back to back); a
     link that did not loses its departure grid (``LS_GRID`` = -1). Links left empty leave the
-    list; returns its new length. ``at_ps`` >= 0 (with PFC): the step's start, which each
-    link keeps with the bytes it had sent before it (``LS_TX_AT``, ``LS_TX_BEFORE``).
+    list; returns its new length. ``at_ps`` >= 0 (with PFC, or the hybrid's INT records): the
+    step's start, which each link keeps with the bytes it had sent before it (``LS_TX_AT``,
+    ``LS_TX_BEFORE``), and the fluid flows' part of its departures before and after the step
+    (``LS_TXF_BEFORE``, ``LS_TXF``).
 
     The ACKs: a full packet port refuses a packet that does not fit in its free bytes. Once
     the buffer is full of data packets, the bytes a departure frees go to the first data

@@ -243,7 +243,7 @@ class KernelLinks:
         F[:n, PF.sh_ps_per_byte] = BITS_PER_BYTE * PS_PER_S / rate_bps
         F[:n, PF.sh_bytes_per_ps] = rate_bps / (BITS_PER_BYTE * PS_PER_S)
         F[:n, PF.sh_full_bytes] = full_bytes
-        copy_link_state(F, ls, n, link_rep)
+        copy_link_state(F, ls, n, link_rep, 1.0)  # (nothing sent yet)
         # the hosts whose NIC turn-taking is Python's (no kernel sender there) and that have
         # packet senders: whether one waits is copied in before each step
         python_senders = {

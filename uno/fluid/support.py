@@ -87,7 +87,7 @@ def check_fluid_support(cfg, engine: str = "fluid", with_cc: bool = True) -> Non
         )
     reads_int = any(law_reads_int(name) for name in used)
     if reads_int and cfg.switch.int_telemetry.enabled:
-        if engine != "fluid":
+        if engine not in ("fluid", "hybrid"):
             raise ConfigError(
                 "switch.int_telemetry.enabled",
                 f"{where} has no INT records for the packets that cross its fluid links",

@@ -80,3 +80,30 @@ def shared_queue_level(remaining, fluid_q, link_q):
     it: the larger of those plus the fluid bytes and the fluid model's whole queue (bytes)."""
     level = remaining + fluid_q
     return link_q if link_q > level else level
+
+
+@njit(cache=True)
+def fluid_sent_bytes(before, after, from_ps, span_ps, now):
+    """The fluid flows' bytes a shared link had sent by ``now`` (ps), as its packets' INT
+    records count them: the fluid model's departures of the link's latest step (``before`` to
+    ``after`` bytes, cumulative) spread evenly over the ``span_ps`` from ``from_ps`` (that
+    step's end). One step late, as the packets read the rest of the fluid state, and never
+    decreasing from one record to the next."""
+    if now <= from_ps:
+        return before
+    if now >= from_ps + span_ps:
+        return after
+    return before + (after - before) * ((now - from_ps) / span_ps)
+
+
+@njit(cache=True)
+def shared_int_record(remaining, own_sent, fluid_on, fluid_q, link_q, fluid_sent):
+    """The queue (bytes) and the bytes sent of the INT record a packet takes at a port whose
+    link the fluid flows share, leaving with ``remaining`` bytes of packets behind it, the port
+    having sent ``own_sent`` bytes and the fluid flows ``fluid_sent`` (:func:`fluid_sent_bytes`):
+    the queue RED decides on while the fluid flows hold or send bytes there (``fluid_on``,
+    :func:`shared_queue_level`), else the port's own; the bytes sent by both kinds."""
+    qlen = remaining
+    if fluid_on:
+        qlen = int(round(shared_queue_level(remaining, fluid_q, link_q)))
+    return qlen, own_sent + int(round(fluid_sent))

@@ -84,7 +84,7 @@ def _leave_wire(ST, F, U, PK, p, pb, typ, payload):
         ):
             decide_mark(ST, F, U, PK, p, pb, slot, remaining)
         if ST[pb + P.flags] & FL.int:
-            int_settled(ST, PK, pb, slot, remaining)
+            int_settled(ST, F, PK, p, pb, slot, remaining)
     nxt = PK[slot, K.next]
     ST[pb + P.head] = nxt
     _next_delivery(ST, PK, pb, nxt, payload, P.pending)

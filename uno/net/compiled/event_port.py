@@ -90,7 +90,7 @@ def eport_tx_done(ST, F, U, PK, p, pb, slot):
         PK[slot, K.ingress] = -1
         ingress_release(ST, ing, size, now)
     if flags & FL.int:
-        int_settled(ST, PK, pb, slot, remaining)
+        int_settled(ST, F, PK, p, pb, slot, remaining)
     eport_start(ST, PK, p, pb, now)
 
 

@@ -103,10 +103,13 @@ P = layout("PortColumns", (
 #: the fluid model's state of a port's link as its packets read it (uno.net.shared_link), copied
 #: in after every fluid step: the fluid flows' queue, the link's whole queue (bytes), the fluid
 #: bytes arriving per ps, the phantom level (bytes), the fraction of a packet's arrivals dropped
-#: (uno.fluid.columns.LS_PKT_LOSS), the fluid senders at a NIC; then the port's constants: ps
-#: per byte, bytes per ps, a full data packet's bytes
+#: (uno.fluid.columns.LS_PKT_LOSS), the fluid senders at a NIC; the bytes the fluid flows had
+#: sent before and after the link's latest step, when their replay starts and how long it
+#: lasts (ps: uno.net.shared_link.fluid_sent_bytes); then the port's constants: ps per byte,
+#: bytes per ps, a full data packet's bytes
 SHARED_FLOATS = ("sh_fluid_q", "sh_link_q", "sh_rate", "sh_phantom", "sh_loss", "sh_senders",
-                 "sh_ps_per_byte", "sh_bytes_per_ps", "sh_full_bytes")  # fmt: skip
+                 "sh_txf0", "sh_txf1", "sh_txf_at", "sh_txf_span", "sh_ps_per_byte",
+                 "sh_bytes_per_ps", "sh_full_bytes")  # fmt: skip
 #: port flags: RED on the physical queue marks, the phantom queue's marks, control packets and
 #: dropped data count in the phantom queue, it has a phantom queue, a control lane, faults, an
 #: INT stamper; an event port; a NIC whose host's senders are the kernel's (its RESUME wakes them

@@ -61,7 +61,7 @@ def settle(ST, F, U, PK, p, pb, now):
         if marking and PK[slot, K.kind] == DATA and PK[slot, K.ecn] == 0:
             decide_mark(ST, F, U, PK, p, pb, slot, remaining)
         if stamping:
-            int_settled(ST, PK, pb, slot, remaining)
+            int_settled(ST, F, PK, p, pb, slot, remaining)
         slot = PK[slot, K.next]
     ST[pb + P.qhead] = slot
     ST[pb + P.bytes] = remaining

@@ -27,6 +27,8 @@ from uno.net.shared_link import (
     behind_fluid_ps,
     fluid_fills_buffer,
     fluid_on_link,
+    fluid_sent_bytes,
+    shared_int_record,
     shared_queue_level,
     squeezed_out,
 )
@@ -104,14 +106,25 @@ def int_stamp(PK, slot, max_records, rule, salt, ts, qlen, tx_bytes, rate):
 
 
 @njit(cache=True)
-def int_settled(ST, PK, pb, slot, remaining):
-    """The packet in ``slot`` left INT port ``pb`` (its serialisation ended at its departure,
-    ``remaining`` bytes behind it): the port's transmitted bytes grow by its size, and a data
-    packet gets the port's record (:meth:`uno.net.event_port.EventPort._tx_done`)."""
+def int_settled(ST, F, PK, p, pb, slot, remaining):
+    """The packet in ``slot`` left INT port ``p`` (row ``pb``; its serialisation ended at its
+    departure, ``remaining`` bytes behind it): the port's transmitted bytes grow by its size,
+    and a data packet gets the port's record (:meth:`uno.net.event_port.EventPort._tx_done`).
+    On a link the hybrid's fluid flows share, the record counts their bytes too
+    (:func:`uno.net.shared_link.shared_int_record`)."""
     ST[pb + P.tx_bytes] += PK[slot, K.bytes]
-    if PK[slot, K.kind] == DATA:
-        int_stamp(PK, slot, ST[H.int_max], ST[H.int_rule], ST[H.int_salt], PK[slot, K.dep], remaining,
-                  ST[pb + P.tx_bytes], ST[pb + P.rate])  # fmt: skip
+    if PK[slot, K.kind] != DATA:
+        return
+    ts = PK[slot, K.dep]
+    qlen, sent = remaining, ST[pb + P.tx_bytes]
+    if ST[pb + P.shared] == SHARED_LINK:
+        fluid_sent = fluid_sent_bytes(F[p, PF.sh_txf0], F[p, PF.sh_txf1], F[p, PF.sh_txf_at],
+                                      F[p, PF.sh_txf_span], ts)  # fmt: skip
+        qlen, sent = shared_int_record(remaining, sent,
+                                       fluid_on_link(F[p, PF.sh_fluid_q], F[p, PF.sh_rate]),
+                                       F[p, PF.sh_fluid_q], F[p, PF.sh_link_q], fluid_sent)  # fmt: skip
+    int_stamp(PK, slot, ST[H.int_max], ST[H.int_rule], ST[H.int_salt], ts, qlen, sent,
+              ST[pb + P.rate])  # fmt: skip
 
 
 @njit(cache=True)
