@@ -161,8 +161,7 @@ def test_a_packets_records_follow_the_replacement_rule_hop_by_hop():
     ("overrides", "field"),
     [
         (["lb=spray"], "lb.algo"),
-        (["engine.kind=hybrid", "engine.hybrid_packet_tags=[intra]", "engine.dataplane=python"],
-         "engine.dataplane"),
+        (["engine.kind=hybrid", "engine.hybrid_packet_tags=[intra]", "lb=spray"], "lb.algo"),
     ],
 )  # fmt: skip
 def test_what_the_records_do_not_model_is_refused_naming_it(overrides, field):

@@ -105,12 +105,22 @@ NIC_SHARED = ["topo=dumbbell", "workload=flows", "cc=dctcp", "switch=ecn", "lb=e
               "{src:2,dst:4,size_bytes:2000000,tag:pkt},{src:3,dst:4,size_bytes:20000000,tag:bulk}]"]  # fmt: skip
 
 
-@pytest.mark.parametrize("scenario", [INCAST_INTER_AS_PACKETS, NIC_SHARED], ids=["incast", "nic"])
+#: HPCC packet and fluid flows into one receiver: the packets' INT records count fluid bytes
+HPCC_SHARED = ["topo=dumbbell", "workload=flows", "cc=hpcc", "lb=ecmp", "engine.sample_interval_us=0",
+               "engine.kind=hybrid", "engine.hybrid_packet_tags=[pkt]",
+               "workload.flows=[{src:1,dst:0,size_bytes:20000000,tag:pkt},"
+               "{src:2,dst:0,size_bytes:20000000,tag:bulk},"
+               "{src:3,dst:0,size_bytes:2000000,start_us:500.0,tag:pkt}]"]  # fmt: skip
+
+
+@pytest.mark.parametrize("scenario", [INCAST_INTER_AS_PACKETS, NIC_SHARED, HPCC_SHARED],
+                         ids=["incast", "nic", "int"])  # fmt: skip
 def test_the_compiled_data_plane_runs_the_hybrids_packets_as_the_python_one(scenario):
     """The hybrid's packets on the compiled data plane (its ports apply uno.net.shared_link in
     the kernel; the fluid steps run inside the kernel between the packets' events) and on the
     Python one's HybridPorts: the same run, bit for bit: every flow's completion, packets, ECN
-    and retransmissions, every port's drops, marks and bytes."""
+    and retransmissions, every port's drops, marks and bytes (with HPCC, the INT records its
+    packets carry decide them)."""
     runs = {dp: uno.run(uno.compose([*scenario, f"engine.dataplane={dp}"]))
             for dp in ("python", "compiled")}  # fmt: skip
     py, kernel = runs["python"], runs["compiled"]
@@ -141,7 +151,7 @@ def test_a_packet_at_a_full_shared_port_meets_the_loss_of_a_random_phase():
     ls[1, K.LS_LOSS], ls[1, K.LS_PKT_LOSS] = 0.0, 0.8  # (from a step it dropped in)
     F = np.zeros((2, PF.size))
     for p in (0, 1):
-        copy_link_row(F, ls, p, p, 1.0)
+        copy_link_row(F, ls, p, p)
     assert list(F[:, PF.sh_loss]) == [0.8, 0.0]
     port = HybridPort.__new__(HybridPort)
     port._fluid_loss, port._packet_loss = ls[:, K.LS_LOSS], ls[:, K.LS_PKT_LOSS]
@@ -214,7 +224,7 @@ def test_fluid_bytes_sent_are_replayed_over_the_step_after_theirs():
               for t in times]  # fmt: skip
     assert np.all(np.diff(counts) >= 0.0) and counts[-1] == 450.0
     # the queue: the link's as RED reads it while the fluid flows are there, else the port's
-    assert shared_int_record.py_func(3_000, 10_000, True, 500.0, 8_000.0, 249.6) == (8_000, 10_250)
+    assert shared_int_record.py_func(3_000, 10_000, True, 500.0, 8_000.7, 249.6) == (8_000, 10_249)
     assert shared_int_record.py_func(3_000, 10_000, False, 0.0, 0.0, 0.0) == (3_000, 10_000)
 
 

@@ -108,10 +108,11 @@ LS_FOLD = 49
 # port's own in the INT records they carry (uno.net.shared_link.fluid_sent_bytes)
 LS_TXF = 50
 LS_TXF_BEFORE = 51
+LS_TX_END = 52  # (kept with them) when the latest step ended, ps
 #: the end of lines 0-3, before which lie the columns update_links reads or writes (it
 #: prefetches them a few links ahead)
 LS_UPDATE_END = LS_PAUSE + 1
-N_LS = 56  # (52 used: rows of seven whole cache lines, an odd number so that the rows'
+N_LS = 56  # (53 used: rows of seven whole cache lines, an odd number so that the rows'
 #              first lines spread over every cache set; a stride of 4 lines would use a fourth)
 
 # ---- route entries (uno.fluid.forward): integer and float fields, one row per entry -------

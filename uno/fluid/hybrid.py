@@ -36,9 +36,9 @@ inside the packet engine's event loop:
   packet of each fluid flow with bytes to send). Waiting behind the fluid NIC queue
   instead doubled the FCT of the short packet flows of Uno's Fig. 10 traffic (scheme=uno),
   whose hosts also send inter-DC fluid flows.
-- **INT records count both kinds of bytes** (HPCC, PowerTCP, Gear on single paths; compiled
-  data plane). A fluid flow's records are its links' state (:mod:`uno.fluid.int_records`),
-  the packets' bytes folded in. A packet's record at a shared port holds the queue RED decides
+- **INT records count both kinds of bytes** (HPCC, PowerTCP, Gear on single paths). A fluid
+  flow's records are its links' state (:mod:`uno.fluid.int_records`), the packets' bytes
+  folded in. A packet's record at a shared port holds the queue RED decides
   on (the larger of its packets behind it plus the fluid bytes and the link's queue, while
   fluid flows hold or send bytes there) and the bytes sent by the port plus those the fluid
   flows sent on the link, each step's replayed evenly over the step after it
@@ -63,8 +63,8 @@ floats (:class:`uno.fluid.shared_ports.KernelLinks`). With the Python data plane
 :class:`uno.fluid.shared_ports.HybridPort`. Both give the same packets, bit for bit (a test
 checks it).
 
-Everything the fluid engine refuses is refused here too (:func:`check_fluid_support`), and PFC,
-the DCI switches' element and INT records on the Python data plane; the packet flows may use
+Everything the fluid engine refuses is refused here too (:func:`check_fluid_support`), and PFC
+and the DCI switches' element; the packet flows may use
 any congestion controller the fluid flows may (``cc.*``), and the balancers the fluid engine
 routes.
 """
@@ -170,14 +170,7 @@ class HybridSimulation(Simulation):
         self.dataplane = resolve_dataplane(cfg)
         compiled = self.dataplane == "compiled"
         if cfg.switch.int_telemetry.enabled:
-            if not compiled:
-                raise ConfigError(
-                    "engine.dataplane",
-                    "engine.kind=hybrid writes the INT records of packets that cross fluid links "
-                    "on the compiled data plane only (engine.dataplane=compiled; auto picks the "
-                    "Python one when the config has what the compiled one does not model)",
-                )
-            # the links keep what they sent before each step, which the records count
+            # the links keep what they sent before each step, which the packets' records count
             self.fluid.hops.int_set[INTS.keep_sent] = 1
         populate_packet(cfg, self, scenario, packet_plans, Port if compiled else HybridPort,
                         self.dataplane)  # fmt: skip

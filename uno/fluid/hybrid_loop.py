@@ -23,6 +23,7 @@ from uno.fluid.columns import (
     LS_Q,
     LS_QF,
     LS_TX_AT,
+    LS_TX_END,
     LS_TXF,
     LS_TXF_BEFORE,
 )
@@ -70,11 +71,11 @@ def take_touched(ST, accounted, py_waiting, links, nbytes, waiting) -> int:
 
 
 @njit(cache=True, inline="always")
-def copy_link_row(F, ls, p, link, dt_ps) -> None:
+def copy_link_row(F, ls, p, link) -> None:
     """Link ``link``'s state, which port ``p`` reads (its own link's, or the group's that
     link stands for: :mod:`uno.fluid.folding`), into the port's floats; the fluid flows' bytes
     sent in the link's latest step (kept where the packets write INT records,
-    ``INTS.keep_sent``) are replayed over the step of ``dt_ps`` after it."""
+    ``INTS.keep_sent``) are replayed over a step as long after it."""
     F[p, PF.sh_fluid_q] = ls[link, LS_QF]
     F[p, PF.sh_link_q] = ls[link, LS_Q]
     F[p, PF.sh_rate] = ls[link, LS_ARR]
@@ -83,20 +84,20 @@ def copy_link_row(F, ls, p, link, dt_ps) -> None:
     F[p, PF.sh_senders] = ls[link, LS_NIC_SENDERS]
     F[p, PF.sh_txf0] = ls[link, LS_TXF_BEFORE]
     F[p, PF.sh_txf1] = ls[link, LS_TXF]
-    F[p, PF.sh_txf_at] = ls[link, LS_TX_AT] + dt_ps
-    F[p, PF.sh_txf_span] = dt_ps
+    F[p, PF.sh_txf_at] = ls[link, LS_TX_END]
+    F[p, PF.sh_txf_span] = ls[link, LS_TX_END] - ls[link, LS_TX_AT]
 
 
 @njit(cache=True)
-def copy_link_state(F, ls, n_ports, link_rep, dt_ps) -> None:
+def copy_link_state(F, ls, n_ports, link_rep) -> None:
     """The fluid links' state the ports read, into their floats (the first ``n_ports`` rows of
     ``F``; the rows after them are not the ports')."""
     for p in range(n_ports):
-        copy_link_row(F, ls, p, link_rep[p], dt_ps)
+        copy_link_row(F, ls, p, link_rep[p])
 
 
 @njit(cache=True)
-def copy_link_rows(F, ls, rows, n_rows, n_ports, m_ptr, m_port, skip_listed, dt_ps) -> None:
+def copy_link_rows(F, ls, rows, n_rows, n_ports, m_ptr, m_port, skip_listed) -> None:
     """:func:`copy_link_state` for the links ``rows[:n_rows]``: to the ports each stands for
     (``m_port[m_ptr[link]:m_ptr[link + 1]]``: itself, or its folded group's links).
     ``skip_listed``: leave out the links on the busy list now (their copy comes from it)."""
@@ -107,7 +108,7 @@ def copy_link_rows(F, ls, rows, n_rows, n_ports, m_ptr, m_port, skip_listed, dt_
         for m in range(m_ptr[link], m_ptr[link + 1]):
             p = m_port[m]
             if p < n_ports:
-                copy_link_row(F, ls, p, link, dt_ps)
+                copy_link_row(F, ls, p, link)
 
 
 @njit(cache=True)
@@ -137,8 +138,8 @@ def fluid_step(ST, F, k, dt_ps, coupling, fluid) -> None:
     t = cycles()
     n_ports = ST[H.n_ports]
     # those that left the list, then those on it
-    copy_link_rows(F, ls, was_busy, n_was, n_ports, m_ptr, m_port, True, dt_ps)
-    copy_link_rows(F, ls, busy, int(counters[CT.busy]), n_ports, m_ptr, m_port, False, dt_ps)
+    copy_link_rows(F, ls, was_busy, n_was, n_ports, m_ptr, m_port, True)
+    copy_link_rows(F, ls, busy, int(counters[CT.busy]), n_ports, m_ptr, m_port, False)
     tick(tally, TALLY.state_out, t)
 
 

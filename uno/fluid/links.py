@@ -55,6 +55,7 @@ from uno.fluid.columns import (
     LS_TX,
     LS_TX_AT,
     LS_TX_BEFORE,
+    LS_TX_END,
     LS_TXF,
     LS_TXF_BEFORE,
     LS_UPDATE_END,
@@ -174,6 +175,7 @@ def step_link(ls, link, dt_ps, at_ps) -> bool:
     if at_ps >= 0.0:  # (PFC; the hybrid's INT records)
         ls[link, LS_TX_BEFORE] = ls[link, LS_TX]
         ls[link, LS_TX_AT] = at_ps
+        ls[link, LS_TX_END] = at_ps + dt_ps
         ls[link, LS_TXF_BEFORE] = ls[link, LS_TXF]
         if total > 0.0:
             ls[link, LS_TXF] += fluid * (dep / total)
@@ -211,8 +213,8 @@ def update_links(ls: np.ndarray, links: np.ndarray, n_links: int, dt_ps: float, 
     link that did not loses its departure grid (``LS_GRID`` = -1). Links left empty leave the
     list; returns its new length. ``at_ps`` >= 0 (with PFC, or the hybrid's INT records): the
     step's start, which each link keeps with the bytes it had sent before it (``LS_TX_AT``,
-    ``LS_TX_BEFORE``), and the fluid flows' part of its departures before and after the step
-    (``LS_TXF_BEFORE``, ``LS_TXF``).
+    ``LS_TX_BEFORE``), and the step's end with the fluid flows' part of its departures before
+    and after the step (``LS_TX_END``, ``LS_TXF_BEFORE``, ``LS_TXF``).
 
     The ACKs: a full packet port refuses a packet that does not fit in its free bytes. Once
     the buffer is full of data packets, the bytes a departure frees go to the first data

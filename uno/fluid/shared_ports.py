@@ -30,6 +30,8 @@ packet_loss = shared_link.packet_loss.py_func
 behind_fluid_ps = shared_link.behind_fluid_ps.py_func
 nic_fluid_gap_ps = shared_link.nic_fluid_gap_ps.py_func
 shared_queue_level = shared_link.shared_queue_level.py_func
+fluid_sent_bytes = shared_link.fluid_sent_bytes.py_func
+shared_int_record = shared_link.shared_int_record.py_func
 
 
 class HybridPort(Port):
@@ -38,7 +40,12 @@ class HybridPort(Port):
 
     __slots__ = ("_link", "_coupler", "_stamp", "_accounted", "_fluid_q", "_link_q",
                  "_fluid_arr", "_fluid_ph", "_fluid_loss", "_packet_loss", "_drop_draw", "_full_bytes",
-                 "_ps_per_byte", "_nic", "_fluid_senders", "_bytes_per_ps")  # fmt: skip
+                 "_ps_per_byte", "_nic", "_fluid_senders", "_bytes_per_ps", "_ls",
+                 "int_stamper")  # fmt: skip
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.int_stamper = None  # uno.net.int.IntStamper when this port writes INT records
 
     def couple(self, coupler: PortLinks, link: int, nic: bool) -> None:
         """Read the fluid state of routing edge ``link`` from ``coupler``'s fluid links;
@@ -49,6 +56,7 @@ class HybridPort(Port):
         self._bytes_per_ps = self.rate_bps / (BITS_PER_BYTE * PS_PER_S)
         self._link = link
         self._coupler = coupler
+        self._ls = ls
         self._stamp = -1
         self._accounted = 0
         self._fluid_q = ls[:, K.LS_QF]
@@ -66,6 +74,8 @@ class HybridPort(Port):
         if pkt.kind and self.control_lane is not None:
             Port.receive(self, pkt)
             return
+        if self.int_stamper is not None:  # (Port.receive settles without stamping)
+            self._settle(self._engine._now)
         coupler = self._coupler
         if self._stamp != coupler.epoch:  # first bytes since the coupler last looked
             self._stamp = coupler.epoch
@@ -151,6 +161,49 @@ class HybridPort(Port):
         if mark:
             p.ecn = True
             self.ecn_marks += 1
+
+    def _settle(self, now: int) -> None:
+        """:meth:`Port._settle`, each packet that left stamped after its ECN decision."""
+        if self.int_stamper is None:
+            Port._settle(self, now)
+            return
+        fifo = self._fifo
+        i = self._qhead
+        while i < len(fifo) and fifo[i].dep_ps <= now:
+            self._settle_head(fifo[i])
+            i += 1
+
+    def _deliver(self, _arg=None) -> None:
+        if self.int_stamper is not None and self._qhead == self._head:
+            self._settle_head(self._fifo[self._head])  # (not settled by a later arrival)
+        Port._deliver(self, _arg)
+
+    def _settle_head(self, p) -> None:
+        """Settle the oldest queued packet ``p``, which has left: its ECN decision, then its
+        INT record (:func:`uno.net.shared_link.shared_int_record`: on a link the fluid flows
+        share, their bytes count too)."""
+        self._qhead += 1
+        remaining = self.bytes - p.size_bytes
+        self.bytes = remaining
+        if self._marking and p.kind == DATA and not p.ecn:
+            self._decide_mark(p, remaining)
+        if p.kind != DATA:
+            return
+        sent = self.enqueued_bytes - remaining
+        qlen = remaining
+        if not self._nic:
+            ls, link = self._ls, self._link
+            fluid_sent = fluid_sent_bytes(
+                float(ls[link, K.LS_TXF_BEFORE]), float(ls[link, K.LS_TXF]),
+                float(ls[link, K.LS_TX_END]),
+                float(ls[link, K.LS_TX_END] - ls[link, K.LS_TX_AT]), p.dep_ps,
+            )  # fmt: skip
+            fluid_bytes = float(self._fluid_q[link])
+            qlen, sent = shared_int_record(
+                remaining, sent, fluid_on_link(fluid_bytes, self._fluid_arr[link]),
+                fluid_bytes, float(self._link_q[link]), fluid_sent,
+            )  # fmt: skip
+        self.int_stamper.stamp(p, p.dep_ps, qlen, sent, self.rate_bps)
 
     def take_step_bytes(self) -> int:
         """Bytes accepted since the last call."""
@@ -243,7 +296,7 @@ class KernelLinks:
         F[:n, PF.sh_ps_per_byte] = BITS_PER_BYTE * PS_PER_S / rate_bps
         F[:n, PF.sh_bytes_per_ps] = rate_bps / (BITS_PER_BYTE * PS_PER_S)
         F[:n, PF.sh_full_bytes] = full_bytes
-        copy_link_state(F, ls, n, link_rep, 1.0)  # (nothing sent yet)
+        copy_link_state(F, ls, n, link_rep)
         # the hosts whose NIC turn-taking is Python's (no kernel sender there) and that have
         # packet senders: whether one waits is copied in before each step
         python_senders = {

@@ -102,8 +102,9 @@ def shared_int_record(remaining, own_sent, fluid_on, fluid_q, link_q, fluid_sent
     link the fluid flows share, leaving with ``remaining`` bytes of packets behind it, the port
     having sent ``own_sent`` bytes and the fluid flows ``fluid_sent`` (:func:`fluid_sent_bytes`):
     the queue RED decides on while the fluid flows hold or send bytes there (``fluid_on``,
-    :func:`shared_queue_level`), else the port's own; the bytes sent by both kinds."""
+    :func:`shared_queue_level`), else the port's own; the bytes sent by both kinds (whole
+    bytes)."""
     qlen = remaining
     if fluid_on:
-        qlen = int(round(shared_queue_level(remaining, fluid_q, link_q)))
-    return qlen, own_sent + int(round(fluid_sent))
+        qlen = int(shared_queue_level(remaining, fluid_q, link_q))
+    return qlen, own_sent + int(fluid_sent)
