@@ -234,7 +234,7 @@ def test_a_packet_flows_int_records_count_the_fluid_bytes_of_its_links(
 ):
     """HPCC, one packet flow and one fluid flow of 20 MB into one receiver: the packet flow's
     INT records count the fluid flow's bytes on the shared bottleneck (its utilisation is the
-    link's), so it takes about its share (53 Gb/s; the packet engine gives the first of the two
+    link's), so it takes about its share (55 Gb/s; the packet engine gives the first of the two
     flows 67). With the fluid bytes left out of its records (the links not keeping them) it
     sees a link it fills alone and takes 86."""
     if not fluid_bytes_in_records:
