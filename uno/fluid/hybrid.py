@@ -38,10 +38,10 @@ inside the packet engine's event loop:
   whose hosts also send inter-DC fluid flows.
 - **INT records count both kinds of bytes** (HPCC, PowerTCP, Gear on single paths). A fluid
   flow's records are its links' state (:mod:`uno.fluid.int_records`), the packets' bytes
-  folded in. A packet's record at a shared port holds the queue RED decides
-  on (the larger of its packets behind it plus the fluid bytes and the link's queue, while
-  fluid flows hold or send bytes there) and the bytes sent by the port plus those the fluid
-  flows sent on the link, each step's replayed evenly over the step after it
+  folded in. A packet's record at a shared port holds the queue RED decides on (the larger
+  of its packets behind it plus the fluid bytes and the link's queue, while fluid flows hold
+  or send bytes there) and the bytes sent by the port plus those the fluid flows sent on the
+  link, each step's replayed evenly over the step after it
   (:func:`uno.net.shared_link.fluid_sent_bytes`), so the law's rate estimate is the link's.
 
 The approximation, stated: packets and fluid share a link as FIFO at step resolution. The
@@ -64,9 +64,8 @@ floats (:class:`uno.fluid.shared_ports.KernelLinks`). With the Python data plane
 checks it).
 
 Everything the fluid engine refuses is refused here too (:func:`check_fluid_support`), and PFC
-and the DCI switches' element; the packet flows may use
-any congestion controller the fluid flows may (``cc.*``), and the balancers the fluid engine
-routes.
+and the DCI switches' element; the packet flows may use any congestion controller the fluid
+flows may (``cc.*``), and the balancers the fluid engine routes.
 """
 
 from __future__ import annotations
