@@ -643,7 +643,7 @@ def test_event_port_and_pfc_kernels_match_their_twins():
 
 #: which of (ST, F, U, PK) each kernel above takes first
 _KERNEL_ARRAYS = {event_port.eport_receive: (0, 1, 2, 3), event_port.eport_tx_done: (0, 1, 2, 3),
-                  event_port.pfc_signal: (0, 3), event_port.eport_drain_end: (0, 3), pfc.ingress_release: (0,),
+                  event_port.pfc_signal: (0, 1, 3), event_port.eport_drain_end: (0, 3), pfc.ingress_release: (0,),
                   loop.run: (0, 1, 2, 3)}  # fmt: skip
 
 

@@ -9,7 +9,6 @@ import pandas as pd
 import pytest
 
 import uno
-from uno.core.errors import ConfigError
 from uno.fluid import columns as C
 from uno.fluid.qcn import QP, return_delays, take_samples
 from uno.net.qcn import CongestionPoint
@@ -136,7 +135,7 @@ def test_flows_on_subflows_hear_the_links_their_subflows_are_at(lb):
 
 @pytest.mark.parametrize("as_packets", ["intra", "inter"])
 def test_the_hybrid_hears_the_notices_of_both_kinds_of_flow(as_packets):
-    """The incast in the hybrid (PFC off: the hybrid refuses it), the intra-DC or the cross-DC
+    """The incast in the hybrid (PFC off: the Python data plane has no hybrid PFC), the intra-DC or the cross-DC
     flows as packets: the ToR port samples the packets at the link's level (packets and fluid
     bytes), the fluid link the fluid bytes; the intra-DC flows hear about as many notices as in
     the packet run and finish within 20% of it, and both data planes give the same run."""
@@ -178,7 +177,17 @@ def test_a_packet_flow_beside_a_fluid_one_hears_the_links_queue():
     assert mine["fct_ps"] == pytest.approx(theirs["fct_ps"], rel=0.1)
 
 
-def test_the_hybrid_refuses_pfc():
-    with pytest.raises(ConfigError, match="switch.pfc.enabled"):
-        over = ["engine.kind=hybrid", "engine.hybrid_packet_tags=[inter]"]
-        uno.run(uno.compose([*SMALL, *over]))
+def test_the_hybrid_runs_gear_with_pfc():
+    """Gear's incast with PFC on in the hybrid, the cross-DC flows as packets: every flow
+    finishes, nothing is lost at a lossless switch, and the intra-DC (fluid) flows finish
+    within 25% of the packet run."""
+    packet = uno.run(uno.compose(SMALL))
+    hybrid = uno.run(
+        uno.compose([*SMALL, "engine.kind=hybrid", "engine.hybrid_packet_tags=[inter]"])
+    )
+    assert hybrid.flows["finish_ps"].notna().all()
+    pfc = hybrid.summary["pfc"]
+    assert pfc["lossless_violations"] == 0 and pfc["fluid_lossless_violations"] == 0
+    intra = packet.flows["tag"] != "inter"
+    gap = hybrid.flows.loc[intra, "fct_ps"].mean() / packet.flows.loc[intra, "fct_ps"].mean() - 1.0
+    assert abs(gap) < 0.25

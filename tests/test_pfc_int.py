@@ -237,9 +237,10 @@ def test_pfc_settings_are_checked():
         )
     with pytest.raises(ConfigError, match="switch.pfc.xon_bytes"):
         uno.run(uno.compose(["switch.pfc.xoff_bytes=1000", "switch.pfc.xon_bytes=2000"]))
-    # (the fluid engine pauses links for shares of its steps; the hybrid's packets do not)
-    with pytest.raises(ConfigError, match="switch.pfc.enabled"):
-        hybrid = ["engine.kind=hybrid", "engine.hybrid_packet_max_bytes=1000000"]
+    # (the hybrid pauses the compiled data plane's ports only)
+    with pytest.raises(ConfigError, match="engine.dataplane"):
+        hybrid = ["engine.kind=hybrid", "engine.hybrid_packet_max_bytes=1000000",
+                  "engine.dataplane=python"]  # fmt: skip
         uno.run(uno.compose([*FAT_INCAST, "switch.pfc.enabled=true", *hybrid]))
 
 

@@ -138,8 +138,9 @@ Fig. 10 traffic, hence UnoLB's own law above).
   share of the next step its level takes to drain to Xon, which takes that share of the link's
   (or a host NIC's) capacity, so a paused link's queue grows and pauses spread upstream hop by
   hop; the bytes queued at a paused link wait for the line it keeps (its queueing delay, which
-  times the flows' ACKs, over its recent unpaused share). Not in the hybrid, nor with UnoLB's
-  subflows; the max-min engine takes it and never pauses (its rates never queue). With PFC the
+  times the flows' ACKs, over its recent unpaused share). In the hybrid the packets' ingress
+  queues decide instead (:mod:`uno.fluid.hybrid_pfc`). Not with UnoLB's subflows; the max-min
+  engine takes it and never pauses (its rates never queue). With PFC the
   step grows to at most one intra-DC RTT (``PFC_STEP_MAX_INTRA_RTT``): a pause acts on the
   next step, which must end before a paused link's ingress queue fills its headroom.
 

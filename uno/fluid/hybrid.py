@@ -63,9 +63,16 @@ floats (:class:`uno.fluid.shared_ports.KernelLinks`). With the Python data plane
 :class:`uno.fluid.shared_ports.HybridPort`. Both give the same packets, bit for bit (a test
 checks it).
 
-Everything the fluid engine refuses is refused here too (:func:`check_fluid_support`), and PFC
-and the DCI switches' element; the packet flows may use any congestion controller the fluid
-flows may (``cc.*``), and the balancers the fluid engine routes.
+- **PFC pauses both kinds of bytes** (``switch.pfc.enabled``, compiled data plane): the
+  packets' ingress queues decide every pause, their levels counting the fluid flows' bytes
+  that entered through their links, and a fluid link is paused for the share of each step its
+  upstream port was (:mod:`uno.fluid.hybrid_pfc`). The ports are event ports
+  (:mod:`uno.net.compiled.event_port`), which keep the rules above on shared links.
+
+Everything the fluid engine refuses is refused here too (:func:`check_fluid_support`), and the
+DCI switches' element and PFC with the Python data plane; the packet flows may use any
+congestion controller the fluid flows may (``cc.*``), and the balancers the fluid engine
+routes.
 """
 
 from __future__ import annotations
@@ -78,7 +85,9 @@ from uno.core.units import us_to_ps
 from uno.fluid import kernels as K
 from uno.fluid.engine import FluidSimulation
 from uno.fluid.hybrid_loop import DRIVE_KERNEL_STOP, DRIVE_STEP_DONE, hybrid_steps
+from uno.fluid.hybrid_pfc import shared_rows
 from uno.fluid.int_records import INTS
+from uno.fluid.pfc import pfc_summary as fluid_pfc_summary
 from uno.fluid.results import Sampler, link_rows_seen
 from uno.fluid.routes import SUBFLOW_LB, split_routes
 from uno.fluid.shared_ports import HybridPort, KernelLinks, PortLinks
@@ -86,6 +95,7 @@ from uno.metrics.progress import Snapshot
 from uno.metrics.result import RunResult
 from uno.net.compiled.dataplane import compiled_entry
 from uno.net.compiled.layout import NEVER_PS
+from uno.net.event_port import EventPort
 from uno.net.port import Port
 from uno.packet_engine import populate_packet, resolve_dataplane
 from uno.scenario import build_scenario, stop_flags
@@ -168,11 +178,20 @@ class HybridSimulation(Simulation):
         # model (engine.dataplane): the same packets, bit for bit
         self.dataplane = resolve_dataplane(cfg)
         compiled = self.dataplane == "compiled"
+        pfc = bool(cfg.switch.pfc.enabled)
+        if pfc and not compiled:
+            raise ConfigError(
+                "engine.dataplane",
+                "engine.kind=hybrid pauses links (switch.pfc.enabled) on the compiled data plane "
+                "only: set engine.dataplane=compiled (or auto) and leave out what it does not "
+                "model",
+            )
         if cfg.switch.int_telemetry.enabled:
             # the links keep what they sent before each step, which the packets' records count
             self.fluid.hops.int_set[INTS.keep_sent] = 1
-        populate_packet(cfg, self, scenario, packet_plans, Port if compiled else HybridPort,
-                        self.dataplane)  # fmt: skip
+        # (PFC pauses event ports; the compiled ones keep the shared links' rules)
+        port_cls = (EventPort if pfc else Port) if compiled else HybridPort
+        populate_packet(cfg, self, scenario, packet_plans, port_cls, self.dataplane)
         self.n_flows_total = len(scenario.flows)
         # the flows the run waits for (engine.stop_when_done; every flow when empty): the
         # packet flows' completions count in Simulation.flow_completed, the fluid ones' here
@@ -185,9 +204,12 @@ class HybridSimulation(Simulation):
         nic_schedulers = {link: self.network.hosts[i].nic_scheduler for link, i in nic_of.items()}
         coupling = KernelLinks if compiled else PortLinks
         reach = self._fluid_reach(cfg)
-        self.links = coupling(self.network.dataplane if compiled else self.network.ports,
-                              self.fluid.ls, nic_schedulers, self.rng,
-                              float(scenario.data_bytes), reach, self.fluid.link_rep)  # fmt: skip
+        links_args = (self.network.dataplane if compiled else self.network.ports, self.fluid.ls,
+                      nic_schedulers, self.rng, float(scenario.data_bytes), reach,
+                      self.fluid.link_rep)  # fmt: skip
+        if compiled:  # (the PFC ingress queues the fluid flows share with the packets)
+            links_args += (shared_rows(self.fluid.pfc, reach),)
+        self.links = coupling(*links_args)
         self._kernel_driven = compiled and self.links.kernel_driven
         self._fluid_finished = 0
         self._fluid_waited_done = 0
@@ -360,6 +382,7 @@ class HybridSimulation(Simulation):
             engine.call_at(t_step, self._fluid_step, None)
             return None
         next_sample_ps = self._next_sample_ps if self._sampler is not None else -1
+        self.links.make_heap_room()  # (a step's PFC signals)
         code, k, eid, t_step, e_step, host, slot, kind, ecn, now, top_t, top_e, calls = (
             self._hybrid_steps(dp.ST, dp.F, dp.U, dp.PK, int(self.step), bool(due),
                                float(fluid.dt_ps), int(engine.eid_counter()), int(top[0]),
@@ -436,6 +459,9 @@ class HybridSimulation(Simulation):
                 if name in tables and len(table):
                     tables[name] = pd.concat([tables[name], table], ignore_index=True)
         tables["ports"] = self._ports_with_fluid(tables["ports"])
+        if "pfc" in result.summary:  # (the fluid model's bytes lost at lossless switches)
+            lost = fluid_pfc_summary(fluid)["lossless_violations"]
+            result.summary["pfc"]["fluid_lossless_violations"] = lost
         fluid.free_delay_lines()
         return result
 

@@ -28,10 +28,11 @@ from uno.fluid.columns import (
     LS_TXF_BEFORE,
 )
 from uno.fluid.cycles import TALLY, cycles, tick
+from uno.fluid.hybrid_pfc import PUSHES_PER_QUEUE, pause_shares, step_signals
 from uno.fluid.kernels import advance
 from uno.fluid.links import fold_packet_bytes
 from uno.net.compiled.events import kernel_top
-from uno.net.compiled.layout import PF, RUN_NONE, H, N, P
+from uno.net.compiled.layout import HEAP_ROOM, PF, RUN_HEAP, RUN_NONE, H, N, P
 from uno.net.compiled.loop import run
 from uno.net.shared_link import packet_loss
 
@@ -112,7 +113,7 @@ def copy_link_rows(F, ls, rows, n_rows, n_ports, m_ptr, m_port, skip_listed) -> 
 
 
 @njit(cache=True)
-def fluid_step(ST, F, k, dt_ps, coupling, fluid) -> None:
+def fluid_step(ST, F, k, dt_ps, coupling, fluid, eid) -> None:
     """Fluid step ``k``: the packets' bytes of the last step in (:func:`take_touched`,
     :func:`uno.fluid.links.fold_packet_bytes`), the step (:func:`uno.fluid.kernels.advance`),
     its links' state out to the ports. Only a link on the busy list before or after the step
@@ -122,9 +123,11 @@ def fluid_step(ST, F, k, dt_ps, coupling, fluid) -> None:
     each port had accepted, Python senders waiting per host, the hosts' NIC links, three
     scratch arrays of a row per port, one of a row per fluid link, per link whether a fluid
     flow can reach it, the link each stands for and the ports each stands for, CSR:
-    :func:`uno.fluid.folding.members`); ``fluid``: ``advance``'s groups after ``dt_ps``."""
+    :func:`uno.fluid.folding.members`, the PFC ingress queues the fluid flows share with the
+    packets, :mod:`uno.fluid.hybrid_pfc`); ``fluid``: ``advance``'s groups after ``dt_ps``;
+    ``eid``: the engine eid whose sub-eids the PFC signals the step sends take."""
     accounted, py_waiting, nic_links, links, nbytes, waiting, was_busy, reached = coupling[:8]
-    link_rep, m_ptr, m_port = coupling[8:]
+    link_rep, m_ptr, m_port, pfc_rows = coupling[8:]
     tally = fluid[6][9]  # (StepScratch's tally: uno.fluid.cycles)
     t = cycles()
     n = take_touched(ST, accounted, py_waiting, links, nbytes, waiting)
@@ -133,9 +136,14 @@ def fluid_step(ST, F, k, dt_ps, coupling, fluid) -> None:
                       link_rep, dt_ps)  # fmt: skip
     n_was = int(counters[CT.busy])
     was_busy[:n_was] = busy[:n_was]
+    pfc = fluid[1][2]
+    if len(pfc_rows):
+        pause_shares(ST, ls, pfc, fluid[1][6], pfc_rows, k, dt_ps)
     tick(tally, TALLY.packets_in, t)
     advance(k, k + 1, dt_ps, fluid[0], fluid[1], fluid[2], fluid[3], fluid[4], fluid[5], fluid[6])
     t = cycles()
+    if len(pfc_rows):
+        step_signals(ST, ls, pfc, pfc_rows, k, dt_ps, eid)
     n_ports = ST[H.n_ports]
     # those that left the list, then those on it
     copy_link_rows(F, ls, was_busy, n_was, n_ports, m_ptr, m_port, True)
@@ -144,13 +152,21 @@ def fluid_step(ST, F, k, dt_ps, coupling, fluid) -> None:
 
 
 @njit(cache=True)
+def heap_room(n_pfc_rows) -> int:
+    """The free heap slots a step needs with ``n_pfc_rows`` shared PFC ingress queues: its
+    signals and the room the kernel keeps for an event's pushes."""
+    return HEAP_ROOM + PUSHES_PER_QUEUE * n_pfc_rows
+
+
+@njit(cache=True)
 def hybrid_steps(ST, F, U, PK, k, due, dt_ps, eid, lim_t, lim_prio, lim_eid, max_steps,
                  finished, next_sample_ps, look_steps, coupling, fluid):  # fmt: skip
     """From fluid step ``k`` (due at round((k + 1) dt_ps)), run the kernel's events and the
     fluid steps in their order while they come before Python's next event, keyed (``lim_t``,
     ``lim_prio``, ``lim_eid``), handing out the engine's event ids from ``eid`` as the engine
-    would: one to schedule each step (priority 1), one to each call of the kernel's ``run``.
-    ``due``: step ``k``'s own event is being handled (the engine ran every event before it), so
+    would: one to schedule each step (priority 1), one to each call of the kernel's ``run``
+    and, with shared PFC ingress queues, one to each step's signals; a step for whose signals
+    the heap has no room stops the call (``DRIVE_KERNEL_STOP``, ``RUN_HEAP``). ``due``: step ``k``'s own event is being handled (the engine ran every event before it), so
     it runs first, with no id of its own.
     Stops, besides, after a step in which flows finished (``finished``: the count before),
     which reached ``next_sample_ps`` (-1: none), which left the fluid model idle, whose index
@@ -190,7 +206,17 @@ def hybrid_steps(ST, F, U, PK, k, due, dt_ps, eid, lim_t, lim_prio, lim_eid, max
             if host != RUN_NONE:
                 return (DRIVE_KERNEL_STOP, k, eid, t_step, e_step, host, slot, kind, ecn, now,
                         top_t, top_e, calls)  # fmt: skip
-        fluid_step(ST, F, k, dt_ps, coupling, fluid)
+        pfc_rows = coupling[11]
+        if len(pfc_rows):
+            if e_step >= 0 and ST[H.heap_cap] - ST[H.heap_n] < heap_room(len(pfc_rows)):
+                # (Python grows the heap and pushes the step's event)
+                top_t, top_e = kernel_top(ST)
+                return (DRIVE_KERNEL_STOP, k, eid, t_step, e_step, RUN_HEAP, -1, 0, 0, now,
+                        top_t, top_e, calls)  # fmt: skip
+            fluid_step(ST, F, k, dt_ps, coupling, fluid, eid)
+            eid += 1
+        else:
+            fluid_step(ST, F, k, dt_ps, coupling, fluid, -1)
         k += 1
         steps += 1
         idle = counters[CT.running] == 0 and counters[CT.busy] == 0

@@ -58,10 +58,12 @@ from uno.topo.base import SWITCH
 #: now and at the last step (bytes), 1 while it is on the live list (``pf_live``), 1 while it
 #: pauses, the pauses it started, the time its link was paused (ps), its largest level
 #: (bytes), the share of the time its link was paused lately (a moving mean over ``mean_ps``,
-#: ps)
+#: ps); in the hybrid, 1 where the packets' kernel decides its pauses, its fluid level counting
+#: there with its packets' bytes, and the time its link was paused up to the last step by the
+#: kernel's signals (ps; :mod:`uno.fluid.hybrid_pfc`)
 PF = layout("PfcIngress", ("link", "xoff", "xon", "level", "prev_level", "listed", "pausing",
-                           "pauses", "paused_ps", "max_level", "paused_mean",
-                           "mean_ps"))  # fmt: skip
+                           "pauses", "paused_ps", "max_level", "paused_mean", "mean_ps",
+                           "shared", "signalled_ps"))  # fmt: skip
 #: a paused link's queueing delay: its queue over the line rate it keeps, at least this share
 MIN_SERVED = 1e-3
 
@@ -178,16 +180,16 @@ def pfc_step(k, dt_ps, n_active, active, fx, rt_ptr, ef, ls, pfc, pf_ptr, pf_row
     kept = 0
     for v in range(n_live):
         i = pf_live[1 + v]
-        link = int(pfc[i, PF.link])
         level = pfc[i, PF.level]
-        # the bytes of the link's traffic that left the switch this step (the link sent
-        # nothing unless it was stepped in this step, which began at k dt_ps)
-        stepped = ls[link, LS_TX_AT] == k * dt_ps
-        sent = ls[link, LS_TX] - ls[link, LS_TX_BEFORE] if stepped else 0.0
-        drained = pfc[i, PF.prev_level] + sent - level
-        pfc[i, PF.prev_level] = level
-        if level > pfc[i, PF.max_level]:
-            pfc[i, PF.max_level] = level
+        if pfc[i, PF.shared] != 0.0:  # (the hybrid's kernel decided the share of this step)
+            mean = pause_link(dt_ps, ls, pfc, i, ls[int(pfc[i, PF.link]), LS_PAUSE])
+            if level > 0.0 or mean > 0.0:
+                pf_live[1 + kept] = i
+                kept += 1
+            else:
+                pfc[i, PF.listed] = 0.0
+            continue
+        drained = drained_bytes(k, dt_ps, ls, pfc, i, level)
         if pfc[i, PF.pausing] == 0.0:
             if level > pfc[i, PF.xoff]:
                 pfc[i, PF.pausing] = 1.0
@@ -196,23 +198,55 @@ def pfc_step(k, dt_ps, n_active, active, fx, rt_ptr, ef, ls, pfc, pf_ptr, pf_row
             pfc[i, PF.pausing] = 0.0
         share = 0.0
         if pfc[i, PF.pausing] > 0.0:
-            over = level - pfc[i, PF.xon]
-            share = over / drained if drained > over else 1.0
-        ls[link, LS_PAUSE] = share
-        pfc[i, PF.paused_ps] += share * dt_ps
-        # the bytes queued at a link that pauses wait for the line it keeps, not its full line
-        # (the delay the flows' RTT samples and ACKs take: uno.fluid.signals)
-        weight = min(1.0, dt_ps / pfc[i, PF.mean_ps])
-        mean = pfc[i, PF.paused_mean] + weight * (share - pfc[i, PF.paused_mean])
-        pfc[i, PF.paused_mean] = mean
-        if mean > 0.0:
-            ls[link, LS_DELAY] = ls[link, LS_Q] / (ls[link, LS_CAP] * max(1.0 - mean, MIN_SERVED))
+            share = drain_share(level - pfc[i, PF.xon], drained)
+        mean = pause_link(dt_ps, ls, pfc, i, share)
         if level > 0.0 or pfc[i, PF.pausing] > 0.0 or mean > 0.0:
             pf_live[1 + kept] = i
             kept += 1
         else:
             pfc[i, PF.listed] = 0.0
     pf_live[0] = kept
+
+
+@njit(cache=True, inline="always")
+def drained_bytes(k, dt_ps, ls, pfc, i, level) -> float:
+    """The bytes that left the switch in step ``k`` of those that entered through ingress
+    queue ``i``'s link, whose level is ``level`` now (its peak and last level kept): the level
+    at the last step plus the bytes the link brought in, less the level now."""
+    link = int(pfc[i, PF.link])
+    # (the link sent nothing unless it was stepped in this step, which began at k dt_ps)
+    stepped = ls[link, LS_TX_AT] == k * dt_ps
+    sent = ls[link, LS_TX] - ls[link, LS_TX_BEFORE] if stepped else 0.0
+    drained = pfc[i, PF.prev_level] + sent - level
+    pfc[i, PF.prev_level] = level
+    if level > pfc[i, PF.max_level]:
+        pfc[i, PF.max_level] = level
+    return drained
+
+
+@njit(cache=True, inline="always")
+def drain_share(over, drained) -> float:
+    """The share of the next step a pausing queue ``over`` bytes above Xon takes to reach it,
+    draining as in the last step (``drained`` bytes): all of it when it did not drain that
+    much."""
+    return over / drained if drained > over else 1.0
+
+
+@njit(cache=True, inline="always")
+def pause_link(dt_ps, ls, pfc, i, share) -> float:
+    """Ingress queue ``i``'s link paused for ``share`` of the next step (``LS_PAUSE``), its
+    paused time and moving mean counted; returns the mean. The bytes queued at a link that
+    pauses wait for the line it keeps, not its full line (``LS_DELAY``, the delay the flows'
+    RTT samples and ACKs take: uno.fluid.signals)."""
+    link = int(pfc[i, PF.link])
+    ls[link, LS_PAUSE] = share
+    pfc[i, PF.paused_ps] += share * dt_ps
+    weight = min(1.0, dt_ps / pfc[i, PF.mean_ps])
+    mean = pfc[i, PF.paused_mean] + weight * (share - pfc[i, PF.paused_mean])
+    pfc[i, PF.paused_mean] = mean
+    if mean > 0.0:
+        ls[link, LS_DELAY] = ls[link, LS_Q] / (ls[link, LS_CAP] * max(1.0 - mean, MIN_SERVED))
+    return mean
 
 
 def pfc_summary(sim) -> dict:

@@ -14,7 +14,7 @@ from uno.core.packet import DATA
 from uno.core.units import BITS_PER_BYTE, PS_PER_S
 from uno.fluid import kernels as K
 from uno.fluid.folding import members
-from uno.fluid.hybrid_loop import copy_link_state, fluid_step, take_touched
+from uno.fluid.hybrid_loop import copy_link_state, fluid_step, heap_room, take_touched
 from uno.net import shared_link
 from uno.net.compiled.layout import PF, H, P
 from uno.net.compiled.pcg import pcg64_words
@@ -273,10 +273,11 @@ class KernelLinks:
     bytes queue on, its drops by the fluid bytes draw from a stream of its own (the Python
     port's), and after each fluid step the fluid links' state ``ls`` is copied into its floats
     (:mod:`uno.fluid.hybrid_loop`). ``coupling`` is what the kernels take of it; ``reached``
-    as :class:`PortLinks`'."""
+    as :class:`PortLinks`'; ``pfc_rows``: the fluid's PFC ingress rows the packets' kernel
+    decides for (:func:`uno.fluid.hybrid_pfc.shared_rows`)."""
 
     def __init__(self, dataplane, ls: np.ndarray, nic_schedulers: dict, rng, full_bytes: float,
-                 reached: np.ndarray, link_rep: np.ndarray):  # fmt: skip
+                 reached: np.ndarray, link_rep: np.ndarray, pfc_rows: np.ndarray):  # fmt: skip
         self._dp = dataplane
         n = len(dataplane.views)
         ST = dataplane.ST
@@ -320,7 +321,17 @@ class KernelLinks:
             reached,
             link_rep,
             *members(link_rep),
+            pfc_rows,
         )
+
+    def make_heap_room(self) -> None:
+        """Grow the kernel's event heap until a fluid step's PFC signals fit
+        (:func:`uno.fluid.hybrid_loop.heap_room`)."""
+        ST = self._dp.ST
+        need = heap_room(len(self.coupling[11]))
+        while int(ST[H.heap_cap]) - int(ST[H.heap_n]) < need:
+            self._dp._grow_heap()
+            ST = self._dp.ST
 
     @property
     def kernel_driven(self) -> bool:
@@ -334,8 +345,10 @@ class KernelLinks:
         py_waiting = self.coupling[1]
         for host, sched in self._python_nics:
             py_waiting[host] = sched.waiting_senders()
+        self.make_heap_room()
         dp = self._dp
-        fluid_step(dp.ST, dp.F, k, fluid.dt_ps, self.coupling, fluid.kernel_args()[1:])
+        eid = dp.engine.next_eid() if len(self.coupling[11]) else -1
+        fluid_step(dp.ST, dp.F, k, fluid.dt_ps, self.coupling, fluid.kernel_args()[1:], eid)
 
     def forget(self) -> None:
         """(:meth:`PortLinks.forget`.)"""

@@ -78,12 +78,11 @@ def check_fluid_support(cfg, engine: str = "fluid", with_cc: bool = True) -> Non
         raise ConfigError("engine.record_rtts", f"{where} has no RTT samples to count (no queues)")
     # (max-min's rates never exceed a link's capacity: no ingress queue builds, and PFC, which
     # acts on queues, never pauses; its summary counts none)
-    if cfg.switch.pfc.enabled and (engine == "hybrid" or cfg.lb.algo in SUBFLOW_LB):
+    if cfg.switch.pfc.enabled and cfg.lb.algo in SUBFLOW_LB:
         raise ConfigError(
             "switch.pfc.enabled",
-            f"{where} cannot pause links: PFC is modelled by engine.kind=fluid (and max-min, "
-            "whose rates never queue), for flows on routes (not the subflows of UnoLB, PLB or "
-            "REPS)",
+            f"{where} pauses links for flows on routes only, not the subflows of UnoLB, PLB or "
+            "REPS (engine.kind=packet pauses those)",
         )
     reads_int = any(law_reads_int(name) for name in used)
     if reads_int and cfg.switch.int_telemetry.enabled:

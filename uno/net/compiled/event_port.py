@@ -3,7 +3,14 @@ INT behind ``switch.ack_priority``): its departures are decided one at a time, a
 each serialisation (an ``EV.txdone`` event), from two FIFOs served by strict priority (control,
 then data), with the wire a FIFO of its own (``EV.wire`` deliveries). A PAUSE stops its data
 lane after the frame in service, its busy-until reading ``PAUSED`` (a host's NIC scheduler then
-waits); a RESUME carries on where it stopped. Times in ps, sizes in bytes."""
+waits); a RESUME carries on where it stopped.
+
+On a link the hybrid's fluid flows share (``P.shared``: :mod:`uno.net.shared_link`, with PFC)
+it keeps the lazy port's rules: a data packet is listed for the fluid model, may be squeezed
+out by the fluid bytes, and starts no earlier than behind the link's whole queue as it arrived
+(kept in its ``K.dep`` until it starts); at a host's NIC the line then carries the fluid flows'
+bytes for a while after each data packet (``P.sh_hold``). A data packet held so waits for an
+``EV.hold`` event. Times in ps, sizes in bytes."""
 
 from __future__ import annotations
 
@@ -21,17 +28,34 @@ from uno.net.compiled.layout import (
     LANE_CONTROL,
     LANE_DATA,
     PAUSED,
+    PF,
     H,
     K,
     P,
 )
 from uno.net.compiled.packets import fifo_append
 from uno.net.compiled.pfc import ingress_release
-from uno.net.compiled.queue import ADMITTED, TRIMMED, admit, decide_mark, int_settled
+from uno.net.compiled.queue import (
+    ADMITTED,
+    TRIMMED,
+    admit,
+    decide_mark,
+    int_settled,
+    squeezed_by_fluid,
+    touch,
+)
+from uno.net.shared_link import (
+    SHARED_LINK,
+    SHARED_NIC,
+    SHARED_NONE,
+    behind_fluid_ps,
+    fluid_on_link,
+    nic_fluid_gap_ps,
+)
 
 
 @njit(cache=True)
-def eport_start(ST, PK, p, pb, now):
+def eport_start(ST, F, PK, p, pb, now):
     """Event port ``p`` is idle: put its next unpaused packet, control first, on the link
     (:meth:`uno.net.event_port.EventPort._start`): its end of serialisation is an event, it
     joins the wire FIFO, whose delivery event is pushed now if none is pending."""
@@ -41,6 +65,8 @@ def eport_start(ST, PK, p, pb, now):
         head_col = P.c_head
         tail_col = P.c_tail
     elif ST[pb + P.head] >= 0 and not paused & (1 << LANE_DATA):
+        if ST[pb + P.shared] != SHARED_NONE and held(ST, PK, p, pb, now):
+            return
         lane = LANE_DATA
         head_col = P.head
         tail_col = P.tail
@@ -51,7 +77,12 @@ def eport_start(ST, PK, p, pb, now):
     ST[pb + head_col] = nxt
     if nxt < 0:
         ST[pb + tail_col] = -1
-    end = now + serialization_ps_kernel(PK[slot, K.bytes], ST[pb + P.rate])
+    size = PK[slot, K.bytes]
+    end = now + serialization_ps_kernel(size, ST[pb + P.rate])
+    if lane == LANE_DATA and ST[pb + P.shared] == SHARED_NIC and PK[slot, K.kind] == DATA:
+        # (the fluid flows' bytes the line carries before the next data packet)
+        ST[pb + P.sh_hold] = end + nic_fluid_gap_ps(size, F[p, PF.sh_rate], F[p, PF.sh_bytes_per_ps],
+                                                    F[p, PF.sh_senders], F[p, PF.sh_ps_per_byte])  # fmt: skip
     PK[slot, K.dep] = end
     ST[pb + P.tx] = slot
     ST[pb + P.txq] = lane
@@ -60,6 +91,32 @@ def eport_start(ST, PK, p, pb, now):
     if ST[pb + P.w_pending] == 0:
         ST[pb + P.w_pending] = 1
         heap_push(ST, end + ST[pb + P.delay], next_eid(ST), (p << EV_BITS) | EV.wire)
+
+
+@njit(cache=True, inline="always")
+def held(ST, PK, p, pb, now):
+    """Whether the data packet at the head of shared event port ``p`` may not start at ``now``:
+    it waits behind the fluid queue it arrived at, or the NIC's line carries fluid bytes. Then
+    an ``EV.hold`` event wakes the port when it may (one per time)."""
+    hold = PK[ST[pb + P.head], K.dep]
+    if ST[pb + P.sh_hold] > hold:
+        hold = ST[pb + P.sh_hold]
+    if hold <= now:
+        return False
+    if ST[pb + P.sh_wake] != hold:
+        ST[pb + P.sh_wake] = hold
+        heap_push(ST, hold, next_eid(ST), (p << EV_BITS) | EV.hold)
+    return True
+
+
+@njit(cache=True)
+def eport_hold_over(ST, F, PK, p, now):
+    """An ``EV.hold`` event: event port ``p`` starts its next packet if it is idle."""
+    pb = ST[H.off_ports] + p * P.size
+    if ST[pb + P.sh_wake] == now:
+        ST[pb + P.sh_wake] = 0
+    if ST[pb + P.tx] < 0:
+        eport_start(ST, F, PK, p, pb, now)
 
 
 @njit(cache=True)
@@ -91,7 +148,7 @@ def eport_tx_done(ST, F, U, PK, p, pb, slot):
         ingress_release(ST, ing, size, now)
     if flags & FL.int:
         int_settled(ST, F, PK, p, pb, slot, remaining)
-    eport_start(ST, PK, p, pb, now)
+    eport_start(ST, F, PK, p, pb, now)
 
 
 @njit(cache=True)
@@ -115,7 +172,16 @@ def eport_receive(ST, F, U, PK, p, pb, slot, now):
     else:
         head_col = P.head
         tail_col = P.tail
-        verdict = admit(ST, F, PK, p, pb, flags, kind, size, slot, now)
+        shared = ST[pb + P.shared]
+        verdict = ADMITTED
+        if shared != SHARED_NONE:
+            touch(ST, p, pb)
+            PK[slot, K.dep] = 0  # (no wait behind fluid bytes)
+            if shared == SHARED_LINK and fluid_on_link(F[p, PF.sh_fluid_q], F[p, PF.sh_rate]):
+                verdict = squeezed_by_fluid(ST, F, U, PK, p, pb, flags, kind, size, slot, now)
+                PK[slot, K.dep] = behind_fluid_ps(now, F[p, PF.sh_link_q], F[p, PF.sh_ps_per_byte])
+        if verdict == ADMITTED:
+            verdict = admit(ST, F, PK, p, pb, flags, kind, size, slot, now)
         if verdict != ADMITTED:
             if verdict != TRIMMED:
                 return
@@ -128,8 +194,11 @@ def eport_receive(ST, F, U, PK, p, pb, slot, now):
     if busy != PAUSED:
         start = busy if busy > now else now
         ST[pb + P.busy] = start + serialization_ps_kernel(size, ST[pb + P.rate])
+        if ST[pb + P.shared] == SHARED_NIC and kind == DATA and head_col == P.head:
+            ST[pb + P.busy] += nic_fluid_gap_ps(size, F[p, PF.sh_rate], F[p, PF.sh_bytes_per_ps],
+                                                F[p, PF.sh_senders], F[p, PF.sh_ps_per_byte])  # fmt: skip
     if ST[pb + P.tx] < 0:
-        eport_start(ST, PK, p, pb, now)
+        eport_start(ST, F, PK, p, pb, now)
 
 
 @njit(cache=True)
@@ -148,7 +217,7 @@ def eport_drain_end(ST, PK, pb, now):
 
 
 @njit(cache=True)
-def pfc_signal(ST, PK, p, resume, now):
+def pfc_signal(ST, F, PK, p, resume, now):
     """A PAUSE (``resume`` false) or RESUME for the data lane reaches event port ``p`` at
     ``now`` (:meth:`uno.net.event_port.EventPort.pause` / ``resume``): paused, it finishes the
     frame in service and starts no data packet, its busy-until reads PAUSED; resumed, it
@@ -167,5 +236,5 @@ def pfc_signal(ST, PK, p, resume, now):
     ST[pb + P.paused] = paused & ~bit
     ST[pb + P.busy] = eport_drain_end(ST, PK, pb, now)
     if ST[pb + P.tx] < 0:
-        eport_start(ST, PK, p, pb, now)
+        eport_start(ST, F, PK, p, pb, now)
     return True

@@ -98,7 +98,7 @@ P = layout("PortColumns", (
     "c_head", "c_tail", "c_pending", "rng", "held", "flt_off", "flt_n", "flt_rng", "flt_drops",
     "tx_bytes", "tx", "txq", "w_head", "w_tail", "w_pending", "paused", "ingress", "host",
     "overflow", "owner", "qcn_counted", "qcn_qold", "trims", "dci", "dci_notices", "pfq_packets",
-    "pfq_drops", "shared", "sh_rng", "sh_epoch",
+    "pfq_drops", "shared", "sh_rng", "sh_epoch", "sh_hold", "sh_wake",
 ))  # fmt: skip
 #: the fluid model's state of a port's link as its packets read it (uno.net.shared_link), copied
 #: in after every fluid step: the fluid flows' queue, the link's whole queue (bytes), the fluid
@@ -126,9 +126,13 @@ PF = layout("PortFloats", ("red_kmin", "red_kmax", "red_span", "ph_size", "ph_dr
                            *SHARED_FLOATS))  # fmt: skip
 #: a PFC ingress queue's row (uno.net.pfc.PfcIngress): the upstream port, Xoff, Xon, bytes in,
 #: peak bytes, pausing, PAUSEs sent, lossless violations, the signal's delay (ps), whether
-#: control packets bypass it (the switch's control lane)
+#: control packets bypass it (the switch's control lane); in the hybrid the fluid flows' bytes
+#: in (:mod:`uno.fluid.hybrid_loop`); the upstream port's pauses as signalled: the latest one's
+#: start and end (ps, the times the signals reach the port), whether it has no end yet, and the
+#: time paused, that one's included (ps)
 ING = layout("IngressColumns", ("up", "xoff", "xon", "bytes", "max_bytes", "pausing", "sent",
-                                "violations", "signal_ps", "ctrl"))  # fmt: skip
+                                "violations", "signal_ps", "ctrl", "fluid", "p_from", "p_end",
+                                "p_open", "p_acc"))  # fmt: skip
 
 # ---- fault models --------------------------------------------------------------------------------
 #: a fault model's type, the first column of its row
@@ -226,7 +230,7 @@ Q = layout("PfqColumns", ("head", "tail", "bytes", "rate", "credit", "next", "pe
 #: forwarding the congestion notice one of its ports made (uno.net.qcn), a DCI switch's per-flow
 #: queue releasing its head packet (the flow as the port)
 EV = layout("EventType", ("data", "ctrl", "wire", "txdone", "pause", "resume", "rto", "nicwake",
-                          "pace", "rate", "cn", "pfq"))  # fmt: skip
+                          "pace", "rate", "cn", "pfq", "hold"))  # fmt: skip
 #: an event's payload: its type in the low EV_BITS bits, the port (host, flow, node) above them,
 #: a slot above bit 32 (an event port's packet in service, a congestion notice)
 EV_BITS = 4

@@ -17,7 +17,7 @@ from uno.core.borrow import borrowed
 from uno.core.packet import CN, DATA, NACK, TRIM
 from uno.net.compiled.dci import dci_release
 from uno.net.compiled.delivery import deliver, forward, receive_data, receive_trimmed
-from uno.net.compiled.event_port import eport_tx_done, pfc_signal
+from uno.net.compiled.event_port import eport_hold_over, eport_tx_done, pfc_signal
 from uno.net.compiled.events import heap_pop, kernel_top, room
 from uno.net.compiled.layout import (
     CALL_PUSHES,
@@ -83,7 +83,9 @@ def _event(ST, F, U, PK, typ, payload, now):
     elif typ == EV.pfq:  # a DCI switch's per-flow queue releases its head packet
         node, slot = dci_release(ST, PK, index, now)
         forward(ST, F, U, PK, node, slot, now)
-    elif pfc_signal(ST, PK, index, typ == EV.resume, now):
+    elif typ == EV.hold:  # a shared event port's data packet may start
+        eport_hold_over(ST, F, PK, index, now)
+    elif pfc_signal(ST, F, PK, index, typ == EV.resume, now):
         pb = ST[H.off_ports] + index * P.size
         if typ == EV.resume and ST[pb + P.flags] & FL.knic:
             # the kernel's senders wait at this NIC: wake them as Host.nic_resumed would

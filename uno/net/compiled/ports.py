@@ -35,6 +35,7 @@ from uno.net.compiled.queue import (
     decide_mark,
     int_settled,
     squeezed_by_fluid,
+    touch,
 )
 from uno.net.phantom import phantom_level
 from uno.net.shared_link import (
@@ -127,18 +128,6 @@ def port_receive(ST, F, U, PK, p, slot, now):
     if shared == SHARED_NIC and kind == DATA:  # the host's fluid flows' bytes in between
         ST[pb + P.busy] = dep + nic_fluid_gap_ps(size, F[p, PF.sh_rate], F[p, PF.sh_bytes_per_ps],
                                                  F[p, PF.sh_senders], F[p, PF.sh_ps_per_byte])  # fmt: skip
-
-
-@njit(cache=True, inline="always")
-def touch(ST, p, pb):
-    """Port ``p`` of a link shared with fluid flows takes a packet: listed once per epoch (the
-    hybrid folds the bytes of the ports listed into the fluid model at each step)."""
-    epoch = ST[H.sh_epoch]
-    if ST[pb + P.sh_epoch] != epoch:
-        ST[pb + P.sh_epoch] = epoch
-        n = ST[H.sh_touched]
-        ST[ST[H.off_touched] + n] = p
-        ST[H.sh_touched] = n + 1
 
 
 @njit(cache=True)

@@ -195,6 +195,18 @@ def refuse(ST, F, PK, p, pb, flags, policy, kind, size, slot, now):
     return DROPPED
 
 
+@njit(cache=True, inline="always")
+def touch(ST, p, pb):
+    """Port ``p`` of a link shared with fluid flows takes a packet: listed once per epoch (the
+    hybrid folds the bytes of the ports listed into the fluid model at each step)."""
+    epoch = ST[H.sh_epoch]
+    if ST[pb + P.sh_epoch] != epoch:
+        ST[pb + P.sh_epoch] = epoch
+        n = ST[H.sh_touched]
+        ST[ST[H.off_touched] + n] = p
+        ST[H.sh_touched] = n + 1
+
+
 @njit(cache=True)
 def squeezed_by_fluid(ST, F, U, PK, p, pb, flags, kind, size, slot, now):
     """Port ``p``, on a link the fluid flows share and hold or send bytes on, about to take the

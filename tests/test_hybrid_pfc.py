@@ -1,0 +1,102 @@
+"""PFC in the hybrid (uno/fluid/hybrid_pfc.py): the packets' ingress queues decide every pause,
+the fluid flows' bytes counting in their levels, and a fluid link is paused for the share of each
+step its upstream port was.
+
+* With every flow as packets the hybrid is the packet engine, pauses and all (its event ports
+  keep the shared links' rules, which act only where fluid flows are).
+* Pauses the fluid bytes call for hold the fluid bytes: an incast of fluid flows through a
+  lossless fabric delivers every byte over the receiver's link, no faster than its line.
+* Packets and fluid flows in one lossless incast: the packet flows finish as in the packet run.
+* A port's pauses as signalled give the time it is paused up to any moment.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import uno
+from uno.api import to_run_config
+from uno.build import build_simulation
+from uno.fluid import columns as C
+from uno.fluid.pfc import PF
+from uno.net.compiled.layout import ING
+from uno.net.compiled.pfc import paused_through_ps
+
+#: eight senders in two pods into host 0 of a k=4 fat tree, 1 MB each, PFC on
+INCAST = ["topo=fat_tree", "topo.k=4", "workload=flows", "lb=ecmp", "cc=dctcp",
+          "switch.pfc.enabled=true", "engine.sample_interval_us=0",
+          "engine.progress=false"]  # fmt: skip
+SENDERS = (4, 5, 6, 7, 8, 9, 10, 11)
+
+
+def flows(tags: str, extra: str = "") -> str:
+    """The incast's flows, tagged ``pkt`` or ``bulk`` by the letters of ``tags`` (p, f)."""
+    listed = ",".join(
+        f"{{src:{s},dst:0,size_bytes:1000000,tag:{'pkt' if t == 'p' else 'bulk'}}}"
+        for s, t in zip(SENDERS, tags, strict=True)
+    )
+    return f"workload.flows=[{listed}{extra}]"
+
+
+def test_every_flow_as_packets_is_the_packet_run():
+    over = [*INCAST, flows("pppppppp"), "switch.ecn.enabled=false"]
+    packet = uno.run(uno.compose(over))
+    hybrid = uno.run(uno.compose([*over, "engine.kind=hybrid", "engine.hybrid_packet_tags=[pkt]"]))
+    assert packet.summary["pfc"]["pause_frames"] > 0
+    assert hybrid.flows["finish_ps"].tolist() == packet.flows["finish_ps"].tolist()
+    for key, value in packet.summary["pfc"].items():
+        assert hybrid.summary["pfc"][key] == value, key
+
+
+def test_fluid_bytes_paused_by_the_kernel_cross_the_receivers_link():
+    """All eight senders fluid (a 4 kB packet flow elsewhere), ECN off so only PFC holds them:
+    the ToR's ingress queues pause on the fluid bytes, the fluid links stop for the shares the
+    ports were paused, and every fluid byte crosses the receiver's link, the last flow finishing
+    no earlier than the link could carry them (timed by the full line instead of the line the
+    paused links keep, they finished at 473 us with a quarter of their bytes still queued)."""
+    over = [*INCAST, flows("ffffffff", ",{src:14,dst:15,size_bytes:4000,tag:pkt}"),
+            "switch.ecn.enabled=false", "engine.kind=hybrid",
+            "engine.hybrid_packet_tags=[pkt]"]  # fmt: skip
+    sim = build_simulation(to_run_config(uno.compose(over)))
+    result = sim.run()
+    fluid = sim.fluid
+    bulk = result.flows["tag"] == "bulk"
+    sent = fluid.fs[:, C.FS_SENT].sum()
+    receiver = fluid.ls[fluid.port_names.index("tor0->h0")]
+    assert receiver[C.LS_TXF] == pytest.approx(sent, rel=0.01)
+    line_ps = sent * 8 / 100e9 * 1e12
+    assert result.flows.loc[bulk, "finish_ps"].max() >= line_ps
+    pfc = result.summary["pfc"]
+    assert pfc["pause_frames"] > 10 and pfc["lossless_violations"] == 0
+    assert pfc["fluid_lossless_violations"] == 0
+    # the fluid links were paused as long as their ports, within a step each pause
+    shared = fluid.pfc[:, PF.shared] == 1.0
+    fluid_paused_us = fluid.pfc[shared, PF.paused_ps].sum() / 1e6
+    assert fluid_paused_us == pytest.approx(pfc["total_pause_us"], rel=0.05)
+
+
+def test_packet_flows_beside_fluid_ones_finish_as_in_the_packet_run():
+    """Half the incast as packets, half fluid, DCTCP with ECN and PFC: the packet flows' mean
+    FCT is the packet run's within 10%, the switches pause, nothing is lost."""
+    over = [*INCAST, flows("pfpfpfpf")]
+    packet = uno.run(uno.compose(over)).flows
+    run = uno.run(uno.compose([*over, "engine.kind=hybrid", "engine.hybrid_packet_tags=[pkt]"]))
+    mine = run.flows["tag"] == "pkt"
+    gap = run.flows.loc[mine, "fct_ps"].mean() / packet.loc[mine, "fct_ps"].mean() - 1.0
+    assert abs(gap) < 0.1
+    assert run.flows["finish_ps"].notna().all()
+    assert run.summary["pfc"]["pause_frames"] > 0
+    assert run.summary["pfc"]["lossless_violations"] == 0
+
+
+def test_paused_time_follows_the_signals():
+    """A queue's pauses as signalled: closed ones counted whole once ended, the latest one up
+    to the moment asked, an open one up to it."""
+    ST = np.zeros(ING.size, dtype=np.int64)
+    ST[ING.p_from], ST[ING.p_end], ST[ING.p_acc] = 100, 300, 200  # [100, 300) paused
+    assert [paused_through_ps(ST, 0, t) for t in (50, 100, 200, 300, 400)] == [0, 0, 100, 200, 200]
+    ST[ING.p_from], ST[ING.p_open] = 500, 1  # paused again from 500, no RESUME yet
+    assert [paused_through_ps(ST, 0, t) for t in (400, 500, 650)] == [200, 200, 350]
+    ST[ING.p_end], ST[ING.p_open], ST[ING.p_acc] = 700, 0, 400  # resumed at 700
+    assert [paused_through_ps(ST, 0, t) for t in (650, 700, 900)] == [350, 400, 400]
