@@ -128,16 +128,32 @@ def test_a_per_flow_queue_lets_go_at_most_its_rate():
     assert ef[2, K.EF_MCARRY] == pytest.approx(1000.0) and calendar[8, 0] == 0
 
 
-def test_the_engines_that_do_not_model_the_dci_element_refuse_it():
-    """The hybrid refuses ``switch.dci`` naming it (here under DCQCN, without PFC); MLCC
-    without the per-flow queues is refused in the fluid engine as in the packet engine."""
-    cfg = uno.compose(["experiment=mlcc_fig2", "engine.kind=hybrid", "engine.dataplane=auto",
-                       "engine.hybrid_packet_tags=[intra]", "switch.pfc.enabled=false",
-                       "switch.dci.enabled=true"])  # fmt: skip
-    with pytest.raises(ConfigError, match="switch.dci.enabled"):
-        build_simulation(to_run_config(cfg))
+def test_mlcc_without_the_per_flow_queues_is_refused():
+    """MLCC without the per-flow queues is refused in the fluid engine as in the packet
+    engine."""
     with pytest.raises(ConfigError, match="switch.dci.enabled"):
         _sim("fluid", [0, 4], 1_000_000, ["switch.dci.enabled=false"])
+
+
+def test_the_hybrid_runs_each_kinds_dci_element():
+    """A cross-DC and an intra-DC MLCC flow of 4 MB to one receiver, PFC on: in the hybrid
+    with every flow as packets the run is the packet engine's; with the cross-DC flow as
+    packets beside the intra-DC one fluid, its packets wait in the receiver-side DCI switch's
+    per-flow queue and its sender hears the sender-side switch's notices, as in the packet
+    run, and both flows finish."""
+    hybrid = ["engine.kind=hybrid", "engine.dataplane=auto"]
+    packet = _sim("packet", [0, 4], 4_000_000, ["engine.dataplane=auto"]).run()
+    same = _sim("hybrid", [0, 4], 4_000_000, [*hybrid, "engine.hybrid_packet_tags=[cross,intra]"])
+    same = same.run()
+    assert same.flows["finish_ps"].tolist() == packet.flows["finish_ps"].tolist()
+    assert same.summary["dci"] == packet.summary["dci"]
+    mixed = _sim("hybrid", [0, 4], 4_000_000, [*hybrid, "engine.hybrid_packet_tags=[cross]"])
+    mixed = mixed.run()
+    assert mixed.flows["finish_ps"].notna().all()
+    for run in (packet, mixed):
+        sides = run.summary["dci"].values()
+        assert sum(d["pfq_packets"] for d in sides) > 0
+        assert sum(d["switch_int_notices"] for d in sides) > 0
 
 
 def test_the_queues_table_samples_the_per_flow_queues_as_the_packet_recorder_does():

@@ -69,10 +69,14 @@ checks it).
   upstream port was (:mod:`uno.fluid.hybrid_pfc`). The ports are event ports
   (:mod:`uno.net.compiled.event_port`), which keep the rules above on shared links.
 
-Everything the fluid engine refuses is refused here too (:func:`check_fluid_support`), and the
-DCI switches' element and PFC with the Python data plane; the packet flows may use any
-congestion controller the fluid flows may (``cc.*``), and the balancers the fluid engine
-routes.
+- **The DCI switches' element** (``switch.dci``, MLCC): each kind of flow keeps its own
+  per-flow queues, credit loop and notices (the packet flows' in the data plane,
+  :mod:`uno.net.dci`; the fluid flows' in :mod:`uno.fluid.dci`); they meet on the shared
+  links as above.
+
+Everything the fluid engine refuses is refused here too (:func:`check_fluid_support`), and PFC
+with the Python data plane; the packet flows may use any congestion controller the fluid flows
+may (``cc.*``), and the balancers the fluid engine routes.
 """
 
 from __future__ import annotations

@@ -97,11 +97,6 @@ def check_fluid_support(cfg, engine: str = "fluid", with_cc: bool = True) -> Non
                 f"{where} computes INT records on single paths {list(SINGLE_PATH_LB)}, not "
                 f"{cfg.lb.algo!r} (a split flow's packets carry the records of the path each took)",
             )
-    if cfg.switch.dci.enabled and with_cc and engine != "fluid":
-        raise ConfigError(
-            "switch.dci.enabled",
-            f"{where} does not model the DCI switches' element (engine.kind=fluid does)",
-        )
     if cfg.ec.kind != "none" and with_cc:  # (max-min has no losses to find)
         check_coded_loss_detection(cfg.transport, cfg.ec.scope, where)
     if cfg.engine.port_model != "auto":
