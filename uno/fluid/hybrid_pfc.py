@@ -8,10 +8,10 @@ entered through its link and are queued at the switch's egress links (the fluid'
 :func:`uno.fluid.pfc.pfc_step`, set after each fluid step, ``ING.fluid``). Past Xoff it
 signals a PAUSE to the upstream port, at Xon or below a RESUME, one signal delay later, at the
 packet event or the fluid step that crossed the threshold (:func:`uno.net.compiled.pfc.ingress_signal`).
-The fluid bytes drain between steps, which no packet event sees: a pausing queue whose fluid
-bytes drained in the last step by more than its level is above Xon times its RESUME for when
-they will have drained that much (:func:`uno.fluid.pfc.drain_share`, the fluid engine's own
-rule), one signal delay later.
+The fluid bytes drain and refill a queue between steps, which no packet event sees: while it
+holds fluid bytes, a queue that paused keeps pausing, a share of each step, until its level is
+at Xon, its RESUME timed for when it will have drained to Xon at the pace of the last step
+(:func:`uno.fluid.pfc.drain_share`): the fluid engine's own rule.
 
 The fluid link is paused for the share of each step its upstream port was paused by those
 signals (``LS_PAUSE``, set before the step: :func:`pause_shares`), so the packets and the
@@ -33,7 +33,7 @@ from uno.fluid.columns import LS_PAUSE, LS_TX_AT, LS_TXF, LS_TXF_BEFORE
 from uno.fluid.pfc import PF as PFC
 from uno.fluid.pfc import drain_share
 from uno.net.compiled.layout import EID_SHIFT, ING, H, P
-from uno.net.compiled.pfc import ingress_signal, paused_through_ps, signal_resume
+from uno.net.compiled.pfc import ingress_signal, paused_through_ps, signal_pause, signal_resume
 
 #: the events a shared queue's step may schedule (a PAUSE, then a RESUME timed by the drain)
 PUSHES_PER_QUEUE = 2
@@ -79,24 +79,39 @@ def pause_shares(ST, ls, pfc, pf_live, rows, k, dt_ps) -> None:
 @njit(cache=True)
 def step_signals(ST, ls, pfc, rows, k, dt_ps, eid) -> None:
     """After fluid step ``k`` (at its end): each shared queue's fluid bytes into the kernel's
-    row (``ING.fluid``), the PAUSE or RESUME its level now calls for, the RESUME its fluid
-    bytes' drain times. The events take sub-eids of the engine eid ``eid``."""
+    row (``ING.fluid``) and the PAUSE or RESUME its level now calls for. While it holds fluid
+    bytes, a queue that paused keeps pausing, a share of each step, until its level is at Xon
+    (the fluid engine's rule: the bytes refill it within a step, unseen between steps): its
+    RESUME is timed by its drain in the last step (:func:`uno.fluid.pfc.drain_share`). The
+    events take sub-eids of the engine eid ``eid``."""
     now = int(round((k + 1) * dt_ps))
     ST[H.eid] = eid << EID_SHIFT
     for r in rows:
         link = int(pfc[r, PFC.link])
         ib = _queue_at(ST, link)
         fluid = pfc[r, PFC.level]
-        # the fluid bytes that left the switch in the step (the link brought in the fluid
-        # flows' part of what it sent, if it was stepped in this step, which began at k dt_ps)
+        ST[ib + ING.fluid] = int(round(fluid))
+        level = float(ST[ib + ING.bytes] + ST[ib + ING.fluid])
+        # the bytes that left the switch in the step of those its link brought in: the fluid
+        # flows' part of what the link sent, if it was stepped in this step (which began at
+        # k dt_ps), and the packets that entered the queue
         stepped = ls[link, LS_TX_AT] == k * dt_ps
         brought = ls[link, LS_TXF] - ls[link, LS_TXF_BEFORE] if stepped else 0.0
-        drained = pfc[r, PFC.prev_level] + brought - fluid
-        pfc[r, PFC.prev_level] = fluid
-        ST[ib + ING.fluid] = int(round(fluid))
+        brought += ST[ib + ING.arrived] - pfc[r, PFC.arrived_seen]
+        pfc[r, PFC.arrived_seen] = ST[ib + ING.arrived]
+        drained = pfc[r, PFC.prev_level] + brought - level
+        pfc[r, PFC.prev_level] = level
         ingress_signal(ST, ib, now)
+        over = level - ST[ib + ING.xon]
+        if fluid <= 0.0 or over <= 0.0:
+            pfc[r, PFC.pausing] = 0.0  # (the packets' own thresholds alone)
+            continue
         if ST[ib + ING.pausing]:
-            over = ST[ib + ING.bytes] + ST[ib + ING.fluid] - ST[ib + ING.xon]
-            share = drain_share(float(over), drained)
-            if share < 1.0:
-                signal_resume(ST, ib, now + int(share * dt_ps) + ST[ib + ING.signal_ps])
+            pfc[r, PFC.pausing] = 1.0
+        elif pfc[r, PFC.pausing] > 0.0:
+            signal_pause(ST, ib, now + ST[ib + ING.signal_ps])
+        else:
+            continue
+        share = drain_share(over, drained)
+        if share < 1.0:
+            signal_resume(ST, ib, now + int(share * dt_ps) + ST[ib + ING.signal_ps])

@@ -59,11 +59,12 @@ from uno.topo.base import SWITCH
 #: pauses, the pauses it started, the time its link was paused (ps), its largest level
 #: (bytes), the share of the time its link was paused lately (a moving mean over ``mean_ps``,
 #: ps); in the hybrid, 1 where the packets' kernel decides its pauses, its fluid level counting
-#: there with its packets' bytes, and the time its link was paused up to the last step by the
-#: kernel's signals (ps; :mod:`uno.fluid.hybrid_pfc`)
+#: there with its packets' bytes, the time its link was paused up to the last step by the
+#: kernel's signals (ps) and the bytes its packets had brought in then
+#: (:mod:`uno.fluid.hybrid_pfc`)
 PF = layout("PfcIngress", ("link", "xoff", "xon", "level", "prev_level", "listed", "pausing",
                            "pauses", "paused_ps", "max_level", "paused_mean", "mean_ps",
-                           "shared", "signalled_ps"))  # fmt: skip
+                           "shared", "signalled_ps", "arrived_seen"))  # fmt: skip
 #: a paused link's queueing delay: its queue over the line rate it keeps, at least this share
 MIN_SERVED = 1e-3
 

@@ -129,10 +129,10 @@ PF = layout("PortFloats", ("red_kmin", "red_kmax", "red_span", "ph_size", "ph_dr
 #: control packets bypass it (the switch's control lane); in the hybrid the fluid flows' bytes
 #: in (:mod:`uno.fluid.hybrid_loop`); the upstream port's pauses as signalled: the latest one's
 #: start and end (ps, the times the signals reach the port), whether it has no end yet, and the
-#: time paused, that one's included (ps)
+#: time paused, that one's included (ps); the bytes its packets brought in
 ING = layout("IngressColumns", ("up", "xoff", "xon", "bytes", "max_bytes", "pausing", "sent",
                                 "violations", "signal_ps", "ctrl", "fluid", "p_from", "p_end",
-                                "p_open", "p_acc"))  # fmt: skip
+                                "p_open", "p_acc", "arrived"))  # fmt: skip
 
 # ---- fault models --------------------------------------------------------------------------------
 #: a fault model's type, the first column of its row

@@ -28,6 +28,7 @@ def ingress_receive(ST, PK, ing, slot, now):
         return
     PK[slot, K.ingress] = ing
     ST[ib + ING.bytes] += PK[slot, K.bytes]
+    ST[ib + ING.arrived] += PK[slot, K.bytes]
     ingress_signal(ST, ib, now)
 
 
