@@ -22,7 +22,8 @@ stands for the PAUSE frame's way to the upstream port (a link's propagation, abo
 A byte that joins a paused link's queue waits for the bytes ahead of it to leave at the line
 the link keeps, not at its full line: its queueing delay (``LS_DELAY``, which times the flows'
 RTT samples and ACKs, :mod:`uno.fluid.signals`) is its level over its line rate times the
-share of the last intra-DC base RTT it was not paused (a moving mean). Timed by the full line,
+share of the last intra-DC base RTT, and at least of the last four steps, it was not paused (a
+moving mean, :data:`MAX_MEAN_WEIGHT`). Timed by the full line,
 the ACKs of a sprayed incast's bytes behind links paused three quarters of the time came back
 before the bytes had crossed the receiver's link, and its flows finished with 3 MB of their
 8 MB still queued.
@@ -67,6 +68,11 @@ PF = layout("PfcIngress", ("link", "xoff", "xon", "level", "prev_level", "listed
                            "shared", "signalled_ps", "arrived_seen"))  # fmt: skip
 #: a paused link's queueing delay: its queue over the line rate it keeps, at least this share
 MIN_SERVED = 1e-3
+#: the largest weight of a step in the moving mean of a link's paused share: the mean spans at
+#: least four steps, so one step paused whole (a step of an intra-DC RTT, settled) does not time
+#: the link's queue as never served (a thousand times its drain: an incast's flows stalled for
+#: 9-18 ms at ``engine.fluid_step_settled_rtt=1``)
+MAX_MEAN_WEIGHT = 0.25
 
 
 class _Up:
@@ -242,7 +248,7 @@ def pause_link(dt_ps, ls, pfc, i, share) -> float:
     link = int(pfc[i, PF.link])
     ls[link, LS_PAUSE] = share
     pfc[i, PF.paused_ps] += share * dt_ps
-    weight = min(1.0, dt_ps / pfc[i, PF.mean_ps])
+    weight = min(MAX_MEAN_WEIGHT, dt_ps / pfc[i, PF.mean_ps])
     mean = pfc[i, PF.paused_mean] + weight * (share - pfc[i, PF.paused_mean])
     pfc[i, PF.paused_mean] = mean
     if mean > 0.0:
