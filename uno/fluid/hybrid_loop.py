@@ -166,8 +166,9 @@ def hybrid_steps(ST, F, U, PK, k, due, dt_ps, eid, lim_t, lim_prio, lim_eid, max
     ``lim_prio``, ``lim_eid``), handing out the engine's event ids from ``eid`` as the engine
     would: one to schedule each step (priority 1), one to each call of the kernel's ``run``
     and, with shared PFC ingress queues, one to each step's signals; a step for whose signals
-    the heap has no room stops the call (``DRIVE_KERNEL_STOP``, ``RUN_HEAP``). ``due``: step ``k``'s own event is being handled (the engine ran every event before it), so
-    it runs first, with no id of its own.
+    the heap has no room stops the call (``DRIVE_KERNEL_STOP``, ``RUN_HEAP``). ``due``: step
+    ``k``'s own event is being handled (the engine ran every event before it), so it runs
+    first, with no id of its own.
     Stops, besides, after a step in which flows finished (``finished``: the count before),
     which reached ``next_sample_ps`` (-1: none), which left the fluid model idle, whose index
     is a multiple of ``look_steps`` (0: none; Python looks whether the step may grow), or the

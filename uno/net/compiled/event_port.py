@@ -48,7 +48,6 @@ from uno.net.shared_link import (
     SHARED_LINK,
     SHARED_NIC,
     SHARED_NONE,
-    behind_fluid_ps,
     fluid_on_link,
     nic_fluid_gap_ps,
 )
@@ -178,8 +177,8 @@ def eport_receive(ST, F, U, PK, p, pb, slot, now):
             touch(ST, p, pb)
             PK[slot, K.dep] = 0  # (no wait behind fluid bytes)
             if shared == SHARED_LINK and fluid_on_link(F[p, PF.sh_fluid_q], F[p, PF.sh_rate]):
+                # (admitted, it keeps its earliest start behind the link's queue in K.dep)
                 verdict = squeezed_by_fluid(ST, F, U, PK, p, pb, flags, kind, size, slot, now)
-                PK[slot, K.dep] = behind_fluid_ps(now, F[p, PF.sh_link_q], F[p, PF.sh_ps_per_byte])
         if verdict == ADMITTED:
             verdict = admit(ST, F, PK, p, pb, flags, kind, size, slot, now)
         if verdict != ADMITTED:

@@ -214,8 +214,10 @@ def squeezed_by_fluid(ST, F, U, PK, p, pb, flags, kind, size, slot, now):
     the fluid bytes fill the buffer, it may be squeezed out (:func:`uno.net.shared_link.
     squeezed_out`, a draw from the port's ``P.sh_rng`` stream) as one it has no room for
     (:func:`refuse`: trimmed or dropped). Else (``ADMITTED``) it will leave FIFO behind the
-    link's whole queue: the port's busy-until moves there (:func:`uno.net.shared_link.
-    behind_fluid_ps`; a packet its own queue refuses is left to :func:`admit`)."""
+    link's whole queue: the port's busy-until moves there, and the packet keeps that earliest
+    start in ``K.dep`` until it is given its departure (an event port's start waits for it;
+    :func:`uno.net.shared_link.behind_fluid_ps`; a packet its own queue refuses is left to
+    :func:`admit`)."""
     queued = ST[pb + P.bytes]
     if packet_verdict(ST[pb + P.overflow], queued, size, ST[pb + P.buffer]) != ADMIT:
         return ADMITTED
@@ -224,6 +226,7 @@ def squeezed_by_fluid(ST, F, U, PK, p, pb, flags, kind, size, slot, now):
     ):
         return refuse(ST, F, PK, p, pb, flags, ST[pb + P.overflow], kind, size, slot, now)
     behind = behind_fluid_ps(now, F[p, PF.sh_link_q], F[p, PF.sh_ps_per_byte])
+    PK[slot, K.dep] = behind
     if behind > ST[pb + P.busy]:
         ST[pb + P.busy] = behind
     return ADMITTED
