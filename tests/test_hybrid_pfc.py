@@ -7,7 +7,11 @@ step its upstream port was.
 * Pauses the fluid bytes call for hold the fluid bytes: an incast of fluid flows through a
   lossless fabric delivers every byte over the receiver's link, no faster than its line.
 * Packets and fluid flows in one lossless incast: the packet flows finish as in the packet run.
+* A kernel call whose packets leave the event heap no room for a step's PFC signals stops,
+  Python grows the heap, and the run goes on as if it had had the room all along.
 * A port's pauses as signalled give the time it is paused up to any moment.
+* A shared link that overflows drops the fluid flows' bytes in their FIFO share of it: those
+  are the fluid's lossless violations, the packets' the packet ports count.
 """
 
 from __future__ import annotations
@@ -19,8 +23,12 @@ import uno
 from uno.api import to_run_config
 from uno.build import build_simulation
 from uno.fluid import columns as C
+from uno.fluid import hybrid as hybrid_module
+from uno.fluid import kernels as K
+from uno.fluid.hybrid_loop import DRIVE_KERNEL_STOP, hybrid_steps
 from uno.fluid.pfc import PF
-from uno.net.compiled.layout import ING
+from uno.net.compiled import build_state
+from uno.net.compiled.layout import HEAP_ROOM, ING, RUN_HEAP
 from uno.net.compiled.pfc import paused_through_ps
 
 #: eight senders in two pods into host 0 of a k=4 fat tree, 1 MB each, PFC on
@@ -90,6 +98,29 @@ def test_packet_flows_beside_fluid_ones_finish_as_in_the_packet_run():
     assert run.summary["pfc"]["lossless_violations"] == 0
 
 
+def test_a_heap_short_of_room_mid_call_changes_nothing(monkeypatch):
+    """The mixed incast with the kernel's event heap started at HEAP_ROOM + 28 events: Python
+    grows it before the first call to fit a step's signals, the packets' events then fill it
+    within a call (the kernel's own check, for one event's pushes, still passes), the call
+    stops with ``RUN_HEAP``, and every flow finishes when it does with a heap of the usual
+    size, with the same pauses."""
+    over = [*INCAST, flows("pfpfpfpf"), "engine.kind=hybrid", "engine.hybrid_packet_tags=[pkt]"]
+    usual = uno.run(uno.compose(over))
+    stops = []
+
+    def traced(self, *args):  # (the kernel's entry called as is, its stops recorded)
+        out = hybrid_steps(*args)
+        stops.append((int(out[0]), int(out[5])))
+        return out
+
+    monkeypatch.setattr(hybrid_module.HybridSimulation, "_hybrid_steps", traced)
+    monkeypatch.setattr(build_state, "first_heap_cap", lambda n_ports, n_ingresses: HEAP_ROOM + 28)
+    short = uno.run(uno.compose(over))
+    assert (DRIVE_KERNEL_STOP, RUN_HEAP) in stops
+    assert short.flows["finish_ps"].tolist() == usual.flows["finish_ps"].tolist()
+    assert short.summary["pfc"] == usual.summary["pfc"]
+
+
 def test_paused_time_follows_the_signals():
     """A queue's pauses as signalled: closed ones counted whole once ended, the latest one up
     to the moment asked, an open one up to it."""
@@ -100,3 +131,20 @@ def test_paused_time_follows_the_signals():
     assert [paused_through_ps(ST, 0, t) for t in (400, 500, 650)] == [200, 200, 350]
     ST[ING.p_end], ST[ING.p_open], ST[ING.p_acc] = 700, 0, 400  # resumed at 700
     assert [paused_through_ps(ST, 0, t) for t in (650, 700, 900)] == [350, 400, 400]
+
+
+def test_a_shared_links_drops_count_the_fluid_bytes_share_as_the_fluids():
+    """A 100-Gb/s link, 1 us steps, a 100-kB buffer: 60 kB queued (a third of it fluid), 90 kB
+    of fluid and 30 kB of packets arrive, 12.5 kB leave, 67.5 kB are dropped. The fluid's share
+    of those is that of the fluid bytes among all the link held, (20 + 90) / 180; with no
+    packets on the link, all of them."""
+    ls = np.zeros((2, K.N_LS))
+    ls[:, K.LS_FOLD] = ls[:, K.LS_LISTED] = 1.0
+    ls[:, K.LS_CAP], ls[:, K.LS_BUF] = 0.0125, 1e5
+    ls[0, K.LS_Q], ls[0, K.LS_QF], ls[0, K.LS_EXT] = 6e4, 2e4, 3e4
+    ls[1, K.LS_Q] = ls[1, K.LS_QF] = 6e4
+    ls[:, K.LS_ARR] = 9e4 / 1e6
+    K.update_links(ls, np.arange(2), 2, 1e6)
+    assert ls[0, K.LS_DROP] == pytest.approx(6e4 + 1.2e5 - 1.25e4 - 1e5)
+    assert ls[0, K.LS_DROPF] == pytest.approx(ls[0, K.LS_DROP] * 1.1e5 / 1.8e5)
+    assert ls[1, K.LS_DROPF] == pytest.approx(ls[1, K.LS_DROP]) and ls[1, K.LS_DROP] > 0.0

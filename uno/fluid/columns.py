@@ -109,10 +109,13 @@ LS_FOLD = 49
 LS_TXF = 50
 LS_TXF_BEFORE = 51
 LS_TX_END = 52  # (kept with them) when the latest step ended, ps
+# of the bytes dropped (LS_DROP), the fluid flows' (their FIFO share; the rest came from LS_EXT,
+# whose own drops the hybrid's packet ports decide and count)
+LS_DROPF = 53
 #: the end of lines 0-3, before which lie the columns update_links reads or writes (it
 #: prefetches them a few links ahead)
 LS_UPDATE_END = LS_PAUSE + 1
-N_LS = 56  # (53 used: rows of seven whole cache lines, an odd number so that the rows'
+N_LS = 56  # (54 used: rows of seven whole cache lines, an odd number so that the rows'
 #              first lines spread over every cache set; a stride of 4 lines would use a fourth)
 
 # ---- route entries (uno.fluid.forward): integer and float fields, one row per entry -------

@@ -27,6 +27,7 @@ from uno.fluid.columns import (
     LS_CAP,
     LS_DELAY,
     LS_DROP,
+    LS_DROPF,
     LS_EXT,
     LS_FOLD,
     LS_GRID,
@@ -188,6 +189,8 @@ def step_link(ls, link, dt_ps, at_ps) -> bool:
     ls[link, LS_Q] = q
     ls[link, LS_TX] += dep
     ls[link, LS_DROP] += drop
+    if drop > 0.0:
+        ls[link, LS_DROPF] += drop * (fluid / total)
     ls[link, LS_IN] += arr
     if q > ls[link, LS_MAXQ]:
         ls[link, LS_MAXQ] = q

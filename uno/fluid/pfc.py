@@ -46,6 +46,7 @@ from uno.fluid.columns import (
     FX_NETQ,
     LS_CAP,
     LS_DELAY,
+    LS_DROPF,
     LS_PAUSE,
     LS_Q,
     LS_TX,
@@ -259,14 +260,13 @@ def pause_link(dt_ps, ls, pfc, i, share) -> float:
 def pfc_summary(sim) -> dict:
     """The run summary's ``pfc`` block, with the packet engine's fields
     (:func:`uno.net.pfc.pfc_summary`): a pause interval is a pause an ingress queue started;
-    ``lossless_violations``: the data packets the links out of lossless switches dropped."""
+    ``lossless_violations``: the fluid flows' data packets the links out of lossless switches
+    dropped (in the hybrid the packets' own are the packet engine's count)."""
     pfc = sim.pfc
     routing = sim.scenario.routing
     lossless = {int(routing.edges[int(link)].dst) for link in pfc[:, PF.link]}
     out = [e.edge_id for e in routing.edges if e.src in lossless]
-    from uno.fluid.columns import LS_DROP
-
-    dropped = float(sim.ls[out, LS_DROP].sum()) if out else 0.0
+    dropped = float(sim.ls[out, LS_DROPF].sum()) if out else 0.0
     n_switches = sum(1 for n in routing.topo.nodes if n.kind == SWITCH)
     paused = pfc[:, PF.pauses] > 0
     return {

@@ -141,6 +141,13 @@ def _dci_rows(ST, starts, network, P_rows, index_of, node_index, n_flows: int) -
         P_rows[index_of[id(tap.port)], P.dci] = row_of[id(tap.dci)]
 
 
+def first_heap_cap(n_ports: int, n_ingresses: int) -> int:
+    """The kernel's event heap as it starts, in events: a lazy port has at most one delivery
+    pending per lane, an event port one end of serialisation and one delivery; PFC signals in
+    flight have no fixed bound, so the heap doubles when short of room (``RUN_HEAP``)."""
+    return 3 * n_ports + 4 * n_ingresses + 1 + HEAP_ROOM
+
+
 def build_state(network, flows: list, kernel_receivers: bool, int_stampers: dict | None,
                 ingresses: list, kernel_senders: bool) -> KernelState:  # fmt: skip
     """The kernel's arrays for ``network`` and ``flows`` (see
@@ -150,10 +157,7 @@ def build_state(network, flows: list, kernel_receivers: bool, int_stampers: dict
     index_of = {id(p): i for i, p in enumerate(ports)}
     node_index = {id(obj): i for i, obj in enumerate(network.node_objs)}
     fwd = forwarding(network)
-    # pending events: a lazy port has at most one delivery per lane; an event port one end of
-    # serialisation and one delivery; PFC signals in flight have no fixed bound, so the heap
-    # grows when short of room (RUN_HEAP)
-    heap_cap = 3 * n_ports + 4 * len(ingresses) + 1 + HEAP_ROOM
+    heap_cap = first_heap_cap(n_ports, len(ingresses))
     # (a flow whose receiver computes for its law, MLCC's credit loop, keeps it in Python)
     kernel_rx = [f is not None and kernel_receivers and f.coding is None
                  and f.receiver.credit_cc is None for f in flows]  # fmt: skip
