@@ -1,7 +1,8 @@
 """The packet/fluid hybrid (engine.kind=hybrid, uno/fluid/hybrid.py): with every flow selected
 as packets it is the packet engine, result for result; packet and fluid flows on one bottleneck
-share it fairly and fill it (each sees the other's bytes, the packets' INT records too); it
-writes every table, with every flow of the scenario in the flows table."""
+share it fairly and fill it (each sees the other's bytes, the packets' INT records too); once
+the fluid flows are done the fluid steps stop; it writes every table, with every flow of the
+scenario in the flows table."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ import pandas as pd
 import pytest
 
 import uno
+from uno.fluid import hybrid as hybrid_module
+from uno.fluid.columns import CT
 from uno.fluid.hybrid import HybridSimulation
 from uno.fluid.int_records import INTS
 from uno.metrics.flows import FLOW_COLUMNS
@@ -97,6 +100,10 @@ def test_a_hosts_packet_flow_takes_its_round_robin_turns_beside_its_fluid_flows(
 #: packets
 INCAST_INTER_AS_PACKETS = ["engine.kind=hybrid", "engine.hybrid_packet_tags=[inter]",
                            "workload.size_bytes=20000000", "engine.sample_interval_us=0"]  # fmt: skip
+#: the same, its intra-DC flows as packets: the fluid flows finish first, and the ports see no
+#: fluid bytes after them (uno.fluid.shared_ports' ``retire``)
+INCAST_INTRA_AS_PACKETS = ["engine.kind=hybrid", "engine.hybrid_packet_tags=[intra]",
+                           "workload.size_bytes=20000000", "engine.sample_interval_us=0"]  # fmt: skip
 #: a host sends a fluid flow and a packet flow: they share its NIC round robin
 NIC_SHARED = ["topo=dumbbell", "workload=flows", "cc=dctcp", "switch=ecn", "lb=ecmp",
               "engine.sample_interval_us=0", "engine.kind=hybrid", "engine.hybrid_packet_tags=[pkt]",
@@ -113,8 +120,9 @@ HPCC_SHARED = ["topo=dumbbell", "workload=flows", "cc=hpcc", "lb=ecmp", "engine.
                "{src:3,dst:0,size_bytes:2000000,start_us:500.0,tag:pkt}]"]  # fmt: skip
 
 
-@pytest.mark.parametrize("scenario", [INCAST_INTER_AS_PACKETS, NIC_SHARED, HPCC_SHARED],
-                         ids=["incast", "nic", "int"])  # fmt: skip
+@pytest.mark.parametrize("scenario",
+                         [INCAST_INTER_AS_PACKETS, INCAST_INTRA_AS_PACKETS, NIC_SHARED, HPCC_SHARED],
+                         ids=["incast", "incast_fluid_done_first", "nic", "int"])  # fmt: skip
 def test_the_compiled_data_plane_runs_the_hybrids_packets_as_the_python_one(scenario):
     """The hybrid's packets on the compiled data plane (its ports apply uno.net.shared_link in
     the kernel; the fluid steps run inside the kernel between the packets' events) and on the
@@ -132,6 +140,10 @@ def test_the_compiled_data_plane_runs_the_hybrids_packets_as_the_python_one(scen
     # the fluid bytes squeezed packets out (else the check shows little)
     if scenario is INCAST_INTER_AS_PACKETS:
         assert py.tables["ports"]["drops"].sum() > 0
+    if scenario is INCAST_INTRA_AS_PACKETS:  # (the steps stopped before the packets were done)
+        steps_us = py.summary["run"]["fluid_steps"] * py.summary["run"]["fluid_step_us"]
+        assert steps_us < 0.9 * py.flows["finish_ps"].max() / 1e6
+        assert kernel.summary["run"]["fluid_steps"] == py.summary["run"]["fluid_steps"]
 
 
 def test_a_packet_at_a_full_shared_port_meets_the_loss_of_a_random_phase():
@@ -177,6 +189,31 @@ def test_once_the_packets_are_done_the_fluid_step_grows_as_the_fluid_engines():
     assert (g.loc[[1, 2], "cls"] == "inter").all() and g.loc[0, "cls"] == "intra"
     assert (g.loc[[1, 2], "finish_ps"] > 10 * g.loc[0, "finish_ps"]).all()
     np.testing.assert_allclose(g.loc[[1, 2], "fct_ps"], f.loc[[1, 2], "fct_ps"], rtol=0.01)
+
+
+def test_once_the_fluid_flows_are_done_the_steps_stop_and_the_packets_run_on_alone(monkeypatch):
+    """The default incast's 20-MB flows, its intra-DC flows as packets: the inter-DC fluid flows
+    finish first (11.1 ms against 16.2 ms), their bytes are gone from the links, and the fluid
+    steps stop there. The packets then run as they do in a run whose fluid model steps on to
+    the end with no fluid byte anywhere: bit for bit."""
+    over = ["engine.kind=hybrid", "engine.hybrid_packet_tags=[intra]",
+            "workload.size_bytes=20000000", "engine.sample_interval_us=0"]  # fmt: skip
+    stopped = uno.run(uno.compose(over))
+    run, flows = stopped.summary["run"], stopped.flows
+    fluid_done_us = flows.loc[flows["cls"] == "inter", "finish_ps"].max() / 1e6
+    assert flows.loc[flows["cls"] == "intra", "finish_ps"].max() / 1e6 > 1.2 * fluid_done_us
+    assert run["fluid_steps"] * run["fluid_step_us"] < fluid_done_us + 100.0
+
+    def only_when_idle(counters, n_flows, ls, busy, shared_pfc):  # (every link empty)
+        return (counters[CT.running] == 0 and counters[CT.busy] == 0
+                and counters[CT.next_start] >= n_flows)  # fmt: skip
+
+    monkeypatch.setattr(hybrid_module, "fluid_done", only_when_idle)
+    stepped = uno.run(uno.compose(over))
+    assert stepped.summary["run"]["fluid_steps"] * run["fluid_step_us"] > 0.99 * run["sim_time_us"]
+    pd.testing.assert_frame_equal(stopped.flows, stepped.flows)
+    ports = ["port", "arrivals", "tx_bytes", "drops", "ecn_marks", "fluid_tx_bytes"]
+    pd.testing.assert_frame_equal(stopped.tables["ports"][ports], stepped.tables["ports"][ports])
 
 
 def test_the_fast_preset_settles_the_fluid_step_and_keeps_the_packet_flows_within_targets():

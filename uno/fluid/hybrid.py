@@ -53,7 +53,11 @@ than packets would make them (a fluid sender spreads its window over the step, n
 Once every packet flow has finished, the fluid model steps as the fluid engine does, its step
 growing with the shortest RTT left (:meth:`uno.fluid.engine.FluidSimulation._grow_step`). With
 ``engine.fluid_step_settled_rtt`` the step follows the flows throughout, the packet flows
-bounding it as fluid ones would (young, or about to start: the first step).
+bounding it as fluid ones would (young, or about to start: the first step). Once every fluid
+flow has finished (none starting later) and no link holds a byte of theirs, the steps stop and
+the ports read no fluid bytes from then on (:func:`uno.fluid.hybrid_loop.fluid_done`): the
+packets left run as in the packet engine, at its cost. (Not where PFC ingress queues count
+the fluid bytes: the fluid steps decide on their pauses.)
 
 The packets run on the compiled data plane (``engine.dataplane``: ``auto`` picks it unless the
 config has what it does not model), its kernels' ports applying these rules
@@ -88,7 +92,7 @@ from uno.core.errors import ConfigError
 from uno.core.units import us_to_ps
 from uno.fluid import kernels as K
 from uno.fluid.engine import FluidSimulation
-from uno.fluid.hybrid_loop import DRIVE_KERNEL_STOP, DRIVE_STEP_DONE, hybrid_steps
+from uno.fluid.hybrid_loop import DRIVE_KERNEL_STOP, DRIVE_STEP_DONE, fluid_done, hybrid_steps
 from uno.fluid.hybrid_pfc import shared_rows
 from uno.fluid.int_records import INTS
 from uno.fluid.pfc import pfc_summary as fluid_pfc_summary
@@ -311,9 +315,12 @@ class HybridSimulation(Simulation):
             fluid.now_ps = self._time_of(k)
         n = len(fluid.flows)
         nxt = int(counters[K.CT.next_start])
+        if fluid_done(counters, n, fluid.ls, fluid.busy, self.links.shared_pfc):
+            # every fluid flow has finished and their bytes have left the links: the ports
+            # see no fluid bytes from now on, and the steps stop
+            self.links.retire()
+            return False
         if counters[K.CT.running] == 0 and counters[K.CT.busy] == 0:
-            if nxt >= n:
-                return False  # every fluid flow has finished and its links are empty
             # nothing fluid under way: jump to the step of the next fluid start; the packets'
             # bytes meanwhile meet no fluid flow and are dropped from the account
             first = int(fluid.fs[fluid.order[nxt], K.FS_START] // fluid.dt_ps)

@@ -14,6 +14,7 @@ from numba import njit
 
 from uno.fluid.columns import (
     CT,
+    LS_ACK_IN,
     LS_ARR,
     LS_LISTED,
     LS_LOSS,
@@ -151,6 +152,38 @@ def fluid_step(ST, F, k, dt_ps, coupling, fluid, eid) -> None:
     tick(tally, TALLY.state_out, t)
 
 
+#: the fluid bytes (``LS_QF``) below which a link holds none: once no fluid flow sends, a FIFO
+#: share of a queue the packets keep standing shrinks by the part that leaves each step and
+#: never reaches zero
+FLUID_GONE_BYTES = 1.0
+
+
+@njit(cache=True)
+def fluid_gone(ls, busy, n_busy) -> bool:
+    """Whether no busy link (``busy[:n_busy]``) holds ``FLUID_GONE_BYTES`` of the fluid flows'
+    bytes or takes any (their data or their ACKs): the links carry the packets' bytes only."""
+    for i in range(n_busy):
+        link = busy[i]
+        if ls[link, LS_QF] >= FLUID_GONE_BYTES or ls[link, LS_ARR] > 0.0:
+            return False
+        if ls[link, LS_ACK_IN] > 0.0:
+            return False
+    return True
+
+
+@njit(cache=True)
+def fluid_done(counters, n_flows, ls, busy, shared_pfc) -> bool:
+    """Whether the fluid model has nothing more to do: no fluid flow runs and none starts
+    later, and its links are empty, or (without PFC ingress queues the fluid bytes share,
+    ``shared_pfc``, whose pauses the fluid steps decide on) hold the packets' bytes only
+    (:func:`fluid_gone`): the packets then see no fluid bytes at any port and run as in the
+    packet engine (:meth:`uno.fluid.shared_ports.KernelLinks.retire`)."""
+    if counters[CT.running] != 0 or counters[CT.next_start] < n_flows:
+        return False
+    n_busy = int(counters[CT.busy])
+    return n_busy == 0 or (not shared_pfc and fluid_gone(ls, busy, n_busy))
+
+
 @njit(cache=True)
 def heap_room(n_pfc_rows) -> int:
     """The free heap slots a step needs with ``n_pfc_rows`` shared PFC ingress queues: its
@@ -170,7 +203,8 @@ def hybrid_steps(ST, F, U, PK, k, due, dt_ps, eid, lim_t, lim_prio, lim_eid, max
     ``k``'s own event is being handled (the engine ran every event before it), so it runs
     first, with no id of its own.
     Stops, besides, after a step in which flows finished (``finished``: the count before),
-    which reached ``next_sample_ps`` (-1: none), which left the fluid model idle, whose index
+    which reached ``next_sample_ps`` (-1: none), which left the fluid model idle or done
+    (:func:`fluid_done`), whose index
     is a multiple of ``look_steps`` (0: none; Python looks whether the step may grow), or the
     ``max_steps``-th (a call keeps the interpreter).
 
@@ -178,6 +212,7 @@ def hybrid_steps(ST, F, U, PK, k, due, dt_ps, eid, lim_t, lim_prio, lim_eid, max
     event id (``DRIVE_PYTHON_FIRST``, ``DRIVE_KERNEL_STOP``), ``run``'s last result (host,
     slot, kind, ECN, time), the kernel's top (time, engine eid), the calls of ``run``)."""
     counters, tally = fluid[0][6], fluid[6][9]
+    n_flows = fluid[0][0].shape[0]
     calls = 0
     steps = 0
     host, slot, kind, ecn, now = RUN_NONE, -1, 0, 0, 0
@@ -220,7 +255,9 @@ def hybrid_steps(ST, F, U, PK, k, due, dt_ps, eid, lim_t, lim_prio, lim_eid, max
             fluid_step(ST, F, k, dt_ps, coupling, fluid, -1)
         k += 1
         steps += 1
-        idle = counters[CT.running] == 0 and counters[CT.busy] == 0
+        idle = (counters[CT.running] == 0 and counters[CT.busy] == 0) or fluid_done(
+            counters, n_flows, fluid[1][0], fluid[1][1], len(pfc_rows) > 0
+        )
         sample = next_sample_ps >= 0 and round(k * dt_ps) >= next_sample_ps
         look = look_steps > 0 and k % look_steps == 0
         if counters[CT.finished] != finished or idle or sample or look or steps >= max_steps:

@@ -70,6 +70,12 @@ class HybridPort(Port):
         self._full_bytes = coupler.full_bytes
         self._ps_per_byte = BITS_PER_BYTE * PS_PER_S / self.rate_bps
 
+    def see_no_fluid(self, zeros: np.ndarray) -> None:
+        """From now on read the fluid flows' part of every link as ``zeros`` (a row per link):
+        no fluid bytes held, arriving or lost, no phantom level (:meth:`PortLinks.retire`)."""
+        self._fluid_q = self._link_q = self._fluid_arr = self._fluid_ph = zeros
+        self._fluid_loss = self._packet_loss = self._fluid_senders = zeros
+
     def receive(self, pkt) -> None:
         if pkt.kind and self.control_lane is not None:
             Port.receive(self, pkt)
@@ -229,8 +235,20 @@ class PortLinks:
         self.epoch = 0
         self._schedulers = nic_schedulers
         self._nic_links = np.fromiter(nic_schedulers, dtype=np.int64, count=len(nic_schedulers))
+        self._ports = ports
         for e, port in enumerate(ports):  # (a folded link's port reads its group's row)
             port.couple(self, int(link_rep[e]), e in nic_schedulers)
+
+    #: the Python data plane's hybrid has no PFC ingress queues shared with the fluid bytes
+    #: (:mod:`uno.fluid.hybrid_pfc` is the compiled one's)
+    shared_pfc = False
+
+    def retire(self) -> None:
+        """The fluid model is done (:func:`uno.fluid.hybrid_loop.fluid_done`): every port
+        reads no fluid bytes from now on, and is the packet engine's."""
+        zeros = np.zeros(len(self.ls))
+        for port in self._ports:
+            port.see_no_fluid(zeros)
 
     def _take_touched(self) -> tuple[np.ndarray, np.ndarray]:
         """The ports (links) that took a packet since the last call, in the order of their
@@ -323,6 +341,20 @@ class KernelLinks:
             *members(link_rep),
             pfc_rows,
         )
+
+    @property
+    def shared_pfc(self) -> bool:
+        """Whether PFC ingress queues count the fluid bytes with the packets' (the fluid
+        steps decide on their pauses)."""
+        return len(self.coupling[11]) > 0
+
+    def retire(self) -> None:
+        """(:meth:`PortLinks.retire`: the ports' floats of the fluid flows' part zeroed; the
+        fluid bytes sent stay, as INT records count them.)"""
+        F, n = self._dp.F, len(self._dp.views)
+        for col in (PF.sh_fluid_q, PF.sh_link_q, PF.sh_rate, PF.sh_phantom, PF.sh_loss,
+                    PF.sh_senders):  # fmt: skip
+            F[:n, col] = 0.0
 
     def make_heap_room(self) -> None:
         """Grow the kernel's event heap until a fluid step's PFC signals fit
