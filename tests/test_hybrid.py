@@ -216,6 +216,49 @@ def test_once_the_fluid_flows_are_done_the_steps_stop_and_the_packets_run_on_alo
     pd.testing.assert_frame_equal(stopped.tables["ports"][ports], stepped.tables["ports"][ports])
 
 
+def test_a_port_takes_the_phantom_level_the_fluid_flows_leave_behind(monkeypatch):
+    """A 20-MB packet flow and two 2-MB fluid flows into host 0 (UnoCC, phantom queues): the
+    fluid flows finish at 523 us, and the bottleneck port's phantom queue, which had counted
+    the packets' bytes alone (one packet's worth), takes the fluid model's level (54 kB, both
+    kinds of bytes counted) and drains from it. Both data planes hand it over alike and run
+    on bit for bit."""
+    from uno.fluid import shared_ports
+    from uno.net.compiled.layout import PF
+
+    flows = (
+        "workload.flows=[{src:1,dst:0,size_bytes:20000000,tag:pkt},"
+        "{src:2,dst:0,size_bytes:2000000,tag:bulk},{src:3,dst:0,size_bytes:2000000,tag:bulk}]"
+    )
+    over = ["topo=dumbbell", "workload=flows", flows, "engine.kind=hybrid",
+            "engine.hybrid_packet_tags=[pkt]", "engine.sample_interval_us=0"]  # fmt: skip
+    handed = {}
+    kernel_retire, python_retire = shared_ports.KernelLinks.retire, shared_ports.PortLinks.retire
+
+    def kernel(self, now_ps):
+        F, n = self._dp.F, len(self._dp.views)
+        fluid, own = F[:n, PF.sh_phantom].copy(), F[:n, PF.ph_level].copy()
+        kernel_retire(self, now_ps)
+        p = int(np.argmax(fluid))
+        handed["compiled"] = (now_ps, fluid[p], own[p], F[p, PF.ph_level])
+
+    def python(self, now_ps):
+        port = max(self._ports, key=lambda q: q._fluid_ph[q._link])
+        fluid, own = float(port._fluid_ph[port._link]), port.phantom.level_bytes
+        python_retire(self, now_ps)
+        handed["python"] = (now_ps, fluid, own, port.phantom.level_bytes)
+
+    monkeypatch.setattr(shared_ports.KernelLinks, "retire", kernel)
+    monkeypatch.setattr(shared_ports.PortLinks, "retire", python)
+    runs = [
+        uno.run(uno.compose([*over, f"engine.dataplane={dp}"])) for dp in ("compiled", "python")
+    ]
+    pd.testing.assert_frame_equal(runs[0].flows, runs[1].flows)
+    assert handed["compiled"] == handed["python"]
+    now_ps, fluid, own, taken = handed["compiled"]
+    assert now_ps == pytest.approx(runs[0].flows["finish_ps"].iloc[1:].max(), rel=0.01)
+    assert own < 5e3 < 5e4 < fluid and taken == fluid
+
+
 def test_the_fast_preset_settles_the_fluid_step_and_keeps_the_packet_flows_within_targets():
     """``engine=hybrid_fast`` on the default incast (its inter-DC flows as packets): once every
     flow has settled the fluid step grows to an intra-DC RTT, so the run takes at most a

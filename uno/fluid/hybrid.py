@@ -56,8 +56,9 @@ growing with the shortest RTT left (:meth:`uno.fluid.engine.FluidSimulation._gro
 bounding it as fluid ones would (young, or about to start: the first step). Once every fluid
 flow has finished (none starting later) and no link holds a byte of theirs, the steps stop and
 the ports read no fluid bytes from then on (:func:`uno.fluid.hybrid_loop.fluid_done`): the
-packets left run as in the packet engine, at its cost. (Not where PFC ingress queues count
-the fluid bytes: the fluid steps decide on their pauses.)
+packets left run as in the packet engine, at its cost, a port's phantom queue taking the
+fluid model's level where that is higher (it counted the fluid flows' bytes). (Not where PFC
+ingress queues count the fluid bytes: the fluid steps decide on their pauses.)
 
 The packets run on the compiled data plane (``engine.dataplane``: ``auto`` picks it unless the
 config has what it does not model), its kernels' ports applying these rules
@@ -318,7 +319,7 @@ class HybridSimulation(Simulation):
         if fluid_done(counters, n, fluid.ls, fluid.busy, self.links.shared_pfc):
             # every fluid flow has finished and their bytes have left the links: the ports
             # see no fluid bytes from now on, and the steps stop
-            self.links.retire()
+            self.links.retire(fluid.now_ps)
             return False
         if counters[K.CT.running] == 0 and counters[K.CT.busy] == 0:
             # nothing fluid under way: jump to the step of the next fluid start; the packets'

@@ -16,10 +16,11 @@ from uno.fluid import kernels as K
 from uno.fluid.folding import members
 from uno.fluid.hybrid_loop import copy_link_state, fluid_step, heap_room, take_touched
 from uno.net import shared_link
-from uno.net.compiled.layout import PF, H, P
+from uno.net.compiled.layout import FL, PF, H, P
 from uno.net.compiled.pcg import pcg64_words
 from uno.net.compiled.views import KernelNic
 from uno.net.overflow import ADMIT, verdict
+from uno.net.phantom import phantom_raised
 from uno.net.port import Port
 
 # the shared link's rules, interpreted (a compiled call per packet costs more than the rule)
@@ -243,11 +244,15 @@ class PortLinks:
     #: (:mod:`uno.fluid.hybrid_pfc` is the compiled one's)
     shared_pfc = False
 
-    def retire(self) -> None:
-        """The fluid model is done (:func:`uno.fluid.hybrid_loop.fluid_done`): every port
-        reads no fluid bytes from now on, and is the packet engine's."""
+    def retire(self, now_ps: int) -> None:
+        """The fluid model is done at ``now_ps`` (:func:`uno.fluid.hybrid_loop.fluid_done`):
+        every port reads no fluid bytes from then on, and is the packet engine's. A phantom
+        queue the fluid model kept higher (its level counts the fluid flows' bytes, which the
+        port's own never saw) takes that level and drains from it."""
         zeros = np.zeros(len(self.ls))
         for port in self._ports:
+            if not port._nic and port.phantom is not None:
+                port.phantom.raise_to(now_ps, float(port._fluid_ph[port._link]))
             port.see_no_fluid(zeros)
 
     def _take_touched(self) -> tuple[np.ndarray, np.ndarray]:
@@ -348,10 +353,19 @@ class KernelLinks:
         steps decide on their pauses)."""
         return len(self.coupling[11]) > 0
 
-    def retire(self) -> None:
-        """(:meth:`PortLinks.retire`: the ports' floats of the fluid flows' part zeroed; the
-        fluid bytes sent stay, as INT records count them.)"""
-        F, n = self._dp.F, len(self._dp.views)
+    def retire(self, now_ps: int) -> None:
+        """(:meth:`PortLinks.retire`: the phantom levels taken over, the ports' floats of the
+        fluid flows' part zeroed; the fluid bytes sent stay, as INT records count them.)"""
+        F, n, ST = self._dp.F, len(self._dp.views), self._dp.ST
+        at = int(ST[H.off_ports])
+        rows = ST[at : at + n * P.size].reshape(n, P.size)
+        shared = rows[:, P.shared] == shared_link.SHARED_LINK
+        phantom = (rows[:, P.flags] & FL.phantom) != 0
+        for p in np.flatnonzero(shared & phantom & (F[:n, PF.sh_phantom] > 0.0)).tolist():
+            F[p, PF.ph_level] = phantom_raised(F[p, PF.ph_level], now_ps - rows[p, P.ph_last],
+                                               F[p, PF.ph_drain], F[p, PF.sh_phantom],
+                                               F[p, PF.ph_size])  # fmt: skip
+            rows[p, P.ph_last] = now_ps
         for col in (PF.sh_fluid_q, PF.sh_link_q, PF.sh_rate, PF.sh_phantom, PF.sh_loss,
                     PF.sh_senders):  # fmt: skip
             F[:n, col] = 0.0

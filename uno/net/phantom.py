@@ -32,6 +32,17 @@ def phantom_after_enqueue(level_bytes, elapsed_ps, drain_bytes_per_ps, size_byte
     return level if level < cap_bytes else cap_bytes
 
 
+@njit(cache=True)
+def phantom_raised(level_bytes, elapsed_ps, drain_bytes_per_ps, floor_bytes, cap_bytes):
+    """The level ``elapsed_ps`` after it was ``level_bytes``, raised to ``floor_bytes`` if that
+    is higher (capped at ``cap_bytes``): the hybrid's port taking over the level the fluid model
+    kept for its link, the fluid flows' bytes counted (:mod:`uno.fluid.shared_ports`)."""
+    level = phantom_level(level_bytes, elapsed_ps, drain_bytes_per_ps)
+    if floor_bytes > level:
+        level = floor_bytes if floor_bytes < cap_bytes else cap_bytes
+    return level
+
+
 class PhantomQueue:
     """Lazily drained virtual queue. Levels in bytes (float), time in integer picoseconds."""
 
@@ -75,6 +86,14 @@ class PhantomQueue:
         )  # fmt: skip
         self.last_ps = time_ps
 
+    def raise_to(self, time_ps: int, floor_bytes: float) -> None:
+        """At ``time_ps``, at least ``floor_bytes`` (:func:`phantom_raised`)."""
+        self.level_bytes = _raised(
+            self.level_bytes, time_ps - self.last_ps, self.drain_bytes_per_ps, floor_bytes,
+            self.size_bytes,
+        )  # fmt: skip
+        self.last_ps = time_ps
+
     def decide_mark(self, time_ps: int) -> bool:
         """ECN decision for a packet leaving the physical queue at ``time_ps``."""
         level = _level(self.level_bytes, time_ps - self.last_ps, self.drain_bytes_per_ps)
@@ -87,3 +106,4 @@ class PhantomQueue:
 # the Python data plane runs the drain interpreted (a compiled call per packet costs more)
 _level = phantom_level.py_func
 _after_enqueue = phantom_after_enqueue.py_func
+_raised = phantom_raised.py_func
