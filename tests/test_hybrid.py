@@ -11,6 +11,8 @@ import pandas as pd
 import pytest
 
 import uno
+from uno.api import to_run_config
+from uno.build import build_simulation
 from uno.fluid import hybrid as hybrid_module
 from uno.fluid.columns import CT
 from uno.fluid.hybrid import HybridSimulation
@@ -193,9 +195,9 @@ def test_once_the_packets_are_done_the_fluid_step_grows_as_the_fluid_engines():
 
 def test_once_the_fluid_flows_are_done_the_steps_stop_and_the_packets_run_on_alone(monkeypatch):
     """The default incast's 20-MB flows, its intra-DC flows as packets: the inter-DC fluid flows
-    finish first (11.1 ms against 16.2 ms), their bytes are gone from the links, and the fluid
-    steps stop there. The packets then run as they do in a run whose fluid model steps on to
-    the end with no fluid byte anywhere: bit for bit."""
+    finish first (11.1 ms against 16.2 ms), and the fluid steps stop there. With no fluid byte
+    left on the links then, the packets run as they do in a run whose fluid model steps on to
+    the end: bit for bit."""
     over = ["engine.kind=hybrid", "engine.hybrid_packet_tags=[intra]",
             "workload.size_bytes=20000000", "engine.sample_interval_us=0"]  # fmt: skip
     stopped = uno.run(uno.compose(over))
@@ -204,7 +206,7 @@ def test_once_the_fluid_flows_are_done_the_steps_stop_and_the_packets_run_on_alo
     assert flows.loc[flows["cls"] == "intra", "finish_ps"].max() / 1e6 > 1.2 * fluid_done_us
     assert run["fluid_steps"] * run["fluid_step_us"] < fluid_done_us + 100.0
 
-    def only_when_idle(counters, n_flows, ls, busy, shared_pfc):  # (every link empty)
+    def only_when_idle(counters, n_flows, shared_pfc):  # (every link empty)
         return (counters[CT.running] == 0 and counters[CT.busy] == 0
                 and counters[CT.next_start] >= n_flows)  # fmt: skip
 
@@ -216,47 +218,46 @@ def test_once_the_fluid_flows_are_done_the_steps_stop_and_the_packets_run_on_alo
     pd.testing.assert_frame_equal(stopped.tables["ports"][ports], stepped.tables["ports"][ports])
 
 
-def test_a_port_takes_the_phantom_level_the_fluid_flows_leave_behind(monkeypatch):
-    """A 20-MB packet flow and two 2-MB fluid flows into host 0 (UnoCC, phantom queues): the
-    fluid flows finish at 523 us, and the bottleneck port's phantom queue, which had counted
-    the packets' bytes alone (one packet's worth), takes the fluid model's level (54 kB, both
-    kinds of bytes counted) and drains from it. Both data planes hand it over alike and run
-    on bit for bit."""
-    from uno.fluid import shared_ports
-    from uno.net.compiled.layout import PF
+@pytest.mark.parametrize("dataplane", ["compiled", "python"])
+def test_a_port_takes_the_phantom_level_the_fluid_flows_leave_behind(dataplane):
+    """The fluid model done at 2 us (``retire``): a port whose link still holds a sliver of
+    fluid bytes, so that its packets read the fluid model's phantom level (60 kB, the fluid
+    flows' bytes counted), takes that level where its own (20 kB at 1 us, draining at 0.9 x
+    100 Gb/s) is lower, and drains from it; a port whose link holds none keeps its own; every
+    port then reads no fluid bytes. Both data planes alike."""
+    from uno.fluid import kernels as K
+    from uno.net.compiled.layout import PF, H, P
 
-    flows = (
-        "workload.flows=[{src:1,dst:0,size_bytes:20000000,tag:pkt},"
-        "{src:2,dst:0,size_bytes:2000000,tag:bulk},{src:3,dst:0,size_bytes:2000000,tag:bulk}]"
-    )
+    flows = "workload.flows=[{src:1,dst:0,size_bytes:20000000,tag:pkt},{src:2,dst:0,size_bytes:2000000,tag:bulk}]"
     over = ["topo=dumbbell", "workload=flows", flows, "engine.kind=hybrid",
-            "engine.hybrid_packet_tags=[pkt]", "engine.sample_interval_us=0"]  # fmt: skip
-    handed = {}
-    kernel_retire, python_retire = shared_ports.KernelLinks.retire, shared_ports.PortLinks.retire
+            "engine.hybrid_packet_tags=[pkt]", f"engine.dataplane={dataplane}"]  # fmt: skip
+    sim = build_simulation(to_run_config(uno.compose(over)))
+    links, ls = sim.links, sim.fluid.ls
+    sliver, empty = 1, 5  # (the switch's ports to host 0, the fluid flow's receiver, and to 2)
+    ls[[sliver, empty], K.LS_PH] = 6e4
+    ls[sliver, K.LS_QF] = 0.5
+    drain = 0.9 * 100e9 / 8e12  # (bytes/ps)
+    if dataplane == "compiled":
+        from uno.fluid.hybrid_loop import copy_link_state
 
-    def kernel(self, now_ps):
-        F, n = self._dp.F, len(self._dp.views)
-        fluid, own = F[:n, PF.sh_phantom].copy(), F[:n, PF.ph_level].copy()
-        kernel_retire(self, now_ps)
-        p = int(np.argmax(fluid))
-        handed["compiled"] = (now_ps, fluid[p], own[p], F[p, PF.ph_level])
-
-    def python(self, now_ps):
-        port = max(self._ports, key=lambda q: q._fluid_ph[q._link])
-        fluid, own = float(port._fluid_ph[port._link]), port.phantom.level_bytes
-        python_retire(self, now_ps)
-        handed["python"] = (now_ps, fluid, own, port.phantom.level_bytes)
-
-    monkeypatch.setattr(shared_ports.KernelLinks, "retire", kernel)
-    monkeypatch.setattr(shared_ports.PortLinks, "retire", python)
-    runs = [
-        uno.run(uno.compose([*over, f"engine.dataplane={dp}"])) for dp in ("compiled", "python")
-    ]
-    pd.testing.assert_frame_equal(runs[0].flows, runs[1].flows)
-    assert handed["compiled"] == handed["python"]
-    now_ps, fluid, own, taken = handed["compiled"]
-    assert now_ps == pytest.approx(runs[0].flows["finish_ps"].iloc[1:].max(), rel=0.01)
-    assert own < 5e3 < 5e4 < fluid and taken == fluid
+        dp = links._dp
+        n = len(dp.views)
+        copy_link_state(dp.F, ls, n, sim.fluid.link_rep)
+        rows = dp.ST[dp.ST[H.off_ports] : dp.ST[H.off_ports] + n * P.size].reshape(n, P.size)
+        dp.F[[sliver, empty], PF.ph_level], rows[[sliver, empty], P.ph_last] = 2e4, 1_000_000
+        links.retire(2_000_000)
+        levels = [dp.F[p, PF.ph_level] for p in (sliver, empty)]
+        levels[1] = max(levels[1] - (2_000_000 - rows[empty, P.ph_last]) * drain, 0.0)
+        assert (dp.F[:n, [PF.sh_fluid_q, PF.sh_phantom, PF.sh_link_q]] == 0.0).all()
+    else:
+        ports = [links._ports[p] for p in (sliver, empty)]
+        for port in ports:
+            port.phantom.level_bytes, port.phantom.last_ps = 2e4, 1_000_000
+        links.retire(2_000_000)
+        levels = [port.phantom.level_at(2_000_000) for port in ports]
+        assert all(port._fluid_q[sliver] == 0.0 and port._fluid_ph[sliver] == 0.0 for port in ports)
+    assert levels[0] == pytest.approx(6e4)
+    assert levels[1] == pytest.approx(2e4 - 1_000_000 * drain)
 
 
 def test_the_fast_preset_settles_the_fluid_step_and_keeps_the_packet_flows_within_targets():

@@ -54,11 +54,12 @@ Once every packet flow has finished, the fluid model steps as the fluid engine d
 growing with the shortest RTT left (:meth:`uno.fluid.engine.FluidSimulation._grow_step`). With
 ``engine.fluid_step_settled_rtt`` the step follows the flows throughout, the packet flows
 bounding it as fluid ones would (young, or about to start: the first step). Once every fluid
-flow has finished (none starting later) and no link holds a byte of theirs, the steps stop and
-the ports read no fluid bytes from then on (:func:`uno.fluid.hybrid_loop.fluid_done`): the
-packets left run as in the packet engine, at its cost, a port's phantom queue taking the
-fluid model's level where that is higher (it counted the fluid flows' bytes). (Not where PFC
-ingress queues count the fluid bytes: the fluid steps decide on their pauses.)
+flow has finished (none starting later) the steps stop and the ports read no fluid bytes from
+then on (:func:`uno.fluid.hybrid_loop.fluid_done`): the packets left run as in the packet
+engine, at its cost, a port whose packets read the fluid model's phantom level taking it
+where it is higher than its own (it counted the fluid flows' bytes). (Where PFC ingress queues
+count the fluid bytes, once the fluid links are empty as well: the fluid steps decide on
+those queues' pauses.)
 
 The packets run on the compiled data plane (``engine.dataplane``: ``auto`` picks it unless the
 config has what it does not model), its kernels' ports applying these rules
@@ -316,9 +317,9 @@ class HybridSimulation(Simulation):
             fluid.now_ps = self._time_of(k)
         n = len(fluid.flows)
         nxt = int(counters[K.CT.next_start])
-        if fluid_done(counters, n, fluid.ls, fluid.busy, self.links.shared_pfc):
-            # every fluid flow has finished and their bytes have left the links: the ports
-            # see no fluid bytes from now on, and the steps stop
+        if fluid_done(counters, n, self.links.shared_pfc):
+            # every fluid flow has finished: the ports see no fluid bytes from now on, and
+            # the steps stop
             self.links.retire(fluid.now_ps)
             return False
         if counters[K.CT.running] == 0 and counters[K.CT.busy] == 0:

@@ -14,7 +14,6 @@ from numba import njit
 
 from uno.fluid.columns import (
     CT,
-    LS_ACK_IN,
     LS_ARR,
     LS_LISTED,
     LS_LOSS,
@@ -152,36 +151,18 @@ def fluid_step(ST, F, k, dt_ps, coupling, fluid, eid) -> None:
     tick(tally, TALLY.state_out, t)
 
 
-#: the fluid bytes (``LS_QF``) below which a link holds none: once no fluid flow sends, a FIFO
-#: share of a queue the packets keep standing shrinks by the part that leaves each step and
-#: never reaches zero
-FLUID_GONE_BYTES = 1.0
-
-
 @njit(cache=True)
-def fluid_gone(ls, busy, n_busy) -> bool:
-    """Whether no busy link (``busy[:n_busy]``) holds ``FLUID_GONE_BYTES`` of the fluid flows'
-    bytes or takes any (their data or their ACKs): the links carry the packets' bytes only."""
-    for i in range(n_busy):
-        link = busy[i]
-        if ls[link, LS_QF] >= FLUID_GONE_BYTES or ls[link, LS_ARR] > 0.0:
-            return False
-        if ls[link, LS_ACK_IN] > 0.0:
-            return False
-    return True
-
-
-@njit(cache=True)
-def fluid_done(counters, n_flows, ls, busy, shared_pfc) -> bool:
+def fluid_done(counters, n_flows, shared_pfc) -> bool:
     """Whether the fluid model has nothing more to do: no fluid flow runs and none starts
-    later, and its links are empty, or (without PFC ingress queues the fluid bytes share,
-    ``shared_pfc``, whose pauses the fluid steps decide on) hold the packets' bytes only
-    (:func:`fluid_gone`): the packets then see no fluid bytes at any port and run as in the
-    packet engine (:meth:`uno.fluid.shared_ports.KernelLinks.retire`)."""
+    later. Its links then stay as the last flow left them (the steps move no byte:
+    :func:`uno.fluid.kernels.advance`), and what they hold of the fluid flows, all of whose
+    bytes were delivered, is their FIFO share of a queue the packets keep standing; the ports
+    stop reading it (:meth:`uno.fluid.shared_ports.KernelLinks.retire`). Where PFC ingress
+    queues count the fluid bytes (``shared_pfc``: the fluid steps decide on their pauses) the
+    model is done once its links are empty as well."""
     if counters[CT.running] != 0 or counters[CT.next_start] < n_flows:
         return False
-    n_busy = int(counters[CT.busy])
-    return n_busy == 0 or (not shared_pfc and fluid_gone(ls, busy, n_busy))
+    return not shared_pfc or counters[CT.busy] == 0
 
 
 @njit(cache=True)
@@ -256,7 +237,7 @@ def hybrid_steps(ST, F, U, PK, k, due, dt_ps, eid, lim_t, lim_prio, lim_eid, max
         k += 1
         steps += 1
         idle = (counters[CT.running] == 0 and counters[CT.busy] == 0) or fluid_done(
-            counters, n_flows, fluid[1][0], fluid[1][1], len(pfc_rows) > 0
+            counters, n_flows, len(pfc_rows) > 0
         )
         sample = next_sample_ps >= 0 and round(k * dt_ps) >= next_sample_ps
         look = look_steps > 0 and k % look_steps == 0

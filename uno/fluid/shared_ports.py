@@ -246,13 +246,20 @@ class PortLinks:
 
     def retire(self, now_ps: int) -> None:
         """The fluid model is done at ``now_ps`` (:func:`uno.fluid.hybrid_loop.fluid_done`):
-        every port reads no fluid bytes from then on, and is the packet engine's. A phantom
-        queue the fluid model kept higher (its level counts the fluid flows' bytes, which the
-        port's own never saw) takes that level and drains from it."""
+        every port reads no fluid bytes from then on, and is the packet engine's. A port
+        whose packets still read the fluid model's phantom level (its link holds a sliver of
+        fluid bytes, :func:`uno.net.shared_link.fluid_on_link`) takes it where it is higher
+        than its own (it counts the fluid flows' bytes, which the port's own never saw), and
+        drains from it."""
         zeros = np.zeros(len(self.ls))
         for port in self._ports:
-            if not port._nic and port.phantom is not None:
-                port.phantom.raise_to(now_ps, float(port._fluid_ph[port._link]))
+            link = port._link
+            if (
+                not port._nic
+                and port.phantom is not None
+                and fluid_on_link(float(port._fluid_q[link]), float(port._fluid_arr[link]))
+            ):
+                port.phantom.raise_to(now_ps, float(port._fluid_ph[link]))
             port.see_no_fluid(zeros)
 
     def _take_touched(self) -> tuple[np.ndarray, np.ndarray]:
@@ -362,6 +369,8 @@ class KernelLinks:
         shared = rows[:, P.shared] == shared_link.SHARED_LINK
         phantom = (rows[:, P.flags] & FL.phantom) != 0
         for p in np.flatnonzero(shared & phantom & (F[:n, PF.sh_phantom] > 0.0)).tolist():
+            if not fluid_on_link(F[p, PF.sh_fluid_q], F[p, PF.sh_rate]):
+                continue
             F[p, PF.ph_level] = phantom_raised(F[p, PF.ph_level], now_ps - rows[p, P.ph_last],
                                                F[p, PF.ph_drain], F[p, PF.sh_phantom],
                                                F[p, PF.ph_size])  # fmt: skip
