@@ -100,3 +100,21 @@ def test_a_tail_slot_comes_back_spread_over_its_steps(twin):
     give(ring, pool, 0, 496, fs, calendar)
     assert pool.ptr[0] == -1 and pool.tail_ptr[0] == -1
     assert not ring[64:].any()  # (its line's slots after step 496 and its tail, zeroed)
+
+
+def test_a_delay_beyond_the_longest_line_is_heard_and_timed_at_its_end():
+    """Eight fluid flows of 1 MB into one host of a lossless k=4 fat tree, ECN off: PFC alone
+    holds them, and a queue upstream of a port paused most of the time foresees a drain far
+    slower than the one that comes (the paused share's mean). A batch's delay beyond what its
+    line holds is heard at the line's longest (``longest_lag``), and its ACKs arrive then: no
+    flow finishes after the run's end (timed by the foreseen delay, the last two finished at
+    1,570 us in a run that ended at 1,101 us)."""
+    flows = ",".join(f"{{src:{s},dst:0,size_bytes:1000000}}" for s in range(4, 12))
+    over = ["topo=fat_tree", "topo.k=4", "workload=flows", f"workload.flows=[{flows}]",
+            "lb=ecmp", "cc=dctcp", "switch.pfc.enabled=true", "switch.ecn.enabled=false",
+            *INCAST]  # fmt: skip
+    result = uno.run(uno.compose(over))
+    end_ps = result.summary["run"]["sim_time_us"] * 1e6
+    finish = result.flows["finish_ps"].to_numpy(dtype=float)
+    assert np.isfinite(finish).all() and finish.max() <= end_ps + 1.0
+    assert result.summary["pfc"]["lossless_violations"] == 0

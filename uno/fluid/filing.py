@@ -75,7 +75,7 @@ from uno.fluid.faults import lose_batch_acks, note_fault_share
 from uno.fluid.int_records import INTS, stamp_delivered, stamp_sent
 from uno.fluid.jitter import ack_path_exceedance, wire_side_exceedance
 from uno.fluid.losses import beyond_wire, book_losses, lose_acks
-from uno.fluid.rings import fit_lag, least_sample, line_row, mark_ring_due
+from uno.fluid.rings import fit_lag, least_sample, line_row, longest_lag, mark_ring_due
 from uno.fluid.signals import (
     delay_beyond_wire,
     path_delay,
@@ -404,8 +404,15 @@ def file_sends(k, now, dt_ps, n_senders, flows, ls, routes, lines, lb, hops, scr
             continue
         spread = may_spread and block[BL.steps, f] == 1 and fs[f, FS_BLOCK_BYTES] <= 0.0
         ack, sent_at, middle, sent_end = batch_times(f, now, fx[f, FX_SEND], fs)
-        arrive = sent_end + rtt
         lag, late = ack_steps(now, dt_ps, sent_at, sent_end, middle, rtt, spread)
+        longest = longest_lag(lines.pool, f)
+        if (lag + 1 if late > 0.0 else lag) > longest:
+            # a delay beyond what its line holds (a queue behind PFC pauses, whose drain the
+            # paused share foresees at its slowest) is heard at the longest, in the middle of
+            # its step: its RTT and arrival are that, not later than the run hears them
+            rtt = now + (longest + 0.5) * dt_ps - middle
+            lag, late = longest, 0.0
+        arrive = sent_end + rtt
         p_queued = 0.0
         if fs[f, FS_DRAWS] > 0.0 and ack > 0.0:
             p_queued = queued_chance(f, rtt, q_beyond, fs, cp, ls, routes, lb)

@@ -166,6 +166,16 @@ def fit_lag(f, k, lag, ring, pool) -> int:
     return lag
 
 
+@njit(cache=True, error_model="numpy", inline="always")
+def longest_lag(pool, f) -> int:
+    """The longest delay (steps) flow ``f``'s line holds grown to its longest, or its tail
+    (the calendar's span, and at most its reach): :func:`fit_lag` files a longer one there."""
+    w = pool.tail_width[f]
+    if w == 0:
+        return pool.cap[f] - 1
+    return min((pool.tail_meta[0] - 2) * w, pool.reach[f] - 1)
+
+
 @njit(cache=True, error_model="numpy")
 def tail_lag(pool, f, k, lag) -> int:
     """A delay of ``lag`` steps after step ``k`` beyond flow ``f``'s line at its longest, as
@@ -178,7 +188,7 @@ def tail_lag(pool, f, k, lag) -> int:
     n = pool.length[f]
     if w == 0:
         return n - 1
-    longest = min((pool.tail_meta[0] - 2) * w, pool.reach[f] - 1)  # (the calendar's span)
+    longest = longest_lag(pool, f)
     if lag > longest:
         lag = longest
     first = (k + lag) - (k + lag) % w - k
