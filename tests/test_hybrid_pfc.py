@@ -9,6 +9,8 @@ step its upstream port was.
 * Packets and fluid flows in one lossless incast: the packet flows finish as in the packet run.
 * A kernel call whose packets leave the event heap no room for a step's PFC signals stops,
   Python grows the heap, and the run goes on as if it had had the room all along.
+* Once the fluid flows are done and no ingress queue counts fluid bytes, the steps stop, and
+  the packets run on as when the steps go on, pauses and all.
 * A port's pauses as signalled give the time it is paused up to any moment.
 * A shared link that overflows drops the fluid flows' bytes in their FIFO share of it: those
   are the fluid's lossless violations, the packets' the packet ports count.
@@ -119,6 +121,37 @@ def test_a_heap_short_of_room_mid_call_changes_nothing(monkeypatch):
     assert (DRIVE_KERNEL_STOP, RUN_HEAP) in stops
     assert short.flows["finish_ps"].tolist() == usual.flows["finish_ps"].tolist()
     assert short.summary["pfc"] == usual.summary["pfc"]
+
+
+def test_once_no_queue_counts_fluid_bytes_the_steps_stop(monkeypatch):
+    """Two 8-MB packet flows and six 1-MB fluid flows in the lossless incast, ECN on: the fluid
+    flows finish by 640 us, the packet flows at 1.8 ms. Once the fluid flows are done and no
+    shared ingress queue counts fluid bytes, the steps stop (364 of them, not 1,040 to the
+    run's end); every flow finishes, and every pause is signalled, as in the run whose steps
+    go on to its end."""
+    listed = ",".join(
+        f"{{src:{s},dst:0,size_bytes:{8000000 if i in (0, 4) else 1000000},"
+        f"tag:{'pkt' if i in (0, 4) else 'bulk'}}}"
+        for i, s in enumerate(SENDERS)
+    )
+    over = [*INCAST, f"workload.flows=[{listed}]", "engine.kind=hybrid",
+            "engine.hybrid_packet_tags=[pkt]"]  # fmt: skip
+    stopped = uno.run(uno.compose(over))
+    run, flows_done = stopped.summary["run"], stopped.flows
+    fluid_end_us = flows_done.loc[flows_done["tag"] == "bulk", "finish_ps"].max() / 1e6
+    assert run["sim_time_us"] > 2 * fluid_end_us
+    assert run["fluid_steps"] * run["fluid_step_us"] < fluid_end_us + 50.0
+
+    def only_when_idle(counters, n_flows, queues_hold_fluid):  # (every link empty)
+        return (counters[C.CT.running] == 0 and counters[C.CT.busy] == 0
+                and counters[C.CT.next_start] >= n_flows)  # fmt: skip
+
+    monkeypatch.setattr(hybrid_module, "fluid_done", only_when_idle)
+    stepped = uno.run(uno.compose(over))
+    assert stepped.summary["run"]["fluid_steps"] * run["fluid_step_us"] > 0.99 * run["sim_time_us"]
+    assert stopped.flows["finish_ps"].tolist() == stepped.flows["finish_ps"].tolist()
+    assert stopped.summary["pfc"] == stepped.summary["pfc"]
+    assert stopped.summary["pfc"]["pause_frames"] > 0
 
 
 def test_paused_time_follows_the_signals():

@@ -57,9 +57,9 @@ bounding it as fluid ones would (young, or about to start: the first step). Once
 flow has finished (none starting later) the steps stop and the ports read no fluid bytes from
 then on (:func:`uno.fluid.hybrid_loop.fluid_done`): the packets left run as in the packet
 engine, at its cost, a port whose packets read the fluid model's phantom level taking it
-where it is higher than its own (it counted the fluid flows' bytes). (Where PFC ingress queues
-count the fluid bytes, once the fluid links are empty as well: the fluid steps decide on
-those queues' pauses.)
+where it is higher than its own (it counted the fluid flows' bytes). (While a PFC ingress
+queue still counts fluid bytes, once the fluid links are empty as well: the fluid steps
+decide on its pauses.)
 
 The packets run on the compiled data plane (``engine.dataplane``: ``auto`` picks it unless the
 config has what it does not model), its kernels' ports applying these rules
@@ -317,7 +317,7 @@ class HybridSimulation(Simulation):
             fluid.now_ps = self._time_of(k)
         n = len(fluid.flows)
         nxt = int(counters[K.CT.next_start])
-        if fluid_done(counters, n, self.links.shared_pfc):
+        if fluid_done(counters, n, self.links.queues_hold_fluid(fluid.pfc)):
             # every fluid flow has finished: the ports see no fluid bytes from now on, and
             # the steps stop
             self.links.retire(fluid.now_ps)

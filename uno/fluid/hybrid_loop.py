@@ -28,7 +28,7 @@ from uno.fluid.columns import (
     LS_TXF_BEFORE,
 )
 from uno.fluid.cycles import TALLY, cycles, tick
-from uno.fluid.hybrid_pfc import PUSHES_PER_QUEUE, pause_shares, step_signals
+from uno.fluid.hybrid_pfc import PUSHES_PER_QUEUE, fluid_in_queues, pause_shares, step_signals
 from uno.fluid.kernels import advance
 from uno.fluid.links import fold_packet_bytes
 from uno.net.compiled.events import kernel_top
@@ -152,17 +152,18 @@ def fluid_step(ST, F, k, dt_ps, coupling, fluid, eid) -> None:
 
 
 @njit(cache=True)
-def fluid_done(counters, n_flows, shared_pfc) -> bool:
+def fluid_done(counters, n_flows, queues_hold_fluid) -> bool:
     """Whether the fluid model has nothing more to do: no fluid flow runs and none starts
     later. Its links then stay as the last flow left them (the steps move no byte:
     :func:`uno.fluid.kernels.advance`), and what they hold of the fluid flows, all of whose
     bytes were delivered, is their FIFO share of a queue the packets keep standing; the ports
-    stop reading it (:meth:`uno.fluid.shared_ports.KernelLinks.retire`). Where PFC ingress
-    queues count the fluid bytes (``shared_pfc``: the fluid steps decide on their pauses) the
-    model is done once its links are empty as well."""
+    stop reading it (:meth:`uno.fluid.shared_ports.KernelLinks.retire`). While a PFC ingress
+    queue still counts fluid bytes in its level (``queues_hold_fluid``,
+    :func:`uno.fluid.hybrid_pfc.fluid_in_queues`: the fluid steps decide on its pauses) the
+    model is done only once its links are empty as well."""
     if counters[CT.running] != 0 or counters[CT.next_start] < n_flows:
         return False
-    return not shared_pfc or counters[CT.busy] == 0
+    return not queues_hold_fluid or counters[CT.busy] == 0
 
 
 @njit(cache=True)
@@ -237,7 +238,7 @@ def hybrid_steps(ST, F, U, PK, k, due, dt_ps, eid, lim_t, lim_prio, lim_eid, max
         k += 1
         steps += 1
         idle = (counters[CT.running] == 0 and counters[CT.busy] == 0) or fluid_done(
-            counters, n_flows, len(pfc_rows) > 0
+            counters, n_flows, len(pfc_rows) > 0 and fluid_in_queues(ST, fluid[1][2], pfc_rows)
         )
         sample = next_sample_ps >= 0 and round(k * dt_ps) >= next_sample_ps
         look = look_steps > 0 and k % look_steps == 0

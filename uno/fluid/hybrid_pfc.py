@@ -57,6 +57,17 @@ def _queue_at(ST, link) -> int:
 
 
 @njit(cache=True)
+def fluid_in_queues(ST, pfc, rows) -> bool:
+    """Whether a shared ingress queue (``rows`` of the fluid's ``pfc``) counts fluid bytes in
+    its level (``ING.fluid``, set by :func:`step_signals`): while none does, the packets' own
+    thresholds alone decide every pause."""
+    for r in rows:
+        if ST[_queue_at(ST, int(pfc[r, PFC.link])) + ING.fluid] != 0:
+            return True
+    return False
+
+
+@njit(cache=True)
 def pause_shares(ST, ls, pfc, pf_live, rows, k, dt_ps) -> None:
     """Before fluid step ``k`` (from round(k dt_ps) to round((k + 1) dt_ps), now its end): each
     shared queue's link paused for the share of the step its upstream port was, by the

@@ -15,6 +15,7 @@ from uno.core.units import BITS_PER_BYTE, PS_PER_S
 from uno.fluid import kernels as K
 from uno.fluid.folding import members
 from uno.fluid.hybrid_loop import copy_link_state, fluid_step, heap_room, take_touched
+from uno.fluid.hybrid_pfc import fluid_in_queues
 from uno.net import shared_link
 from uno.net.compiled.layout import FL, PF, H, P
 from uno.net.compiled.pcg import pcg64_words
@@ -240,9 +241,10 @@ class PortLinks:
         for e, port in enumerate(ports):  # (a folded link's port reads its group's row)
             port.couple(self, int(link_rep[e]), e in nic_schedulers)
 
-    #: the Python data plane's hybrid has no PFC ingress queues shared with the fluid bytes
-    #: (:mod:`uno.fluid.hybrid_pfc` is the compiled one's)
-    shared_pfc = False
+    def queues_hold_fluid(self, pfc: np.ndarray) -> bool:
+        """(:meth:`KernelLinks.queues_hold_fluid`: never, as the Python data plane's hybrid
+        has no PFC ingress queues shared with the fluid bytes.)"""
+        return False
 
     def retire(self, now_ps: int) -> None:
         """The fluid model is done at ``now_ps`` (:func:`uno.fluid.hybrid_loop.fluid_done`):
@@ -354,11 +356,11 @@ class KernelLinks:
             pfc_rows,
         )
 
-    @property
-    def shared_pfc(self) -> bool:
-        """Whether PFC ingress queues count the fluid bytes with the packets' (the fluid
-        steps decide on their pauses)."""
-        return len(self.coupling[11]) > 0
+    def queues_hold_fluid(self, pfc: np.ndarray) -> bool:
+        """Whether a PFC ingress queue the fluid bytes share with the packets counts any in its
+        level (:func:`uno.fluid.hybrid_pfc.fluid_in_queues`; ``pfc``: the fluid's rows)."""
+        rows = self.coupling[11]
+        return len(rows) > 0 and fluid_in_queues(self._dp.ST, pfc, rows)
 
     def retire(self, now_ps: int) -> None:
         """(:meth:`PortLinks.retire`: the phantom levels taken over, the ports' floats of the
