@@ -237,9 +237,10 @@ def hybrid_steps(ST, F, U, PK, k, due, dt_ps, eid, lim_t, lim_prio, lim_eid, max
             fluid_step(ST, F, k, dt_ps, coupling, fluid, -1)
         k += 1
         steps += 1
-        idle = (counters[CT.running] == 0 and counters[CT.busy] == 0) or fluid_done(
+        # (the shared queues are looked at only once no fluid flow runs: not every step)
+        idle = counters[CT.running] == 0 and (counters[CT.busy] == 0 or fluid_done(
             counters, n_flows, len(pfc_rows) > 0 and fluid_in_queues(ST, fluid[1][2], pfc_rows)
-        )
+        ))  # fmt: skip
         sample = next_sample_ps >= 0 and round(k * dt_ps) >= next_sample_ps
         look = look_steps > 0 and k % look_steps == 0
         if counters[CT.finished] != finished or idle or sample or look or steps >= max_steps:
