@@ -188,3 +188,30 @@ def test_a_line_rate_flow_is_locked_out_at_a_full_queue_as_in_the_packet_engine(
     assert low > 0.9 * high, resent["even"]
     for name in ("phase", "even"):
         assert resent[name].sum() == pytest.approx(resent["packet"].sum(), rel=0.05)
+
+
+def test_a_packet_at_a_random_phase_beside_a_train_that_loses_everything():
+    """Two trains at the link's own rate, at phases 0.2 and 0.6: the first takes every slot,
+    and a packet of no input of the fluid's is first only when it lands before 0.2 (loss 0.8).
+    With the drops a little above what the second train sends, that train still loses all and
+    the first the rest; the packet's loss moves by as little (0.805), not to the first train's
+    (0.005): its chance does not jump as the drops pass the second train's bytes."""
+    for twin in (False, True):
+        exact, _, at_exact = drop_shares([1, 1], [1, 1], [0.2, 0.6], [100.0, 100.0], 100.0,
+                                         twin=twin)  # fmt: skip
+        np.testing.assert_allclose(exact, [0.0, 1.0], atol=1e-12)
+        assert at_exact == pytest.approx(0.8, rel=1e-9)
+        loss, _, at_random = drop_shares([1, 1], [1, 1], [0.2, 0.6], [100.0, 100.0], 100.5,
+                                         twin=twin)  # fmt: skip
+        np.testing.assert_allclose(loss, [0.005, 1.0], rtol=1e-9)
+        assert at_random == pytest.approx(0.805, rel=1e-9)
+    # any number of trains at random phases: the packet's loss is continuous in the drops
+    # where they pass what the trains after the first send
+    for _ in range(20):
+        n = int(RNG.integers(2, 6))
+        phase = RNG.random(n)
+        arr = np.full(n, 100.0)
+        losers = 100.0 * (n - 1)
+        at = [drop_shares([1] * n, [1] * n, phase, arr, d)[2] for d in (losers, 1.001 * losers)]
+        assert at[0] == pytest.approx(1.0 - phase.min(), rel=1e-9)
+        assert abs(at[1] - at[0]) < 0.01

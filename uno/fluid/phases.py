@@ -140,7 +140,11 @@ def input_drop_shares(n_g, on_grid, u, phase, arr, pool_arr, pool_u, drop, loss,
 
     The link's own total of drops (the fluid queue's) is kept: each group's loss is its
     rejection chance 1 - accept times one factor, capped at 1 (the factor found by water
-    filling), so inputs that meet the same odds lose the same share, as before. ``order`` is
+    filling), so inputs that meet the same odds lose the same share, as before. A packet at a
+    random phase meets its rejection chance times that factor; where the capped inputs take
+    every drop (two trains at the link's rate: the later loses all it sends, and a little more
+    is dropped) the factor left is 0, and it meets its rejection at the least factor that caps
+    them instead, as it does when the drops just fill their rejections. ``order`` is
     scratch of ``n_g`` integers, and ``loss`` holds each input's acceptance chance until its
     loss is written (it allocates nothing: kernels run by :func:`uno.fluid.kernels.advance`
     cannot). Units: bytes (``arr``, ``pool_arr``, ``drop``), packet times (``phase``)."""
@@ -161,8 +165,10 @@ def input_drop_shares(n_g, on_grid, u, phase, arr, pool_arr, pool_u, drop, loss,
             loss[g] = share
         return share, share
     left = drop
+    floor = 0.0  # the least factor at which every capped input loses all it sends
     for _ in range(n_g + 2):
         factor = left / weighted if weighted > 0.0 else 0.0
+        sound = weighted > 1e-12 * total  # (a factor from rounding residue sets no floor)
         capped = False
         if pool_arr > 0.0 and reject_pool > 0.0 and factor * reject_pool > 1.0:
             left -= pool_arr
@@ -178,6 +184,8 @@ def input_drop_shares(n_g, on_grid, u, phase, arr, pool_arr, pool_u, drop, loss,
                 weighted -= arr[g] * rej
                 accept[g] = CAPPED
                 capped = True
+                if sound and 1.0 / rej > floor:
+                    floor = 1.0 / rej
         if not capped:
             break
     factor = left / weighted if weighted > 1e-12 * total else 0.0
@@ -196,7 +204,10 @@ def input_drop_shares(n_g, on_grid, u, phase, arr, pool_arr, pool_u, drop, loss,
         loss[g] = 1.0 if accept[g] == CAPPED else factor * rejection(accept[g]) + even
     if reject_pool < 0.0:  # (the pool capped: at these odds a random arrival loses all too)
         return 1.0, 1.0
-    at_random = factor * rejection(accept_pool) + even
+    # (where the capped inputs took every drop, no input left can be rejected and the factor is
+    # 0; a packet at a random phase is still rejected as before, at the least factor that caps
+    # them: continuous with the drops that just fill their rejections)
+    at_random = (factor if factor > floor else floor) * rejection(accept_pool) + even
     return factor * reject_pool + even, at_random if at_random < 1.0 else 1.0
 
 
