@@ -100,3 +100,26 @@ def test_settled_applies_fluid_overrides_to_the_fluid_runs(monkeypatch, capsys):
     assert packet == [True, True]
     gaps = [float(re.search(r"vs packet intra ([+-][\d.]+)", out[2])[1]) for out in lines]
     assert abs(gaps[1]) < abs(gaps[0])
+
+
+def test_drops_by_port_counts_every_data_drop_once(monkeypatch):
+    """drops_by_port.py's counts, over every flow of a short run, add up to the data packets
+    the run's ports dropped, in the packet engine and in the hybrid (whose fluid flows lose no
+    packet); the hybrid's packets meet the fluid bytes at shared ports."""
+    monkeypatch.syspath_prepend(str(SCRIPTS))  # drops_by_port.py imports compare.py beside it
+    drops = load("drops_by_port")
+    args = type("Args", (), {"scheme": "uno_ecmp", "cls": "all", "max_bytes": 10**12,
+                             "override": ["workload.n_flows=300"]})()  # fmt: skip
+    counted = []
+    for engine in (["engine.kind=packet"], ["engine.kind=hybrid", *drops.HYBRID["mixed40"]]):
+        result, ids, by_port, shared, near = drops.counted_run(engine, None, args)
+        dropped = result.summary["packets"]["dropped"].get("buffer_full/data", 0)
+        assert len(ids) == 300
+        assert sum(by_port.values()) == dropped
+        counted.append(dropped)
+        if engine == ["engine.kind=packet"]:  # a drop-tail port drops only when nearly full
+            near_drops = sum(n for key, n in near.items() if key[2] == "drops")
+            near_arrivals = sum(n for key, n in near.items() if key[2] == "arrivals")
+            assert near_drops == dropped and near_arrivals > dropped
+    assert counted[0] > 0
+    assert shared["arrivals"] > 0 and shared["arrivals"] >= shared["full"]
