@@ -152,17 +152,14 @@ def main() -> None:
         "the share dropped (arrivals)"
     )
     cls = result_p.flows["cls"]
+    groups: collections.Counter = collections.Counter()  # (kind, group, what): packets
+    for (kind, flow, what), count in near.items():
+        group = "studied" if flow in ids else f"other {cls[flow]}-DC"
+        groups[(kind, group, what)] += count
     for kind, _ in ranked:
-        parts = []
-        for label, member in (("studied", lambda f: f in ids),
-                              ("other intra-DC", lambda f: f not in ids and cls[f] == "intra"),
-                              ("other inter-DC", lambda f: f not in ids and cls[f] == "inter")):  # fmt: skip
-            got = sum(n for (k, f, what), n in near.items()
-                      if k == kind and what == "arrivals" and member(f))  # fmt: skip
-            lost = sum(n for (k, f, what), n in near.items()
-                       if k == kind and what == "drops" and member(f))  # fmt: skip
-            if got:
-                parts.append(f"{label} {lost / got:.2f} ({got})")
+        parts = [f"{group} {groups[(kind, group, 'drops')] / got:.2f} ({got})"
+                 for group in ("studied", "other intra-DC", "other inter-DC")
+                 if (got := groups[(kind, group, "arrivals")])]  # fmt: skip
         print(f"  {kind}: " + ", ".join(parts))
     n, full = shared["arrivals"], shared["full"]
     mean_loss = shared["loss_sum"] / full if full else 0.0
