@@ -112,14 +112,19 @@ def test_drops_by_port_counts_every_data_drop_once(monkeypatch):
                              "override": ["workload.n_flows=300"]})()  # fmt: skip
     counted = []
     for engine in (["engine.kind=packet"], ["engine.kind=hybrid", *drops.HYBRID["mixed40"]]):
-        result, ids, by_port, shared, near = drops.counted_run(engine, None, args)
+        result, ids, by_port, shared, near, sized = drops.counted_run(engine, None, args)
         dropped = result.summary["packets"]["dropped"].get("buffer_full/data", 0)
         assert len(ids) == 300
         assert sum(by_port.values()) == dropped
+        sizes = drops.by_size(sized, ids)
+        assert sizes[("full", "dropped")] + sizes[("shorter", "dropped")] == dropped
         counted.append(dropped)
         if engine == ["engine.kind=packet"]:  # a drop-tail port drops only when nearly full
             near_drops = sum(n for key, n in near.items() if key[2] == "drops")
             near_arrivals = sum(n for key, n in near.items() if key[2] == "arrivals")
             assert near_drops == dropped and near_arrivals > dropped
+            at_full = sizes[("full", "drops")] + sizes[("shorter", "drops")]
+            arrived = sizes[("full", "arrivals")] + sizes[("shorter", "arrivals")]
+            assert at_full == dropped and arrived > dropped
     assert counted[0] > 0
     assert shared["arrivals"] > 0 and shared["arrivals"] >= shared["full"]

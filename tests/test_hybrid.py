@@ -172,6 +172,27 @@ def test_a_packet_at_a_full_shared_port_meets_the_loss_of_a_random_phase():
     assert [port._packet_loss_at(p) for p in (0, 1)] == [0.8, 0.0]
 
 
+@pytest.mark.parametrize("compiled", [True, False])
+def test_a_short_data_packet_at_a_full_shared_port_is_refused_as_often_as_a_full_one(compiled):
+    """At a buffer the fluid bytes fill, a data packet is dropped with the fluid model's
+    random-phase loss whatever its size (the room a departure frees goes to the first arrival;
+    the crumbs left are an ACK's): over evenly spread draws a full 4,160-B packet and a 500-B
+    one both lose 0.8 of their arrivals, a 64-B ACK 0.8 x 64 / 4,160."""
+    from uno.net import shared_link
+
+    squeezed = shared_link.squeezed_out if compiled else shared_link.squeezed_out.py_func
+    draws = (np.arange(10_000) + 0.5) / 10_000
+
+    def refused(size, is_data):
+        return np.mean([squeezed(d, 4160.0, 0.8, size, is_data) for d in draws])
+
+    assert refused(4160, True) == pytest.approx(0.8)
+    assert refused(500, True) == pytest.approx(0.8)
+    assert refused(64, False) == pytest.approx(0.8 * 64 / 4160, abs=1e-4)
+    assert refused(64, True) == pytest.approx(0.8)  # (the kind decides, not the size)
+    assert refused(500, False) == pytest.approx(0.8 * 500 / 4160, abs=1e-4)
+
+
 def test_once_the_packets_are_done_the_fluid_step_grows_as_the_fluid_engines():
     """A short intra-DC packet flow and two 20-MB inter-DC fluid flows into host 0: once the
     packet flow is done only the inter-DC flows are left, and the step grows with their RTT (up

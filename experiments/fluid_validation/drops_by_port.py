@@ -6,17 +6,19 @@ Usage::
     python experiments/fluid_validation/drops_by_port.py [--max-bytes 10000] [--cls intra]
         [--scheme uno_ecmp] [--top 12] [--override KEY=VALUE ...]
 
-Runs ``compare.py``'s ``mixed40`` scenario (``fig10_load`` at 40% load, 5000 flows) in the packet
-engine and in the hybrid with the flows of at most 100 kB as packets (as ``compare.py`` runs it),
-both on the Python data plane, and counts the data packets of the flows studied (class
+Runs ``compare.py``'s ``mixed40`` scenario (``fig10_load`` at 40% load, 5000 flows) in the
+packet engine and in the hybrid with the flows of at most 100 kB as packets (as ``compare.py``
+runs it), both on the Python data plane, and counts the data packets of the flows studied (class
 ``--cls``, at most ``--max-bytes``) that each port dropped. Prints, per engine, the flows'
 timeouts and resent packets, the drops per port (the ``--top`` ports of either engine) and per
 kind of port; for the packet run, by kind of port, the share of the data packets that find a
 port's queue within 1% of its buffer that it drops, for the studied flows, the other intra-DC
-and the other inter-DC flows; for the hybrid, how often one of the studied flows' packets
-reached a port whose fluid flows hold or send bytes, found the buffer full with the fluid bytes
-(``uno.net.shared_link.fluid_fills_buffer``) and what share of a packet's arrivals at a random
-phase the fluid model drops there (``squeezed_out``'s chance).
+and the other inter-DC flows; the studied flows' data packets, full-size and shorter, that reach
+a port with less than two full packets' room free and the share of them it drops (packet run),
+and their drops of each size in both runs; for the hybrid, how often one of the studied flows'
+packets reached a port whose fluid flows hold or send bytes, found the buffer full with the
+fluid bytes (``uno.net.shared_link.fluid_fills_buffer``) and what share of a packet's arrivals
+at a random phase the fluid model drops there (``squeezed_out``'s chance).
 
 A diagnostic, not part of the engines: it wraps ``Port._overflow`` (every data drop of either
 engine's ports), ``Port.receive`` (the packet run) and ``HybridPort.receive`` for the runs.
@@ -39,6 +41,13 @@ from uno.net.shared_link import fluid_fills_buffer, fluid_on_link
 QUIET = ["engine.progress=false", "engine.sample_interval_us=0", "engine.dataplane=python"]
 #: a queue this close to its buffer (share of it) counts as nearly full
 NEARLY_FULL = 0.01
+#: a port with less room than this many full data packets counts as full (the size split)
+FULL_ROOM_PACKETS = 2
+
+
+def size_class(size: int, full_bytes: int) -> str:
+    """``full`` for a full-size data packet (``full_bytes`` on the wire), else ``shorter``."""
+    return "full" if size >= full_bytes else "shorter"
 
 
 def studied(flows, cls: str, max_bytes: int) -> set[int]:
@@ -60,8 +69,14 @@ def counted_run(overrides: list[str], flow_ids: set[int] | None, args):
     ports' data arrivals that find their queue within ``NEARLY_FULL`` of the buffer are counted
     too, by kind of port and flow, with how many of them it dropped). Returns (the run's
     result, the studied ids, drops by port name, the hybrid's shared-port counts, the nearly
-    full arrivals and drops by (kind of port, flow))."""
+    full arrivals and drops by (kind of port, flow), and by (flow, size class) every data drop
+    (``dropped``) and, in the packet run, the arrivals at a port with less than
+    ``FULL_ROOM_PACKETS`` full packets' room free and how many of them it dropped))."""
     drops: collections.Counter = collections.Counter()
+    sized: collections.Counter = collections.Counter()
+    cfg = uno.compose([*SCENARIOS["mixed40"], f"scheme={args.scheme}", *QUIET, *overrides,
+                       *args.override])  # fmt: skip
+    full_bytes = cfg.transport.mtu_bytes + cfg.transport.header_bytes
     shared: collections.Counter = collections.Counter()
     near: collections.Counter = collections.Counter()
     overflow, receive = port_module.Port._overflow, shared_ports.HybridPort.receive
@@ -72,16 +87,22 @@ def counted_run(overrides: list[str], flow_ids: set[int] | None, args):
             return port_receive(port, pkt)
         port._settle(port._engine._now)  # (what receive does first)
         nearly_full = port.bytes > (1.0 - NEARLY_FULL) * port.buffer_bytes
+        full = port.buffer_bytes - port.bytes < FULL_ROOM_PACKETS * full_bytes
         before = port.drops
         port_receive(port, pkt)
         if nearly_full:
             key = (level(port.name), pkt.flow_id)
             near[key + ("arrivals",)] += 1
             near[key + ("drops",)] += port.drops - before
+        if full:
+            key = (pkt.flow_id, size_class(pkt.size_bytes, full_bytes))
+            sized[key + ("arrivals",)] += 1
+            sized[key + ("drops",)] += port.drops - before
 
     def counted_overflow(port, pkt, now, outcome):
         if pkt.kind == DATA and (flow_ids is None or pkt.flow_id in flow_ids):
             drops[(port.name, pkt.flow_id)] += 1
+            sized[(pkt.flow_id, size_class(pkt.size_bytes, full_bytes), "dropped")] += 1
         return overflow(port, pkt, now, outcome)
 
     def counted_receive(port, pkt):
@@ -104,8 +125,7 @@ def counted_run(overrides: list[str], flow_ids: set[int] | None, args):
     if flow_ids is None:
         port_module.Port.receive = counted_port_receive
     try:
-        result = uno.run(uno.compose([*SCENARIOS["mixed40"], f"scheme={args.scheme}", *QUIET,
-                                      *overrides, *args.override]))  # fmt: skip
+        result = uno.run(cfg)
     finally:
         port_module.Port._overflow = overflow
         shared_ports.HybridPort.receive = receive
@@ -115,7 +135,16 @@ def counted_run(overrides: list[str], flow_ids: set[int] | None, args):
     for (name, flow), n in drops.items():
         if flow in ids:
             by_port[name] += n
-    return result, ids, by_port, shared, near
+    return result, ids, by_port, shared, near, sized
+
+
+def by_size(sized, ids) -> collections.Counter:
+    """``sized`` (:func:`counted_run`) summed over the flows ``ids``: (size class, what)."""
+    total: collections.Counter = collections.Counter()
+    for (flow, cls, what), count in sized.items():
+        if flow in ids:
+            total[(cls, what)] += count
+    return total
 
 
 def main() -> None:
@@ -129,8 +158,8 @@ def main() -> None:
     args = ap.parse_args()
     print(f"== {args.cls} flows of at most {args.max_bytes:,} B on mixed40, scheme={args.scheme}")
     hybrid = ["engine.kind=hybrid", *HYBRID["mixed40"]]
-    result_p, ids, packet_drops, _, near = counted_run(["engine.kind=packet"], None, args)
-    result_h, _, hybrid_drops, shared, _ = counted_run(hybrid, ids, args)
+    result_p, ids, packet_drops, _, near, sized_p = counted_run(["engine.kind=packet"], None, args)
+    result_h, _, hybrid_drops, shared, _, sized_h = counted_run(hybrid, ids, args)
     runs = {"packet": (packet_drops, result_p), "hybrid": (hybrid_drops, result_h)}
     for name, (by_port, result) in runs.items():
         flows = result.flows.loc[sorted(ids)]
@@ -161,6 +190,14 @@ def main() -> None:
                  for group in ("studied", "other intra-DC", "other inter-DC")
                  if (got := groups[(kind, group, "arrivals")])]  # fmt: skip
         print(f"  {kind}: " + ", ".join(parts))
+    sizes_p, sizes_h = by_size(sized_p, ids), by_size(sized_h, ids)
+    print(f"packet run, their data packets that reach a port with less than {FULL_ROOM_PACKETS} "
+          "full packets' room free, the share dropped (arrivals): " + ", ".join(
+              f"{cls} {sizes_p[(cls, 'drops')] / got:.2f} ({got})" for cls in ("full", "shorter")
+              if (got := sizes_p[(cls, "arrivals")])))  # fmt: skip
+    print("their data packets dropped by size (packet / hybrid): " + ", ".join(
+        f"{cls} {sizes_p[(cls, 'dropped')]} / {sizes_h[(cls, 'dropped')]}"
+        for cls in ("full", "shorter")))  # fmt: skip
     n, full = shared["arrivals"], shared["full"]
     mean_loss = shared["loss_sum"] / full if full else 0.0
     print(f"hybrid: {n} of their packets reached a port with fluid bytes; {full} found the "

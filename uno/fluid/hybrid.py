@@ -20,10 +20,11 @@ inside the packet engine's event loop:
   with the probability the fluid model drops bytes that arrive at that link at a random phase
   of its packet time (a full fluid queue drops only the excess, not every arrival, and by its
   inputs' phases, where back-to-back inputs take the slots first:
-  :func:`uno.fluid.phases.input_drop_shares`; the fluid grids do not set a packet's phase),
-  scaled by its size over a full packet's (an ACK fits the room a full data packet leaves far
-  more often). It leaves with RED deciding on the larger of the
-  packets behind it plus the fluid bytes and the link's queue. On a link the fluid flows cross,
+  :func:`uno.fluid.phases.input_drop_shares`; the fluid grids do not set a packet's phase):
+  a data packet whatever its size (a departure's room goes to the first arrival), an ACK
+  scaled by its size over a full packet's (it fits the crumbs a data packet leaves far more
+  often: :func:`uno.net.shared_link.squeezed_out`). It leaves with RED deciding on the larger
+  of the packets behind it plus the fluid bytes and the link's queue. On a link the fluid flows cross,
   the phantom level that decides is the larger of the port's own and the fluid model's, which
   counts both kinds of bytes (one step late); on a link only packets cross, ports behave
   exactly as in the packet engine (a test checks it).

@@ -103,7 +103,7 @@ class HybridPort(Port):
                 outcome == ADMIT
                 and fluid_fills_buffer(self.bytes, fluid_bytes, size, self.buffer_bytes)
                 and squeezed_out(self._drop_draw.next(), self._full_bytes,
-                                 self._packet_loss_at(link), size)
+                                 self._packet_loss_at(link), size, pkt.kind == DATA)
             ):  # fmt: skip
                 outcome = policy
             if outcome != ADMIT:

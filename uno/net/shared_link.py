@@ -41,13 +41,18 @@ def packet_loss(link_loss, random_phase_loss):
 
 
 @njit(cache=True)
-def squeezed_out(draw, full_bytes, loss_fraction, size):
+def squeezed_out(draw, full_bytes, loss_fraction, size, is_data):
     """Whether a packet of ``size`` bytes arriving at a buffer the fluid bytes fill
     (:func:`fluid_fills_buffer`) is dropped, by the uniform ``draw``: with the probability
     ``loss_fraction`` the fluid model drops bytes arriving at the link at a random phase of its
     packet time (a full fluid queue drops only the excess, not every arrival, and by its inputs'
-    phases: uno.fluid.phases), scaled by its size over a full packet's (``full_bytes``: an ACK
-    fits the room a full data packet leaves far more often)."""
+    phases: uno.fluid.phases). A data packet (``is_data``) meets that chance whatever its size:
+    the room a departure frees goes to the first packet to arrive, and the crumbs it leaves
+    are soon taken by ACKs, so a full packet port refuses a short data packet about as often as
+    a full one. A control packet (a 64-B ACK) fits those crumbs far more often: its chance is
+    scaled by its size over a full packet's (``full_bytes``)."""
+    if is_data:
+        return draw < loss_fraction
     return draw * full_bytes < loss_fraction * size
 
 

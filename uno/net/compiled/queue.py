@@ -221,10 +221,10 @@ def squeezed_by_fluid(ST, F, U, PK, p, pb, flags, kind, size, slot, now):
     queued = ST[pb + P.bytes]
     if packet_verdict(ST[pb + P.overflow], queued, size, ST[pb + P.buffer]) != ADMIT:
         return ADMITTED
-    if fluid_fills_buffer(queued, F[p, PF.sh_fluid_q], size, ST[pb + P.buffer]) and squeezed_out(
-        pcg64_next_double(U, ST[pb + P.sh_rng]), F[p, PF.sh_full_bytes], F[p, PF.sh_loss], size
-    ):
-        return refuse(ST, F, PK, p, pb, flags, ST[pb + P.overflow], kind, size, slot, now)
+    if fluid_fills_buffer(queued, F[p, PF.sh_fluid_q], size, ST[pb + P.buffer]):
+        draw = pcg64_next_double(U, ST[pb + P.sh_rng])
+        if squeezed_out(draw, F[p, PF.sh_full_bytes], F[p, PF.sh_loss], size, kind == DATA):
+            return refuse(ST, F, PK, p, pb, flags, ST[pb + P.overflow], kind, size, slot, now)
     behind = behind_fluid_ps(now, F[p, PF.sh_link_q], F[p, PF.sh_ps_per_byte])
     PK[slot, K.dep] = behind
     if behind > ST[pb + P.busy]:
