@@ -18,7 +18,7 @@ a port with less than two full packets' room free and the share of them it drops
 and their drops of each size in both runs; for the hybrid, how often one of the studied flows'
 packets reached a port whose fluid flows hold or send bytes, found the buffer full with the
 fluid bytes (``uno.net.shared_link.fluid_fills_buffer``) and what share of a packet's arrivals
-at a random phase the fluid model drops there (``squeezed_out``'s chance).
+at a random phase the fluid model drops there (``squeezed_out``'s chance), also by kind of port.
 
 A diagnostic, not part of the engines: it wraps ``Port._overflow`` (every data drop of either
 engine's ports), ``Port.receive`` (the packet run) and ``HybridPort.receive`` for the runs.
@@ -118,6 +118,8 @@ def counted_run(overrides: list[str], flow_ids: set[int] | None, args):
             if fluid_fills_buffer(port.bytes, fluid_q, pkt.size_bytes, port.buffer_bytes):
                 shared["full"] += 1
                 shared["loss_sum"] += port._packet_loss_at(link)
+                shared[(level(port.name), "full")] += 1
+                shared[(level(port.name), "loss_sum")] += port._packet_loss_at(link)
         return receive(port, pkt)
 
     port_module.Port._overflow = counted_overflow
@@ -203,6 +205,10 @@ def main() -> None:
     print(f"hybrid: {n} of their packets reached a port with fluid bytes; {full} found the "
           f"buffer full with them, where the fluid model drops {mean_loss:.2f} of a packet's "
           "arrivals at a random phase (mean)")  # fmt: skip
+    kinds = sorted({key[0] for key in shared if isinstance(key, tuple)})
+    means = {kind: shared[(kind, "loss_sum")] / shared[(kind, "full")] for kind in kinds}
+    print("  by kind of port, found full (mean loss): " + ", ".join(
+        f"{kind} {shared[(kind, 'full')]} ({means[kind]:.2f})" for kind in kinds))  # fmt: skip
 
 
 if __name__ == "__main__":
