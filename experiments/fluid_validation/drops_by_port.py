@@ -15,13 +15,14 @@ kind of port; for the packet run, by kind of port, the share of the data packets
 port's queue within 1% of its buffer that it drops, for the studied flows, the other intra-DC
 and the other inter-DC flows; the studied flows' data packets, full-size and shorter, that reach
 a port with less than two full packets' room free and the share of them it drops (packet run),
-and their drops of each size in both runs; for the hybrid, how often one of the studied flows'
-packets reached a port whose fluid flows hold or send bytes, found the buffer full with the
-fluid bytes (``uno.net.shared_link.fluid_fills_buffer``) and what share of a packet's arrivals
-at a random phase the fluid model drops there (``squeezed_out``'s chance), also by kind of port.
+and their drops of each size and their ACKs' drops in both runs; for the hybrid, how often one
+of the studied flows' packets reached a port whose fluid flows hold or send bytes, found the
+buffer full with the fluid bytes (``uno.net.shared_link.fluid_fills_buffer``) and what share of
+a packet's arrivals at a random phase the fluid model drops there (``squeezed_out``'s chance),
+also by kind of port.
 
-A diagnostic, not part of the engines: it wraps ``Port._overflow`` (every data drop of either
-engine's ports), ``Port.receive`` (the packet run) and ``HybridPort.receive`` for the runs.
+A diagnostic, not part of the engines: it wraps ``Port._overflow`` (every data and ACK drop of
+either engine's ports), ``Port.receive`` (the packet run) and ``HybridPort.receive`` for the runs.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ import re
 from compare import HYBRID, SCENARIOS  # this folder's script: the scenarios it compares
 
 import uno
-from uno.core.packet import DATA
+from uno.core.packet import ACK, DATA
 from uno.fluid import shared_ports
 from uno.net import port as port_module
 from uno.net.shared_link import fluid_fills_buffer, fluid_on_link
@@ -70,7 +71,7 @@ def counted_run(overrides: list[str], flow_ids: set[int] | None, args):
     too, by kind of port and flow, with how many of them it dropped). Returns (the run's
     result, the studied ids, drops by port name, the hybrid's shared-port counts, the nearly
     full arrivals and drops by (kind of port, flow), and by (flow, size class) every data drop
-    (``dropped``) and, in the packet run, the arrivals at a port with less than
+    (``dropped``; class ``ack``: their ACKs') and, in the packet run, the arrivals at a port with less than
     ``FULL_ROOM_PACKETS`` full packets' room free and how many of them it dropped))."""
     drops: collections.Counter = collections.Counter()
     sized: collections.Counter = collections.Counter()
@@ -103,6 +104,8 @@ def counted_run(overrides: list[str], flow_ids: set[int] | None, args):
         if pkt.kind == DATA and (flow_ids is None or pkt.flow_id in flow_ids):
             drops[(port.name, pkt.flow_id)] += 1
             sized[(pkt.flow_id, size_class(pkt.size_bytes, full_bytes), "dropped")] += 1
+        elif pkt.kind == ACK and (flow_ids is None or pkt.flow_id in flow_ids):
+            sized[(pkt.flow_id, "ack", "dropped")] += 1
         return overflow(port, pkt, now, outcome)
 
     def counted_receive(port, pkt):
@@ -200,6 +203,8 @@ def main() -> None:
     print("their data packets dropped by size (packet / hybrid): " + ", ".join(
         f"{cls} {sizes_p[(cls, 'dropped')]} / {sizes_h[(cls, 'dropped')]}"
         for cls in ("full", "shorter")))  # fmt: skip
+    print(f"their ACKs dropped (packet / hybrid): {sizes_p[('ack', 'dropped')]} / "
+          f"{sizes_h[('ack', 'dropped')]}")  # fmt: skip
     n, full = shared["arrivals"], shared["full"]
     mean_loss = shared["loss_sum"] / full if full else 0.0
     print(f"hybrid: {n} of their packets reached a port with fluid bytes; {full} found the "
