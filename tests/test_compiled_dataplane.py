@@ -355,6 +355,9 @@ def test_refuses_what_it_does_not_model():
         uno.run(uno.compose([*SMALL_INCAST, "engine.dataplane=compiled", too_long]))
     with pytest.raises(ConfigError, match="engine.dataplane"):
         uno.run(uno.compose([*SMALL_INCAST, "engine.kind=fluid", "engine.dataplane=compiled"]))
+    # (an experiment that pins the Python data plane for its packet runs: the line says what to set)
+    with pytest.raises(ConfigError, match=r"set engine\.dataplane=auto"):
+        uno.run(uno.compose(["experiment=mlcc_fig9", "engine.kind=fluid"]))
 
 
 # ---- kernels against their twins ----------------------------------------------------------------

@@ -20,7 +20,7 @@ def build_simulation(cfg):
         raise ConfigError(
             "engine.dataplane",
             f"is for the packet and hybrid engines' packets; engine.kind={kind} has no packet "
-            "ports (leave it 'auto')",
+            "ports: set engine.dataplane=auto (an experiment may pin one for its packet runs)",
         )
     if kind == "hybrid":
         from uno.fluid.hybrid import HybridSimulation
