@@ -71,8 +71,9 @@ def counted_run(overrides: list[str], flow_ids: set[int] | None, args):
     too, by kind of port and flow, with how many of them it dropped). Returns (the run's
     result, the studied ids, drops by port name, the hybrid's shared-port counts, the nearly
     full arrivals and drops by (kind of port, flow), and by (flow, size class) every data drop
-    (``dropped``; class ``ack``: their ACKs') and, in the packet run, the arrivals at a port with less than
-    ``FULL_ROOM_PACKETS`` full packets' room free and how many of them it dropped))."""
+    (``dropped``; class ``ack``: their ACKs') and, in the packet run, the arrivals at a port
+    with less than ``FULL_ROOM_PACKETS`` full packets' room free and how many of them it
+    dropped))."""
     drops: collections.Counter = collections.Counter()
     sized: collections.Counter = collections.Counter()
     cfg = uno.compose([*SCENARIOS["mixed40"], f"scheme={args.scheme}", *QUIET, *overrides,
