@@ -24,9 +24,9 @@ inside the packet engine's event loop:
   a data packet whatever its size (a departure's room goes to the first arrival), an ACK
   scaled by its size over a full packet's (it fits the crumbs a data packet leaves far more
   often: :func:`uno.net.shared_link.squeezed_out`). It leaves with RED deciding on the larger
-  of the packets behind it plus the fluid bytes and the link's queue. On a link the fluid flows cross,
-  the phantom level that decides is the larger of the port's own and the fluid model's, which
-  counts both kinds of bytes (one step late); on a link only packets cross, ports behave
+  of the packets behind it plus the fluid bytes and the link's queue. On a link the fluid flows
+  cross, the phantom level that decides is the larger of the port's own and the fluid model's,
+  which counts both kinds of bytes (one step late); on a link only packets cross, ports behave
   exactly as in the packet engine (a test checks it).
 - **A host's NIC is shared round robin**, not FIFO: the host pulls one packet of each sending
   flow in turn (:mod:`uno.net.nic`), so a packet never waits behind the host's other flows'
