@@ -204,9 +204,8 @@ def input_drop_shares(n_g, on_grid, u, phase, arr, pool_arr, pool_u, drop, loss,
         loss[g] = 1.0 if accept[g] == CAPPED else factor * rejection(accept[g]) + even
     if reject_pool < 0.0:  # (the pool capped: at these odds a random arrival loses all too)
         return 1.0, 1.0
-    # (where the capped inputs took every drop, no input left can be rejected and the factor is
-    # 0; a packet at a random phase is still rejected as before, at the least factor that caps
-    # them: continuous with the drops that just fill their rejections)
+    # (the factor left is 0 where the capped inputs take every drop: the floor keeps the packet's
+    # loss continuous there; see the docstring)
     at_random = (factor if factor > floor else floor) * rejection(accept_pool) + even
     return factor * reject_pool + even, at_random if at_random < 1.0 else 1.0
 

@@ -48,9 +48,11 @@ def squeezed_out(draw, full_bytes, loss_fraction, size, is_data):
     packet time (a full fluid queue drops only the excess, not every arrival, and by its inputs'
     phases: uno.fluid.phases). A data packet (``is_data``) meets that chance whatever its size:
     the room a departure frees goes to the first packet to arrive, and the crumbs it leaves
-    are soon taken by ACKs, so a full packet port refuses a short data packet about as often as
-    a full one. A control packet (a 64-B ACK) fits those crumbs far more often: its chance is
-    scaled by its size over a full packet's (``full_bytes``)."""
+    are soon taken by ACKs and short packets, so a full intra-DC packet port refuses a short
+    data packet about as often as a full one (at a WAN border port, where most arrivals are
+    refused, a short one fits somewhat more often: docs/fluid_engine.md). A control packet (a
+    64-B ACK) fits those crumbs far more often: its chance is scaled by its size over a full
+    packet's (``full_bytes``)."""
     if is_data:
         return draw < loss_fraction
     return draw * full_bytes < loss_fraction * size
