@@ -78,6 +78,35 @@ def test_hybrid_writes_every_table_with_every_flow(tmp_path):
     assert r.summary["run"]["engine"] == "hybrid" and r.summary["run"]["fluid_steps"] > 0
 
 
+def test_the_fluid_flows_are_sampled_with_the_packet_recorder_at_the_last_step_done():
+    """The fluid flows' samples are taken with the packet recorder's, one each, stamped with
+    the end of the last fluid step done: within a step before the recorder's time. Their rates
+    add up to the bytes each fluid flow sent."""
+    cfg = uno.compose([*shared_bottleneck(packet_senders=(1,)), "engine.kind=hybrid",
+                       "engine.hybrid_packet_tags=[pkt]", "engine.sample_interval_us=20"])  # fmt: skip
+    r = uno.run(cfg)
+    rates = r.tables["rates"]
+    step_ps = r.summary["run"]["fluid_step_us"] * 1e6
+    tags = r.flows.set_index("flow_id")["tag"]
+    packet_ids = tags.index[tags == "pkt"]
+    every_ps = 20_000_000
+    assert len(packet_ids) == 1
+    assert (rates.loc[rates["flow_id"].isin(packet_ids), "time_ps"] % every_ps == 0).all()
+    for fid in tags.index.difference(packet_ids):
+        mine = rates[rates["flow_id"] == fid]
+        times = mine["time_ps"].to_numpy()
+        assert len(times) > 20
+        # each within a step before a time of the recorder's, one at each of its times
+        recorder_times = -(-times // every_ps) * every_ps
+        gap = recorder_times - times
+        assert (gap >= 0).all() and (gap < step_ps + 1).all() and (gap > 0).any()
+        assert (np.diff(recorder_times) == every_ps).all()
+        spans = np.diff(np.concatenate([[0], times]))
+        sampled = (mine["sent_gbps"] * spans / 8e3).sum()  # Gb/s x ps -> bytes
+        # (each flow sends its last byte an RTT before it finishes, before its last sample)
+        assert sampled == pytest.approx(r.flows.set_index("flow_id").loc[fid, "sent_bytes"])
+
+
 def test_a_hosts_packet_flow_takes_its_round_robin_turns_beside_its_fluid_flows():
     """Host 0 sends a long fluid flow across the bottleneck and, from 100 µs, a 200-kB packet
     flow to its neighbour: they share host 0's NIC round robin (uno/net/nic.py), as in the

@@ -239,7 +239,8 @@ def populate_packet(
         rec.dcis = network.dcis
         if network.dataplane is not None:
             # the kernel's senders, receivers and DCI switches keep their state in its arrays
-            rec.before_sample = network.dataplane.sync_sampled
+            rec.before_sample = network.dataplane.sync_dci
+            rec.read_flows = network.dataplane.sender_counters
             if rec.busy_ports:
                 rec.busy_levels = network.dataplane.busy_levels(rec.busy_ports)
         sim.recorder = rec

@@ -92,7 +92,6 @@ import numpy as np
 import pandas as pd
 
 from uno.core.errors import ConfigError
-from uno.core.units import us_to_ps
 from uno.fluid import kernels as K
 from uno.fluid.engine import FluidSimulation
 from uno.fluid.hybrid_loop import DRIVE_KERNEL_STOP, DRIVE_STEP_DONE, fluid_done, hybrid_steps
@@ -224,12 +223,12 @@ class HybridSimulation(Simulation):
         self._kernel_driven = compiled and self.links.kernel_driven
         self._fluid_finished = 0
         self._fluid_waited_done = 0
-        interval = en.sample_interval_us
-        self._sampler = Sampler(self.fluid, cfg) if interval > 0 and fluid_plans else None
+        # the fluid flows and links are sampled with the packet recorder's samples
+        sampled = self.recorder is not None and bool(fluid_plans)
+        self._sampler = Sampler(self.fluid, cfg) if sampled else None
         if self._sampler is not None:  # (the fluid model steps the links it reaches only)
             self._sampler.keep_ports(reach)
-        self._sample_every_ps = us_to_ps(interval) if interval > 0 else 0
-        self._next_sample_ps = self._sample_every_ps
+            self.recorder.companions.append(self._sample_fluid)
 
     # ---- coupling ---------------------------------------------------------------------------
     def _fluid_reach(self, cfg) -> np.ndarray:
@@ -286,9 +285,8 @@ class HybridSimulation(Simulation):
                 return
 
     def _after_step(self, k: int) -> bool:
-        """Step ``k - 1`` is done: the fluid flows that finished count, a sample is taken if
-        due, the step may grow (:meth:`_may_grow`, ``self.step`` the index at the new step);
-        returns whether step ``self.step`` follows now (False: the fluid model is done, or idle
+        """Step ``k - 1`` is done: the fluid flows that finished count, the step may grow
+        (:meth:`_may_grow`, ``self.step`` the index at the new step); returns whether step ``self.step`` follows now (False: the fluid model is done, or idle
         until a later start, whose step is scheduled)."""
         fluid = self.fluid
         self.step = k
@@ -307,9 +305,6 @@ class HybridSimulation(Simulation):
             self._fluid_waited_done = waited_done
             if self._n_done == self._n_required and not self._stop.triggered:
                 self._stop.succeed()
-        if self._sampler is not None and fluid.now_ps >= self._next_sample_ps:
-            self._sampler.sample(fluid.now_ps)
-            self._next_sample_ps += self._sample_every_ps
         if self._look_due(k) and self._may_grow():
             # the fluid engine's own step, following the flows left
             # (FluidSimulation._grow_step); k becomes the index at the new step
@@ -332,6 +327,16 @@ class HybridSimulation(Simulation):
                 self.engine.call_at(self._time_of(first), self._forget_packet_bytes, None)
                 return False
         return True
+
+    def _sample_fluid(self, _now_ps: int) -> None:
+        """The fluid flows' and links' sample, taken with the packet recorder's: their state
+        at the end of the last step done, stamped with its time (within a step of the
+        recorder's); none when no step was done since the last one (the fluid model idle or
+        done). The kernel runs the steps through the sample times, and stops only for the
+        recorder's own event."""
+        now_ps = self.fluid.now_ps
+        if now_ps > self._sampler.last_t:
+            self._sampler.sample(now_ps)
 
     def _packets_left(self) -> bool:
         """Whether a packet flow has not finished (or not started)."""
@@ -395,13 +400,12 @@ class HybridSimulation(Simulation):
         if not due and (t_step > top[0] or (t_step == top[0] and top[1] <= 1)):
             engine.call_at(t_step, self._fluid_step, None)
             return None
-        next_sample_ps = self._next_sample_ps if self._sampler is not None else -1
         self.links.make_heap_room()  # (a step's PFC signals)
         code, k, eid, t_step, e_step, host, slot, kind, ecn, now, top_t, top_e, calls = (
             self._hybrid_steps(dp.ST, dp.F, dp.U, dp.PK, int(self.step), bool(due),
                                float(fluid.dt_ps), int(engine.eid_counter()), int(top[0]),
                                int(top[1]), int(top[2]), int(self._steps_to_start()),
-                               int(fluid.counters[K.CT.finished]), int(next_sample_ps),
+                               int(fluid.counters[K.CT.finished]),
                                int(self._look_steps()), self.links.coupling,
                                fluid.kernel_args()[1:])
         )  # fmt: skip

@@ -175,7 +175,7 @@ def heap_room(n_pfc_rows) -> int:
 
 @njit(cache=True)
 def hybrid_steps(ST, F, U, PK, k, due, dt_ps, eid, lim_t, lim_prio, lim_eid, max_steps,
-                 finished, next_sample_ps, look_steps, coupling, fluid):  # fmt: skip
+                 finished, look_steps, coupling, fluid):  # fmt: skip
     """From fluid step ``k`` (due at round((k + 1) dt_ps)), run the kernel's events and the
     fluid steps in their order while they come before Python's next event, keyed (``lim_t``,
     ``lim_prio``, ``lim_eid``), handing out the engine's event ids from ``eid`` as the engine
@@ -185,7 +185,7 @@ def hybrid_steps(ST, F, U, PK, k, due, dt_ps, eid, lim_t, lim_prio, lim_eid, max
     ``k``'s own event is being handled (the engine ran every event before it), so it runs
     first, with no id of its own.
     Stops, besides, after a step in which flows finished (``finished``: the count before),
-    which reached ``next_sample_ps`` (-1: none), which left the fluid model idle or done
+    which left the fluid model idle or done
     (:func:`fluid_done`), whose index
     is a multiple of ``look_steps`` (0: none; Python looks whether the step may grow), or the
     ``max_steps``-th (a call keeps the interpreter).
@@ -241,9 +241,8 @@ def hybrid_steps(ST, F, U, PK, k, due, dt_ps, eid, lim_t, lim_prio, lim_eid, max
         idle = counters[CT.running] == 0 and (counters[CT.busy] == 0 or fluid_done(
             counters, n_flows, len(pfc_rows) > 0 and fluid_in_queues(ST, fluid[1][2], pfc_rows)
         ))  # fmt: skip
-        sample = next_sample_ps >= 0 and round(k * dt_ps) >= next_sample_ps
         look = look_steps > 0 and k % look_steps == 0
-        if counters[CT.finished] != finished or idle or sample or look or steps >= max_steps:
+        if counters[CT.finished] != finished or idle or look or steps >= max_steps:
             top_t, top_e = kernel_top(ST)
             return (DRIVE_STEP_DONE, k, eid, t_step, e_step, host, slot, kind, ecn, now, top_t,
                     top_e, calls)  # fmt: skip

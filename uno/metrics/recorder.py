@@ -39,9 +39,17 @@ class Recorder:
         self.rates = {"time_ps": [], "flow_id": [], "sent_gbps": [], "acked_gbps": []}
         self.cwnd = {"time_ps": [], "flow_id": [], "cwnd_bytes": [], "inflight_bytes": []}
         self.queues = {"time_ps": [], "port": [], "queue_bytes": [], "phantom_bytes": []}
-        #: called with the flow ids about to be sampled before each sample (the compiled data
-        #: plane brings those senders' Python objects up to date)
+        #: called before each sample (the compiled data plane brings its DCI switches' Python
+        #: objects up to date)
         self.before_sample = None
+        #: other samplers taken at each sample, each called with its time (ps): the hybrid's
+        #: fluid flows and links (uno.fluid.hybrid)
+        self.companions: list = []
+        #: the sampled flows' counters: (flow ids, their Flow objects) -> lists of their bytes
+        #: sent, bytes acknowledged, window (bytes), bytes in flight and whether each is done;
+        #: each sender's own attributes, or the compiled data plane's arrays read in one go
+        #: (uno.net.compiled.dataplane.CompiledDataplane.sender_counters)
+        self.read_flows = read_senders
         #: (port, queued bytes, phantom level) of the busy-scan ports that hold either at a
         #: time (ps): each port's own reads, or the compiled data plane's arrays read in one
         #: call (uno.net.compiled.dataplane.CompiledDataplane.busy_levels)
@@ -85,30 +93,33 @@ class Recorder:
     # ---- sampling -----------------------------------------------------------------------
     def sample(self) -> None:
         if self.before_sample is not None:
-            self.before_sample(self.active)
+            self.before_sample()
         now = self.engine.now
         scale = 8 * PS_PER_S / self.interval_ps / 1e9
-        finished = []
-        for fid, flow in self.active.items():
-            s = flow.sender
-            if self.sample_rates:
-                r = self.rates
-                r["time_ps"].append(now)
-                r["flow_id"].append(fid)
-                r["sent_gbps"].append((s.sent_bytes - self._last_sent[fid]) * scale)
-                r["acked_gbps"].append((s.acked_bytes - self._last_acked[fid]) * scale)
-                self._last_sent[fid] = s.sent_bytes
-                self._last_acked[fid] = s.acked_bytes
-            if self.sample_cwnd:
-                c = self.cwnd
-                c["time_ps"].append(now)
-                c["flow_id"].append(fid)
-                c["cwnd_bytes"].append(float(s.cc.cwnd_bytes))
-                c["inflight_bytes"].append(s.inflight_bytes)
-            if s.done:
-                finished.append(fid)
-        for fid in finished:
-            del self.active[fid]
+        fids = list(self.active)
+        sent, acked, cwnd, inflight, done = self.read_flows(fids, list(self.active.values()))
+        times = [now] * len(fids)
+        if self.sample_rates:
+            r, last_sent, last_acked = self.rates, self._last_sent, self._last_acked
+            r["time_ps"] += times
+            r["flow_id"] += fids
+            r["sent_gbps"] += [(b - last_sent[f]) * scale for f, b in zip(fids, sent, strict=True)]
+            r["acked_gbps"] += [
+                (b - last_acked[f]) * scale for f, b in zip(fids, acked, strict=True)
+            ]
+            last_sent.update(zip(fids, sent, strict=True))
+            last_acked.update(zip(fids, acked, strict=True))
+        if self.sample_cwnd:
+            c = self.cwnd
+            c["time_ps"] += times
+            c["flow_id"] += fids
+            c["cwnd_bytes"] += [float(w) for w in cwnd]
+            c["inflight_bytes"] += inflight
+        for fid, finished in zip(fids, done, strict=True):
+            if finished:
+                del self.active[fid]
+        for companion in self.companions:
+            companion(now)
         if self.sample_queues:
             q = self.queues
             for p in self.ports:
@@ -154,3 +165,16 @@ class Recorder:
                 {"time_ps": "int64", "queue_bytes": "int64"}
             )
         return out
+
+
+def read_senders(flow_ids: list, flows: list) -> tuple[list, list, list, list, list]:
+    """The senders' own counters (:attr:`Recorder.read_flows`): bytes sent, bytes acknowledged,
+    window (bytes), bytes in flight, done, one list entry per flow of ``flows``."""
+    senders = [flow.sender for flow in flows]
+    return (
+        [s.sent_bytes for s in senders],
+        [s.acked_bytes for s in senders],
+        [s.cc.cwnd_bytes for s in senders],
+        [s.inflight_bytes for s in senders],
+        [s.done for s in senders],
+    )

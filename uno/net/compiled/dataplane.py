@@ -12,7 +12,7 @@ import numba
 import numpy as np
 
 import uno.net.compiled.loop as kernels
-from uno.cc.law import INT_FIELDS
+from uno.cc.law import INT_FIELDS, C
 from uno.core.errors import InvariantError
 from uno.core.packet import ACK, CN, DATA, KIND_NAMES, NACK, TRIM, Packet
 from uno.faults.models import REASON_BLOCK, REASON_DOWN, REASON_RANDOM
@@ -107,6 +107,7 @@ class CompiledDataplane:
         self._faulty = state.faulty
         self._kernel_rx = state.kernel_rx
         self._ktx = state.ktx
+        self._ktx_array = np.asarray(state.ktx, dtype=bool)
         self._kernel_tx = any(state.ktx)
         self.senders_note = state.senders_note
         self._int_max = state.int_max
@@ -443,10 +444,32 @@ class CompiledDataplane:
         self.sync_senders()
         self.sync_dci()
 
-    def sync_sampled(self, flow_ids) -> None:
-        """What a sampler reads: the senders of ``flow_ids`` and the DCI switches' queues."""
-        self.sync_senders(flow_ids)
-        self.sync_dci()
+    def sender_counters(self, flow_ids: list, flows: list) -> tuple[list, list, list, list, list]:
+        """What a sampler reads of the flows ``flow_ids`` (their Flow objects ``flows``): bytes
+        sent, bytes acknowledged, window (bytes), bytes in flight and whether each is done
+        (:attr:`uno.metrics.recorder.Recorder.read_flows`), a list entry per flow: the
+        kernel's senders' from its arrays in one gather (their Python objects are left as
+        they are), the others' from their objects."""
+        if not flow_ids:
+            return [], [], [], [], []
+        ids = np.asarray(flow_ids, dtype=np.int64)
+        rows = self._snd_rows[ids]
+        cwnd = self.F[rows[:, S.frow], C.cwnd]
+        out = (
+            rows[:, S.sent_bytes].tolist(),
+            rows[:, S.acked_bytes].tolist(),
+            cwnd.tolist(),
+            rows[:, S.inflight].tolist(),
+            (rows[:, S.done] != 0).tolist(),
+        )
+        in_kernel = self._ktx_array[ids]
+        if not in_kernel.all():
+            for i in np.flatnonzero(~in_kernel).tolist():
+                s = flows[i].sender
+                values = (s.sent_bytes, s.acked_bytes, s.cc.cwnd_bytes, s.inflight_bytes, s.done)
+                for column, value in zip(out, values, strict=True):
+                    column[i] = value
+        return out
 
     def busy_levels(self, ports: list):
         """A function of the time (ps) that returns (port, queued bytes, phantom level) for
