@@ -487,11 +487,9 @@ class CompiledDataplane:
             queued = np.zeros(len(read), dtype=np.int64)
             level = np.zeros(len(read))
             port_levels(ST, F, self.U, self.PK, index[read], now_ps, phantom[read], queued, level)
-            return [
-                (ports[j], q, ph)
-                for j, q, ph in zip(read.tolist(), queued.tolist(), level.tolist(), strict=True)
-                if q or ph
-            ]
+            held = (queued != 0) | (level != 0.0)  # (the others drained since)
+            kept = (read[held].tolist(), queued[held].tolist(), level[held].tolist())
+            return [(ports[j], q, ph) for j, q, ph in zip(*kept, strict=True)]
 
         return levels
 
