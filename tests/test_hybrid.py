@@ -78,12 +78,15 @@ def test_hybrid_writes_every_table_with_every_flow(tmp_path):
     assert r.summary["run"]["engine"] == "hybrid" and r.summary["run"]["fluid_steps"] > 0
 
 
-def test_the_fluid_flows_are_sampled_with_the_packet_recorder_at_the_last_step_done():
+@pytest.mark.parametrize("dataplane", ["python", "compiled"])
+def test_the_fluid_flows_are_sampled_with_the_packet_recorder_at_the_last_step_done(dataplane):
     """The fluid flows' samples are taken with the packet recorder's, one each, stamped with
-    the end of the last fluid step done: within a step before the recorder's time. Their rates
-    add up to the bytes each fluid flow sent."""
+    the end of the last fluid step done: within a step before the recorder's time (the steps
+    as Python events, or inside the kernel). Their rates add up to the bytes each fluid flow
+    sent."""
     cfg = uno.compose([*shared_bottleneck(packet_senders=(1,)), "engine.kind=hybrid",
-                       "engine.hybrid_packet_tags=[pkt]", "engine.sample_interval_us=20"])  # fmt: skip
+                       "engine.hybrid_packet_tags=[pkt]", "engine.sample_interval_us=20",
+                       f"engine.dataplane={dataplane}"])  # fmt: skip
     r = uno.run(cfg)
     rates = r.tables["rates"]
     step_ps = r.summary["run"]["fluid_step_us"] * 1e6
