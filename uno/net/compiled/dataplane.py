@@ -29,7 +29,6 @@ from uno.net.compiled.layout import (
     KI,
     N_KINDS,
     NEVER_PS,
-    PF,
     RUN_DONE,
     RUN_ERROR,
     RUN_HEAP,
@@ -474,21 +473,18 @@ class CompiledDataplane:
     def busy_levels(self, ports: list):
         """A function of the time (ps) that returns (port, queued bytes, phantom level) for
         those of ``ports`` (views) that hold either then, as their views read them, in one
-        call into the kernel (:func:`uno.net.compiled.ports.port_levels`). Only the ports
-        with queued bytes at their last settle or a phantom level above 0 are read: neither
-        grows without an arrival, which updates both."""
+        call into the kernel (:func:`uno.net.compiled.ports.port_levels`)."""
         index = np.array([p.index for p in ports], dtype=np.int64)
         phantom = np.array([p.phantom is not None for p in ports], dtype=np.int64)
+        held = np.zeros(len(ports), dtype=np.int64)
+        queued = np.zeros(len(ports), dtype=np.int64)
+        level = np.zeros(len(ports))
 
         def levels(now_ps: int) -> list[tuple]:
-            ST, F = self.ST, self.F  # (read anew: a grown state replaces them)
-            rows = int(ST[H.off_ports]) + index * P.size
-            read = np.flatnonzero((ST[rows + P.bytes] > 0) | (F[index, PF.ph_level] > 0.0))
-            queued = np.zeros(len(read), dtype=np.int64)
-            level = np.zeros(len(read))
-            port_levels(ST, F, self.U, self.PK, index[read], now_ps, phantom[read], queued, level)
-            held = (queued != 0) | (level != 0.0)  # (the others drained since)
-            kept = (read[held].tolist(), queued[held].tolist(), level[held].tolist())
+            # (ST and F read anew: a grown state replaces them)
+            n = port_levels(self.ST, self.F, self.U, self.PK, index, now_ps, phantom, held,
+                            queued, level)  # fmt: skip
+            kept = (held[:n].tolist(), queued[:n].tolist(), level[:n].tolist())
             return [(ports[j], q, ph) for j, q, ph in zip(*kept, strict=True)]
 
         return levels

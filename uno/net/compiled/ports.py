@@ -169,17 +169,31 @@ def settle_port(ST, F, U, PK, p, now):
 
 
 @njit(cache=True)
-def port_levels(ST, F, U, PK, ports, now, phantom, queued, levels):
-    """Each port of ``ports`` settled at ``now`` (:func:`settle_port`): its queued bytes into
-    ``queued`` and, where ``phantom`` is 1, its phantom queue's level into ``levels`` (bytes),
-    as :class:`uno.net.compiled.views.CompiledPort` reads them one port a call."""
+def port_levels(ST, F, U, PK, ports, now, phantom, held, queued, levels) -> int:
+    """Of ``ports``, those that hold queued bytes or a phantom level above 0 at ``now``, each
+    settled then (:func:`settle_port`), as :class:`uno.net.compiled.views.CompiledPort` reads
+    them one port a call: their positions in ``ports`` into ``held``, their queued bytes into
+    ``queued`` and, where ``phantom`` is 1, their phantom queues' levels into ``levels``
+    (bytes); returns how many. Only the ports with queued bytes at their last settle or a
+    phantom level above 0 then are settled: neither grows without an arrival, which settles
+    the port."""
+    n = 0
+    off = ST[H.off_ports]
     for i in range(len(ports)):
         p = ports[i]
-        queued[i] = settle_port(ST, F, U, PK, p, now)[0]
+        pb = off + p * P.size
+        if ST[pb + P.bytes] <= 0 and F[p, PF.ph_level] <= 0.0:
+            continue
+        q = settle_port(ST, F, U, PK, p, now)[0]
+        level = 0.0
         if phantom[i]:
-            pb = ST[H.off_ports] + p * P.size
-            levels[i] = phantom_level(F[p, PF.ph_level], now - ST[pb + P.ph_last],
-                                      F[p, PF.ph_drain])  # fmt: skip
+            level = phantom_level(F[p, PF.ph_level], now - ST[pb + P.ph_last], F[p, PF.ph_drain])
+        if q != 0 or level != 0.0:
+            held[n] = i
+            queued[n] = q
+            levels[n] = level
+            n += 1
+    return n
 
 
 @njit(cache=True)
