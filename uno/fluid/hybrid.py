@@ -286,8 +286,9 @@ class HybridSimulation(Simulation):
 
     def _after_step(self, k: int) -> bool:
         """Step ``k - 1`` is done: the fluid flows that finished count, the step may grow
-        (:meth:`_may_grow`, ``self.step`` the index at the new step); returns whether step ``self.step`` follows now (False: the fluid model is done, or idle
-        until a later start, whose step is scheduled)."""
+        (:meth:`_may_grow`, ``self.step`` the index at the new step); returns whether step
+        ``self.step`` follows now (False: the fluid model is done, or idle until a later start,
+        whose step is scheduled)."""
         fluid = self.fluid
         self.step = k
         fluid.k_done = k

@@ -185,10 +185,10 @@ def hybrid_steps(ST, F, U, PK, k, due, dt_ps, eid, lim_t, lim_prio, lim_eid, max
     ``k``'s own event is being handled (the engine ran every event before it), so it runs
     first, with no id of its own.
     Stops, besides, after a step in which flows finished (``finished``: the count before),
-    which left the fluid model idle or done
-    (:func:`fluid_done`), whose index
-    is a multiple of ``look_steps`` (0: none; Python looks whether the step may grow), or the
-    ``max_steps``-th (a call keeps the interpreter).
+    which left the fluid model idle or done (:func:`fluid_done`), whose index is a multiple of
+    ``look_steps`` (0: none; Python looks whether the step may grow), or the ``max_steps``-th
+    (a call keeps the interpreter). The recorder's samples are Python events: the fluid
+    model's are taken with them (:meth:`uno.fluid.hybrid.HybridSimulation._sample_fluid`).
 
     Returns (a ``DRIVE_*`` code, the next step, the next event id, the next step's time and
     event id (``DRIVE_PYTHON_FIRST``, ``DRIVE_KERNEL_STOP``), ``run``'s last result (host,
