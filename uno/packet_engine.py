@@ -220,29 +220,31 @@ def populate_packet(
     sim.stop_tags = set(en.stop_when_done)  # (build_scenario checked that flows have them)
     check_queue_ports(list(en.queue_ports), [p.name for p in network.ports])
     if en.sample_interval_us > 0:
-        rec = Recorder(
-            sim.engine,
-            us_to_ps(en.sample_interval_us),
-            en.sample_rates,
-            en.sample_cwnd,
-            en.sample_queues,
-        )
-        dsts = {f.dst for f in sim.flows}
-        receiver_ports = [
-            p
-            for p in network.ports
-            if isinstance(p.owner, Switch)
-            and isinstance(p.next_node, Host)
-            and p.next_node.host_id in dsts
-        ]
-        rec.select_ports(list(en.queue_ports), network.ports, receiver_ports)
-        rec.dcis = network.dcis
-        if network.dataplane is not None:
-            # the kernel's senders, receivers and DCI switches keep their state in its arrays
-            rec.before_sample = network.dataplane.sync_dci
-            rec.read_flows = network.dataplane.sender_counters
-            if rec.busy_ports:
-                rec.busy_levels = network.dataplane.busy_levels(rec.busy_ports)
-        sim.recorder = rec
+        sim.recorder = make_recorder(sim, en, network)
     sim.meta = scenario.meta()
     return sim
+
+
+def make_recorder(sim, en, network) -> Recorder:
+    """The recorder of a run that samples (``engine.sample_interval_us`` > 0): its ports
+    (``engine.queue_ports``: the receivers' switch ports, patterns, every busy port), its DCI
+    switches, and on the compiled data plane the readers of the kernel's arrays."""
+    rec = Recorder(sim.engine, us_to_ps(en.sample_interval_us), en.sample_rates, en.sample_cwnd,
+                   en.sample_queues)  # fmt: skip
+    dsts = {f.dst for f in sim.flows}
+    receiver_ports = [
+        p
+        for p in network.ports
+        if isinstance(p.owner, Switch)
+        and isinstance(p.next_node, Host)
+        and p.next_node.host_id in dsts
+    ]
+    rec.select_ports(list(en.queue_ports), network.ports, receiver_ports)
+    rec.dcis = network.dcis
+    if network.dataplane is not None:
+        # the kernel's senders, receivers and DCI switches keep their state in its arrays
+        rec.before_sample = network.dataplane.sync_dci
+        rec.read_flows = network.dataplane.sender_counters
+        if rec.busy_ports:
+            rec.busy_levels = network.dataplane.busy_levels(rec.busy_ports)
+    return rec
