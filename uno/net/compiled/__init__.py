@@ -52,7 +52,8 @@ its congestion control a law of :mod:`uno.cc.law`, over ECMP or packet spraying,
 its sender in the kernel too, with the hosts' NIC turn-taking
 (:class:`uno.net.nic.NicScheduler`), so Python sees only flow starts
 (:meth:`CompiledDataplane.start_flow`) and completions; the Python objects get the kernel's
-state whenever samplers, tables or checks read them (:meth:`CompiledDataplane.sync_senders`).
+state whenever tables or checks read them (:meth:`CompiledDataplane.sync_senders`; samplers
+read the kernel's arrays, :meth:`CompiledDataplane.sender_counters`).
 The other flows keep their Python senders (the callback path: the kernel returns their ACKs),
 and at a NIC they share with kernel senders they wait in the kernel's FIFO and get their turns
 from it; the run's summary says which and why (docs/design.md).

@@ -16,6 +16,7 @@ from uno.cc.law import INT_FIELDS, C
 from uno.core.errors import InvariantError
 from uno.core.packet import ACK, CN, DATA, KIND_NAMES, NACK, TRIM, Packet
 from uno.faults.models import REASON_BLOCK, REASON_DOWN, REASON_RANDOM
+from uno.metrics.recorder import read_senders
 from uno.net.compiled.build_state import build_state
 from uno.net.compiled.layout import (
     BAD_BYTES,
@@ -461,12 +462,11 @@ class CompiledDataplane:
             rows[:, S.inflight].tolist(),
             (rows[:, S.done] != 0).tolist(),
         )
-        in_kernel = self._ktx_array[ids]
-        if not in_kernel.all():
-            for i in np.flatnonzero(~in_kernel).tolist():
-                s = flows[i].sender
-                values = (s.sent_bytes, s.acked_bytes, s.cc.cwnd_bytes, s.inflight_bytes, s.done)
-                for column, value in zip(out, values, strict=True):
+        in_python = np.flatnonzero(~self._ktx_array[ids]).tolist()
+        if in_python:
+            own = read_senders([flow_ids[i] for i in in_python], [flows[i] for i in in_python])
+            for column, values in zip(out, own, strict=True):
+                for i, value in zip(in_python, values, strict=True):
                     column[i] = value
         return out
 
@@ -511,15 +511,12 @@ class CompiledDataplane:
             tap.pfq_packets = int(ST[pb + P.pfq_packets])
             tap.pfq_drops = int(ST[pb + P.pfq_drops])
 
-    def sync_senders(self, flow_ids=None) -> None:
+    def sync_senders(self) -> None:
         """Copy the kernel senders' counters and laws' state to their Python
-        :class:`uno.transport.sender.Sender` and law objects (what samplers, tables and checks
-        read): those of ``flow_ids`` (e.g. the flows a sampler is about to read), all if
-        None."""
+        :class:`uno.transport.sender.Sender` and law objects (what tables and checks read)."""
         if self._kernel_tx:
-            ktx = self._ktx
-            for f in range(len(self.flows)) if flow_ids is None else flow_ids:
-                if ktx[f]:
+            for f, in_kernel in enumerate(self._ktx):
+                if in_kernel:
                     self._store_sender(f)
 
     def _store_sender(self, f: int) -> None:
