@@ -644,8 +644,12 @@ class EngineConfig:
     fluid_phase_drops: bool = True
     #: fluid: the flows' ACKs cross the links of their way back as bytes (one ACK per data
     #: packet delivered) where they share the data queue: they take line time and buffer, and
-    #: count in the phantom queue with switch.phantom.count_acks; a full buffer drops none
+    #: count in the phantom queue with switch.phantom.count_acks
     fluid_ack_bytes: bool = True
+    #: fluid: with fluid_ack_bytes, a full buffer that drops data also drops the ACKs in its
+    #: queue, as the hybrid's packets are dropped at a full fluid link: an ACK's size over a
+    #: full packet's times the data's loss; a lost ACK is a packet its sender resends
+    fluid_ack_losses: bool = True
     #: fluid: a batch's ACKs count in the steps they arrive in, split at the step boundary
     #: they straddle (false: whole, in the step of their mean arrival; a window-limited flow's
     #: batches then land in every other step, and so do its ACK-clocked sends). A block's

@@ -424,12 +424,14 @@ GRID = layout("GridSettings", ("salt", "on"))
 #: the ACKs' settings (float64): an ACK's share of a data packet's bytes (and of its time on a
 #: link), a data packet's bytes, 1: the ACKs cross the links as bytes, 1: a batch's ACKs count
 #: in the steps they arrive in (``engine.fluid_ack_spread``), 1: some link has a fault (a
-#: batch's ACKs may be lost on their way back: uno.fluid.faults.ack_fault_share), the first of
+#: batch's ACKs may be lost on their way back: uno.fluid.faults.ack_loss_share), the first of
 #: the two delay-line columns of the switches' congestion notices (-1: no link is a QCN
 #: congestion point, uno.fluid.qcn), the delay-line column of the rate the receivers' ACKs
-#: carry, times the bytes delivered (MLCC's R-bar_DQM, uno.fluid.dci; -1: none)
+#: carry, times the bytes delivered (MLCC's R-bar_DQM, uno.fluid.dci; -1: none), the chance
+#: of a full buffer's data drops an ACK meets in its queue (0: ACKs never dropped there)
 ACKS = layout(
-    "AckSettings", ("share", "packet_bytes", "as_bytes", "spread", "faults", "qcn", "dqm")
+    "AckSettings",
+    ("share", "packet_bytes", "as_bytes", "spread", "faults", "qcn", "dqm", "squeeze"),
 )
 #: the figures of a dropping link's inputs (``g_val[link, figure, input]``): bytes arriving
 #: through the input this step, the share of the link's packet times it fills (at most 1), 1:

@@ -195,10 +195,15 @@ paths of the receiver's cycled entropies, each link by the share of them that ta
 queue (every port of the reverse route; with ``switch.ack_priority`` only the receiver's NIC,
 the switches serving ACKs in a lane of their own): they take line time and buffer there, and
 count in the phantom queue as ``switch.phantom.count_acks`` says. The queueing delay they meet
-on the way back is in the RTT. Not modelled: ACK drops. A full buffer's leftover bytes take a
-64-B ACK where a data packet does not fit, so the packet ports drop far fewer ACKs than data
-(5% against 54% at the WAN ports of the 40%-load Fig. 10 run when they dropped data); the fluid
-drops none.
+on the way back is in the RTT. A full buffer's leftover bytes take a 64-B ACK where a data
+packet does not fit, so the packet ports drop far fewer ACKs than data (5% against 54% at the
+WAN ports of the 40%-load Fig. 10 run when they dropped data). With ``engine.fluid_ack_losses``
+(on by default) an ACK meets each link on its way back that dropped data in its last step with
+its size's share of a data packet's chance there, the rule the hybrid drops its packets' ACKs
+by at a full fluid link (:func:`uno.fluid.faults.ack_loss_share`); the ACKs a batch loses are
+its packets the sender must find lost and resend. The size's share (1.5%) is below what the
+packet ports show (the leftover bytes after a departure go to the first arrival, and an ACK
+often comes first).
 
 Units: times in ps, sizes in bytes, rates in bytes/ps inside the kernels.
 """
@@ -514,6 +519,10 @@ class FluidSimulation:
         acks[C.ACKS.as_bytes] = 1.0 if cfg.engine.fluid_ack_bytes else 0.0
         acks[C.ACKS.spread] = 1.0 if cfg.engine.fluid_ack_spread else 0.0
         acks[C.ACKS.faults] = 1.0 if self.faults.any else 0.0
+        # (ACKs in the switches' control lane meet no full data queue)
+        squeezed = cfg.engine.fluid_ack_bytes and cfg.engine.fluid_ack_losses
+        if squeezed and not (cfg.switch.ack_priority or cfg.switch.trimming.enabled):
+            acks[C.ACKS.squeeze] = acks[C.ACKS.share]
         acks[C.ACKS.dqm] = self.dqm_col
         self._set_wire(cfg.engine.fluid_wire)
         self._set_qcn()

@@ -9,7 +9,7 @@ whose start is not before each failure or repair. The bytes a flow's route entry
 are lost in that share (:func:`uno.fluid.forward.depart_level`), with the links' drops: drawn
 in whole packets, taken off the flow's ACKs and found by fast retransmit or the timer (a
 trimming switch does not trim them: ``FS_FAULT_LOST``). A batch's ACKs are lost in the share
-their way back loses (:func:`ack_fault_share`): the packet sender's ACKs each settle one packet,
+their way back loses (:func:`ack_loss_share`): the packet sender's ACKs each settle one packet,
 so a lost ACK is a packet the sender must find lost and resend, though its receiver had it.
 
 In the hybrid the fluid links change at the same times (an event of the packet engine's loop
@@ -36,6 +36,7 @@ from uno.core.units import us_to_ps
 from uno.faults.models import block_loss_rate
 from uno.faults.ports import ports_matching
 from uno.fluid.columns import (
+    ACKS,
     FS_BLOCK_BYTES,
     FS_DROPPED,
     FS_EC_N,
@@ -44,7 +45,10 @@ from uno.fluid.columns import (
     FS_FAULT_SHARE,
     FX_SEND,
     LS_FAULT,
+    LS_LOSS,
+    LS_PKT_LOSS,
 )
+from uno.net.shared_link import packet_loss
 
 
 class FaultSchedule:
@@ -110,10 +114,24 @@ class FaultSchedule:
 
 
 @njit(cache=True, error_model="numpy", inline="always")
-def ack_fault_share(f, ls, rv_ptr, rv_link, ack_w, lb, ack_hops) -> float:
-    """The share of flow ``f``'s ACKs that its links' faults lose on the way back: on a route,
-    the shares of its ACKs crossing each faulty link times that link's share, added up (at
-    most 1: exact where the ACKs cross one faulty link, or one at a time); an UnoLB, PLB or
+def link_ack_loss(ls, link, faults, squeeze) -> float:
+    """The chance that an ACK crossing ``link`` is lost: its fault's share (``faults``: the run
+    has faults) and, where the link's full buffer dropped data in its last step, the chance a
+    control packet is squeezed out there (``squeeze``: an ACK's bytes over a full data
+    packet's; 0 where the ACKs never meet a full data queue): the rule that drops the hybrid's
+    packets at a full fluid link (:func:`uno.net.shared_link.squeezed_out`, at the loss a
+    packet arriving at a random phase meets, :func:`uno.net.shared_link.packet_loss`)."""
+    chance = ls[link, LS_FAULT] if faults else 0.0
+    if squeeze > 0.0:
+        chance += packet_loss(ls[link, LS_LOSS], ls[link, LS_PKT_LOSS]) * squeeze
+    return chance
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def ack_loss_share(f, ls, rv_ptr, rv_link, ack_w, lb, ack_hops, faults, squeeze) -> float:
+    """The share of flow ``f``'s ACKs lost on the way back (:func:`link_ack_loss` at each link):
+    on a route, the shares of its ACKs crossing each link times that link's chance, added up
+    (at most 1: exact where the ACKs cross one lossy link, or one at a time); an UnoLB, PLB or
     REPS flow's, the mean over its subflows' ways back (``lb.ack_links``, ``ack_hops`` hops;
     none with ``transport.ack_paths``: the receiver's cycled ACK route, as a route's).
     ``ack_w``: every ACK route's weights, whichever lane the ACKs wait in."""
@@ -123,26 +141,30 @@ def ack_fault_share(f, ls, rv_ptr, rv_link, ack_w, lb, ack_hops) -> float:
         for s in range(n_s):
             share = 0.0
             for h in range(ack_hops[f]):
-                share += ls[lb.ack_links[f, s, h], LS_FAULT]
+                share += link_ack_loss(ls, lb.ack_links[f, s, h], faults, squeeze)
             lost += share if share < 1.0 else 1.0
         return lost / n_s
     share = 0.0
     for e in range(rv_ptr[f], rv_ptr[f + 1]):
-        share += ack_w[e] * ls[rv_link[e], LS_FAULT]
+        share += ack_w[e] * link_ack_loss(ls, rv_link[e], faults, squeeze)
     return share if share < 1.0 else 1.0
 
 
 @njit(cache=True, error_model="numpy", inline="always")
 def lose_batch_acks(f, fs, fx, ls, rv_ptr, rv_link, lb, hops) -> None:
     """The ACKs of the batch flow ``f`` files now (this step's sends, or its block's) lost on
-    their way back (:func:`ack_fault_share`): its bytes lost in that share, as drops
-    (``FS_DROPPED`` of ``FS_EXPOSED``, drawn in whole packets with the links' drops) that faults
-    took (``FS_FAULT_LOST``). Not a coded flow's: any ACK of a block that comes back says
-    whether it decoded (uno.transport.sender), so a lost one costs it nothing."""
+    their way back (:func:`ack_loss_share`: faults, and full buffers where
+    ``hops.acks[ACKS.squeeze]`` > 0): its bytes lost in that share, as drops (``FS_DROPPED``
+    of ``FS_EXPOSED``, drawn in whole packets with the links' drops) lost silently, as faults'
+    (``FS_FAULT_LOST``: a trimming switch trims no ACK). Not a coded flow's: any ACK of a block
+    that comes back says whether it decoded (uno.transport.sender), so a lost one costs it
+    nothing."""
     batch = fs[f, FS_BLOCK_BYTES] if fs[f, FS_BLOCK_BYTES] > 0.0 else fx[f, FX_SEND]
     if batch <= 0.0 or fs[f, FS_EC_N] > 0.0:
         return
-    share = ack_fault_share(f, ls, rv_ptr, rv_link, hops.ack_w, lb, hops.ack_hops)
+    faults = hops.acks[ACKS.faults] != 0.0
+    share = ack_loss_share(f, ls, rv_ptr, rv_link, hops.ack_w, lb, hops.ack_hops, faults,
+                           hops.acks[ACKS.squeeze])  # fmt: skip
     if share <= 0.0:
         return
     if fs[f, FS_DROPPED] == 0.0:

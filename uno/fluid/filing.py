@@ -381,14 +381,14 @@ def file_sends(k, now, dt_ps, n_senders, flows, ls, routes, lines, lb, hops, scr
     sub_loss, block_dist = scratch.sub_loss, scratch.block_dist
     int_laws = hops.int_set[INTS.hops] > 0  # (a batch carries one INT record: filed whole)
     may_spread = hops.acks[ACKS.spread] != 0.0 and not int_laws
-    faults = hops.acks[ACKS.faults] != 0.0
+    acks_lost = hops.acks[ACKS.faults] != 0.0 or hops.acks[ACKS.squeeze] > 0.0
     for i in range(n_senders):
         f = scratch.senders[i]
         n_sub = lb.n[f]
         rtt, q_beyond = sample_rtt(f, fs, ls, routes, lb, sub_loss)
         n_ec = int(fs[f, FS_EC_N])
         mss = cp[f, P_MSS]
-        if faults:  # (its ACKs' way back: uno.fluid.faults)
+        if acks_lost:  # (its ACKs' way back: uno.fluid.faults)
             lose_batch_acks(f, fs, fx, ls, routes.rv_ptr, routes.rv_link, lb, hops)
         beyond, lost, failed, gone, o_failed, o_gone = False, 0.0, 0.0, 0.0, 0.0, 0.0
         if fs[f, FS_DROPPED] > 0.0:  # (nothing dropped: nothing to draw or reset)
