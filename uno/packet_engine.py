@@ -67,7 +67,7 @@ def packet_port_class(cfg, dataplane: str = "python"):
         )
     # ACKs in a lane of their own take time on the link from data (the artifact's composite
     # queue; a lazy port's ControlLane approximates it without): event ports
-    lanes = sw.ack_priority or sw.trimming.enabled
+    lanes = sw.control_lane
     event = model == "event" or (model == "auto" and (needs_event or lanes))
     if event and dataplane == "compiled" and model == "auto" and not sw.pfc.enabled and not lanes:
         # INT alone: the compiled data plane stamps at its lazy ports' departures, which are the

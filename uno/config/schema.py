@@ -582,6 +582,12 @@ class SwitchConfig:
     trimming: TrimmingConfig = field(default_factory=TrimmingConfig)
     dci: DciConfig = field(default_factory=DciConfig)
 
+    @property
+    def control_lane(self) -> bool:
+        """Whether control packets (ACKs, NACKs, trimmed headers) wait in a lane of their own
+        at the switch ports, apart from the data queue: with ack_priority, or trimming."""
+        return self.ack_priority or self.trimming.enabled
+
     def check_consistency(self, prefix: str) -> None:
         if (self.border_kmin_frac is None) != (self.border_kmax_frac is None):
             raise ConfigError(

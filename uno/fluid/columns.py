@@ -267,8 +267,9 @@ FS_HALT = 70
 # switch.trimming: the trimmed packets whose NACKs the flow heard (-1: its losses are dropped
 # packets, not trimmed ones; uno.fluid.losses.book_losses, uno.fluid.control.hear_trims)
 FS_TRIMS = 71
-# of FS_DROPPED, the bytes faults took (down or lossy links, on the way out or their ACKs' way
-# back: uno.fluid.faults), which a trimming switch does not trim
+# of FS_DROPPED, the bytes lost silently, which a trimming switch does not trim: those faults
+# took (down or lossy links, on the way out or their ACKs' way back) and those whose ACKs a
+# full buffer squeezed out (uno.fluid.faults)
 FS_FAULT_LOST = 72
 # of the losses a step files for the flow, the share faults took (FS_FAULT_LOST / FS_DROPPED as
 # they were drawn): a trimmed flow's others are NACKed, these found as untrimmed losses are

@@ -423,7 +423,7 @@ class FluidSimulation:
         # every ACK's way back, for the drift its transmission gives the grids of the links it
         # crosses (phases.ack_drift), whichever lane it waits in
         ack_w, ack_hops = routes.rv_w.copy(), lb.ack_hops.copy()
-        if cfg.switch.ack_priority or cfg.switch.trimming.enabled:  # (its control lane)
+        if cfg.switch.control_lane:
             routes = ack_priority_routes(routes, lb, nic_link)
         ring_len = ring_lengths(routing, routes, src, dst, fs, self.dt_ps)
         self.fs = fs
@@ -521,7 +521,7 @@ class FluidSimulation:
         acks[C.ACKS.faults] = 1.0 if self.faults.any else 0.0
         # (ACKs in the switches' control lane meet no full data queue)
         squeezed = cfg.engine.fluid_ack_bytes and cfg.engine.fluid_ack_losses
-        if squeezed and not (cfg.switch.ack_priority or cfg.switch.trimming.enabled):
+        if squeezed and not cfg.switch.control_lane:
             acks[C.ACKS.squeeze] = acks[C.ACKS.share]
         acks[C.ACKS.dqm] = self.dqm_col
         self._set_wire(cfg.engine.fluid_wire)

@@ -102,7 +102,7 @@ class Network:
         port gets which number. RED and the phantom queue of one port share the port's stream:
         both decide in the port's FIFO departure order, whoever touches it."""
         trimming = switch_cfg.trimming
-        if switch_cfg.ack_priority or trimming.enabled:
+        if switch_cfg.control_lane:
             for port in self.switch_ports():
                 port.enable_control_lane()
         if trimming.enabled:
