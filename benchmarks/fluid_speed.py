@@ -36,7 +36,9 @@ and each phase's largest deviation from equal shares); for the hybrid also those
 alone against the same flows in the packet run; then the packet engine's wall time over each
 engine's. With ``--repeats N`` each engine runs N times (the same seed, so the same flows,
 which is checked): its wall times are the least of the N and their range, its memory the
-largest; short runs on a shared machine vary by a third from run to run.
+largest; short runs on a shared machine vary by a third from run to run. Before its first timed
+run each configuration runs for 0.1 ms of simulated time in a process of its own, so that no
+timed run compiles kernels.
 
     python benchmarks/fluid_speed.py [--suites paper,permutation,incast,reps,leave,sweep] [--schemes uno_ecmp]
         [--engines packet-c,fluid,fluid-fast,hybrid,hybrid-fast,maxmin] [--n-flows 5000] [--repeats 3] [overrides ...]
@@ -140,10 +142,27 @@ def run_process(overrides: list[str]) -> dict:
             "peak_mib": usage.ru_maxrss / 1024}  # fmt: skip
 
 
+#: the override sets whose kernels a short run has compiled (:func:`warm_up`)
+WARMED: set[tuple[str, ...]] = set()
+
+
+def warm_up(overrides: list[str]) -> None:
+    """A short run of the same configuration first (0.1 ms of simulated time), once per
+    configuration: Numba's on-disk cache of its kernels is compiled or loaded there, so a
+    timed run never pays a compile (minutes, and gigabytes of peak memory, after a change to
+    the package's source)."""
+    key = tuple(overrides)
+    if key not in WARMED:
+        WARMED.add(key)
+        run_process([*overrides, "engine.max_sim_time_ms=0.1", "engine.allow_unfinished=true"])
+
+
 def run_repeated(overrides: list[str], repeats: int) -> dict:
-    """:func:`run_process` ``repeats`` times: the first run's summary and flows, with the
-    engine's wall times of every run (``engine_walls``, s), the least process wall time and the
-    largest peak memory; an error if a run failed or its flows differ from the first's."""
+    """:func:`run_process` ``repeats`` times (after :func:`warm_up`): the first run's summary
+    and flows, with the engine's wall times of every run (``engine_walls``, s), the least
+    process wall time and the largest peak memory; an error if a run failed or its flows differ
+    from the first's."""
+    warm_up(overrides)
     first = run_process(overrides)
     if "error" in first:
         return first
@@ -269,7 +288,10 @@ def compare(suite: str, scheme: str, engines: list[str], args) -> None:
 
 def sweep(engine: str, args) -> None:
     """The paper's traffic, schemes x loads in fluid mode (``engine``: fluid or fluid-fast), as
-    one Hydra multirun."""
+    one Hydra multirun, after a short run of each scheme (:func:`warm_up`)."""
+    for scheme in args.schemes.split(","):
+        warm_up(["experiment=fig10_load", f"workload.n_flows={args.n_flows}",
+                 *engine_overrides(engine, "sweep", args), f"scheme={scheme}", *args.overrides])  # fmt: skip
     with tempfile.TemporaryDirectory() as tmp:
         cmd = [sys.executable, "-m", "uno.cli", "-m", "hydra/launcher=joblib",
                "hydra.launcher.n_jobs=2", "experiment=fig10_load",

@@ -30,6 +30,7 @@ def test_repeats_keep_the_least_wall_time_and_the_largest_memory(monkeypatch):
     bench = _bench()
     canned = iter([_run(3.0, 5.0, 100.0), _run(2.0, 4.5, 120.0), _run(2.5, 4.0, 90.0)])
     monkeypatch.setattr(bench, "run_process", lambda overrides: next(canned))
+    monkeypatch.setattr(bench, "warm_up", lambda overrides: None)
     run = bench.run_repeated(["x=1"], 3)
     assert run["engine_walls"] == [3.0, 2.0, 2.5]
     assert bench.engine_wall(run) == 2.0
@@ -44,10 +45,29 @@ def test_a_repeat_with_other_flows_or_a_failure_is_an_error(monkeypatch):
     bench = _bench()
     canned = iter([_run(3.0, 5.0, 100.0), _run(2.0, 4.5, 120.0, fct_ps=(10.0, 21.0))])
     monkeypatch.setattr(bench, "run_process", lambda overrides: next(canned))
+    monkeypatch.setattr(bench, "warm_up", lambda overrides: None)
     assert "differs" in bench.run_repeated(["x=1"], 2)["error"]
     canned = iter([_run(3.0, 5.0, 100.0), {"error": "exit 1"}])
     monkeypatch.setattr(bench, "run_process", lambda overrides: next(canned))
     assert bench.run_repeated(["x=1"], 2) == {"error": "exit 1"}
+
+
+def test_each_configuration_is_warmed_once_before_its_timed_runs(monkeypatch):
+    """A short run (0.1 ms simulated, unfinished flows allowed) of a configuration precedes its
+    first timed run, and only its first: the kernels are compiled outside the timings."""
+    bench = _bench()
+    calls = []
+
+    def process(overrides):
+        calls.append(list(overrides))
+        return _run(1.0, 2.0, 10.0)
+
+    monkeypatch.setattr(bench, "run_process", process)
+    bench.run_repeated(["x=1"], 2)
+    bench.run_repeated(["x=1"], 1)
+    bench.run_repeated(["x=2"], 1)
+    short = ["engine.max_sim_time_ms=0.1", "engine.allow_unfinished=true"]
+    assert calls == [["x=1", *short], ["x=1"], ["x=1"], ["x=1"], ["x=2", *short], ["x=2"]]
 
 
 def test_leave_compares_each_flows_throughput_phase_by_phase():
