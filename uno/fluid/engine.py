@@ -220,7 +220,7 @@ import pandas as pd
 from uno.core.budget import WallBudget
 from uno.core.errors import ConfigError
 from uno.core.rng import RngStreams
-from uno.core.units import gbps_to_bps, ms_to_ps, us_to_ps
+from uno.core.units import gbps_to_bps, ms_to_ps
 from uno.fluid import columns as C
 from uno.fluid.arrays import (
     cc_rows,
@@ -246,9 +246,10 @@ from uno.fluid.kernels import advance
 from uno.fluid.memory import DELAY_LINES, zeros_aligned
 from uno.fluid.pfc import entry_ingress, live_list, pfc_rows
 from uno.fluid.qcn import QCN_FIELDS, qcn_rows, qcn_state
-from uno.fluid.results import Sampler, flows_table, ports_table, run_summary
+from uno.fluid.results import flows_table, ports_table, run_summary
 from uno.fluid.rings import coarsen, refine
 from uno.fluid.routes import SPLIT_LB, ack_priority_routes, flow_routes
+from uno.fluid.sampling import Sampler, idle_samples
 from uno.fluid.state import DelayLines, Flows, Links, RingPool, Routes
 from uno.fluid.support import (
     check_fluid_support,
@@ -361,6 +362,7 @@ class FluidSimulation:
         self.faults = FaultSchedule(cfg.faults, self.port_names)
         self.faults.apply(0, self.ls)
         self._build_flows(cfg, rng)
+        self.samples = idle_samples(len(plans))  # (the step loop's: uno.fluid.sampling)
         # a law hears batches of at most the step at one intra-DC RTT, the cap's default: a
         # longer step reaches it as several (uno.fluid.control.law_batch)
         batch_factor = _pow2_at_most(1.0 / cfg.engine.fluid_step_intra_rtt)
@@ -641,8 +643,8 @@ class FluidSimulation:
         """Step until every flow finished (or every flow with a tag of ``engine.stop_when_done``)
         or ``engine.max_sim_time_ms``; collect the tables."""
         cfg = self.cfg
-        interval_ps = us_to_ps(cfg.engine.sample_interval_us)
-        sampler = Sampler(self, cfg) if interval_ps > 0 else None
+        sampler = Sampler(self, cfg) if cfg.engine.sample_interval_us > 0 else None
+        self._install_samples(sampler)
         grows = self.step_factor_max > 1
         adapts = self.adapts
         look_steps = self.look_steps
@@ -650,7 +652,6 @@ class FluidSimulation:
         self.k_done = 0
         t0 = time.perf_counter()
         k = 0
-        next_sample_ps = interval_ps
         budget = self.wall_budget
         while True:
             dt = self.dt_ps
@@ -660,8 +661,7 @@ class FluidSimulation:
             # a kernel call takes the steps that fit in the wall budget (uno.core.budget),
             # counted from the end of the idle stretch the kernel skips (skipped steps cost
             # nothing, and would tell nothing of the pace after them); while the step may grow,
-            # a look at the flows left every LOOK_STEPS steps (the same steps whether or not
-            # the run samples); samples at the multiples of the interval, to the step
+            # a look at the flows left every LOOK_STEPS steps
             grows = adapts or (grows and self.step_factor < self.step_factor_max)
             k_work = self._busy_from(k)
             k_next = k_work + budget.units()
@@ -677,15 +677,9 @@ class FluidSimulation:
             fault_ps = self.faults.next_ps  # (a failure or repair: at its step's start)
             if fault_ps is not None:
                 k_next = min(k_next, max(k + 1, int(math.ceil(fault_ps / dt))))
-            sample_due = False
-            if interval_ps > 0:
-                k_sample = int(round(next_sample_ps / dt))
-                while k_sample <= k:
-                    next_sample_ps += interval_ps
-                    k_sample = int(round(next_sample_ps / dt))
-                if k_sample <= k_next:
-                    k_next, sample_due = k_sample, True
             k = self._advance_to(k, min(k_next, k_stop))
+            if sampler is not None and sampler.make_room(int(self.counters[C.CT.running])):
+                self._install_samples(sampler)  # (its arrays grew)
             if self.chains.any:
                 self._start_chained()
             self.faults.apply(self.now_ps, self.ls)
@@ -697,15 +691,20 @@ class FluidSimulation:
                 k = self._grow_step(k)
             done = self._done()
             ending = done or k >= int(self.max_time_ps // self.dt_ps)
-            if sampler is not None and (sample_due or ending or self.now_ps >= next_sample_ps):
-                sampler.sample(self.now_ps)
-                next_sample_ps += interval_ps
+            if sampler is not None and ending and self.now_ps > sampler.last_t:
+                sampler.sample(self.now_ps)  # (the run's last)
             if done:
                 break
         wall = time.perf_counter() - t0
         result = self._collect(wall, sampler)
         self.free_delay_lines()
         return result
+
+    def _install_samples(self, sampler) -> None:
+        """The step loop takes ``sampler``'s samples in its arrays (:mod:`uno.fluid.sampling`;
+        none: it samples nothing)."""
+        self.samples = idle_samples(len(self.flows)) if sampler is None else sampler.group
+        self._kernel_args = None
 
     def check_line_memory(self) -> None:
         """Stop the run, naming the step that sizes them, once the delay lines it handed out
@@ -972,6 +971,7 @@ class FluidSimulation:
             s["lb"],
             s["hops"],
             self.scratch,
+            self.samples if state is None else idle_samples(len(self.flows)),
         )  # fmt: skip
         args = (self.dt_ps, *map(tuple, groups))
         if state is None:

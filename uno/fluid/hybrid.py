@@ -98,8 +98,9 @@ from uno.fluid.hybrid_loop import DRIVE_KERNEL_STOP, DRIVE_STEP_DONE, fluid_done
 from uno.fluid.hybrid_pfc import shared_rows
 from uno.fluid.int_records import INTS
 from uno.fluid.pfc import pfc_summary as fluid_pfc_summary
-from uno.fluid.results import Sampler, link_rows_seen
+from uno.fluid.results import link_rows_seen
 from uno.fluid.routes import SUBFLOW_LB, split_routes
+from uno.fluid.sampling import Sampler
 from uno.fluid.shared_ports import HybridPort, KernelLinks, PortLinks
 from uno.metrics.progress import Snapshot
 from uno.metrics.result import RunResult
@@ -225,7 +226,7 @@ class HybridSimulation(Simulation):
         self._fluid_waited_done = 0
         # the fluid flows and links are sampled with the packet recorder's samples
         sampled = self.recorder is not None and bool(fluid_plans)
-        self._sampler = Sampler(self.fluid, cfg) if sampled else None
+        self._sampler = Sampler(self.fluid, cfg, in_loop=False) if sampled else None
         if self._sampler is not None:  # (the fluid model steps the links it reaches only)
             self._sampler.keep_ports(reach)
             self.recorder.companions.append(self._sample_fluid)

@@ -140,7 +140,8 @@ def fluid_step(ST, F, k, dt_ps, coupling, fluid, eid) -> None:
     if len(pfc_rows):
         pause_shares(ST, ls, pfc, fluid[1][6], pfc_rows, k, dt_ps)
     tick(tally, TALLY.packets_in, t)
-    advance(k, k + 1, dt_ps, fluid[0], fluid[1], fluid[2], fluid[3], fluid[4], fluid[5], fluid[6])
+    advance(k, k + 1, dt_ps, fluid[0], fluid[1], fluid[2], fluid[3], fluid[4], fluid[5], fluid[6],
+            fluid[7])  # fmt: skip
     t = cycles()
     if len(pfc_rows):
         step_signals(ST, ls, pfc, pfc_rows, k, dt_ps, eid)

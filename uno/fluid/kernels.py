@@ -104,6 +104,14 @@ from uno.fluid.phases import ack_drift
 from uno.fluid.qcn import qcn_step
 from uno.fluid.rings import *  # noqa: F403
 from uno.fluid.rings import mark_due, ring_take
+from uno.fluid.sampling import (
+    SF,
+    Samples,
+    first_sample_step,
+    has_room,
+    next_sample_step,
+    take_sample,
+)
 from uno.fluid.signals import *  # noqa: F403
 from uno.fluid.state import *  # noqa: F403
 from uno.fluid.state import (
@@ -355,7 +363,7 @@ def carry_feedback(k, now, n_senders, flows, links, routes, lb, hops, scratch) -
 # and LLVM compiles them apart in about 70% of the time it takes over one function holding
 # them all (minutes, the first time a run needs them).
 @njit(cache=True, error_model="numpy", _nrt=False)
-def advance(k_start, k_stop, dt_ps, flows, links, routes, lines, lb, hops, scratch):
+def advance(k_start, k_stop, dt_ps, flows, links, routes, lines, lb, hops, scratch, samples):
     """Run steps ``k_start`` .. ``k_stop - 1`` (step k covers [k dt, (k+1) dt)); returns the
     step reached: ``k_stop``, or earlier when every flow has finished or, at the end of the step
     in which the last of them finished, every flow marked ``FS_STOP`` has, or a flow marked
@@ -364,7 +372,8 @@ def advance(k_start, k_stop, dt_ps, flows, links, routes, lines, lb, hops, scrat
     ``counters``, named by ``CT``, say which flow of ``order`` starts next, how many run, how
     many finished, how many links are busy, how many flows the run waits for), ``links``,
     ``routes``, ``lines`` (the delay lines), ``lb`` (the UnoLB subflows), ``hops`` (the route
-    entries by level) and ``scratch`` (the step's working arrays). Each may come as a plain
+    entries by level), ``scratch`` (the step's working arrays) and ``samples`` (the rates /
+    cwnd / queues tables' arrays, :data:`uno.fluid.sampling.Samples`). Each may come as a plain
     tuple in its fields' order (the engine passes them so, as Numba types a plain tuple of
     arrays faster at each call from Python): they are named here.
 
@@ -381,25 +390,39 @@ def advance(k_start, k_stop, dt_ps, flows, links, routes, lines, lb, hops, scrat
     what happens to the step's bytes, fed back one RTT later
     (:func:`uno.fluid.filing.file_sends`, :func:`~uno.fluid.filing.file_drops`,
     :func:`~uno.fluid.filing.file_deliveries`). An idle network jumps to the next start
-    (queues keep draining meanwhile)."""
+    (queues keep draining meanwhile). Where the run samples in the loop (``samples``' flag
+    ``in_loop``), a sample is taken at the start of each step that
+    :func:`uno.fluid.sampling.next_sample_step` names (:func:`uno.fluid.sampling.take_sample`),
+    an idle stretch's jump stopping there too; the loop stops before a sample its arrays have
+    no room for (flag ``full``: Python grows them, :meth:`uno.fluid.sampling.Sampler.make_room`)."""
     flows, links, routes = Flows(*flows), Links(*links), Routes(*routes)
     ring, pool, calendar = lines
     lines = DelayLines(ring, RingPool(*pool), calendar)
     lb, hops, scratch = Subflows(*lb), Hops(*hops), StepScratch(*scratch)
+    smp = Samples(*samples)
     fs, order, counters = flows.fs, flows.order, flows.counters
     tally = scratch.tally  # (where the steps' time goes: uno.fluid.cycles)
     n_flows = fs.shape[0]
     led = counters[CT.led]
     k = k_start
+    sampling = smp.flags[SF.in_loop] != 0
+    k_sample = first_sample_step(k, dt_ps, smp.clock) if sampling else k_stop
     while k < k_stop:
         now = k * dt_ps
+        if k == k_sample:
+            if not has_room(int(counters[CT.running]), smp):
+                smp.flags[SF.full] = 1
+                break
+            take_sample(float(int(now)), fs, flows.cs, links.ls, flows.active,
+                        int(counters[CT.running]), samples)  # fmt: skip
+            k_sample = next_sample_step(k, dt_ps, smp.clock)
         if counters[CT.running] == 0:
             nxt = int(counters[CT.next_start])
             if nxt >= n_flows:
                 break
             first = int(fs[order[nxt], FS_START] // dt_ps)
             if first > k and counters[CT.busy] == 0:
-                k = min(first, k_stop)
+                k = min(first, k_stop, k_sample)
                 continue
         step_end = now + dt_ps
         t = cycles()

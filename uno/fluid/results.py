@@ -1,6 +1,5 @@
 """What a fluid run records: the flows and ports tables, the summary, and the rates / cwnd /
-queues tables sampled between chunks of steps (:class:`Sampler`), in the packet engine's
-formats.
+queues tables of :mod:`uno.fluid.sampling`, in the packet engine's formats.
 
 Units: time in ps, sizes in bytes, rates in Gb/s in the tables.
 """
@@ -8,7 +7,6 @@ Units: time in ps, sizes in bytes, rates in Gb/s in the tables.
 from __future__ import annotations
 
 import resource
-from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -19,8 +17,6 @@ from uno.fluid import columns as C
 from uno.fluid.pfc import pfc_summary
 from uno.metrics.flows import FLOW_COLUMNS, flows_frame
 from uno.metrics.summary import class_summary
-from uno.scenario import is_switch_port
-from uno.topo.base import HOST
 
 #: how the flow-level engines route each balancer's flows (the summary's ``lb_model``; the
 #: balancers they route: uno.fluid.routes, the others refused before the run)
@@ -31,9 +27,6 @@ LB_MODELS = {
     "plb": "one hashed path, moved after congested rounds and on losses (PLB's rules)",
     "reps": "subflows on recycled entropies, moved at marked rounds (REPS's Algorithm 1)",
 }
-
-if TYPE_CHECKING:
-    from uno.fluid.engine import FluidSimulation
 
 
 def flows_table(sim) -> pd.DataFrame:
@@ -195,147 +188,3 @@ def fault_summary(sim) -> dict:
     faulty = sim.faults.faulty_links()
     lost = sim.ls[faulty, C.LS_FDROP].sum() / sim.scenario.data_bytes
     return {"links_with_faults": len(faulty), "fault_drops": int(round(lost)), "block_losses": []}
-
-
-class Sampler:
-    """The rates / cwnd / queues tables of the packet engine's recorder, sampled between
-    chunks of steps (every ``engine.sample_interval_us``)."""
-
-    def __init__(self, sim: FluidSimulation, cfg):
-        import fnmatch
-
-        en = cfg.engine
-        self.sim = sim
-        self.en = en
-        names = sim.port_names
-        routing = sim.scenario.routing
-        dsts = {p.spec.dst for p in sim.flows}
-        chosen: list[int] = []
-        busy = False
-        for sel in en.queue_ports:
-            if sel == "receivers":
-                chosen += [
-                    e.edge_id
-                    for e in routing.edges
-                    if is_switch_port(routing, e)
-                    and routing.topo.nodes[e.dst].kind == HOST
-                    and routing.host_id_of_node[e.dst] in dsts
-                ]
-            elif sel == "all":
-                chosen += list(range(len(names)))
-            elif sel == "busy":
-                busy = True
-            else:
-                chosen += [i for i, nm in enumerate(names) if fnmatch.fnmatchcase(nm, sel)]
-        self.ports = np.array(sorted(set(chosen)), dtype=np.int64)
-        self._set_pfq_rows(sim)
-        self.keep = None  # (keep_ports)
-        self.busy = busy
-        self.rep = folded_rows(sim)  # (a sample reads only the rows it reports)
-        self.last_sent = np.zeros(len(sim.flows))
-        self.last_acked = np.zeros(len(sim.flows))
-        self.last_t = 0
-        self.stops = bool((sim.fs[:, C.FS_HALT] > 0.0).any())
-        # per sample: (time, flow or port indices, two value arrays)
-        self.rates: list[tuple] = []
-        self.cwnd: list[tuple] = []
-        self.queues: list[tuple] = []
-
-    def _set_pfq_rows(self, sim) -> None:
-        """The rows the DCI switches' per-flow queues take in the queues table, named as the
-        packet recorder names them (:mod:`uno.net.dci`): ``<switch>/pfq``, every queue of the
-        switch together, and ``<switch>/pfq/flow<id>``, each non-empty one; indices after the
-        links' (:mod:`uno.fluid.dci`)."""
-        fs = sim.fs
-        self.pfq_flows = np.flatnonzero(fs[:, C.FS_PFQ_RATE] > 0)
-        routing = sim.scenario.routing
-        n_links = len(sim.port_names)
-        switch_of = [
-            routing.topo.nodes[
-                routing.edges[int(sim.rt_link[int(fs[f, C.FS_WIRE_NEXT]) - 1])].dst
-            ].name
-            for f in self.pfq_flows
-        ]
-        switches = sorted(set(switch_of))
-        self.pfq_switch = np.array([switches.index(s) for s in switch_of], dtype=np.int64)
-        self.pfq_names = [f"{s}/pfq" for s in switches] + [
-            f"{switch_of[i]}/pfq/flow{sim.flows[f].spec.flow_id}"
-            for i, f in enumerate(self.pfq_flows)
-        ]
-        self.pfq_base = n_links
-
-    def keep_ports(self, keep: np.ndarray) -> None:
-        """Sample the queues of the links ``keep`` marks only (the hybrid: those a fluid flow
-        can reach; the packet recorder samples every port's own queue)."""
-        self.ports = self.ports[keep[self.ports] > 0]
-        self.keep = keep
-
-    def sample(self, now_ps: int) -> None:
-        sim = self.sim
-        fs, cs, ls = sim.fs, sim.cs, sim.ls
-        span = now_ps - self.last_t
-        # the running flows (FS_STATE 1), in flow order: the kernel's list of them, not a scan
-        # of every flow's row (a run of 23,226 flows has a few hundred running at a time)
-        running = np.sort(sim.active[: int(sim.counters[C.CT.running])])
-        if self.stops:
-            # a flow that stopped (FS_HALT) is sampled once more at the first sample after
-            # its stop time, as the packet recorder samples a sender that is done
-            halt = fs[running, C.FS_HALT]
-            running = running[~((halt > 0.0) & (halt <= self.last_t))]
-        self.last_t = now_ps
-        if self.en.sample_rates and span > 0 and len(running):
-            scale = 8e3 / span  # bytes per ps -> Gb/s
-            sent = fs[running, C.FS_SENT]
-            acked = fs[running, C.FS_ACKED]
-            self.rates.append(
-                (now_ps, running, (sent - self.last_sent[running]) * scale,
-                 (acked - self.last_acked[running]) * scale)
-            )  # fmt: skip
-            self.last_sent[running] = sent
-            self.last_acked[running] = acked
-        if self.en.sample_cwnd and len(running):
-            self.cwnd.append(
-                (now_ps, running, cs[running, C.C_CWND], fs[running, C.FS_INFLIGHT].copy())
-            )
-        if self.en.sample_queues:
-            ports, rep = self.ports, self.rep
-            if self.busy:
-                queued = ls[:, C.LS_Q] if rep is None else ls[rep, C.LS_Q]
-                ports = np.union1d(ports, np.nonzero(queued > 0)[0])
-                if self.keep is not None:
-                    ports = ports[self.keep[ports] > 0]
-            if len(ports):
-                rows = ports if rep is None else rep[ports]
-                self.queues.append((now_ps, ports, ls[rows, C.LS_Q], ls[rows, C.LS_PH]))
-            if len(self.pfq_flows):
-                self._sample_pfqs(now_ps, fs)
-
-    def _sample_pfqs(self, now_ps: int, fs) -> None:
-        """The DCI switches' per-flow queues now: each switch's together, each non-empty one."""
-        held = fs[self.pfq_flows, C.FS_PFQ]
-        n_switches = len(self.pfq_names) - len(self.pfq_flows)
-        totals = np.bincount(self.pfq_switch, weights=held, minlength=n_switches)
-        busy = np.flatnonzero(held > 0)
-        rows = np.concatenate([np.arange(n_switches), n_switches + busy]) + self.pfq_base
-        values = np.concatenate([totals, held[busy]])
-        self.queues.append((now_ps, rows, values, np.zeros(len(rows))))
-
-    def tables(self) -> dict[str, pd.DataFrame]:
-        flow_ids = np.array([p.spec.flow_id for p in self.sim.flows], dtype=np.int64)
-        names = np.array(list(self.sim.port_names) + self.pfq_names, dtype=object)
-        out = {}
-        for name, rows, cols, key_map in (
-            ("rates", self.rates, ["flow_id", "sent_gbps", "acked_gbps"], flow_ids),
-            ("cwnd", self.cwnd, ["flow_id", "cwnd_bytes", "inflight_bytes"], flow_ids),
-            ("queues", self.queues, ["port", "queue_bytes", "phantom_bytes"], names),
-        ):
-            if not rows:
-                out[name] = pd.DataFrame({c: [] for c in ["time_ps", *cols]})
-                continue
-            lengths = [len(r[1]) for r in rows]
-            data = {"time_ps": np.repeat([r[0] for r in rows], lengths).astype(np.int64)}
-            data[cols[0]] = key_map[np.concatenate([r[1] for r in rows])]
-            data[cols[1]] = np.concatenate([r[2] for r in rows])
-            data[cols[2]] = np.concatenate([r[3] for r in rows])
-            out[name] = pd.DataFrame(data)
-        return out
