@@ -26,6 +26,7 @@ from uno.core.layout import layout
 from uno.core.units import us_to_ps
 from uno.fluid import columns as C
 from uno.fluid.columns import C_CWND, FS_ACKED, FS_HALT, FS_INFLIGHT, FS_PFQ, FS_SENT, LS_PH, LS_Q
+from uno.fluid.results import folded_rows
 from uno.scenario import is_switch_port
 from uno.topo.base import HOST
 
@@ -214,8 +215,8 @@ class Sampler:
         mask = np.zeros(n_links, np.int64)
         mask[ports] = 1
         pfq_flows, pfq_switch, self.pfq_names = pfq_rows(sim)
-        rep = sim.link_rep
-        rep = np.zeros(0, np.int64) if (rep == np.arange(len(rep))).all() else rep.astype(np.int64)
+        rep = folded_rows(sim)
+        rep = np.zeros(0, np.int64) if rep is None else rep.astype(np.int64)
         flags = np.zeros(SF.size, np.int64)
         flags[SF.rates], flags[SF.cwnd] = en.sample_rates, en.sample_cwnd
         flags[SF.queues], flags[SF.busy] = en.sample_queues, busy
