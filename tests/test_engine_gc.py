@@ -48,8 +48,8 @@ def cyclic_garbage_of_a_run(overrides: list[str]) -> tuple[int, int]:
 def test_a_run_leaves_no_cyclic_garbage(dataplane):
     overrides = [*SCENARIO, f"engine.dataplane={dataplane}"]
     # a process's first call of the compiled kernels loads them (Numba's cache, or compiles
-    # them), which leaves garbage of Numba's own: a short run first
-    uno.run(uno.compose([*overrides, "workload.size_bytes=20000", "engine.sample_interval_us=0"]))
+    # them), which leaves garbage of Numba's own: a short run first, sampled as the run is
+    uno.run(uno.compose([*overrides, "workload.size_bytes=20000"]))
     garbage, hops = cyclic_garbage_of_a_run(overrides)
     assert hops > 10_000
     assert garbage == 0

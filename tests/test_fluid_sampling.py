@@ -75,3 +75,17 @@ def test_queue_rows_are_the_chosen_links_and_with_busy_every_queued_one(selectio
         assert per_sample.nunique() == 1 and len(per_sample.iloc[0]) == 1
     else:
         assert (queues["queue_bytes"] > 0).all() and per_sample.map(len).max() >= 1
+
+
+@pytest.mark.parametrize("off", ["rates", "cwnd", "queues"])
+def test_a_table_not_sampled_is_left_out_as_in_the_packet_engine(off):
+    """``engine.sample_<table>=false``: the fluid run has no such table (not an empty one),
+    the same tables as the packet run, and keeps the other two."""
+    short = [f"engine.sample_{off}=false", "engine.max_sim_time_ms=0.2",
+             "engine.allow_unfinished=true", "workload.size_bytes=2000000",
+             "engine.sample_interval_us=20"]  # fmt: skip
+    fluid = uno.run(uno.compose(["engine.kind=fluid", *short])).tables
+    packet = uno.run(uno.compose(short)).tables
+    assert off not in fluid
+    assert set(fluid) == set(packet)
+    assert all(len(fluid[name]) > 0 for name in {"rates", "cwnd", "queues"} - {off})

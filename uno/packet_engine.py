@@ -247,4 +247,10 @@ def make_recorder(sim, en, network) -> Recorder:
         rec.read_flows = network.dataplane.sender_counters
         if rec.busy_ports:
             rec.busy_levels = network.dataplane.busy_levels(rec.busy_ports)
+        from uno.net.compiled.recording import KernelSamples, kernel_samples_fit
+
+        if kernel_samples_fit(network.dataplane, network, sim.flows):
+            rec.kernel = KernelSamples(network.dataplane, rec.ports, rec.busy_ports,
+                                       (en.sample_rates, en.sample_cwnd, en.sample_queues),
+                                       rec.interval_ps)  # fmt: skip
     return rec

@@ -251,14 +251,15 @@ class Sampler:
     def make_room(self, n_running: int) -> bool:
         """Grow (double) the arrays of any table a sample of ``n_running`` flows might not fit;
         clears the step loop's stop for it. Returns whether any grew (the step loop's
-        arguments then change)."""
+        arguments then change). (Called once a sample from the hybrid: the rows a sample may
+        need are counted in Python, not through a call to Numba's dispatcher.)"""
         g = self.group
         g.flags[SF.full] = 0
         counts = g.counts
         grown = {}
         for name, n, need in (("rate", counts[SN.rates], n_running),
                               ("cwnd", counts[SN.cwnd], n_running),
-                              ("queue", counts[SN.queues], queue_rows_needed(g))):  # fmt: skip
+                              ("queue", counts[SN.queues], queue_rows_needed.py_func(g))):  # fmt: skip
             t, i, v = getattr(g, f"{name}_t"), getattr(g, f"{name}_i"), getattr(g, f"{name}_v")
             if n + need <= len(t):
                 continue
@@ -283,16 +284,23 @@ class Sampler:
 
     def tables(self) -> dict[str, pd.DataFrame]:
         """The rates, cwnd and queues tables: one row per sampled flow or queue and sample,
-        in time order, the flows of a sample in index order, the links in link order."""
+        in time order, the flows of a sample in index order, the links in link order; a table
+        the run does not sample (``engine.sample_rates``, ``sample_cwnd``, ``sample_queues``)
+        is left out, as the packet recorder leaves it out."""
         g = self.group
         flow_ids = np.array([p.spec.flow_id for p in self.sim.flows], dtype=np.int64)
         names = np.array(list(self.sim.port_names) + self.pfq_names, dtype=object)
         out = {}
-        for name, n, cols, key_map in (
-            ("rate", g.counts[SN.rates], ["flow_id", "sent_gbps", "acked_gbps"], flow_ids),
-            ("cwnd", g.counts[SN.cwnd], ["flow_id", "cwnd_bytes", "inflight_bytes"], flow_ids),
-            ("queue", g.counts[SN.queues], ["port", "queue_bytes", "phantom_bytes"], names),
-        ):
+        for name, n, cols, key_map, flag in (
+            ("rate", g.counts[SN.rates], ["flow_id", "sent_gbps", "acked_gbps"], flow_ids,
+             SF.rates),
+            ("cwnd", g.counts[SN.cwnd], ["flow_id", "cwnd_bytes", "inflight_bytes"], flow_ids,
+             SF.cwnd),
+            ("queue", g.counts[SN.queues], ["port", "queue_bytes", "phantom_bytes"], names,
+             SF.queues),
+        ):  # fmt: skip
+            if g.flags[flag] == 0:
+                continue
             table = "rates" if name == "rate" else "queues" if name == "queue" else name
             if n == 0:
                 out[table] = pd.DataFrame({c: [] for c in ["time_ps", *cols]})

@@ -54,6 +54,10 @@ class Recorder:
         #: time (ps): each port's own reads, or the compiled data plane's arrays read in one
         #: call (uno.net.compiled.dataplane.CompiledDataplane.busy_levels)
         self.busy_levels = self._busy_levels
+        #: the samples read in one kernel call instead, where the compiled data plane holds
+        #: every sampled flow's sender (uno.net.compiled.recording.KernelSamples): its
+        #: flow_started, sample and tables take the place of these
+        self.kernel = None
 
     # ---- configuration ------------------------------------------------------------------
     def select_ports(self, selectors: list[str], all_ports: list, receiver_ports: list) -> None:
@@ -77,6 +81,9 @@ class Recorder:
             self.busy_ports = [p for p in all_ports if p.name not in chosen]
 
     def flow_started(self, flow) -> None:
+        if self.kernel is not None:
+            self.kernel.flow_started(flow.flow_id)
+            return
         self.active[flow.flow_id] = flow
         self._last_sent[flow.flow_id] = 0
         self._last_acked[flow.flow_id] = 0
@@ -92,6 +99,12 @@ class Recorder:
 
     # ---- sampling -----------------------------------------------------------------------
     def sample(self) -> None:
+        if self.kernel is not None:
+            now = self.engine.now
+            self.kernel.sample(now)
+            for companion in self.companions:
+                companion(now)
+            return
         if self.before_sample is not None:
             self.before_sample()
         now = self.engine.now
@@ -155,6 +168,8 @@ class Recorder:
 
     # ---- tables -------------------------------------------------------------------------
     def tables(self) -> dict[str, pd.DataFrame]:
+        if self.kernel is not None:
+            return self.kernel.tables()
         out = {}
         if self.sample_rates:
             out["rates"] = pd.DataFrame(self.rates).astype({"time_ps": "int64", "flow_id": "int64"})

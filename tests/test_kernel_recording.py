@@ -1,0 +1,60 @@
+"""The packet recorder's samples read in the kernel (:mod:`uno.net.compiled.recording`) against
+the same samples read from Python, sender by sender and port by port: the same tables, row for
+row and value for value."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+import uno
+import uno.api
+import uno.net.compiled.recording as recording
+from uno.build import build_simulation
+
+#: the default incast, 2 MB a flow (its flows finish at different times), every 20 us
+INCAST = ["workload.size_bytes=2000000", "engine.sample_interval_us=20"]
+#: flows that start one after the other (Fig. 10's traffic, 60 flows, its first 2 ms)
+STAGGERED = ["experiment=fig10_load", "workload.n_flows=60", "engine.max_sim_time_ms=2",
+             "engine.allow_unfinished=true", "engine.sample_interval_us=50"]  # fmt: skip
+
+CASES = {
+    "incast, receivers' ports": INCAST,
+    "incast, busy ports and a pattern": [*INCAST, "engine.queue_ports=[busy,*core*]"],
+    "incast, no rates": [*INCAST, "engine.sample_rates=false"],
+    "staggered starts, busy ports": [*STAGGERED, "engine.queue_ports=[receivers,busy]"],
+    "hybrid, inter-DC flows as packets": [
+        *INCAST,
+        "engine.kind=hybrid",
+        "engine.hybrid_packet_tags=[inter]",
+    ],
+}
+
+
+def _tables(overrides):
+    return uno.run(uno.compose(overrides)).tables
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_kernel_samples_equal_the_python_recorders(case, monkeypatch):
+    overrides = CASES[case]
+    in_kernel = _tables(overrides)
+    monkeypatch.setattr(recording, "kernel_samples_fit", lambda *args: False)
+    from_python = _tables(overrides)
+    sampled = {"rates", "cwnd", "queues"}
+    assert set(in_kernel) == set(from_python)
+    assert sampled & set(in_kernel), "nothing sampled"
+    for name in sampled & set(in_kernel):
+        assert len(in_kernel[name]) > 20, name
+        pd.testing.assert_frame_equal(in_kernel[name], from_python[name], check_exact=True)
+
+
+def test_the_default_run_samples_in_the_kernel_and_a_dci_run_from_python():
+    """The compiled data plane's runs read their samples in the kernel; a run with DCI switches
+    (whose per-flow queues the recorder reads from Python) does not."""
+    sim = build_simulation(uno.api.to_run_config(uno.compose(INCAST)))
+    assert sim.recorder.kernel is not None
+    dci = ["experiment=mlcc_fig9", "engine.dataplane=compiled"]
+    dci_sim = build_simulation(uno.api.to_run_config(uno.compose(dci)))
+    assert dci_sim.network.dataplane is not None
+    assert dci_sim.recorder is not None and dci_sim.recorder.kernel is None

@@ -1,0 +1,190 @@
+"""The packet recorder's sample read in one kernel call on the compiled data plane
+(:class:`KernelSamples`): the sampled flows' rates and windows from the kernel senders' rows,
+the chosen ports' queues and phantom levels, and the busy ports that hold either. It writes the
+rows :class:`uno.metrics.recorder.Recorder` writes, value for value and in its order: the
+flows in the order they started, each sampled once more after it finished, then the chosen
+ports, then the busy ones.
+
+Units: times in ps, sizes in bytes, rates in Gb/s.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from numba import njit
+
+from uno.cc.law import C
+from uno.core.units import PS_PER_S
+from uno.net.compiled.layout import PF, H, P, S
+from uno.net.compiled.ports import port_levels, settle_port
+from uno.net.phantom import phantom_level
+
+#: the counts: flows sampled, rows of each table
+N_ACTIVE, N_RATES, N_CWND, N_QUEUES = 0, 1, 2, 3
+#: rows each table's array starts with (doubled as needed)
+FIRST_ROWS = 4096
+
+
+@njit(cache=True)
+def sample_senders(ST, F, now, scale, flags, active, counts, last, rates, cwnd) -> None:
+    """Rows of ``rates`` (time, flow, Gb/s sent and acknowledged since the last sample) and
+    ``cwnd`` (time, flow, window, bytes in flight) for the flows ``active[:counts[N_ACTIVE]]``
+    (``flags``: each table on or off), from their kernel senders' rows; a flow whose sender is
+    done leaves the list after this sample, the others keep their order."""
+    off = ST[H.off_senders]
+    kept = 0
+    for i in range(counts[N_ACTIVE]):
+        f = active[i]
+        row = off + f * S.size
+        sent, acked = ST[row + S.sent_bytes], ST[row + S.acked_bytes]
+        if flags[0]:
+            n = counts[N_RATES]
+            rates[n, 0] = now
+            rates[n, 1] = f
+            rates[n, 2] = (sent - last[f, 0]) * scale
+            rates[n, 3] = (acked - last[f, 1]) * scale
+            counts[N_RATES] = n + 1
+            last[f, 0] = sent
+            last[f, 1] = acked
+        if flags[1]:
+            n = counts[N_CWND]
+            cwnd[n, 0] = now
+            cwnd[n, 1] = f
+            cwnd[n, 2] = F[ST[row + S.frow], C.cwnd]
+            cwnd[n, 3] = ST[row + S.inflight]
+            counts[N_CWND] = n + 1
+        if ST[row + S.done] == 0:
+            active[kept] = f
+            kept += 1
+    counts[N_ACTIVE] = kept
+
+
+@njit(cache=True)
+def sample_ports(ST, F, U, PK, now, chosen, chosen_phantom, busy, busy_phantom, counts, queues,
+                 held, queued, levels) -> None:  # fmt: skip
+    """Rows of ``queues`` (time, position among the chosen then the busy ports, queued bytes,
+    phantom level): every chosen port (settled at ``now``: its view's ``occupancy_bytes``;
+    ``chosen_phantom``: whether it has a phantom queue), then the busy ports that hold either
+    (:func:`uno.net.compiled.ports.port_levels`; ``held``, ``queued``, ``levels``: its
+    scratch, a row per busy port)."""
+    n = counts[N_QUEUES]
+    off = ST[H.off_ports]
+    for j in range(chosen.shape[0]):
+        p = chosen[j]
+        q = settle_port(ST, F, U, PK, p, now)[0]
+        level = 0.0
+        if chosen_phantom[j]:
+            pb = off + p * P.size
+            level = phantom_level(F[p, PF.ph_level], now - ST[pb + P.ph_last], F[p, PF.ph_drain])
+        queues[n, 0] = now
+        queues[n, 1] = j
+        queues[n, 2] = q
+        queues[n, 3] = level
+        n += 1
+    if busy.shape[0] > 0:
+        m = port_levels(ST, F, U, PK, busy, now, busy_phantom, held, queued, levels)
+        for i in range(m):
+            queues[n, 0] = now
+            queues[n, 1] = chosen.shape[0] + held[i]
+            queues[n, 2] = queued[i]
+            queues[n, 3] = levels[i]
+            n += 1
+    counts[N_QUEUES] = n
+
+
+def _grown(rows: np.ndarray, need: int) -> np.ndarray:
+    """``rows``, or a copy with at least ``need`` rows (doubling)."""
+    if need <= len(rows):
+        return rows
+    size = max(len(rows), 1)
+    while size < need:
+        size *= 2
+    out = np.zeros((size, rows.shape[1]))
+    out[: len(rows)] = rows
+    return out
+
+
+class KernelSamples:
+    """The recorder's samples on compiled data plane ``dp`` (:attr:`Recorder.kernel`): flows as
+    they start (:meth:`flow_started`), a sample in one or two kernel calls (:meth:`sample`),
+    the tables at the end (:meth:`tables`). ``chosen``: the port views every sample reads;
+    ``busy``: those read when they hold bytes or a phantom level; ``flags``: rates, cwnd,
+    queues sampled. Only for runs whose sampled flows all have kernel senders and that have
+    no DCI switch (:func:`kernel_samples_fit`)."""
+
+    def __init__(self, dp, chosen: list, busy: list, flags: tuple[bool, bool, bool],
+                 interval_ps: int):  # fmt: skip
+        self.dp = dp
+        n_flows = len(dp.flows)
+        self.flags = np.array(flags, dtype=np.int64)
+        self.scale = 8 * PS_PER_S / interval_ps / 1e9  # (the recorder's: Gb/s over the interval)
+        self.active = np.zeros(n_flows, dtype=np.int64)
+        self.counts = np.zeros(4, dtype=np.int64)
+        self.last = np.zeros((n_flows, 2), dtype=np.int64)
+        self.rates = np.zeros((FIRST_ROWS, 4))
+        self.cwnd = np.zeros((FIRST_ROWS, 4))
+        self.queues = np.zeros((FIRST_ROWS, 4))
+        self.names = [p.name for p in chosen] + [p.name for p in busy]
+        self.chosen = np.array([p.index for p in chosen], dtype=np.int64)
+        self.chosen_phantom = np.array([p.phantom is not None for p in chosen], dtype=np.int64)
+        self.busy = np.array([p.index for p in busy], dtype=np.int64)
+        self.busy_phantom = np.array([p.phantom is not None for p in busy], dtype=np.int64)
+        self.held = np.zeros(len(busy), dtype=np.int64)
+        self.queued = np.zeros(len(busy), dtype=np.int64)
+        self.levels = np.zeros(len(busy))
+
+    def flow_started(self, flow_id: int) -> None:
+        n = self.counts[N_ACTIVE]
+        self.active[n] = flow_id
+        self.last[flow_id] = 0
+        self.counts[N_ACTIVE] = n + 1
+
+    def sample(self, now_ps: int) -> None:
+        """A sample at ``now_ps``: the flows' rows, then the ports' (the tables' arrays grown
+        first where a sample might not fit)."""
+        dp, counts, flags = self.dp, self.counts, self.flags
+        n_active = int(counts[N_ACTIVE])
+        if flags[0] or flags[1]:
+            self.rates = _grown(self.rates, int(counts[N_RATES]) + n_active)
+            self.cwnd = _grown(self.cwnd, int(counts[N_CWND]) + n_active)
+            sample_senders(dp.ST, dp.F, now_ps, self.scale, flags, self.active, counts,
+                           self.last, self.rates, self.cwnd)  # fmt: skip
+        if flags[2]:
+            need = int(counts[N_QUEUES]) + len(self.chosen) + len(self.busy)
+            self.queues = _grown(self.queues, need)
+            sample_ports(dp.ST, dp.F, dp.U, dp.PK, now_ps, self.chosen, self.chosen_phantom,
+                         self.busy, self.busy_phantom, counts, self.queues, self.held,
+                         self.queued, self.levels)  # fmt: skip
+
+    def tables(self) -> dict[str, pd.DataFrame]:
+        """The tables sampled, in the recorder's columns and types."""
+        out = {}
+        names = np.array(self.names, dtype=object)
+        for table, n, cols, on in (
+            ("rates", N_RATES, ("flow_id", "sent_gbps", "acked_gbps"), self.flags[0]),
+            ("cwnd", N_CWND, ("flow_id", "cwnd_bytes", "inflight_bytes"), self.flags[1]),
+            ("queues", N_QUEUES, ("port", "queue_bytes", "phantom_bytes"), self.flags[2]),
+        ):
+            if not on:
+                continue
+            rows = getattr(self, table)[: self.counts[n]]
+            key = rows[:, 1].astype(np.int64)
+            data = {
+                "time_ps": rows[:, 0].astype(np.int64),
+                cols[0]: names[key] if table == "queues" else key,
+                cols[1]: rows[:, 2].astype(np.int64) if table == "queues" else rows[:, 2],
+                cols[2]: rows[:, 3].astype(np.int64) if table == "cwnd" else rows[:, 3],
+            }
+            out[table] = pd.DataFrame(data)
+        return out
+
+
+def kernel_samples_fit(dp, network, flows: list) -> bool:
+    """Whether a run's samples can be read in the kernel (:class:`KernelSamples`): every
+    packet flow's sender runs there, and no DCI switch (whose per-flow queues the recorder
+    reads from Python) is in the network."""
+    if network.dcis:
+        return False
+    in_kernel = dp.kernel_senders
+    return all(in_kernel[f.flow_id] for f in flows)
