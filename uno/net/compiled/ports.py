@@ -178,22 +178,29 @@ def port_levels(ST, F, U, PK, ports, now, phantom, held, queued, levels) -> int:
     phantom level above 0 then are settled: neither grows without an arrival, which settles
     the port."""
     n = 0
-    off = ST[H.off_ports]
     for i in range(len(ports)):
-        p = ports[i]
-        pb = off + p * P.size
-        if ST[pb + P.bytes] <= 0 and F[p, PF.ph_level] <= 0.0:
-            continue
-        q = settle_port(ST, F, U, PK, p, now)[0]
-        level = 0.0
-        if phantom[i]:
-            level = phantom_level(F[p, PF.ph_level], now - ST[pb + P.ph_last], F[p, PF.ph_drain])
+        q, level = held_level(ST, F, U, PK, ports[i], now, phantom[i])
         if q != 0 or level != 0.0:
             held[n] = i
             queued[n] = q
             levels[n] = level
             n += 1
     return n
+
+
+@njit(cache=True)
+def held_level(ST, F, U, PK, p, now, phantom):
+    """Port ``p``'s queued bytes and (``phantom``: it has a phantom queue) phantom level at
+    ``now`` (bytes), settled then, as :func:`port_levels` reads them; (0, 0.0) without a settle
+    where neither was above 0 at its last settle."""
+    pb = ST[H.off_ports] + p * P.size
+    if ST[pb + P.bytes] <= 0 and F[p, PF.ph_level] <= 0.0:
+        return 0, 0.0
+    q = settle_port(ST, F, U, PK, p, now)[0]
+    level = 0.0
+    if phantom:
+        level = phantom_level(F[p, PF.ph_level], now - ST[pb + P.ph_last], F[p, PF.ph_drain])
+    return q, level
 
 
 @njit(cache=True)

@@ -17,7 +17,7 @@ from numba import njit
 from uno.cc.law import C
 from uno.core.units import PS_PER_S
 from uno.net.compiled.layout import PF, H, P, S
-from uno.net.compiled.ports import port_levels, settle_port
+from uno.net.compiled.ports import held_level, settle_port
 from uno.net.phantom import phantom_level
 
 #: the counts: flows sampled, rows of each table
@@ -62,12 +62,16 @@ def sample_senders(ST, F, now, scale, flags, active, counts, last, rates, cwnd) 
 
 @njit(cache=True)
 def sample_ports(ST, F, U, PK, now, chosen, chosen_phantom, busy, busy_phantom, counts, queues,
-                 held, queued, levels) -> None:  # fmt: skip
+                 idle_i, idle_f) -> None:  # fmt: skip
     """Rows of ``queues`` (time, position among the chosen then the busy ports, queued bytes,
     phantom level): every chosen port (settled at ``now``: its view's ``occupancy_bytes``;
-    ``chosen_phantom``: whether it has a phantom queue), then the busy ports that hold either
-    (:func:`uno.net.compiled.ports.port_levels`; ``held``, ``queued``, ``levels``: its
-    scratch, a row per busy port)."""
+    ``chosen_phantom``: whether it has a phantom queue), then the busy ports that hold either,
+    read as :func:`uno.net.compiled.ports.port_levels` reads them. A busy port found empty
+    and drained is passed over while what its levels follow from is unchanged (``idle_i``:
+    whether so, its arrivals, its phantom level's time; ``idle_f``: the level then and its
+    drain rate): with no arrival its queue stays empty, and the level, drained from the same
+    point at the same rate, stays 0. (A phantom level whose stored value is above 0 long after
+    it drained would otherwise be settled at every sample.)"""
     n = counts[N_QUEUES]
     off = ST[H.off_ports]
     for j in range(chosen.shape[0]):
@@ -82,14 +86,25 @@ def sample_ports(ST, F, U, PK, now, chosen, chosen_phantom, busy, busy_phantom, 
         queues[n, 2] = q
         queues[n, 3] = level
         n += 1
-    if busy.shape[0] > 0:
-        m = port_levels(ST, F, U, PK, busy, now, busy_phantom, held, queued, levels)
-        for i in range(m):
+    for i in range(busy.shape[0]):
+        p = busy[i]
+        pb = off + p * P.size
+        arrivals, ph_last = ST[pb + P.arrivals], ST[pb + P.ph_last]
+        level_then, drain = F[p, PF.ph_level], F[p, PF.ph_drain]
+        if (idle_i[i, 0] == 1 and idle_i[i, 1] == arrivals and idle_i[i, 2] == ph_last
+                and idle_f[i, 0] == level_then and idle_f[i, 1] == drain):  # fmt: skip
+            continue
+        q, level = held_level(ST, F, U, PK, p, now, busy_phantom[i])
+        if q != 0 or level != 0.0:
+            idle_i[i, 0] = 0
             queues[n, 0] = now
-            queues[n, 1] = chosen.shape[0] + held[i]
-            queues[n, 2] = queued[i]
-            queues[n, 3] = levels[i]
+            queues[n, 1] = chosen.shape[0] + i
+            queues[n, 2] = q
+            queues[n, 3] = level
             n += 1
+        else:
+            idle_i[i, 0], idle_i[i, 1], idle_i[i, 2] = 1, arrivals, ph_last
+            idle_f[i, 0], idle_f[i, 1] = level_then, drain
     counts[N_QUEUES] = n
 
 
@@ -130,9 +145,8 @@ class KernelSamples:
         self.chosen_phantom = np.array([p.phantom is not None for p in chosen], dtype=np.int64)
         self.busy = np.array([p.index for p in busy], dtype=np.int64)
         self.busy_phantom = np.array([p.phantom is not None for p in busy], dtype=np.int64)
-        self.held = np.zeros(len(busy), dtype=np.int64)
-        self.queued = np.zeros(len(busy), dtype=np.int64)
-        self.levels = np.zeros(len(busy))
+        self.idle_i = np.zeros((len(busy), 3), dtype=np.int64)
+        self.idle_f = np.zeros((len(busy), 2))
 
     def flow_started(self, flow_id: int) -> None:
         n = self.counts[N_ACTIVE]
@@ -154,8 +168,8 @@ class KernelSamples:
             need = int(counts[N_QUEUES]) + len(self.chosen) + len(self.busy)
             self.queues = _grown(self.queues, need)
             sample_ports(dp.ST, dp.F, dp.U, dp.PK, now_ps, self.chosen, self.chosen_phantom,
-                         self.busy, self.busy_phantom, counts, self.queues, self.held,
-                         self.queued, self.levels)  # fmt: skip
+                         self.busy, self.busy_phantom, counts, self.queues, self.idle_i,
+                         self.idle_f)  # fmt: skip
 
     def tables(self) -> dict[str, pd.DataFrame]:
         """The tables sampled, in the recorder's columns and types."""
