@@ -197,10 +197,14 @@ def held_level(ST, F, U, PK, p, now, phantom):
     if ST[pb + P.bytes] <= 0 and F[p, PF.ph_level] <= 0.0:
         return 0, 0.0
     q = settle_port(ST, F, U, PK, p, now)[0]
-    level = 0.0
-    if phantom:
-        level = phantom_level(F[p, PF.ph_level], now - ST[pb + P.ph_last], F[p, PF.ph_drain])
-    return q, level
+    return q, phantom_at(ST, F, p, now) if phantom else 0.0
+
+
+@njit(cache=True)
+def phantom_at(ST, F, p, now):
+    """Port ``p``'s phantom queue level at ``now`` (bytes), drained from its last update."""
+    pb = ST[H.off_ports] + p * P.size
+    return phantom_level(F[p, PF.ph_level], now - ST[pb + P.ph_last], F[p, PF.ph_drain])
 
 
 @njit(cache=True)

@@ -17,8 +17,7 @@ from numba import njit
 from uno.cc.law import C
 from uno.core.units import PS_PER_S
 from uno.net.compiled.layout import PF, H, P, S
-from uno.net.compiled.ports import held_level, settle_port
-from uno.net.phantom import phantom_level
+from uno.net.compiled.ports import held_level, phantom_at, settle_port
 
 #: the counts: flows sampled, rows of each table
 N_ACTIVE, N_RATES, N_CWND, N_QUEUES = 0, 1, 2, 3
@@ -76,11 +75,8 @@ def sample_ports(ST, F, U, PK, now, chosen, chosen_phantom, busy, busy_phantom, 
     off = ST[H.off_ports]
     for j in range(chosen.shape[0]):
         p = chosen[j]
-        q = settle_port(ST, F, U, PK, p, now)[0]
-        level = 0.0
-        if chosen_phantom[j]:
-            pb = off + p * P.size
-            level = phantom_level(F[p, PF.ph_level], now - ST[pb + P.ph_last], F[p, PF.ph_drain])
+        q = settle_port(ST, F, U, PK, p, now)[0]  # (always settled, as its view reads it)
+        level = phantom_at(ST, F, p, now) if chosen_phantom[j] else 0.0
         queues[n, 0] = now
         queues[n, 1] = j
         queues[n, 2] = q
