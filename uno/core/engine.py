@@ -1,6 +1,6 @@
 """The event engine: a :class:`simpy.Environment` with a fast path for packet events.
 
-SimPy processes (flow arrivals, samplers, timers that want generator syntax) run unchanged.
+SimPy processes (flow arrivals, timers that want generator syntax) run unchanged.
 Packet movement, the hot path, does not create SimPy ``Event`` objects: :meth:`Engine.call_at`
 pushes a ``(time_ps, priority, eid, fn, arg)`` entry onto SimPy's own heap and the engine's
 loop calls ``fn(arg)`` when it comes due. SimPy entries are 4-tuples; the two kinds share one

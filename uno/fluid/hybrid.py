@@ -88,24 +88,33 @@ may (``cc.*``), and the balancers the fluid engine routes.
 
 from __future__ import annotations
 
+from heapq import heappop, heappush
+
 import numpy as np
 import pandas as pd
 
 from uno.core.errors import ConfigError
 from uno.fluid import kernels as K
 from uno.fluid.engine import FluidSimulation
-from uno.fluid.hybrid_loop import DRIVE_KERNEL_STOP, DRIVE_STEP_DONE, fluid_done, hybrid_steps
+from uno.fluid.hybrid_loop import (
+    DRIVE_KERNEL_STOP,
+    DRIVE_STEP_DONE,
+    SC,
+    fluid_done,
+    hybrid_steps,
+)
 from uno.fluid.hybrid_pfc import shared_rows
 from uno.fluid.int_records import INTS
 from uno.fluid.pfc import pfc_summary as fluid_pfc_summary
 from uno.fluid.results import link_rows_seen
 from uno.fluid.routes import SUBFLOW_LB, split_routes
-from uno.fluid.sampling import Sampler
+from uno.fluid.sampling import Sampler, idle_samples
 from uno.fluid.shared_ports import HybridPort, KernelLinks, PortLinks
 from uno.metrics.progress import Snapshot
 from uno.metrics.result import RunResult
 from uno.net.compiled.dataplane import compiled_entry
 from uno.net.compiled.layout import NEVER_PS
+from uno.net.compiled.recording import no_samples
 from uno.net.event_port import EventPort
 from uno.net.port import Port
 from uno.packet_engine import populate_packet, resolve_dataplane
@@ -230,6 +239,15 @@ class HybridSimulation(Simulation):
         if self._sampler is not None:  # (the fluid model steps the links it reaches only)
             self._sampler.keep_ports(reach)
             self.recorder.companions.append(self._sample_fluid)
+        # the recorder's samples taken inside the kernel's calls where it reads them there
+        # (Recorder.kernel) and samples nothing else: no return to Python for each
+        rec = self.recorder
+        self._samples_in_kernel = (
+            self._kernel_driven and rec is not None and rec.kernel is not None
+            and rec.companions == ([self._sample_fluid] if self._sampler is not None else [])
+        )  # fmt: skip
+        self._sample_clock = np.zeros(SC.size, np.int64)
+        self._no_samples = (no_samples(), tuple(idle_samples(0)))
 
     # ---- coupling ---------------------------------------------------------------------------
     def _fluid_reach(self, cfg) -> np.ndarray:
@@ -397,21 +415,30 @@ class HybridSimulation(Simulation):
         handling, and with steps longer than the sampling interval every step would make one."""
         engine, dp, fluid = self.engine, self.network.dataplane, self.fluid
         queue = engine._queue
+        sample = None
+        if self._samples_in_kernel and queue and queue[0][3] is self.recorder.tick:
+            sample = heappop(queue)  # (the kernel takes it, and hands back the next one's key)
         top = queue[0] if queue else (NEVER_PS, 2, 0)
         t_step = self._time_of(self.step + 1)
         if not due and (t_step > top[0] or (t_step == top[0] and top[1] <= 1)):
+            if sample is not None:
+                heappush(queue, sample)
             engine.call_at(t_step, self._fluid_step, None)
             return None
         self.links.make_heap_room()  # (a step's PFC signals)
+        sampling = self._sampling(sample)
         code, k, eid, t_step, e_step, host, slot, kind, ecn, now, top_t, top_e, calls = (
             self._hybrid_steps(dp.ST, dp.F, dp.U, dp.PK, int(self.step), bool(due),
                                float(fluid.dt_ps), int(engine.eid_counter()), int(top[0]),
                                int(top[1]), int(top[2]), int(self._steps_to_start()),
                                int(fluid.counters[K.CT.finished]),
                                int(self._look_steps()), self.links.coupling,
-                               fluid.kernel_args()[1:])
+                               fluid.kernel_args()[1:], sampling)
         )  # fmt: skip
         engine.set_eid_counter(eid)
+        if sample is not None:  # the next sample, as the last one taken scheduled it
+            clock = self._sample_clock
+            heappush(queue, (int(clock[SC.t_ps]), 1, int(clock[SC.eid]), sample[3], None))
         dp.calls += calls
         dp.top = (top_t, top_e)
         if code == DRIVE_STEP_DONE:
@@ -425,6 +452,21 @@ class HybridSimulation(Simulation):
             if delivery is not None:
                 delivery[1].receive(delivery[0])
         return None
+
+    def _sampling(self, sample) -> tuple:
+        """:func:`uno.fluid.hybrid_loop.hybrid_steps`' ``sampling``: the recorder's sample
+        entry ``sample`` (time, priority 1, id, ...; None: the kernel takes none) as its clock,
+        with the packet recorder's arrays and the fluid model's."""
+        clock = self._sample_clock
+        if sample is None:
+            clock[SC.on] = 0
+            return (clock, *self._no_samples)
+        rec = self.recorder
+        clock[SC.on], clock[SC.t_ps], clock[SC.eid] = 1, sample[0], sample[2]
+        clock[SC.interval_ps] = rec.interval_ps
+        clock[SC.fluid] = self._sampler is not None
+        fluid = self._no_samples[1] if self._sampler is None else tuple(self._sampler.group)
+        return clock, rec.kernel.group(), fluid
 
     def _hybrid_steps(self, *args):
         """:func:`uno.fluid.hybrid_loop.hybrid_steps`, its compiled entry for these argument

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from numba import njit
 
+from uno.core.layout import layout
 from uno.fluid.columns import (
     CT,
     LS_ARR,
@@ -31,9 +32,12 @@ from uno.fluid.cycles import TALLY, cycles, tick
 from uno.fluid.hybrid_pfc import PUSHES_PER_QUEUE, fluid_in_queues, pause_shares, step_signals
 from uno.fluid.kernels import advance
 from uno.fluid.links import fold_packet_bytes
+from uno.fluid.sampling import SK, Samples, has_room, take_sample
 from uno.net.compiled.events import kernel_top
 from uno.net.compiled.layout import HEAP_ROOM, PF, RUN_HEAP, RUN_NONE, H, N, P
 from uno.net.compiled.loop import run
+from uno.net.compiled.recording import sample_fits as packet_sample_fits
+from uno.net.compiled.recording import take_kernel_sample
 from uno.net.shared_link import packet_loss
 
 #: why :func:`hybrid_steps` returned: the next step comes after Python's next event (push the
@@ -42,6 +46,10 @@ from uno.net.shared_link import packet_loss
 #: in what follows (flows finished, a sample due, the fluid model idle, or enough steps for one
 #: call)
 DRIVE_PYTHON_FIRST, DRIVE_KERNEL_STOP, DRIVE_STEP_DONE = 0, 1, 2
+#: the recorder's next sample, which :func:`hybrid_steps` takes where its event comes (int64):
+#: whether it does, the event's time (ps) and engine id, the interval (ps), whether the
+#: fluid model is sampled with it
+SC = layout("SampleClock", ("on", "t_ps", "eid", "interval_ps", "fluid"))
 
 
 @njit(cache=True)
@@ -175,8 +183,60 @@ def heap_room(n_pfc_rows) -> int:
 
 
 @njit(cache=True)
+def run_before(ST, F, U, PK, t, e, eid, tally):
+    """The kernel's events keyed before (``t``, 1, ``e``), each call of ``run`` taking an
+    engine id from ``eid`` on, as the engine's loop would before an entry so keyed; stops at
+    a result for Python (host or ``RUN_*`` code other than ``RUN_NONE``). Returns (the next
+    id, the calls, ``run``'s last result: host, slot, kind, ECN, time)."""
+    calls = 0
+    host, slot, kind, ecn, now = RUN_NONE, -1, 0, 0, 0
+    while True:
+        top_t, top_e = kernel_top(ST)
+        if top_t > t or (top_t == t and top_e > e):
+            break
+        calls += 1
+        c = cycles()
+        host, slot, kind, ecn, now, top_t, top_e = run(ST, F, U, PK, t, 1, e, eid)
+        tick(tally, TALLY.packet_events, c)
+        eid += 1
+        if host != RUN_NONE:
+            break
+    return eid, calls, host, slot, kind, ecn, now
+
+
+@njit(cache=True)
+def sample_fits(k, dt_ps, counters, sampling) -> bool:
+    """Whether the recorder's next sample (:data:`SC`) fits its arrays and the fluid
+    model's (taken when a step was done since the fluid's last sample: time ``k dt_ps``)."""
+    clock, group, fsmp = sampling
+    n_ports = group[7].shape[0] + group[9].shape[0]
+    if not packet_sample_fits(group[1], group[3], n_ports, group[5], group[6], group[11]):
+        return False
+    if clock[SC.fluid] == 0 or float(int(round(k * dt_ps))) <= fsmp[1][SK.last_ps]:
+        return True
+    return has_room(int(counters[CT.running]), Samples(*fsmp))
+
+
+@njit(cache=True)
+def take_samples(ST, F, U, PK, k, dt_ps, eid, fluid, sampling) -> None:
+    """The recorder's sample (:data:`SC`) at its time, as its event would take it: the
+    packets' (:func:`uno.net.compiled.recording.take_kernel_sample`), the fluid flows' and
+    links' at the end of the last step done (``k``; :func:`uno.fluid.sampling.take_sample`,
+    none if no step was done since its last), and the next sample keyed with id ``eid``."""
+    clock, group, fsmp = sampling
+    take_kernel_sample(ST, F, U, PK, clock[SC.t_ps], group)
+    now_ps = float(int(round(k * dt_ps)))
+    if clock[SC.fluid] != 0 and now_ps > fsmp[1][SK.last_ps]:
+        flows = fluid[0]
+        take_sample(now_ps, flows[0], flows[1], fluid[1][0], flows[5], int(flows[6][CT.running]),
+                    fsmp)  # fmt: skip
+    clock[SC.eid] = eid
+    clock[SC.t_ps] += clock[SC.interval_ps]
+
+
+@njit(cache=True)
 def hybrid_steps(ST, F, U, PK, k, due, dt_ps, eid, lim_t, lim_prio, lim_eid, max_steps,
-                 finished, look_steps, coupling, fluid):  # fmt: skip
+                 finished, look_steps, coupling, fluid, sampling):  # fmt: skip
     """From fluid step ``k`` (due at round((k + 1) dt_ps)), run the kernel's events and the
     fluid steps in their order while they come before Python's next event, keyed (``lim_t``,
     ``lim_prio``, ``lim_eid``), handing out the engine's event ids from ``eid`` as the engine
@@ -188,8 +248,13 @@ def hybrid_steps(ST, F, U, PK, k, due, dt_ps, eid, lim_t, lim_prio, lim_eid, max
     Stops, besides, after a step in which flows finished (``finished``: the count before),
     which left the fluid model idle or done (:func:`fluid_done`), whose index is a multiple of
     ``look_steps`` (0: none; Python looks whether the step may grow), or the ``max_steps``-th
-    (a call keeps the interpreter). The recorder's samples are Python events: the fluid
-    model's are taken with them (:meth:`uno.fluid.hybrid.HybridSimulation._sample_fluid`).
+    (a call keeps the interpreter). ``sampling``: the recorder's next sample (:data:`SC`), its
+    arrays (:meth:`uno.net.compiled.recording.KernelSamples.group`) and the fluid model's
+    (:data:`uno.fluid.sampling.Samples`); with ``SC.on`` each sample keyed before a step is
+    taken here, after the kernel's events before it (:func:`take_samples`), or, when its
+    arrays have no room, left to Python (``DRIVE_PYTHON_FIRST``); else the samples are Python
+    events, which take the fluid model's with them
+    (:meth:`uno.fluid.hybrid.HybridSimulation._sample_fluid`).
 
     Returns (a ``DRIVE_*`` code, the next step, the next event id, the next step's time and
     event id (``DRIVE_PYTHON_FIRST``, ``DRIVE_KERNEL_STOP``), ``run``'s last result (host,
@@ -213,16 +278,31 @@ def hybrid_steps(ST, F, U, PK, k, due, dt_ps, eid, lim_t, lim_prio, lim_eid, max
             top_t, top_e = kernel_top(ST)
             return (DRIVE_PYTHON_FIRST, k, eid, t_step, e_step, host, slot, kind, ecn, now, top_t,
                     top_e, calls)  # fmt: skip
-        while e_step >= 0:  # the kernel's events before the step's (both priority 1)
-            top_t, top_e = kernel_top(ST)
-            if top_t > t_step or (top_t == t_step and top_e > e_step):
-                break
-            calls += 1
-            t = cycles()
-            host, slot, kind, ecn, now, top_t, top_e = run(ST, F, U, PK, t_step, 1, e_step, eid)
-            tick(tally, TALLY.packet_events, t)
-            eid += 1
+        clock = sampling[0]
+        # the recorder's samples before the step, each after the kernel's events before it
+        while e_step >= 0 and clock[SC.on] != 0 and (clock[SC.t_ps] < t_step or (
+            clock[SC.t_ps] == t_step and clock[SC.eid] < e_step
+        )):  # fmt: skip
+            if not sample_fits(k, dt_ps, counters, sampling):
+                # (Python grows the arrays and takes it: its entry comes back with the step's)
+                top_t, top_e = kernel_top(ST)
+                return (DRIVE_PYTHON_FIRST, k, eid, t_step, e_step, host, slot, kind, ecn, now,
+                        top_t, top_e, calls)  # fmt: skip
+            eid, n, host, slot, kind, ecn, now = run_before(ST, F, U, PK, clock[SC.t_ps],
+                                                            clock[SC.eid], eid, tally)  # fmt: skip
+            calls += n
             if host != RUN_NONE:
+                top_t, top_e = kernel_top(ST)
+                return (DRIVE_KERNEL_STOP, k, eid, t_step, e_step, host, slot, kind, ecn, now,
+                        top_t, top_e, calls)  # fmt: skip
+            take_samples(ST, F, U, PK, k, dt_ps, eid, fluid, sampling)
+            eid += 1
+        if e_step >= 0:  # the kernel's events before the step's (both priority 1)
+            eid, n, host, slot, kind, ecn, now = run_before(ST, F, U, PK, t_step, e_step, eid,
+                                                            tally)  # fmt: skip
+            calls += n
+            if host != RUN_NONE:
+                top_t, top_e = kernel_top(ST)
                 return (DRIVE_KERNEL_STOP, k, eid, t_step, e_step, host, slot, kind, ecn, now,
                         top_t, top_e, calls)  # fmt: skip
         pfc_rows = coupling[11]

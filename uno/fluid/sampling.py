@@ -6,7 +6,8 @@ the running flows' bytes sent and acknowledged since the last one, their windows
 flight, and the chosen links' queues (:func:`take_sample`). The fluid engine's step loop takes
 them itself (:func:`uno.fluid.kernels.advance`, at the steps :func:`next_sample_step` names), so
 a sampled run returns to Python no more often than an unsampled one; the hybrid takes its fluid
-part's with the packet recorder's samples, through :meth:`Sampler.sample`. Each table's arrays
+part's with the packet recorder's samples, inside its kernel's calls
+(:func:`uno.fluid.hybrid_loop.hybrid_steps`) or from Python (:meth:`Sampler.sample`). Each table's arrays
 grow (doubling) when a sample might not fit: the step loop stops before such a sample and
 :meth:`Sampler.make_room` grows them.
 

@@ -1,5 +1,5 @@
 """Periodic sampling of per-flow sending rate and window, and of queue occupancy, into tidy
-column lists that become ``rates``, ``cwnd`` and ``queues`` tables. Runs as a SimPy process; it
+column lists that become ``rates``, ``cwnd`` and ``queues`` tables. Runs as engine events; it
 reads counters only, so it never changes what the network does (settling a port's departed
 packets on a read is a pure bookkeeping step, see :mod:`uno.net.port`)."""
 
@@ -8,6 +8,7 @@ from __future__ import annotations
 import fnmatch
 
 import pandas as pd
+from simpy.events import URGENT
 
 from uno.core.units import PS_PER_S
 
@@ -58,6 +59,8 @@ class Recorder:
         #: every sampled flow's sender (uno.net.compiled.recording.KernelSamples): its
         #: flow_started, sample and tables take the place of these
         self.kernel = None
+        #: the sample event's callable, one object all run (the hybrid finds its heap entry)
+        self.tick = self._tick
 
     # ---- configuration ------------------------------------------------------------------
     def select_ports(self, selectors: list[str], all_ports: list, receiver_ports: list) -> None:
@@ -89,13 +92,21 @@ class Recorder:
         self._last_acked[flow.flow_id] = 0
 
     def start(self) -> None:
+        """Schedule the samples, every ``interval_ps`` from now. Their entries are keyed as a
+        SimPy process's timeouts would be (an urgent start entry now, each sample's entry
+        scheduled by the one before), so a run's other events keep their order whichever way
+        the recorder runs; the hybrid's kernel may take them itself
+        (:class:`uno.fluid.hybrid.HybridSimulation`), handing back the next one's key."""
         if self.interval_ps > 0 and (self.sample_rates or self.sample_cwnd or self.sample_queues):
-            self.engine.process(self._loop())
+            engine = self.engine
+            engine.push_entry((engine.now, URGENT, engine.next_eid(), self._arm, None))
 
-    def _loop(self):
-        while True:
-            yield self.engine.timeout(self.interval_ps)
-            self.sample()
+    def _arm(self, _arg=None) -> None:
+        self.engine.call_in(self.interval_ps, self.tick)
+
+    def _tick(self, _arg=None) -> None:
+        self.sample()
+        self.engine.call_in(self.interval_ps, self.tick)
 
     # ---- sampling -----------------------------------------------------------------------
     def sample(self) -> None:

@@ -104,6 +104,43 @@ def sample_ports(ST, F, U, PK, now, chosen, chosen_phantom, busy, busy_phantom, 
     counts[N_QUEUES] = n
 
 
+@njit(cache=True)
+def sample_fits(flags, counts, n_ports, rates, cwnd, queues) -> bool:
+    """Whether a sample fits the tables' arrays (``n_ports``: the chosen and the busy ports)."""
+    n_active = counts[N_ACTIVE]
+    if flags[0] and counts[N_RATES] + n_active > rates.shape[0]:
+        return False
+    if flags[1] and counts[N_CWND] + n_active > cwnd.shape[0]:
+        return False
+    return flags[2] == 0 or counts[N_QUEUES] + n_ports <= queues.shape[0]
+
+
+@njit(cache=True)
+def take_kernel_sample(ST, F, U, PK, now, group) -> bool:
+    """The recorder's sample at ``now``: the flows' rows (:func:`sample_senders`), then the
+    ports' (:func:`sample_ports`); ``group``: :meth:`KernelSamples.group`. Returns False, and
+    takes nothing, when the tables' arrays have no room for it (Python grows them)."""
+    scale, flags, active, counts, last, rates, cwnd = group[:7]
+    chosen, chosen_phantom, busy, busy_phantom, queues, idle_i, idle_f = group[7:]
+    if not sample_fits(flags, counts, chosen.shape[0] + busy.shape[0], rates, cwnd, queues):
+        return False
+    if flags[0] or flags[1]:
+        sample_senders(ST, F, now, scale, flags, active, counts, last, rates, cwnd)
+    if flags[2]:
+        sample_ports(ST, F, U, PK, now, chosen, chosen_phantom, busy, busy_phantom, counts,
+                     queues, idle_i, idle_f)  # fmt: skip
+    return True
+
+
+def no_samples() -> tuple:
+    """A :meth:`KernelSamples.group` of the same types that samples nothing (a run whose
+    recorder reads its samples from Python)."""
+    ints, rows = np.zeros(0, dtype=np.int64), np.zeros((0, 4))
+    return (1.0, np.zeros(3, dtype=np.int64), ints, np.zeros(4, dtype=np.int64),
+            np.zeros((0, 2), dtype=np.int64), rows, rows, ints, ints, ints, ints, rows,
+            np.zeros((0, 3), dtype=np.int64), np.zeros((0, 2)))  # fmt: skip
+
+
 def _grown(rows: np.ndarray, need: int) -> np.ndarray:
     """``rows``, or a copy with at least ``need`` rows (doubling)."""
     if need <= len(rows):
@@ -118,7 +155,7 @@ def _grown(rows: np.ndarray, need: int) -> np.ndarray:
 
 class KernelSamples:
     """The recorder's samples on compiled data plane ``dp`` (:attr:`Recorder.kernel`): flows as
-    they start (:meth:`flow_started`), a sample in one or two kernel calls (:meth:`sample`),
+    they start (:meth:`flow_started`), a sample in one kernel call (:meth:`sample`),
     the tables at the end (:meth:`tables`). ``chosen``: the port views every sample reads;
     ``busy``: those read when they hold bytes or a phantom level; ``flags``: rates, cwnd,
     queues sampled. Only for runs whose sampled flows all have kernel senders and that have
@@ -150,22 +187,31 @@ class KernelSamples:
         self.last[flow_id] = 0
         self.counts[N_ACTIVE] = n + 1
 
-    def sample(self, now_ps: int) -> None:
-        """A sample at ``now_ps``: the flows' rows, then the ports' (the tables' arrays grown
-        first where a sample might not fit)."""
-        dp, counts, flags = self.dp, self.counts, self.flags
+    def group(self) -> tuple:
+        """What :func:`take_kernel_sample` reads and writes: the rates' scale (Gb/s per byte
+        over the interval), the flags, the sampled flows and the counts, each flow's bytes at
+        the last sample, the tables' arrays and the ports'."""
+        return (self.scale, self.flags, self.active, self.counts, self.last, self.rates,
+                self.cwnd, self.chosen, self.chosen_phantom, self.busy, self.busy_phantom,
+                self.queues, self.idle_i, self.idle_f)  # fmt: skip
+
+    def make_room(self) -> None:
+        """Grow (double) the tables' arrays a sample might not fit."""
+        counts, flags = self.counts, self.flags
         n_active = int(counts[N_ACTIVE])
         if flags[0] or flags[1]:
             self.rates = _grown(self.rates, int(counts[N_RATES]) + n_active)
             self.cwnd = _grown(self.cwnd, int(counts[N_CWND]) + n_active)
-            sample_senders(dp.ST, dp.F, now_ps, self.scale, flags, self.active, counts,
-                           self.last, self.rates, self.cwnd)  # fmt: skip
         if flags[2]:
-            need = int(counts[N_QUEUES]) + len(self.chosen) + len(self.busy)
-            self.queues = _grown(self.queues, need)
-            sample_ports(dp.ST, dp.F, dp.U, dp.PK, now_ps, self.chosen, self.chosen_phantom,
-                         self.busy, self.busy_phantom, counts, self.queues, self.idle_i,
-                         self.idle_f)  # fmt: skip
+            self.queues = _grown(self.queues, int(counts[N_QUEUES]) + len(self.chosen)
+                                 + len(self.busy))  # fmt: skip
+
+    def sample(self, now_ps: int) -> None:
+        """A sample at ``now_ps``: the flows' rows, then the ports' (the tables' arrays grown
+        first where a sample might not fit)."""
+        self.make_room()
+        dp = self.dp
+        take_kernel_sample(dp.ST, dp.F, dp.U, dp.PK, now_ps, self.group())
 
     def tables(self) -> dict[str, pd.DataFrame]:
         """The tables sampled, in the recorder's columns and types."""
