@@ -23,6 +23,11 @@ CASES = {
     "incast, busy ports and a pattern": [*INCAST, "engine.queue_ports=[busy,*core*]"],
     "incast, no rates": [*INCAST, "engine.sample_rates=false"],
     "staggered starts, busy ports": [*STAGGERED, "engine.queue_ports=[receivers,busy]"],
+    "PFC's event ports, busy ports": [
+        "experiment=pfc_spreading",
+        "engine.queue_ports=[busy]",
+        "engine.sample_interval_us=20",
+    ],
     "hybrid, inter-DC flows as packets": [
         *INCAST,
         "engine.kind=hybrid",
