@@ -208,10 +208,11 @@ class KernelSamples:
 
     def sample(self, now_ps: int) -> None:
         """A sample at ``now_ps``: the flows' rows, then the ports' (the tables' arrays grown
-        first where a sample might not fit)."""
-        self.make_room()
+        first where it does not fit)."""
         dp = self.dp
-        take_kernel_sample(dp.ST, dp.F, dp.U, dp.PK, now_ps, self.group())
+        if not take_kernel_sample(dp.ST, dp.F, dp.U, dp.PK, now_ps, self.group()):
+            self.make_room()
+            take_kernel_sample(dp.ST, dp.F, dp.U, dp.PK, now_ps, self.group())
 
     def tables(self) -> dict[str, pd.DataFrame]:
         """The tables sampled, in the recorder's columns and types."""
