@@ -247,6 +247,9 @@ class HybridSimulation(Simulation):
             and rec.companions == ([self._sample_fluid] if self._sampler is not None else [])
         )  # fmt: skip
         self._sample_clock = np.zeros(SC.size, np.int64)
+        if self._samples_in_kernel:
+            self._sample_clock[SC.interval_ps] = rec.interval_ps
+            self._sample_clock[SC.fluid] = self._sampler is not None
         self._no_samples = (no_samples(), tuple(idle_samples(0)))
 
     # ---- coupling ---------------------------------------------------------------------------
@@ -461,12 +464,9 @@ class HybridSimulation(Simulation):
         if sample is None:
             clock[SC.on] = 0
             return (clock, *self._no_samples)
-        rec = self.recorder
         clock[SC.on], clock[SC.t_ps], clock[SC.eid] = 1, sample[0], sample[2]
-        clock[SC.interval_ps] = rec.interval_ps
-        clock[SC.fluid] = self._sampler is not None
         fluid = self._no_samples[1] if self._sampler is None else tuple(self._sampler.group)
-        return clock, rec.kernel.group(), fluid
+        return clock, self.recorder.kernel.group(), fluid
 
     def _hybrid_steps(self, *args):
         """:func:`uno.fluid.hybrid_loop.hybrid_steps`, its compiled entry for these argument

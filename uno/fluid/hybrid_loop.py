@@ -209,8 +209,7 @@ def sample_fits(k, dt_ps, counters, sampling) -> bool:
     """Whether the recorder's next sample (:data:`SC`) fits its arrays and the fluid
     model's (taken when a step was done since the fluid's last sample: time ``k dt_ps``)."""
     clock, group, fsmp = sampling
-    n_ports = group[7].shape[0] + group[9].shape[0]
-    if not packet_sample_fits(group[1], group[3], n_ports, group[5], group[6], group[11]):
+    if not packet_sample_fits(group):
         return False
     if clock[SC.fluid] == 0 or float(int(round(k * dt_ps))) <= fsmp[1][SK.last_ps]:
         return True

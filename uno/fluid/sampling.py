@@ -252,8 +252,8 @@ class Sampler:
     def make_room(self, n_running: int) -> bool:
         """Grow (double) the arrays of any table a sample of ``n_running`` flows might not fit;
         clears the step loop's stop for it. Returns whether any grew (the step loop's
-        arguments then change). (Called once a sample from the hybrid: the rows a sample may
-        need are counted in Python, not through a call to Numba's dispatcher.)"""
+        arguments then change). (Called for each sample the hybrid takes from Python: the rows a
+        sample may need are counted in Python, not through a call to Numba's dispatcher.)"""
         g = self.group
         g.flags[SF.full] = 0
         counts = g.counts

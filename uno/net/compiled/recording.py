@@ -105,13 +105,16 @@ def sample_ports(ST, F, U, PK, now, chosen, chosen_phantom, busy, busy_phantom, 
 
 
 @njit(cache=True)
-def sample_fits(flags, counts, n_ports, rates, cwnd, queues) -> bool:
-    """Whether a sample fits the tables' arrays (``n_ports``: the chosen and the busy ports)."""
+def sample_fits(group) -> bool:
+    """Whether a sample fits the tables' arrays of ``group`` (:meth:`KernelSamples.group`)."""
+    flags, counts, rates, cwnd = group[1], group[3], group[5], group[6]
+    chosen, busy, queues = group[7], group[9], group[11]
     n_active = counts[N_ACTIVE]
     if flags[0] and counts[N_RATES] + n_active > rates.shape[0]:
         return False
     if flags[1] and counts[N_CWND] + n_active > cwnd.shape[0]:
         return False
+    n_ports = chosen.shape[0] + busy.shape[0]
     return flags[2] == 0 or counts[N_QUEUES] + n_ports <= queues.shape[0]
 
 
@@ -120,10 +123,10 @@ def take_kernel_sample(ST, F, U, PK, now, group) -> bool:
     """The recorder's sample at ``now``: the flows' rows (:func:`sample_senders`), then the
     ports' (:func:`sample_ports`); ``group``: :meth:`KernelSamples.group`. Returns False, and
     takes nothing, when the tables' arrays have no room for it (Python grows them)."""
+    if not sample_fits(group):
+        return False
     scale, flags, active, counts, last, rates, cwnd = group[:7]
     chosen, chosen_phantom, busy, busy_phantom, queues, idle_i, idle_f = group[7:]
-    if not sample_fits(flags, counts, chosen.shape[0] + busy.shape[0], rates, cwnd, queues):
-        return False
     if flags[0] or flags[1]:
         sample_senders(ST, F, now, scale, flags, active, counts, last, rates, cwnd)
     if flags[2]:
