@@ -135,22 +135,59 @@ def test_a_long_steps_pieces_send_the_cnps_of_the_whole_batch():
 
 
 def test_the_fast_preset_is_the_fluid_engine_at_coarser_steps_and_meets_the_incast_targets():
-    """``engine=fluid_fast`` runs the fluid engine with steps of a quarter of the intra-DC RTT,
-    feedback blocks of 1/32 of a long RTT and the tail step up to 16 intra-DC RTTs; on the
-    default incast (4 intra- and 4 inter-DC UnoCC flows of 200 MB, spraying) each class's mean
-    FCT stays within the validation target (10%) of the compiled packet engine's, with half the
-    steps of the default fluid run or fewer."""
+    """``engine=fluid_fast`` runs the fluid engine with steps of half the intra-DC RTT (a
+    quarter where a law reads INT), ACKs counted by arrival time, feedback blocks of 1/32 of a
+    long RTT and the tail step up to 16 intra-DC RTTs; on the default incast (4 intra- and 4
+    inter-DC UnoCC flows of 200 MB, spraying) each class's mean FCT stays within the validation
+    target (10%) of the compiled packet engine's, with a quarter of the steps of the default
+    fluid run or fewer."""
     quiet = ["engine.sample_interval_us=0", "engine.progress=false"]
     cfg = uno.compose(["engine=fluid_fast", *quiet])
     assert cfg.engine.kind == "fluid"
-    assert (cfg.engine.fluid_step_intra_rtt, cfg.engine.fluid_step_max_intra_rtt,
-            cfg.engine.fluid_blocks_per_rtt) == (0.25, 16.0, 32)  # fmt: skip
+    assert (cfg.engine.fluid_step_intra_rtt, cfg.engine.fluid_step_fine_intra_rtt,
+            cfg.engine.fluid_step_max_intra_rtt, cfg.engine.fluid_blocks_per_rtt,
+            cfg.engine.fluid_ack_spread) == (0.5, 0.25, 16.0, 32, True)  # fmt: skip
     fast = uno.run(cfg)
     fine = uno.run(uno.compose(["engine.kind=fluid", *quiet]))
     packet = uno.run(uno.compose(["engine.kind=packet", "engine.dataplane=compiled", *quiet]))
-    assert fast.summary["run"]["fluid_steps"] <= 0.5 * fine.summary["run"]["fluid_steps"]
+    assert fast.summary["run"]["fluid_steps"] <= 0.25 * fine.summary["run"]["fluid_steps"]
     assert fast.flows["finish_ps"].notna().all()
     for cls in ("intra", "inter"):
         mine = fast.flows.loc[fast.flows.cls == cls, "fct_ps"].mean()
         theirs = packet.flows.loc[packet.flows.cls == cls, "fct_ps"].mean()
         assert mine == pytest.approx(theirs, rel=0.10), cls
+
+
+HPCC_NO_PFC = ["scheme=gear_hpcc", "switch.pfc.enabled=false"]
+
+
+@pytest.mark.parametrize(
+    ("overrides", "step_intra_rtt"),
+    [
+        (["engine=fluid_fast"], 0.5),
+        (["engine=fluid_fast", *HPCC_NO_PFC], 0.25),
+        (["engine=fluid_fast", "scheme=gear_gear", "switch.pfc.enabled=false"], 0.25),
+        (["engine=fluid_fast", "experiment=pfc_spreading"], 0.25),
+        (["engine.kind=fluid", *HPCC_NO_PFC], 0.125),
+        (["engine=fluid_fast", "engine.fluid_step_intra_rtt=0.125", *HPCC_NO_PFC], 0.125),
+        (
+            [
+                "engine.kind=hybrid",
+                "engine=fluid_fast",
+                "engine.hybrid_packet_tags=[intra]",
+                *HPCC_NO_PFC,
+            ],
+            0.25,
+        ),
+    ],
+)
+def test_a_run_with_int_laws_or_pfc_keeps_the_finer_step(overrides, step_intra_rtt):
+    """``engine.fluid_step_fine_intra_rtt`` bounds the step of a run where PFC pauses links or
+    some flow's law reads INT (HPCC, Gear), whichever engine runs that flow (the hybrid's INT flows here are its
+    packets, whose records read the fluid links' state); other runs step at
+    ``engine.fluid_step_intra_rtt``; a finer step asked for stays."""
+    cfg = uno.api.to_run_config(uno.compose([*overrides, "engine.progress=false"]))
+    sim = build_simulation(cfg)
+    fluid = getattr(sim, "fluid", sim)  # (a hybrid run's fluid part)
+    intra_rtt_ps = fluid.scenario.intra_ref.base_rtt_ps
+    assert fluid.dt_ps == pytest.approx(step_intra_rtt * intra_rtt_ps)

@@ -610,6 +610,11 @@ class EngineConfig:
     kind: str = choice("packet", ("packet", "fluid", "hybrid", "maxmin"))
     #: the fluid engine's time step, as a fraction of the intra-DC base RTT
     fluid_step_intra_rtt: float = num(0.125, "(0, 1]")
+    #: fluid: in a run where a flow's law reads INT (HPCC, PowerTCP, Gear) or PFC pauses links,
+    #: the step is at most this fraction of the intra-DC base RTT (0: fluid_step_intra_rtt
+    #: alone). An INT law reacts to each ACK's records of the queues and a pause acts on the
+    #: next step, both of which a coarser step coarsens
+    fluid_step_fine_intra_rtt: float = num(0.0, "[0, 1]")
     #: fluid: once only flows with longer RTTs are left to run, the step grows (in powers of
     #: two) to fluid_step_intra_rtt of the shortest base RTT left, up to this many intra-DC
     #: base RTTs (at most fluid_step_intra_rtt: a fixed step; with PFC at most 1, as a pause

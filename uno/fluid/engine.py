@@ -251,10 +251,7 @@ from uno.fluid.rings import coarsen, refine
 from uno.fluid.routes import SPLIT_LB, ack_priority_routes, flow_routes
 from uno.fluid.sampling import Sampler, idle_samples
 from uno.fluid.state import DelayLines, Flows, Links, RingPool, Routes
-from uno.fluid.support import (
-    check_fluid_support,
-    law_reads_int,
-)
+from uno.fluid.support import check_fluid_support, law_reads_int, step_intra_rtt
 from uno.fluid.timers import rescale_far_timers
 from uno.lb.reps import explore_packets
 from uno.metrics.progress import Snapshot
@@ -335,7 +332,9 @@ class FluidSimulation:
         self.scenario = scenario
         self.meta = scenario.meta()
         self.max_time_ps = ms_to_ps(cfg.engine.max_sim_time_ms)
-        self.dt_ps = float(cfg.engine.fluid_step_intra_rtt * scenario.intra_ref.base_rtt_ps)
+        #: the first step, as a fraction of the intra-DC base RTT (:func:`step_intra_rtt`)
+        self.step_intra_rtt = step_intra_rtt(cfg, scenario.flows)
+        self.dt_ps = float(self.step_intra_rtt * scenario.intra_ref.base_rtt_ps)
         self.dt_first_ps = self.dt_ps
         # the step is dt_first_ps x step_factor, a power of two, at most step_factor_max
         # (engine.fluid_step_max_intra_rtt; :meth:`_grow_step`)
@@ -348,7 +347,7 @@ class FluidSimulation:
         cap = cfg.engine.fluid_step_max_intra_rtt
         if cfg.switch.pfc.enabled:  # (a pause acts on the next step: module docstring, PFC)
             cap = min(cap, PFC_STEP_MAX_INTRA_RTT)
-        self.step_factor_max = _pow2_at_most(cap / cfg.engine.fluid_step_intra_rtt)
+        self.step_factor_max = _pow2_at_most(cap / self.step_intra_rtt)
         #: sizes the kernel calls (uno.core.budget): each returns to Python within about
         #: its aim, for Ctrl-C and the progress watcher
         self.wall_budget = WallBudget()
@@ -365,7 +364,7 @@ class FluidSimulation:
         self.samples = idle_samples(len(plans))  # (the step loop's: uno.fluid.sampling)
         # a law hears batches of at most the step at one intra-DC RTT, the cap's default: a
         # longer step reaches it as several (uno.fluid.control.law_batch)
-        batch_factor = _pow2_at_most(1.0 / cfg.engine.fluid_step_intra_rtt)
+        batch_factor = _pow2_at_most(1.0 / self.step_intra_rtt)
         self.fs[:, C.FS_BATCH_PS] = self.dt_first_ps * batch_factor
 
     # ---- setup ----------------------------------------------------------------------------
@@ -814,8 +813,8 @@ class FluidSimulation:
 
     def _wanted_factor(self) -> int:
         """The step the flows left to run allow now, as a power-of-two multiple of the first
-        step (at most ``step_factor_max``): ``engine.fluid_step_intra_rtt`` of the shortest
-        base RTT among them. A short flow's feedback loop sets the step while one may still
+        step (at most ``step_factor_max``): the first step's fraction (:func:`step_intra_rtt`)
+        of the shortest base RTT among them. A short flow's feedback loop sets the step while one may still
         run; once only long-RTT flows are left, their loops are slower, and what bounds the
         step is the links' own time scale (a line-rate burst filling a buffer).
 
@@ -837,7 +836,7 @@ class FluidSimulation:
             shortest = float(self._rtt_after[nxt])
             if n_active:
                 shortest = min(shortest, float(rtt.min()))
-            bound = e.fluid_step_intra_rtt * shortest
+            bound = self.step_intra_rtt * shortest
         else:
             bound = np.inf
             if n_active:
@@ -845,20 +844,20 @@ class FluidSimulation:
                 may_settle = self._may_settle[self.active[:n_active]]
                 unsettled = (age < e.fluid_settle_rtts * rtt) | ~may_settle
                 if unsettled.any():
-                    bound = e.fluid_step_intra_rtt * float(rtt[unsettled].min())
+                    bound = self.step_intra_rtt * float(rtt[unsettled].min())
                 if not unsettled.all():
                     bound = min(bound, e.fluid_step_settled_rtt * float(rtt[~unsettled].min()))
-            horizon = e.fluid_settle_rtts * self.dt_first_ps / e.fluid_step_intra_rtt
+            horizon = e.fluid_settle_rtts * self.dt_first_ps / self.step_intra_rtt
             if nxt < len(self.flows):
                 if self.fs[self.order[nxt], C.FS_START] - self.now_ps < horizon:
-                    bound = min(bound, e.fluid_step_intra_rtt * float(self._rtt_after[nxt]))
+                    bound = min(bound, self.step_intra_rtt * float(self._rtt_after[nxt]))
             starts, rtts = self._outside
             if len(starts):  # those young, or starting within the horizon
                 i = np.searchsorted(starts, self.now_ps - e.fluid_settle_rtts * rtts.max())
                 j = np.searchsorted(starts, self.now_ps + horizon)
                 near = self.now_ps - starts[i:j] < e.fluid_settle_rtts * rtts[i:j]
                 if near.any():
-                    bound = min(bound, e.fluid_step_intra_rtt * float(rtts[i:j][near].min()))
+                    bound = min(bound, self.step_intra_rtt * float(rtts[i:j][near].min()))
         if bound == np.inf:
             return self.step_factor
         want = 1

@@ -1,6 +1,7 @@
 """What the flow-level engines can model, checked before a run: the fluid engine's controllers
 (the laws whose signals it computes), and :func:`check_fluid_support`, which refuses what the
-fluid, hybrid and max-min engines cannot model with one line naming the setting."""
+fluid, hybrid and max-min engines cannot model with one line naming the setting; and
+:func:`step_intra_rtt`, the first step a run's mechanisms allow."""
 
 from __future__ import annotations
 
@@ -123,3 +124,19 @@ def check_coded_loss_detection(transport, scope: str, where: str) -> None:
 def law_reads_int(cc_name: str) -> bool:
     """Whether the congestion-control law ``cc_name`` reads INT records."""
     return cc_name in LAW_BY_NAME and "int" in LAW_BY_NAME[cc_name].signals
+
+
+def step_intra_rtt(cfg, flows) -> float:
+    """A run's first step, as a fraction of the intra-DC base RTT: ``engine.fluid_step_intra_rtt``,
+    at most ``engine.fluid_step_fine_intra_rtt`` (when set) where a flow's law reads INT or PFC
+    pauses links. An INT law reacts to each ACK's records of the queues and a pause acts on the
+    next step, both of which a coarser step coarsens (at half an intra-DC RTT, Gear's incast and
+    ``pfc_spreading``: experiments/fluid_validation)."""
+    engine = cfg.engine
+    step = engine.fluid_step_intra_rtt
+    fine = engine.fluid_step_fine_intra_rtt
+    if fine > 0.0 and (
+        cfg.switch.pfc.enabled or any(law_reads_int(p.cc_name) for p in flows)
+    ):  # fmt: skip
+        step = min(step, fine)
+    return step
