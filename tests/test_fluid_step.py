@@ -183,9 +183,9 @@ HPCC_NO_PFC = ["scheme=gear_hpcc", "switch.pfc.enabled=false"]
 )
 def test_a_run_with_int_laws_or_pfc_keeps_the_finer_step(overrides, step_intra_rtt):
     """``engine.fluid_step_fine_intra_rtt`` bounds the step of a run where PFC pauses links or
-    some flow's law reads INT (HPCC, Gear), whichever engine runs that flow (the hybrid's INT flows here are its
-    packets, whose records read the fluid links' state); other runs step at
-    ``engine.fluid_step_intra_rtt``; a finer step asked for stays."""
+    some flow's law reads INT (HPCC, Gear), whichever engine runs that flow (the hybrid's INT
+    flows here are its packets, whose records read the fluid links' state); other runs step
+    at ``engine.fluid_step_intra_rtt``; a finer step asked for stays."""
     cfg = uno.api.to_run_config(uno.compose([*overrides, "engine.progress=false"]))
     sim = build_simulation(cfg)
     fluid = getattr(sim, "fluid", sim)  # (a hybrid run's fluid part)

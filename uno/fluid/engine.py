@@ -814,9 +814,9 @@ class FluidSimulation:
     def _wanted_factor(self) -> int:
         """The step the flows left to run allow now, as a power-of-two multiple of the first
         step (at most ``step_factor_max``): the first step's fraction (:func:`step_intra_rtt`)
-        of the shortest base RTT among them. A short flow's feedback loop sets the step while one may still
-        run; once only long-RTT flows are left, their loops are slower, and what bounds the
-        step is the links' own time scale (a line-rate burst filling a buffer).
+        of the shortest base RTT among them. A short flow's feedback loop sets the step while
+        one may still run; once only long-RTT flows are left, their loops are slower, and what
+        bounds the step is the links' own time scale (a line-rate burst filling a buffer).
 
         With ``engine.fluid_step_settled_rtt`` > 0, a running flow that has run
         ``engine.fluid_settle_rtts`` of its base RTTs is settled (never one whose law reads
