@@ -116,7 +116,7 @@ def test_the_hybrid_steps_its_fluid_flows_at_settled_steps_beside_its_packets():
     hybrid = ["engine.kind=hybrid", "engine.hybrid_packet_tags=[inter]", *QUIET]
     cfg = uno.api.to_run_config(uno.compose([*hybrid, SETTLED]))
     sim = build_simulation(cfg)
-    assert sim.fluid.adapts and len(sim.fluid._outside[0]) == 4
+    assert sim.fluid.adapts and len(sim.fluid.outside) == 4
     assert sim.fluid._wanted_factor() == 1  # every flow about to start
     settled = sim.run()
     fine = uno.run(uno.compose(hybrid))
@@ -180,3 +180,30 @@ def test_a_link_paused_for_a_whole_settled_step_still_drains_in_time():
     assert settled.summary["pfc"]["pause_frames"] > 0
     assert settled.summary["run"]["fluid_steps"] < fine.summary["run"]["fluid_steps"]
     assert settled.flows["fct_ps"].max() < 1.15 * fine.flows["fct_ps"].max()
+
+
+def test_the_hybrid_step_grows_once_only_long_rtt_flows_are_left_packets_included(monkeypatch):
+    """The default hybrid's fluid step follows the shortest base RTT among the flows left, its
+    packet flows' counted until they finish: an intra-DC packet flow keeps the first step while
+    it runs; once only inter-DC flows are left (a packet one and a fluid one) the step grows,
+    before the inter-DC packet flow finishes, and that flow's FCT stays within 2% of the same
+    run at the first step throughout."""
+    grown_at_ps = []
+
+    def counted(factor, k, dt_new_ps, *args):
+        grown_at_ps.append(k * dt_new_ps / factor)
+        return coarsen(factor, k, dt_new_ps, *args)
+
+    monkeypatch.setattr(fluid_engine, "coarsen", counted)
+    flows = flows_override([(0, 8, 3_000_000), (1, 200, 2_000_000), (2, 201, 20_000_000)])
+    base = ["engine.kind=hybrid", "engine.hybrid_packet_max_bytes=5000000", "workload=flows",
+            flows, "lb=ecmp", "ec=none", *QUIET]  # fmt: skip
+    sim = build_simulation(uno.api.to_run_config(uno.compose(base)))
+    assert len(sim.flows) == 2 and len(sim.fluid.flows) == 1
+    grown = sim.run()
+    first = uno.run(uno.compose([*base, "engine.fluid_step_max_intra_rtt=0.125"]))
+    finish = grown.flows.set_index("flow_id")["finish_ps"]
+    assert grown_at_ps and finish[0] <= min(grown_at_ps) < finish[1]
+    assert grown.summary["run"]["fluid_steps"] < first.summary["run"]["fluid_steps"] / 3
+    fct = first.flows.set_index("flow_id")["fct_ps"]
+    assert grown.flows.set_index("flow_id")["fct_ps"][1] == pytest.approx(fct[1], rel=0.02)

@@ -244,6 +244,7 @@ from uno.fluid.folding import fold_links
 from uno.fluid.int_records import INTS, SLOT_FIELDS, int_state
 from uno.fluid.kernels import advance
 from uno.fluid.memory import DELAY_LINES, zeros_aligned
+from uno.fluid.outside import OutsideFlows
 from uno.fluid.pfc import entry_ingress, live_list, pfc_rows
 from uno.fluid.qcn import QCN_FIELDS, qcn_rows, qcn_state
 from uno.fluid.results import flows_table, ports_table, run_summary
@@ -341,9 +342,8 @@ class FluidSimulation:
         self.step_factor = 1
         self._rtt_after = None  # (_grow_step)
         #: flows outside this engine that bound its step as its own would (the hybrid's
-        #: packet flows, with engine.fluid_step_settled_rtt): start times and base RTTs in
-        #: ps, sorted by start (:meth:`set_outside_flows`)
-        self._outside = (np.empty(0), np.empty(0))
+        #: packet flows, which it sets)
+        self.outside = OutsideFlows()
         cap = cfg.engine.fluid_step_max_intra_rtt
         if cfg.switch.pfc.enabled:  # (a pause acts on the next step: module docstring, PFC)
             cap = min(cap, PFC_STEP_MAX_INTRA_RTT)
@@ -814,9 +814,10 @@ class FluidSimulation:
     def _wanted_factor(self) -> int:
         """The step the flows left to run allow now, as a power-of-two multiple of the first
         step (at most ``step_factor_max``): the first step's fraction (:func:`step_intra_rtt`)
-        of the shortest base RTT among them. A short flow's feedback loop sets the step while
-        one may still run; once only long-RTT flows are left, their loops are slower, and what
-        bounds the step is the links' own time scale (a line-rate burst filling a buffer).
+        of the shortest base RTT among them (the outside flows', :attr:`outside`, too, until
+        they finish). A short flow's feedback loop sets the step while one may still run; once
+        only long-RTT flows are left, their loops are slower, and what bounds the step is the
+        links' own time scale (a line-rate burst filling a buffer).
 
         With ``engine.fluid_step_settled_rtt`` > 0, a running flow that has run
         ``engine.fluid_settle_rtts`` of its base RTTs is settled (never one whose law reads
@@ -833,7 +834,7 @@ class FluidSimulation:
         nxt = int(self.counters[C.CT.next_start])
         rtt = self._base_rtt[self.active[:n_active]]
         if e.fluid_step_settled_rtt <= 0.0:
-            shortest = float(self._rtt_after[nxt])
+            shortest = min(float(self._rtt_after[nxt]), self.outside.shortest_rtt_left_ps())
             if n_active:
                 shortest = min(shortest, float(rtt.min()))
             bound = self.step_intra_rtt * shortest
@@ -851,7 +852,7 @@ class FluidSimulation:
             if nxt < len(self.flows):
                 if self.fs[self.order[nxt], C.FS_START] - self.now_ps < horizon:
                     bound = min(bound, self.step_intra_rtt * float(self._rtt_after[nxt]))
-            starts, rtts = self._outside
+            starts, rtts = self.outside.starts_ps, self.outside.rtts_ps
             if len(starts):  # those young, or starting within the horizon
                 i = np.searchsorted(starts, self.now_ps - e.fluid_settle_rtts * rtts.max())
                 j = np.searchsorted(starts, self.now_ps + horizon)
@@ -875,7 +876,7 @@ class FluidSimulation:
         start = np.inf
         if nxt < len(self.flows):
             start = float(self.fs[self.order[nxt], C.FS_START])
-        starts = self._outside[0]
+        starts = self.outside.starts_ps
         i = np.searchsorted(starts, self.now_ps, side="right")
         if i < len(starts):
             start = min(start, float(starts[i]))
@@ -890,14 +891,6 @@ class FluidSimulation:
     def look_steps(self) -> int:
         """Every how many steps a run whose step may change looks at the flows left."""
         return LOOK_SETTLED_STEPS if self.adapts else LOOK_STEPS
-
-    def set_outside_flows(self, starts_ps, base_rtts_ps) -> None:
-        """Flows run outside this engine (the hybrid's packet flows) that bound its step as
-        its own would with ``engine.fluid_step_settled_rtt``: while young, or about to start
-        (:meth:`_wanted_factor`). ``starts_ps``, ``base_rtts_ps``: per flow, in ps."""
-        starts = np.asarray(starts_ps, dtype=np.float64)
-        order = np.argsort(starts, kind="stable")
-        self._outside = (starts[order], np.asarray(base_rtts_ps, dtype=np.float64)[order])
 
     def _set_blocks(self) -> None:
         """Each flow's block at the current step (``engine.fluid_blocks_per_rtt``): the

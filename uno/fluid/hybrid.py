@@ -51,10 +51,12 @@ arrived, and a packet waits behind the larger of that model's queue and its own 
 backlog. The packet flows see the fluid flows' queues as the fluid model has them, smoother
 than packets would make them (a fluid sender spreads its window over the step, no bursts).
 
-Once every packet flow has finished, the fluid model steps as the fluid engine does, its step
-growing with the shortest RTT left (:meth:`uno.fluid.engine.FluidSimulation._grow_step`). With
-``engine.fluid_step_settled_rtt`` the step follows the flows throughout, the packet flows
-bounding it as fluid ones would (young, or about to start: the first step). Once every fluid
+The fluid model's step grows as the fluid engine's does, with the shortest base RTT among the
+flows left to run, the packet flows' counted until they finish
+(:meth:`uno.fluid.engine.FluidSimulation._grow_step`): once only inter-DC flows of either kind
+are left, it is a fraction of their RTT. With ``engine.fluid_step_settled_rtt`` the step
+follows the flows both ways, the packet flows bounding it as fluid ones would (young, or about
+to start: the first step). Once every fluid
 flow has finished (none starting later) the steps stop and the ports read no fluid bytes from
 then on (:func:`uno.fluid.hybrid_loop.fluid_done`): the packets left run as in the packet
 engine, at its cost, a port whose packets read the fluid model's phantom level taking it
@@ -105,6 +107,7 @@ from uno.fluid.hybrid_loop import (
 )
 from uno.fluid.hybrid_pfc import shared_rows
 from uno.fluid.int_records import INTS
+from uno.fluid.outside import OutsideFlows
 from uno.fluid.pfc import pfc_summary as fluid_pfc_summary
 from uno.fluid.results import link_rows_seen
 from uno.fluid.routes import SUBFLOW_LB, split_routes
@@ -189,10 +192,11 @@ class HybridSimulation(Simulation):
         # the fluid engine checks what it cannot model (faults, balancers, controllers, ...)
         apart = None if en.hybrid_fold_packet_links else packet_links(scenario, packet_plans)
         self.fluid = FluidSimulation(cfg, scenario, self.rng, fluid_plans, self.engine_name, apart)
-        # with engine.fluid_step_settled_rtt the packet flows bound the step as fluid ones
-        # would: young or about to start, they keep it at the first
-        self.fluid.set_outside_flows([p.spec.start_ps for p in packet_plans],
-                                     [p.path.base_rtt_ps for p in packet_plans])  # fmt: skip
+        # the packet flows bound the step as fluid ones would: until they finish (with
+        # engine.fluid_step_settled_rtt, while young or about to start)
+        self.fluid.outside = OutsideFlows([p.spec.start_ps for p in packet_plans],
+                                          [p.path.base_rtt_ps for p in packet_plans])  # fmt: skip
+        self._outside_index = {p.spec.flow_id: i for i, p in enumerate(packet_plans)}
         self._looked_start = None  # (the start looked at: _look_due)
         # the packets run on the compiled data plane unless the config has what it does not
         # model (engine.dataplane): the same packets, bit for bit
@@ -367,16 +371,19 @@ class HybridSimulation(Simulation):
 
     def _may_grow(self) -> bool:
         """Whether the fluid step may change: fluid flows are left, and either it follows the
-        flows both ways (``engine.fluid_step_settled_rtt``: the packet flows bound it as fluid
-        ones would, :meth:`uno.fluid.engine.FluidSimulation.set_outside_flows`) or every packet
-        flow has finished (none starts later) and the step is below
-        ``engine.fluid_step_max_intra_rtt``."""
+        flows both ways (``engine.fluid_step_settled_rtt``) or it is below
+        ``engine.fluid_step_max_intra_rtt``. Either way the packet flows bound it as fluid
+        ones would (:attr:`uno.fluid.engine.FluidSimulation.outside`)."""
         fluid = self.fluid
         if self._fluid_finished >= len(fluid.flows):
             return False
-        if fluid.adapts:
-            return True
-        return fluid.step_factor < fluid.step_factor_max and not self._packets_left()
+        return fluid.adapts or fluid.step_factor < fluid.step_factor_max
+
+    def flow_completed(self, flow) -> None:
+        """A packet flow finished: counted (:meth:`uno.simulation.Simulation.flow_completed`),
+        and its base RTT no longer bounds the fluid step."""
+        super().flow_completed(flow)
+        self.fluid.outside.finished(self._outside_index[flow.flow_id])
 
     def _look_steps(self) -> int:
         """Every how many steps the kernel stops for a look at the step (0: never)."""
