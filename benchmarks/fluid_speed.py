@@ -30,7 +30,8 @@ reference; ``fluid``; ``fluid-fast`` (``engine=fluid_fast``: coarser steps); ``h
 the flows of at most ``--hybrid-packet-max-bytes`` as packets, or in ``incast`` the inter-DC
 ones; ``hybrid-fast``, the same with ``engine=hybrid_fast`` (settled steps); ``maxmin``) is a process of its own (``python -m uno.cli``), so its peak resident memory
 is its own (the OS's count of the child, ``wait4``). Printed per run: the engine loop's wall
-time (summary ``run.wall_s``), the process's, peak memory, and against the packet run the
+time (summary ``run.wall_s``; its kernels loaded from Numba's cache before it, in the
+process's), the process's, peak memory, and against the packet run the
 per-class mean and p99 FCT differences in % (``leave``: the throughputs' largest difference,
 and each phase's largest deviation from equal shares); for the hybrid also those of its packet flows
 alone against the same flows in the packet run; then the packet engine's wall time over each

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import heapq
 
+import numba
 import numpy as np
 import pandas as pd
 import pytest
@@ -347,6 +348,35 @@ def test_the_boundary_calls_the_compiled_kernels_directly():
     assert dp._run is not loop.run and dp._inject is not loop.inject
     assert dp._run in [c.entry_point for c in loop.run.overloads.values()]
     assert dataplane.compiled_entry(loop.run, ("not", "the", "types")) is loop.run
+
+
+def test_the_kernels_are_loaded_before_the_run_for_the_types_its_calls_pass():
+    """``run`` and ``start_flow`` are loaded as the simulation starts, outside the engine's
+    time; every call of the run then passes the argument types they were loaded for (else a
+    call would reach a compiled entry of other types)."""
+    from uno.api import to_run_config
+    from uno.build import build_simulation
+
+    cfg = uno.compose([*SMALL_INCAST, "engine.dataplane=compiled", "workload.size_bytes=200000"])
+    sim = build_simulation(to_run_config(cfg))
+    sim.start()
+    dp = sim.network.dataplane
+    kernels = {"run": loop.run, "start_flow": loop.start_flow}
+    seen = {name: set() for name in kernels}
+    loaded = {name: getattr(dp, "_" + name) for name in kernels}
+    for name, entry in loaded.items():
+
+        def traced(*args, entry=entry, name=name):
+            seen[name].add(tuple(numba.typeof(a) for a in args))
+            return entry(*args)
+
+        setattr(dp, "_" + name, traced)
+    sim.advance(sim.max_time_ps)
+    sim.finish()
+    for name, kernel in kernels.items():
+        assert seen[name]
+        for types in seen[name]:
+            assert kernel.overloads[types].entry_point is loaded[name]
 
 
 def test_refuses_what_it_does_not_model():

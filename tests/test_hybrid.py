@@ -6,6 +6,7 @@ scenario in the flows table."""
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 import pandas as pd
 import pytest
@@ -178,6 +179,34 @@ def test_the_compiled_data_plane_runs_the_hybrids_packets_as_the_python_one(scen
         steps_us = py.summary["run"]["fluid_steps"] * py.summary["run"]["fluid_step_us"]
         assert steps_us < 0.9 * py.flows["finish_ps"].max() / 1e6
         assert kernel.summary["run"]["fluid_steps"] == py.summary["run"]["fluid_steps"]
+
+
+def test_the_kernel_driving_the_steps_is_loaded_before_the_run_for_the_types_its_calls_pass(
+    monkeypatch,
+):
+    """``hybrid_steps`` is loaded as the hybrid starts, outside the engine's time; every call
+    of the run, with the recorder's samples taken in the kernel or none, then passes the
+    argument types it was loaded for (else a call would reach a compiled entry of other
+    types)."""
+    loaded, seen = {}, set()
+    load = hybrid_module.loaded_entry
+
+    def loading(dispatcher, args):
+        entry = loaded["entry"] = load(dispatcher, args)
+
+        def traced(*call_args):
+            seen.add(tuple(numba.typeof(a) for a in call_args))
+            return entry(*call_args)
+
+        return traced
+
+    monkeypatch.setattr(hybrid_module, "loaded_entry", loading)
+    over = [*INCAST_INTER_AS_PACKETS, "engine.sample_interval_us=10", "engine.dataplane=compiled"]
+    result = uno.run(uno.compose(over))
+    assert result.flows["finish_ps"].notna().all()
+    assert seen
+    for types in seen:
+        assert hybrid_module.hybrid_steps.overloads[types].entry_point is loaded["entry"]
 
 
 def test_a_packet_at_a_full_shared_port_meets_the_loss_of_a_random_phase():

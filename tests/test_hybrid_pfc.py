@@ -110,12 +110,12 @@ def test_a_heap_short_of_room_mid_call_changes_nothing(monkeypatch):
     usual = uno.run(uno.compose(over))
     stops = []
 
-    def traced(self, *args):  # (the kernel's entry called as is, its stops recorded)
+    def traced(*args):  # (the kernel's entry called as is, its stops recorded)
         out = hybrid_steps(*args)
         stops.append((int(out[0]), int(out[5])))
         return out
 
-    monkeypatch.setattr(hybrid_module.HybridSimulation, "_hybrid_steps", traced)
+    monkeypatch.setattr(hybrid_module, "loaded_entry", lambda dispatcher, args: traced)
     monkeypatch.setattr(build_state, "first_heap_cap", lambda n_ports, n_ingresses: HEAP_ROOM + 28)
     short = uno.run(uno.compose(over))
     assert (DRIVE_KERNEL_STOP, RUN_HEAP) in stops

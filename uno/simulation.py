@@ -122,6 +122,9 @@ class Simulation:
         engine.process(self._arrivals())
         if self.recorder is not None:
             self.recorder.start()
+        dp = self.network.dataplane if self.network is not None else None
+        if dp is not None:
+            dp.load_kernels()  # (loaded before the run: its engine time is the run's)
         # The stop event ends the engine loop (run_until catches StopSimulation). Registered
         # once here rather than by every advance() call, so stepping adds no callbacks to it.
         self._stop.callbacks.append(StopSimulation.callback)

@@ -115,7 +115,7 @@ from uno.fluid.sampling import Sampler, idle_samples
 from uno.fluid.shared_ports import HybridPort, KernelLinks, PortLinks
 from uno.metrics.progress import Snapshot
 from uno.metrics.result import RunResult
-from uno.net.compiled.dataplane import compiled_entry
+from uno.net.compiled.dataplane import loaded_entry
 from uno.net.compiled.layout import NEVER_PS
 from uno.net.compiled.recording import no_samples
 from uno.net.event_port import EventPort
@@ -278,6 +278,12 @@ class HybridSimulation(Simulation):
         # as a part of the kernels that call it (uno.fluid.hybrid_loop), the steps of the
         # default incast's hybrid run came out 35-75% slower (a call of no step: k to k)
         self.fluid.advance(0, 0)
+        if self._kernel_driven:
+            # its compiled entry, loaded before the run as the packets' kernels are: the
+            # arrays stay the same objects, or grown ones of the same type, and
+            # _steps_args fixes the scalars' types (~4 us less a call than the dispatcher)
+            args = self._steps_args(False, (NEVER_PS, 2, 0), self._sampling(None))
+            self._hybrid_steps = loaded_entry(hybrid_steps, args)
         # the fluid links' faults change at their failures and repairs (the packet ports'
         # fault models act on their own: uno.faults.models)
         faults = self.fluid.faults
@@ -438,13 +444,8 @@ class HybridSimulation(Simulation):
         self.links.make_heap_room()  # (a step's PFC signals)
         sampling = self._sampling(sample)
         code, k, eid, t_step, e_step, host, slot, kind, ecn, now, top_t, top_e, calls = (
-            self._hybrid_steps(dp.ST, dp.F, dp.U, dp.PK, int(self.step), bool(due),
-                               float(fluid.dt_ps), int(engine.eid_counter()), int(top[0]),
-                               int(top[1]), int(top[2]), int(self._steps_to_start()),
-                               int(fluid.counters[K.CT.finished]),
-                               int(self._look_steps()), self.links.coupling,
-                               fluid.kernel_args()[1:], sampling)
-        )  # fmt: skip
+            self._hybrid_steps(*self._steps_args(due, top, sampling))
+        )
         engine.set_eid_counter(eid)
         if sample is not None:  # the next sample, as the last one taken scheduled it
             clock = self._sample_clock
@@ -463,6 +464,16 @@ class HybridSimulation(Simulation):
                 delivery[1].receive(delivery[0])
         return None
 
+    def _steps_args(self, due: bool, top: tuple, sampling: tuple) -> tuple:
+        """:func:`uno.fluid.hybrid_loop.hybrid_steps`' arguments from step ``self.step``, with
+        Python's next event keyed ``top`` (time, priority, id), in the types every call keeps."""
+        dp, fluid = self.network.dataplane, self.fluid
+        return (dp.ST, dp.F, dp.U, dp.PK, int(self.step), bool(due), float(fluid.dt_ps),
+                int(self.engine.eid_counter()), int(top[0]), int(top[1]), int(top[2]),
+                int(self._steps_to_start()), int(fluid.counters[K.CT.finished]),
+                int(self._look_steps()), self.links.coupling, fluid.kernel_args()[1:],
+                sampling)  # fmt: skip
+
     def _sampling(self, sample) -> tuple:
         """:func:`uno.fluid.hybrid_loop.hybrid_steps`' ``sampling``: the recorder's sample
         entry ``sample`` (time, priority 1, id, ...; None: the kernel takes none) as its clock,
@@ -474,15 +485,6 @@ class HybridSimulation(Simulation):
         clock[SC.on], clock[SC.t_ps], clock[SC.eid] = 1, sample[0], sample[2]
         fluid = self._no_samples[1] if self._sampler is None else tuple(self._sampler.group)
         return clock, self.recorder.kernel.group(), fluid
-
-    def _hybrid_steps(self, *args):
-        """:func:`uno.fluid.hybrid_loop.hybrid_steps`, its compiled entry for these argument
-        types from the second call on (:func:`uno.net.compiled.dataplane.compiled_entry`: the
-        arrays stay the same objects, or grown ones of the same type, and :meth:`_drive` fixes
-        the scalars' types), ~4 us less a call."""
-        out = hybrid_steps(*args)
-        self._hybrid_steps = compiled_entry(hybrid_steps, args)
-        return out
 
     def _forget_packet_bytes(self, _arg=None) -> None:
         self.links.forget()
