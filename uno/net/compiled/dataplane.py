@@ -128,11 +128,12 @@ class CompiledDataplane:
         self.ST[H.free] = -1
         self._grow(pool_packets)
         self.top = (NEVER_PS, 0)  # the kernel's next event (time, engine eid)
-        # the kernels called per packet: through their dispatchers the first time, then the
-        # compiled functions themselves (compiled_entry)
+        # the kernels called per packet: through their dispatchers, then the compiled
+        # functions themselves (compiled_entry): inject's after its first call, run's and
+        # start_flow's once load_kernels has loaded them as the run starts
         self._inject = self._first_inject
-        self._run = self._first_run
-        self._start_flow = self._first_start_flow
+        self._run = kernels.run
+        self._start_flow = kernels.start_flow
         self.calls = 0  # calls into the kernel: each took one engine eid
         self._hosts = network.hosts
         self._dropped_seen = [0] * N_KINDS
@@ -239,16 +240,6 @@ class CompiledDataplane:
     def _first_inject(self, *args):
         out = kernels.inject(*args)  # (compiles, or loads from Numba's cache, the overload)
         self._inject = compiled_entry(kernels.inject, args)
-        return out
-
-    def _first_start_flow(self, *args):
-        out = kernels.start_flow(*args)
-        self._start_flow = compiled_entry(kernels.start_flow, args)
-        return out
-
-    def _first_run(self, *args):
-        out = kernels.run(*args)
-        self._run = compiled_entry(kernels.run, args)
         return out
 
     def stop_flow(self, flow_id: int, _arg=None) -> None:
