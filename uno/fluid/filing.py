@@ -74,7 +74,7 @@ from uno.fluid.dci import credit_loop, stamp_near_source
 from uno.fluid.faults import lose_batch_acks, note_fault_share
 from uno.fluid.int_records import INTS, stamp_delivered, stamp_sent
 from uno.fluid.jitter import ack_path_exceedance, wire_side_exceedance
-from uno.fluid.losses import beyond_wire, book_losses, lose_acks
+from uno.fluid.losses import beyond_wire, book_losses, cut_acks, lose_acks
 from uno.fluid.rings import fit_lag, least_sample, line_row, longest_lag, mark_ring_due
 from uno.fluid.signals import (
     delay_beyond_wire,
@@ -333,16 +333,19 @@ def book_coded(f, k, sent_at, rtt, failed, gone, o_failed, o_gone, n_ec, mss, dt
 
 
 @njit(cache=True, error_model="numpy", inline="always")
-def sent_pfq(f, k, now, dt_ps, lost, failed, gone, o_failed, o_gone, beyond, rtt, flows, ls,
-             routes, lines, hops) -> None:  # fmt: skip
+def sent_pfq(f, k, now, dt_ps, dropped, lost, failed, gone, o_failed, o_gone, beyond, rtt, flows,
+             ls, routes, lines, hops) -> None:  # fmt: skip
     """:func:`file_sends` for flow ``f`` whose bytes wait in a DCI switch's per-flow queue
     (:mod:`uno.fluid.dci`): a wait of milliseconds the send cannot foresee, so its ACKs are
     filed as its bytes are delivered (:func:`file_deliveries`), and its lost bytes, never
-    acknowledged, only wait for their timer; the sender-side DCI switch's notice."""
+    acknowledged, only wait for their timer (``dropped``: the bytes the links dropped, of
+    which the draw lost ``lost``: :func:`settle_pfq_draws`); the sender-side DCI switch's
+    notice."""
     fs, cp = flows.fs, flows.cp
     if fs[f, FS_NS_HOPS] > 0.0:
         stamp_near_source(f, k, now, dt_ps, fs, ls, routes.rt_ptr, routes.rt_link, routes.rt_w,
                           lines.ring, lines.pool, lines.calendar, hops)  # fmt: skip
+    settle_pfq_draws(f, k, dt_ps, dropped, lost, lost - failed, fs, flows.block, lines)
     fs[f, FS_LOST] += lost
     if failed > 0.0:
         sent_at = now if fs[f, FS_START] <= now else fs[f, FS_START]
@@ -350,6 +353,39 @@ def sent_pfq(f, k, now, dt_ps, lost, failed, gone, o_failed, o_gone, beyond, rtt
             sent_at = min(sent_at, now - fs[f, FS_WIRE_PS])
         book_coded(f, k, sent_at, rtt, failed, gone, o_failed, o_gone, int(fs[f, FS_EC_N]),
                    cp[f, P_MSS], dt_ps, fs, lines)  # fmt: skip
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def delivery_lag(f, k, dt_ps, fs, block, lines) -> int:
+    """The steps from step ``k`` to the arrival of the ACKs of flow ``f``'s bytes delivered in
+    it: its base RTT but for the wire link's propagation (the fluid's bytes meet none on their
+    way out but that), its ACKs' queueing on from the middle of it, from a block's middle step
+    (its delay line grown for them: :func:`uno.fluid.rings.fit_lag`)."""
+    back = (fs[f, FS_BASE_RTT] - fs[f, FS_WIRE_PS] + fs[f, FS_RDELAY]) / dt_ps
+    back -= 0.5 * (block[BL.steps, f] - 1)
+    return fit_lag(f, k, int(math.floor(0.5 + back)), lines.ring, lines.pool)
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def settle_pfq_draws(f, k, dt_ps, dropped, lost, freed, fs, block, lines) -> None:
+    """Flow ``f`` (ACKs filed as its bytes are delivered: :func:`sent_pfq`) had ``dropped``
+    bytes dropped by the links in step ``k``, of which the draw in whole packets lost
+    ``lost`` (:func:`uno.fluid.losses.dropped_packets`, the ACKs lost on their way back
+    among them; ``freed`` of them absorbed by coding). Its ACKs come from the links'
+    deliveries, so the difference is settled now, as a flow whose ACKs were filed at the send
+    settles all it lost (:func:`uno.fluid.losses.lose_acks`): bytes the draw counts as
+    delivered that the links dropped are acknowledged (as if delivered in this step); bytes it
+    counts as lost that the links deliver come off the flow's latest ACKs due, or off what it
+    has acknowledged (:func:`uno.fluid.losses.cut_acks`), before their timer takes them out of
+    flight. Unsettled, a flow whose draws fell short of its drops would keep the difference in
+    flight with no ACK or timer to come for it (and never finish), and one whose draws went
+    over would have its timer take out of flight bytes its ACKs had already taken."""
+    if lost > dropped:
+        cut_acks(f, k, lost - dropped, freed * (lost - dropped) / lost, fs, lines.ring,
+                 lines.pool)  # fmt: skip
+    elif dropped > lost:
+        lag = delivery_lag(f, k, dt_ps, fs, block, lines)
+        delivered_acks(f, k, dt_ps, lag, dropped - lost, fs[f, FS_QBEYOND], fs, block, lines)
 
 
 @njit(cache=True, error_model="numpy", inline="always")
@@ -388,6 +424,7 @@ def file_sends(k, now, dt_ps, n_senders, flows, ls, routes, lines, lb, hops, scr
         rtt, q_beyond = sample_rtt(f, fs, ls, routes, lb, sub_loss)
         n_ec = int(fs[f, FS_EC_N])
         mss = cp[f, P_MSS]
+        dropped = fs[f, FS_DROPPED]  # (by the links: their ACKs' losses join it next)
         if acks_lost:  # (its ACKs' way back: uno.fluid.faults)
             lose_batch_acks(f, fs, fx, ls, routes.rv_ptr, routes.rv_link, lb, hops)
         beyond, lost, failed, gone, o_failed, o_gone = False, 0.0, 0.0, 0.0, 0.0, 0.0
@@ -399,8 +436,8 @@ def file_sends(k, now, dt_ps, n_senders, flows, ls, routes, lines, lb, hops, scr
         if n_sub > 0 and failed > 0.0:  # the subflows a loss report will name
             name_subflows(f, n_sub, n_ec, sub_loss, block_dist, lb.lost)
         if fs[f, FS_PFQ_RATE] > 0.0:  # (its ACKs follow its deliveries: file_deliveries)
-            sent_pfq(f, k, now, dt_ps, lost, failed, gone, o_failed, o_gone, beyond, rtt, flows,
-                     ls, routes, lines, hops)  # fmt: skip
+            sent_pfq(f, k, now, dt_ps, dropped, lost, failed, gone, o_failed, o_gone, beyond, rtt,
+                     flows, ls, routes, lines, hops)  # fmt: skip
             continue
         spread = may_spread and block[BL.steps, f] == 1 and fs[f, FS_BLOCK_BYTES] <= 0.0
         ack, sent_at, middle, sent_end = batch_times(f, now, fx[f, FX_SEND], fs)
@@ -465,11 +502,14 @@ def file_drops(k, now, dt_ps, flows, ls, lines, lb, scratch) -> None:
         n_ec = int(fs[f, FS_EC_N])
         note_fault_share(f, fs)
         beyond = beyond_wire(f, fs)
+        dropped = fs[f, FS_DROPPED]
         lost, failed, gone, o_failed, o_gone = coded_losses(f, n_ec, cp[f, P_MSS], fs,
                                                             flows.loss_rng, lb, block_dist)  # fmt: skip
+        if fs[f, FS_PFQ_RATE] > 0.0:  # (acknowledged as delivered: sent_pfq)
+            settle_pfq_draws(f, k, dt_ps, dropped, lost, lost - failed, fs, flows.block, lines)
         if lost <= 0.0:
             continue
-        if fs[f, FS_PFQ_RATE] <= 0.0:  # (else never acknowledged: sent_pfq)
+        if fs[f, FS_PFQ_RATE] <= 0.0:
             lose_acks(f, k, lost, lost - failed, beyond, dt_ps, fs, ring, lines.pool)
         fs[f, FS_LOST] += lost
         if failed <= 0.0:
@@ -507,9 +547,7 @@ def file_deliveries(k, dt_ps, flows, ls, routes, lines, lb, hops, scratch) -> No
         fs[f, FS_MARK_NEW] = 0.0
         if fs[f, FS_STATE] != 1.0:
             continue  # (finished: nothing waits for them)
-        back = (fs[f, FS_BASE_RTT] - fs[f, FS_WIRE_PS] + fs[f, FS_RDELAY]) / dt_ps
-        back -= 0.5 * (block[BL.steps, f] - 1)
-        lag = fit_lag(f, k, int(math.floor(0.5 + back)), ring, lines.pool)
+        lag = delivery_lag(f, k, dt_ps, fs, block, lines)
         slot = line_row(lines.pool, f, k, lag)
         ring[slot, R_DELIV] += deliv
         ring[slot, R_MARK] += marks
