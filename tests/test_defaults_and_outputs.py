@@ -225,6 +225,20 @@ def test_a_fluid_run_says_when_finished_flows_left_bytes_at_the_links():
     assert "still queued" not in format_summary(summary)
 
 
+def test_a_flow_level_run_says_when_its_finished_flows_bytes_do_not_add_up():
+    """A fluid or hybrid run's finished flows whose bytes sent are more or less than those
+    acknowledged and lost (or left in flight) are named in its report, past a data packet's
+    worth (float sums over many flows round to a few bytes)."""
+    summary = packet_summary({})
+    summary["fluid"] = {"queued_bytes_at_end": 0.0, "unaccounted_bytes": 2.03}
+    assert "do not add up" not in format_summary(summary)
+    summary["fluid"]["unaccounted_bytes"] = 8404.0
+    assert "fluid: 8,404 B the finished flows sent" in format_summary(summary)
+    summary.pop("fluid")
+    summary["hybrid"] = {"fluid_unaccounted_bytes": 12_606.0}
+    assert "fluid: 12,606 B the finished flows sent" in format_summary(summary)
+
+
 def test_summary_header_names_the_chosen_options():
     summary = packet_summary({})
     summary["run"].update(topo="two_dc_k8", workload="incast")

@@ -205,9 +205,11 @@ def test_cross_dc_flows_account_for_every_byte_sent_with_losses_drawn_in_whole_p
                        "engine.kind=fluid", "engine.progress=false",
                        "engine.sample_interval_us=0"])  # fmt: skip
     sim = build_simulation(to_run_config(cfg))
-    flows = sim.run().flows
+    result = sim.run()
+    flows = result.flows
     fs = sim.fs
     pfq = fs[:, K.FS_PFQ_RATE] > 0
+    assert result.summary["fluid"]["unaccounted_bytes"] < 1e-3
     assert (fs[pfq, K.FS_LOST] > 0).sum() >= 10  # (the case: cross-DC flows that lost bytes)
     assert flows["fct_ps"].notna().all()
     unaccounted = fs[:, K.FS_SENT] - fs[:, K.FS_ACKED] - fs[:, K.FS_LOST]

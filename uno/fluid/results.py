@@ -178,8 +178,18 @@ def run_summary(sim, flows: pd.DataFrame, wall_s: float) -> dict:
             # the flows' bytes (and ACKs) the links still hold: 0 once every flow has finished,
             # unless ACKs came back before the bytes they acknowledge had arrived
             "queued_bytes_at_end": float(link_rows_seen(sim)[:, C.LS_QF].sum()),
+            "unaccounted_bytes": unaccounted_bytes(fs),
         },
     }
+
+
+def unaccounted_bytes(fs: np.ndarray) -> float:
+    """The bytes the finished flows of flow state ``fs`` sent that they neither had
+    acknowledged nor lost, or that they left in flight (summed as magnitudes): 0 up to
+    rounding when every byte sent is accounted for."""
+    done = fs[:, C.FS_FINISH] >= 0.0
+    gap = fs[done, C.FS_SENT] - fs[done, C.FS_ACKED] - fs[done, C.FS_LOST]
+    return float(np.abs(gap).sum() + np.abs(fs[done, C.FS_INFLIGHT]).sum())
 
 
 def fault_summary(sim) -> dict:

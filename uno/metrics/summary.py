@@ -51,6 +51,10 @@ CHOSEN_GROUPS = ("topo", "workload")
 #: engines that run no congestion controller (uno.fluid.maxmin.MaxMinSimulation.runs_cc)
 ENGINES_WITHOUT_CC = ("maxmin",)
 
+#: a fluid run's bytes unaccounted for (``fluid.unaccounted_bytes``) the report names: a data
+#: packet's worth (below it, the rounding of many flows' float sums)
+UNACCOUNTED_WARN_BYTES = 4096.0
+
 
 def option_names(run: dict) -> dict:
     """``topo`` and ``workload`` of a run (``run``: its meta, or a summary's ``run``) as the
@@ -158,6 +162,15 @@ def format_summary(summary: dict) -> str:
         lines.append(
             f"fluid: {queued:,.0f} B of the flows' bytes still queued at the links after every "
             "flow finished: FCTs that end before those bytes arrive"
+        )
+    unaccounted = max(
+        (summary.get("fluid") or {}).get("unaccounted_bytes", 0.0),
+        (summary.get("hybrid") or {}).get("fluid_unaccounted_bytes", 0.0),
+    )
+    if unaccounted >= UNACCOUNTED_WARN_BYTES:
+        lines.append(
+            f"fluid: {unaccounted:,.0f} B the finished flows sent neither acknowledged nor "
+            "lost, or left in flight: their byte counts do not add up"
         )
     for name, d in (summary.get("dci") or {}).items():
         lines.append(
