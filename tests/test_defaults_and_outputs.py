@@ -239,6 +239,17 @@ def test_a_flow_level_run_says_when_its_finished_flows_bytes_do_not_add_up():
     assert "fluid: 12,606 B the finished flows sent" in format_summary(summary)
 
 
+def test_a_hybrid_runs_packets_line_counts_its_packet_flows_retransmits():
+    """A hybrid's summary counts every flow's retransmits; its packets line, its packet
+    flows' alone (the fluid flows' lost bytes are no packets the data plane sent)."""
+    summary = packet_summary({})
+    summary["retransmits"] = 237_678
+    summary["hybrid"] = {"fluid_retransmits": 237_600}
+    assert "retransmitted 78, in network" in format_summary(summary)
+    summary.pop("hybrid")
+    assert "retransmitted 237,678, in network" in format_summary(summary)
+
+
 def test_summary_header_names_the_chosen_options():
     summary = packet_summary({})
     summary["run"].update(topo="two_dc_k8", workload="incast")

@@ -518,9 +518,13 @@ class HybridSimulation(Simulation):
         fs = fluid.fs
         result.summary["run"]["fluid_steps"] = int(self.step)
         result.summary["run"]["fluid_step_us"] = fluid.dt_ps / 1e6
+        fluid_ids = [plan.spec.flow_id for plan in fluid.flows]
+        fluid_rows = result.flows["flow_id"].isin(fluid_ids)
         result.summary["hybrid"] = {
             "packet_flows": len(self.flows),
             "fluid_flows": len(fluid.flows),
+            # (of the run's retransmits: the packets line counts the packet flows' alone)
+            "fluid_retransmits": int(result.flows.loc[fluid_rows, "retransmits"].sum()),
             "fluid_lost_bytes": float(fs[:, K.FS_LOST].sum()),
             "fluid_sent_bytes": float(fs[:, K.FS_SENT].sum()),
             "fluid_unaccounted_bytes": unaccounted_bytes(fs),

@@ -141,11 +141,14 @@ def format_summary(summary: dict) -> str:
         # by cause and kind ("buffer/data 12"), only when something was dropped
         causes = ", ".join(f"{k} {n:,}" for k, n in drops.items() if n)
         trims = summary.get("trims", 0)
+        # (a hybrid's retransmits count its fluid flows' too: these are its packet flows')
+        fluid_retransmits = (summary.get("hybrid") or {}).get("fluid_retransmits", 0)
+        packet_retransmits = summary.get("retransmits", 0) - fluid_retransmits
         lines.append(
             f"packets: data sent {pk['injected']['data']:,}, acks {pk['injected']['ack']:,}, "
             f"dropped {sum(drops.values()):,}{f' ({causes})' if causes else ''}, "
             f"{f'trimmed {trims:,}, ' if trims else ''}retransmitted "
-            f"{summary.get('retransmits', 0):,}, in network at end {pk.get('in_network', 0):,}"
+            f"{packet_retransmits:,}, in network at end {pk.get('in_network', 0):,}"
         )
     dataplane = summary.get("dataplane")
     if dataplane:
