@@ -403,6 +403,18 @@ def test_lone_flow_fct_is_ideal(engine, cc):
     assert f["fct_ps"].iloc[0] == pytest.approx(f["ideal_fct_ps"].iloc[0], rel=0.01)
 
 
+@pytest.mark.parametrize("engine", ["fluid", "maxmin"])
+def test_a_flow_of_less_than_a_data_packet_finishes_as_its_one_packet_does(engine):
+    """Its one packet crosses each hop in its own serialisation time, not a full data
+    packet's: with 9000-B packets a 1000-B flow's full-packet base RTT is ~30% longer."""
+    base = [*DUMBBELL, "workload.n_intra=1", "workload.size_bytes=1000",
+            "transport.mtu_bytes=9000"]  # fmt: skip
+    packet = uno.run(uno.compose([*base, "engine.kind=packet"])).flows.iloc[0]
+    flow = uno.run(uno.compose([*base, f"engine.kind={engine}"])).flows.iloc[0]
+    assert flow["fct_ps"] == pytest.approx(packet["fct_ps"], rel=0.02)
+    assert flow["fct_ps"] == pytest.approx(flow["ideal_fct_ps"], rel=0.001)
+
+
 @pytest.mark.parametrize("packets", [2.5, 6.15])
 def test_a_window_limited_flow_keeps_its_window_in_whole_packets_as_the_packet_sender(packets):
     """The packet sender sends a whole packet while its bytes in flight are below the window

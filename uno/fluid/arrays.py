@@ -107,7 +107,12 @@ def flow_rows(cfg, scenario: Scenario, plans, src, n_packets, coded, n_sent, nic
     fs[:, C.FS_HALT] = [p.spec.stop_ps or 0 for p in plans]
     fs[:, C.FS_FINISH] = -1.0
     fs[:, C.FS_LOSS_AT] = -1.0
-    fs[:, C.FS_BASE_RTT] = np.fromiter((p.path.base_rtt_ps for p in plans), dtype=np.int64, count=n)
+    # a flow of less than one data packet: its one packet's base RTT, as the packet engine's
+    fs[:, C.FS_BASE_RTT] = np.fromiter(
+        (p.path.base_rtt_ps if p.ideal_base_rtt_ps is None else p.ideal_base_rtt_ps for p in plans),
+        dtype=np.int64,
+        count=n,
+    )
     nic_rate = np.array([routing.edges[e].rate_bps for e in nic_link.tolist()], dtype=np.int64)
     fs[:, C.FS_NIC] = nic_rate[src] * BYTES_PER_PS_PER_BPS
     fs[:, C.FS_NIC_LINK] = nic_link[src]
