@@ -202,7 +202,7 @@ FS_QBEYOND = 27
 FS_PBEYOND = 28
 FS_ACKED = 29  # bytes acknowledged
 FS_MARKED = 30  # acknowledged bytes carrying an ECN echo
-FS_BASE_RTT = 31  # ps, own path, with the flow's own packet if it has one of less than a data packet
+FS_BASE_RTT = 31  # ps, own path; a flow under one data packet: its own packet's
 # line 4: the sends' feedback (uno.fluid.filing) and drops
 FS_RDELAY = 32  # queueing delay of its ACKs' way back at its latest send, ps
 FS_QBEFORE = 33  # a wire flow: the queueing before its wire link at its latest send, ps
