@@ -237,3 +237,72 @@ def test_a_host_sending_at_line_rate_sends_its_acks_without_queueing_them():
     assert ports.loc[nic[0], "max_queue_bytes"] < 4160
     fct = {k: r.flows.set_index("flow_id")["fct_ps"] for k, r in runs.items()}
     assert fct["fluid"][0] == pytest.approx(fct["packet"][0], rel=0.03)
+
+
+def test_a_links_growth_rate_follows_its_queue_and_is_cleared_when_it_empties():
+    """``LS_QSLOPE`` averages the queue's change per step (``SLOPE_GAIN``): fed at twice its
+    line it tends to the line rate, at its buffer to 0, and an emptied link has none."""
+    ls = np.zeros((1, K.N_LS))
+    ls[0, K.LS_FOLD], ls[0, K.LS_CAP], ls[0, K.LS_BUF] = 1.0, CAP, 1e9
+    ls[0, K.LS_LISTED] = 1.0
+    for _ in range(100):  # twice the line: the queue grows by the line's worth each step
+        ls[0, K.LS_ARR] = 2 * CAP
+        K.update_links(ls, np.arange(1), 1, DT)
+    assert ls[0, K.LS_QSLOPE] == pytest.approx(CAP, rel=(1 - K.SLOPE_GAIN) ** 100 * 1.01)
+    ls[0, K.LS_BUF] = ls[0, K.LS_Q]  # at its buffer: it cannot grow
+    for _ in range(100):
+        ls[0, K.LS_ARR] = 2 * CAP
+        K.update_links(ls, np.arange(1), 1, DT)
+    assert abs(ls[0, K.LS_QSLOPE]) < 1e-5 * CAP
+    ls[0, K.LS_QSLOPE] = CAP
+    while ls[0, K.LS_Q] > 0.0:  # nothing arrives: it drains, then empties
+        ls[0, K.LS_ARR] = 0.0
+        K.update_links(ls, np.arange(1), 1, DT)
+    K.update_links(ls, np.arange(1), 1, DT)
+    assert ls[0, K.LS_QSLOPE] == 0.0
+
+
+@pytest.mark.parametrize("twin", [False, True])
+def test_acks_meet_a_reverse_queue_as_it_will_be_when_they_reach_it(twin):
+    """The queueing an ACK meets at a reverse link ``ahead_ps`` after the send: the level grown
+    at the link's growth rate, within its buffer and above 0, at the service its delay is
+    taken at now (the line, or what PFC leaves it)."""
+    delay_ahead = K.delay_ahead.py_func if twin else K.delay_ahead
+    ls = np.zeros((1, K.N_LS))
+    ls[0, K.LS_CAP], ls[0, K.LS_BUF] = CAP, 1e6
+    ls[0, K.LS_Q], ls[0, K.LS_DELAY] = 1e5, 1e5 / CAP
+    ls[0, K.LS_QSLOPE] = 0.5 * CAP  # filling at half the line
+    assert delay_ahead(0, 8e6, ls) == pytest.approx((1e5 + 0.5 * CAP * 8e6) / CAP, rel=1e-12)
+    assert delay_ahead(0, 0.0, ls) == pytest.approx(1e5 / CAP, rel=1e-12)
+    assert delay_ahead(0, 1e9, ls) == pytest.approx(1e6 / CAP, rel=1e-12)  # its buffer
+    ls[0, K.LS_DELAY] = 2e5 / CAP  # half the line paused (PFC): twice the delay per byte
+    assert delay_ahead(0, 8e6, ls) == pytest.approx(2 * (1e5 + 0.5 * CAP * 8e6) / CAP, rel=1e-12)
+    ls[0, K.LS_QSLOPE] = -CAP  # draining at the line: empty before the ACKs come
+    assert delay_ahead(0, 8e6, ls) == 0.0
+    ls[0, K.LS_Q] = ls[0, K.LS_DELAY] = 0.0  # empty now, filling
+    ls[0, K.LS_QSLOPE] = 0.25 * CAP
+    assert delay_ahead(0, 4e6, ls) == pytest.approx(1e6, rel=1e-12)
+
+
+def test_acks_wait_for_a_reverse_wan_queue_that_fills_before_they_reach_it():
+    """Two cross-DC flows fill the WAN link from the second datacenter at twice its line; a
+    short flow the other way starts 20 us later, its ACKs through that queue, which grows by
+    a microsecond per microsecond while they travel to it (half a 100-us base RTT). With
+    packets its FCT exceeds its ideal by 80 us; read at the send (22 us then) the fluid's
+    ACKs come back early (a third of that excess); read as the ACKs reach the queue
+    (``engine.fluid_ack_read_ahead``), they wait about as long as the packets' ACKs."""
+    from conftest import flows_override
+
+    flows = [(16, 4, 4_000_000), (17, 5, 4_000_000), (0, 20, 50_000, 20.0)]
+    base = ["topo=two_dc", "topo.k=4", "topo.wan_links=1", "topo.inter_rtt_ratio=8",
+            "cc=dctcp", "switch=ecn", "lb=ecmp", "engine.sample_interval_us=0",
+            "workload=flows", flows_override(flows)]  # fmt: skip
+    excess = {}
+    for engine, ahead in (("packet", "false"), ("fluid", "false"), ("fluid", "true")):
+        over = [f"engine.kind={engine}", f"engine.fluid_ack_read_ahead={ahead}"]
+        short = uno.run(uno.compose([*base, *over])).flows.iloc[-1]
+        excess[engine, ahead] = short["fct_ps"] - short["ideal_fct_ps"]
+    packet = excess["packet", "false"]
+    assert packet > 50e6  # (the packets' ACKs did wait: the case holds)
+    assert excess["fluid", "true"] == pytest.approx(packet, rel=0.2)
+    assert excess["fluid", "false"] < 0.4 * packet  # (read at the send)

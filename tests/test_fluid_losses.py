@@ -240,10 +240,13 @@ def test_unolb_moves_the_lossy_subflows_once_per_rtt():
     _acks_way_back(sim, f)
     # the RTT's reverse part: the mean of the subflows' ways back (also the Python twin's)
     ls = random_links(len(sim.ls), RNG)
-    ls[:, K.LS_DELAY] = RNG.uniform(0, 1e6, len(ls))
+    ls[:, K.LS_Q] = np.minimum(ls[:, K.LS_Q], ls[:, K.LS_BUF])  # (steady levels: no LS_QSLOPE)
+    ls[:, K.LS_DELAY] = ls[:, K.LS_Q] / ls[:, K.LS_CAP] * RNG.uniform(1, 2, len(ls))  # (PFC's)
     want = np.mean([ls[sim.lb[13][f, s, : sim.lb[14][f]], K.LS_DELAY].sum() for s in range(n)])
-    assert K.subflow_reverse_delay(f, ls, sim.lb) == pytest.approx(want, rel=1e-12)
-    assert K.subflow_reverse_delay.py_func(f, ls, sim.lb) == pytest.approx(want, rel=1e-12)
+    for ahead_ps in (0.0, 3e6):
+        assert K.subflow_reverse_delay(f, ahead_ps, ls, sim.lb) == pytest.approx(want, rel=1e-12)
+        got = K.subflow_reverse_delay.py_func(f, ahead_ps, ls, sim.lb)
+        assert got == pytest.approx(want, rel=1e-12)
 
 
 @pytest.mark.parametrize("twin", [False, True])

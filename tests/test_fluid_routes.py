@@ -151,6 +151,7 @@ def test_route_parts_match_the_whole_route_and_python():
     sim = build_simulation(to_run_config(cfg))
     ls = random_links(len(sim.ls), RNG)
     ls[:, K.LS_DELAY] = RNG.uniform(0, 1e6, len(ls))
+    ls[:, K.LS_QSLOPE] = ls[:, K.LS_CAP] * RNG.uniform(-1, 1, len(ls))
     ls[:, K.LS_ARR] = ls[:, K.LS_CAP] * RNG.uniform(0, 1.1, len(ls)) * (RNG.random(len(ls)) < 0.8)
     ls[:, K.LS_ARR2] = ls[:, K.LS_ARR] ** 2 / RNG.uniform(1, 30, len(ls))
     route = (sim.rt_link, sim.rt_w, ls)
@@ -177,6 +178,7 @@ def test_path_kernels_match_python():
     ls[:, K.LS_MARK] = RNG.random(len(ls)) * (RNG.random(len(ls)) < 0.5)
     ls[:, K.LS_LOSS] = RNG.random(len(ls)) * (RNG.random(len(ls)) < 0.3)
     ls[:, K.LS_DELAY] = RNG.uniform(0, 1e6, len(ls))
+    ls[:, K.LS_QSLOPE] = ls[:, K.LS_CAP] * RNG.uniform(-1, 1, len(ls))
     ls[:, K.LS_ARR] = ls[:, K.LS_CAP] * RNG.uniform(0, 1.1, len(ls)) * (RNG.random(len(ls)) < 0.8)
     ls[:, K.LS_ARR2] = ls[:, K.LS_ARR] ** 2 / RNG.uniform(1, 30, len(ls))
     for f in range(len(sim.fs)):
@@ -189,9 +191,10 @@ def test_path_kernels_match_python():
         a = K.path_delay(f, sim.rt_ptr, sim.rt_link, sim.rt_w, ls)
         b = K.path_delay.py_func(f, sim.rt_ptr, sim.rt_link, sim.rt_w, ls)
         assert a == pytest.approx(b, rel=1e-12)
-        a = K.reverse_delay(f, sim.rv_ptr, sim.rv_link, sim.rv_w, ls)
-        b = K.reverse_delay.py_func(f, sim.rv_ptr, sim.rv_link, sim.rv_w, ls)
-        assert a == pytest.approx(b, rel=1e-12)
+        for ahead_ps in (0.0, 2e6):
+            a = K.reverse_delay(f, ahead_ps, sim.rv_ptr, sim.rv_link, sim.rv_w, ls)
+            b = K.reverse_delay.py_func(f, ahead_ps, sim.rv_ptr, sim.rv_link, sim.rv_w, ls)
+            assert a == pytest.approx(b, rel=1e-12)
         la, lb = np.zeros(K.MAX_SUBFLOWS), np.zeros(K.MAX_SUBFLOWS)
         a = K.subflow_signals(f, ls, sim.lb, la)
         b = K.subflow_signals.py_func(f, ls, sim.lb, lb)
@@ -341,15 +344,16 @@ def test_acks_wait_in_the_reverse_paths_queues():
     back = sim.rv_link[sim.rv_ptr[2] : sim.rv_ptr[3]].tolist()
     assert edges[back[0]].src == host_nodes[2] and edges[back[-1]].dst == host_nodes[4]
     ls = np.zeros_like(sim.ls)
-    ls[back[1], K.LS_DELAY] = 5e6
-    assert K.reverse_delay(2, sim.rv_ptr, sim.rv_link, sim.rv_w, ls) == 5e6
+    ls[back[1], [K.LS_CAP, K.LS_BUF]] = 0.0125, 1e6  # (100 Gb/s, bytes per ps)
+    ls[back[1], [K.LS_Q, K.LS_DELAY]] = 0.0125 * 5e6, 5e6
+    assert K.reverse_delay(2, 0.0, sim.rv_ptr, sim.rv_link, sim.rv_w, ls) == 5e6
     assert K.path_delay(2, sim.rt_ptr, sim.rt_link, sim.rt_w, ls) == 0.0
     # with the switches' ACK lane (switch.ack_priority) the ACKs pass the full queue
     lane = uno.compose([*base, "workload=flows", flows, "switch.ack_priority=true"])
     short = uno.run(lane).flows.set_index("flow_id").loc[2]
     assert short["fct_ps"] - short["ideal_fct_ps"] < 0.05 * full_queue_ps
     sim = build_simulation(to_run_config(lane))
-    assert K.reverse_delay(2, sim.rv_ptr, sim.rv_link, sim.rv_w, ls) == 0.0
+    assert K.reverse_delay(2, 0.0, sim.rv_ptr, sim.rv_link, sim.rv_w, ls) == 0.0
 
 
 def test_delay_lines_are_reused_and_grown_without_changing_results(delay_lines_at_end):

@@ -666,6 +666,12 @@ class EngineConfig:
     #: batches then land in every other step, and so do its ACK-clocked sends). A block's
     #: batch and a batch carrying INT records are filed whole either way
     fluid_ack_spread: bool = False
+    #: fluid: the ACKs' queueing on the way back is the reverse links' queues as they will be
+    #: when the ACKs meet them, each read half the flow's base RTT ahead at its recent growth
+    #: rate (false: as they are at the send). Long-RTT flows read a rate averaged over a few
+    #: steps far ahead, where it swings a queue between empty and full (see
+    #: docs/fluid_engine.md, "Round trips and packet sizes", for both)
+    fluid_ack_read_ahead: bool = False
     #: fluid: a law hears the bytes in flight before each feedback batch as a packet sender
     #: holds them at an ACK, whole packets (the fluid count rounded up; only BBR reads them:
     #: its gain phases end on them). false: the fluid count as it is (see

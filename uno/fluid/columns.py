@@ -112,10 +112,14 @@ LS_TX_END = 52  # (kept with them) when the latest step ended, ps
 # of the bytes dropped (LS_DROP), the fluid flows' (their FIFO share; the rest came from LS_EXT,
 # whose own drops the hybrid's packet ports decide and count)
 LS_DROPF = 53
+# the queue's growth rate, bytes/ps: its change per step, averaged over the last steps
+# (uno.fluid.links.SLOPE_GAIN); the level the ACKs of bytes sent now meet a forward trip later
+# is read ahead by it (uno.fluid.signals.delay_ahead)
+LS_QSLOPE = 54
 #: the end of lines 0-3, before which lie the columns update_links reads or writes (it
 #: prefetches them a few links ahead)
 LS_UPDATE_END = LS_PAUSE + 1
-N_LS = 56  # (54 used: rows of seven whole cache lines, an odd number so that the rows'
+N_LS = 56  # (55 used: rows of seven whole cache lines, an odd number so that the rows'
 #              first lines spread over every cache set; a stride of 4 lines would use a fourth)
 
 # ---- route entries (uno.fluid.forward): integer and float fields, one row per entry -------
@@ -429,10 +433,11 @@ GRID = layout("GridSettings", ("salt", "on"))
 #: the two delay-line columns of the switches' congestion notices (-1: no link is a QCN
 #: congestion point, uno.fluid.qcn), the delay-line column of the rate the receivers' ACKs
 #: carry, times the bytes delivered (MLCC's R-bar_DQM, uno.fluid.dci; -1: none), the chance
-#: of a full buffer's data drops an ACK meets in its queue (0: ACKs never dropped there)
+#: of a full buffer's data drops an ACK meets in its queue (0: ACKs never dropped there),
+#: 1: the ACKs' reverse queueing is read ahead (``engine.fluid_ack_read_ahead``)
 ACKS = layout(
     "AckSettings",
-    ("share", "packet_bytes", "as_bytes", "spread", "faults", "qcn", "dqm", "squeeze"),
+    ("share", "packet_bytes", "as_bytes", "spread", "faults", "qcn", "dqm", "squeeze", "ahead"),
 )
 #: the figures of a dropping link's inputs (``g_val[link, figure, input]``): bytes arriving
 #: through the input this step, the share of the link's packet times it fills (at most 1), 1:

@@ -519,6 +519,7 @@ class FluidSimulation:
         acks[C.ACKS.packet_bytes] = pkt
         acks[C.ACKS.as_bytes] = 1.0 if cfg.engine.fluid_ack_bytes else 0.0
         acks[C.ACKS.spread] = 1.0 if cfg.engine.fluid_ack_spread else 0.0
+        acks[C.ACKS.ahead] = 1.0 if cfg.engine.fluid_ack_read_ahead else 0.0
         acks[C.ACKS.faults] = 1.0 if self.faults.any else 0.0
         # (ACKs in the switches' control lane meet no full data queue)
         squeezed = cfg.engine.fluid_ack_bytes and cfg.engine.fluid_ack_losses

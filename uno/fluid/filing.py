@@ -166,12 +166,14 @@ def hold_for_block(k, now, senders, n_senders, droppers, n_drop, markers, n_mark
 
 
 @njit(cache=True, error_model="numpy", inline="always")
-def sample_rtt(f, fs, ls, routes, lb, sub_loss):
+def sample_rtt(f, fs, ls, routes, lb, sub_loss, read_ahead):
     """The RTT sample of flow ``f``'s bytes sent now: its base RTT + the data's queueing on its
     path (an UnoLB flow's, the mean over its subflows, each subflow's loss chance into
-    ``sub_loss``) + its ACKs' on the way back. A wire flow's samples take the queueing beyond
-    its wire link as its bytes meet it, a propagation after the send
-    (:func:`file_deliveries`), and so does the slack of its gentle test's chance of
+    ``sub_loss``) + its ACKs' on the way back: the reverse links' queues now, or with
+    ``read_ahead`` (``engine.fluid_ack_read_ahead``) as they will be when the ACKs meet them,
+    a propagation to the receiver later (half the base RTT). A wire flow's
+    samples take the queueing beyond its wire link as its bytes meet it, a propagation after
+    the send (:func:`file_deliveries`), and so does the slack of its gentle test's chance of
     packet-level queueing; its ACKs' times take it now (the ACK clock). Sampled now, a queue
     the bytes never meet made UnoCC's gentle test see physical queueing (a full cut) ~3x as
     often as packets in the long-flow incast. Returns (the RTT, its part beyond the wire
@@ -183,10 +185,14 @@ def sample_rtt(f, fs, ls, routes, lb, sub_loss):
     else:
         qdelay = path_delay(f, routes.rt_ptr, routes.rt_link, routes.rt_w, ls)
         qdelay += pfq_delay_ps(f, fs)  # (a DCI switch's per-flow queue: uno.fluid.dci)
+    # the ACKs meet the reverse links about a propagation to the receiver after the send: not
+    # also the data's queueing, over which a queue's growth rate held overshoots (congestion
+    # control turns it meanwhile where queues are long)
+    ahead = 0.5 * fs[f, FS_BASE_RTT] if read_ahead != 0.0 else 0.0
     if n_sub > 0 and lb.ack_hops[f] > 0:
-        rdelay = subflow_reverse_delay(f, ls, lb)
+        rdelay = subflow_reverse_delay(f, ahead, ls, lb)
     else:
-        rdelay = reverse_delay(f, routes.rv_ptr, routes.rv_link, routes.rv_w, ls)
+        rdelay = reverse_delay(f, ahead, routes.rv_ptr, routes.rv_link, routes.rv_w, ls)
     rtt = fs[f, FS_BASE_RTT] + qdelay + rdelay
     fs[f, FS_RDELAY] = rdelay
     q_beyond = 0.0
@@ -198,7 +204,7 @@ def sample_rtt(f, fs, ls, routes, lb, sub_loss):
 
 
 @njit(cache=True, error_model="numpy")
-def note_block_rtts(k, senders, n_senders, block, fs, ls, routes, lb, sub_loss) -> None:
+def note_block_rtts(k, senders, n_senders, block, fs, ls, routes, lb, sub_loss, read_ahead) -> None:
     """Of this step's ``senders``, those :func:`hold_for_block` holds past this step whose law
     reads a batch's least RTT sample (``FS_RTTMIN``): the RTT sample of their sends
     (:func:`sample_rtt`), less the queueing beyond the wire link as ``R_RTTMIN`` takes it,
@@ -208,7 +214,7 @@ def note_block_rtts(k, senders, n_senders, block, fs, ls, routes, lb, sub_loss) 
         f = senders[i]
         steps = block[BL.steps, f]
         if steps > 1 and (k + 1) % steps != 0 and fs[f, FS_RTTMIN] > 0.0:
-            rtt, q_beyond = sample_rtt(f, fs, ls, routes, lb, sub_loss)
+            rtt, q_beyond = sample_rtt(f, fs, ls, routes, lb, sub_loss, read_ahead)
             fs[f, FS_BLOCK_RTTMIN] = least_sample(fs[f, FS_BLOCK_RTTMIN], rtt - q_beyond)
 
 
@@ -421,7 +427,7 @@ def file_sends(k, now, dt_ps, n_senders, flows, ls, routes, lines, lb, hops, scr
     for i in range(n_senders):
         f = scratch.senders[i]
         n_sub = lb.n[f]
-        rtt, q_beyond = sample_rtt(f, fs, ls, routes, lb, sub_loss)
+        rtt, q_beyond = sample_rtt(f, fs, ls, routes, lb, sub_loss, hops.acks[ACKS.ahead])
         n_ec = int(fs[f, FS_EC_N])
         mss = cp[f, P_MSS]
         dropped = fs[f, FS_DROPPED]  # (by the links: their ACKs' losses join it next)

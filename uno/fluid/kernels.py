@@ -342,7 +342,8 @@ def carry_feedback(k, now, n_senders, flows, links, routes, lb, hops, scratch) -
     senders, droppers, n_drop = scratch.senders, scratch.droppers, scratch.n_drop
     markers, n_mark = scratch.markers, scratch.n_mark
     if block[BL.steps, n_flows] > 1 or block[BL.held, n_flows] > 0:
-        note_block_rtts(k, senders, n_senders, block, fs, links.ls, routes, lb, scratch.sub_loss)
+        note_block_rtts(k, senders, n_senders, block, fs, links.ls, routes, lb, scratch.sub_loss,
+                        hops.acks[ACKS.ahead])  # fmt: skip
         n_senders = hold_for_block(k, now, senders, n_senders, droppers, n_drop, markers, n_mark,
                                    block, fs, fx)  # fmt: skip
     if hops.grid[GRID.on] != 0:

@@ -53,6 +53,7 @@ from uno.fluid.columns import (
     LS_PKT_LOSS,
     LS_Q,
     LS_QF,
+    LS_QSLOPE,
     LS_TX,
     LS_TX_AT,
     LS_TX_BEFORE,
@@ -74,6 +75,11 @@ from uno.net.red import red_probability as red_ramp_probability
 BACKLOG_TOLERANCE = 1e-9
 #: what the bytes beyond a link's buffer meet (uno.net.overflow; the packet ports' default)
 LINK_OVERFLOW = OVERFLOW_DROP
+
+#: the weight of a step's queue change in a link's growth rate (``LS_QSLOPE``): about the last
+#: eight steps', an intra-DC RTT at the default step. One step's change follows the batches that
+#: reached the link in it, which read ahead over a forward trip of tens of steps would overshoot
+SLOPE_GAIN = 0.125
 
 
 @njit(cache=True, error_model="numpy")
@@ -128,6 +134,7 @@ def idle(ls, link) -> None:
     ls[link, LS_MARK] = 0.0
     ls[link, LS_LOSS] = 0.0
     ls[link, LS_DELAY] = 0.0
+    ls[link, LS_QSLOPE] = 0.0
     ls[link, LS_PASS] = 1.0
     ls[link, LS_LISTED] = 0.0
     ls[link, LS_BACKLOG] = 0.0
@@ -147,6 +154,7 @@ def step_link(ls, link, dt_ps, at_ps) -> bool:
     ls[link, LS_EXT] = 0.0
     ls[link, LS_ACK_IN] = 0.0
     q = ls[link, LS_Q]
+    q_before = q
     ph = ls[link, LS_PH]
     if arr <= 0.0 and q <= 0.0 and ph <= 0.0:
         idle(ls, link)
@@ -197,6 +205,7 @@ def step_link(ls, link, dt_ps, at_ps) -> bool:
     ph = phantom_step(ls, link, ph, arr, drop, acks, dt_ps)
     ls[link, LS_MARK] = mark_probability(ls, link, q, ph)
     ls[link, LS_DELAY] = q / ls[link, LS_CAP]
+    ls[link, LS_QSLOPE] += SLOPE_GAIN * ((q - q_before) / dt_ps - ls[link, LS_QSLOPE])
     return True
 
 

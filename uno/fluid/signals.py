@@ -15,9 +15,13 @@ from uno.fluid.columns import (
     FS_PFQ_RATE,
     FS_WIRE_HOP,
     FS_WIRE_NEXT,
+    LS_BUF,
+    LS_CAP,
     LS_DELAY,
     LS_FAULT,
     LS_LOSS,
+    LS_Q,
+    LS_QSLOPE,
 )
 
 
@@ -39,17 +43,40 @@ def entries_delay(lo: int, hi: int, rt_link, rt_w, ls: np.ndarray) -> float:
 
 
 @njit(cache=True, error_model="numpy", inline="always")
-def reverse_delay(f: int, rv_ptr, rv_link, rv_w, ls: np.ndarray) -> float:
+def delay_ahead(link: int, ahead_ps: float, ls: np.ndarray) -> float:
+    """Queueing delay in ps at ``link`` ``ahead_ps`` from now: its queue grown (or drained) at
+    its recent growth rate (``LS_QSLOPE``) within its buffer, at the service its delay is
+    taken at now (``LS_DELAY`` per queued byte: the line, or the line PFC leaves it); at 0
+    ahead, its delay now."""
+    if ahead_ps <= 0.0:
+        return ls[link, LS_DELAY]
+    q_now = ls[link, LS_Q]
+    full = max(ls[link, LS_BUF], q_now)  # (a lossless queue may hold more than its buffer)
+    q_then = min(max(q_now + ls[link, LS_QSLOPE] * ahead_ps, 0.0), full)
+    if q_then <= 0.0:
+        return 0.0
+    if q_now > 0.0:
+        return ls[link, LS_DELAY] * (q_then / q_now)
+    return q_then / ls[link, LS_CAP]
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def reverse_delay(f: int, ahead_ps: float, rv_ptr, rv_link, rv_w, ls: np.ndarray) -> float:
     """Queueing delay in ps of flow ``f``'s ACKs on their way back (receiver -> sender, the
-    reverse route ``rv_*``, each link weighed by the share of the ACKs that crosses it).
+    reverse route ``rv_*``, each link weighed by the share of the ACKs that crosses it), of
+    bytes sent now whose ACKs reach the reverse links ``ahead_ps`` later (:func:`delay_ahead`).
 
     The packet receiver turns each data packet into an ACK and sends it through its host's NIC
     and the switches' output ports towards the sender (``uno.transport.receiver.Receiver.on_data``,
     hashed on (dst, src, entropy)); without ``switch.ack_priority`` an ACK waits in the same FIFO
     as the data (``uno.net.port.Port.receive``), behind the queue of the reverse path's ports.
     So the packet sender's RTT samples, its ACK clock and the flow's completion (its last ACK)
-    include this delay (:func:`entries_delay` over the reverse route)."""
-    return entries_delay(rv_ptr[f], rv_ptr[f + 1], rv_link, rv_w, ls)
+    include this delay, taken as the ACK meets the queues, a forward trip after the send: a
+    reverse WAN queue filling meanwhile delays the ACKs of the bytes sent before it filled."""
+    delay = 0.0
+    for j in range(rv_ptr[f], rv_ptr[f + 1]):
+        delay += rv_w[j] * delay_ahead(rv_link[j], ahead_ps, ls)
+    return delay
 
 
 @njit(cache=True, error_model="numpy")
@@ -72,17 +99,17 @@ def subflow_signals(f, ls, lb, losses) -> float:
 
 
 @njit(cache=True, error_model="numpy")
-def subflow_reverse_delay(f, ls, lb) -> float:
-    """Queueing delay in ps of UnoLB flow ``f``'s ACKs on their way back, the mean over its
-    subflows: each subflow's ACKs carry its entropy, hashed on (dst, src, entropy)
-    (:func:`reverse_delay`), so they take its own way back (``lb.ack_links``, ``lb.ack_hops``),
-    which :func:`uno.fluid.balance.unolb_reroute` moves with the subflow."""
+def subflow_reverse_delay(f, ahead_ps, ls, lb) -> float:
+    """Queueing delay in ps of UnoLB flow ``f``'s ACKs on their way back, ``ahead_ps`` from now
+    (:func:`reverse_delay`), the mean over its subflows: each subflow's ACKs carry its
+    entropy, hashed on (dst, src, entropy), so they take its own way back (``lb.ack_links``,
+    ``lb.ack_hops``), which :func:`uno.fluid.balance.unolb_reroute` moves with the subflow."""
     sub_n, sub_rlinks, sub_rhops = lb.n, lb.ack_links, lb.ack_hops
     n = sub_n[f]
     delay = 0.0
     for s in range(n):
         for h in range(sub_rhops[f]):
-            delay += ls[sub_rlinks[f, s, h], LS_DELAY]
+            delay += delay_ahead(sub_rlinks[f, s, h], ahead_ps, ls)
     return delay / n
 
 
