@@ -73,6 +73,8 @@ def reverse_delay(f: int, ahead_ps: float, rv_ptr, rv_link, rv_w, ls: np.ndarray
     So the packet sender's RTT samples, its ACK clock and the flow's completion (its last ACK)
     include this delay, taken as the ACK meets the queues, a forward trip after the send: a
     reverse WAN queue filling meanwhile delays the ACKs of the bytes sent before it filled."""
+    if ahead_ps <= 0.0:  # (the queues as they are now)
+        return entries_delay(rv_ptr[f], rv_ptr[f + 1], rv_link, rv_w, ls)
     delay = 0.0
     for j in range(rv_ptr[f], rv_ptr[f + 1]):
         delay += rv_w[j] * delay_ahead(rv_link[j], ahead_ps, ls)
