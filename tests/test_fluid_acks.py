@@ -241,7 +241,8 @@ def test_a_host_sending_at_line_rate_sends_its_acks_without_queueing_them():
 
 def test_a_links_growth_rate_follows_its_queue_and_is_cleared_when_it_empties():
     """``LS_QSLOPE`` averages the queue's change per step (``SLOPE_GAIN``): fed at twice its
-    line it tends to the line rate, at its buffer to 0, and an emptied link has none."""
+    line it tends to the line rate, at its buffer to 0, and an emptied link has none.
+    ``LS_QTREND`` is how long it has kept its sign."""
     ls = np.zeros((1, K.N_LS))
     ls[0, K.LS_FOLD], ls[0, K.LS_CAP], ls[0, K.LS_BUF] = 1.0, CAP, 1e9
     ls[0, K.LS_LISTED] = 1.0
@@ -249,29 +250,35 @@ def test_a_links_growth_rate_follows_its_queue_and_is_cleared_when_it_empties():
         ls[0, K.LS_ARR] = 2 * CAP
         K.update_links(ls, np.arange(1), 1, DT)
     assert ls[0, K.LS_QSLOPE] == pytest.approx(CAP, rel=(1 - K.SLOPE_GAIN) ** 100 * 1.01)
+    assert ls[0, K.LS_QTREND] == pytest.approx(100 * DT, rel=1e-12)
     ls[0, K.LS_BUF] = ls[0, K.LS_Q]  # at its buffer: it cannot grow
     for _ in range(100):
         ls[0, K.LS_ARR] = 2 * CAP
         K.update_links(ls, np.arange(1), 1, DT)
     assert abs(ls[0, K.LS_QSLOPE]) < 1e-5 * CAP
     ls[0, K.LS_QSLOPE] = CAP
+    draining = 0
     while ls[0, K.LS_Q] > 0.0:  # nothing arrives: it drains, then empties
         ls[0, K.LS_ARR] = 0.0
         K.update_links(ls, np.arange(1), 1, DT)
+        draining += ls[0, K.LS_QSLOPE] < 0.0
+    assert draining > 0 and ls[0, K.LS_QTREND] == pytest.approx(draining * DT, rel=1e-12)
     K.update_links(ls, np.arange(1), 1, DT)
-    assert ls[0, K.LS_QSLOPE] == 0.0
+    assert ls[0, K.LS_QSLOPE] == 0.0 and ls[0, K.LS_QTREND] == 0.0
 
 
 @pytest.mark.parametrize("twin", [False, True])
 def test_acks_meet_a_reverse_queue_as_it_will_be_when_they_reach_it(twin):
     """The queueing an ACK meets at a reverse link ``ahead_ps`` after the send: the level grown
-    at the link's growth rate, within its buffer and above 0, at the service its delay is
-    taken at now (the line, or what PFC leaves it)."""
+    at the link's growth rate, for no longer than that rate has kept its sign, within its
+    buffer and above 0, at the service its delay is taken at now (the line, or what PFC
+    leaves it)."""
     delay_ahead = K.delay_ahead.py_func if twin else K.delay_ahead
     ls = np.zeros((1, K.N_LS))
     ls[0, K.LS_CAP], ls[0, K.LS_BUF] = CAP, 1e6
     ls[0, K.LS_Q], ls[0, K.LS_DELAY] = 1e5, 1e5 / CAP
     ls[0, K.LS_QSLOPE] = 0.5 * CAP  # filling at half the line
+    ls[0, K.LS_QTREND] = 1e9  # (for longer than any look-ahead below)
     assert delay_ahead(0, 8e6, ls) == pytest.approx((1e5 + 0.5 * CAP * 8e6) / CAP, rel=1e-12)
     assert delay_ahead(0, 0.0, ls) == pytest.approx(1e5 / CAP, rel=1e-12)
     assert delay_ahead(0, 1e9, ls) == pytest.approx(1e6 / CAP, rel=1e-12)  # its buffer
@@ -282,6 +289,8 @@ def test_acks_meet_a_reverse_queue_as_it_will_be_when_they_reach_it(twin):
     ls[0, K.LS_Q] = ls[0, K.LS_DELAY] = 0.0  # empty now, filling
     ls[0, K.LS_QSLOPE] = 0.25 * CAP
     assert delay_ahead(0, 4e6, ls) == pytest.approx(1e6, rel=1e-12)
+    ls[0, K.LS_QTREND] = 1e6  # filling for 1 us only: read 1 us ahead
+    assert delay_ahead(0, 4e6, ls) == pytest.approx(0.25e6, rel=1e-12)
 
 
 def test_acks_wait_for_a_reverse_wan_queue_that_fills_before_they_reach_it():
@@ -289,8 +298,9 @@ def test_acks_wait_for_a_reverse_wan_queue_that_fills_before_they_reach_it():
     short flow the other way starts 20 us later, its ACKs through that queue, which grows by
     a microsecond per microsecond while they travel to it (half a 100-us base RTT). With
     packets its FCT exceeds its ideal by 80 us; read at the send (22 us then) the fluid's
-    ACKs come back early (a third of that excess); read as the ACKs reach the queue
-    (``engine.fluid_ack_read_ahead``), they wait about as long as the packets' ACKs."""
+    ACKs come back early (a third of that excess). Read ahead
+    (``engine.fluid_ack_read_ahead``) they wait longer (45 us): the queue's growth is read
+    ahead no further than it has lasted, less than the look-ahead at the first sends."""
     from conftest import flows_override
 
     flows = [(16, 4, 4_000_000), (17, 5, 4_000_000), (0, 20, 50_000, 20.0)]
@@ -304,5 +314,5 @@ def test_acks_wait_for_a_reverse_wan_queue_that_fills_before_they_reach_it():
         excess[engine, ahead] = short["fct_ps"] - short["ideal_fct_ps"]
     packet = excess["packet", "false"]
     assert packet > 50e6  # (the packets' ACKs did wait: the case holds)
-    assert excess["fluid", "true"] == pytest.approx(packet, rel=0.2)
     assert excess["fluid", "false"] < 0.4 * packet  # (read at the send)
+    assert 1.5 * excess["fluid", "false"] < excess["fluid", "true"] < 1.2 * packet

@@ -152,6 +152,7 @@ def test_route_parts_match_the_whole_route_and_python():
     ls = random_links(len(sim.ls), RNG)
     ls[:, K.LS_DELAY] = RNG.uniform(0, 1e6, len(ls))
     ls[:, K.LS_QSLOPE] = ls[:, K.LS_CAP] * RNG.uniform(-1, 1, len(ls))
+    ls[:, K.LS_QTREND] = RNG.uniform(0, 4e6, len(ls))  # (some shorter than the look-ahead)
     ls[:, K.LS_ARR] = ls[:, K.LS_CAP] * RNG.uniform(0, 1.1, len(ls)) * (RNG.random(len(ls)) < 0.8)
     ls[:, K.LS_ARR2] = ls[:, K.LS_ARR] ** 2 / RNG.uniform(1, 30, len(ls))
     route = (sim.rt_link, sim.rt_w, ls)
@@ -179,6 +180,7 @@ def test_path_kernels_match_python():
     ls[:, K.LS_LOSS] = RNG.random(len(ls)) * (RNG.random(len(ls)) < 0.3)
     ls[:, K.LS_DELAY] = RNG.uniform(0, 1e6, len(ls))
     ls[:, K.LS_QSLOPE] = ls[:, K.LS_CAP] * RNG.uniform(-1, 1, len(ls))
+    ls[:, K.LS_QTREND] = RNG.uniform(0, 4e6, len(ls))  # (some shorter than the look-ahead)
     ls[:, K.LS_ARR] = ls[:, K.LS_CAP] * RNG.uniform(0, 1.1, len(ls)) * (RNG.random(len(ls)) < 0.8)
     ls[:, K.LS_ARR2] = ls[:, K.LS_ARR] ** 2 / RNG.uniform(1, 30, len(ls))
     for f in range(len(sim.fs)):

@@ -37,7 +37,7 @@ def test_in_flight_at_ack_rounds_up_to_whole_packets():
     assert in_flight_at_ack.py_func(37.73 * MSS, MSS) == 38 * MSS
 
 
-def probe_phases(whole_packets: bool) -> np.ndarray:
+def probe_phases(whole_packets: bool, read_ahead: bool = False) -> np.ndarray:
     """Each completed 1.25 phase of PROBE_BW in the twelve flows' fluid run, in RTprops. Its
     ACKs are not squeezed out at the full WAN port: the phases are compared on the losses of
     their data alone (with them, one phase of the whole-packet run lasts 14.4 RTprops)."""
@@ -48,6 +48,7 @@ def probe_phases(whole_packets: bool) -> np.ndarray:
         "engine.progress=false", "engine.sample_interval_us=0",
         f"engine.fluid_whole_packets={str(whole_packets).lower()}",
         "engine.fluid_ack_losses=false",
+        f"engine.fluid_ack_read_ahead={str(read_ahead).lower()}",
     ])))  # fmt: skip
     advance, lengths = sim.advance, []
 
@@ -87,3 +88,14 @@ def test_bbr_probe_phase_ends_on_whole_packets(whole_packets):
     else:
         assert np.median(lengths) > 1.2
         assert lengths.max() > 10.0
+
+
+def test_bbr_probe_phases_stay_short_with_the_acks_queueing_read_ahead():
+    """Read ahead (``engine.fluid_ack_read_ahead``) for as long as a reverse queue's trend
+    has lasted, the whole-packet phases stay near one RTprop (longest 8.32). Read half a
+    cross-DC RTT ahead at a few steps' rate whatever its age, queues read empty or full and
+    one phase lasted 13.9 RTprops."""
+    lengths = probe_phases(True, read_ahead=True)
+    assert len(lengths) >= 10
+    assert np.median(lengths) == pytest.approx(1.0, abs=0.05)
+    assert lengths.max() < 10.0

@@ -668,9 +668,8 @@ class EngineConfig:
     fluid_ack_spread: bool = False
     #: fluid: the ACKs' queueing on the way back is the reverse links' queues as they will be
     #: when the ACKs meet them, each read half the flow's base RTT ahead at its recent growth
-    #: rate (false: as they are at the send). Long-RTT flows read a rate averaged over a few
-    #: steps far ahead, where it swings a queue between empty and full (see
-    #: docs/fluid_engine.md, "Round trips and packet sizes", for both)
+    #: rate, for no longer than that rate has kept its sign (false: as they are at the send;
+    #: see docs/fluid_engine.md, "Round trips and packet sizes", for both)
     fluid_ack_read_ahead: bool = False
     #: fluid: a law hears the bytes in flight before each feedback batch as a packet sender
     #: holds them at an ACK, whole packets (the fluid count rounded up; only BBR reads them:

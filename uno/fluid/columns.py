@@ -116,10 +116,13 @@ LS_DROPF = 53
 # (uno.fluid.links.SLOPE_GAIN); the level the ACKs of bytes sent now meet a forward trip later
 # is read ahead by it (uno.fluid.signals.delay_ahead)
 LS_QSLOPE = 54
+# how long, ps, that growth rate has kept its sign (0: it is 0); a trend is read ahead no longer
+# than it has lasted
+LS_QTREND = 55
 #: the end of lines 0-3, before which lie the columns update_links reads or writes (it
 #: prefetches them a few links ahead)
 LS_UPDATE_END = LS_PAUSE + 1
-N_LS = 56  # (55 used: rows of seven whole cache lines, an odd number so that the rows'
+N_LS = 56  # (all used: rows of seven whole cache lines, an odd number so that the rows'
 #              first lines spread over every cache set; a stride of 4 lines would use a fourth)
 
 # ---- route entries (uno.fluid.forward): integer and float fields, one row per entry -------

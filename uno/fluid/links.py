@@ -54,6 +54,7 @@ from uno.fluid.columns import (
     LS_Q,
     LS_QF,
     LS_QSLOPE,
+    LS_QTREND,
     LS_TX,
     LS_TX_AT,
     LS_TX_BEFORE,
@@ -135,6 +136,7 @@ def idle(ls, link) -> None:
     ls[link, LS_LOSS] = 0.0
     ls[link, LS_DELAY] = 0.0
     ls[link, LS_QSLOPE] = 0.0
+    ls[link, LS_QTREND] = 0.0
     ls[link, LS_PASS] = 1.0
     ls[link, LS_LISTED] = 0.0
     ls[link, LS_BACKLOG] = 0.0
@@ -205,7 +207,13 @@ def step_link(ls, link, dt_ps, at_ps) -> bool:
     ph = phantom_step(ls, link, ph, arr, drop, acks, dt_ps)
     ls[link, LS_MARK] = mark_probability(ls, link, q, ph)
     ls[link, LS_DELAY] = q / ls[link, LS_CAP]
-    ls[link, LS_QSLOPE] += SLOPE_GAIN * ((q - q_before) / dt_ps - ls[link, LS_QSLOPE])
+    slope_before = ls[link, LS_QSLOPE]
+    slope = slope_before + SLOPE_GAIN * ((q - q_before) / dt_ps - slope_before)
+    ls[link, LS_QSLOPE] = slope
+    if slope * slope_before > 0.0:
+        ls[link, LS_QTREND] += dt_ps
+    else:
+        ls[link, LS_QTREND] = dt_ps if slope != 0.0 else 0.0
     return True
 
 

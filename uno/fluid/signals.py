@@ -22,6 +22,7 @@ from uno.fluid.columns import (
     LS_LOSS,
     LS_Q,
     LS_QSLOPE,
+    LS_QTREND,
 )
 
 
@@ -45,14 +46,15 @@ def entries_delay(lo: int, hi: int, rt_link, rt_w, ls: np.ndarray) -> float:
 @njit(cache=True, error_model="numpy", inline="always")
 def delay_ahead(link: int, ahead_ps: float, ls: np.ndarray) -> float:
     """Queueing delay in ps at ``link`` ``ahead_ps`` from now: its queue grown (or drained) at
-    its recent growth rate (``LS_QSLOPE``) within its buffer, at the service its delay is
-    taken at now (``LS_DELAY`` per queued byte: the line, or the line PFC leaves it); at 0
-    ahead, its delay now."""
+    its recent growth rate (``LS_QSLOPE``) within its buffer, for at most as long as that rate
+    has kept its sign (``LS_QTREND``), at the service its delay is taken at now (``LS_DELAY``
+    per queued byte: the line, or the line PFC leaves it); at 0 ahead, its delay now."""
     if ahead_ps <= 0.0:
         return ls[link, LS_DELAY]
     q_now = ls[link, LS_Q]
     full = max(ls[link, LS_BUF], q_now)  # (a lossless queue may hold more than its buffer)
-    q_then = min(max(q_now + ls[link, LS_QSLOPE] * ahead_ps, 0.0), full)
+    span_ps = min(ahead_ps, ls[link, LS_QTREND])  # (no further than the trend has lasted)
+    q_then = min(max(q_now + ls[link, LS_QSLOPE] * span_ps, 0.0), full)
     if q_then <= 0.0:
         return 0.0
     if q_now > 0.0:
