@@ -676,6 +676,12 @@ class EngineConfig:
     #: its gain phases end on them). false: the fluid count as it is (see
     #: docs/fluid_engine.md for both on the paper's and the artifact's traffic)
     fluid_whole_packets: bool = False
+    #: fluid and max-min: a flow finishes when a packet sender hears its last packet's ACK,
+    #: which is timed from the start of the packet's serialisation at the NIC and crosses
+    #: the hops at its own size, before the fluid's last byte's (a lone flow then finishes as
+    #: in the packet engine, before its ideal FCT). false: at its last byte's ACK, the ideal
+    #: FCT for a lone flow (see docs/fluid_engine.md, "Round trips and packet sizes", for both)
+    fluid_last_packet: bool = False
     #: fluid: a flow's bytes cross its route's longest link's propagation (a WAN link's: at
     #: least the intra-DC base RTT) on their way out, reaching the links after it that late;
     #: the rest of the base RTT is on the way back. false: the whole base RTT on the way back.

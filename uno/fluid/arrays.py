@@ -21,7 +21,12 @@ from uno.fluid.int_records import no_int_state
 from uno.fluid.memory import zeros_aligned
 from uno.fluid.phases import INPUTS_MAX
 from uno.fluid.qcn import no_qcn_state
-from uno.fluid.routes import BYTES_PER_PS_PER_BPS, route_drains_ps, route_groups
+from uno.fluid.routes import (
+    BYTES_PER_PS_PER_BPS,
+    PER_PACKET_LB,
+    route_drains_ps,
+    route_groups,
+)
 from uno.fluid.state import Hops, RingPool, StepScratch
 from uno.fluid.timers import far_timer_arrays
 from uno.scenario import Scenario
@@ -116,7 +121,97 @@ def flow_rows(cfg, scenario: Scenario, plans, src, n_packets, coded, n_sent, nic
     nic_rate = np.array([routing.edges[e].rate_bps for e in nic_link.tolist()], dtype=np.int64)
     fs[:, C.FS_NIC] = nic_rate[src] * BYTES_PER_PS_PER_BPS
     fs[:, C.FS_NIC_LINK] = nic_link[src]
+    if cfg.engine.fluid_last_packet:
+        fs[:, C.FS_LAST_EARLY] = last_ack_early_ps(cfg, scenario, plans, src, n_packets)
     return fs
+
+
+def last_ack_early_ps(cfg, scenario: Scenario, plans, src, n_packets):
+    """Per flow, how much earlier (ps) a packet sender hears its last packet's ACK than the
+    fluid hears its last byte's, their bytes leaving the NIC alike. A fluid byte's ACK comes
+    a base RTT (``FS_BASE_RTT``) after the byte left the NIC: the flow's last byte's at the end
+    of the message's serialisation there. A packet's comes a base RTT of its own size after
+    its serialisation began, and the last packet (the flow's last payload bytes and a header,
+    or a full packet with ``transport.pad_last_packet``) crosses each hop at its own size. A
+    lone flow then finishes in both engines alike, before its ideal FCT (the base RTT and the
+    whole message's serialisation).
+
+    One packet of L bytes: L's NIC time (its base RTT is L's already, ``ideal_base_rtt_ps``).
+    Several, the last of L bytes behind full ones of M: what the last ACK gains is M's and L's
+    NIC times and M's serialisation at every hop, less when the last packet and the one before
+    it have both crossed the last hop (:func:`last_two_packets_ps`; on one path of equal rates,
+    M's NIC time). Where the balancer sends each packet its own way (:data:`PER_PACKET_LB`)
+    the two cross the same links with the chance that two packets hash alike at every switch
+    of the path, and otherwise meet only at its first and last hop: the mean of the two."""
+    routing, mtu = scenario.routing, cfg.transport.mtu_bytes
+    n = len(plans)
+    size = np.fromiter((p.spec.size_bytes for p in plans), dtype=np.int64, count=n)
+    dst = np.fromiter((p.spec.dst for p in plans), dtype=np.int64, count=n)
+    full = scenario.data_bytes
+    last = np.full(n, full, dtype=np.int64)
+    if not cfg.transport.pad_last_packet:
+        last = np.where(n_packets > 0, size - (n_packets - 1) * mtu + scenario.header_bytes, 0)
+    early = np.zeros(n, dtype=np.float64)
+    sent = np.flatnonzero(n_packets > 0)
+    if len(sent) == 0:
+        return early
+    fwd = routing.path_edge_matrix(src[sent], dst[sent])
+    rate = np.array([e.rate_bps for e in routing.edges] + [1], dtype=np.int64)[fwd]
+    on = fwd >= 0
+    bits_ps = 8 * 10**12
+    full_ps = np.where(on, -(-(full * bits_ps) // rate), 0)
+    last_ps = np.where(on, -(-(last[sent, None] * bits_ps) // rate), 0)
+    stream_ps = (n_packets[sent] - 2).clip(0) * full_ps[:, 0]
+    both = last_two_packets_ps(full_ps, last_ps, on, on, stream_ps)
+    if cfg.lb.algo in PER_PACKET_LB:
+        final = on.sum(axis=1) - 1
+        hop = np.arange(fwd.shape[1])
+        ends = on & ((hop == 0) | (hop == final[:, None]))
+        apart = last_two_packets_ps(full_ps, last_ps, on, ends, stream_ps)
+        same = alike_path_chance(routing, fwd, dst[sent])
+        both = same * both + (1.0 - same) * apart
+    several = n_packets[sent] > 1
+    early[sent] = np.where(
+        several, full_ps[:, 0] + last_ps[:, 0] + full_ps.sum(axis=1) - both, last_ps[:, 0]
+    )
+    return early
+
+
+def last_two_packets_ps(full_ps, last_ps, on, shared, stream_ps) -> np.ndarray:
+    """Per flow (rows: hops in path order, ``on`` where the path has one), when its last
+    packet and the full one before it have both crossed the last hop, in ps from the full
+    one's start at the NIC. Each hop serialises them in ``full_ps`` and ``last_ps``; the full
+    one meets no wait (the flow's packets leave each hop as they came: no hop slower than
+    the NIC), the last one waits for it where they cross the same link (``shared``), and
+    where it has overtaken it there it goes into the stream of the flow's full packets (the
+    ``stream_ps`` of them before, back to back), which it delays by its own serialisation
+    once the stream has begun."""
+    at_full = np.zeros(len(full_ps), dtype=np.int64)
+    at_last = np.zeros(len(full_ps), dtype=np.int64)
+    for h in range(full_ps.shape[1]):
+        behind = at_last >= at_full
+        done_full = at_full + full_ps[:, h]
+        into = (at_last + last_ps[:, h] - (at_full - stream_ps)).clip(0, last_ps[:, h])
+        share = shared[:, h]
+        done_last = np.where(
+            share & behind, np.maximum(at_last, done_full) + last_ps[:, h],
+            np.where(share, done_full + into, at_last + last_ps[:, h]),
+        )  # fmt: skip
+        done_full = np.where(share & ~behind, done_full + into, done_full)
+        at_full = np.where(on[:, h], done_full, at_full)
+        at_last = np.where(on[:, h], done_last, at_last)
+    return np.maximum(at_full, at_last)
+
+
+def alike_path_chance(routing, fwd, dst) -> np.ndarray:
+    """Per flow, the chance that two of its packets of random entropies cross the same links
+    all along its path (``fwd``: its first path's edges, -1 padded; every path of the pair
+    alike): one over the equal-cost next hops at each node of it, towards ``dst``."""
+    ptr, _ = routing.next_hop_table()
+    edge_src = np.array([e.src for e in routing.edges] + [0], dtype=np.int64)
+    row = edge_src[fwd] * len(routing.host_nodes) + dst[:, None]
+    fanout = np.where(fwd >= 0, ptr[row + 1] - ptr[row], 1)
+    return 1.0 / np.prod(np.maximum(fanout, 1), axis=1)
 
 
 def ring_lengths(routing, routes, src, dst, fs, dt_ps: float) -> np.ndarray:

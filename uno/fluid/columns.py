@@ -342,7 +342,12 @@ FS_OWN_PACING = 100
 # a cross-DC flow's receiver-side DCI switch erases the records of the hops before it
 # (switch.dci, uno.fluid.dci); 0 for the others
 FS_DCI_HOP0 = 101
-N_FS = 104  # (102 used: rows of thirteen cache lines, an odd number, as N_LS)
+# ps by which a packet sender's last ACK comes before the fluid's last byte's: the last packet's
+# ACK is timed from the start of its serialisation at the NIC, and its hops serialise the last
+# packet's own size, where the flow's base RTT (FS_BASE_RTT) has a full one's
+# (uno.fluid.arrays.last_ack_early_ps; 0 without engine.fluid_last_packet)
+FS_LAST_EARLY = 102
+N_FS = 104  # (103 used: rows of thirteen cache lines, an odd number, as N_LS)
 
 # ---- what every step reads of every running flow: a compact table ``fx`` -------------------
 # (4 flows a cache line, against a row of five lines in ``fs``: a flow with nothing to do this

@@ -6,7 +6,9 @@ flows are recomputed as the max-min fair allocation of the link capacities by pr
 filling (every unfrozen flow's rate grows at the same pace; a flow freezes when a link on its
 route saturates or it reaches its NIC rate), and each flow transfers its bytes at that rate
 until the next event. There are no queues, marks or losses; a flow's completion time is its
-transfer time plus its path's base RTT (so a lone flow's FCT equals its ideal FCT). It is the
+transfer time plus its path's base RTT (a lone flow's FCT is its ideal FCT; with
+``engine.fluid_last_packet``, less what its last packet's ACK gains on its last byte,
+``FS_LAST_EARLY``: it finishes when its packet sender does). It is the
 floor the fluid engine must beat in accuracy against the packet engine.
 
 It reads the same scenario as the fluid engine (routes: the packet engine's ECMP path, or an
@@ -131,7 +133,7 @@ def maxmin_advance(
 ):
     """Event loop: flows start at ``start`` (ps, visited in ``order``), each must move ``size``
     bytes; rates are recomputed at every start and completion. Writes ``finish`` (ps, transfer
-    end + base RTT; -1: not finished) and ``remaining`` (bytes each flow has still to move;
+    end + ``base_rtt``, the last packet's ACK's delay; -1: not finished) and ``remaining`` (bytes each flow has still to move;
     ``size`` before the first call). The run ends at the stop time, or once every flow has
     finished, or once every flow with ``waits`` set has (engine.stop_when_done: at the last of
     their finishes). A flow leaves at its stop time ``halt`` (ps; ``inf``: none;
@@ -246,7 +248,8 @@ class MaxMinSimulation(FluidSimulation):
         active, live = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)
         rates, residual, load = np.zeros(n), np.zeros(n_links), np.zeros(n_links)
         args = (
-            ist, fst, start, size, fs[:, K.FS_BASE_RTT].copy(), self.order, self.rt_ptr,
+            ist, fst, start, size, fs[:, K.FS_BASE_RTT] - fs[:, K.FS_LAST_EARLY], self.order,
+            self.rt_ptr,
             self.rt_link, self.rt_w, self.ls[:, K.LS_CAP].copy(), fs[:, K.FS_NIC].copy(), waits,
             halt, fs[:, K.FS_LEADS] > 0.0, finish, self.remaining, active, rates, residual, load,
             live,

@@ -42,6 +42,9 @@ SINGLE_PATH_LB = ("ecmp",)
 SPLIT_LB = ("spray",)
 #: balancers with a fluid law of their own (subflows on hashed paths that move on losses)
 SUBFLOW_LB = ("unolb", "plb", "reps")
+#: balancers whose packet senders send each packet of a flow its own way (its consecutive
+#: packets cross different links between the first hop and the last)
+PER_PACKET_LB = ("spray", "unolb", "reps")
 
 
 def switch_index(routing) -> dict[int, int]:
