@@ -14,7 +14,9 @@ import numpy as np
 import pytest
 
 import uno
+from uno.fluid import columns as C
 from uno.fluid.arrays import last_two_packets_ps
+from uno.fluid.jitter import link_mean_wait_ps, mean_queue_pkts
 
 QUIET = ["engine.progress=false", "engine.sample_interval_us=0", "engine.fluid_last_packet=true"]
 
@@ -81,3 +83,25 @@ def test_the_last_two_packets_on_six_hops_of_equal_rates():
     assert last_two_packets_ps(full, last, on, on, none)[0] == 6 * 725 + 325
     assert last_two_packets_ps(full, last, on, ends, none)[0] == 6 * 725
     assert last_two_packets_ps(full, last, on, ends, none + 10 * 725)[0] == 6 * 725 + 325
+
+
+def test_the_mean_queue_a_packet_meets_among_periodic_streams():
+    """One other periodic stream at load 0.5 leaves, at a random time, a packet's remaining
+    work with the chance 0.5 (1 - x) above x packets: 0.25 packets on average; none at load 1
+    (the fluid queue holds the delay there) or without another stream. At a link of two
+    equal streams of 0.25 each, a packet of one meets the other's queue (0.125 packets: 41.6
+    ns of 4,160 B at 100 Gb/s), an ACK both streams' (load 0.5)."""
+    assert mean_queue_pkts(1.0, 0.5) == pytest.approx(0.25, rel=1e-9)
+    assert mean_queue_pkts(1.0, 1.0) == 0.0 and mean_queue_pkts(0.0, 0.5) == 0.0
+    assert mean_queue_pkts(4.0, 0.8) > mean_queue_pkts(4.0, 0.5) > mean_queue_pkts(2.0, 0.5)
+    ls = np.zeros((1, C.N_LS))
+    cap = 100e9 / 8e12  # bytes/ps
+    ls[0, C.LS_CAP] = cap
+    ls[0, C.LS_ARR] = 0.5 * cap
+    ls[0, C.LS_ARR2] = 2 * (0.25 * cap) ** 2
+    assert link_mean_wait_ps(ls, 0, 4160.0, True) == pytest.approx(0.125 * 4160 / cap)
+    assert link_mean_wait_ps(ls, 0, 4160.0, False) == pytest.approx(
+        mean_queue_pkts(2.0, 0.5) * 4160 / cap
+    )
+    ls[0, C.LS_ARR2] = (0.5 * cap) ** 2  # one stream: no other to meet
+    assert link_mean_wait_ps(ls, 0, 4160.0, True) == 0.0

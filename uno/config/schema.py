@@ -679,8 +679,10 @@ class EngineConfig:
     #: fluid and max-min: a flow finishes when a packet sender hears its last packet's ACK,
     #: which is timed from the start of the packet's serialisation at the NIC and crosses
     #: the hops at its own size, before the fluid's last byte's (a lone flow then finishes as
-    #: in the packet engine, before its ideal FCT). false: at its last byte's ACK, the ideal
-    #: FCT for a lone flow (see docs/fluid_engine.md, "Round trips and packet sizes", for both)
+    #: in the packet engine, before its ideal FCT); in the fluid, after the mean wait the last
+    #: packet and its ACK meet where other flows' packets collide with them. false: at its
+    #: last byte's ACK, the ideal FCT for a lone flow (see docs/fluid_engine.md, "Round trips
+    #: and packet sizes", for both)
     fluid_last_packet: bool = False
     #: fluid: a flow's bytes cross its route's longest link's propagation (a WAN link's: at
     #: least the intra-DC base RTT) on their way out, reaching the links after it that late;

@@ -37,6 +37,7 @@ from uno.fluid.columns import (
     FS_HALT,
     FS_INFLIGHT,
     FS_LAST_EARLY,
+    FS_LAST_WAIT,
     FS_LEADS,
     FS_LOSS_AT,
     FS_LOSS_PENDING,
@@ -280,8 +281,10 @@ def flow_feedback(f, k, now, dt_ps, base, flows, ls, lines, lb, hops, scratch) -
     loss_reports(f, k, now, due, nack, late_nack, base, flows, lb, hops, scratch.ent_before)
     if fs[f, FS_DELIVERED] < fs[f, FS_SIZE] * (1.0 - 1e-9) - RESIDUE_BYTES:
         return False
-    # (its last packet's ACK: FS_LAST_EARLY before its last byte's)
-    finish = (ring_arrive if ring_arrive > 0.0 else now) - fs[f, FS_LAST_EARLY]
+    # (its last packet's ACK: FS_LAST_EARLY before its last byte's, FS_LAST_WAIT after)
+    finish = (
+        (ring_arrive if ring_arrive > 0.0 else now) - fs[f, FS_LAST_EARLY] + fs[f, FS_LAST_WAIT]
+    )
     if 0.0 < fs[f, FS_HALT] < finish:
         return False  # its sender stopped before the last ACK came: it stays unfinished
     fs[f, FS_FINISH] = finish

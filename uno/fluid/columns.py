@@ -347,7 +347,11 @@ FS_DCI_HOP0 = 101
 # packet's own size, where the flow's base RTT (FS_BASE_RTT) has a full one's
 # (uno.fluid.arrays.last_ack_early_ps; 0 without engine.fluid_last_packet)
 FS_LAST_EARLY = 102
-N_FS = 104  # (103 used: rows of thirteen cache lines, an odd number, as N_LS)
+# the mean packet-level queueing (ps) the flow's last packet and its ACK meet where other flows'
+# packets collide with them, which the fluid levels do not show: set at its last send with
+# engine.fluid_last_packet (uno.fluid.jitter.last_packet_wait_ps), 0 before
+FS_LAST_WAIT = 103
+N_FS = 104  # (all used: rows of thirteen cache lines, an odd number, as N_LS)
 
 # ---- what every step reads of every running flow: a compact table ``fx`` -------------------
 # (4 flows a cache line, against a row of five lines in ``fs``: a flow with nothing to do this

@@ -33,7 +33,9 @@ from uno.fluid.columns import (
     FS_DROPPED,
     FS_EC_N,
     FS_EXPOSED,
+    FS_LAST_EARLY,
     FS_LAST_SEND,
+    FS_LAST_WAIT,
     FS_LOSS_DELAY,
     FS_LOST,
     FS_MARK_NEW,
@@ -52,6 +54,7 @@ from uno.fluid.columns import (
     FS_SEND_TIME,
     FS_START,
     FS_STATE,
+    FS_UNSENT,
     FS_WIRE_PS,
     FX_SEND,
     P_BASE_RTT,
@@ -73,7 +76,11 @@ from uno.fluid.columns import (
 from uno.fluid.dci import credit_loop, stamp_near_source
 from uno.fluid.faults import lose_batch_acks, note_fault_share
 from uno.fluid.int_records import INTS, stamp_delivered, stamp_sent
-from uno.fluid.jitter import ack_path_exceedance, wire_side_exceedance
+from uno.fluid.jitter import (
+    ack_path_exceedance,
+    last_packet_wait_ps,
+    wire_side_exceedance,
+)
 from uno.fluid.losses import beyond_wire, book_losses, cut_acks, lose_acks
 from uno.fluid.rings import fit_lag, least_sample, line_row, longest_lag, mark_ring_due
 from uno.fluid.signals import (
@@ -441,6 +448,11 @@ def file_sends(k, now, dt_ps, n_senders, flows, ls, routes, lines, lb, hops, scr
                                                                 lb, block_dist)  # fmt: skip
         if n_sub > 0 and failed > 0.0:  # the subflows a loss report will name
             name_subflows(f, n_sub, n_ec, sub_loss, block_dist, lb.lost)
+        if fs[f, FS_LAST_EARLY] > 0.0 and fs[f, FS_UNSENT] <= 0.5:  # (its last packet's way)
+            fs[f, FS_LAST_WAIT] = last_packet_wait_ps(
+                f, int(fs[f, FS_NIC_LINK]), routes.rt_ptr, routes.rt_link, routes.rt_w,
+                routes.rv_ptr, routes.rv_link, routes.rv_w, ls, lb, mss,
+            )  # fmt: skip
         if fs[f, FS_PFQ_RATE] > 0.0:  # (its ACKs follow its deliveries: file_deliveries)
             sent_pfq(f, k, now, dt_ps, dropped, lost, failed, gone, o_failed, o_gone, beyond, rtt,
                      flows, ls, routes, lines, hops)  # fmt: skip

@@ -220,3 +220,77 @@ def ack_path_exceedance(f, slack_ps, rv_ptr, rv_link, rv_w, ls, lb, pkt_bytes) -
     if n > 0 and n_hops > 0:
         return subflows_exceedance(lb.ack_links, f, n, 0, n_hops, slack_ps, -1, ls, pkt_bytes)
     return entries_exceedance(rv_ptr[f], rv_ptr[f + 1], slack_ps, -1, rv_link, rv_w, ls, pkt_bytes)
+
+
+#: the mean packet-level queue at a link is summed over its tail in steps of this many packets
+WAIT_STEP_PKTS = 0.125
+
+
+@njit(cache=True, error_model="numpy")
+def mean_queue_pkts(n_sources: float, load: float) -> float:
+    """The mean of the N*D/D/1 queue (:func:`packet_jitter_exceedance`) in packets: its tail
+    summed over x by the midpoint rule in steps of ``WAIT_STEP_PKTS``, to where it falls below
+    1e-4. None below one stream or at or above load 1."""
+    if n_sources <= 0.0 or load <= 0.0 or load >= 1.0:
+        return 0.0
+    total = 0.0
+    x = 0.5 * WAIT_STEP_PKTS
+    while x < BENES_MAX_SOURCES:
+        p = packet_jitter_exceedance(x, n_sources, load)
+        total += p * WAIT_STEP_PKTS
+        if p < 1e-4:
+            break
+        x += WAIT_STEP_PKTS
+    return total
+
+
+@njit(cache=True, error_model="numpy")
+def link_mean_wait_ps(ls, link, pkt_bytes, among) -> float:
+    """The mean packet-level queueing (ps) at ``link``, packets of ``pkt_bytes``, that the fluid
+    levels do not show (as :func:`link_jitter_exceedance`: none where real packets cross or the
+    fluid queue carries the delay). ``among`` true: met by a packet of one of the link's
+    streams, which arrives at a random phase of the others (the queue of the others, their
+    load, at a random time); false: by a packet of none of them (an ACK; the queue of all)."""
+    arr = ls[link, LS_ARR]
+    if arr <= 0.0 or ls[link, LS_PACKETS] > 0.0:
+        return 0.0
+    cap = ls[link, LS_CAP]
+    sq = ls[link, LS_ARR2]
+    n = arr * arr / sq if sq > 0.0 else 1.0
+    load = arr / cap
+    if among:
+        if n <= 1.0:
+            return 0.0
+        load *= (n - 1.0) / n
+        n -= 1.0
+    return mean_queue_pkts(n, load) * pkt_bytes / cap
+
+
+@njit(cache=True, error_model="numpy")
+def last_packet_wait_ps(f, nic, rt_ptr, rt_link, rt_w, rv_ptr, rv_link, rv_w, ls, lb, pkt_bytes):
+    """The mean packet-level queueing (ps) flow ``f``'s last packet meets on its way (every link
+    of its route by its weight but its host's NIC ``nic``; an UnoLB flow: the mean over its
+    subflows) and its ACK on the way back (:func:`link_mean_wait_ps`), packets of ``pkt_bytes``:
+    the other flows' packets in service or queued where they collide, which a lone flow meets
+    nowhere."""
+    wait = 0.0
+    n = lb.n[f]
+    if n > 0:
+        for s in range(n):
+            for h in range(lb.hops[f]):
+                link = lb.links[f, s, h]
+                if link != nic:
+                    wait += link_mean_wait_ps(ls, link, pkt_bytes, True) / n
+    else:
+        for j in range(rt_ptr[f], rt_ptr[f + 1]):
+            if rt_link[j] != nic:
+                wait += rt_w[j] * link_mean_wait_ps(ls, rt_link[j], pkt_bytes, True)
+    n_back = lb.ack_hops[f]
+    if n > 0 and n_back > 0:
+        for s in range(n):
+            for h in range(n_back):
+                wait += link_mean_wait_ps(ls, lb.ack_links[f, s, h], pkt_bytes, False) / n
+    else:
+        for j in range(rv_ptr[f], rv_ptr[f + 1]):
+            wait += rv_w[j] * link_mean_wait_ps(ls, rv_link[j], pkt_bytes, False)
+    return wait
