@@ -448,7 +448,9 @@ def file_sends(k, now, dt_ps, n_senders, flows, ls, routes, lines, lb, hops, scr
                                                                 lb, block_dist)  # fmt: skip
         if n_sub > 0 and failed > 0.0:  # the subflows a loss report will name
             name_subflows(f, n_sub, n_ec, sub_loss, block_dist, lb.lost)
-        if fs[f, FS_LAST_EARLY] > 0.0 and fs[f, FS_UNSENT] <= 0.5:  # (its last packet's way)
+        # (its last packet's way; FS_UNSENT, on the row's first line, is read first so that
+        # a flow with bytes left does not touch the row's last line)
+        if fs[f, FS_UNSENT] <= 0.5 and fs[f, FS_LAST_EARLY] > 0.0:
             fs[f, FS_LAST_WAIT] = last_packet_wait_ps(
                 f, int(fs[f, FS_NIC_LINK]), routes.rt_ptr, routes.rt_link, routes.rt_w,
                 routes.rv_ptr, routes.rv_link, routes.rv_w, ls, lb, mss,

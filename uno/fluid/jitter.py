@@ -222,20 +222,22 @@ def ack_path_exceedance(f, slack_ps, rv_ptr, rv_link, rv_w, ls, lb, pkt_bytes) -
     return entries_exceedance(rv_ptr[f], rv_ptr[f + 1], slack_ps, -1, rv_link, rv_w, ls, pkt_bytes)
 
 
-#: the mean packet-level queue at a link is summed over its tail in steps of this many packets
+#: the mean packet-level queue at a link is summed over its tail in steps of this many packets,
+#: up to this many packets at most
 WAIT_STEP_PKTS = 0.125
+WAIT_MAX_PKTS = 64.0
 
 
 @njit(cache=True, error_model="numpy")
 def mean_queue_pkts(n_sources: float, load: float) -> float:
     """The mean of the N*D/D/1 queue (:func:`packet_jitter_exceedance`) in packets: its tail
     summed over x by the midpoint rule in steps of ``WAIT_STEP_PKTS``, to where it falls below
-    1e-4. None below one stream or at or above load 1."""
+    1e-4 (or ``WAIT_MAX_PKTS``). None below one stream or at or above load 1."""
     if n_sources <= 0.0 or load <= 0.0 or load >= 1.0:
         return 0.0
     total = 0.0
     x = 0.5 * WAIT_STEP_PKTS
-    while x < BENES_MAX_SOURCES:
+    while x < WAIT_MAX_PKTS:
         p = packet_jitter_exceedance(x, n_sources, load)
         total += p * WAIT_STEP_PKTS
         if p < 1e-4:

@@ -133,8 +133,8 @@ def maxmin_advance(
 ):
     """Event loop: flows start at ``start`` (ps, visited in ``order``), each must move ``size``
     bytes; rates are recomputed at every start and completion. Writes ``finish`` (ps, transfer
-    end + ``base_rtt``, the last packet's ACK's delay; -1: not finished) and ``remaining`` (bytes each flow has still to move;
-    ``size`` before the first call). The run ends at the stop time, or once every flow has
+    end + ``base_rtt``, the last packet's ACK's delay; -1: not finished) and ``remaining``
+    (bytes each flow has still to move; ``size`` before the first call). The run ends at the stop time, or once every flow has
     finished, or once every flow with ``waits`` set has (engine.stop_when_done: at the last of
     their finishes). A flow leaves at its stop time ``halt`` (ps; ``inf``: none;
     ``workload.flows[i].stop_us``) and its rate is shared again; one whose last ACK would come
@@ -249,10 +249,9 @@ class MaxMinSimulation(FluidSimulation):
         rates, residual, load = np.zeros(n), np.zeros(n_links), np.zeros(n_links)
         args = (
             ist, fst, start, size, fs[:, K.FS_BASE_RTT] - fs[:, K.FS_LAST_EARLY], self.order,
-            self.rt_ptr,
-            self.rt_link, self.rt_w, self.ls[:, K.LS_CAP].copy(), fs[:, K.FS_NIC].copy(), waits,
-            halt, fs[:, K.FS_LEADS] > 0.0, finish, self.remaining, active, rates, residual, load,
-            live,
+            self.rt_ptr, self.rt_link, self.rt_w, self.ls[:, K.LS_CAP].copy(),
+            fs[:, K.FS_NIC].copy(), waits, halt, fs[:, K.FS_LEADS] > 0.0, finish, self.remaining,
+            active, rates, residual, load, live,
         )  # fmt: skip
         # its compiled entry, loaded before the run's time as the packets' kernels are
         step = loaded_entry(maxmin_advance, (0, *args))
