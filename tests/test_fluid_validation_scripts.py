@@ -128,3 +128,24 @@ def test_drops_by_port_counts_every_data_drop_once(monkeypatch):
             assert at_full == dropped and arrived > dropped
     assert counted[0] > 0
     assert shared["arrivals"] > 0 and shared["arrivals"] >= shared["full"]
+
+
+def test_ack_room_finds_acks_refused_only_at_a_level_within_reach():
+    """ack_room.py's dumbbell: a full port refuses an ACK only when the ACKs it holds sit at a
+    level of its buffer's remainder (every 65 ACKs from it). With a remainder of 2,496 B
+    (levels at 39, 104, 169 ACKs, ~133 held) the ACKs stop at 104 and some are refused; with
+    832 B (levels 78 and 143, out of their reach) none is, though as many arrive while no data
+    packet fits; every data packet that arrives then is dropped."""
+    ack_room = load("ack_room")
+    shares = []
+    for buffer_bytes in (1_050_816, 1_049_152):
+        overrides = [*ack_room.BASE, f"topo.buffer_bytes={buffer_bytes}",
+                     ack_room.flows_override(0, 1)]  # fmt: skip
+        counts, full_bytes, ack_bytes = ack_room.counted_run(overrides)
+        port = counts["left->right"]
+        assert port["data_full"] > 0 and port["data_dropped"] == port["data_full"]
+        assert port["ack_full"] > 0
+        assert (buffer_bytes % full_bytes) % ack_bytes == 0
+        shares.append(port["ack_dropped"] / port["ack_full"])
+    assert shares[0] > 0.1
+    assert shares[1] == 0.0

@@ -622,6 +622,19 @@ class EngineConfig:
     #: one intra-DC RTT (see docs/fluid_engine.md for the FCTs at 1 and 16). The
     #: hybrid's step grows once its packet flows are done
     fluid_step_max_intra_rtt: float = num(1.0, "(0, 128]")
+    #: fluid: each law hears its ACKs in batches of at most this fraction of its flow's base
+    #: RTT, a longer step's as that many batches in a row (0: a step's, up to one intra-DC
+    #: RTT). A per-ACK rule's timing then does not coarsen with the step: GEMINI cuts at most
+    #: once per base RTT, at a batch, so at steps of half an RTT one batch a step lets it cut
+    #: every 1.5 RTTs, where packets cut about every RTT. At coarse steps it brings GEMINI's
+    #: flows nearer the packet engine's and UnoCC's further (docs/fluid_engine.md)
+    fluid_batch_rtt: float = num(0.0, "[0, 1]")
+    #: fluid: a link marks the bytes it sends in a step at the mean of its physical queue's
+    #: RED over the step, the queue moving steadily from the step's start level at its
+    #: arrivals less the line rate (emptying or filling the buffer on the way), not at the
+    #: level it ends at: a step marking threshold (GEMINI's, DCTCP's K) marks the share of the
+    #: step the queue spends above it. The phantom queue marks at its level either way
+    fluid_mark_step_mean: bool = False
     #: fluid: the step of settled flows, as a fraction of their base RTT (0: off). A flow that
     #: has run fluid_settle_rtts of its base RTTs bounds the step at this fraction of its
     #: base RTT, not at fluid_step_intra_rtt of it (never a flow whose law reads INT); the

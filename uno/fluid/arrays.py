@@ -32,9 +32,10 @@ from uno.fluid.timers import far_timer_arrays
 from uno.scenario import Scenario
 
 
-def link_rows(scenario: Scenario) -> np.ndarray:
+def link_rows(scenario: Scenario, mark_step_mean: bool = False) -> np.ndarray:
     """Each link's row (``LS_*``): its rate, buffer, RED thresholds (-1: none) and span,
-    phantom queue and which queue marks (``LS_MODE``), idle (everything passes, no departure
+    phantom queue and which queue marks (``LS_MODE``; ``mark_step_mean``: the physical queue
+    at its mean over the step, ``MODE_STEP_MEAN``), idle (everything passes, no departure
     grid)."""
     edges = scenario.routing.edges
     ls = zeros_aligned(len(edges), C.N_LS)
@@ -67,6 +68,8 @@ def link_rows(scenario: Scenario) -> np.ndarray:
             else C.MODE_PHANTOM if phantom
             else C.MODE_NONE
         )  # fmt: skip
+        if physical and mark_step_mean:
+            row[C.LS_MODE] += C.MODE_STEP_MEAN
     return ls
 
 

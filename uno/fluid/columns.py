@@ -153,11 +153,14 @@ N_EF = 8  # (8 used; a row of 8 is one cache line)
 PH_COUNTS_DROPS = 1
 PH_COUNTS_ACKS = 2
 
-#: LS_MODE: which queue's level decides the marks
+#: LS_MODE: which queue's level decides the marks (the low two bits), and whether the physical
+#: queue marks at its mean over the step (MODE_STEP_MEAN added: engine.fluid_mark_step_mean)
 MODE_NONE = 0
 MODE_PHYSICAL = 1
 MODE_PHANTOM = 2
 MODE_EITHER = 3
+MODE_KIND_BITS = 3
+MODE_STEP_MEAN = 4
 
 # ---- flows ---------------------------------------------------------------------------------
 # The columns are laid out by cache line (the engine allocates ``fs`` with 64-byte aligned

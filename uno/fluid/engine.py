@@ -357,15 +357,19 @@ class FluidSimulation:
         plans = scenario.flows if plans is None else list(plans)
         self.flows = plans
         self.port_names = port_names(scenario.routing)
-        self.ls = link_rows(scenario)
+        self.ls = link_rows(scenario, cfg.engine.fluid_mark_step_mean)
         self.faults = FaultSchedule(cfg.faults, self.port_names)
         self.faults.apply(0, self.ls)
         self._build_flows(cfg, rng)
         self.samples = idle_samples(len(plans))  # (the step loop's: uno.fluid.sampling)
-        # a law hears batches of at most the step at one intra-DC RTT, the cap's default: a
-        # longer step reaches it as several (uno.fluid.control.law_batch)
-        batch_factor = _pow2_at_most(1.0 / self.step_intra_rtt)
-        self.fs[:, C.FS_BATCH_PS] = self.dt_first_ps * batch_factor
+        # a law hears batches of at most the step at one intra-DC RTT, the cap's default, and
+        # of engine.fluid_batch_rtt of its base RTT: a longer step reaches it as several
+        # (uno.fluid.control.law_batch)
+        batch_ps = self.dt_first_ps * _pow2_at_most(1.0 / self.step_intra_rtt)
+        self.fs[:, C.FS_BATCH_PS] = batch_ps
+        if cfg.engine.fluid_batch_rtt > 0.0:
+            per_rtt = cfg.engine.fluid_batch_rtt * self.fs[:, C.FS_BASE_RTT]
+            self.fs[:, C.FS_BATCH_PS] = np.minimum(batch_ps, per_rtt)
 
     # ---- setup ----------------------------------------------------------------------------
     #: whether the engine may fold alike links (engine.fluid_fold_links; not the max-min)

@@ -63,8 +63,10 @@ from uno.fluid.columns import (
     LS_TXF_BEFORE,
     LS_UPDATE_END,
     MODE_EITHER,
+    MODE_KIND_BITS,
     MODE_PHANTOM,
     MODE_PHYSICAL,
+    MODE_STEP_MEAN,
     PH_COUNTS_ACKS,
     PH_COUNTS_DROPS,
 )
@@ -92,14 +94,55 @@ def red_probability(level: float, kmin: float, kmax: float) -> float:
 
 
 @njit(cache=True, error_model="numpy", inline="always")
-def mark_probability(ls, link, q, ph) -> float:
+def ramp_integral(level, kmin, kmax, span) -> float:
+    """The integral of the RED marking probability (:func:`red_ramp_probability`, ``span`` =
+    (kmax - kmin) / pmax; a step at kmin where it is 0) over the queue levels from 0 to
+    ``level`` (bytes x probability; kmin >= 0)."""
+    if level <= kmin:
+        return 0.0
+    if span <= 0.0:
+        return level - kmin
+    top = level if level < kmax else kmax
+    total = (top - kmin) * (top - kmin) / (2.0 * span)
+    if level > kmax:
+        total += level - kmax
+    return total
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def ramp_mean_over_step(q0, net, buf, kmin, kmax, span) -> float:
+    """The mean RED marking probability over a step in which the queue moves steadily from
+    ``q0`` by ``net`` bytes (the step's arrivals less a line rate's departures), held within
+    [0, ``buf``]: it empties or fills the buffer on the way and stays there for the rest of
+    the step."""
+    end = q0 + net
+    if -1.0 < net < 1.0:  # (a steady level)
+        return red_ramp_probability(end if end > 0.0 else 0.0, kmin, kmax, span)
+    if end < 0.0:  # empties a share q0 / -net of the way, at 0 (no marks) after
+        return ramp_integral(q0, kmin, kmax, span) / -net
+    if end > buf:  # full a share (buf - q0) / net of the way, marking at buf after
+        full = (buf - q0) / net
+        rise = ramp_integral(buf, kmin, kmax, span) - ramp_integral(q0, kmin, kmax, span)
+        return rise / net + (1.0 - full) * red_ramp_probability(buf, kmin, kmax, span)
+    return (ramp_integral(end, kmin, kmax, span) - ramp_integral(q0, kmin, kmax, span)) / net
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def mark_probability(ls, link, q, ph, q0, net) -> float:
     """The marking probability of the bytes leaving ``link`` at queue level ``q`` and phantom
     level ``ph`` (bytes): its physical RED (rising to ``switch.ecn.pmax`` at Kmax, 1 above it),
-    its phantom's, or either (``LS_MODE``)."""
+    its phantom's, or either (``LS_MODE``). With ``MODE_STEP_MEAN`` the physical RED's mean
+    over the step (:func:`ramp_mean_over_step`: from ``q0``, ``net`` bytes)."""
     mode = int(ls[link, LS_MODE])
+    over_step = mode & MODE_STEP_MEAN
+    mode &= MODE_KIND_BITS
     mark = 0.0
     if mode == MODE_PHYSICAL or mode == MODE_EITHER:
-        mark = red_ramp_probability(q, ls[link, LS_KMIN], ls[link, LS_KMAX], ls[link, LS_KSPAN])
+        kmin, kmax, span = ls[link, LS_KMIN], ls[link, LS_KMAX], ls[link, LS_KSPAN]
+        if over_step:
+            mark = ramp_mean_over_step(q0, net, ls[link, LS_BUF], kmin, kmax, span)
+        else:
+            mark = red_ramp_probability(q, kmin, kmax, span)
     if mode == MODE_PHANTOM or mode == MODE_EITHER:
         p_ph = red_probability(ph, ls[link, LS_PHKMIN], ls[link, LS_PHKMAX])
         mark = 1.0 - (1.0 - mark) * (1.0 - p_ph)
@@ -205,7 +248,7 @@ def step_link(ls, link, dt_ps, at_ps) -> bool:
     if q > ls[link, LS_MAXQ]:
         ls[link, LS_MAXQ] = q
     ph = phantom_step(ls, link, ph, arr, drop, acks, dt_ps)
-    ls[link, LS_MARK] = mark_probability(ls, link, q, ph)
+    ls[link, LS_MARK] = mark_probability(ls, link, q, ph, q_before, arr - cap)
     ls[link, LS_DELAY] = q / ls[link, LS_CAP]
     slope_before = ls[link, LS_QSLOPE]
     slope = slope_before + SLOPE_GAIN * ((q - q_before) / dt_ps - slope_before)
