@@ -61,7 +61,9 @@ def counted_run(overrides: list[str]) -> tuple[dict, int, int]:
     full_bytes = cfg.transport.mtu_bytes + cfg.transport.header_bytes
     counts: dict = collections.defaultdict(collections.Counter)
     queued: dict = collections.defaultdict(list)
-    receive, overflow = port_module.Port.receive, port_module.PortBase._overflow
+    port_class = port_module.Port
+    receive, overflow = port_class.receive, port_class._overflow
+    own_overflow = "_overflow" in vars(port_class)  # (else inherited from PortBase)
 
     def counted_receive(port, pkt):
         if port.control_lane is None:
@@ -79,13 +81,16 @@ def counted_run(overrides: list[str]) -> tuple[dict, int, int]:
         counts[port.name]["buffer"] = port.buffer_bytes
         return overflow(port, pkt, now, outcome)
 
-    port_module.Port.receive = counted_receive
-    port_module.PortBase._overflow = counted_overflow
+    port_class.receive = counted_receive
+    port_class._overflow = counted_overflow
     try:
         uno.run(cfg)
     finally:
-        port_module.Port.receive = receive
-        port_module.PortBase._overflow = overflow
+        port_class.receive = receive
+        if own_overflow:
+            port_class._overflow = overflow
+        else:
+            del port_class._overflow
     for name, acks in queued.items():
         counts[name]["acks_queued_median"] = statistics.median(acks)
     return counts, full_bytes, cfg.transport.ack_bytes
