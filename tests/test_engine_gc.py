@@ -30,6 +30,9 @@ def cyclic_garbage_of_a_run(overrides: list[str]) -> tuple[int, int]:
     gc.disable()
     try:
         gc.collect()  # whatever composing and building left behind
+        # every object alive now out of the count (earlier tests' objects that the run's
+        # process lets go of, e.g. a plot's, are not the run's garbage)
+        gc.freeze()
         sim.start()
         sim.advance(sim.max_time_ps)
         # Counted before finish(), which builds the result tables (pandas): only the engine's
@@ -39,6 +42,7 @@ def cyclic_garbage_of_a_run(overrides: list[str]) -> tuple[int, int]:
         result = sim.finish()
         assert not gc.isenabled()
     finally:
+        gc.unfreeze()
         if was_enabled:
             gc.enable()
     return garbage, result.summary["run"]["packet_hops"]
