@@ -134,9 +134,9 @@ def maxmin_advance(
     """Event loop: flows start at ``start`` (ps, visited in ``order``), each must move ``size``
     bytes; rates are recomputed at every start and completion. Writes ``finish`` (ps, transfer
     end + ``base_rtt``, the last packet's ACK's delay; -1: not finished) and ``remaining``
-    (bytes each flow has still to move; ``size`` before the first call). The run ends at the stop time, or once every flow has
-    finished, or once every flow with ``waits`` set has (engine.stop_when_done: at the last of
-    their finishes). A flow leaves at its stop time ``halt`` (ps; ``inf``: none;
+    (bytes each flow has still to move; ``size`` before the first call). The run ends at the
+    stop time, or once every flow has finished, or once every flow with ``waits`` set has
+    (engine.stop_when_done: at the last of their finishes). A flow leaves at its stop time ``halt`` (ps; ``inf``: none;
     ``workload.flows[i].stop_us``) and its rate is shared again; one whose last ACK would come
     after it (transfer end + base RTT) has not finished, as its packet sender hears nothing
     after it. Runs at most ``max_events`` rate computations, from and back to the state
