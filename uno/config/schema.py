@@ -626,8 +626,10 @@ class EngineConfig:
     #: RTT, a longer step's as that many batches in a row (0: a step's, up to one intra-DC
     #: RTT). A per-ACK rule's timing then does not coarsen with the step: GEMINI cuts at most
     #: once per base RTT, at a batch, so at steps of half an RTT one batch a step lets it cut
-    #: every 1.5 RTTs, where packets cut about every RTT. At coarse steps it brings GEMINI's
-    #: flows nearer the packet engine's and UnoCC's further (docs/fluid_engine.md)
+    #: every 1.5 RTTs, where packets cut about every RTT. A flow's first batch stays whole,
+    #: at its step (its law's periods begin at its first ACK), and so do the batches of a law
+    #: that reads INT (a batch carries one packet's records). engine=fluid_fast: 1/8
+    #: (docs/fluid_paper_traffic.md)
     fluid_batch_rtt: float = num(0.0, "[0, 1]")
     #: fluid: a link marks the bytes it sends in a step at the mean of its physical queue's
     #: RED over the step, the queue moving steadily from the step's start level at its
@@ -652,8 +654,8 @@ class EngineConfig:
     #: instead of every step; its bytes still move every step (a GEMINI flow's block keeps
     #: the least RTT sample of its steps). The intra-DC flows' block is a step, and so is every
     #: BBR and DCQCN flow's (BBR's rate maximum depends on the number of samples, and in
-    #: blocks its runs drift from the packet engine's: docs/fluid_engine.md; DCQCN's CNPs and
-    #: timers on time). 0: every flow every step
+    #: blocks its runs drift from the packet engine's: docs/fluid_paper_traffic.md; DCQCN's
+    #: CNPs and timers on time). 0: every flow every step
     fluid_blocks_per_rtt: int = num(128, ">= 0")
     #: fluid: the most slots (steps) a flow's delay line holds. A flow whose delays may run
     #: longer (a cross-DC round trip behind PFC queues) files what is due beyond them in a
@@ -684,10 +686,15 @@ class EngineConfig:
     #: rate, for no longer than that rate has kept its sign (false: as they are at the send;
     #: see docs/fluid_engine.md, "Round trips and packet sizes", for both)
     fluid_ack_read_ahead: bool = False
+    #: fluid: an UnoLB flow's batch of sends comes back subflow by subflow, each share at its
+    #: own path's RTT, as a packet sender's ACKs do (false: all at the mean RTT of its
+    #: subflows, which holds back the ACKs of those that meet no queue and lets Quick Adapt
+    #: read an idle RTT; docs/fluid_paper_traffic.md)
+    fluid_subflow_rtts: bool = True
     #: fluid: a law hears the bytes in flight before each feedback batch as a packet sender
     #: holds them at an ACK, whole packets (the fluid count rounded up; only BBR reads them:
     #: its gain phases end on them). false: the fluid count as it is (see
-    #: docs/fluid_engine.md for both on the paper's and the artifact's traffic)
+    #: docs/fluid_paper_traffic.md for both on the paper's and the artifact's traffic)
     fluid_whole_packets: bool = False
     #: fluid and max-min: a flow finishes when a packet sender hears its last packet's ACK,
     #: which is timed from the start of the packet's serialisation at the NIC and crosses

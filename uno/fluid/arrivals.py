@@ -178,7 +178,10 @@ def ack_batch(f, now, dt_ps, slot, wide, fs, cs, cp, ring, rng, hops, rtt_counts
             if int_hops > 0:  # (from FS_DCI_HOP0: a DCI switch erased those before)
                 n_int = packet_records(f, hops, -1, int(fs[f, FS_DCI_HOP0]))
             pieces = 1
-            if fs[f, FS_BATCH_PS] > 0.0 and dt_ps > fs[f, FS_BATCH_PS]:
+            # (a flow's first ACKs begin within their step: spread back over all of it, they
+            # would start its law's periods, which begin at the first ACK, up to a step early)
+            first = fs[f, FS_ACKED] <= acked
+            if fs[f, FS_BATCH_PS] > 0.0 and dt_ps > fs[f, FS_BATCH_PS] and not first:
                 pieces = int(round(dt_ps / fs[f, FS_BATCH_PS]))
             law_batch(cs, cp, fs, ring, slot, f, kind, now, acked, marked, rtt, p_queued, rng,
                       hops.int_pkt, n_int, dt_ps, pieces)  # fmt: skip

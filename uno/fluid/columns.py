@@ -449,11 +449,14 @@ GRID = layout("GridSettings", ("salt", "on"))
 #: congestion point, uno.fluid.qcn), the delay-line column of the rate the receivers' ACKs
 #: carry, times the bytes delivered (MLCC's R-bar_DQM, uno.fluid.dci; -1: none), the chance
 #: of a full buffer's data drops an ACK meets in its queue (0: ACKs never dropped there),
-#: 1: the ACKs' reverse queueing is read ahead (``engine.fluid_ack_read_ahead``)
+#: 1: the ACKs' reverse queueing is read ahead (``engine.fluid_ack_read_ahead``), 1: an UnoLB
+#: flow's batch comes back subflow by subflow, each at its own RTT
+#: (``engine.fluid_subflow_rtts``)
 ACKS = layout(
     "AckSettings",
-    ("share", "packet_bytes", "as_bytes", "spread", "faults", "qcn", "dqm", "squeeze", "ahead"),
-)
+    ("share", "packet_bytes", "as_bytes", "spread", "faults", "qcn", "dqm", "squeeze", "ahead",
+     "by_subflow"),
+)  # fmt: skip
 #: the figures of a dropping link's inputs (``g_val[link, figure, input]``): bytes arriving
 #: through the input this step, the share of the link's packet times it fills (at most 1), 1:
 #: its packets come on a grid at the link's rate, their phase on the link's grid, its loss

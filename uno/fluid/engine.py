@@ -363,13 +363,14 @@ class FluidSimulation:
         self._build_flows(cfg, rng)
         self.samples = idle_samples(len(plans))  # (the step loop's: uno.fluid.sampling)
         # a law hears batches of at most the step at one intra-DC RTT, the cap's default, and
-        # of engine.fluid_batch_rtt of its base RTT: a longer step reaches it as several
-        # (uno.fluid.control.law_batch)
+        # of engine.fluid_batch_rtt of its base RTT (uno.fluid.control.law_batch), but one that
+        # reads INT: a batch carries one packet's records, which each piece would hear again
         batch_ps = self.dt_first_ps * _pow2_at_most(1.0 / self.step_intra_rtt)
         self.fs[:, C.FS_BATCH_PS] = batch_ps
         if cfg.engine.fluid_batch_rtt > 0.0:
-            per_rtt = cfg.engine.fluid_batch_rtt * self.fs[:, C.FS_BASE_RTT]
-            self.fs[:, C.FS_BATCH_PS] = np.minimum(batch_ps, per_rtt)
+            split = self._may_settle  # (the flows whose law reads no INT)
+            per_rtt = cfg.engine.fluid_batch_rtt * self.fs[split, C.FS_BASE_RTT]
+            self.fs[split, C.FS_BATCH_PS] = np.minimum(batch_ps, per_rtt)
 
     # ---- setup ----------------------------------------------------------------------------
     #: whether the engine may fold alike links (engine.fluid_fold_links; not the max-min)
@@ -524,6 +525,7 @@ class FluidSimulation:
         acks[C.ACKS.as_bytes] = 1.0 if cfg.engine.fluid_ack_bytes else 0.0
         acks[C.ACKS.spread] = 1.0 if cfg.engine.fluid_ack_spread else 0.0
         acks[C.ACKS.ahead] = 1.0 if cfg.engine.fluid_ack_read_ahead else 0.0
+        acks[C.ACKS.by_subflow] = 1.0 if cfg.engine.fluid_subflow_rtts else 0.0
         acks[C.ACKS.faults] = 1.0 if self.faults.any else 0.0
         # (ACKs in the switches' control lane meet no full data queue)
         squeezed = cfg.engine.fluid_ack_bytes and cfg.engine.fluid_ack_losses

@@ -55,6 +55,7 @@ from uno.fluid.columns import (
     FS_START,
     FS_STATE,
     FS_UNSENT,
+    FS_WIRE_HOP,
     FS_WIRE_PS,
     FX_SEND,
     P_BASE_RTT,
@@ -78,7 +79,9 @@ from uno.fluid.faults import lose_batch_acks, note_fault_share
 from uno.fluid.int_records import INTS, stamp_delivered, stamp_sent
 from uno.fluid.jitter import (
     ack_path_exceedance,
+    entries_exceedance,
     last_packet_wait_ps,
+    subflows_exceedance,
     wire_side_exceedance,
 )
 from uno.fluid.losses import beyond_wire, book_losses, cut_acks, lose_acks
@@ -89,6 +92,7 @@ from uno.fluid.signals import (
     pfq_delay_ps,
     reverse_delay,
     subflow_reverse_delay,
+    subflow_rtt_offsets,
     subflow_signals,
 )
 
@@ -313,6 +317,27 @@ def queued_chance(f, rtt, q_beyond, fs, cp, ls, routes, lb) -> float:
 
 
 @njit(cache=True, error_model="numpy", inline="always")
+def subflow_queued_chance(f, s, rtt, q_beyond, fs, cp, ls, routes, lb) -> float:
+    """:func:`queued_chance` of UnoLB flow ``f``'s subflow ``s`` alone, whose bytes' RTT is
+    ``rtt``: at its own links before the wire link and on its ACKs' way back."""
+    slack = fs[f, FS_QTHR] - (rtt - q_beyond - cp[f, P_BASE_RTT])
+    if slack <= 0.0:
+        return 1.0
+    mss = cp[f, P_MSS]
+    hop = int(fs[f, FS_WIRE_HOP])
+    out_hops = hop + 1 if hop >= 0 else lb.hops[f]
+    nic = int(fs[f, FS_NIC_LINK])
+    p_out = subflows_exceedance(lb.links, f, s, s + 1, 0, out_hops, slack, nic, ls, mss)
+    back = lb.ack_hops[f]
+    if back > 0:
+        p_back = subflows_exceedance(lb.ack_links, f, s, s + 1, 0, back, slack, -1, ls, mss)
+    else:
+        p_back = entries_exceedance(routes.rv_ptr[f], routes.rv_ptr[f + 1], slack, -1,
+                                    routes.rv_link, routes.rv_w, ls, mss)  # fmt: skip
+    return 1.0 - (1.0 - p_out) * (1.0 - p_back)
+
+
+@njit(cache=True, error_model="numpy", inline="always")
 def file_samples(f, slot, ack, p_queued, rtt, q_beyond, sent_at, arrive, fs, ring):
     """What the law of flow ``f`` reads of its ``ack`` bytes in slot ``slot`` besides the bytes:
     their share that met queueing the mean RTT does not show (``p_queued``,
@@ -414,6 +439,45 @@ def delivered_acks(f, k, dt_ps, lag, deliv, q_beyond, fs, block, lines) -> None:
     file_samples(f, slot, deliv, 0.0, rtt, q_beyond, arrive - rtt, arrive, fs, lines.ring)
 
 
+@njit(cache=True, error_model="numpy", inline="always")
+def file_batch(f, k, ack, rtt, q_beyond, p_queued, times, drops, fs, block, lines):
+    """Flow ``f``'s ``ack`` bytes of a batch sent at ``times`` (now, the step, when its latest
+    send began, the mean send, the latest send's end, whether its ACKs count in the steps they
+    arrive in: :func:`ack_steps`), acknowledged with an RTT of ``rtt``, into its delay line,
+    with what its law reads of them (:func:`file_samples`); the flow's ``drops`` of this step
+    (bytes lost, of them in failed blocks, whether beyond its wire link) come off its latest
+    ACKs due (:func:`uno.fluid.losses.lose_acks`). Returns the slot of its first ACKs and the
+    RTT filed (a delay beyond what the line holds is heard at the longest)."""
+    now, dt_ps, sent_at, middle, sent_end, spread = times
+    lost, failed, beyond = drops
+    ring = lines.ring
+    lag, late = ack_steps(now, dt_ps, sent_at, sent_end, middle, rtt, spread)
+    longest = longest_lag(lines.pool, f)
+    if (lag + 1 if late > 0.0 else lag) > longest:
+        # a delay beyond what its line holds (a queue behind PFC pauses, whose drain the
+        # paused share foresees at its slowest) is heard at the longest, in the middle of
+        # its step: its RTT and arrival are that, not later than the run hears them
+        rtt = now + (longest + 0.5) * dt_ps - middle
+        lag, late = longest, 0.0
+    arrive = sent_end + rtt
+    early = ack * (1.0 - late)
+    # (the line grows for the later ACKs first: a growth moves the slot found before it)
+    fit_lag(f, k, lag + 1 if late > 0.0 else lag, ring, lines.pool)
+    slot = file_acks(f, k, lag, early, rtt, q_beyond, fs, block, lines)
+    later = slot
+    if late > 0.0:  # (the batch's ACKs that arrive in the step after)
+        later = file_acks(f, k, lag + 1, ack - early, rtt, q_beyond, fs, block, lines)
+    if lost > 0.0:
+        lose_acks(f, k, lost, lost - failed, beyond, dt_ps, fs, ring, lines.pool)
+    if late > 0.0:
+        boundary = now + (lag + 1) * dt_ps
+        file_samples(f, slot, early, p_queued, rtt, q_beyond, sent_at, boundary, fs, ring)
+        file_samples(f, later, ack - early, p_queued, rtt, q_beyond, sent_at, arrive, fs, ring)
+    else:
+        file_samples(f, slot, ack, p_queued, rtt, q_beyond, sent_at, arrive, fs, ring)
+    return slot, rtt
+
+
 @njit(cache=True, error_model="numpy", _nrt=False)
 def file_sends(k, now, dt_ps, n_senders, flows, ls, routes, lines, lb, hops, scratch) -> None:
     """What happens to the bytes of this step's senders (``scratch.senders[:n_senders]``),
@@ -431,6 +495,7 @@ def file_sends(k, now, dt_ps, n_senders, flows, ls, routes, lines, lb, hops, scr
     int_laws = hops.int_set[INTS.hops] > 0  # (a batch carries one INT record: filed whole)
     may_spread = hops.acks[ACKS.spread] != 0.0 and not int_laws
     acks_lost = hops.acks[ACKS.faults] != 0.0 or hops.acks[ACKS.squeeze] > 0.0
+    by_subflow = hops.acks[ACKS.by_subflow] != 0.0 and not int_laws
     for i in range(n_senders):
         f = scratch.senders[i]
         n_sub = lb.n[f]
@@ -461,34 +526,33 @@ def file_sends(k, now, dt_ps, n_senders, flows, ls, routes, lines, lb, hops, scr
             continue
         spread = may_spread and block[BL.steps, f] == 1 and fs[f, FS_BLOCK_BYTES] <= 0.0
         ack, sent_at, middle, sent_end = batch_times(f, now, fx[f, FX_SEND], fs)
-        lag, late = ack_steps(now, dt_ps, sent_at, sent_end, middle, rtt, spread)
-        longest = longest_lag(lines.pool, f)
-        if (lag + 1 if late > 0.0 else lag) > longest:
-            # a delay beyond what its line holds (a queue behind PFC pauses, whose drain the
-            # paused share foresees at its slowest) is heard at the longest, in the middle of
-            # its step: its RTT and arrival are that, not later than the run hears them
-            rtt = now + (longest + 0.5) * dt_ps - middle
-            lag, late = longest, 0.0
-        arrive = sent_end + rtt
-        p_queued = 0.0
-        if fs[f, FS_DRAWS] > 0.0 and ack > 0.0:
-            p_queued = queued_chance(f, rtt, q_beyond, fs, cp, ls, routes, lb)
-        early = ack * (1.0 - late)
-        # (the line grows for the later ACKs first: a growth moves the slot found before it)
-        fit_lag(f, k, lag + 1 if late > 0.0 else lag, ring, lines.pool)
-        slot = file_acks(f, k, lag, early, rtt, q_beyond, fs, block, lines)
-        later = slot
-        if late > 0.0:  # (the batch's ACKs that arrive in the step after)
-            later = file_acks(f, k, lag + 1, ack - early, rtt, q_beyond, fs, block, lines)
-        if lost > 0.0:
-            lose_acks(f, k, lost, lost - failed, beyond, dt_ps, fs, ring, lines.pool)
-        if late > 0.0:
-            boundary = now + (lag + 1) * dt_ps
-            file_samples(f, slot, early, p_queued, rtt, q_beyond, sent_at, boundary, fs, ring)
-            file_samples(f, later, ack - early, p_queued, rtt, q_beyond, sent_at, arrive, fs,
-                         ring)  # fmt: skip
+        times = (now, dt_ps, sent_at, middle, sent_end, spread)
+        drops = (lost, failed, beyond)
+        if by_subflow and n_sub > 0 and fs[f, FS_NS_HOPS] <= 0.0:
+            # each subflow's share at its own RTT: ACKs of the subflows that meet no queue are
+            # not held back by the mean of those that do (the losses come off the latest)
+            offsets = scratch.sub_rtt
+            subflow_rtt_offsets(f, hops.acks[ACKS.ahead] * 0.5 * fs[f, FS_BASE_RTT], ls, lb,
+                                offsets)  # fmt: skip
+            slot, least = -1, 0.0
+            for s in range(n_sub):
+                rtt_s = rtt + offsets[s]
+                p_queued = 0.0
+                if fs[f, FS_DRAWS] > 0.0 and ack > 0.0:
+                    p_queued = subflow_queued_chance(f, s, rtt_s, q_beyond, fs, cp, ls, routes,
+                                                     lb)  # fmt: skip
+                last = s == n_sub - 1
+                first, _ = file_batch(f, k, ack / n_sub, rtt_s, q_beyond, p_queued, times,
+                                      drops if last else (0.0, 0.0, False), fs, block,
+                                      lines)  # fmt: skip
+                if slot < 0 or offsets[s] < least:
+                    slot, least = first, offsets[s]  # (a block's least RTT: the earliest ACKs)
         else:
-            file_samples(f, slot, ack, p_queued, rtt, q_beyond, sent_at, arrive, fs, ring)
+            p_queued = 0.0
+            if fs[f, FS_DRAWS] > 0.0 and ack > 0.0:
+                p_queued = queued_chance(f, rtt, q_beyond, fs, cp, ls, routes, lb)
+            slot, rtt = file_batch(f, k, ack, rtt, q_beyond, p_queued, times, drops, fs, block,
+                                   lines)  # fmt: skip
         file_block_rtt(f, slot, fs, ring)
         if fs[f, FS_NS_HOPS] > 0.0:  # (the sender-side DCI switch's notice: uno.fluid.dci)
             stamp_near_source(f, k, now, dt_ps, fs, ls, routes.rt_ptr, routes.rt_link,

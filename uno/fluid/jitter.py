@@ -151,23 +151,25 @@ def subflow_part_exceedance(f, h_lo, h_hi, slack_ps, nic, ls, subs, pkt_bytes) -
     if slack_ps <= 0.0:
         return 1.0
     sub_n, _hops, sub_links = subs
-    return subflows_exceedance(sub_links, f, sub_n[f], h_lo, h_hi, slack_ps, nic, ls, pkt_bytes)
+    return subflows_exceedance(sub_links, f, 0, sub_n[f], h_lo, h_hi, slack_ps, nic, ls,
+                               pkt_bytes)  # fmt: skip
 
 
 @njit(cache=True, error_model="numpy", inline="always")
-def subflows_exceedance(links, f, n, h_lo, h_hi, slack_ps, nic, ls, pkt_bytes) -> float:
-    """The mean over flow ``f``'s ``n`` subflows of the chance that a packet meets more than
-    ``slack_ps`` (ps) of packet-level queueing at one of the links ``links[f, s, h_lo:h_hi]``
-    (:func:`link_jitter_exceedance`; independent links), the link ``nic`` left out."""
+def subflows_exceedance(links, f, s_lo, s_hi, h_lo, h_hi, slack_ps, nic, ls, pkt_bytes) -> float:
+    """The mean over flow ``f``'s subflows ``s_lo`` to ``s_hi - 1`` of the chance that a packet
+    meets more than ``slack_ps`` (ps) of packet-level queueing at one of the links
+    ``links[f, s, h_lo:h_hi]`` (:func:`link_jitter_exceedance`; independent links), the link
+    ``nic`` left out."""
     total = 0.0
-    for s in range(n):
+    for s in range(s_lo, s_hi):
         stay = 1.0
         for h in range(h_lo, h_hi):
             link = links[f, s, h]
             if link != nic:
                 stay *= 1.0 - link_jitter_exceedance(ls, link, slack_ps, pkt_bytes)
         total += 1.0 - stay
-    return total / n
+    return total / (s_hi - s_lo)
 
 
 @njit(cache=True, error_model="numpy", inline="always")
@@ -218,7 +220,7 @@ def ack_path_exceedance(f, slack_ps, rv_ptr, rv_link, rv_w, ls, lb, pkt_bytes) -
     n = lb.n[f]
     n_hops = lb.ack_hops[f]
     if n > 0 and n_hops > 0:
-        return subflows_exceedance(lb.ack_links, f, n, 0, n_hops, slack_ps, -1, ls, pkt_bytes)
+        return subflows_exceedance(lb.ack_links, f, 0, n, 0, n_hops, slack_ps, -1, ls, pkt_bytes)
     return entries_exceedance(rv_ptr[f], rv_ptr[f + 1], slack_ps, -1, rv_link, rv_w, ls, pkt_bytes)
 
 

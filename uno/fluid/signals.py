@@ -118,6 +118,28 @@ def subflow_reverse_delay(f, ahead_ps, ls, lb) -> float:
 
 
 @njit(cache=True, error_model="numpy")
+def subflow_rtt_offsets(f, ahead_ps, ls, lb, out) -> None:
+    """Each of UnoLB flow ``f``'s subflows' queueing (ps) on its way out and, where its ACKs
+    take their own way back (``lb.ack_hops``), on that way ``ahead_ps`` from now
+    (:func:`subflow_reverse_delay`), less the mean over the subflows (the mean
+    :func:`subflow_signals` and :func:`subflow_reverse_delay` give), into ``out[s]``: how much
+    later than the flow's mean RTT subflow ``s``'s ACKs come back."""
+    n = lb.n[f]
+    mean = 0.0
+    for s in range(n):
+        delay = 0.0
+        for h in range(lb.hops[f]):
+            delay += ls[lb.links[f, s, h], LS_DELAY]
+        for h in range(lb.ack_hops[f]):
+            delay += delay_ahead(lb.ack_links[f, s, h], ahead_ps, ls)
+        out[s] = delay
+        mean += delay
+    mean /= n
+    for s in range(n):
+        out[s] -= mean
+
+
+@njit(cache=True, error_model="numpy")
 def subflow_part_delay(f, h_lo, h_hi, ls, subs) -> float:
     """Queueing delay in ps of UnoLB flow ``f``'s subflows' hops ``h_lo`` to ``h_hi - 1``, the
     mean over its subflows (:func:`subflow_signals`)."""

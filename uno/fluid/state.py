@@ -105,9 +105,9 @@ Hops = namedtuple(
 #: their count, flows that delivered bytes and their count (one-element arrays); the tally of
 #: where the steps' time goes (:data:`uno.fluid.cycles.TALLY`) and, with ``engine.record_rtts``,
 #: the run's RTT bins (:mod:`uno.metrics.rtts`; packets, fractional; empty: not recorded): both
-#: outlive the steps
+#: outlive the steps; each subflow's RTT less its flow's mean (ps)
 StepScratch = namedtuple(
     "StepScratch",
     ["sub_loss", "block_dist", "ent_before", "nics", "senders", "droppers", "n_drop", "markers",
-     "n_mark", "tally", "rtt_counts"],
+     "n_mark", "tally", "rtt_counts", "sub_rtt"],
 )  # fmt: skip
