@@ -132,18 +132,18 @@ def maxmin_advance(
     live,
 ):
     """Event loop: flows start at ``start`` (ps, visited in ``order``), each must move ``size``
-    bytes; rates are recomputed at every start and completion. Writes ``finish`` (ps, transfer
-    end + ``base_rtt``, the last packet's ACK's delay; -1: not finished) and ``remaining``
-    (bytes each flow has still to move; ``size`` before the first call). The run ends at the
-    stop time, or once every flow has finished, or once every flow with ``waits`` set has
-    (engine.stop_when_done: at the last of their finishes). A flow leaves at its stop time ``halt`` (ps; ``inf``: none;
-    ``workload.flows[i].stop_us``) and its rate is shared again; one whose last ACK would come
-    after it (transfer end + base RTT) has not finished, as its packet sender hears nothing
-    after it. Runs at most ``max_events`` rate computations, from and back to the state
-    ``ist``/``fst`` (``I_*``, ``F_*``; ``active`` the running flows, ``rates`` theirs, the rest
-    scratch), so that the run is the same whatever the calls, and returns after an event at
-    which a flow marked in ``leads`` finished (flows wait for its tag's: the caller sets their
-    ``start`` and sorts the unstarted tail of ``order`` again); returns whether it is over."""
+    bytes; rates are recomputed at every start and completion. Writes ``finish`` (ps, transfer end +
+    ``base_rtt``, the last packet's ACK's delay; -1: not finished) and ``remaining`` (bytes each
+    flow has still to move; ``size`` before the first call). The run ends at the stop time, or once
+    every flow has finished, or once every flow with ``waits`` set has (engine.stop_when_done: at
+    the last of their finishes). A flow leaves at its stop time ``halt`` (ps; ``inf``: none;
+    ``workload.flows[i].stop_us``) and its rate is shared again; one whose last ACK would come after
+    it (transfer end + base RTT) has not finished, as its packet sender hears nothing after it. Runs
+    at most ``max_events`` rate computations, from and back to the state ``ist``/``fst`` (``I_*``,
+    ``F_*``; ``active`` the running flows, ``rates`` theirs, the rest scratch), so that the run is
+    the same whatever the calls, and returns after an event at which a flow marked in ``leads``
+    finished (flows wait for its tag's: the caller sets their ``start`` and sorts the unstarted tail
+    of ``order`` again); returns whether it is over."""
     n = start.shape[0]
     nxt = ist[I_NEXT]
     n_active = ist[I_ACTIVE]
@@ -221,7 +221,8 @@ class MaxMinSimulation(FluidSimulation):
     engine_name = "maxmin"
 
     def kernels(self) -> tuple:
-        """The compiled kernels the run calls first (:func:`uno.core.jit_cache.announce_compile`)."""
+        """The compiled kernels the run calls first
+        (:func:`uno.core.jit_cache.announce_compile`)."""
         return (maxmin_advance,)
 
     runs_cc = False
