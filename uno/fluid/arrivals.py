@@ -20,7 +20,7 @@ from uno.fluid.balance import (
     reps_acks,
     reps_timeout,
 )
-from uno.fluid.cache_hints import prefetch_row
+from uno.fluid.cache_hints import prefetch, prefetch_row
 from uno.fluid.columns import (
     ACKS,
     CC_LAW,
@@ -280,7 +280,6 @@ def flow_feedback(f, k, now, dt_ps, base, flows, ls, lines, lb, hops, scratch) -
         reps_acks(f, now, flows.cp[f, P_BASE_RTT], ls, lb, hops, base)
     for c in range(ring.shape[1]):
         ring[slot, c] = 0.0
-    prefetch_row(ring, pool.ptr[f] + (k + 1) % pool.length[f], ring.shape[1])
     loss_reports(f, k, now, due, nack, late_nack, base, flows, lb, hops, scratch.ent_before)
     if fs[f, FS_DELIVERED] < fs[f, FS_SIZE] * (1.0 - 1e-9) - RESIDUE_BYTES:
         return False
@@ -301,18 +300,32 @@ def flow_feedback(f, k, now, dt_ps, base, flows, ls, lines, lb, hops, scratch) -
     return True
 
 
+#: how many running flows ahead :func:`take_feedback` asks for a due flow's delay-line slot and
+#: state row
+FEEDBACK_AHEAD = 8
+
+
 @njit(cache=True, error_model="numpy", _nrt=False)
 def take_feedback(k, now, dt_ps, n_active, rt_ptr, flows, ls, lines, lb, hops, scratch) -> int:
     """Step ``k``'s feedback (at ``now``, its start; steps of ``dt_ps``): of the running flows
     ``active[:n_active]``, those whose calendar bit says something is due (:func:`flow_feedback`;
     the others' delay-line slots are empty and they are passed over); the finished ones leave
-    the list. Returns (and counts) the running flows."""
+    the list. A due flow's slot and state row are asked for ``FEEDBACK_AHEAD`` flows before its
+    turn (:mod:`uno.fluid.cache_hints`: an inter-DC flow's slot was last touched a wire
+    propagation ago). Returns (and counts) the running flows."""
     active = flows.active
     calendar = lines.calendar
     base = rt_ptr[rt_ptr.shape[0] - 1]  # (UnoLB subflow hop entries from here)
     kept = 0
     row = k % calendar.shape[0]
+    ring, pool, fs = lines.ring, lines.pool, flows.fs
     for i in range(n_active):
+        if i + FEEDBACK_AHEAD < n_active:  # (active[kept] is written only for kept <= i)
+            g = active[i + FEEDBACK_AHEAD]
+            if (calendar[row, g >> 6] >> np.uint64(g & 63)) & np.uint64(1) != 0:
+                prefetch_row(ring, pool.ptr[g] + k % pool.length[g], ring.shape[1])
+                prefetch(fs, g, 0)
+                prefetch(fs, g, FS_PFQ_RATE * 8)
         f = active[i]
         if (calendar[row, f >> 6] >> np.uint64(f & 63)) & np.uint64(1) == 0:
             active[kept] = f  # nothing due: its delay line's slot is empty

@@ -77,6 +77,9 @@ from uno.fluid.phases import POOL, group_inputs, note_input, set_grid, subflow_h
 from uno.fluid.qcn import note_accepted
 from uno.fluid.rings import fit_lag, line_row, mark_ring_due
 
+#: how many route entries ahead :func:`depart_level` asks for a wire hop's delay-line slot
+DEPART_AHEAD = 16
+
 #: ``l_nxt`` of a link in no level's list (:func:`forward`)
 NOT_IN_LEVEL = -2
 
@@ -91,7 +94,6 @@ def to_wire(f, k, col, out, out_m, inv_dt, dt_ps, fs, ring, pool, calendar) -> N
     its delay line's columns ``col`` and ``col + 1`` at the step they reach the next hop,
     ``FS_WIRE_PS`` later, with the ACK frontier the flow has now (``R_WIRE_ACK``)."""
     lag = fit_lag(f, k, int(fs[f, FS_WIRE_PS] * inv_dt + 0.5), ring, pool)
-    ring_ptr, ring_len = pool.ptr, pool.length
     slot = line_row(pool, f, k, lag)
     ring[slot, col] += out
     ring[slot, col + 1] += out_m
@@ -99,7 +101,18 @@ def to_wire(f, k, col, out, out_m, inv_dt, dt_ps, fs, ring, pool, calendar) -> N
     if due_ps > ring[slot, R_WIRE_ACK]:
         ring[slot, R_WIRE_ACK] = due_ps
     mark_ring_due(calendar, fs, k + lag, f)
-    prefetch_row(ring, ring_ptr[f] + (k + 1 + lag) % ring_len[f], ring.shape[1])
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def prefetch_wire_slot(f, k, inv_dt, fs, ring, pool) -> None:
+    """Ask for the delay-line slot :func:`to_wire` writes flow ``f``'s bytes into at step
+    ``k`` (a hint only, where its line holds the delay: :func:`uno.fluid.cache_hints.prefetch`).
+    The slot was last touched a wire propagation ago, so without the hint its write waits for
+    memory."""
+    lag = int(fs[f, FS_WIRE_PS] * inv_dt + 0.5)
+    n = pool.length[f]
+    if 1 <= lag < n:
+        prefetch_row(ring, pool.ptr[f] + (k + lag) % n, ring.shape[1])
 
 
 @njit(cache=True, error_model="numpy", inline="always")
@@ -433,8 +446,22 @@ def depart_level(lv, k, dt_ps, rt_ptr, flows, ls, lb, hops, lines, scratch) -> N
     faults = hops.acks[ACKS.faults] != 0.0
     qcn = hops.acks[ACKS.qcn] >= 0.0  # (some link is a QCN congestion point)
     j = hops.e_head[lv]
+    ring, pool = lines.ring, lines.pool
+    ahead = j  # (DEPART_AHEAD entries on: a wire hop's slot is asked for before its turn)
+    for _ in range(DEPART_AHEAD):
+        if ahead >= 0:
+            ahead = ei[ahead, EI_NXT]
     n_entries = 0
     while j >= 0:
+        if ahead >= 0:
+            g = ei[ahead, EI_FLOW]
+            if ahead < base:
+                wire = ei[ahead, EI_LAG] < 0
+            else:  # (a subflow's hop: pass_on's test; its subflows share the slot)
+                wire = (ahead - base) % sub_links.shape[2] == fs[g, FS_WIRE_HOP]
+            if wire:
+                prefetch_wire_slot(g, k, inv_dt, fs, ring, pool)
+            ahead = ei[ahead, EI_NXT]
         n_entries += 1
         a, a_m = entry_arrival(j, ei, ef)
         held = ef[j, EF_Q] + a
