@@ -79,7 +79,9 @@ def loaded_functions(folder: Path) -> dict[int, tuple[int, str]]:
     with other sizes in other kernels' files; the engine resolves a name to one loaded copy.
     So an object file names only the functions that lie where its own layout puts them: at one
     offset from their places in their section, the offset most of its resolved functions
-    share."""
+    share; and where two files place a function at the same address, the one with more of its
+    functions there wins (a file of which one copied function resolves agrees with any
+    address)."""
     from numba.core.registry import cpu_target
 
     # (Numba's JIT engine resolves a loaded symbol's address; a private attribute, read only)
@@ -94,11 +96,11 @@ def loaded_functions(folder: Path) -> dict[int, tuple[int, str]]:
                     placed.append((address - offset, section, address, size, name))
             if not placed:
                 continue
-            base, section = Counter((p[0], p[1]) for p in placed).most_common(1)[0][0]
+            (base, section), support = Counter((p[0], p[1]) for p in placed).most_common(1)[0]
             for delta, sec, address, size, name in placed:
-                if delta == base and sec == section:
-                    found[address] = (size, name)
-    return found
+                if delta == base and sec == section and support > found.get(address, (0,))[0]:
+                    found[address] = (support, size, name)
+    return {address: (size, name) for address, (_, size, name) in found.items()}
 
 
 def main() -> None:
