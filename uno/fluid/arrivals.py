@@ -94,7 +94,7 @@ from uno.fluid.forward import RESIDUE_BYTES
 from uno.fluid.int_records import INTS, packet_records, take_records
 from uno.fluid.losses import fast_retransmit_evidence, resend, timer_declares
 from uno.fluid.qcn import hear_notices
-from uno.fluid.rings import pour_tail, ring_give
+from uno.fluid.rings import line_row, pour_tail, ring_give
 from uno.metrics.rtts import rtt_bin
 
 
@@ -323,7 +323,7 @@ def take_feedback(k, now, dt_ps, n_active, rt_ptr, flows, ls, lines, lb, hops, s
         if i + FEEDBACK_AHEAD < n_active:  # (active[kept] is written only for kept <= i)
             g = active[i + FEEDBACK_AHEAD]
             if (calendar[row, g >> 6] >> np.uint64(g & 63)) & np.uint64(1) != 0:
-                prefetch_row(ring, pool.ptr[g] + k % pool.length[g], ring.shape[1])
+                prefetch_row(ring, line_row(pool, g, k, 0), ring.shape[1])
                 prefetch(fs, g, 0)
                 prefetch(fs, g, FS_PFQ_RATE * 8)
         f = active[i]

@@ -89,11 +89,17 @@ RESIDUE_BYTES = 1.0
 
 
 @njit(cache=True, error_model="numpy", inline="always")
+def wire_lag_steps(f, inv_dt, fs) -> int:
+    """Flow ``f``'s wire propagation (``FS_WIRE_PS``) in steps of ``1 / inv_dt`` ps, rounded."""
+    return int(fs[f, FS_WIRE_PS] * inv_dt + 0.5)
+
+
+@njit(cache=True, error_model="numpy", inline="always")
 def to_wire(f, k, col, out, out_m, inv_dt, dt_ps, fs, ring, pool, calendar) -> None:
     """Bytes ``out`` (``out_m`` of them marked) leave flow ``f``'s wire link at step ``k``: into
     its delay line's columns ``col`` and ``col + 1`` at the step they reach the next hop,
     ``FS_WIRE_PS`` later, with the ACK frontier the flow has now (``R_WIRE_ACK``)."""
-    lag = fit_lag(f, k, int(fs[f, FS_WIRE_PS] * inv_dt + 0.5), ring, pool)
+    lag = fit_lag(f, k, wire_lag_steps(f, inv_dt, fs), ring, pool)
     slot = line_row(pool, f, k, lag)
     ring[slot, col] += out
     ring[slot, col + 1] += out_m
@@ -109,10 +115,9 @@ def prefetch_wire_slot(f, k, inv_dt, fs, ring, pool) -> None:
     ``k`` (a hint only, where its line holds the delay: :func:`uno.fluid.cache_hints.prefetch`).
     The slot was last touched a wire propagation ago, so without the hint its write waits for
     memory."""
-    lag = int(fs[f, FS_WIRE_PS] * inv_dt + 0.5)
-    n = pool.length[f]
-    if 1 <= lag < n:
-        prefetch_row(ring, pool.ptr[f] + (k + lag) % n, ring.shape[1])
+    lag = wire_lag_steps(f, inv_dt, fs)
+    if 1 <= lag < pool.length[f]:  # (as fit_lag leaves it, without growing the line)
+        prefetch_row(ring, line_row(pool, f, k, lag), ring.shape[1])
 
 
 @njit(cache=True, error_model="numpy", inline="always")
