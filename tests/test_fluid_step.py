@@ -191,3 +191,44 @@ def test_a_run_with_int_laws_or_pfc_keeps_the_finer_step(overrides, step_intra_r
     fluid = getattr(sim, "fluid", sim)  # (a hybrid run's fluid part)
     intra_rtt_ps = fluid.scenario.intra_ref.base_rtt_ps
     assert fluid.dt_ps == pytest.approx(step_intra_rtt * intra_rtt_ps)
+
+
+def _batches(overrides):
+    """The fluid engine's flows on the default incast (4 intra- and 4 inter-DC flows): their
+    classes, base RTTs, longest batches (``FS_BATCH_PS``), and the first step (ps)."""
+    cfg = uno.api.to_run_config(uno.compose([*overrides, "engine.progress=false"]))
+    sim = build_simulation(cfg)
+    inter = np.array([p.inter for p in sim.flows])
+    return inter, sim.fs[:, K.FS_BASE_RTT], sim.fs[:, K.FS_BATCH_PS], sim.dt_first_ps
+
+
+@pytest.mark.parametrize("scheme", ["gemini", "mprdma_bbr"])
+def test_a_law_of_its_own_rtts_periods_hears_a_long_step_in_batches_of_its_rtt(scheme):
+    """GEMINI's, MP-RDMA's and BBR's rules run per their own base RTT (``Law.period_ps``
+    None): with the step growing to 16 intra-DC RTTs, an inter-DC flow hears a step's ACKs in
+    batches of the longest step within its base RTT (steps are the first times a power of
+    two), not of one intra-DC RTT; with ``engine.fluid_batch_rtt`` at most that share of it."""
+    quiet = [f"scheme={scheme}", "engine=fluid_fast", "engine.sample_interval_us=0"]
+    inter, rtt, batch, dt = _batches([*quiet, "engine.fluid_batch_rtt=0"])
+    assert inter.any() and (~inter).any()
+    ratio = batch / dt
+    np.testing.assert_array_equal(ratio, np.exp2(np.floor(np.log2(ratio))))  # powers of two
+    assert (batch <= rtt).all() and (2 * batch > rtt).all()
+    assert (batch[inter] >= 64 * batch[~inter].max()).all()
+    _, _, eighth, _ = _batches([*quiet, "engine.fluid_batch_rtt=0.125"])
+    np.testing.assert_allclose(eighth, np.minimum(batch, 0.125 * rtt))
+
+
+def test_unocc_hears_a_long_step_in_batches_of_one_intra_dc_rtt_whatever_its_rtt():
+    """UnoCC's epochs span one intra-DC RTT for every flow (``Law.period_ps``): its inter-DC
+    flows' batches are the intra-DC flows' (the step at one intra-DC RTT, two of
+    ``engine=fluid_fast``'s first steps), and so are Gear's, whose utilisation EWMA spans the
+    intra-DC RTT (T of its eq. 1) unless ``cc.gear.utilization_rtt=own``."""
+    quiet = ["engine=fluid_fast", "engine.sample_interval_us=0", "engine.fluid_batch_rtt=0"]
+    inter, rtt, batch, dt = _batches(quiet)
+    assert (batch == 2 * dt).all() and (rtt[inter] > 64 * batch[inter]).all()
+    gear = [*quiet, "scheme=gear_gear", "switch.pfc.enabled=false"]
+    inter, rtt, batch, dt = _batches(gear)
+    assert (batch == 4 * dt).all()  # (an INT law's first step: a quarter of the intra-DC RTT)
+    inter, rtt, own, dt = _batches([*gear, "cc.gear.utilization_rtt=own"])
+    assert (own[inter] >= 64 * batch[inter]).all() and (own <= rtt).all()

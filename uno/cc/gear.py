@@ -437,6 +437,11 @@ def on_loss(s, p, now_ps, loss):
         set_cwnd(s, p, s[S.wan_cwnd_bytes])
 
 
+def period_ps(p: np.ndarray) -> float:
+    """T of eq. 1, the span of the utilisation's EWMA (ps)."""
+    return float(p[P.u_rtt_ps])
+
+
 LAW = Law(
     name="gear",
     params=GearParams,
@@ -448,4 +453,5 @@ LAW = Law(
     on_loss=on_loss,
     state_tail=state_tail,
     signals=("int", "rtt"),
+    period_ps=period_ps,
 )

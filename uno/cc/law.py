@@ -250,6 +250,11 @@ class Law:
     receiver: object | None = None
     state_tail: Callable = no_tail
     signals: tuple[str, ...] = ("ecn",)
+    #: the span (ps) of the law's own periodic rules for a flow of constants ``p``: an engine
+    #: that hands the law its ACKs in batches splits one longer than that into pieces of at
+    #: most it. None: the flow's base RTT (GEMINI's hold-off, DCTCP's window of marks, BBR's
+    #: rounds); UnoCC's epochs and Gear's and MLCC's utilisation EWMA span an intra-DC RTT
+    period_ps: Callable | None = None
     #: the receiver coalesces ECN echoes into one per this many ps (DCQCN's notification point)
     cnp_interval_ps: Callable | None = None
     #: for a law with ``on_send``: whether a flow with constants ``p`` needs its sends (None:

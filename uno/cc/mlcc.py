@@ -366,6 +366,11 @@ RECEIVER = namedtuple("ReceiverLaw", ["layout", "pack", "state_size", "init", "o
 )
 
 
+def period_ps(p: np.ndarray) -> float:
+    """T of the near-source HPCC loop (ps): RTT_D for a cross-DC flow."""
+    return float(p[P.size + hpcc.P.base_rtt])
+
+
 LAW = Law(
     name="mlcc",
     params=MlccParams,
@@ -380,4 +385,5 @@ LAW = Law(
     state_tail=state_tail,
     receiver=RECEIVER,
     signals=("int", "dci"),
+    period_ps=period_ps,
 )

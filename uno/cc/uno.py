@@ -346,6 +346,11 @@ def on_loss(s, p, now_ps, loss):
         set_cwnd(s, p, p[P.timeout_cwnd_bytes])
 
 
+def period_ps(p: np.ndarray) -> float:
+    """The span of UnoCC's epochs (ps): an inter-DC flow's end about once an intra-DC RTT."""
+    return float(p[P.epoch_period_ps])
+
+
 LAW = Law(
     name="uno",
     params=UnoParams,
@@ -359,4 +364,5 @@ LAW = Law(
     hears_sends=hears_sends,
     signals=("ecn", "rtt", "queueing"),
     queue_threshold=queue_threshold,
+    period_ps=period_ps,
 )

@@ -619,12 +619,12 @@ class EngineConfig:
     #: two) to fluid_step_intra_rtt of the shortest base RTT left, up to this many intra-DC
     #: base RTTs (at most fluid_step_intra_rtt: a fixed step; with PFC at most 1, as a pause
     #: acts on the next step). Whatever the step, each law hears its ACKs in batches of at most
-    #: one intra-DC RTT (see docs/fluid_engine.md for the FCTs at 1 and 16). The
-    #: hybrid's step grows once its packet flows are done
+    #: its rules' period (one intra-DC RTT for UnoCC, Gear, MLCC; else the flow's base RTT; see
+    #: docs/fluid_engine.md). The hybrid's step grows once its packet flows are done
     fluid_step_max_intra_rtt: float = num(1.0, "(0, 128]")
     #: fluid: each law hears its ACKs in batches of at most this fraction of its flow's base
-    #: RTT, a longer step's as that many batches in a row (0: a step's, up to one intra-DC
-    #: RTT). A per-ACK rule's timing then does not coarsen with the step: GEMINI cuts at most
+    #: RTT, a longer step's as that many batches in a row (0: a step's, up to its law's period,
+    #: as above). A per-ACK rule's timing then does not coarsen with the step: GEMINI cuts at most
     #: once per base RTT, at a batch, so at steps of half an RTT one batch a step lets it cut
     #: every 1.5 RTTs, where packets cut about every RTT. A flow's first batch stays whole,
     #: at its step (its law's periods begin at its first ACK), and so do the batches of a law

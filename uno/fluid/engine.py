@@ -252,7 +252,13 @@ from uno.fluid.rings import coarsen, refine
 from uno.fluid.routes import SPLIT_LB, ack_priority_routes, flow_routes
 from uno.fluid.sampling import Sampler, idle_samples
 from uno.fluid.state import DelayLines, Flows, Links, RingPool, Routes
-from uno.fluid.support import check_fluid_support, law_reads_int, step_intra_rtt
+from uno.fluid.support import (
+    check_fluid_support,
+    law_batches_ps,
+    law_reads_int,
+    pow2_at_most,
+    step_intra_rtt,
+)
 from uno.fluid.timers import rescale_far_timers
 from uno.lb.reps import explore_packets
 from uno.metrics.progress import Snapshot
@@ -309,11 +315,6 @@ LOOK_SETTLED_STEPS = 32
 PFC_STEP_MAX_INTRA_RTT = 1.0
 
 
-def _pow2_at_most(x: float) -> int:
-    """The largest power of two at most ``x`` (at least 1)."""
-    return 1 << max(0, int(math.floor(math.log2(x) + 1e-9)))
-
-
 class FluidSimulation:
     """One fluid run: the scenario's state as arrays, stepped by the kernels."""
 
@@ -347,7 +348,7 @@ class FluidSimulation:
         cap = cfg.engine.fluid_step_max_intra_rtt
         if cfg.switch.pfc.enabled:  # (a pause acts on the next step: module docstring, PFC)
             cap = min(cap, PFC_STEP_MAX_INTRA_RTT)
-        self.step_factor_max = _pow2_at_most(cap / self.step_intra_rtt)
+        self.step_factor_max = pow2_at_most(cap / self.step_intra_rtt)
         #: sizes the kernel calls (uno.core.budget): each returns to Python within about
         #: its aim, for Ctrl-C and the progress watcher
         self.wall_budget = WallBudget()
@@ -362,15 +363,10 @@ class FluidSimulation:
         self.faults.apply(0, self.ls)
         self._build_flows(cfg, rng)
         self.samples = idle_samples(len(plans))  # (the step loop's: uno.fluid.sampling)
-        # a law hears batches of at most the step at one intra-DC RTT, the cap's default, and
-        # of engine.fluid_batch_rtt of its base RTT (uno.fluid.control.law_batch), but one that
-        # reads INT: a batch carries one packet's records, which each piece would hear again
-        batch_ps = self.dt_first_ps * _pow2_at_most(1.0 / self.step_intra_rtt)
-        self.fs[:, C.FS_BATCH_PS] = batch_ps
-        if cfg.engine.fluid_batch_rtt > 0.0:
-            split = self._may_settle  # (the flows whose law reads no INT)
-            per_rtt = cfg.engine.fluid_batch_rtt * self.fs[split, C.FS_BASE_RTT]
-            self.fs[split, C.FS_BATCH_PS] = np.minimum(batch_ps, per_rtt)
+        consts = self.cp if self.runs_cc else None
+        self.fs[:, C.FS_BATCH_PS] = law_batches_ps(
+            plans, consts, self.fs[:, C.FS_BASE_RTT], self.dt_first_ps, self.step_intra_rtt,
+            cfg.engine.fluid_batch_rtt, self._may_settle)  # fmt: skip
 
     # ---- setup ----------------------------------------------------------------------------
     #: whether the engine may fold alike links (engine.fluid_fold_links; not the max-min)
@@ -772,9 +768,10 @@ class FluidSimulation:
         """The step follows the flows left to run (:meth:`_wanted_factor`), in powers of two of
         the first step: it grows (:func:`uno.fluid.rings.coarsen`) or, with
         ``engine.fluid_step_settled_rtt``, shrinks back (:func:`uno.fluid.rings.refine`).
-        The laws still hear their ACKs in batches of at most one intra-DC RTT
-        (``FS_BATCH_PS``; a step at an RTT ratio of 128 is 8): a law's own periods (UnoCC's
-        epochs of one intra-DC RTT) do not stretch with the step. A growth comes at a multiple
+        The laws still hear their ACKs in batches of at most their rules' period
+        (``FS_BATCH_PS``, :attr:`uno.cc.law.Law.period_ps`: UnoCC's epochs of one intra-DC RTT,
+        so that a step at an RTT ratio of 128 is 8 of its batches): a law's own periods do not
+        stretch with the step. A growth comes at a multiple
         of its factor, the steps before it run first; without ``may_advance`` (the hybrid,
         whose packets run between the steps) it grows by as much as ``k`` is a multiple of.
         Returns the current step's index at the step size now in force."""

@@ -5,6 +5,10 @@ fluid, hybrid and max-min engines cannot model with one line naming the setting;
 
 from __future__ import annotations
 
+import math
+
+import numpy as np
+
 from uno.cc.registry import KIND, LAW_BY_NAME
 from uno.core.errors import ConfigError
 from uno.fluid import columns as C
@@ -124,6 +128,36 @@ def check_coded_loss_detection(transport, scope: str, where: str) -> None:
 def law_reads_int(cc_name: str) -> bool:
     """Whether the congestion-control law ``cc_name`` reads INT records."""
     return cc_name in LAW_BY_NAME and "int" in LAW_BY_NAME[cc_name].signals
+
+
+def law_batches_ps(
+    plans, cp, base_rtt_ps, dt_ps: float, step_intra_rtt: float, batch_rtt: float, may_split
+) -> np.ndarray:
+    """Each flow's longest batch of ACKs its law hears at once (ps, ``FS_BATCH_PS``;
+    :func:`uno.fluid.control.law_batch` splits a longer step's): the longest step (``dt_ps``
+    times a power of two) within its law's period (:attr:`uno.cc.law.Law.period_ps`: its base
+    RTT where the law names none; one intra-DC RTT for a flow without a law), and at most
+    ``batch_rtt`` of its base RTT (``engine.fluid_batch_rtt``; 0: no such bound) where
+    ``may_split``: not a law that reads INT, whose batch carries one packet's records, which
+    each piece would hear again. ``cp``: the flows' law constants (None: no law runs, as in
+    the max-min engine); ``base_rtt_ps``: their base RTTs."""
+    intra_ps = dt_ps * pow2_at_most(1.0 / step_intra_rtt)
+    periods = np.empty(len(plans))
+    for f, plan in enumerate(plans):
+        law = None if cp is None else LAW_BY_NAME.get(plan.cc_name)
+        if law is None:
+            periods[f] = intra_ps
+        else:
+            periods[f] = base_rtt_ps[f] if law.period_ps is None else law.period_ps(cp[f])
+    batch = dt_ps * np.exp2(np.floor(np.log2(np.maximum(periods / dt_ps, 1.0)) + 1e-9))
+    if batch_rtt > 0.0:
+        batch[may_split] = np.minimum(batch[may_split], batch_rtt * base_rtt_ps[may_split])
+    return batch
+
+
+def pow2_at_most(x: float) -> int:
+    """The largest power of two at most ``x`` (at least 1)."""
+    return 1 << max(0, int(math.floor(math.log2(x) + 1e-9)))
 
 
 def step_intra_rtt(cfg, flows) -> float:
