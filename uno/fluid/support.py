@@ -141,15 +141,12 @@ def law_batches_ps(
     ``may_split``: not a law that reads INT, whose batch carries one packet's records, which
     each piece would hear again. ``cp``: the flows' law constants (None: no law runs, as in
     the max-min engine); ``base_rtt_ps``: their base RTTs."""
-    intra_ps = dt_ps * pow2_at_most(1.0 / step_intra_rtt)
-    periods = np.empty(len(plans))
+    batch = np.full(len(plans), dt_ps * pow2_at_most(1.0 / step_intra_rtt))
     for f, plan in enumerate(plans):
         law = None if cp is None else LAW_BY_NAME.get(plan.cc_name)
-        if law is None:
-            periods[f] = intra_ps
-        else:
-            periods[f] = base_rtt_ps[f] if law.period_ps is None else law.period_ps(cp[f])
-    batch = dt_ps * np.exp2(np.floor(np.log2(np.maximum(periods / dt_ps, 1.0)) + 1e-9))
+        if law is not None:
+            period = base_rtt_ps[f] if law.period_ps is None else law.period_ps(cp[f])
+            batch[f] = dt_ps * pow2_at_most(period / dt_ps)
     if batch_rtt > 0.0:
         batch[may_split] = np.minimum(batch[may_split], batch_rtt * base_rtt_ps[may_split])
     return batch
