@@ -14,6 +14,7 @@ import pytest
 import uno
 from uno.api import to_run_config
 from uno.build import build_simulation
+from uno.core.errors import ConfigError
 from uno.fluid import hybrid as hybrid_module
 from uno.fluid.columns import CT
 from uno.fluid.hybrid import HybridSimulation
@@ -418,3 +419,31 @@ def test_a_packet_flows_int_records_count_the_fluid_bytes_of_its_links(
         assert 40.0 < rate["pkt"] < 70.0
     else:
         assert rate["pkt"] > 80.0
+
+
+def test_mprdma_duplicate_ack_rule_runs_where_its_flows_are_packets():
+    """MP-RDMA's rule on duplicate ACKs (``cc.mprdma.update_on_duplicate_ack``, as the artifact
+    runs it) needs packets: the hybrid refuses it only where a fluid flow runs MP-RDMA. With the
+    MP-RDMA flows as packets, ECN marks and timeouts of about a base RTT (many spurious
+    retransmissions) the duplicates reach their controllers: the rule moves their FCTs, as it
+    does in the packet engine."""
+    base = ["cc.intra=mprdma", "cc.inter=dctcp", "lb=ecmp", "switch=ecn",
+            "workload.size_bytes=1500000", "transport.intra.rto_base_rtts=1.02",
+            "transport.intra.timer_granularity_us=4.0",
+            "transport.intra.rto_base_rtts_after_retransmit=1.02", "engine.sample_interval_us=0"]  # fmt: skip
+    hybrid = ["engine.kind=hybrid", "engine.hybrid_packet_tags=[intra]"]
+    fct = {}
+    for rule in ("true", "false"):
+        r = uno.run(uno.compose([*base, *hybrid, f"cc.mprdma.update_on_duplicate_ack={rule}"]))
+        intra = r.flows[r.flows["cls"] == "intra"]
+        assert r.flows["finish_ps"].notna().all() and intra["retransmits"].sum() > 100
+        fct[rule] = intra["fct_ps"].mean()
+    packets = uno.run(uno.compose([*base, "cc.mprdma.update_on_duplicate_ack=true"])).flows
+    in_packets = packets[packets["cls"] == "intra"]["fct_ps"].mean()
+    # (the rule's duplicate ACKs grow the window: the flows finish sooner with it)
+    assert fct["true"] < 0.95 * fct["false"]
+    assert fct["true"] == pytest.approx(in_packets, rel=0.10)
+    with pytest.raises(ConfigError) as err:
+        uno.run(uno.compose([*base, "engine.kind=hybrid", "engine.hybrid_packet_tags=[inter]",
+                             "cc.mprdma.update_on_duplicate_ack=true"]))  # fmt: skip
+    assert err.value.field == "cc.mprdma.update_on_duplicate_ack"

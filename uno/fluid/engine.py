@@ -328,7 +328,7 @@ class FluidSimulation:
         ``engine_name``: the ``engine.kind`` refusals name (the hybrid's, when it runs inside
         one); ``apart_links``: links no fold takes in (the hybrid's packets' links, with
         ``engine.hybrid_fold_packet_links`` false)."""
-        check_fluid_support(cfg, engine_name or self.engine_name, self.runs_cc)
+        check_fluid_support(cfg, engine_name or self.engine_name, self.runs_cc, plans)
         self._apart_links = () if apart_links is None else apart_links
         self.cfg = cfg
         self.scenario = scenario

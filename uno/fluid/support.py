@@ -24,9 +24,11 @@ FLUID_CC = {name: C.CC_LAW + KIND[name] for name, law in LAW_BY_NAME.items()
             if set(law.signals) <= set(FLUID_SIGNALS)}  # fmt: skip
 
 
-def check_fluid_support(cfg, engine: str = "fluid", with_cc: bool = True) -> None:
+def check_fluid_support(cfg, engine: str = "fluid", with_cc: bool = True, plans=None) -> None:
     """Refuse, naming the setting, what the flow-level engines cannot model (``with_cc``: the
-    engine runs the congestion controllers)."""
+    engine runs the congestion controllers; ``plans``: the flows it runs, whose controllers'
+    settings are checked, by default every class's: the hybrid's packet flows keep the packet
+    engine's)."""
     where = f"engine.kind={engine}"
     for cls_field in ("algo", "intra", "inter") if with_cc else ():
         name = getattr(cfg.cc, cls_field)
@@ -42,16 +44,25 @@ def check_fluid_support(cfg, engine: str = "fluid", with_cc: bool = True) -> Non
                 f"cc.{cls_field}",
                 f"{where} has fluid laws for {sorted(FLUID_CC)}, not {name!r}; use engine.kind=packet",
             )
-    used = {cfg.cc.algo, cfg.cc.intra, cfg.cc.inter} if with_cc else set()
+    if not with_cc:
+        used = set()
+    elif plans is None:
+        used = {cfg.cc.algo, cfg.cc.intra, cfg.cc.inter}
+    else:
+        used = {p.cc_name for p in plans}
+    # (the hybrid runs the flows of these controllers as packets: engine.hybrid_packet_tags)
+    as_packets = "; run those flows as packets" if engine == "hybrid" else ""
     if "mprdma" in used and cfg.cc.mprdma.update_on_duplicate_ack:
         raise ConfigError(
             "cc.mprdma.update_on_duplicate_ack",
-            f"{where} has no duplicate ACKs (no spurious retransmissions) for it to act on",
+            f"{where} has no duplicate ACKs (no spurious retransmissions) for it to act on in "
+            f"its fluid flows{as_packets}",
         )
     if "uno" in used and cfg.cc.uno.qa_epoch_resume != "ack":
         raise ConfigError(
             "cc.uno.qa_epoch_resume",
-            f"{where} has no packet sends to count the window after a Quick Adapt by",
+            f"{where} has no packet sends to count the window after a Quick Adapt by in its "
+            f"fluid flows{as_packets}",
         )
     routed = SINGLE_PATH_LB + SPLIT_LB + SUBFLOW_LB
     if cfg.lb.algo not in routed:
