@@ -26,9 +26,9 @@ FLUID_CC = {name: C.CC_LAW + KIND[name] for name, law in LAW_BY_NAME.items()
 
 def check_fluid_support(cfg, engine: str = "fluid", with_cc: bool = True, plans=None) -> None:
     """Refuse, naming the setting, what the flow-level engines cannot model (``with_cc``: the
-    engine runs the congestion controllers; ``plans``: the flows it runs, whose controllers'
-    settings are checked, by default every class's: the hybrid's packet flows keep the packet
-    engine's)."""
+    engine runs the congestion controllers; ``plans``: the flows it runs, by default all of
+    them, whose controllers' packet-only settings are refused: MP-RDMA's duplicate-ACK rule and
+    UnoCC's epoch resume, which the hybrid's packet flows keep)."""
     where = f"engine.kind={engine}"
     for cls_field in ("algo", "intra", "inter") if with_cc else ():
         name = getattr(cfg.cc, cls_field)
@@ -48,9 +48,8 @@ def check_fluid_support(cfg, engine: str = "fluid", with_cc: bool = True, plans=
         used = set()
     elif plans is None:
         used = {cfg.cc.algo, cfg.cc.intra, cfg.cc.inter}
-    else:
+    else:  # (the controllers of the flows it runs)
         used = {p.cc_name for p in plans}
-    # (the hybrid runs the flows of these controllers as packets: engine.hybrid_packet_tags)
     as_packets = "; run those flows as packets" if engine == "hybrid" else ""
     if "mprdma" in used and cfg.cc.mprdma.update_on_duplicate_ack:
         raise ConfigError(
@@ -100,7 +99,9 @@ def check_fluid_support(cfg, engine: str = "fluid", with_cc: bool = True, plans=
             f"{where} pauses links for flows on routes only, not the subflows of UnoLB, PLB or "
             "REPS (engine.kind=packet pauses those)",
         )
-    reads_int = any(law_reads_int(name) for name in used)
+    # (every class's: the hybrid's packets read their INT records at the fluid links too)
+    classes = {cfg.cc.algo, cfg.cc.intra, cfg.cc.inter} if with_cc else set()
+    reads_int = any(law_reads_int(name) for name in classes)
     if reads_int and cfg.switch.int_telemetry.enabled:
         if engine not in ("fluid", "hybrid"):
             raise ConfigError(
