@@ -447,3 +447,27 @@ def test_mprdma_duplicate_ack_rule_runs_where_its_flows_are_packets():
         uno.run(uno.compose([*base, "engine.kind=hybrid", "engine.hybrid_packet_tags=[inter]",
                              "cc.mprdma.update_on_duplicate_ack=true"]))  # fmt: skip
     assert err.value.field == "cc.mprdma.update_on_duplicate_ack"
+
+
+def test_uno_window_sent_resume_runs_where_its_flows_are_packets():
+    """UnoCC's epochs resumed once the new window has been sent after a Quick Adapt
+    (``cc.uno.qa_epoch_resume=window_sent``) count packet sends: refused where a fluid flow runs
+    UnoCC, kept by the hybrid's UnoCC packet flows, on which it acts."""
+    # (Quick Adapts happen: first windows of 1 BDP into one receiver)
+    base = ["experiment=artifact_check", "incast_mix=artifact_intra4_inter4", "cc.intra=uno",
+            "cc.inter=dctcp", "workload.size_bytes=3000000", "engine.sample_interval_us=0",
+            "engine.progress=false"]  # fmt: skip
+    fct = {}
+    for resume in ("window_sent", "ack"):
+        r = uno.run(uno.compose([*base, "engine.kind=hybrid", "engine.hybrid_packet_tags=[intra]",
+                                 f"cc.uno.qa_epoch_resume={resume}"]))  # fmt: skip
+        assert r.flows["finish_ps"].notna().all()
+        fct[resume] = r.flows[r.flows["cls"] == "intra"]["fct_ps"].to_numpy()
+    assert not np.array_equal(fct["window_sent"], fct["ack"])
+    for engine in (
+        ["engine.kind=fluid"],
+        ["engine.kind=hybrid", "engine.hybrid_packet_tags=[inter]"],
+    ):
+        with pytest.raises(ConfigError) as err:
+            uno.run(uno.compose([*base, *engine, "cc.uno.qa_epoch_resume=window_sent"]))
+        assert err.value.field == "cc.uno.qa_epoch_resume"
