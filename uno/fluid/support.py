@@ -50,7 +50,10 @@ def check_fluid_support(cfg, engine: str = "fluid", with_cc: bool = True, plans=
         used = {cfg.cc.algo, cfg.cc.intra, cfg.cc.inter}
     else:  # (the controllers of the flows it runs)
         used = {p.cc_name for p in plans}
-    as_packets = "; run those flows as packets" if engine == "hybrid" else ""
+    as_packets = {
+        "hybrid": "; run those flows as packets (engine.hybrid_packet_tags)",
+        "fluid": "; engine.kind=hybrid can run those flows as packets",
+    }.get(engine, "")
     if "mprdma" in used and cfg.cc.mprdma.update_on_duplicate_ack:
         raise ConfigError(
             "cc.mprdma.update_on_duplicate_ack",
