@@ -44,12 +44,9 @@ def check_fluid_support(cfg, engine: str = "fluid", with_cc: bool = True, plans=
                 f"cc.{cls_field}",
                 f"{where} has fluid laws for {sorted(FLUID_CC)}, not {name!r}; use engine.kind=packet",
             )
-    if not with_cc:
-        used = set()
-    elif plans is None:
-        used = {cfg.cc.algo, cfg.cc.intra, cfg.cc.inter}
-    else:  # (the controllers of the flows it runs)
-        used = {p.cc_name for p in plans}
+    classes = {cfg.cc.algo, cfg.cc.intra, cfg.cc.inter} if with_cc else set()
+    # (the controllers of the flows it runs)
+    used = classes if plans is None or not with_cc else {p.cc_name for p in plans}
     as_packets = {
         "hybrid": "; run those flows as packets (engine.hybrid_packet_tags)",
         "fluid": "; engine.kind=hybrid can run those flows as packets",
@@ -103,7 +100,6 @@ def check_fluid_support(cfg, engine: str = "fluid", with_cc: bool = True, plans=
             "REPS (engine.kind=packet pauses those)",
         )
     # (every class's: the hybrid's packets read their INT records at the fluid links too)
-    classes = {cfg.cc.algo, cfg.cc.intra, cfg.cc.inter} if with_cc else set()
     reads_int = any(law_reads_int(name) for name in classes)
     if reads_int and cfg.switch.int_telemetry.enabled:
         if engine not in ("fluid", "hybrid"):
