@@ -433,8 +433,13 @@ R_SUBWIRE = N_R
 # ---- the index sets the kernels read by position ----------------------------------------------
 #: ``counters`` (int64): the next flow of ``order`` to start, the running flows, the flows
 #: finished, the busy links, the flows marked ``FS_STOP`` not finished yet (-1: none marked),
-#: the flows marked ``FS_LEADS`` finished
-CT = layout("Counters", ("next_start", "running", "finished", "busy", "waiting", "led"))
+#: the flows marked ``FS_LEADS`` finished; the batches whose ACKs came back later than their
+#: flow's retransmission timeout after their send and their bytes
+#: (:func:`uno.fluid.filing.note_late_acks`)
+CT = layout(
+    "Counters",
+    ("next_start", "running", "finished", "busy", "waiting", "led", "late_batches", "late_bytes"),
+)
 #: the rows of ``block`` (int64, a column per flow and one more): each flow's block in steps (a
 #: power of two; 1: every step), the last column the largest; the flows with something held for
 #: their block's end, the last column their count; 1 for those flows

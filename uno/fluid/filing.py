@@ -20,6 +20,7 @@ from uno.fluid.coding import coded_losses
 from uno.fluid.columns import (
     ACKS,
     BL,
+    CT,
     FS_ACK_LAST,
     FS_ACKED,
     FS_BASE_RTT,
@@ -49,6 +50,7 @@ from uno.fluid.columns import (
     FS_RATE,
     FS_RDELAY,
     FS_RETX_LOSS_DELAY,
+    FS_RTO,
     FS_RTTMIN,
     FS_RX_P,
     FS_SEND_TIME,
@@ -478,6 +480,19 @@ def file_batch(f, k, ack, rtt, q_beyond, p_queued, times, drops, fs, block, line
     return slot, rtt
 
 
+@njit(cache=True, error_model="numpy", inline="always")
+def note_late_acks(f, rtt, ack, fs, counters) -> None:
+    """A batch of ``ack`` bytes of flow ``f`` whose ACKs come back ``rtt`` (ps) after their
+    send, later than the flow's retransmission timeout: a packet sender's timer would declare
+    those packets lost and resend them though they arrived (spurious retransmissions, and
+    duplicate ACKs for the resent copies). The fluid flows do not resend them; the run counts
+    the batches and their bytes (``counters``: ``CT.late_batches``, ``CT.late_bytes``) so that
+    its summary says how much of it the run holds (``fluid.late_ack_bytes``)."""
+    if ack > 0.0 and rtt > fs[f, FS_RTO]:
+        counters[CT.late_batches] += 1
+        counters[CT.late_bytes] += int(ack + 0.5)
+
+
 @njit(cache=True, error_model="numpy", _nrt=False)
 def file_sends(k, now, dt_ps, n_senders, flows, ls, routes, lines, lb, hops, scratch) -> None:
     """What happens to the bytes of this step's senders (``scratch.senders[:n_senders]``),
@@ -542,6 +557,7 @@ def file_sends(k, now, dt_ps, n_senders, flows, ls, routes, lines, lb, hops, scr
                     p_queued = subflow_queued_chance(f, s, rtt_s, q_beyond, fs, cp, ls, routes,
                                                      lb)  # fmt: skip
                 last = s == n_sub - 1
+                note_late_acks(f, rtt_s, ack / n_sub, fs, flows.counters)
                 first, _ = file_batch(f, k, ack / n_sub, rtt_s, q_beyond, p_queued, times,
                                       drops if last else (0.0, 0.0, False), fs, block,
                                       lines)  # fmt: skip
@@ -551,6 +567,7 @@ def file_sends(k, now, dt_ps, n_senders, flows, ls, routes, lines, lb, hops, scr
             p_queued = 0.0
             if fs[f, FS_DRAWS] > 0.0 and ack > 0.0:
                 p_queued = queued_chance(f, rtt, q_beyond, fs, cp, ls, routes, lb)
+            note_late_acks(f, rtt, ack, fs, flows.counters)
             slot, rtt = file_batch(f, k, ack, rtt, q_beyond, p_queued, times, drops, fs, block,
                                    lines)  # fmt: skip
         file_block_rtt(f, slot, fs, ring)

@@ -179,7 +179,18 @@ def run_summary(sim, flows: pd.DataFrame, wall_s: float) -> dict:
             # unless ACKs came back before the bytes they acknowledge had arrived
             "queued_bytes_at_end": float(link_rows_seen(sim)[:, C.LS_QF].sum()),
             "unaccounted_bytes": unaccounted_bytes(fs),
+            **late_acks(sim.counters),
         },
+    }
+
+
+def late_acks(counters: np.ndarray, prefix: str = "") -> dict:
+    """The batches (and their bytes) whose ACKs came back later than their flow's
+    retransmission timeout after their send (:func:`uno.fluid.filing.note_late_acks`): a
+    packet sender would resend them though they arrived; the fluid flows do not."""
+    return {
+        f"{prefix}late_ack_batches": int(counters[C.CT.late_batches]),
+        f"{prefix}late_ack_bytes": int(counters[C.CT.late_bytes]),
     }
 
 

@@ -54,6 +54,9 @@ ENGINES_WITHOUT_CC = ("maxmin",)
 #: a fluid run's bytes unaccounted for (``fluid.unaccounted_bytes``) the report names: a data
 #: packet's worth (below it, the rounding of many flows' float sums)
 UNACCOUNTED_WARN_BYTES = 4096.0
+#: a fluid run's bytes acknowledged after their retransmission timeout
+#: (``fluid.late_ack_bytes``) the report names: a data packet's worth
+LATE_ACK_WARN_BYTES = 4096.0
 
 
 def option_names(run: dict) -> dict:
@@ -174,6 +177,16 @@ def format_summary(summary: dict) -> str:
         lines.append(
             f"fluid: {unaccounted:,.0f} B the finished flows sent neither acknowledged nor "
             "lost, or left in flight: their byte counts do not add up"
+        )
+    late = max(
+        (summary.get("fluid") or {}).get("late_ack_bytes", 0),
+        (summary.get("hybrid") or {}).get("fluid_late_ack_bytes", 0),
+    )
+    if late >= LATE_ACK_WARN_BYTES:
+        lines.append(
+            f"fluid: {late:,.0f} B came back acknowledged later than their flow's "
+            "retransmission timeout after their send; a packet sender resends such bytes "
+            "(spurious retransmissions), the fluid flows do not"
         )
     for name, d in (summary.get("dci") or {}).items():
         lines.append(

@@ -1,0 +1,65 @@
+"""ACKs that come back later than their flow's retransmission timeout, in the flow-level engines.
+
+A packet sender declares a packet lost once it is unacknowledged ``rto`` after its send, and
+resends it even when it arrived (a spurious retransmission; its copy's ACK is a duplicate).
+The fluid flows resend only the bytes the links dropped, so a run counts the batches whose RTT
+sample exceeds their flow's timeout (``fluid.late_ack_batches``, ``fluid.late_ack_bytes``;
+:func:`uno.fluid.filing.note_late_acks`) and its report says so."""
+
+from __future__ import annotations
+
+import pytest
+
+import uno
+from uno.metrics.summary import format_summary
+
+QUIET = ["engine.progress=false", "engine.sample_interval_us=0"]
+LONE = ["workload=flows", "workload.flows=[{src:0,dst:5,size_bytes:1000000,start_us:0}]",
+        "lb=ecmp", *QUIET]  # fmt: skip
+
+
+@pytest.mark.parametrize("kind", ["fluid", "hybrid"])
+def test_a_lone_flow_counts_its_bytes_late_exactly_when_its_timeout_is_below_its_rtt(kind):
+    """A lone flow's bytes come back a base RTT after their send (no queue on its way): every
+    byte is late with a timeout of 0.9 base RTTs, none with 1.5; only the first run's report
+    names them."""
+    over = [*LONE, f"engine.kind={kind}"]
+    if kind == "hybrid":  # (the flow as fluid, a small one elsewhere in the fabric as packets)
+        over += ["workload.flows=[{src:0,dst:5,size_bytes:1000000,start_us:0},"
+                 "{src:10,dst:20,size_bytes:5000,start_us:0}]",
+                 "engine.hybrid_packet_max_bytes=10000"]  # fmt: skip
+    key, group = ("late_ack_bytes", "fluid") if kind == "fluid" else ("fluid_late_ack_bytes",
+                                                                       "hybrid")  # fmt: skip
+    late = uno.run(uno.compose([*over, "transport.intra.rto_base_rtts=0.9"]))
+    sent = late.flows.loc[late.flows["size_bytes"] > 10000, "sent_bytes"].sum()
+    assert late.summary[group][key] == pytest.approx(sent, abs=1.0)
+    assert late.summary[group][key.replace("bytes", "batches")] > 10
+    assert "retransmission timeout" in format_summary(late.summary)
+    on_time = uno.run(uno.compose([*over, "transport.intra.rto_base_rtts=1.5"]))
+    assert on_time.summary[group][key] == 0
+    assert "retransmission timeout" not in format_summary(on_time.summary)
+
+
+def test_late_acks_where_the_packet_senders_resend_delivered_packets():
+    """An incast (MP-RDMA intra-DC flows with timeouts of 1.02 base RTTs, DCTCP inter-DC, ECN
+    marking): the queues delay most of the intra-DC ACKs past the timeout. The packet senders
+    resend delivered packets (the receivers take more data packets than the flows hold), and
+    the fluid run counts most of the intra-DC bytes late; with the default timeouts neither
+    happens."""
+    base = ["cc.intra=mprdma", "cc.inter=dctcp", "lb=ecmp", "switch=ecn",
+            "workload.size_bytes=1500000", *QUIET]  # fmt: skip
+    short = ["transport.intra.rto_base_rtts=1.02", "transport.intra.timer_granularity_us=4.0",
+             "transport.intra.rto_base_rtts_after_retransmit=1.02"]  # fmt: skip
+    for timeouts, spurious in ((short, True), ([], False)):
+        packets = uno.run(uno.compose([*base, *timeouts]))
+        delivered = packets.summary["packets"]["delivered"]["data"]
+        duplicates = delivered - packets.flows["packets"].sum()
+        fluid = uno.run(uno.compose([*base, *timeouts, "engine.kind=fluid"]))
+        intra_bytes = fluid.flows.loc[fluid.flows["cls"] == "intra", "sent_bytes"].sum()
+        late = fluid.summary["fluid"]["late_ack_bytes"]
+        if spurious:
+            assert duplicates > 100
+            assert late > 0.5 * intra_bytes
+        else:
+            assert duplicates == 0
+            assert late == 0
