@@ -230,6 +230,12 @@ def loss_reports(f, k, now, due, nack, late_nack, base, flows, lb, hops, ent_bef
         fs[f, FS_OPEN_TIMED] -= opening
         fs[f, FS_OPEN_WAIT] += opening
         resend(fs, f, lost)
+        if fs[f, FS_PENDING] < 1.0:
+            # no ACK on its way: the marked share echoed so far is of bytes delivered before
+            # the timer, and the resent bytes' ACKs would echo it where they arrive a step
+            # before their own echoes (a WAN DCTCP flow would cut its resent window on its
+            # first window's marks, then grow it a packet a round trip, not in slow start)
+            fs[f, FS_MARK_FRAC] = 0.0
         hear_timeout(cs, cp, f, now, fs)
         if lb.reps_p[REPS_ON] > 0.0:  # (its buffer's freeze, lb.reps.freeze_us)
             reps_timeout(f, now, lb)
