@@ -149,3 +149,18 @@ def test_ack_room_finds_acks_refused_only_at_a_level_within_reach():
         shares.append(port["ack_dropped"] / port["ack_full"])
     assert shares[0] > 0.1
     assert shares[1] == 0.0
+
+
+def test_incast_grid_prints_each_class_against_packets_and_refuses_bad_sizes(monkeypatch, capsys):
+    """incast_grid.py: 100-kB flows lose nothing, so the fluid's class means are the packet
+    run's within half a percent; sizes that are not byte counts are refused, naming the
+    option."""
+    grid = load("incast_grid")
+    line = grid.row("dctcp", 100_000, "fluid", [])
+    gaps = [float(g) for g in re.findall(r"([+-]\d+\.\d)%", line)]
+    assert len(gaps) == 2 and all(abs(g) <= 0.5 for g in gaps)
+    assert "timeouts 0/0" in line
+    monkeypatch.setattr(sys, "argv", ["incast_grid.py", "--sizes", "1MB"])
+    with pytest.raises(SystemExit):
+        grid.main()
+    assert "--sizes" in capsys.readouterr().err
