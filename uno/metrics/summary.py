@@ -169,19 +169,13 @@ def format_summary(summary: dict) -> str:
             f"fluid: {queued:,.0f} B of the flows' bytes still queued at the links after every "
             "flow finished: FCTs that end before those bytes arrive"
         )
-    unaccounted = max(
-        (summary.get("fluid") or {}).get("unaccounted_bytes", 0.0),
-        (summary.get("hybrid") or {}).get("fluid_unaccounted_bytes", 0.0),
-    )
+    unaccounted = fluid_figure(summary, "unaccounted_bytes")
     if unaccounted >= UNACCOUNTED_WARN_BYTES:
         lines.append(
             f"fluid: {unaccounted:,.0f} B the finished flows sent neither acknowledged nor "
             "lost, or left in flight: their byte counts do not add up"
         )
-    late = max(
-        (summary.get("fluid") or {}).get("late_ack_bytes", 0),
-        (summary.get("hybrid") or {}).get("fluid_late_ack_bytes", 0),
-    )
+    late = fluid_figure(summary, "late_ack_bytes")
     if late >= LATE_ACK_WARN_BYTES:
         lines.append(
             f"fluid: {late:,.0f} B came back acknowledged later than their flow's "
@@ -198,6 +192,15 @@ def format_summary(summary: dict) -> str:
     if status:
         lines.append(status)
     return "\n".join(lines)
+
+
+def fluid_figure(summary: dict, key: str) -> float:
+    """A fluid model's figure ``key`` in a summary: the fluid engine's (``fluid.<key>``) or the
+    hybrid's fluid part's (``hybrid.fluid_<key>``), 0 where neither ran."""
+    return max(
+        (summary.get("fluid") or {}).get(key, 0.0),
+        (summary.get("hybrid") or {}).get(f"fluid_{key}", 0.0),
+    )
 
 
 def status_line(run: dict) -> str | None:
