@@ -33,6 +33,7 @@ from uno.fluid.columns import (
     FS_DCI_HOP0,
     FS_DELIVERED,
     FS_DUPACK_BYTES,
+    FS_EC_N,
     FS_FINISH,
     FS_HALT,
     FS_INFLIGHT,
@@ -50,6 +51,7 @@ from uno.fluid.columns import (
     FS_PENDING,
     FS_PFQ_RATE,
     FS_QBEYOND,
+    FS_RESEND_WAIT,
     FS_RTO,
     FS_RX_P,
     FS_SIZE,
@@ -71,6 +73,7 @@ from uno.fluid.columns import (
     R_ACK,
     R_ARRIVE,
     R_DELIV,
+    R_DUP,
     R_FREE,
     R_GOOD,
     R_JITTER,
@@ -81,6 +84,7 @@ from uno.fluid.columns import (
     R_PBEYOND,
     R_QBEYOND,
     R_RTTW,
+    R_SPURIOUS,
     R_SUBWIRE,
     R_TIMEOUT,
     R_WIRE,
@@ -88,11 +92,23 @@ from uno.fluid.columns import (
     R_WIRE_M,
     RING_FULL,
 )
-from uno.fluid.control import hear_loss_report, hear_timeout, hear_trims, law_batch
+from uno.fluid.control import (
+    hear_duplicates,
+    hear_loss_report,
+    hear_timeout,
+    hear_trims,
+    law_batch,
+)
 from uno.fluid.dci import hear_dqm, hear_near_source, pfq_step
 from uno.fluid.forward import RESIDUE_BYTES
 from uno.fluid.int_records import INTS, packet_records, take_records
-from uno.fluid.losses import fast_retransmit_evidence, resend, timer_declares
+from uno.fluid.losses import (
+    cancel_copies,
+    fast_retransmit_evidence,
+    resend,
+    resend_copies,
+    timer_declares,
+)
 from uno.fluid.qcn import hear_notices
 from uno.fluid.rings import line_row, pour_tail, ring_give
 from uno.metrics.rtts import rtt_bin
@@ -243,6 +259,22 @@ def loss_reports(f, k, now, due, nack, late_nack, base, flows, lb, hops, ent_bef
             on_loss_report(f, now, cp[f, P_BASE_RTT], fs[f, FS_RTO], lb, hops, base, ent_before)
 
 
+@njit(cache=True, error_model="numpy")
+def spurious_timeout(f, now, late, base, flows, lb, hops, ent_before) -> None:
+    """Flow ``f``'s retransmission timer expires now for ``late`` bytes that arrived but whose
+    ACKs have not come back (``R_SPURIOUS``): it resends copies of them
+    (:func:`uno.fluid.losses.resend_copies`) and, as for any timeout, its controller hears
+    of it (at most once a base RTT) and its balancer of the loss, as the packet sender's timer
+    does not know the packets arrived (uno.transport.sender.Sender._on_timer)."""
+    fs, cs, cp = flows.fs, flows.cs, flows.cp
+    resend_copies(fs, f, late)
+    hear_timeout(cs, cp, f, now, fs)
+    if lb.reps_p[REPS_ON] > 0.0:
+        reps_timeout(f, now, lb)
+    if lb.n[f] > 0:
+        on_loss_report(f, now, cp[f, P_BASE_RTT], fs[f, FS_RTO], lb, hops, base, ent_before)
+
+
 @njit(cache=True, error_model="numpy", inline="always")
 def flow_feedback(f, k, now, dt_ps, base, flows, ls, lines, lb, hops, scratch) -> bool:
     """Everything due for flow ``f`` at step ``k`` (its delay line's slot, then cleared):
@@ -271,8 +303,15 @@ def flow_feedback(f, k, now, dt_ps, base, flows, ls, lines, lb, hops, scratch) -
     nack = ring[slot, R_NACK] if wide else 0.0
     late_nack = ring[slot, R_LATE_NACK] if wide else 0.0
     acked = ring[slot, R_ACK]
+    spurious = ring[slot, R_SPURIOUS]
+    dup = ring[slot, R_DUP]
+    dup_rtt = ring[slot, R_RTTW] / acked if acked > 0.0 else fs[f, FS_BASE_RTT]
+    if fs[f, FS_RESEND_WAIT] > 0.0 and acked > 0.0 and fs[f, FS_EC_N] <= 0.0:
+        cancel_copies(fs, f, acked)  # (copies not sent yet of bytes acknowledged now)
     ack_batch(f, now, dt_ps, slot, wide, fs, flows.cs, flows.cp, ring, flows.loss_rng, hops,
               scratch.rtt_counts)  # fmt: skip
+    if dup > 0.0:
+        hear_duplicates(flows.cs, flows.cp, fs, f, now, dup, dup_rtt, hops.int_pkt)
     if fs[f, FS_NS_HOPS] > 0.0:  # a Switch-INT notice (uno.fluid.dci)
         hear_near_source(f, now, dt_ps, slot, fs, flows.cs, flows.cp, ring, hops)
     if fs[f, FS_RX_P] > 0.0:  # the rate its receiver's ACKs carry
@@ -287,6 +326,8 @@ def flow_feedback(f, k, now, dt_ps, base, flows, ls, lines, lb, hops, scratch) -
     for c in range(ring.shape[1]):
         ring[slot, c] = 0.0
     loss_reports(f, k, now, due, nack, late_nack, base, flows, lb, hops, scratch.ent_before)
+    if spurious > 0.0:
+        spurious_timeout(f, now, spurious, base, flows, lb, hops, scratch.ent_before)
     if fs[f, FS_DELIVERED] < fs[f, FS_SIZE] * (1.0 - 1e-9) - RESIDUE_BYTES:
         return False
     # (its last packet's ACK: FS_LAST_EARLY before its last byte's, FS_LAST_WAIT after)
@@ -297,6 +338,9 @@ def flow_feedback(f, k, now, dt_ps, base, flows, ls, lines, lb, hops, scratch) -
         return False  # its sender stopped before the last ACK came: it stays unfinished
     fs[f, FS_FINISH] = finish
     fs[f, FS_STATE] = 2.0
+    if fs[f, FS_RESEND_WAIT] > 0.0 and fs[f, FS_EC_N] <= 0.0:
+        # (copies its timer took in the step of its last ACKs: done, it sends none of them)
+        cancel_copies(fs, f, fs[f, FS_RESEND_WAIT])
     counters[CT.finished] += 1
     if fs[f, FS_STOP] > 0.0:
         counters[CT.waiting] -= 1

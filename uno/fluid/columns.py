@@ -292,11 +292,15 @@ FS_QCN_HEARD = 75
 # kernel hands back to Python after the step it finishes in (uno.fluid.engine: FluidSimulation
 # starts them)
 FS_LEADS = 76
-# a coded flow's lost bytes queued to be sent again (its sender sends them before new ones), and
-# the share of its latest sends that were such bytes: they are the missing packets of blocks
-# the receiver holds the rest of (uno.fluid.coding.coded_losses)
+# bytes queued to be sent again before new ones: a coded flow's lost bytes, an uncoded flow's
+# copies of bytes its timer declared lost though they arrived (spurious retransmissions:
+# uno.fluid.losses.resend_copies); a coded flow's share of its latest sends that were such
+# bytes, the missing packets of blocks the receiver holds the rest of
+# (uno.fluid.coding.coded_losses); an uncoded flow's copies sent and not filed yet (bytes,
+# FS_COPIES_UNFILED: their ACKs are duplicates, uno.fluid.filing.split_copies)
 FS_RESEND_WAIT = 77
 FS_RESEND_SHARE = 78
+FS_COPIES_UNFILED = FS_RESEND_SHARE
 # a coded flow's block timer at the receiver for a block whose first packet to arrive is a
 # retransmission (ec.retransmit_timeout; FS_LOSS_DELAY otherwise), ps; the lost bytes of blocks
 # of which nothing arrived that wait for the sender's timer, those of them queued to be sent
@@ -306,6 +310,9 @@ FS_RETX_LOSS_DELAY = 79
 FS_OPEN_TIMED = 80
 FS_OPEN_WAIT = 81
 FS_OPEN_SHARE = 82
+# an uncoded flow's copies sent of bytes its timer declared lost though they arrived (bytes, in
+# all; the column a coded flow's FS_OPEN_SHARE takes)
+FS_COPIES_SENT = FS_OPEN_SHARE
 # switch.dci (uno.fluid.dci), a cross-DC flow whose receiver-side DCI switch keeps per-flow
 # queues: the bytes its queue holds there and the marked ones among them; the queue's dequeue
 # rate (bytes/ps; 0: no such queue) and the credit C_D it stamps on what it lets go (-1: none);
@@ -383,6 +390,7 @@ P_PACED = P0.paced  # 1: the window paces at cwnd / P_BASE_RTT
 P_MSS = P0.mss
 P_BASE_RTT = P0.base_rtt  # the base RTT the controller knows (ps)
 P_INIT_CWND = P0.init_cwnd
+P_DUP_ACKS = P0.dup_acks  # 1: duplicate ACKs reach the law
 N_P = P0.size  # (the fewest constant columns: a law's own are as many as it declares)
 
 # ---- rings (per-flow delay lines) ----------------------------------------------------------
@@ -410,17 +418,20 @@ R_WIRE_ACK = 10  # when the ACKs of the flow's newest sends were due as they lef
 R_QBEYOND = 11  # a wire flow: sum of R_DELIV x the queueing delay beyond its wire link as they
 #                 crossed it (ps); R_PBEYOND: x the chance of a packet's queueing there
 R_PBEYOND = 12
-N_R_NARROW = 13
-R_RTTMIN = 13  # smallest RTT sample (0: none; FS_RTTMIN flows)
-R_DSENT = 14  # bytes the flow had acknowledged when the latest of them was sent (FS_RATE flows)
-N_R_SAMPLES = 15
-R_LOSTQ = 15  # fast retransmit: bytes lost whose ACKs were due at this step (take_acks)
-N_R_RETX = 16
-R_GOOD = 16  # wire bytes of decodable data (below RING_FULL: the acknowledged bytes)
-R_FREE = 17  # bytes lost but absorbed by coding (leave flight with the ACKs; below RING_FULL: none)
-R_NACK = 18  # bytes lost whose receiver's NACK reaches the sender at this step (coded, trimmed)
-R_LATE_NACK = 19  # coded bytes the sender's timer took whose receiver's NACK arrives now
-N_R = 20
+R_SPURIOUS = 13  # bytes delivered whose ACKs come back after their retransmission timer, which
+#                 expires at this step: the sender resends copies of them (uno.fluid.filing)
+R_DUP = 14  # ACKs of such copies arriving at this step (duplicate ACKs), bytes
+N_R_NARROW = 15
+R_RTTMIN = 15  # smallest RTT sample (0: none; FS_RTTMIN flows)
+R_DSENT = 16  # bytes the flow had acknowledged when the latest of them was sent (FS_RATE flows)
+N_R_SAMPLES = 17
+R_LOSTQ = 17  # fast retransmit: bytes lost whose ACKs were due at this step (take_acks)
+N_R_RETX = 18
+R_GOOD = 18  # wire bytes of decodable data (below RING_FULL: the acknowledged bytes)
+R_FREE = 19  # bytes lost but absorbed by coding (leave flight with the ACKs; below RING_FULL: none)
+R_NACK = 20  # bytes lost whose receiver's NACK reaches the sender at this step (coded, trimmed)
+R_LATE_NACK = 21  # coded bytes the sender's timer took whose receiver's NACK arrives now
+N_R = 22
 #: the ring's levels (``RingPool.wide[0]``) and the columns each keeps
 RING_NARROW, RING_SAMPLES, RING_RETX, RING_FULL = 0, 1, 2, 3
 RING_WIDTH = (N_R_NARROW, N_R_SAMPLES, N_R_RETX, N_R)
@@ -435,7 +446,7 @@ R_SUBWIRE = N_R
 #: finished, the busy links, the flows marked ``FS_STOP`` not finished yet (-1: none marked),
 #: the flows marked ``FS_LEADS`` finished; the batches whose ACKs came back later than their
 #: flow's retransmission timeout after their send and their bytes
-#: (:func:`uno.fluid.filing.note_late_acks`)
+#: (:func:`uno.fluid.filing.late_acks`)
 CT = layout(
     "Counters",
     ("next_start", "running", "finished", "busy", "waiting", "led", "late_batches", "late_bytes"),

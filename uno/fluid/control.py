@@ -30,6 +30,7 @@ from uno.fluid.columns import (
     FS_LOSS_EVENTS,
     FS_LOSS_NACK,
     FS_MARK_CARRY,
+    FS_MARK_FRAC,
     FS_QBEYOND,
     FS_RATE,
     FS_RTTMIN,
@@ -169,6 +170,25 @@ def law_batch(cs, cp, fs, ring, slot, f, kind, now, acked, marked, rtt, p_queued
                       fs[f, FS_ACKED] - back * acked_piece, rate_bytes, rate_ps, 0.0, p_queued,
                       draw, 1.0, float(n_int))  # fmt: skip
         law_feedback(kind, cs[f], cp[f], fb, rec)
+
+
+@njit(cache=True, error_model="numpy")
+def hear_duplicates(cs, cp, fs, f, now, dup, rtt, rec) -> None:
+    """Flow ``f``'s law hears ``dup`` bytes of duplicate ACKs arriving in the step at ``now``
+    (the ACKs of copies it resent of bytes that arrived: ``R_DUP``), as one batch marked
+    ``duplicate``, with the flow's latest echoed share of marks (``FS_MARK_FRAC``) and the
+    RTT ``rtt`` (ps) of the step's other ACKs; they leave nothing in flight and acknowledge
+    nothing new. Only a law that asks for them (``P_DUP_ACKS``) hears them, as the packet
+    sender calls its controller on a duplicate ACK only then (``MP-RDMA`` with
+    ``update_on_duplicate_ack``)."""
+    mss = cp[f, P_MSS]
+    marked = dup * fs[f, FS_MARK_FRAC]
+    carry = fs[f, FS_MARK_CARRY] + marked / mss
+    events = math.floor(carry)
+    fs[f, FS_MARK_CARRY] = carry - events
+    fb = Feedback(now, dup, marked, dup / mss, marked / mss, events, rtt, rtt, now - rtt,
+                  fs[f, FS_INFLIGHT], fs[f, FS_ACKED], 0.0, 0.0, 1.0, 0.0, 1.0, 1.0, 0.0)  # fmt: skip
+    law_feedback(int(cp[f, P_KIND]) - CC_LAW, cs[f], cp[f], fb, rec)
 
 
 @njit(cache=True, error_model="numpy")

@@ -29,6 +29,7 @@ from uno.fluid.columns import (
     FS_BLOCK_MIDW,
     FS_BLOCK_RTTMIN,
     FS_BLOCK_SENT,
+    FS_COPIES_UNFILED,
     FS_DELIV_NEW,
     FS_DRAWS,
     FS_DROPPED,
@@ -61,11 +62,13 @@ from uno.fluid.columns import (
     FS_WIRE_PS,
     FX_SEND,
     P_BASE_RTT,
+    P_DUP_ACKS,
     P_MSS,
     R_ACK,
     R_ARRIVE,
     R_DELIV,
     R_DSENT,
+    R_DUP,
     R_GOOD,
     R_JITTER,
     R_MARK,
@@ -86,7 +89,7 @@ from uno.fluid.jitter import (
     subflows_exceedance,
     wire_side_exceedance,
 )
-from uno.fluid.losses import beyond_wire, book_losses, cut_acks, lose_acks
+from uno.fluid.losses import beyond_wire, book_losses, cut_acks, lose_acks, schedule_spurious
 from uno.fluid.rings import fit_lag, least_sample, line_row, longest_lag, mark_ring_due
 from uno.fluid.signals import (
     delay_beyond_wire,
@@ -481,16 +484,36 @@ def file_batch(f, k, ack, rtt, q_beyond, p_queued, times, drops, fs, block, line
 
 
 @njit(cache=True, error_model="numpy", inline="always")
-def note_late_acks(f, rtt, ack, fs, counters) -> None:
-    """A batch of ``ack`` bytes of flow ``f`` whose ACKs come back ``rtt`` (ps) after their
-    send, later than the flow's retransmission timeout: a packet sender's timer would declare
-    those packets lost and resend them though they arrived (spurious retransmissions, and
-    duplicate ACKs for the resent copies). The fluid flows do not resend them; the run counts
-    the batches and their bytes (``counters``: ``CT.late_batches``, ``CT.late_bytes``) so that
-    its summary says how much of it the run holds (``fluid.late_ack_bytes``)."""
+def late_acks(f, k, sent_at, rtt, ack, lost, dt_ps, fs, lines, counters) -> None:
+    """A batch of ``ack`` bytes of flow ``f`` sent at ``sent_at`` (step ``k``), ``lost`` of
+    them dropped, whose ACKs come back ``rtt`` (ps) after their send, later than the flow's
+    retransmission timeout: as a packet sender's timer, the flow's declares the bytes that
+    arrived lost one timeout after their send and resends copies of them
+    (:func:`uno.fluid.losses.schedule_spurious`: spurious retransmissions, whose ACKs are
+    duplicates). Once: a copy's own timer is not run, where a packet sender whose ACKs come
+    back later than two timeouts resends a packet again. Counted, batches and bytes (``counters``: ``CT.late_batches``,
+    ``CT.late_bytes``; the summary's ``fluid.late_ack_bytes``). The wait a wire flow's bytes
+    meet beyond its wire link is not known here: only what its RTT sample holds counts. A
+    coded flow's late bytes are counted, not resent."""
     if ack > 0.0 and rtt > fs[f, FS_RTO]:
         counters[CT.late_batches] += 1
         counters[CT.late_bytes] += int(ack + 0.5)
+        arrived = ack - lost
+        if arrived > 0.0 and fs[f, FS_EC_N] <= 0.0:  # (a coded flow's copies: not modelled)
+            schedule_spurious(f, k, sent_at, arrived, dt_ps, fs, lines)
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def split_copies(f, ack, fs) -> float:
+    """Of uncoded flow ``f``'s batch of ``ack`` bytes, the copies it resent of bytes that
+    arrived (``FS_COPIES_UNFILED``, sent first: :func:`uno.fluid.kernels.make_sends`); their
+    ACKs are duplicates. Returns their bytes, taken off what is left to file."""
+    copies = fs[f, FS_COPIES_UNFILED]
+    if copies <= 0.0 or fs[f, FS_EC_N] > 0.0:
+        return 0.0
+    dup = copies if copies < ack else ack
+    fs[f, FS_COPIES_UNFILED] = copies - dup
+    return dup
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
@@ -541,6 +564,8 @@ def file_sends(k, now, dt_ps, n_senders, flows, ls, routes, lines, lb, hops, scr
             continue
         spread = may_spread and block[BL.steps, f] == 1 and fs[f, FS_BLOCK_BYTES] <= 0.0
         ack, sent_at, middle, sent_end = batch_times(f, now, fx[f, FX_SEND], fs)
+        dup = split_copies(f, ack, fs)
+        ack -= dup
         times = (now, dt_ps, sent_at, middle, sent_end, spread)
         drops = (lost, failed, beyond)
         if by_subflow and n_sub > 0 and fs[f, FS_NS_HOPS] <= 0.0:
@@ -557,7 +582,8 @@ def file_sends(k, now, dt_ps, n_senders, flows, ls, routes, lines, lb, hops, scr
                     p_queued = subflow_queued_chance(f, s, rtt_s, q_beyond, fs, cp, ls, routes,
                                                      lb)  # fmt: skip
                 last = s == n_sub - 1
-                note_late_acks(f, rtt_s, ack / n_sub, fs, flows.counters)
+                late_acks(f, k, sent_at, rtt_s, ack / n_sub, lost if last else 0.0, dt_ps, fs,
+                          lines, flows.counters)  # fmt: skip
                 first, _ = file_batch(f, k, ack / n_sub, rtt_s, q_beyond, p_queued, times,
                                       drops if last else (0.0, 0.0, False), fs, block,
                                       lines)  # fmt: skip
@@ -567,10 +593,12 @@ def file_sends(k, now, dt_ps, n_senders, flows, ls, routes, lines, lb, hops, scr
             p_queued = 0.0
             if fs[f, FS_DRAWS] > 0.0 and ack > 0.0:
                 p_queued = queued_chance(f, rtt, q_beyond, fs, cp, ls, routes, lb)
-            note_late_acks(f, rtt, ack, fs, flows.counters)
+            late_acks(f, k, sent_at, rtt, ack, lost, dt_ps, fs, lines, flows.counters)
             slot, rtt = file_batch(f, k, ack, rtt, q_beyond, p_queued, times, drops, fs, block,
                                    lines)  # fmt: skip
         file_block_rtt(f, slot, fs, ring)
+        if dup > 0.0 and cp[f, P_DUP_ACKS] > 0.0:  # (the copies' ACKs, with the batch's)
+            ring[slot, R_DUP] += dup
         if fs[f, FS_NS_HOPS] > 0.0:  # (the sender-side DCI switch's notice: uno.fluid.dci)
             stamp_near_source(f, k, now, dt_ps, fs, ls, routes.rt_ptr, routes.rt_link,
                               routes.rt_w, ring, lines.pool, lines.calendar, hops)  # fmt: skip

@@ -41,6 +41,8 @@ from uno.fluid.columns import (
     C_CWND,
     CC_LAW,
     CT,
+    FS_COPIES_SENT,
+    FS_COPIES_UNFILED,
     FS_EC_N,
     FS_HALT,
     FS_INFLIGHT,
@@ -320,6 +322,11 @@ def make_sends(now, dt_ps, n_cand, n_nics, flows, ls, scratch) -> int:
             fs[f, FS_OPEN_WAIT] -= opening
             fs[f, FS_RESEND_SHARE] = resent / send
             fs[f, FS_OPEN_SHARE] = opening / send
+        elif send > 0.0 and fs[f, FS_RESEND_WAIT] > 0.0:  # (an uncoded flow's copies go first)
+            copies = min(send, fs[f, FS_RESEND_WAIT])
+            fs[f, FS_RESEND_WAIT] -= copies
+            fs[f, FS_COPIES_UNFILED] += copies
+            fs[f, FS_COPIES_SENT] += copies
     for j in range(n_nics):
         nic = nics[j]
         ls[nic, LS_DEMAND] = 0.0

@@ -51,6 +51,7 @@ from uno.fluid.columns import (
     R_LOSTQ,
     R_NACK,
     R_RTTW,
+    R_SPURIOUS,
     R_TIMEOUT,
     RING_FULL,
 )
@@ -112,6 +113,51 @@ def resend(fs, f, lost) -> None:
         fs[f, FS_RESEND_WAIT] += lost
     if fs[f, FS_RTO_AFTER] > 0.0:
         fs[f, FS_RTO] = fs[f, FS_RTO_AFTER]
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def schedule_spurious(f, k, sent_at, late, dt_ps, fs, lines) -> None:
+    """Bytes ``late`` of flow ``f``'s batch sent at ``sent_at`` (step ``k``) arrive, but their
+    ACKs come back after the retransmission timeout: the timer declares them lost at the first
+    step boundary ``FS_RTO`` after their send (``R_SPURIOUS``), before their ACKs come, and
+    the flow resends copies of them (:func:`resend_copies`), as a packet sender's timer resends
+    a packet still unacknowledged ``rto_ps`` after its send though it arrived. The ACKs come
+    later than the timer, so its slot is within the line that holds them."""
+    ring, pool = lines.ring, lines.pool
+    lag = int(math.ceil((sent_at + fs[f, FS_RTO]) / dt_ps)) - k
+    lag = fit_lag(f, k, lag, ring, pool)
+    ring[line_row(pool, f, k, lag), R_SPURIOUS] += late
+    mark_ring_due(lines.calendar, fs, k + lag, f)
+
+
+@njit(cache=True, error_model="numpy")
+def resend_copies(fs, f, copies) -> None:
+    """Flow ``f``'s timer declared ``copies`` bytes lost that arrived (``R_SPURIOUS``): they
+    leave flight and copies of them wait to be sent before new bytes (``FS_RESEND_WAIT``),
+    as the packet sender moves a timed-out packet from its bytes in flight to its
+    retransmission queue, which it serves first; the original's ACK then takes the copy out
+    of flight, and the copy's own ACK is a duplicate (``R_DUP``). Not floored at 0: where the
+    originals' ACKs came in the same step, before the timer is heard, the copies sent next
+    take the bytes in flight back to what they were."""
+    fs[f, FS_INFLIGHT] -= copies
+    fs[f, FS_UNSENT] += copies
+    fs[f, FS_RESEND_WAIT] += copies
+    if fs[f, FS_RTO_AFTER] > 0.0:
+        fs[f, FS_RTO] = fs[f, FS_RTO_AFTER]
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def cancel_copies(fs, f, acked) -> None:
+    """``acked`` bytes of uncoded flow ``f`` were acknowledged while copies of bytes its timer
+    declared lost still wait to be sent: a packet sender does not resend a packet acknowledged
+    in the meantime, so as many copies leave the queue. Their originals' ACKs, heard next,
+    take them out of flight, where they no longer are (:func:`resend_copies`): they go back
+    first."""
+    wait = fs[f, FS_RESEND_WAIT]
+    gone = acked if acked < wait else wait
+    fs[f, FS_RESEND_WAIT] = wait - gone
+    fs[f, FS_UNSENT] -= gone
+    fs[f, FS_INFLIGHT] += gone
 
 
 @njit(cache=True, error_model="numpy")

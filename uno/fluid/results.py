@@ -186,8 +186,8 @@ def run_summary(sim, flows: pd.DataFrame, wall_s: float) -> dict:
 
 def late_acks(counters: np.ndarray, prefix: str = "") -> dict:
     """The batches (and their bytes) whose ACKs came back later than their flow's
-    retransmission timeout after their send (:func:`uno.fluid.filing.note_late_acks`): a
-    packet sender would resend them though they arrived; the fluid flows do not."""
+    retransmission timeout after their send (:func:`uno.fluid.filing.late_acks`), whose
+    timers resent copies of them though they arrived."""
     return {
         f"{prefix}late_ack_batches": int(counters[C.CT.late_batches]),
         f"{prefix}late_ack_bytes": int(counters[C.CT.late_bytes]),
@@ -196,10 +196,12 @@ def late_acks(counters: np.ndarray, prefix: str = "") -> dict:
 
 def unaccounted_bytes(fs: np.ndarray) -> float:
     """The bytes the finished flows of flow state ``fs`` sent that they neither had
-    acknowledged nor lost, or that they left in flight (summed as magnitudes): 0 up to
+    acknowledged nor lost nor sent as copies of bytes their timers took though they arrived
+    (whose ACKs are duplicates), or that they left in flight (summed as magnitudes): 0 up to
     rounding when every byte sent is accounted for."""
     done = fs[:, C.FS_FINISH] >= 0.0
-    gap = fs[done, C.FS_SENT] - fs[done, C.FS_ACKED] - fs[done, C.FS_LOST]
+    copies = np.where(fs[done, C.FS_EC_N] > 0.0, 0.0, fs[done, C.FS_COPIES_SENT])
+    gap = fs[done, C.FS_SENT] - fs[done, C.FS_ACKED] - fs[done, C.FS_LOST] - copies
     return float(np.abs(gap).sum() + np.abs(fs[done, C.FS_INFLIGHT]).sum())
 
 

@@ -27,8 +27,8 @@ FLUID_CC = {name: C.CC_LAW + KIND[name] for name, law in LAW_BY_NAME.items()
 def check_fluid_support(cfg, engine: str = "fluid", with_cc: bool = True, plans=None) -> None:
     """Refuse, naming the setting, what the flow-level engines cannot model (``with_cc``: the
     engine runs the congestion controllers; ``plans``: the flows it runs, by default all of
-    them, whose controllers' packet-only settings are refused: MP-RDMA's duplicate-ACK rule and
-    UnoCC's epoch resume, which the hybrid's packet flows keep)."""
+    them, whose controllers' packet-only settings are refused: UnoCC's epoch resume, which the
+    hybrid's packet flows keep)."""
     where = f"engine.kind={engine}"
     for cls_field in ("algo", "intra", "inter") if with_cc else ():
         name = getattr(cfg.cc, cls_field)
@@ -51,18 +51,21 @@ def check_fluid_support(cfg, engine: str = "fluid", with_cc: bool = True, plans=
         "hybrid": "; run those flows as packets (engine.hybrid_packet_tags)",
         "fluid": "; engine.kind=hybrid can run those flows as packets",
     }.get(engine, "")
-    if "mprdma" in used and cfg.cc.mprdma.update_on_duplicate_ack:
-        raise ConfigError(
-            "cc.mprdma.update_on_duplicate_ack",
-            f"{where} has no duplicate ACKs (no spurious retransmissions) for it to act on in "
-            f"its fluid flows{as_packets}",
-        )
     if "uno" in used and cfg.cc.uno.qa_epoch_resume != "ack":
         raise ConfigError(
             "cc.uno.qa_epoch_resume",
             f"{where} has no packet sends to count the window after a Quick Adapt by in its "
             f"fluid flows{as_packets}",
         )
+    for cls in sorted({"intra", "inter"} if plans is None else {p.cls for p in plans}):
+        own = getattr(cfg.transport, cls).report_every_timeout
+        if with_cc and (cfg.transport.report_every_timeout if own is None else own):
+            field = "transport" if own is None else f"transport.{cls}"
+            raise ConfigError(
+                f"{field}.report_every_timeout",
+                f"{where} tells a fluid flow's controller of at most one timeout per base RTT, "
+                f"not of every packet timed out{as_packets}",
+            )
     routed = SINGLE_PATH_LB + SPLIT_LB + SUBFLOW_LB
     if cfg.lb.algo not in routed:
         raise ConfigError(

@@ -179,8 +179,8 @@ def format_summary(summary: dict) -> str:
     if late >= LATE_ACK_WARN_BYTES:
         lines.append(
             f"fluid: {late:,.0f} B came back acknowledged later than their flow's "
-            "retransmission timeout after their send; a packet sender resends such bytes "
-            "(spurious retransmissions), the fluid flows do not"
+            "retransmission timeout after their send: their timers resent copies of them "
+            "(spurious retransmissions), once each"
         )
     for name, d in (summary.get("dci") or {}).items():
         lines.append(
