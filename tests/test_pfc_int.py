@@ -259,13 +259,13 @@ def test_max_min_rates_never_queue_so_pfc_never_pauses():
 
 @pytest.mark.parametrize(
     "setting",
-    [["cc=mprdma", "cc.mprdma.update_on_duplicate_ack=true"]],
+    [["cc=bbr", "transport.report_every_timeout=true"]],
 )  # fmt: skip
 def test_max_min_runs_what_only_acts_on_queues_and_losses(setting):
     """Max-min runs no congestion control and never queues: switches' notices and a
     balancer's reactions to losses have nothing to act on, so it runs them (the same finish
-    times as without), where the fluid engine, which queues and loses, refuses them (MP-RDMA's
-    updates on duplicate ACKs)."""
+    times as without), where the fluid engine, which queues and loses, refuses them (a
+    controller told of every timed-out packet)."""
     on = uno.run(uno.compose([*FAT_INCAST, *setting, "engine.kind=maxmin"]))
     base = [o for o in setting if o.startswith("lb=")]
     off = uno.run(uno.compose([*FAT_INCAST, *base, "engine.kind=maxmin"]))

@@ -491,8 +491,9 @@ def late_acks(f, k, sent_at, rtt, ack, lost, dt_ps, fs, lines, counters) -> None
     arrived lost one timeout after their send and resends copies of them
     (:func:`uno.fluid.losses.schedule_spurious`: spurious retransmissions, whose ACKs are
     duplicates). Once: a copy's own timer is not run, where a packet sender whose ACKs come
-    back later than two timeouts resends a packet again. Counted, batches and bytes (``counters``: ``CT.late_batches``,
-    ``CT.late_bytes``; the summary's ``fluid.late_ack_bytes``). The wait a wire flow's bytes
+    back later than two timeouts resends a packet again. Counted, batches and bytes
+    (``counters``: ``CT.late_batches``, ``CT.late_bytes``; the summary's
+    ``fluid.late_ack_bytes``). The wait a wire flow's bytes
     meet beyond its wire link is not known here: only what its RTT sample holds counts. A
     coded flow's late bytes are counted, not resent."""
     if ack > 0.0 and rtt > fs[f, FS_RTO]:
