@@ -502,6 +502,7 @@ def hop_state(n_links, rt_ptr, rt_link, rt_w, sub_n, sub_hops, sub_links, ack_w=
     acks = np.zeros(C.ACKS.size)
     acks[C.ACKS.qcn] = -1.0  # (no congestion point: uno.fluid.qcn)
     acks[C.ACKS.dqm] = -1.0  # (no receiver rate: uno.fluid.dci)
+    acks[C.ACKS.dup] = -1.0  # (no law hears duplicate ACKs: uno.fluid.filing)
     return Hops(
         level.astype(np.int32), np.array([n_lvl], dtype=np.int64), ei, ef,
         np.zeros(n_lvl, dtype=np.int64), np.full(n_links, NOT_IN_LEVEL, dtype=np.int32),

@@ -73,7 +73,6 @@ from uno.fluid.columns import (
     R_ACK,
     R_ARRIVE,
     R_DELIV,
-    R_DUP,
     R_FREE,
     R_GOOD,
     R_JITTER,
@@ -304,13 +303,15 @@ def flow_feedback(f, k, now, dt_ps, base, flows, ls, lines, lb, hops, scratch) -
     late_nack = ring[slot, R_LATE_NACK] if wide else 0.0
     acked = ring[slot, R_ACK]
     spurious = ring[slot, R_SPURIOUS]
-    dup = ring[slot, R_DUP]
-    dup_rtt = ring[slot, R_RTTW] / acked if acked > 0.0 else fs[f, FS_BASE_RTT]
-    if fs[f, FS_RESEND_WAIT] > 0.0 and acked > 0.0 and fs[f, FS_EC_N] <= 0.0:
+    dup_col = int(hops.acks[ACKS.dup])
+    dup = ring[slot, dup_col] if dup_col >= 0 else 0.0
+    copying = counters[CT.late_batches] > 0  # (copies only after a late batch)
+    if copying and acked > 0.0 and fs[f, FS_RESEND_WAIT] > 0.0 and fs[f, FS_EC_N] <= 0.0:
         cancel_copies(fs, f, acked)  # (copies not sent yet of bytes acknowledged now)
     ack_batch(f, now, dt_ps, slot, wide, fs, flows.cs, flows.cp, ring, flows.loss_rng, hops,
               scratch.rtt_counts)  # fmt: skip
-    if dup > 0.0:
+    if dup > 0.0:  # (at the RTT of the step's other ACKs; the slot is cleared below)
+        dup_rtt = ring[slot, R_RTTW] / acked if acked > 0.0 else fs[f, FS_BASE_RTT]
         hear_duplicates(flows.cs, flows.cp, fs, f, now, dup, dup_rtt, hops.int_pkt)
     if fs[f, FS_NS_HOPS] > 0.0:  # a Switch-INT notice (uno.fluid.dci)
         hear_near_source(f, now, dt_ps, slot, fs, flows.cs, flows.cp, ring, hops)
@@ -338,7 +339,7 @@ def flow_feedback(f, k, now, dt_ps, base, flows, ls, lines, lb, hops, scratch) -
         return False  # its sender stopped before the last ACK came: it stays unfinished
     fs[f, FS_FINISH] = finish
     fs[f, FS_STATE] = 2.0
-    if fs[f, FS_RESEND_WAIT] > 0.0 and fs[f, FS_EC_N] <= 0.0:
+    if copying and fs[f, FS_RESEND_WAIT] > 0.0 and fs[f, FS_EC_N] <= 0.0:
         # (copies its timer took in the step of its last ACKs: done, it sends none of them)
         cancel_copies(fs, f, fs[f, FS_RESEND_WAIT])
     counters[CT.finished] += 1

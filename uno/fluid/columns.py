@@ -420,18 +420,17 @@ R_QBEYOND = 11  # a wire flow: sum of R_DELIV x the queueing delay beyond its wi
 R_PBEYOND = 12
 R_SPURIOUS = 13  # bytes delivered whose ACKs come back after their retransmission timer, which
 #                 expires at this step: the sender resends copies of them (uno.fluid.filing)
-R_DUP = 14  # ACKs of such copies arriving at this step (duplicate ACKs), bytes
-N_R_NARROW = 15
-R_RTTMIN = 15  # smallest RTT sample (0: none; FS_RTTMIN flows)
-R_DSENT = 16  # bytes the flow had acknowledged when the latest of them was sent (FS_RATE flows)
-N_R_SAMPLES = 17
-R_LOSTQ = 17  # fast retransmit: bytes lost whose ACKs were due at this step (take_acks)
-N_R_RETX = 18
-R_GOOD = 18  # wire bytes of decodable data (below RING_FULL: the acknowledged bytes)
-R_FREE = 19  # bytes lost but absorbed by coding (leave flight with the ACKs; below RING_FULL: none)
-R_NACK = 20  # bytes lost whose receiver's NACK reaches the sender at this step (coded, trimmed)
-R_LATE_NACK = 21  # coded bytes the sender's timer took whose receiver's NACK arrives now
-N_R = 22
+N_R_NARROW = 14
+R_RTTMIN = 14  # smallest RTT sample (0: none; FS_RTTMIN flows)
+R_DSENT = 15  # bytes the flow had acknowledged when the latest of them was sent (FS_RATE flows)
+N_R_SAMPLES = 16
+R_LOSTQ = 16  # fast retransmit: bytes lost whose ACKs were due at this step (take_acks)
+N_R_RETX = 17
+R_GOOD = 17  # wire bytes of decodable data (below RING_FULL: the acknowledged bytes)
+R_FREE = 18  # bytes lost but absorbed by coding (leave flight with the ACKs; below RING_FULL: none)
+R_NACK = 19  # bytes lost whose receiver's NACK reaches the sender at this step (coded, trimmed)
+R_LATE_NACK = 20  # coded bytes the sender's timer took whose receiver's NACK arrives now
+N_R = 21
 #: the ring's levels (``RingPool.wide[0]``) and the columns each keeps
 RING_NARROW, RING_SAMPLES, RING_RETX, RING_FULL = 0, 1, 2, 3
 RING_WIDTH = (N_R_NARROW, N_R_SAMPLES, N_R_RETX, N_R)
@@ -467,11 +466,13 @@ GRID = layout("GridSettings", ("salt", "on"))
 #: of a full buffer's data drops an ACK meets in its queue (0: ACKs never dropped there),
 #: 1: the ACKs' reverse queueing is read ahead (``engine.fluid_ack_read_ahead``), 1: an UnoLB
 #: flow's batch comes back subflow by subflow, each at its own RTT
-#: (``engine.fluid_subflow_rtts``)
+#: (``engine.fluid_subflow_rtts``), the delay-line column of the duplicate ACKs of the copies
+#: a timer resent of bytes that arrived, where a law hears them (-1: none,
+#: uno.fluid.filing.late_acks)
 ACKS = layout(
     "AckSettings",
     ("share", "packet_bytes", "as_bytes", "spread", "faults", "qcn", "dqm", "squeeze", "ahead",
-     "by_subflow"),
+     "by_subflow", "dup"),
 )  # fmt: skip
 #: the figures of a dropping link's inputs (``g_val[link, figure, input]``): bytes arriving
 #: through the input this step, the share of the link's packet times it fills (at most 1), 1:

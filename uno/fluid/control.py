@@ -175,7 +175,7 @@ def law_batch(cs, cp, fs, ring, slot, f, kind, now, acked, marked, rtt, p_queued
 @njit(cache=True, error_model="numpy")
 def hear_duplicates(cs, cp, fs, f, now, dup, rtt, rec) -> None:
     """Flow ``f``'s law hears ``dup`` bytes of duplicate ACKs arriving in the step at ``now``
-    (the ACKs of copies it resent of bytes that arrived: ``R_DUP``), as one batch marked
+    (the ACKs of copies it resent of bytes that arrived: ``ACKS.dup``), as one batch marked
     ``duplicate``, with the flow's latest echoed share of marks (``FS_MARK_FRAC``) and the
     RTT ``rtt`` (ps) of the step's other ACKs; they leave nothing in flight and acknowledge
     nothing new. Only a law that asks for them (``P_DUP_ACKS``) hears them, as the packet

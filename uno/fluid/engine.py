@@ -463,6 +463,8 @@ class FluidSimulation:
         if self._receivers.any():
             self.dqm_col = width
             width += 1
+        self.dup_col = width if (self.cp[:, C.P_DUP_ACKS] > 0.0).any() else -1  # (filing.py)
+        width += self.dup_col >= 0
         # (memory kept from the process's last run, all zero: uno.fluid.memory)
         # the INT records (uno.fluid.int_records), three columns a stamping hop after the rest
         n_entries = len(routes.rt_link) + lb.links.size
@@ -527,7 +529,7 @@ class FluidSimulation:
         squeezed = cfg.engine.fluid_ack_bytes and cfg.engine.fluid_ack_losses
         if squeezed and not cfg.switch.control_lane:
             acks[C.ACKS.squeeze] = acks[C.ACKS.share]
-        acks[C.ACKS.dqm] = self.dqm_col
+        acks[C.ACKS.dqm], acks[C.ACKS.dup] = self.dqm_col, self.dup_col
         self._set_wire(cfg.engine.fluid_wire)
         self._set_qcn()
         self._set_dci(cfg, rx_p, rx_s, rx_rate, ints is not None)

@@ -68,7 +68,6 @@ from uno.fluid.columns import (
     R_ARRIVE,
     R_DELIV,
     R_DSENT,
-    R_DUP,
     R_GOOD,
     R_JITTER,
     R_MARK,
@@ -535,6 +534,7 @@ def file_sends(k, now, dt_ps, n_senders, flows, ls, routes, lines, lb, hops, scr
     may_spread = hops.acks[ACKS.spread] != 0.0 and not int_laws
     acks_lost = hops.acks[ACKS.faults] != 0.0 or hops.acks[ACKS.squeeze] > 0.0
     by_subflow = hops.acks[ACKS.by_subflow] != 0.0 and not int_laws
+    copying = flows.counters[CT.late_batches] > 0  # (copies only after a late batch)
     for i in range(n_senders):
         f = scratch.senders[i]
         n_sub = lb.n[f]
@@ -565,7 +565,7 @@ def file_sends(k, now, dt_ps, n_senders, flows, ls, routes, lines, lb, hops, scr
             continue
         spread = may_spread and block[BL.steps, f] == 1 and fs[f, FS_BLOCK_BYTES] <= 0.0
         ack, sent_at, middle, sent_end = batch_times(f, now, fx[f, FX_SEND], fs)
-        dup = split_copies(f, ack, fs)
+        dup = split_copies(f, ack, fs) if copying else 0.0
         ack -= dup
         times = (now, dt_ps, sent_at, middle, sent_end, spread)
         drops = (lost, failed, beyond)
@@ -599,7 +599,7 @@ def file_sends(k, now, dt_ps, n_senders, flows, ls, routes, lines, lb, hops, scr
                                    lines)  # fmt: skip
         file_block_rtt(f, slot, fs, ring)
         if dup > 0.0 and cp[f, P_DUP_ACKS] > 0.0:  # (the copies' ACKs, with the batch's)
-            ring[slot, R_DUP] += dup
+            ring[slot, int(hops.acks[ACKS.dup])] += dup
         if fs[f, FS_NS_HOPS] > 0.0:  # (the sender-side DCI switch's notice: uno.fluid.dci)
             stamp_near_source(f, k, now, dt_ps, fs, ls, routes.rt_ptr, routes.rt_link,
                               routes.rt_w, ring, lines.pool, lines.calendar, hops)  # fmt: skip

@@ -296,6 +296,8 @@ def make_sends(now, dt_ps, n_cand, n_nics, flows, ls, scratch) -> int:
     fs, fx = flows.fs, flows.fx
     senders, nics = scratch.senders, scratch.nics
     n_senders = 0
+    # (an uncoded flow has copies to send only after some batch came back late)
+    copying = flows.counters[CT.late_batches] > 0
     for i in range(n_cand):
         f = senders[i]  # (the list is compacted in place: n_senders <= i)
         send = fx[f, FX_SEND]
@@ -322,7 +324,7 @@ def make_sends(now, dt_ps, n_cand, n_nics, flows, ls, scratch) -> int:
             fs[f, FS_OPEN_WAIT] -= opening
             fs[f, FS_RESEND_SHARE] = resent / send
             fs[f, FS_OPEN_SHARE] = opening / send
-        elif send > 0.0 and fs[f, FS_RESEND_WAIT] > 0.0:  # (an uncoded flow's copies go first)
+        elif send > 0.0 and copying and fs[f, FS_RESEND_WAIT] > 0.0:  # (copies go first)
             copies = min(send, fs[f, FS_RESEND_WAIT])
             fs[f, FS_RESEND_WAIT] -= copies
             fs[f, FS_COPIES_UNFILED] += copies

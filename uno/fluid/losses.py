@@ -136,7 +136,7 @@ def resend_copies(fs, f, copies) -> None:
     leave flight and copies of them wait to be sent before new bytes (``FS_RESEND_WAIT``),
     as the packet sender moves a timed-out packet from its bytes in flight to its
     retransmission queue, which it serves first; the original's ACK then takes the copy out
-    of flight, and the copy's own ACK is a duplicate (``R_DUP``). Not floored at 0: where the
+    of flight, and the copy's own ACK is a duplicate (``ACKS.dup``). Not floored at 0: where the
     originals' ACKs came in the same step, before the timer is heard, the copies sent next
     take the bytes in flight back to what they were."""
     fs[f, FS_INFLIGHT] -= copies
