@@ -206,6 +206,22 @@ def ack_batch(f, now, dt_ps, slot, wide, fs, cs, cp, ring, rng, hops, rtt_counts
             fast_retransmit_evidence(f, now, acked, lostq, cp[f, P_MSS], fs)
 
 
+@njit(cache=True, error_model="numpy")
+def hear_timer(f, now, base, flows, lb, hops, ent_before) -> None:
+    """Flow ``f``'s retransmission timer declared bytes lost at ``now``: its controller hears
+    of it (at most once a base RTT, :func:`uno.fluid.control.hear_timeout`), a REPS flow's
+    buffer freezes (lb.reps.freeze_us) and an UnoLB flow moves the subflows that lost bytes
+    (``base``: the first subflow hop entry), as the packet sender's timer
+    (uno.transport.sender.Sender._on_timer), which does not know whether the bytes arrived."""
+    cp = flows.cp
+    hear_timeout(flows.cs, cp, f, now, flows.fs)
+    if lb.reps_p[REPS_ON] > 0.0:
+        reps_timeout(f, now, lb)
+    if lb.n[f] > 0:
+        on_loss_report(f, now, cp[f, P_BASE_RTT], flows.fs[f, FS_RTO], lb, hops, base,
+                       ent_before)  # fmt: skip
+
+
 @njit(cache=True, error_model="numpy", inline="always")
 def loss_reports(f, k, now, due, nack, late_nack, base, flows, lb, hops, ent_before) -> None:
     """The loss reports flow ``f`` hears now: a coded flow's NACKs (``nack`` bytes to resend,
@@ -251,27 +267,7 @@ def loss_reports(f, k, now, due, nack, late_nack, base, flows, lb, hops, ent_bef
             # before their own echoes (a WAN DCTCP flow would cut its resent window on its
             # first window's marks, then grow it a packet a round trip, not in slow start)
             fs[f, FS_MARK_FRAC] = 0.0
-        hear_timeout(cs, cp, f, now, fs)
-        if lb.reps_p[REPS_ON] > 0.0:  # (its buffer's freeze, lb.reps.freeze_us)
-            reps_timeout(f, now, lb)
-        if lb.n[f] > 0:
-            on_loss_report(f, now, cp[f, P_BASE_RTT], fs[f, FS_RTO], lb, hops, base, ent_before)
-
-
-@njit(cache=True, error_model="numpy")
-def spurious_timeout(f, now, late, base, flows, lb, hops, ent_before) -> None:
-    """Flow ``f``'s retransmission timer expires now for ``late`` bytes that arrived but whose
-    ACKs have not come back (``R_SPURIOUS``): it resends copies of them
-    (:func:`uno.fluid.losses.resend_copies`) and, as for any timeout, its controller hears
-    of it (at most once a base RTT) and its balancer of the loss, as the packet sender's timer
-    does not know the packets arrived (uno.transport.sender.Sender._on_timer)."""
-    fs, cs, cp = flows.fs, flows.cs, flows.cp
-    resend_copies(fs, f, late)
-    hear_timeout(cs, cp, f, now, fs)
-    if lb.reps_p[REPS_ON] > 0.0:
-        reps_timeout(f, now, lb)
-    if lb.n[f] > 0:
-        on_loss_report(f, now, cp[f, P_BASE_RTT], fs[f, FS_RTO], lb, hops, base, ent_before)
+        hear_timer(f, now, base, flows, lb, hops, ent_before)
 
 
 @njit(cache=True, error_model="numpy", inline="always")
@@ -327,8 +323,9 @@ def flow_feedback(f, k, now, dt_ps, base, flows, ls, lines, lb, hops, scratch) -
     for c in range(ring.shape[1]):
         ring[slot, c] = 0.0
     loss_reports(f, k, now, due, nack, late_nack, base, flows, lb, hops, scratch.ent_before)
-    if spurious > 0.0:
-        spurious_timeout(f, now, spurious, base, flows, lb, hops, scratch.ent_before)
+    if spurious > 0.0:  # (its timer on bytes that arrived, their ACKs not back: copies)
+        resend_copies(fs, f, spurious)
+        hear_timer(f, now, base, flows, lb, hops, scratch.ent_before)
     if fs[f, FS_DELIVERED] < fs[f, FS_SIZE] * (1.0 - 1e-9) - RESIDUE_BYTES:
         return False
     # (its last packet's ACK: FS_LAST_EARLY before its last byte's, FS_LAST_WAIT after)

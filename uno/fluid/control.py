@@ -113,6 +113,17 @@ def in_flight_at_ack(fluid_bytes: float, mss: float) -> float:
     return math.ceil(fluid_bytes / mss - IN_FLIGHT_ROUNDING) * mss
 
 
+@njit(cache=True, error_model="numpy", inline="always")
+def whole_marks(fs, f, marked_acks) -> float:
+    """The whole ECN-marked ACKs a packet sender would have seen among flow ``f``'s
+    ``marked_acks`` (an expected count), the fraction carried over to its next batch
+    (``FS_MARK_CARRY``)."""
+    carry = fs[f, FS_MARK_CARRY] + marked_acks
+    events = math.floor(carry)
+    fs[f, FS_MARK_CARRY] = carry - events
+    return events
+
+
 @njit(cache=True, error_model="numpy")
 def law_batch(cs, cp, fs, ring, slot, f, kind, now, acked, marked, rtt, p_queued, rng, rec, n_int,
               span_ps, pieces):  # fmt: skip
@@ -156,9 +167,7 @@ def law_batch(cs, cp, fs, ring, slot, f, kind, now, acked, marked, rtt, p_queued
         if fs[f, FS_CNP_GAP] > 0.0:
             events = np_cnps(fs, f, at, piece_ps, marked_piece / mss) if marked > 0.0 else 0.0
         else:
-            carry = fs[f, FS_MARK_CARRY] + marked_piece / mss
-            events = math.floor(carry)
-            fs[f, FS_MARK_CARRY] = carry - events
+            events = whole_marks(fs, f, marked_piece / mss)
         draw = 1.0
         if p_queued > 0.0 and fs[f, FS_DRAWS] > 0.0:
             draw = next_uniform(rng, f)
@@ -183,9 +192,7 @@ def hear_duplicates(cs, cp, fs, f, now, dup, rtt, rec) -> None:
     ``update_on_duplicate_ack``)."""
     mss = cp[f, P_MSS]
     marked = dup * fs[f, FS_MARK_FRAC]
-    carry = fs[f, FS_MARK_CARRY] + marked / mss
-    events = math.floor(carry)
-    fs[f, FS_MARK_CARRY] = carry - events
+    events = whole_marks(fs, f, marked / mss)
     fb = Feedback(now, dup, marked, dup / mss, marked / mss, events, rtt, rtt, now - rtt,
                   fs[f, FS_INFLIGHT], fs[f, FS_ACKED], 0.0, 0.0, 1.0, 0.0, 1.0, 1.0, 0.0)  # fmt: skip
     law_feedback(int(cp[f, P_KIND]) - CC_LAW, cs[f], cp[f], fb, rec)
