@@ -567,8 +567,6 @@ def test_fluid_writes_the_packet_engine_tables(tmp_path):
 @pytest.mark.parametrize(
     "overrides,field",
     [
-        (["cc=mprdma_bbr_artifact"], "transport.inter.report_every_timeout"),
-        (["cc=bbr", "transport.report_every_timeout=true"], "transport.report_every_timeout"),
         (["engine.kind=hybrid"], "engine.hybrid_packet_max_bytes"),
         (["cc=dctcp", "ec=mds"], "transport.dupack_threshold"),
         (

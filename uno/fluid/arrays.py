@@ -609,9 +609,10 @@ def law_columns(fs, cp, plans, cc_cfg, whole_packets: bool) -> int:
     constants), the widest. Marks what each law's flow reads (``FS_DRAWS``, ``FS_QTHR``,
     ``FS_RTTMIN``, ``FS_RATE``: :func:`uno.fluid.control.law_batch`; ``FS_CNP_GAP``, the
     receiver's least gap between CNPs, from the law's parameters ``cc_cfg.<name>``:
-    :func:`uno.fluid.control.np_cnps`), whether its own timers run (``FS_LAW_TIMERS``) and,
-    with ``whole_packets`` (``engine.fluid_whole_packets``), that it hears the bytes in flight
-    as whole packets (``FS_WHOLE_PACKETS``)."""
+    :func:`uno.fluid.control.np_cnps`), whether its own timers run (``FS_LAW_TIMERS``) and
+    what it hears as a packet sender's would (``FS_HEARS``): with ``whole_packets``
+    (``engine.fluid_whole_packets``) the bytes in flight as whole packets, with its transport's
+    ``report_every_timeout`` a timeout for every packet its timer takes."""
     width = C.N_C
     for f, plan in enumerate(plans):
         law = LAW_BY_NAME.get(plan.cc_name)
@@ -627,5 +628,7 @@ def law_columns(fs, cp, plans, cc_cfg, whole_packets: bool) -> int:
             row[C.FS_RTTMIN] = 1.0 if "rtt_min" in law.signals else 0.0
             row[C.FS_RATE] = 1.0 if "delivery_rate" in law.signals else 0.0
             row[C.FS_OWN_PACING] = 0.0 if law.pacing_rate is window_pacing else 1.0
-            row[C.FS_WHOLE_PACKETS] = 1.0 if whole_packets else 0.0
+            every = plan.facts.report_every_timeout
+            row[C.FS_HEARS] = float((C.HEARS_WHOLE_PACKETS if whole_packets else 0)
+                                    | (C.HEARS_EVERY_TIMEOUT if every else 0))  # fmt: skip
     return width

@@ -207,14 +207,14 @@ def ack_batch(f, now, dt_ps, slot, wide, fs, cs, cp, ring, rng, hops, rtt_counts
 
 
 @njit(cache=True, error_model="numpy")
-def hear_timer(f, now, base, flows, lb, hops, ent_before) -> None:
-    """Flow ``f``'s retransmission timer declared bytes lost at ``now``: its controller hears
-    of it (at most once a base RTT, :func:`uno.fluid.control.hear_timeout`), a REPS flow's
+def hear_timer(f, now, lost, base, flows, lb, hops, ent_before) -> None:
+    """Flow ``f``'s retransmission timer declared ``lost`` bytes lost at ``now``: its controller
+    hears of it (:func:`uno.fluid.control.hear_timeout`), a REPS flow's
     buffer freezes (lb.reps.freeze_us) and an UnoLB flow moves the subflows that lost bytes
     (``base``: the first subflow hop entry), as the packet sender's timer
     (uno.transport.sender.Sender._on_timer), which does not know whether the bytes arrived."""
     cp = flows.cp
-    hear_timeout(flows.cs, cp, f, now, flows.fs)
+    hear_timeout(flows.cs, cp, f, now, flows.fs, lost)
     if lb.reps_p[REPS_ON] > 0.0:
         reps_timeout(f, now, lb)
     if lb.n[f] > 0:
@@ -267,7 +267,7 @@ def loss_reports(f, k, now, due, nack, late_nack, base, flows, lb, hops, ent_bef
             # before their own echoes (a WAN DCTCP flow would cut its resent window on its
             # first window's marks, then grow it a packet a round trip, not in slow start)
             fs[f, FS_MARK_FRAC] = 0.0
-        hear_timer(f, now, base, flows, lb, hops, ent_before)
+        hear_timer(f, now, lost, base, flows, lb, hops, ent_before)
 
 
 @njit(cache=True, error_model="numpy", inline="always")
@@ -325,7 +325,7 @@ def flow_feedback(f, k, now, dt_ps, base, flows, ls, lines, lb, hops, scratch) -
     loss_reports(f, k, now, due, nack, late_nack, base, flows, lb, hops, scratch.ent_before)
     if spurious > 0.0:  # (its timer on bytes that arrived, their ACKs not back: copies)
         resend_copies(fs, f, spurious)
-        hear_timer(f, now, base, flows, lb, hops, scratch.ent_before)
+        hear_timer(f, now, spurious, base, flows, lb, hops, scratch.ent_before)
     if fs[f, FS_DELIVERED] < fs[f, FS_SIZE] * (1.0 - 1e-9) - RESIDUE_BYTES:
         return False
     # (its last packet's ACK: FS_LAST_EARLY before its last byte's, FS_LAST_WAIT after)

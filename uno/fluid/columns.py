@@ -234,7 +234,7 @@ FS_VOID_BYTES = 47  # fast retransmit: bytes revealed whose R_TIMEOUT entries ar
 FS_UNREVEALED = 48  # of FS_WAIT, the bytes whose ACKs' time is past, waiting for evidence
 FS_TIMED_AHEAD = 49  # fast retransmit: bytes the timer took before their ACKs' time (R_LOSTQ)
 FS_FAST_BYTES = 50  # bytes fast retransmit found lost
-FS_TIMEOUTS = 51  # retransmission timeouts the controller heard of (one per base RTT at most)
+FS_TIMEOUTS = 51  # retransmission timeouts the controller heard of (see hear_timeout)
 FS_LAST_TIMEOUT = 52  # when the controller last heard of a timeout, ps
 FS_LOSS_EVENTS = 53  # loss reports before a timeout: fast retransmit, or the EC receiver's NACK
 FS_LOSS_NACK = 54  # 1: losses are reported before a timeout (NACK / duplicate ACKs)
@@ -268,9 +268,13 @@ FS_BATCH_PS = 67
 # feedback in blocks, a law that reads a batch's least RTT sample (FS_RTTMIN): the least sample
 # of the block's sends so far (ps, beyond-wire queueing excluded as R_RTTMIN; 0: none)
 FS_BLOCK_RTTMIN = 68
-# 1: its law hears the bytes in flight before a batch as whole packets
-# (``engine.fluid_whole_packets``: uno.fluid.control.in_flight_at_ack)
-FS_WHOLE_PACKETS = 69
+# what its law hears as a packet sender's would, bits (HEARS_*): the bytes in flight before a
+# batch as whole packets (``engine.fluid_whole_packets``: uno.fluid.control.in_flight_at_ack),
+# a timeout for every packet its timer takes (``transport.*.report_every_timeout``, not one per
+# base RTT at most: uno.fluid.control.hear_timeout)
+FS_HEARS = 69
+HEARS_WHOLE_PACKETS = 1
+HEARS_EVERY_TIMEOUT = 2
 # the flow's stop time (ps; 0: none; workload.flows[i].stop_us): from then on it sends nothing,
 # new or resent, and an ACK arriving later does not finish it (uno.fluid.kernels.plan_sends)
 FS_HALT = 70

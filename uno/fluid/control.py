@@ -24,6 +24,7 @@ from uno.fluid.columns import (
     FS_CNP_NEXT,
     FS_CNPS,
     FS_DRAWS,
+    FS_HEARS,
     FS_INFLIGHT,
     FS_LAST_NACK,
     FS_LAST_TIMEOUT,
@@ -36,7 +37,8 @@ from uno.fluid.columns import (
     FS_RTTMIN,
     FS_TIMEOUTS,
     FS_TRIMS,
-    FS_WHOLE_PACKETS,
+    HEARS_EVERY_TIMEOUT,
+    HEARS_WHOLE_PACKETS,
     P_KIND,
     P_MSS,
     R_DSENT,
@@ -172,7 +174,7 @@ def law_batch(cs, cp, fs, ring, slot, f, kind, now, acked, marked, rtt, p_queued
         if p_queued > 0.0 and fs[f, FS_DRAWS] > 0.0:
             draw = next_uniform(rng, f)
         after = fs[f, FS_INFLIGHT] + back * acked_piece
-        if fs[f, FS_WHOLE_PACKETS] > 0.0:
+        if int(fs[f, FS_HEARS]) & HEARS_WHOLE_PACKETS:
             after = in_flight_at_ack(after + acked_piece, mss) - acked_piece
         fb = Feedback(at, acked_piece, marked_piece, acked_piece / mss, marked_piece / mss,
                       events, rtt, rtt_min, sent_max - back * piece_ps, after,
@@ -218,25 +220,41 @@ def hear_loss_report(cs, cp, f, now, fs) -> None:
 
 
 @njit(cache=True, error_model="numpy")
+def packets_of(nbytes, mss) -> int:
+    """The whole packets ``nbytes`` wire bytes stand for (packets of ``mss`` bytes; at least
+    one; one where the law knows no packet size): what a packet sender counts one by one."""
+    if not mss > 0.0:
+        return 1
+    n = int(math.floor(nbytes / mss + 0.5))
+    return n if n >= 1 else 1
+
+
+@njit(cache=True, error_model="numpy")
 def hear_trims(cs, cp, f, now, trimmed, fs) -> None:
     """Flow ``f`` hears the NACKs of ``trimmed`` bytes a switch cut to their headers
     (``switch.trimming``) at ``now``: each whole packet is one NACK, counted (``FS_TRIMS``), and
     its controller hears of every one (``LOSS_NACK``), as the packet sender tells it of each
     trim (uno.transport.sender: ``_on_trim_nack``; SMaRTT's Quick Adapt reads them)."""
-    n = int(math.floor(trimmed / cp[f, P_MSS] + 0.5))
-    if n < 1:
-        n = 1
+    n = packets_of(trimmed, cp[f, P_MSS])
     fs[f, FS_TRIMS] += n
     for _ in range(n):
         cc_loss(cs, cp, f, now, True)
 
 
 @njit(cache=True, error_model="numpy")
-def hear_timeout(cs, cp, f, now, fs) -> None:
-    """Flow ``f``'s retransmission timer declared bytes lost at ``now``: its controller hears
-    of at most one timeout per base RTT (``FS_TIMEOUTS`` counts those it heard of), as the
-    packet sender's (uno.transport.sender: ``_on_timer``)."""
-    if fs[f, FS_TIMEOUTS] == 0.0 or now - fs[f, FS_LAST_TIMEOUT] >= fs[f, FS_BASE_RTT]:
+def hear_timeout(cs, cp, f, now, fs, lost) -> None:
+    """Flow ``f``'s retransmission timer declared ``lost`` bytes lost at ``now``: its
+    controller hears of at most one timeout per base RTT, or with ``HEARS_EVERY_TIMEOUT``
+    (``transport.*.report_every_timeout``) of one for every packet of them, all at ``now``
+    (``FS_TIMEOUTS`` counts those it heard of), as the packet sender's
+    (uno.transport.sender: ``_report_timeouts``)."""
+    if int(fs[f, FS_HEARS]) & HEARS_EVERY_TIMEOUT:
+        n = packets_of(lost, cp[f, P_MSS])
+        fs[f, FS_TIMEOUTS] += n
+        fs[f, FS_LAST_TIMEOUT] = now
+        for _ in range(n):
+            cc_loss(cs, cp, f, now, False)
+    elif fs[f, FS_TIMEOUTS] == 0.0 or now - fs[f, FS_LAST_TIMEOUT] >= fs[f, FS_BASE_RTT]:
         fs[f, FS_TIMEOUTS] += 1.0
         fs[f, FS_LAST_TIMEOUT] = now
         cc_loss(cs, cp, f, now, False)

@@ -57,15 +57,6 @@ def check_fluid_support(cfg, engine: str = "fluid", with_cc: bool = True, plans=
             f"{where} has no packet sends to count the window after a Quick Adapt by in its "
             f"fluid flows{as_packets}",
         )
-    for cls in sorted({"intra", "inter"} if plans is None else {p.cls for p in plans}):
-        own = getattr(cfg.transport, cls).report_every_timeout
-        if with_cc and (cfg.transport.report_every_timeout if own is None else own):
-            field = "transport" if own is None else f"transport.{cls}"
-            raise ConfigError(
-                f"{field}.report_every_timeout",
-                f"{where} tells a fluid flow's controller of at most one timeout per base RTT, "
-                f"not of every packet timed out{as_packets}",
-            )
     routed = SINGLE_PATH_LB + SPLIT_LB + SUBFLOW_LB
     if cfg.lb.algo not in routed:
         raise ConfigError(
