@@ -222,9 +222,7 @@ def hear_loss_report(cs, cp, f, now, fs) -> None:
 @njit(cache=True, error_model="numpy")
 def packets_of(nbytes, mss) -> int:
     """The whole packets ``nbytes`` wire bytes stand for (packets of ``mss`` bytes; at least
-    one; one where the law knows no packet size): what a packet sender counts one by one."""
-    if not mss > 0.0:
-        return 1
+    one): what a packet sender counts one by one."""
     n = int(math.floor(nbytes / mss + 0.5))
     return n if n >= 1 else 1
 
@@ -250,11 +248,11 @@ def hear_timeout(cs, cp, f, now, fs, lost) -> None:
     (uno.transport.sender: ``_report_timeouts``)."""
     if int(fs[f, FS_HEARS]) & HEARS_EVERY_TIMEOUT:
         n = packets_of(lost, cp[f, P_MSS])
-        fs[f, FS_TIMEOUTS] += n
-        fs[f, FS_LAST_TIMEOUT] = now
-        for _ in range(n):
-            cc_loss(cs, cp, f, now, False)
     elif fs[f, FS_TIMEOUTS] == 0.0 or now - fs[f, FS_LAST_TIMEOUT] >= fs[f, FS_BASE_RTT]:
-        fs[f, FS_TIMEOUTS] += 1.0
-        fs[f, FS_LAST_TIMEOUT] = now
+        n = 1
+    else:
+        return
+    fs[f, FS_TIMEOUTS] += n
+    fs[f, FS_LAST_TIMEOUT] = now
+    for _ in range(n):
         cc_loss(cs, cp, f, now, False)
