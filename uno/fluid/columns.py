@@ -229,7 +229,9 @@ FS_RTO = 42  # retransmission timeout, ps: what fast retransmit misses, the time
 FS_RTO_AFTER = 43  # retransmission timeout once the flow has resent, ps (0: FS_RTO stays)
 FS_WAIT = 44  # lost bytes waiting for fast retransmit's evidence (FS_DUPACK_BYTES) or the timer
 FS_WAIT_LAST = 45  # step at which the newest of them time out (ring column R_TIMEOUT)
-FS_EVIDENCE = 46  # bytes acknowledged since the newest of FS_UNREVEALED (fast_retransmit_evidence)
+# bytes acknowledged that were sent after the newest of FS_UNREVEALED: their evidence
+# (fast_retransmit_evidence; FS_EVIDENCE_OLDEST, that of the oldest)
+FS_EVIDENCE = 46
 FS_VOID_BYTES = 47  # fast retransmit: bytes revealed whose R_TIMEOUT entries are still ahead (void)
 FS_UNREVEALED = 48  # of FS_WAIT, the bytes whose ACKs' time is past, waiting for evidence
 FS_TIMED_AHEAD = 49  # fast retransmit: bytes the timer took before their ACKs' time (R_LOSTQ)
@@ -311,6 +313,9 @@ FS_COPIES_UNFILED = FS_RESEND_SHARE
 # again (a part of FS_RESEND_WAIT), and the share of its latest sends that were such bytes:
 # their blocks open at the receiver with a retransmission (uno.fluid.losses.book_losses)
 FS_RETX_LOSS_DELAY = 79
+# (a flow with fast retransmit is uncoded: its column holds the evidence of the oldest of
+# FS_UNREVEALED, uno.fluid.losses.fast_retransmit_evidence)
+FS_EVIDENCE_OLDEST = FS_RETX_LOSS_DELAY
 FS_OPEN_TIMED = 80
 FS_OPEN_WAIT = 81
 FS_OPEN_SHARE = 82

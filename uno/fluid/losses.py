@@ -21,6 +21,7 @@ from uno.fluid.columns import (
     FS_EC_M,
     FS_EC_N,
     FS_EVIDENCE,
+    FS_EVIDENCE_OLDEST,
     FS_EXPOSED,
     FS_FAST_BYTES,
     FS_FAULT_SHARE,
@@ -310,21 +311,28 @@ def take_acks(f, k, newest, lost, freed, fs, ring, pool):
 @njit(cache=True, error_model="numpy")
 def fast_retransmit_evidence(f, now, acked, lostq, mss, fs) -> None:
     """Fast retransmit (SACK "IsLost", uno/transport/sender.py ``_detect_losses``): a packet
-    is lost once ``dupack_threshold`` packets sent after it are acknowledged (``FS_DUPACK_BYTES``).
+    is lost once ``dupack_threshold`` packets sent after it are acknowledged (``FS_DUPACK_BYTES``),
+    each lost packet on its own evidence, oldest first.
     One slot of flow ``f``'s delay line arrives now: ``acked`` bytes acknowledged, and ``lostq``
     bytes lost whose ACKs were due in it (:func:`take_acks` files each lost byte where its ACK would
     have been, so the slots come in the order of the sends). The lost bytes whose ACKs' time is past
-    wait for evidence (``FS_UNREVEALED``), and ``FS_EVIDENCE`` counts the bytes acknowledged since
-    the newest of them: for the older ones every byte of this slot; for the slot's own, those
-    acknowledged after its last lost packet, ``acked / (lost packets + 1)`` (its lost packets fall
-    at random among its packets). Once it reaches the threshold the waiting bytes are revealed now
-    (the step reports them, :func:`uno.fluid.kernels.advance`) and their timer entries are void
-    (``FS_VOID_BYTES``). So the losses among the last packets a flow sends before it pauses (a
-    flow's tail, its whole window out) wait for the retransmission timer, as the packet sender's do:
-    with the loss of each step filed at the drop and revealed with the oldest, GEMINI's inter-DC
-    flows on the 40%-load Fig. 10 traffic heard 758 timeouts against the packet engine's 1,361 and
-    finished 29% early. ``FS_TIMED_AHEAD``: bytes the timer took before their slot came
-    (:func:`timer_declares`), not waiting any more."""
+    wait for evidence (``FS_UNREVEALED``): the bytes acknowledged that were sent after them, for the
+    newest of them ``FS_EVIDENCE``, for the oldest ``FS_EVIDENCE_OLDEST``, for the others spread
+    evenly in between. Every byte of this slot is evidence for those waiting; the slot's own lost
+    packets wait together, on those acknowledged after its last lost packet,
+    ``acked / (lost packets + 1)`` (they fall at random among its packets; within a step a full
+    queue drops the bytes arriving last, so they are not spread over its evidence: spread, the
+    DCTCP inter-DC flows of the 1.5-MB incast found the tail of their first window by fast
+    retransmit at half an RTT a step, where the packet sender's timer finds it). The waiting
+    packets whose evidence reaches the threshold are revealed now (:func:`reveal_ripe`). So
+    under a loss that goes on, the oldest are found while newer ones wait (counted for all from
+    the newest, a flow that loses some of every slot with fewer than the threshold acknowledged
+    would find none). And the losses among the last packets a flow sends before it pauses (a
+    flow's tail, its whole window out) wait for the retransmission timer, as the packet sender's
+    do: with the loss of each step filed at the drop and revealed with the oldest, GEMINI's
+    inter-DC flows on the 40%-load Fig. 10 traffic heard 758 timeouts against the packet
+    engine's 1,361 and finished 29% early. ``FS_TIMED_AHEAD``: bytes the timer took before their
+    slot came (:func:`timer_declares`), not waiting any more."""
     ahead = fs[f, FS_TIMED_AHEAD]
     if ahead > 0.0 and lostq > 0.0:
         skip = lostq if lostq < ahead else ahead
@@ -332,25 +340,53 @@ def fast_retransmit_evidence(f, now, acked, lostq, mss, fs) -> None:
         lostq -= skip
     if fs[f, FS_UNREVEALED] > 0.0:
         fs[f, FS_EVIDENCE] += acked
-        if fs[f, FS_EVIDENCE] >= fs[f, FS_DUPACK_BYTES]:
-            reveal_losses(f, now, fs)
+        fs[f, FS_EVIDENCE_OLDEST] += acked
+        reveal_ripe(f, now, fs, mss)
     if lostq > 0.0:
+        own = acked / (lostq / mss + 1.0)
+        if fs[f, FS_UNREVEALED] <= 0.0:
+            fs[f, FS_EVIDENCE_OLDEST] = own
         fs[f, FS_UNREVEALED] += lostq
-        fs[f, FS_EVIDENCE] = acked / (lostq / mss + 1.0)
-        if fs[f, FS_EVIDENCE] >= fs[f, FS_DUPACK_BYTES]:
-            reveal_losses(f, now, fs)
+        fs[f, FS_EVIDENCE] = own
+        reveal_ripe(f, now, fs, mss)
 
 
 @njit(cache=True, error_model="numpy")
-def reveal_losses(f, now, fs) -> None:
-    """Fast retransmit finds flow ``f``'s bytes waiting for evidence (``FS_UNREVEALED``) lost
-    now: they are reported (``FS_LOSS_PENDING``, at ``now``) and their timer entries, still
-    ahead, are void (``FS_VOID_BYTES``)."""
-    found = fs[f, FS_UNREVEALED]
+def reveal_ripe(f, now, fs, mss) -> None:
+    """Fast retransmit finds those of flow ``f``'s waiting bytes (``FS_UNREVEALED``) whose
+    evidence reaches the threshold (:func:`fast_retransmit_evidence`) lost now: the whole
+    packets (of ``mss`` bytes) of the share of their spread from ``FS_EVIDENCE`` to
+    ``FS_EVIDENCE_OLDEST`` at or above it, as the packet sender finds whole packets; the
+    oldest left start further up the spread."""
+    threshold = fs[f, FS_DUPACK_BYTES]
+    oldest = fs[f, FS_EVIDENCE_OLDEST]
+    if oldest < threshold:
+        return
+    newest = fs[f, FS_EVIDENCE]
+    waiting = fs[f, FS_UNREVEALED]
+    if newest >= threshold or oldest <= newest:
+        reveal_losses(f, now, fs, waiting)
+        return
+    found = math.floor(waiting * (oldest - threshold) / (oldest - newest) / mss) * mss
+    if found > 0.0:
+        reveal_losses(f, now, fs, found)
+        fs[f, FS_EVIDENCE_OLDEST] = oldest - (oldest - newest) * found / waiting
+
+
+@njit(cache=True, error_model="numpy")
+def reveal_losses(f, now, fs, found) -> None:
+    """Fast retransmit finds ``found`` of flow ``f``'s bytes waiting for evidence
+    (``FS_UNREVEALED``), the oldest, lost now: they are reported (``FS_LOSS_PENDING``, at
+    ``now``) and their timer entries, still ahead, are void (``FS_VOID_BYTES``)."""
+    left = fs[f, FS_UNREVEALED] - found
+    if left > 0.0:
+        fs[f, FS_UNREVEALED] = left
+    else:
+        fs[f, FS_UNREVEALED] = 0.0
+        fs[f, FS_EVIDENCE] = 0.0
+        fs[f, FS_EVIDENCE_OLDEST] = 0.0
     if found > fs[f, FS_WAIT]:
         found = fs[f, FS_WAIT]
-    fs[f, FS_UNREVEALED] = 0.0
-    fs[f, FS_EVIDENCE] = 0.0
     if found <= 0.0:
         return
     fs[f, FS_WAIT] -= found
@@ -389,6 +425,10 @@ def timer_declares(f, k, due, fs) -> float:
         fs[f, FS_TIMED_AHEAD] += due - taken
         if fs[f, FS_UNREVEALED] <= 0.0:
             fs[f, FS_EVIDENCE] = 0.0
+            fs[f, FS_EVIDENCE_OLDEST] = 0.0
+        elif taken > 0.0:  # (the oldest go: those left start further up their spread)
+            oldest = fs[f, FS_EVIDENCE_OLDEST]
+            fs[f, FS_EVIDENCE_OLDEST] = oldest - (oldest - fs[f, FS_EVIDENCE]) * taken / waiting
     return due
 
 
