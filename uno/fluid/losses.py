@@ -370,7 +370,23 @@ def reveal_ripe(f, now, fs, mss) -> None:
     found = math.floor(waiting * (oldest - threshold) / (oldest - newest) / mss) * mss
     if found > 0.0:
         reveal_losses(f, now, fs, found)
-        fs[f, FS_EVIDENCE_OLDEST] = oldest - (oldest - newest) * found / waiting
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def take_oldest_waiting(f, fs, taken) -> None:
+    """``taken`` of flow ``f``'s bytes waiting for evidence (``FS_UNREVEALED``), the oldest,
+    stop waiting: those left start further up the spread of their evidence
+    (:func:`fast_retransmit_evidence`); with none left, their evidence is cleared."""
+    waiting = fs[f, FS_UNREVEALED]
+    left = waiting - taken
+    if left > 0.0:
+        fs[f, FS_UNREVEALED] = left
+        oldest = fs[f, FS_EVIDENCE_OLDEST]
+        fs[f, FS_EVIDENCE_OLDEST] = oldest - (oldest - fs[f, FS_EVIDENCE]) * taken / waiting
+    else:
+        fs[f, FS_UNREVEALED] = 0.0
+        fs[f, FS_EVIDENCE] = 0.0
+        fs[f, FS_EVIDENCE_OLDEST] = 0.0
 
 
 @njit(cache=True, error_model="numpy")
@@ -378,13 +394,7 @@ def reveal_losses(f, now, fs, found) -> None:
     """Fast retransmit finds ``found`` of flow ``f``'s bytes waiting for evidence
     (``FS_UNREVEALED``), the oldest, lost now: they are reported (``FS_LOSS_PENDING``, at
     ``now``) and their timer entries, still ahead, are void (``FS_VOID_BYTES``)."""
-    left = fs[f, FS_UNREVEALED] - found
-    if left > 0.0:
-        fs[f, FS_UNREVEALED] = left
-    else:
-        fs[f, FS_UNREVEALED] = 0.0
-        fs[f, FS_EVIDENCE] = 0.0
-        fs[f, FS_EVIDENCE_OLDEST] = 0.0
+    take_oldest_waiting(f, fs, found)
     if found > fs[f, FS_WAIT]:
         found = fs[f, FS_WAIT]
     if found <= 0.0:
@@ -421,14 +431,8 @@ def timer_declares(f, k, due, fs) -> float:
     if fs[f, FS_DUPACK_BYTES] > 0.0:
         waiting = fs[f, FS_UNREVEALED]
         taken = due if due < waiting else waiting
-        fs[f, FS_UNREVEALED] = waiting - taken
+        take_oldest_waiting(f, fs, taken)
         fs[f, FS_TIMED_AHEAD] += due - taken
-        if fs[f, FS_UNREVEALED] <= 0.0:
-            fs[f, FS_EVIDENCE] = 0.0
-            fs[f, FS_EVIDENCE_OLDEST] = 0.0
-        elif taken > 0.0:  # (the oldest go: those left start further up their spread)
-            oldest = fs[f, FS_EVIDENCE_OLDEST]
-            fs[f, FS_EVIDENCE_OLDEST] = oldest - (oldest - fs[f, FS_EVIDENCE]) * taken / waiting
     return due
 
 
