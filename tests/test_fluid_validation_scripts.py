@@ -8,6 +8,7 @@ import importlib.util
 import re
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -164,3 +165,37 @@ def test_incast_grid_prints_each_class_against_packets_and_refuses_bad_sizes(mon
     with pytest.raises(SystemExit):
         grid.main()
     assert "--sizes" in capsys.readouterr().err
+
+
+def test_loss_spread_windows_add_up_and_leave_the_fluid_run_as_it_is(monkeypatch):
+    """loss_spread.py's window-by-window counts add up to its whole-span counts in both
+    engines, a port drops no more than reaches it, and stepping the fluid run one step at a
+    time to count leaves its flows' results as a plain run's."""
+    monkeypatch.syspath_prepend(str(SCRIPTS))  # loss_spread.py imports compare.py beside it
+    spread = load("loss_spread")
+    args = SimpleNamespace(port="dc0/border->dc1/border#1", from_ms=0.2, to_ms=1.0,
+                           scheme="uno_ecmp", scenario="mixed40", window_us=100.0, fluid=[],
+                           override=["workload.n_flows=300"])  # fmt: skip
+    for counts in (spread.packet_counts, spread.fluid_counts):
+        arrivals, drops = counts(args)
+        whole_args = SimpleNamespace(**{**vars(args), "window_us": 0.0})
+        whole_arrivals, whole_drops = counts(whole_args)
+        assert {w for (_, w) in whole_arrivals} == {0}
+        assert len({w for (_, w) in arrivals}) > 1
+        by_flow = spread.per_flow(arrivals)
+        assert by_flow.keys() == spread.per_flow(whole_arrivals).keys()
+        for fid, got in spread.per_flow(whole_arrivals).items():
+            assert by_flow[fid] == pytest.approx(got)
+        assert sum(drops.values()) == pytest.approx(sum(whole_drops.values()))
+        assert sum(arrivals.values()) > 0
+        assert all(drops[key] <= arrivals[key] + 1e-9 for key in drops)
+    import uno
+    from uno.api import to_run_config
+    from uno.build import build_simulation
+
+    cfg = to_run_config(uno.compose([*spread.scenario(args), "engine.kind=fluid",
+                                     f"engine.max_sim_time_ms={args.to_ms}"]))  # fmt: skip
+    plain = build_simulation(cfg).run().flows
+    stepped = spread.fluid_counted(args)[0].flows
+    assert plain["fct_ps"].equals(stepped["fct_ps"])
+    assert plain["sent_bytes"].equals(stepped["sent_bytes"])

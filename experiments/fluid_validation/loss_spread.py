@@ -4,11 +4,15 @@ Usage::
 
     python experiments/fluid_validation/loss_spread.py [--port "dc0/border->dc1/border#1"]
         [--from-ms 0.3] [--to-ms 1.5] [--scheme uno_ecmp] [--min-packets 100] [--fluid OVERRIDE]
+        [--scenario mixed40_paper] [--override KEY=VALUE] [--flows 152,135 --window-us 100]
 
-Runs the ``mixed40`` scenario of ``compare.py`` (``fig10_load`` at 40% load, 5000 flows) in both
-engines up to ``--to-ms`` and counts, per flow, the data packets that reached ``--port`` between
-``--from-ms`` and ``--to-ms`` and those it dropped. Prints the link's totals and, over the flows
-with at least ``--min-packets`` arrivals, the spread of their drop fractions.
+Runs the ``mixed40`` scenario of ``compare.py`` (``fig10_load`` at 40% load, 5000 flows; or
+``--scenario mixed40_paper``, the paper's traffic) in both engines up to ``--to-ms`` and counts,
+per flow, the data packets that reached ``--port`` between ``--from-ms`` and ``--to-ms`` and
+those it dropped. Prints the link's totals and, over the flows with at least ``--min-packets``
+arrivals, the spread of their drop fractions; with ``--flows``, those flows' arrivals and drop
+fractions window by window (``--window-us``), which shows whose packets a full drop-tail port
+refuses while its inputs keep their phases (:mod:`uno.fluid.phases`) and when that changes.
 
 It is a diagnostic, not part of the engines: it wraps ``Port.receive`` of the packet engine's
 lazy port model on the Python data plane (``engine.port_model=lazy``, ``engine.dataplane=python``)
@@ -16,7 +20,8 @@ for the run, and steps the fluid engine one step at a time, reading each route e
 (``EF_IN``) and the share of them the link dropped (``EF_LOSS``: the link's drop fraction, or
 with ``engine.fluid_phase_drops`` its input's share) after the step (the fluid engine's own,
 per-flow losses are whole packets drawn around these means). ``--fluid OVERRIDE`` adds an
-override to the fluid run (e.g. ``engine.fluid_phase_drops=false``).
+override to the fluid run (e.g. ``engine.fluid_phase_drops=false`` or ``engine=fluid_fast``),
+``--override`` one to both runs (e.g. ``workload.n_flows=2000``).
 """
 
 from __future__ import annotations
@@ -31,16 +36,30 @@ from compare import SCENARIOS  # this folder's script: the scenarios it compares
 import uno
 from uno.api import to_run_config
 
-SCENARIO = [s for s in SCENARIOS["mixed40"] if not s.startswith("scheme=")] + [
-    "engine.progress=false", "engine.sample_interval_us=0"]  # fmt: skip
+QUIET = ["engine.progress=false", "engine.sample_interval_us=0"]
+
+
+def scenario(args) -> list[str]:
+    """The overrides of both runs: the scenario's, the scheme, ``--override``."""
+    chosen = [s for s in SCENARIOS[args.scenario] if not s.startswith("scheme=")]
+    return [*chosen, *QUIET, f"scheme={args.scheme}", *args.override]
+
+
+def window_ps(args) -> float:
+    """The span each count covers, ps: ``--window-us``, or the whole of ``--from-ms`` to
+    ``--to-ms``."""
+    if args.window_us > 0.0:
+        return args.window_us * 1e6
+    return (args.to_ms - args.from_ms) * 1e9
 
 
 def packet_counts(args) -> tuple[collections.Counter, collections.Counter]:
-    """Per flow id: data packets that reached ``args.port`` in the window, and those dropped."""
+    """Per (flow id, window): data packets that reached ``args.port``, and those dropped."""
     from uno.core.packet import DATA
     from uno.net import port as port_module
 
     t0, t1 = int(args.from_ms * 1e9), int(args.to_ms * 1e9)
+    span = window_ps(args)
     arrivals, drops = collections.Counter(), collections.Counter()
     original = port_module.Port.receive
 
@@ -50,14 +69,14 @@ def packet_counts(args) -> tuple[collections.Counter, collections.Counter]:
             return original(port, pkt)
         before = port.drops
         original(port, pkt)
-        arrivals[pkt.flow_id] += 1
-        drops[pkt.flow_id] += port.drops - before
+        key = (pkt.flow_id, int((now - t0) // span))
+        arrivals[key] += 1
+        drops[key] += port.drops - before
 
     port_module.Port.receive = receive
     try:
-        cfg = uno.compose([*SCENARIO, f"scheme={args.scheme}", "engine.kind=packet",
-                           "engine.port_model=lazy", "engine.dataplane=python",
-                           f"engine.max_sim_time_ms={args.to_ms}"])  # fmt: skip
+        cfg = uno.compose([*scenario(args), "engine.kind=packet", "engine.port_model=lazy",
+                           "engine.dataplane=python", f"engine.max_sim_time_ms={args.to_ms}"])  # fmt: skip
         uno.run(cfg)
     finally:
         port_module.Port.receive = original
@@ -65,12 +84,19 @@ def packet_counts(args) -> tuple[collections.Counter, collections.Counter]:
 
 
 def fluid_counts(args) -> tuple[collections.Counter, collections.Counter]:
-    """The fluid engine's arrivals and drops at ``args.port`` per flow id (packets, fractional)."""
+    """The fluid engine's arrivals and drops at ``args.port`` per (flow id, window) (packets,
+    fractional)."""
+    _, arrivals, drops = fluid_counted(args)
+    return arrivals, drops
+
+
+def fluid_counted(args):
+    """:func:`fluid_counts` and the run's result (:meth:`FluidSimulation.run`)."""
     from uno.build import build_simulation
     from uno.fluid import kernels as K
 
-    cfg = to_run_config(uno.compose([*SCENARIO, f"scheme={args.scheme}", "engine.kind=fluid",
-                                     *args.fluid]))  # fmt: skip
+    cfg = to_run_config(uno.compose([*scenario(args), "engine.kind=fluid", *args.fluid,
+                                     f"engine.max_sim_time_ms={args.to_ms}"]))  # fmt: skip
     sim = build_simulation(cfg)
     if args.port not in sim.port_names:
         raise SystemExit(f"--port {args.port!r}: no such link in this scenario")
@@ -84,27 +110,52 @@ def fluid_counts(args) -> tuple[collections.Counter, collections.Counter]:
     group = ei[mine, K.EI_GSTART]
     weight = ef[mine, K.EF_W]
     mss = sim.scenario.data_bytes
-    dt = sim.dt_ps
-    got = np.zeros(len(mine))
-    lost = np.zeros(len(mine))
-    k = 0
-    while k * dt < args.to_ms * 1e9 and int(sim.counters[2]) < len(sim.flows):
-        ef[:n_entries, K.EF_IN] = 0.0  # entries not walked this step keep no stale arrivals
-        k = sim.advance(k, k + 1)
-        if k * dt <= args.from_ms * 1e9:
-            continue
-        into = np.where(weight < 1.0, ef[group, K.EF_IN] * weight, ef[mine, K.EF_IN])
-        got += into / mss
-        if sim.ls[link, K.LS_LOSS] > 0.0:  # each entry's share (by its input, phase drops)
-            lost += into * ef[mine, K.EF_LOSS] / mss
+    t0, span = args.from_ms * 1e9, window_ps(args)
+    got: dict[int, np.ndarray] = {}  # window: arrivals per entry of ``mine``
+    lost: dict[int, np.ndarray] = {}
+    advance = sim.advance
+
+    def one_step_at_a_time(k_start: int, k_stop: int) -> int:
+        """The run loop's steps, one kernel call each, counted after each (a step's bytes in
+        the window of its start; the step's size is the engine's at the time)."""
+        k = k_start
+        while k < k_stop:
+            ef[:n_entries, K.EF_IN] = 0.0  # entries not walked this step keep no stale arrivals
+            reached = advance(k, k + 1)
+            if reached == k:
+                return k
+            start_ps = k * sim.dt_ps
+            k = reached
+            if start_ps < t0 or start_ps >= args.to_ms * 1e9:
+                continue
+            w = int((start_ps - t0) // span)
+            into = np.where(weight < 1.0, ef[group, K.EF_IN] * weight, ef[mine, K.EF_IN])
+            got[w] = got.get(w, 0.0) + into / mss
+            if sim.ls[link, K.LS_LOSS] > 0.0:  # each entry's share (by its input, phase drops)
+                lost[w] = lost.get(w, 0.0) + into * ef[mine, K.EF_LOSS] / mss
+        return k
+
+    sim.advance = one_step_at_a_time
+    result = sim.run()
     arrivals, drops = collections.Counter(), collections.Counter()
-    for fid, a, d in zip(flow_ids, got, lost, strict=True):
-        arrivals[int(fid)] += a
-        drops[int(fid)] += d
-    return arrivals, drops
+    for w, per_entry in got.items():
+        dropped = lost.get(w, np.zeros(len(mine)))
+        for fid, a, d in zip(flow_ids, per_entry, dropped, strict=True):
+            arrivals[(int(fid), w)] += a
+            drops[(int(fid), w)] += d
+    return result, arrivals, drops
+
+
+def per_flow(counts) -> collections.Counter:
+    """Counts keyed (flow id, window), summed over the windows."""
+    total: collections.Counter = collections.Counter()
+    for (fid, _), n in counts.items():
+        total[fid] += n
+    return total
 
 
 def summarize(name: str, arrivals, drops, min_packets: int) -> dict:
+    arrivals, drops = per_flow(arrivals), per_flow(drops)
     total_a, total_d = sum(arrivals.values()), sum(drops.values())
     big = {f: drops[f] / a for f, a in arrivals.items() if a >= min_packets}
     frac = pd.Series(big, dtype=float)
@@ -116,13 +167,35 @@ def summarize(name: str, arrivals, drops, min_packets: int) -> dict:
     return big
 
 
+def windows(counts: dict, flows: list[int], args) -> None:
+    """``--flows``' arrivals and drop fractions window by window, packet | fluid."""
+    span_us = window_ps(args) / 1e6
+    n_windows = 1 + max((w for (_, w) in counts["packet"][0]), default=0)
+    print(f"window (us from {args.from_ms} ms): per flow, arrivals and drop fraction, "
+          "packet | fluid")  # fmt: skip
+    for w in range(n_windows):
+        cells = []
+        for fid in flows:
+            parts = []
+            for name in ("packet", "fluid"):
+                arrivals, drops = counts[name]
+                got = arrivals.get((fid, w), 0.0)
+                share = drops.get((fid, w), 0.0) / got if got > 0.0 else 0.0
+                parts.append(f"{got:4.0f} {share:4.2f}")
+            cells.append(f"{fid}: " + " | ".join(parts))
+        print(f"{w * span_us:6.0f}  " + "    ".join(cells))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--port", default="dc0/border->dc1/border#1")
     ap.add_argument("--from-ms", type=float, default=0.3)
     ap.add_argument("--to-ms", type=float, default=1.5)
     ap.add_argument("--scheme", default="uno_ecmp")
+    ap.add_argument("--scenario", default="mixed40", choices=("mixed40", "mixed40_paper"))
     ap.add_argument("--min-packets", type=int, default=100)
+    ap.add_argument("--flows", default="", help="flow ids to follow window by window (comma list)")
+    ap.add_argument("--window-us", type=float, default=100.0)
     ap.add_argument(
         "--fluid",
         action="append",
@@ -130,15 +203,24 @@ def main() -> None:
         metavar="OVERRIDE",
         help="a config override of the fluid run (repeatable)",
     )
+    ap.add_argument("--override", action="append", default=[], metavar="KEY=VALUE",
+                    help="a config override of both runs (repeatable)")  # fmt: skip
     args = ap.parse_args()
-    print(f"== drops at {args.port}, {args.from_ms}-{args.to_ms} ms, scheme={args.scheme}")
-    fractions = {}
-    for name, counts in (("packet", packet_counts), ("fluid", fluid_counts)):
-        fractions[name] = summarize(name, *counts(args), args.min_packets)
+    flows = [int(f) for f in args.flows.split(",") if f.strip()]
+    if not flows:
+        args.window_us = 0.0  # (one window: the whole span)
+    print(f"== drops at {args.port}, {args.from_ms}-{args.to_ms} ms, {args.scenario}, "
+          f"scheme={args.scheme}")  # fmt: skip
+    fractions, counts = {}, {}
+    for name, count in (("packet", packet_counts), ("fluid", fluid_counts)):
+        counts[name] = count(args)
+        fractions[name] = summarize(name, *counts[name], args.min_packets)
     both = sorted(set(fractions["packet"]) & set(fractions["fluid"]),
                   key=lambda f: -fractions["packet"][f])  # fmt: skip
     print("flow: packet / fluid drop fraction, by the packet engine's:")
     print(", ".join(f"{f}: {fractions['packet'][f]:.2f}/{fractions['fluid'][f]:.2f}" for f in both))
+    if flows:
+        windows(counts, flows, args)
 
 
 if __name__ == "__main__":
