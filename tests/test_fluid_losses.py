@@ -791,3 +791,41 @@ def test_resent_packets_fail_their_blocks_only_when_more_than_m_of_them_are_lost
         lost, failed = lost + step_lost, failed + step_failed
     expected = p**2 if share else K.coded_loss_shares(p, n, m)[0]
     assert failed / lost == pytest.approx(expected, rel=0.12)
+
+
+@pytest.mark.parametrize("twin", [False, True])
+def test_copies_of_bytes_the_timer_also_declares_lost_leave_nothing_in_flight(twin):
+    """An uncoded flow's bytes whose ACKs would come after its timeout are taken as arrived:
+    at the timeout copies of them are queued and leave flight (``resend_copies``), and a
+    copy's ACK is a duplicate. Where those bytes were lost after all (their drops are booked
+    after their ACKs are filed), the timer declares them lost too: the bytes in flight then go
+    below zero by the copies not sent yet, so that once the copies and the resends are sent
+    and the resends acknowledged nothing is left in flight. A floor at 0 left the copies in
+    flight for good: a flow whose window they filled waited for an ACK that never came. A
+    coded flow, which sends no such copies, stays at 0."""
+    resend = K.resend.py_func if twin else K.resend
+    copies = K.resend_copies.py_func if twin else K.resend_copies
+    mss = 4160.0
+    fs = np.zeros((2, K.N_FS))
+    fs[:, K.FS_INFLIGHT] = 4 * mss  # four packets sent, all lost on the way
+    copies(fs, 0, 1.25 * mss)  # a part of them taken as arrived late: copies queued
+    resend(fs, 0, 4 * mss)  # the timer declares the four lost
+    queued = fs[0, K.FS_RESEND_WAIT]
+    assert queued == 1.25 * mss and fs[0, K.FS_UNSENT] == 5.25 * mss
+    # the copies sent (their ACKs duplicates), the resends sent and acknowledged
+    assert fs[0, K.FS_INFLIGHT] + queued + 4 * mss - 4 * mss == pytest.approx(0.0)
+    fs[1, K.FS_EC_N] = 8.0
+    resend(fs, 1, 5 * mss)
+    assert fs[1, K.FS_INFLIGHT] == 0.0
+
+
+def test_mprdma_bbr_flows_all_finish_with_acks_read_ahead():
+    """The paper's traffic under MPRDMA+BBR with ACKs' queueing read ahead makes batches whose
+    ACKs come after the timeout and whose bytes are dropped later: every flow finishes (with
+    the bytes in flight floored at 0 one flow waited forever)."""
+    result = uno.run(uno.compose([
+        "experiment=fig10_load", "workload.load=0.4", "workload.n_flows=2000",
+        "scheme=mprdma_bbr", "engine=fluid_fast", "engine.fluid_ack_read_ahead=true",
+        "engine.sample_interval_us=0", "engine.max_sim_time_ms=2000"]))  # fmt: skip
+    assert result.flows["finish_ps"].notna().all()
+    assert result.summary["fluid"]["late_ack_bytes"] > 0
