@@ -819,6 +819,21 @@ def test_copies_of_bytes_the_timer_also_declares_lost_leave_nothing_in_flight(tw
     assert fs[1, K.FS_INFLIGHT] == 0.0
 
 
+@pytest.mark.parametrize("twin", [False, True])
+def test_acks_heard_while_copies_wait_leave_them_their_place_in_flight(twin):
+    """ACKs that come while copies wait to be sent take the bytes in flight down to minus
+    those copies, not to 0: sending the copies then brings them back to 0."""
+    leave = K.leave_flight.py_func if twin else K.leave_flight
+    copies = K.resend_copies.py_func if twin else K.resend_copies
+    fs = np.zeros((1, K.N_FS))
+    fs[0, K.FS_INFLIGHT] = 3000.0
+    copies(fs, 0, 1000.0)
+    leave(fs, 0, 2500.0)  # more ACKs than the bytes left in flight: the copies' originals'
+    assert fs[0, K.FS_INFLIGHT] == -500.0
+    leave(fs, 0, 900.0)
+    assert fs[0, K.FS_INFLIGHT] == -1000.0  # not below the copies waiting
+
+
 def test_mprdma_bbr_flows_all_finish_with_acks_read_ahead():
     """The paper's traffic under MPRDMA+BBR with ACKs' queueing read ahead makes batches whose
     ACKs come after the timeout and whose bytes are dropped later: every flow finishes (with

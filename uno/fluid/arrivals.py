@@ -36,7 +36,6 @@ from uno.fluid.columns import (
     FS_EC_N,
     FS_FINISH,
     FS_HALT,
-    FS_INFLIGHT,
     FS_LAST_EARLY,
     FS_LAST_WAIT,
     FS_LEADS,
@@ -104,6 +103,7 @@ from uno.fluid.int_records import INTS, packet_records, take_records
 from uno.fluid.losses import (
     cancel_copies,
     fast_retransmit_evidence,
+    leave_flight,
     resend,
     resend_copies,
     timer_declares,
@@ -179,9 +179,7 @@ def ack_batch(f, now, dt_ps, slot, wide, fs, cs, cp, ring, rng, hops, rtt_counts
             p_queued = 1.0 - (1.0 - p_queued) * (1.0 - fs[f, FS_PBEYOND])
         fs[f, FS_PENDING] -= acked
         marked = acked * fs[f, FS_MARK_FRAC]
-        fs[f, FS_INFLIGHT] -= acked + free
-        if fs[f, FS_INFLIGHT] < 0.0:
-            fs[f, FS_INFLIGHT] = 0.0
+        leave_flight(fs, f, acked + free)
         fs[f, FS_DELIVERED] += good
         fs[f, FS_ACKED] += acked
         fs[f, FS_MARKED] += marked

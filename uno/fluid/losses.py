@@ -100,22 +100,28 @@ def dropped_packets(f, mss, fs, rng_state) -> float:
     return lost * unit / mss
 
 
+@njit(cache=True, error_model="numpy", inline="always")
+def leave_flight(fs, f, nbytes) -> None:
+    """Flow ``f``'s ``nbytes`` leave its bytes in flight (acknowledged, or declared lost). They
+    do not fall below the copies not sent yet of an uncoded flow's bytes its timer declared
+    lost though they arrived (:func:`resend_copies`): those left flight before they were sent,
+    and their sends take it back. A copy's ACK is a duplicate, so where its original was lost
+    after all (its batch's drops are booked after its ACKs are filed), a floor at 0 would leave
+    the copy in flight for good, and a flow whose window it fills would wait for an ACK that
+    never comes. Otherwise the floor is 0."""
+    floor = -fs[f, FS_RESEND_WAIT] if fs[f, FS_EC_N] <= 0.0 else 0.0
+    left = fs[f, FS_INFLIGHT] - nbytes
+    fs[f, FS_INFLIGHT] = left if left > floor else floor
+
+
 @njit(cache=True, error_model="numpy")
 def resend(fs, f, lost) -> None:
-    """Flow ``f``'s ``lost`` bytes leave flight and go back to be sent. From then on its timer
-    uses ``FS_RTO_AFTER`` when set (``transport.*.rto_base_rtts_after_retransmit``; the packet
-    sender switches ``rto_ps`` when it sends its first retransmission,
-    uno/transport/sender.py). Timers already running keep the timeout they were set with.
-    The bytes in flight do not fall below the copies not sent yet of an uncoded flow's bytes
-    its timer declared lost though they arrived (:func:`resend_copies`): those left flight
-    before they were sent, and their sends take it back. A copy's ACK is a duplicate, so where
-    its original was lost after all (its batch's drops are booked after its ACKs are filed),
-    a floor at 0 would leave the copy in flight for good, and a flow whose window it fills
-    would wait for an ACK that never comes."""
-    floor = -fs[f, FS_RESEND_WAIT] if fs[f, FS_EC_N] <= 0.0 else 0.0
-    fs[f, FS_INFLIGHT] -= lost
-    if fs[f, FS_INFLIGHT] < floor:
-        fs[f, FS_INFLIGHT] = floor
+    """Flow ``f``'s ``lost`` bytes leave flight (:func:`leave_flight`) and go back to be sent.
+    From then on its timer uses ``FS_RTO_AFTER`` when set
+    (``transport.*.rto_base_rtts_after_retransmit``; the packet sender switches ``rto_ps``
+    when it sends its first retransmission, uno/transport/sender.py). Timers already running
+    keep the timeout they were set with."""
+    leave_flight(fs, f, lost)
     fs[f, FS_UNSENT] += lost
     if fs[f, FS_EC_N] > 0.0:  # (sent before new bytes: uno.fluid.kernels.make_sends)
         fs[f, FS_RESEND_WAIT] += lost
