@@ -331,3 +331,16 @@ def test_engine_speed_scenario_runs_the_compiled_data_plane_by_default():
     cfg = to_run_config(uno.compose(bench.SCENARIO))
     assert cfg.engine.dataplane == "auto" and resolve_dataplane(cfg) == "compiled"
     assert "default ``engine.dataplane=auto``" in bench.__doc__
+
+
+def test_a_flow_level_run_names_flows_whose_bytes_in_flight_nothing_will_release():
+    """A fluid or hybrid run whose unfinished flows hold bytes in flight that no ACK and no
+    timer will release says so, naming the first: a longer run would not finish them."""
+    summary = packet_summary({})
+    summary["fluid"] = {"queued_bytes_at_end": 0.0, "stalled_flows": 0, "stalled_flow_id": -1}
+    assert "no ACK and no timer" not in format_summary(summary)
+    summary["fluid"].update(stalled_flows=6, stalled_flow_id=46)
+    assert "fluid: 6 unfinished flows (the first: flow 46) hold bytes" in format_summary(summary)
+    summary.pop("fluid")
+    summary["hybrid"] = {"fluid_stalled_flows": 2, "fluid_stalled_flow_id": 7}
+    assert "fluid: 2 unfinished flows (the first: flow 7)" in format_summary(summary)

@@ -844,3 +844,26 @@ def test_mprdma_bbr_flows_all_finish_with_acks_read_ahead():
         "engine.sample_interval_us=0", "engine.max_sim_time_ms=2000"]))  # fmt: skip
     assert result.flows["finish_ps"].notna().all()
     assert result.summary["fluid"]["late_ack_bytes"] > 0
+
+
+def test_a_running_flow_with_bytes_in_flight_nothing_will_release_counts_as_stalled():
+    """``stalled_flows``: only a running uncoded flow that holds bytes in flight with none on
+    their way back, none waiting for a timer or evidence, and that has neither sent nor timed
+    out for ten of its timeouts; not one whose ACKs are on their way, that sent lately, that
+    is coded or that finished."""
+    from uno.fluid.results import STALL_RTOS, stalled_flows
+
+    rto = 1e6
+    fs = np.zeros((6, K.N_FS))
+    fs[:, K.FS_STATE] = 1.0
+    fs[:, K.FS_INFLIGHT] = 4160.0
+    fs[:, K.FS_RTO] = rto
+    fs[:, K.FS_LAST_SEND] = 1e6
+    now = 1e6 + (STALL_RTOS + 1) * rto
+    fs[1, K.FS_PENDING] = 4160.0  # its ACKs on their way
+    fs[2, K.FS_LAST_SEND] = now - rto  # sent lately
+    fs[3, K.FS_EC_N] = 8.0  # coded
+    fs[4, K.FS_STATE] = 2.0  # finished
+    fs[5, K.FS_WAIT] = 4160.0  # its timer will declare them lost
+    assert stalled_flows(fs, now).tolist() == [0]
+    assert stalled_flows(fs, now - 2 * rto).tolist() == []  # not quiet long enough

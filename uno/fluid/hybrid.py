@@ -109,7 +109,7 @@ from uno.fluid.hybrid_pfc import shared_rows
 from uno.fluid.int_records import INTS
 from uno.fluid.outside import OutsideFlows
 from uno.fluid.pfc import pfc_summary as fluid_pfc_summary
-from uno.fluid.results import late_acks, link_rows_seen, unaccounted_bytes
+from uno.fluid.results import late_acks, link_rows_seen, stalls, unaccounted_bytes
 from uno.fluid.routes import SUBFLOW_LB, split_routes
 from uno.fluid.sampling import Sampler, idle_samples
 from uno.fluid.shared_ports import HybridPort, KernelLinks, PortLinks
@@ -529,6 +529,7 @@ class HybridSimulation(Simulation):
             "fluid_sent_bytes": float(fs[:, K.FS_SENT].sum()),
             "fluid_unaccounted_bytes": unaccounted_bytes(fs),
             **late_acks(fluid.counters, prefix="fluid_"),
+            **stalls(fs, fluid.now_ps, fluid.flows, prefix="fluid_"),
         }
         tables = result.tables
         if self._sampler is not None:

@@ -180,8 +180,42 @@ def run_summary(sim, flows: pd.DataFrame, wall_s: float) -> dict:
             "queued_bytes_at_end": float(link_rows_seen(sim)[:, C.LS_QF].sum()),
             "unaccounted_bytes": unaccounted_bytes(fs),
             **late_acks(sim.counters),
+            **stalls(fs, sim.now_ps, sim.flows),
         },
     }
+
+
+#: a running flow whose bytes in flight nothing will release, once it has neither sent nor
+#: timed out for this many of its retransmission timeouts
+STALL_RTOS = 10.0
+
+
+def stalled_flows(fs: np.ndarray, now_ps: float) -> np.ndarray:
+    """The rows of flow state ``fs`` of uncoded flows still running at ``now_ps`` that hold
+    bytes in flight with none on their way back (no ACK filed), none waiting for the timer or
+    for fast retransmit's evidence and none reported lost, and that have neither sent nor
+    timed out for ``STALL_RTOS`` of their timeouts: a window that no ACK and no timer will
+    open again, which a longer run would not finish (an accounting fault of the engine's)."""
+    running = (fs[:, C.FS_STATE] == 1.0) & (fs[:, C.FS_EC_N] <= 0.0)
+    held = fs[:, C.FS_INFLIGHT] >= 1.0
+    idle = (
+        (fs[:, C.FS_PENDING] < 1.0)
+        & (fs[:, C.FS_WAIT] < 1.0)
+        & (fs[:, C.FS_UNREVEALED] < 1.0)
+        & (fs[:, C.FS_LOSS_PENDING] < 1.0)
+    )
+    last = np.maximum(
+        np.maximum(fs[:, C.FS_LAST_SEND], fs[:, C.FS_LAST_TIMEOUT]), fs[:, C.FS_START]
+    )
+    quiet = now_ps - last > STALL_RTOS * fs[:, C.FS_RTO]
+    return np.nonzero(running & held & idle & quiet)[0]
+
+
+def stalls(fs: np.ndarray, now_ps: float, plans, prefix: str = "") -> dict:
+    """The summary's count of :func:`stalled_flows` and the id of the first (-1: none)."""
+    rows = stalled_flows(fs, now_ps)
+    first = plans[int(rows[0])].spec.flow_id if len(rows) else -1
+    return {f"{prefix}stalled_flows": int(len(rows)), f"{prefix}stalled_flow_id": int(first)}
 
 
 def late_acks(counters: np.ndarray, prefix: str = "") -> dict:

@@ -182,6 +182,16 @@ def format_summary(summary: dict) -> str:
             "retransmission timeout after their send: their timers resent copies of them "
             "(spurious retransmissions), once each"
         )
+    stalled = fluid_figure(summary, "stalled_flows")
+    if stalled > 0:
+        first = (summary.get("fluid") or {}).get("stalled_flow_id")
+        if first is None:
+            first = (summary.get("hybrid") or {}).get("fluid_stalled_flow_id")
+        lines.append(
+            f"fluid: {stalled:,.0f} unfinished flows (the first: flow {first}) hold bytes in "
+            "flight that no ACK and no timer will release: an accounting fault of the fluid "
+            "engine, which a longer run would not finish"
+        )
     for name, d in (summary.get("dci") or {}).items():
         lines.append(
             f"DCI {name}: {d['switch_int_notices']:,} Switch-INT notices, "
