@@ -184,9 +184,7 @@ def format_summary(summary: dict) -> str:
         )
     stalled = fluid_figure(summary, "stalled_flows")
     if stalled > 0:
-        first = (summary.get("fluid") or {}).get("stalled_flow_id")
-        if first is None:
-            first = (summary.get("hybrid") or {}).get("fluid_stalled_flow_id")
+        first = int(fluid_figure(summary, "stalled_flow_id"))
         lines.append(
             f"fluid: {stalled:,.0f} unfinished flows (the first: flow {first}) hold bytes in "
             "flight that no ACK and no timer will release: an accounting fault of the fluid "
