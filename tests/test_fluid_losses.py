@@ -867,3 +867,54 @@ def test_a_running_flow_with_bytes_in_flight_nothing_will_release_counts_as_stal
     fs[5, K.FS_WAIT] = 4160.0  # its timer will declare them lost
     assert stalled_flows(fs, now).tolist() == [0]
     assert stalled_flows(fs, now - 2 * rto).tolist() == []  # not quiet long enough
+
+
+def _stall_flow_after(sim, advance_name: str, flow: int, at_step: int) -> None:
+    """From the first call of ``sim.<advance_name>`` past step ``at_step`` on, fluid flow
+    ``flow`` holds a terabyte more in flight than it sent: a window that no ACK and no timer
+    will open again (the fault ``stalled_flows`` names)."""
+    fluid = getattr(sim, "fluid", sim)
+    step = getattr(sim, advance_name)
+
+    def stalling(k, *args):
+        out = step(k, *args)
+        if k >= at_step and fluid.fs[flow, K.FS_INFLIGHT] < 1e12:
+            fluid.fs[flow, K.FS_INFLIGHT] += 1e12
+        return out
+
+    setattr(sim, advance_name, stalling)
+
+
+@pytest.mark.parametrize("kind", ["fluid", "hybrid"])
+def test_a_run_whose_flows_left_have_all_stalled_stops_and_says_so(kind):
+    """Once every flow left has stalled (and, in the hybrid, every packet flow has finished),
+    the run stops at the next of its looks (a multiple of ``STALL_CHECK_STEPS`` steps, the
+    same steps in every run) instead of stepping to ``engine.max_sim_time_ms``, and its status
+    line says why the flows are unfinished."""
+    from uno.api import to_run_config
+    from uno.build import build_simulation
+    from uno.fluid.results import STALL_CHECK_STEPS, STALL_RTOS
+    from uno.metrics.summary import status_line
+
+    over = ["workload.n_intra=2", "workload.n_inter=1", "workload.size_bytes=20000000",
+            f"engine.kind={kind}", "engine.hybrid_packet_tags=[inter]", "engine.progress=false",
+            "engine.sample_interval_us=0", "engine.max_sim_time_ms=1000"]  # fmt: skip
+    cfg = to_run_config(uno.compose(over))
+    sim = build_simulation(cfg)
+    if kind == "fluid":
+        _stall_flow_after(sim, "advance", 0, 1)
+    else:
+        _stall_flow_after(sim, "_after_step", 0, 2)
+    result = sim.run()
+    run = {**result.summary["run"], **uno.api.run_status(cfg.engine, result.flows)}
+    flows = result.flows.set_index("flow_id")
+    assert flows["finish_ps"].isna().tolist() == [True, False, False]
+    assert run["stopped_stalled"] is True
+    fluid = sim.fluid if kind == "hybrid" else sim
+    rto_ps = fluid.fs[0, K.FS_RTO]
+    assert run["sim_time_us"] * 1e6 >= STALL_RTOS * rto_ps
+    assert run["sim_time_us"] < 100_000  # not the 1,000 ms stop time
+    assert fluid.k_done % STALL_CHECK_STEPS == 0
+    line = status_line(run)
+    assert line.startswith(f"run stopped at {run['sim_time_us'] / 1000:g} ms simulated")
+    assert "1 of 3 required flows unfinished" in line

@@ -211,7 +211,6 @@ Units: times in ps, sizes in bytes, rates in bytes/ps inside the kernels.
 from __future__ import annotations
 
 import math
-import os
 import time
 
 import numpy as np
@@ -243,11 +242,11 @@ from uno.fluid.faults import FaultSchedule
 from uno.fluid.folding import fold_links
 from uno.fluid.int_records import INTS, SLOT_FIELDS, int_state
 from uno.fluid.kernels import advance
-from uno.fluid.memory import DELAY_LINES, zeros_aligned
+from uno.fluid.memory import DELAY_LINES, line_memory_limit_bytes, zeros_aligned
 from uno.fluid.outside import OutsideFlows
 from uno.fluid.pfc import entry_ingress, live_list, pfc_rows
 from uno.fluid.qcn import QCN_FIELDS, qcn_rows, qcn_state
-from uno.fluid.results import flows_table, ports_table, run_summary
+from uno.fluid.results import STALL_CHECK_STEPS, all_stalled, flows_table, ports_table, run_summary
 from uno.fluid.rings import coarsen, refine
 from uno.fluid.routes import SPLIT_LB, ack_priority_routes, flow_routes
 from uno.fluid.sampling import Sampler, idle_samples
@@ -265,20 +264,6 @@ from uno.metrics.progress import Snapshot
 from uno.metrics.result import RunResult
 from uno.metrics.rtts import RTT_BINS, rtt_report
 from uno.scenario import Scenario, port_names, stop_flags
-
-
-def line_memory_limit_bytes() -> int:
-    """The most memory a fluid run's delay lines may touch: 4/5 of what the system has
-    available as the run is built (``MemAvailable``; the physical memory where that is not
-    known)."""
-    try:
-        with open("/proc/meminfo") as meminfo:
-            for line in meminfo:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024 * 4 // 5
-    except OSError:
-        pass
-    return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") * 4 // 5
 
 
 def take_delay_lines(pool, width: int, fs: np.ndarray, dt_ps: float):
@@ -334,6 +319,8 @@ class FluidSimulation:
         self.scenario = scenario
         self.meta = scenario.meta()
         self.max_time_ps = ms_to_ps(cfg.engine.max_sim_time_ms)
+        #: the run stopped before its stop time, every flow left stalled (:meth:`run`)
+        self.stopped_stalled = False
         #: the first step, as a fraction of the intra-DC base RTT (:func:`step_intra_rtt`)
         self.step_intra_rtt = step_intra_rtt(cfg, scenario.flows)
         self.dt_ps = float(self.step_intra_rtt * scenario.intra_ref.base_rtt_ps)
@@ -669,7 +656,9 @@ class FluidSimulation:
             # a look at the flows left every LOOK_STEPS steps
             grows = adapts or (grows and self.step_factor < self.step_factor_max)
             k_work = self._busy_from(k)
-            k_next = k_work + budget.units()
+            k_next = min(
+                k_work + budget.units(), (k_work // STALL_CHECK_STEPS + 1) * STALL_CHECK_STEPS
+            )
             if grows:
                 k_next = min(k_next, k + look_steps - self.k_done % look_steps)
             start_due = False
@@ -695,10 +684,16 @@ class FluidSimulation:
             if grows and not self._done() and (start_due or self.k_done % look_steps == 0):
                 k = self._grow_step(k)
             done = self._done()
-            ending = done or k >= int(self.max_time_ps // self.dt_ps)
+            # (no step can finish a flow: the run says so now, not at its stop time)
+            self.stopped_stalled = (
+                not done
+                and k % STALL_CHECK_STEPS == 0
+                and all_stalled(self.fs, self.counters, self.order, self.now_ps)
+            )
+            ending = done or self.stopped_stalled or k >= int(self.max_time_ps // self.dt_ps)
             if sampler is not None and ending and self.now_ps > sampler.last_t:
                 sampler.sample(self.now_ps)  # (the run's last)
-            if done:
+            if done or self.stopped_stalled:
                 break
         wall = time.perf_counter() - t0
         result = self._collect(wall, sampler)

@@ -109,7 +109,14 @@ from uno.fluid.hybrid_pfc import shared_rows
 from uno.fluid.int_records import INTS
 from uno.fluid.outside import OutsideFlows
 from uno.fluid.pfc import pfc_summary as fluid_pfc_summary
-from uno.fluid.results import late_acks, link_rows_seen, stalls, unaccounted_bytes
+from uno.fluid.results import (
+    STALL_CHECK_STEPS,
+    all_stalled,
+    late_acks,
+    link_rows_seen,
+    stalls,
+    unaccounted_bytes,
+)
 from uno.fluid.routes import SUBFLOW_LB, split_routes
 from uno.fluid.sampling import Sampler, idle_samples
 from uno.fluid.shared_ports import HybridPort, KernelLinks, PortLinks
@@ -344,6 +351,13 @@ class HybridSimulation(Simulation):
             k = self.step = fluid._grow_step(k, may_advance=not self._packets_left())
             fluid.k_done = k
             fluid.now_ps = self._time_of(k)
+        if k % STALL_CHECK_STEPS == 0 and not self._packets_left():
+            if all_stalled(fluid.fs, counters, fluid.order, fluid.now_ps):
+                # (no step can finish a flow: the run says so now, not at its stop time)
+                fluid.stopped_stalled = True
+                if not self._stop.triggered:
+                    self._stop.succeed()
+                return False
         n = len(fluid.flows)
         nxt = int(counters[K.CT.next_start])
         if fluid_done(counters, n, self.links.queues_hold_fluid(fluid.pfc)):
@@ -392,9 +406,10 @@ class HybridSimulation(Simulation):
         self.fluid.outside.finished(self._outside_index[flow.flow_id])
 
     def _look_steps(self) -> int:
-        """Every how many steps the kernel stops for a look at the step (0: never)."""
+        """Every how many steps the kernel stops for a look at the step, or, once every packet
+        flow has finished, whether the fluid flows left have all stalled (0: never)."""
         if not self._may_grow():
-            return 0
+            return 0 if self._packets_left() else STALL_CHECK_STEPS
         return self.fluid.look_steps
 
     def _look_due(self, k: int) -> bool:
@@ -518,6 +533,8 @@ class HybridSimulation(Simulation):
         fs = fluid.fs
         result.summary["run"]["fluid_steps"] = int(self.step)
         result.summary["run"]["fluid_step_us"] = fluid.dt_ps / 1e6
+        if fluid.stopped_stalled:
+            result.summary["run"]["stopped_stalled"] = True
         fluid_ids = [plan.spec.flow_id for plan in fluid.flows]
         fluid_rows = result.flows["flow_id"].isin(fluid_ids)
         result.summary["hybrid"] = {

@@ -25,6 +25,7 @@ one on fresh memory). :func:`release` frees the kept buffer (a notebook's kernel
 from __future__ import annotations
 
 import mmap
+import os
 import sys
 import threading
 
@@ -128,3 +129,17 @@ DELAY_LINES = DelayLineMemory()
 def release() -> None:
     """Free the delay-line memory this process keeps between fluid runs."""
     DELAY_LINES.release()
+
+
+def line_memory_limit_bytes() -> int:
+    """The most memory a fluid run's delay lines may touch: 4/5 of what the system has
+    available as the run is built (``MemAvailable``; the physical memory where that is not
+    known)."""
+    try:
+        with open("/proc/meminfo") as meminfo:
+            for line in meminfo:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024 * 4 // 5
+    except OSError:
+        pass
+    return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") * 4 // 5

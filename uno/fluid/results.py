@@ -14,6 +14,7 @@ import pandas as pd
 from uno.core.errors import InvariantError
 from uno.core.units import PS_PER_US
 from uno.fluid import columns as C
+from uno.fluid.chains import NEVER_PS
 from uno.fluid.pfc import pfc_summary
 from uno.metrics.flows import FLOW_COLUMNS, flows_frame
 from uno.metrics.summary import class_summary
@@ -163,6 +164,7 @@ def run_summary(sim, flows: pd.DataFrame, wall_s: float) -> dict:
             all_flows_finished=bool(flows["finish_ps"].notna().all()),
             peak_rss_mib=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
             lb_model=LB_MODELS[lb_algo],
+            **({"stopped_stalled": True} if sim.stopped_stalled else {}),
         ),
         "classes": class_summary(flows),
         "packets": {},
@@ -209,6 +211,26 @@ def stalled_flows(fs: np.ndarray, now_ps: float) -> np.ndarray:
     )
     quiet = now_ps - last > STALL_RTOS * fs[:, C.FS_RTO]
     return np.nonzero(running & held & idle & quiet)[0]
+
+
+#: how often (in steps) a run looks whether every flow left has stalled (:func:`all_stalled`):
+#: a multiple of the engines' other look intervals, so that it looks at the same steps in
+#: every run of a config, however its kernel calls fall
+STALL_CHECK_STEPS = 4096
+
+
+def all_stalled(fs: np.ndarray, counters: np.ndarray, order: np.ndarray, now_ps: float) -> bool:
+    """Whether a flow of flow state ``fs`` runs at ``now_ps``, every running flow has stalled
+    (:func:`stalled_flows`) and every flow not started yet (``order`` from ``counters``'s next
+    start on) waits for its group to end (a chained flow: :data:`NEVER_PS`): no later step
+    can finish a flow, so the run may stop before its stop time."""
+    running = int(counters[C.CT.running])
+    if running == 0:
+        return False
+    later = order[int(counters[C.CT.next_start]) :]
+    if not (fs[later, C.FS_START] >= NEVER_PS).all():
+        return False
+    return len(stalled_flows(fs, now_ps)) == running
 
 
 def stalls(fs: np.ndarray, now_ps: float, plans, prefix: str = "") -> dict:

@@ -218,6 +218,13 @@ def status_line(run: dict) -> str | None:
     if status is None:
         return None
     unfinished = run.get("required_flows_unfinished", 0)
+    if run.get("stopped_stalled"):
+        return (
+            f"run stopped at {run.get('sim_time_us', 0) / 1000:g} ms simulated, before its stop "
+            f"time: {unfinished} of {run.get('required_flows')} required flows unfinished, and "
+            "every flow left holds bytes in flight that no ACK and no timer will release"
+            + ("" if status == "incomplete" else " (engine.allow_unfinished)")
+        )
     if status == "incomplete":
         return (
             f"run incomplete: {unfinished} of {run.get('required_flows')} required flows "
