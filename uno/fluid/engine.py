@@ -688,7 +688,7 @@ class FluidSimulation:
             self.stopped_stalled = (
                 not done
                 and k % STALL_CHECK_STEPS == 0
-                and all_stalled(self.fs, self.counters, self.order, self.now_ps)
+                and all_stalled(self.fs, self.counters, self.order, self.chains, self.now_ps)
             )
             ending = done or self.stopped_stalled or k >= int(self.max_time_ps // self.dt_ps)
             if sampler is not None and ending and self.now_ps > sampler.last_t:

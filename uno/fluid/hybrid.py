@@ -352,7 +352,7 @@ class HybridSimulation(Simulation):
             fluid.k_done = k
             fluid.now_ps = self._time_of(k)
         if k % STALL_CHECK_STEPS == 0 and not self._packets_left():
-            if all_stalled(fluid.fs, counters, fluid.order, fluid.now_ps):
+            if all_stalled(fluid.fs, counters, fluid.order, fluid.chains, fluid.now_ps):
                 # (no step can finish a flow: the run says so now, not at its stop time)
                 fluid.stopped_stalled = True
                 if not self._stop.triggered:

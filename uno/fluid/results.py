@@ -14,7 +14,6 @@ import pandas as pd
 from uno.core.errors import InvariantError
 from uno.core.units import PS_PER_US
 from uno.fluid import columns as C
-from uno.fluid.chains import NEVER_PS
 from uno.fluid.pfc import pfc_summary
 from uno.metrics.flows import FLOW_COLUMNS, flows_frame
 from uno.metrics.summary import class_summary
@@ -219,16 +218,18 @@ def stalled_flows(fs: np.ndarray, now_ps: float) -> np.ndarray:
 STALL_CHECK_STEPS = 4096
 
 
-def all_stalled(fs: np.ndarray, counters: np.ndarray, order: np.ndarray, now_ps: float) -> bool:
+def all_stalled(
+    fs: np.ndarray, counters: np.ndarray, order: np.ndarray, chains, now_ps: float
+) -> bool:
     """Whether a flow of flow state ``fs`` runs at ``now_ps``, every running flow has stalled
     (:func:`stalled_flows`) and every flow not started yet (``order`` from ``counters``'s next
-    start on) waits for its group to end (a chained flow: :data:`NEVER_PS`): no later step
-    can finish a flow, so the run may stop before its stop time."""
+    start on) waits for its group to end (``chains``: :meth:`uno.fluid.chains.FlowChains.waiting`):
+    no later step can finish a flow, so the run may stop before its stop time."""
     running = int(counters[C.CT.running])
     if running == 0:
         return False
     later = order[int(counters[C.CT.next_start]) :]
-    if not (fs[later, C.FS_START] >= NEVER_PS).all():
+    if not chains.waiting(fs)[later].all():
         return False
     return len(stalled_flows(fs, now_ps)) == running
 
