@@ -219,7 +219,9 @@ def plb_repath(f, lb, hops, base) -> None:
     lb.plb_s[f, PLB_REPATHS] += 1.0
 
 
-@njit(cache=True, error_model="numpy")
+# (inlined into the feedback, as reps_acks: called for each flow's batch of ACKs, it returns at
+# once in most; a call that is not inlined passes every field of ``lb`` and ``hops``)
+@njit(cache=True, error_model="numpy", inline="always")
 def plb_acks(f, now, acked, marked, base_rtt, lb, hops, base) -> None:
     """A batch of PLB flow ``f``'s ACKs at ``now`` (ps): ``acked`` bytes, ``marked`` of them
     with an ECN echo, join the round (uno.lb.plb.Plb.on_ack: the round starts at its first ACK
@@ -242,7 +244,7 @@ def plb_acks(f, now, acked, marked, base_rtt, lb, hops, base) -> None:
         plb_repath(f, lb, hops, base)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", inline="always")
 def reps_acks(f, now, base_rtt, ls, lb, hops, base) -> None:
     """A batch of REPS flow ``f``'s ACKs at ``now`` (ps). REPS (uno.lb.reps.Reps) sends each
     packet on the entropy of an ACK that came back unmarked, or, with none cached, on the next
@@ -257,13 +259,21 @@ def reps_acks(f, now, base_rtt, ls, lb, hops, base) -> None:
     cached entropies only: a subflow that moves takes the path of a random one that stays (the
     next entropy in turn when none does); at the first round after the freeze the buffer is
     empty and the packets take random entropies, twice the buffer's worth: every subflow moves
-    to a random entropy."""
+    to a random entropy (:func:`reps_round`)."""
     st = lb.reps_s
     if st[f, REPS_START] < 0.0:
         st[f, REPS_START] = now
     if now - st[f, REPS_START] < base_rtt:
         return
     st[f, REPS_START] = now
+    reps_round(f, now, ls, lb, hops, base)
+
+
+@njit(cache=True, error_model="numpy")
+def reps_round(f, now, ls, lb, hops, base) -> None:
+    """The end of REPS flow ``f``'s round at ``now`` (ps): which subflows move, and where
+    (:func:`reps_acks`)."""
+    st = lb.reps_s
     n_entropies = int(lb.reps_p[REPS_ENTROPIES])
     n = lb.n[f]
     if 0.0 <= st[f, REPS_FROZEN] <= now:  # the freeze is over

@@ -369,9 +369,12 @@ def carry_feedback(k, now, n_senders, flows, links, routes, lb, hops, scratch) -
 # increment and decrement (the inlined helpers' too: NRT_incref alone took ~9% of the 40%-load
 # Fig. 10 run). The price: nothing in the step loop allocates; its working arrays come in
 # ``scratch``. The step's larger parts (the feedback, the links' walk, the carry and the
-# filing) are kernels of their own, not inlined: one call each a step costs nothing measurable,
-# and LLVM compiles them apart in about 70% of the time it takes over one function holding
-# them all (minutes, the first time a run needs them).
+# filing) are kernels of their own, not inlined: LLVM compiles them apart in about 70% of the
+# time it takes over one function holding them all (minutes, the first time a run needs them).
+# A call that is not inlined passes every field of the groups it is given, about a hundred
+# arrays here: ~0.2 us, so a call made per level, per flow or per batch takes the arrays it
+# reads (uno.fluid.phases.group_inputs) or is inlined up to its rare part
+# (uno.fluid.balance.reps_acks), and one with nothing to do this step is not made.
 @njit(cache=True, error_model="numpy", _nrt=False)
 def advance(k_start, k_stop, dt_ps, flows, links, routes, lines, lb, hops, scratch, samples):
     """Run steps ``k_start`` .. ``k_stop - 1`` (step k covers [k dt, (k+1) dt)); returns the
@@ -460,9 +463,11 @@ def advance(k_start, k_stop, dt_ps, flows, links, routes, lines, lb, hops, scrat
         t = tick(tally, TALLY.carry, t)
         file_sends(k, now, dt_ps, n_senders, flows, links.ls, routes, lines, lb, hops, scratch)
         t = tick(tally, TALLY.file_sends, t)
-        file_drops(k, now, dt_ps, flows, links.ls, lines, lb, scratch)
+        if scratch.n_drop[0] > 0:  # (the calls pass every field of their groups: not for none)
+            file_drops(k, now, dt_ps, flows, links.ls, lines, lb, scratch)
         t = tick(tally, TALLY.file_drops, t)
-        file_deliveries(k, dt_ps, flows, links.ls, routes, lines, lb, hops, scratch)
+        if scratch.n_mark[0] > 0:
+            file_deliveries(k, dt_ps, flows, links.ls, routes, lines, lb, hops, scratch)
         tick(tally, TALLY.file_deliveries, t)
         tally[TALLY.steps] += 1
         k += 1

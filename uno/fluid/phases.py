@@ -274,14 +274,14 @@ def note_input(l_input, link, src) -> None:
 
 
 @njit(cache=True, error_model="numpy")
-def set_level_grids(k, kept, l_buf, ls, hops) -> int:
+def set_level_grids(k, kept, l_buf, ls, salt, l_dense, g_val, g_n, l_input) -> int:
     """The departure grids of the links of a level just advanced (``l_buf[:kept]``): a link fed
     by one link only this step (``l_input``) whose packets come on a grid at the same rate
     passes them on on that grid; a busy period that starts on it keeps it; else a new phase
-    (:func:`set_grid`). The links that drop get a dense index (``l_dense``) and an empty set of
-    inputs; returns their number."""
-    salt = hops.grid[GRID.salt]
-    l_dense, g_val, g_n, l_input = hops.l_dense, hops.g_val, hops.g_n, hops.l_input
+    (:func:`set_grid`; ``salt``: the run's, ``hops.grid[GRID.salt]``). The links that drop get
+    a dense index (``l_dense``) and an empty set of inputs; returns their number. (The arrays
+    come one by one, not as :data:`~uno.fluid.state.Hops`: a call that is not inlined passes
+    every field of a tuple of arrays, and this one is made at every level of every step.)"""
     nd = 0
     for t in range(kept):
         link = l_buf[t]
@@ -299,11 +299,10 @@ def set_level_grids(k, kept, l_buf, ls, hops) -> int:
 
 
 @njit(cache=True, error_model="numpy")
-def group_entries(lv, ls, ei, ef, e_head, rt_ptr, sub_links, hops) -> None:
+def group_entries(lv, ls, ei, ef, e_head, rt_ptr, sub_links, l_dense, g_key, g_val, g_n) -> None:
     """The route entries of level ``lv`` at the links that drop: each grouped by its input
     (``EI_GROUP``; :func:`input_link`; up to ``INPUTS_MAX`` inputs, the rest pooled: -1), the
     bytes it receives added to its group's arrivals."""
-    l_dense, g_key, g_val, g_n = hops.l_dense, hops.g_key, hops.g_val, hops.g_n
     base = rt_ptr[rt_ptr.shape[0] - 1]
     j = e_head[lv]
     while j >= 0:
@@ -339,11 +338,10 @@ def group_entries(lv, ls, ei, ef, e_head, rt_ptr, sub_links, hops) -> None:
 
 
 @njit(cache=True, error_model="numpy")
-def share_level_drops(kept, l_buf, ls, hops, dt_ps) -> None:
+def share_level_drops(kept, l_buf, ls, l_dense, g_key, g_val, g_n, g_order, dt_ps) -> None:
     """At each link of ``l_buf[:kept]`` that drops: its inputs' figures (``FIG``) and its
     drops shared among them (:func:`input_drop_shares`, into ``g_val[d, FIG.loss]``), and the
     loss a packet at a random phase meets (``LS_PKT_LOSS``)."""
-    l_dense, g_key, g_val, g_n = hops.l_dense, hops.g_key, hops.g_val, hops.g_n
     for t in range(kept):
         link = l_buf[t]
         d = l_dense[link]
@@ -368,21 +366,23 @@ def share_level_drops(kept, l_buf, ls, hops, dt_ps) -> None:
             n_g, g_val[d, FIG.on_grid], g_val[d, FIG.slot_share], g_val[d, FIG.phase],
             g_val[d, FIG.arrivals], g_val[d, FIG.arrivals, POOL],
             g_val[d, FIG.arrivals, POOL] / room, ls[link, LS_LOSS] * fluid, g_val[d, FIG.loss],
-            hops.g_order,
+            g_order,
         )  # fmt: skip
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", inline="always")
 def group_inputs(k, lv, kept, l_buf, ls, ei, ef, e_head, rt_ptr, lb, hops, dt_ps) -> None:
     """At the links of level ``lv`` just advanced (``l_buf[:kept]``): their departure grids
     (``LS_GRID``, :func:`set_level_grids`), and at the links that drop, each input's share of
     the drops: the route entries grouped by input (:func:`group_entries`) and the link's drops
     shared among the groups (:func:`share_level_drops`, into ``g_val[d, FIG.loss]`` of the
     link's dense index ``d``, which ``l_dense`` maps the link to for this level)."""
-    if set_level_grids(k, kept, l_buf, ls, hops) == 0:
+    l_dense, g_key, g_val, g_n = hops.l_dense, hops.g_key, hops.g_val, hops.g_n
+    if set_level_grids(k, kept, l_buf, ls, hops.grid[GRID.salt], l_dense, g_val, g_n,
+                       hops.l_input) == 0:  # fmt: skip
         return
-    group_entries(lv, ls, ei, ef, e_head, rt_ptr, lb.links, hops)
-    share_level_drops(kept, l_buf, ls, hops, dt_ps)
+    group_entries(lv, ls, ei, ef, e_head, rt_ptr, lb.links, l_dense, g_key, g_val, g_n)
+    share_level_drops(kept, l_buf, ls, l_dense, g_key, g_val, g_n, hops.g_order, dt_ps)
 
 
 @njit(cache=True, error_model="numpy")
