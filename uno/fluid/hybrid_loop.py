@@ -120,7 +120,9 @@ def copy_link_rows(F, ls, rows, n_rows, n_ports, m_ptr, m_port, skip_listed) -> 
                 copy_link_row(F, ls, p, link)
 
 
-@njit(cache=True)
+# (without Numba's runtime, as advance: with it, each call counted a reference to each of the
+# hundred-odd arrays of ``fluid`` on entry and again on return, every step)
+@njit(cache=True, _nrt=False)
 def fluid_step(ST, F, k, dt_ps, coupling, fluid, eid) -> None:
     """Fluid step ``k``: the packets' bytes of the last step in (:func:`take_touched`,
     :func:`uno.fluid.links.fold_packet_bytes`), the step (:func:`uno.fluid.kernels.advance`),
@@ -143,7 +145,8 @@ def fluid_step(ST, F, k, dt_ps, coupling, fluid, eid) -> None:
     fold_packet_bytes(ls, busy, counters, links[:n], nbytes[:n], waiting[:n], nic_links, reached,
                       link_rep, dt_ps)  # fmt: skip
     n_was = int(counters[CT.busy])
-    was_busy[:n_was] = busy[:n_was]
+    for i in range(n_was):  # (a slice assignment may allocate a copy)
+        was_busy[i] = busy[i]
     pfc = fluid[1][2]
     if len(pfc_rows):
         pause_shares(ST, ls, pfc, fluid[1][6], pfc_rows, k, dt_ps)
