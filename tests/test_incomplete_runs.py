@@ -11,6 +11,7 @@ interrupted run leaves no empty folder behind."""
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -201,3 +202,32 @@ def test_a_signal_inside_llvms_callbacks_waits_for_python():
          namespace)  # fmt: skip
     assert in_llvm_callback(namespace["frame"])
     assert not in_llvm_callback(sys._getframe())
+
+
+class _SignalledInFinalizer:
+    """Sends the process SIGINT from its finalizer and waits there, so that the handler raises
+    where Python drops the exception (``sys.unraisablehook``), as in a ctypes callback."""
+
+    def __del__(self):
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(0.2)
+
+
+def test_a_signal_whose_exception_python_drops_is_sent_again():
+    """Ctrl-C handled inside a finalizer (or a callback from C) raises where Python only reports
+    the exception and goes on: the signal is sent again, and the run still stops."""
+    from uno.cli import _sigterm_raises
+
+    before = sys.unraisablehook
+    waited = 0.0
+    with pytest.raises(KeyboardInterrupt), _sigterm_raises():
+        obj = _SignalledInFinalizer()
+        del obj
+        start = time.monotonic()
+        try:
+            while time.monotonic() - start < 5.0:
+                time.sleep(0.01)
+        finally:
+            waited = time.monotonic() - start
+    assert waited < 4.0
+    assert sys.unraisablehook is before

@@ -368,27 +368,51 @@ def in_llvm_callback(frame) -> bool:
 def _sigterm_raises() -> Iterator[None]:
     """SIGTERM raises :class:`Terminated` and Ctrl-C KeyboardInterrupt, so that the run cleans
     up, but not inside LLVM's callbacks (:func:`in_llvm_callback`): there the signal is sent
-    again :data:`RESEND_S` later; the previous handlers are restored after."""
+    again :data:`RESEND_S` later, and so it is when the exception it raised was dropped by
+    Python (raised in a finalizer or a ctypes callback, it reaches ``sys.unraisablehook``
+    only); the previous handlers and hook are restored after."""
+
+    raised = ((signal.SIGTERM, Terminated), (signal.SIGINT, KeyboardInterrupt))
+
+    def resend(signum) -> None:
+        threading.Timer(RESEND_S, os.kill, (os.getpid(), signum)).start()
 
     def handler(exc):
         def handle(signum, frame):
             if in_llvm_callback(frame):
-                threading.Timer(RESEND_S, os.kill, (os.getpid(), signum)).start()
+                resend(signum)
                 return
             raise exc
 
         return handle
 
+    def dropped(hook):
+        # (the exception a signal raised inside a finalizer or a ctypes callback cannot pass
+        # on: Python reports it here and goes on, so the signal is sent again)
+        def report(unraisable) -> None:
+            for sig, exc in raised:
+                if unraisable.exc_type is not None and issubclass(unraisable.exc_type, exc):
+                    resend(sig)
+                    return
+            hook(unraisable)
+
+        return report
+
     try:
-        previous = {sig: signal.signal(sig, handler(exc)) for sig, exc in
-                    ((signal.SIGTERM, Terminated), (signal.SIGINT, KeyboardInterrupt))}  # fmt: skip
+        previous = {sig: signal.signal(sig, handler(exc)) for sig, exc in raised}
     except ValueError:  # not the main thread: leave signals alone
         previous = {}
+    hook = sys.unraisablehook
+    if previous:
+        sys.unraisablehook = dropped(hook)
+    installed = sys.unraisablehook
     try:
         yield
     finally:
         for sig, old in previous.items():
             signal.signal(sig, old)
+        if sys.unraisablehook is installed:  # (not once the run has silenced its teardown)
+            sys.unraisablehook = hook
 
 
 if __name__ == "__main__":
