@@ -4,15 +4,18 @@ RTT spread.
 Each case is one fluid run, built and stepped as ``uno-run`` does it; the step loop tallies the
 CPU's cycle counter around each part of a step (:data:`uno.fluid.cycles.TALLY`), so the shares
 come from the run itself, at full speed. Printed per case: the wall time, steps, the running
-flows and route entries the steps walked, and each part's share of the kernels' time and its
+flows and route entries the steps walked, and each part's time, its share of the wall time, its
 cost per step and per running flow-step.
 
     python benchmarks/fluid_profile.py                      # the scaling cases below
     python benchmarks/fluid_profile.py --case "experiment=fig10_load workload.n_flows=2000"
     python benchmarks/fluid_profile.py --bare --case "engine.kind=hybrid engine.hybrid_packet_tags=[inter]"
 
-A hybrid run's tally also holds the packet events its kernel ran between the steps and the
-coupling: the packets' bytes into the fluid links, the links' state out to the ports. With
+Each part's time is its ticks over the counter's rate, measured against ``time.perf_counter``
+before the runs; "outside the parts" is the rest of the wall time: the calls between the
+kernels and the Python between the calls. A hybrid run's tally also holds the packet events
+its kernel ran between the steps and the coupling: the packets' bytes into the fluid links,
+the links' state out to the ports. With
 ``--bare`` a case's overrides are the whole run (the default incast unless they say otherwise),
 not added to the Fig. 10 base.
 """
@@ -24,12 +27,13 @@ import shlex
 import time
 
 import numpy as np
+from numba import njit
 
 import uno
 import uno.api
 from uno.build import build_simulation
 from uno.fluid.columns import CT
-from uno.fluid.cycles import TALLY
+from uno.fluid.cycles import TALLY, cycles
 
 BASE = ["experiment=fig10_load", "scheme=uno_ecmp", "engine.kind=fluid", "engine.progress=false",
         "engine.sample_interval_us=0"]  # fmt: skip
@@ -54,7 +58,21 @@ PARTS = ("start", "feedback", "sends", "enlist", "lone_links", "links", "depart"
          "state_out")  # fmt: skip
 
 
-def profile(label: str, overrides: list[str]) -> None:
+@njit
+def _read_counter() -> int:
+    return cycles()
+
+
+def counter_hz(span_s: float = 0.25) -> float:
+    """The cycle counter's ticks per second of ``time.perf_counter``, over ``span_s``."""
+    _read_counter()  # (compiled before the span)
+    t0, c0 = time.perf_counter(), _read_counter()
+    time.sleep(span_s)
+    c1, t1 = _read_counter(), time.perf_counter()
+    return (c1 - c0) / (t1 - t0)
+
+
+def profile(label: str, overrides: list[str], hz: float) -> None:
     cfg = uno.api.to_run_config(uno.compose(overrides))
     sim = build_simulation(cfg)
     fluid = getattr(sim, "fluid", sim)  # (a hybrid run's fluid part)
@@ -75,7 +93,8 @@ def profile(label: str, overrides: list[str]) -> None:
     run = result.summary["run"]
     ticks = np.array([tally[getattr(TALLY, p)] for p in PARTS], dtype=float)
     steps = max(int(tally[TALLY.steps]), 1)
-    s_per_tick = wall / max(ticks.sum(), 1.0)  # (the kernels are nearly all of the wall time)
+    seconds = ticks / hz
+    outside = wall - seconds.sum()
     # (the hybrid's kernel runs its steps without calls from Python to sample them at)
     sampled = fluid is sim
     running = active_sum[0] / max(active_sum[1], 1)
@@ -84,11 +103,10 @@ def profile(label: str, overrides: list[str]) -> None:
           f"{run['sim_time_us'] / 1e3:,.1f} ms in {wall:.2f} s wall, {steps:,} steps "
           f"({1e6 * wall / steps:.1f} us/step), {flows}, "
           f"{tally[TALLY.entries] / steps:,.0f} route entries walked a step")  # fmt: skip
-    print(f"  {'part':16s} {'share':>6s} {'us/step':>8s} {'ns/running flow-step':>21s}")
-    for name, t in zip(PARTS, ticks, strict=True):
-        s = t * s_per_tick
+    print(f"  {'part':19s} {'s':>7s} {'share':>6s} {'us/step':>8s} {'ns/running flow-step':>21s}")
+    for name, s in [*zip(PARTS, seconds, strict=True), ("outside the parts", outside)]:
         print(
-            f"  {name:16s} {100 * t / ticks.sum():5.1f}% {1e6 * s / steps:8.2f} "
+            f"  {name:19s} {s:7.3f} {100 * s / wall:5.1f}% {1e6 * s / steps:8.2f} "
             + (f"{1e9 * s / steps / max(running, 1.0):21.1f}" if sampled else f"{'-':>21s}")
         )
 
@@ -100,10 +118,11 @@ def main() -> None:
     args = ap.parse_args()
     base = QUIET if args.bare else BASE
     cases = [(c, shlex.split(c)) for c in args.case] if args.case else CASES
+    hz = counter_hz()
     for label, overrides in cases:
         short = [*base, *overrides, "engine.max_sim_time_ms=0.1", "engine.allow_unfinished=true"]
         uno.run(uno.compose(short))  # (its kernels loaded or compiled before the timed run)
-        profile(label, [*base, *overrides])
+        profile(label, [*base, *overrides], hz)
 
 
 if __name__ == "__main__":
