@@ -15,9 +15,8 @@ Each part's time is its ticks over the counter's rate, measured against ``time.p
 before the runs; "outside the parts" is the rest of the wall time: the calls between the
 kernels and the Python between the calls. A hybrid run's tally also holds the packet events
 its kernel ran between the steps and the coupling: the packets' bytes into the fluid links,
-the links' state out to the ports. With
-``--bare`` a case's overrides are the whole run (the default incast unless they say otherwise),
-not added to the Fig. 10 base.
+the links' state out to the ports. With ``--bare`` a case's overrides are the whole run (the
+default incast unless they say otherwise), not added to the Fig. 10 base.
 """
 
 from __future__ import annotations
