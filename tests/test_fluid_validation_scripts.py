@@ -4,6 +4,7 @@ settled.py runs its settings."""
 
 from __future__ import annotations
 
+import collections
 import importlib.util
 import re
 import sys
@@ -199,3 +200,45 @@ def test_loss_spread_windows_add_up_and_leave_the_fluid_run_as_it_is(monkeypatch
     stepped = spread.fluid_counted(args)[0].flows
     assert plain["fct_ps"].equals(stepped["fct_ps"])
     assert plain["sent_bytes"].equals(stepped["sent_bytes"])
+
+
+def test_loss_spread_lockout_runs_count_windows_lost_back_to_back(monkeypatch):
+    """loss_spread.py's lock-outs: a window counts where the flow brought enough packets to the
+    port, it is a lock-out where it lost at least the share, and a run ends at a window that
+    is not one, or at a window the flow sent too little in."""
+    monkeypatch.syspath_prepend(str(SCRIPTS))
+    spread = load("loss_spread")
+    arrivals = {("a", 1, 0): 30, ("a", 1, 1): 30, ("a", 1, 2): 30, ("a", 1, 4): 30,
+                ("a", 2, 0): 10, ("b", 3, 0): 25, ("b", 3, 2): 25}  # fmt: skip
+    drops = {("a", 1, 0): 30, ("a", 1, 1): 29, ("a", 1, 2): 0, ("a", 1, 4): 30,
+             ("a", 2, 0): 10, ("b", 3, 0): 25, ("b", 3, 2): 25}  # fmt: skip
+    sending, locked, runs = spread.lockout_runs(arrivals, drops, 20, 0.95)
+    assert sending == 6  # flow 2's 10 packets do not count
+    assert locked == 5
+    assert sorted(runs.tolist()) == [1, 1, 1, 2]
+    _, locked, runs = spread.lockout_runs(arrivals, drops, 20, 1.0)
+    assert locked == 4 and sorted(runs.tolist()) == [1, 1, 1, 1]
+
+
+def test_loss_spread_ports_count_each_port_as_the_one_port_count_does(monkeypatch):
+    """With ``--ports`` the counts at each matching port are those of that port counted alone,
+    in both engines, and a pattern that matches no port is refused naming the option."""
+    monkeypatch.syspath_prepend(str(SCRIPTS))
+    spread = load("loss_spread")
+    one = "dc0/border->dc1/border#1"
+    args = SimpleNamespace(port=one, ports="", from_ms=0.2, to_ms=0.8, scheme="uno_ecmp",
+                           scenario="mixed40", window_us=100.0, fluid=[],
+                           override=["workload.n_flows=300"])  # fmt: skip
+    many = SimpleNamespace(**{**vars(args), "ports": r"dc0/border->dc1/border#[01]$"})
+    for alone, counted in ((spread.packet_counts, spread.packet_port_counts),
+                           (spread.fluid_counts, lambda a: spread.fluid_port_counted(a)[1:])):  # fmt: skip
+        arrivals, drops = alone(args)
+        both_arrivals, both_drops = counted(many)
+        assert {port for (port, _, _) in both_arrivals} == {one, one[:-1] + "0"}
+        mine = collections.Counter({k[1:]: n for k, n in both_arrivals.items() if k[0] == one})
+        assert mine == pytest.approx({k: n for k, n in arrivals.items() if n > 0})
+        lost = {k[1:]: n for k, n in both_drops.items() if k[0] == one}
+        assert sum(lost.values()) == pytest.approx(sum(drops.values()))
+    nowhere = SimpleNamespace(**{**vars(args), "ports": "no-such-port"})
+    with pytest.raises(SystemExit, match="--ports .no-such-port.: no such link"):
+        spread.fluid_port_counted(nowhere)

@@ -1,10 +1,12 @@
-"""How one overflowing link's drops fall on its flows, in the packet and the fluid engine.
+"""How one overflowing link's drops fall on its flows, in the packet and the fluid engine, and
+how often full ports lock flows out.
 
 Usage::
 
     python experiments/fluid_validation/loss_spread.py [--port "dc0/border->dc1/border#1"]
         [--from-ms 0.3] [--to-ms 1.5] [--scheme uno_ecmp] [--min-packets 100] [--fluid OVERRIDE]
         [--scenario mixed40_paper] [--override KEY=VALUE] [--flows 152,135 --window-us 100]
+        [--ports REGEX --window-us 50 --min-window-packets 20 --lockout-share 0.95]
 
 Runs the ``mixed40`` scenario of ``compare.py`` (``fig10_load`` at 40% load, 5000 flows; or
 ``--scenario mixed40_paper``, the paper's traffic) in both engines up to ``--to-ms`` and counts,
@@ -22,12 +24,18 @@ with ``engine.fluid_phase_drops`` its input's share) after the step (the fluid e
 per-flow losses are whole packets drawn around these means). ``--fluid OVERRIDE`` adds an
 override to the fluid run (e.g. ``engine.fluid_phase_drops=false`` or ``engine=fluid_fast``),
 ``--override`` one to both runs (e.g. ``workload.n_flows=2000``).
+
+With ``--ports REGEX`` it counts at every port whose name matches, in windows of
+``--window-us``, and prints per engine how often a flow is locked out at a port: the windows in
+which it brings at least ``--min-window-packets`` data packets to the port and loses at least
+``--lockout-share`` of them, and the runs of such windows back to back (their lengths in us).
 """
 
 from __future__ import annotations
 
 import argparse
 import collections
+import re
 
 import numpy as np
 import pandas as pd
@@ -53,23 +61,53 @@ def window_ps(args) -> float:
     return (args.to_ms - args.from_ms) * 1e9
 
 
+def port_filter(args):
+    """Whether a port is counted: its name matches ``--ports`` (a regular expression), or,
+    without it, is ``--port``."""
+    ports = getattr(args, "ports", "")
+    if ports:
+        pattern = re.compile(ports)
+        return lambda name: pattern.search(name) is not None
+    return lambda name: name == args.port
+
+
+def one_port(counts: collections.Counter) -> collections.Counter:
+    """Counts keyed (port, flow id, window) summed over the ports: keyed (flow id, window)."""
+    out: collections.Counter = collections.Counter()
+    for (_, fid, w), n in counts.items():
+        out[(fid, w)] += n
+    return out
+
+
 def packet_counts(args) -> tuple[collections.Counter, collections.Counter]:
     """Per (flow id, window): data packets that reached ``args.port``, and those dropped."""
+    arrivals, drops = packet_port_counts(args)
+    return one_port(arrivals), one_port(drops)
+
+
+def packet_port_counts(args) -> tuple[collections.Counter, collections.Counter]:
+    """Per (port, flow id, window) at the ports counted (:func:`port_filter`): data packets
+    that reached the port, and those it dropped."""
     from uno.core.packet import DATA
     from uno.net import port as port_module
 
     t0, t1 = int(args.from_ms * 1e9), int(args.to_ms * 1e9)
     span = window_ps(args)
+    counted = port_filter(args)
+    chosen: dict[str, bool] = {}
     arrivals, drops = collections.Counter(), collections.Counter()
     original = port_module.Port.receive
 
     def receive(port, pkt):
         now = port._engine._now
-        if pkt.kind != DATA or port.name != args.port or not t0 <= now < t1:
+        name = port.name
+        if name not in chosen:
+            chosen[name] = counted(name)
+        if pkt.kind != DATA or not chosen[name] or not t0 <= now < t1:
             return original(port, pkt)
         before = port.drops
         original(port, pkt)
-        key = (pkt.flow_id, int((now - t0) // span))
+        key = (name, pkt.flow_id, int((now - t0) // span))
         arrivals[key] += 1
         drops[key] += port.drops - before
 
@@ -92,21 +130,31 @@ def fluid_counts(args) -> tuple[collections.Counter, collections.Counter]:
 
 def fluid_counted(args):
     """:func:`fluid_counts` and the run's result (:meth:`FluidSimulation.run`)."""
+    result, arrivals, drops = fluid_port_counted(args)
+    return result, one_port(arrivals), one_port(drops)
+
+
+def fluid_port_counted(args):
+    """The fluid run's result, and its arrivals and drops (packets, fractional) per (port,
+    flow id, window) at the ports counted (:func:`port_filter`)."""
     from uno.build import build_simulation
     from uno.fluid import kernels as K
 
     cfg = to_run_config(uno.compose([*scenario(args), "engine.kind=fluid", *args.fluid,
                                      f"engine.max_sim_time_ms={args.to_ms}"]))  # fmt: skip
     sim = build_simulation(cfg)
-    if args.port not in sim.port_names:
-        raise SystemExit(f"--port {args.port!r}: no such link in this scenario")
-    link = sim.port_names.index(args.port)
+    counted = port_filter(args)
+    links = [i for i, name in enumerate(sim.port_names) if counted(name)]
+    asked = f"--ports {args.ports!r}" if getattr(args, "ports", "") else f"--port {args.port!r}"
+    if not links:
+        raise SystemExit(f"{asked}: no such link in this scenario")
     ei, ef = sim.hops[2], sim.hops[3]
     n_entries = int(sim.rt_ptr[-1])  # route entries (UnoLB subflow hops follow; not counted)
-    mine = np.nonzero(ei[:n_entries, K.EI_LINK] == link)[0]
+    mine = np.nonzero(np.isin(ei[:n_entries, K.EI_LINK], links))[0]
     if len(mine) == 0:
-        raise SystemExit(f"--port {args.port!r}: no flow's route crosses it")
+        raise SystemExit(f"{asked}: no flow's route crosses it")
     flow_ids = np.array([p.spec.flow_id for p in sim.flows])[ei[mine, K.EI_FLOW]]
+    entry_links = ei[mine, K.EI_LINK]
     group = ei[mine, K.EI_GSTART]
     weight = ef[mine, K.EF_W]
     mss = sim.scenario.data_bytes
@@ -131,19 +179,64 @@ def fluid_counted(args):
             w = int((start_ps - t0) // span)
             into = np.where(weight < 1.0, ef[group, K.EF_IN] * weight, ef[mine, K.EF_IN])
             got[w] = got.get(w, 0.0) + into / mss
-            if sim.ls[link, K.LS_LOSS] > 0.0:  # each entry's share (by its input, phase drops)
-                lost[w] = lost.get(w, 0.0) + into * ef[mine, K.EF_LOSS] / mss
+            # each entry's share where its link dropped (by its input, with phase drops)
+            dropping = sim.ls[entry_links, K.LS_LOSS] > 0.0
+            if dropping.any():
+                share = np.where(dropping, ef[mine, K.EF_LOSS], 0.0)
+                lost[w] = lost.get(w, 0.0) + into * share / mss
         return k
 
     sim.advance = one_step_at_a_time
     result = sim.run()
+    names = [sim.port_names[link] for link in entry_links]
     arrivals, drops = collections.Counter(), collections.Counter()
     for w, per_entry in got.items():
         dropped = lost.get(w, np.zeros(len(mine)))
-        for fid, a, d in zip(flow_ids, per_entry, dropped, strict=True):
-            arrivals[(int(fid), w)] += a
-            drops[(int(fid), w)] += d
+        for name, fid, a, d in zip(names, flow_ids, per_entry, dropped, strict=True):
+            if a > 0.0:
+                arrivals[(name, int(fid), w)] += a
+                drops[(name, int(fid), w)] += d
     return result, arrivals, drops
+
+
+def lockout_runs(arrivals, drops, min_packets: float, share: float):
+    """Over the (port, flow) pairs of counts keyed (port, flow id, window): the windows in
+    which the flow brought at least ``min_packets`` data packets to the port, those in which
+    it lost at least ``share`` of them, and the lengths (windows) of the runs of such
+    lock-outs back to back."""
+    by_pair: dict[tuple, dict[int, float]] = collections.defaultdict(dict)
+    for (port, fid, w), a in arrivals.items():
+        if a >= min_packets:
+            by_pair[(port, fid)][w] = drops.get((port, fid, w), 0.0) / a
+    sending = locked = 0
+    lengths = []
+    for windows_lost in by_pair.values():
+        sending += len(windows_lost)
+        run = 0
+        for w in range(min(windows_lost), max(windows_lost) + 2):
+            if windows_lost.get(w, 0.0) >= share:
+                locked += 1
+                run += 1
+            elif run:
+                lengths.append(run)
+                run = 0
+    return sending, locked, np.array(lengths, dtype=int)
+
+
+def print_lockouts(name: str, arrivals, drops, args) -> None:
+    """:func:`lockout_runs` of one engine's counts, the run lengths in us."""
+    sending, locked, runs = lockout_runs(arrivals, drops, args.min_window_packets,
+                                         args.lockout_share)  # fmt: skip
+    total_a, total_d = sum(arrivals.values()), sum(drops.values())
+    us = runs * args.window_us
+    spread = "none"
+    if len(us):
+        spread = (f"mean {us.mean():.0f}, p50 {np.median(us):.0f}, p90 "
+                  f"{np.percentile(us, 90):.0f}, max {us.max():.0f} us; "
+                  + ", ".join(f">= {m} us: {int(np.sum(us >= m))}" for m in (200, 400, 800)))  # fmt: skip
+    print(f"{name:6s} arrivals {total_a:9.0f}  drops {total_d:9.0f} "
+          f"({100 * total_d / max(total_a, 1):.1f}%); flow-windows sending {sending}, locked out "
+          f"{locked} ({100 * locked / max(sending, 1):.1f}%); {len(us)} runs: {spread}")  # fmt: skip
 
 
 def per_flow(counts) -> collections.Counter:
@@ -186,6 +279,16 @@ def windows(counts: dict, flows: list[int], args) -> None:
         print(f"{w * span_us:6.0f}  " + "    ".join(cells))
 
 
+def lockouts(args) -> None:
+    """``--ports``: the lock-outs at the matching ports, per engine."""
+    if args.window_us <= 0.0:
+        raise SystemExit("--window-us: lock-outs are counted in windows; give a positive length")
+    print(f"== lock-outs at ports matching {args.ports!r}, {args.from_ms}-{args.to_ms} ms, "
+          f"windows of {args.window_us:g} us, {args.scenario}, scheme={args.scheme}")  # fmt: skip
+    print_lockouts("packet", *packet_port_counts(args), args)
+    print_lockouts("fluid", *fluid_port_counted(args)[1:], args)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--port", default="dc0/border->dc1/border#1")
@@ -197,6 +300,20 @@ def main() -> None:
     ap.add_argument("--flows", default="", help="flow ids to follow window by window (comma list)")
     ap.add_argument("--window-us", type=float, default=100.0)
     ap.add_argument(
+        "--ports",
+        default="",
+        metavar="REGEX",
+        help="lock-outs at every port whose name matches (see the docstring)",
+    )
+    ap.add_argument(
+        "--min-window-packets",
+        type=float,
+        default=20.0,
+        help="--ports: packets a flow brings to a port in a window to count it",
+    )
+    ap.add_argument("--lockout-share", type=float, default=0.95,
+                    help="--ports: the share of them lost that makes a window a lock-out")  # fmt: skip
+    ap.add_argument(
         "--fluid",
         action="append",
         default=[],
@@ -206,6 +323,9 @@ def main() -> None:
     ap.add_argument("--override", action="append", default=[], metavar="KEY=VALUE",
                     help="a config override of both runs (repeatable)")  # fmt: skip
     args = ap.parse_args()
+    if args.ports:
+        lockouts(args)
+        return
     flows = [int(f) for f in args.flows.split(",") if f.strip()]
     if not flows:
         args.window_us = 0.0  # (one window: the whole span)
