@@ -686,6 +686,11 @@ class EngineConfig:
     #: rate, for no longer than that rate has kept its sign (false: as they are at the send;
     #: see docs/fluid_engine.md, "Round trips and packet sizes", for both)
     fluid_ack_read_ahead: bool = False
+    #: fluid: a step's losses of a flow on both sides of its wire link (its new bytes at the
+    #: WAN port, those it sent a propagation before at the ports past it) are booked each on
+    #: its own side: their ACKs and their timers' send times (false: all on the side that
+    #: dropped most of them; coded flows always so; see docs/fluid_paper_traffic.md)
+    fluid_wire_loss_sides: bool = False
     #: fluid: an UnoLB flow's batch of sends comes back subflow by subflow, each share at its
     #: own path's RTT, as a packet sender's ACKs do (false: all at the mean RTT of its
     #: subflows, which holds back the ACKs of those that meet no queue and lets Quick Adapt

@@ -477,11 +477,12 @@ GRID = layout("GridSettings", ("salt", "on"))
 #: flow's batch comes back subflow by subflow, each at its own RTT
 #: (``engine.fluid_subflow_rtts``), the delay-line column of the duplicate ACKs of the copies
 #: a timer resent of bytes that arrived, where a law hears them (-1: none,
-#: uno.fluid.filing.late_acks)
+#: uno.fluid.filing.late_acks), 1: a step's losses on either side of a flow's wire link are
+#: booked each on its own side (``engine.fluid_wire_loss_sides``, uno.fluid.losses.beyond_share)
 ACKS = layout(
     "AckSettings",
     ("share", "packet_bytes", "as_bytes", "spread", "faults", "qcn", "dqm", "squeeze", "ahead",
-     "by_subflow", "dup"),
+     "by_subflow", "dup", "sides"),
 )  # fmt: skip
 #: the figures of a dropping link's inputs (``g_val[link, figure, input]``): bytes arriving
 #: through the input this step, the share of the link's packet times it fills (at most 1), 1:

@@ -511,6 +511,7 @@ class FluidSimulation:
         acks[C.ACKS.spread] = 1.0 if cfg.engine.fluid_ack_spread else 0.0
         acks[C.ACKS.ahead] = 1.0 if cfg.engine.fluid_ack_read_ahead else 0.0
         acks[C.ACKS.by_subflow] = 1.0 if cfg.engine.fluid_subflow_rtts else 0.0
+        acks[C.ACKS.sides] = 1.0 if cfg.engine.fluid_wire_loss_sides else 0.0
         acks[C.ACKS.faults] = 1.0 if self.faults.any else 0.0
         # (ACKs in the switches' control lane meet no full data queue)
         squeezed = cfg.engine.fluid_ack_bytes and cfg.engine.fluid_ack_losses

@@ -88,7 +88,14 @@ from uno.fluid.jitter import (
     subflows_exceedance,
     wire_side_exceedance,
 )
-from uno.fluid.losses import beyond_wire, book_losses, cut_acks, lose_acks, schedule_spurious
+from uno.fluid.losses import (
+    beyond_share,
+    book_losses,
+    cut_acks,
+    far_bytes,
+    lose_acks,
+    schedule_spurious,
+)
 from uno.fluid.rings import fit_lag, least_sample, line_row, longest_lag, mark_ring_due
 from uno.fluid.signals import (
     delay_beyond_wire,
@@ -375,7 +382,30 @@ def book_coded(f, k, sent_at, rtt, failed, gone, o_failed, o_gone, n_ec, mss, dt
 
 
 @njit(cache=True, error_model="numpy", inline="always")
-def sent_pfq(f, k, now, dt_ps, dropped, lost, failed, gone, o_failed, o_gone, beyond, rtt, flows,
+def book_sides(f, k, now, sent_at, rtt, share, failed, gone, o_failed, o_gone, n_ec, mss, dt_ps,
+               fs, lines) -> None:  # fmt: skip
+    """:func:`book_coded` of the step's ``failed`` bytes, sent at ``sent_at``: those dropped
+    beyond the wire link (``share``, :func:`uno.fluid.losses.far_bytes`) left it a wire
+    propagation before the drop at the latest, and their timer runs from then."""
+    far = far_bytes(failed, share, mss)
+    if far > 0.0:
+        far_sent = min(sent_at, now - fs[f, FS_WIRE_PS])
+        if far >= failed:
+            book_coded(f, k, far_sent, rtt, failed, gone, o_failed, o_gone, n_ec, mss, dt_ps, fs,
+                       lines)  # fmt: skip
+            return
+        r = far / failed
+        book_coded(f, k, far_sent, rtt, far, gone * r, o_failed * r, o_gone * r, n_ec, mss,
+                   dt_ps, fs, lines)  # fmt: skip
+        near = 1.0 - r
+        book_coded(f, k, sent_at, rtt, failed - far, gone * near, o_failed * near,
+                   o_gone * near, n_ec, mss, dt_ps, fs, lines)  # fmt: skip
+        return
+    book_coded(f, k, sent_at, rtt, failed, gone, o_failed, o_gone, n_ec, mss, dt_ps, fs, lines)
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def sent_pfq(f, k, now, dt_ps, dropped, lost, failed, gone, o_failed, o_gone, share, rtt, flows,
              ls, routes, lines, hops) -> None:  # fmt: skip
     """:func:`file_sends` for flow ``f`` whose bytes wait in a DCI switch's per-flow queue
     (:mod:`uno.fluid.dci`): a wait of milliseconds the send cannot foresee, so its ACKs are
@@ -391,10 +421,8 @@ def sent_pfq(f, k, now, dt_ps, dropped, lost, failed, gone, o_failed, o_gone, be
     fs[f, FS_LOST] += lost
     if failed > 0.0:
         sent_at = now if fs[f, FS_START] <= now else fs[f, FS_START]
-        if beyond:  # (sent a wire propagation before the drop, at the latest)
-            sent_at = min(sent_at, now - fs[f, FS_WIRE_PS])
-        book_coded(f, k, sent_at, rtt, failed, gone, o_failed, o_gone, int(fs[f, FS_EC_N]),
-                   cp[f, P_MSS], dt_ps, fs, lines)  # fmt: skip
+        book_sides(f, k, now, sent_at, rtt, share, failed, gone, o_failed, o_gone,
+                   int(fs[f, FS_EC_N]), cp[f, P_MSS], dt_ps, fs, lines)  # fmt: skip
 
 
 @njit(cache=True, error_model="numpy", inline="always")
@@ -449,11 +477,11 @@ def file_batch(f, k, ack, rtt, q_beyond, p_queued, times, drops, fs, block, line
     send began, the mean send, the latest send's end, whether its ACKs count in the steps they
     arrive in: :func:`ack_steps`), acknowledged with an RTT of ``rtt``, into its delay line,
     with what its law reads of them (:func:`file_samples`); the flow's ``drops`` of this step
-    (bytes lost, of them in failed blocks, whether beyond its wire link) come off its latest
+    (bytes lost, of them in failed blocks, of them beyond its wire link) come off its latest
     ACKs due (:func:`uno.fluid.losses.lose_acks`). Returns the slot of its first ACKs and the
     RTT filed (a delay beyond what the line holds is heard at the longest)."""
     now, dt_ps, sent_at, middle, sent_end, spread = times
-    lost, failed, beyond = drops
+    lost, failed, far = drops
     ring = lines.ring
     lag, late = ack_steps(now, dt_ps, sent_at, sent_end, middle, rtt, spread)
     longest = longest_lag(lines.pool, f)
@@ -472,7 +500,7 @@ def file_batch(f, k, ack, rtt, q_beyond, p_queued, times, drops, fs, block, line
     if late > 0.0:  # (the batch's ACKs that arrive in the step after)
         later = file_acks(f, k, lag + 1, ack - early, rtt, q_beyond, fs, block, lines)
     if lost > 0.0:
-        lose_acks(f, k, lost, lost - failed, beyond, dt_ps, fs, ring, lines.pool)
+        lose_acks(f, k, lost, lost - failed, far, dt_ps, fs, ring, lines.pool)
     if late > 0.0:
         boundary = now + (lag + 1) * dt_ps
         file_samples(f, slot, early, p_queued, rtt, q_beyond, sent_at, boundary, fs, ring)
@@ -544,10 +572,10 @@ def file_sends(k, now, dt_ps, n_senders, flows, ls, routes, lines, lb, hops, scr
         dropped = fs[f, FS_DROPPED]  # (by the links: their ACKs' losses join it next)
         if acks_lost:  # (its ACKs' way back: uno.fluid.faults)
             lose_batch_acks(f, fs, fx, ls, routes.rv_ptr, routes.rv_link, lb, hops)
-        beyond, lost, failed, gone, o_failed, o_gone = False, 0.0, 0.0, 0.0, 0.0, 0.0
+        share, lost, failed, gone, o_failed, o_gone = 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
         if fs[f, FS_DROPPED] > 0.0:  # (nothing dropped: nothing to draw or reset)
             note_fault_share(f, fs)
-            beyond = beyond_wire(f, fs)
+            share = beyond_share(f, fs, hops.acks[ACKS.sides])
             lost, failed, gone, o_failed, o_gone = coded_losses(f, n_ec, mss, fs, flows.loss_rng,
                                                                 lb, block_dist)  # fmt: skip
         if n_sub > 0 and failed > 0.0:  # the subflows a loss report will name
@@ -560,7 +588,7 @@ def file_sends(k, now, dt_ps, n_senders, flows, ls, routes, lines, lb, hops, scr
                 routes.rv_ptr, routes.rv_link, routes.rv_w, ls, lb, mss,
             )  # fmt: skip
         if fs[f, FS_PFQ_RATE] > 0.0:  # (its ACKs follow its deliveries: file_deliveries)
-            sent_pfq(f, k, now, dt_ps, dropped, lost, failed, gone, o_failed, o_gone, beyond, rtt,
+            sent_pfq(f, k, now, dt_ps, dropped, lost, failed, gone, o_failed, o_gone, share, rtt,
                      flows, ls, routes, lines, hops)  # fmt: skip
             continue
         spread = may_spread and block[BL.steps, f] == 1 and fs[f, FS_BLOCK_BYTES] <= 0.0
@@ -568,7 +596,7 @@ def file_sends(k, now, dt_ps, n_senders, flows, ls, routes, lines, lb, hops, scr
         dup = split_copies(f, ack, fs) if copying else 0.0
         ack -= dup
         times = (now, dt_ps, sent_at, middle, sent_end, spread)
-        drops = (lost, failed, beyond)
+        drops = (lost, failed, far_bytes(lost, share, mss))
         if by_subflow and n_sub > 0 and fs[f, FS_NS_HOPS] <= 0.0:
             # each subflow's share at its own RTT: ACKs of the subflows that meet no queue are
             # not held back by the mean of those that do (the losses come off the latest)
@@ -586,7 +614,7 @@ def file_sends(k, now, dt_ps, n_senders, flows, ls, routes, lines, lb, hops, scr
                 late_acks(f, k, sent_at, rtt_s, ack / n_sub, lost if last else 0.0, dt_ps, fs,
                           lines, flows.counters)  # fmt: skip
                 first, _ = file_batch(f, k, ack / n_sub, rtt_s, q_beyond, p_queued, times,
-                                      drops if last else (0.0, 0.0, False), fs, block,
+                                      drops if last else (0.0, 0.0, 0.0), fs, block,
                                       lines)  # fmt: skip
                 if slot < 0 or offsets[s] < least:
                     slot, least = first, offsets[s]  # (a block's least RTT: the earliest ACKs)
@@ -607,21 +635,20 @@ def file_sends(k, now, dt_ps, n_senders, flows, ls, routes, lines, lb, hops, scr
             stamp_sent(f, slot, now + dt_ps, fs, ls, routes.rt_ptr, ring, hops)
         fs[f, FS_LOST] += lost
         if failed > 0.0:
-            if beyond:  # (sent a wire propagation before the drop, at the latest)
-                sent_at = min(sent_at, now - fs[f, FS_WIRE_PS])
-            book_coded(f, k, sent_at, rtt, failed, gone, o_failed, o_gone, n_ec, mss, dt_ps, fs,
-                       lines)  # fmt: skip
+            book_sides(f, k, now, sent_at, rtt, share, failed, gone, o_failed, o_gone, n_ec, mss,
+                       dt_ps, fs, lines)  # fmt: skip
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
-def file_drops(k, now, dt_ps, flows, ls, lines, lb, scratch) -> None:
+def file_drops(k, now, dt_ps, flows, ls, lines, lb, scratch, sides) -> None:
     """The bytes the links dropped of flows that sent nothing this step (their earlier bytes,
     queued on the way; ``scratch.droppers``): lost all the same. Their timer runs from their
     send, at the latest the flow's last (the packet sender's runs from a packet's own send):
     from the drop, the bytes of one packet that a FIFO share lets out over many steps and a
     full queue drops step by step would each time out apart, a timeout a sliver, where the
     packet engine's one packet times out once (a one-packet flow of the 40%-load Fig. 10 run
-    heard 9)."""
+    heard 9). ``sides``: ``engine.fluid_wire_loss_sides``
+    (:func:`uno.fluid.losses.beyond_share`)."""
     fs, cp = flows.fs, flows.cp
     ring = lines.ring
     sub_loss, block_dist = scratch.sub_loss, scratch.block_dist
@@ -631,7 +658,7 @@ def file_drops(k, now, dt_ps, flows, ls, lines, lb, scratch) -> None:
             continue  # a sender: counted in file_sends
         n_ec = int(fs[f, FS_EC_N])
         note_fault_share(f, fs)
-        beyond = beyond_wire(f, fs)
+        share = beyond_share(f, fs, sides)
         dropped = fs[f, FS_DROPPED]
         lost, failed, gone, o_failed, o_gone = coded_losses(f, n_ec, cp[f, P_MSS], fs,
                                                             flows.loss_rng, lb, block_dist)  # fmt: skip
@@ -640,7 +667,8 @@ def file_drops(k, now, dt_ps, flows, ls, lines, lb, scratch) -> None:
         if lost <= 0.0:
             continue
         if fs[f, FS_PFQ_RATE] <= 0.0:
-            lose_acks(f, k, lost, lost - failed, beyond, dt_ps, fs, ring, lines.pool)
+            lose_acks(f, k, lost, lost - failed, far_bytes(lost, share, cp[f, P_MSS]), dt_ps, fs,
+                      ring, lines.pool)  # fmt: skip
         fs[f, FS_LOST] += lost
         if failed <= 0.0:
             continue  # (coding absorbs them all)
@@ -648,13 +676,10 @@ def file_drops(k, now, dt_ps, flows, ls, lines, lb, scratch) -> None:
             if n_ec == 0:
                 subflow_signals(f, ls, lb, sub_loss)
             name_subflows(f, lb.n[f], n_ec, sub_loss, block_dist, lb.lost)
-        sent_at = fs[f, FS_LAST_SEND]
-        if beyond:  # (sent a wire propagation before the drop, at the latest)
-            sent_at = min(sent_at, now - fs[f, FS_WIRE_PS])
         # (the round trip as the flow's latest samples saw it)
         rtt = fs[f, FS_BASE_RTT] + fs[f, FS_QBEFORE] + fs[f, FS_QBEYOND] + fs[f, FS_RDELAY]
-        book_coded(f, k, sent_at, rtt, failed, gone, o_failed, o_gone, n_ec, cp[f, P_MSS], dt_ps,
-                   fs, lines)  # fmt: skip
+        book_sides(f, k, now, fs[f, FS_LAST_SEND], rtt, share, failed, gone, o_failed, o_gone,
+                   n_ec, cp[f, P_MSS], dt_ps, fs, lines)  # fmt: skip
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)

@@ -464,7 +464,7 @@ def advance(k_start, k_stop, dt_ps, flows, links, routes, lines, lb, hops, scrat
         file_sends(k, now, dt_ps, n_senders, flows, links.ls, routes, lines, lb, hops, scratch)
         t = tick(tally, TALLY.file_sends, t)
         if scratch.n_drop[0] > 0:  # (the calls pass every field of their groups: not for none)
-            file_drops(k, now, dt_ps, flows, links.ls, lines, lb, scratch)
+            file_drops(k, now, dt_ps, flows, links.ls, lines, lb, scratch, hops.acks[ACKS.sides])
         t = tick(tally, TALLY.file_drops, t)
         if scratch.n_mark[0] > 0:
             file_deliveries(k, dt_ps, flows, links.ls, routes, lines, lb, hops, scratch)

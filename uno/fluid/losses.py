@@ -233,27 +233,57 @@ def cut_wire_acks(f, k, newest, lost, freed, fs, ring, pool) -> None:
 
 
 @njit(cache=True, error_model="numpy")
-def beyond_wire(f, fs) -> bool:
-    """Whether most of the bytes flow ``f`` lost since its losses were last booked were
-    dropped beyond its wire link (``FS_WIRE_DROP``, :func:`uno.fluid.forward.forward`); starts
-    the next count."""
-    beyond = fs[f, FS_WIRE_DROP] > 0.0 and fs[f, FS_WIRE_DROP] >= 0.5 * fs[f, FS_DROPPED]
+def beyond_share(f, fs, sides) -> float:
+    """The share of the bytes flow ``f`` lost since its losses were last booked that links
+    beyond its wire link dropped (``FS_WIRE_DROP``, :func:`uno.fluid.forward.forward`); starts
+    the next count. A step's drops fall on both sides of a wire link at once (its own bytes at
+    the WAN port, those it sent a propagation before at the ports past it); with ``sides``
+    (``engine.fluid_wire_loss_sides``) each side's are booked at their own place
+    (:func:`far_bytes`), else all on the side that dropped most of them (1 or 0). A coded
+    flow's are booked so either way: its losses are found by its blocks, not by later ACKs (a
+    coded flow with fast retransmit is refused)."""
+    wire, dropped = fs[f, FS_WIRE_DROP], fs[f, FS_DROPPED]
     fs[f, FS_WIRE_DROP] = 0.0
-    return beyond
+    if wire <= 0.0:
+        return 0.0
+    if sides == 0.0 or fs[f, FS_EC_N] > 0.0:
+        return 1.0 if wire >= 0.5 * dropped else 0.0
+    return wire / dropped if wire < dropped else 1.0
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def far_bytes(total, share, mss) -> float:
+    """Of ``total`` bytes a flow lost in a step (whole packets of ``mss`` bytes, or its one
+    smaller packet), those beyond its wire link at ``share`` (:func:`beyond_share`): the
+    nearest count of whole packets, at most ``total``."""
+    if share <= 0.0 or total <= 0.0:
+        return 0.0
+    if share >= 1.0:
+        return total
+    packet = mss if mss < total else total
+    far = math.floor(total * share / packet + 0.5) * packet
+    return far if far < total else total
 
 
 @njit(cache=True, error_model="numpy")
-def lose_acks(f, k, lost, freed, beyond, dt_ps, fs, ring, pool) -> None:
-    """Flow ``f``'s ``lost`` bytes come off its ACKs due (:func:`cut_acks`); when they were
-    dropped beyond its wire link (``beyond``), off those of the newest bytes off the wire, due
-    from ``FS_WIRE_ACK`` down (:func:`cut_wire_acks`): a drop there takes the flow's newest
-    bytes at that link, which left the wire link a propagation ago, when the flow's newest
-    ACKs were due then."""
-    if beyond:
+def lose_acks(f, k, lost, freed, far, dt_ps, fs, ring, pool) -> None:
+    """Flow ``f``'s ``lost`` bytes come off its ACKs due (:func:`cut_acks`); the ``far`` of them
+    dropped beyond its wire link (:func:`far_bytes`) first, off those of the newest bytes off the
+    wire, due from ``FS_WIRE_ACK`` down (:func:`cut_wire_acks`): a drop there takes the flow's
+    newest bytes at that link, which left the wire link a propagation ago, when the flow's
+    newest ACKs were due then. (Booked all on one side, a flow that loses its new bytes at the
+    WAN port and its older ones past it in the same step has the older bytes' ACKs cut for
+    both: it hears none of them, and its timer may find losses that the later ACKs would.)"""
+    if far > 0.0:
         newest = int(fs[f, FS_WIRE_ACK] / dt_ps)
         if newest < fs[f, FS_ACK_LAST]:
-            cut_wire_acks(f, k, newest, lost, freed, fs, ring, pool)
-            return
+            if far >= lost:
+                cut_wire_acks(f, k, newest, lost, freed, fs, ring, pool)
+                return
+            far_freed = freed * far / lost
+            cut_wire_acks(f, k, newest, far, far_freed, fs, ring, pool)
+            lost -= far
+            freed -= far_freed
     cut_acks(f, k, lost, freed, fs, ring, pool)
 
 
