@@ -212,11 +212,16 @@ def test_loss_spread_lockout_runs_count_windows_lost_back_to_back(monkeypatch):
                 ("a", 2, 0): 10, ("b", 3, 0): 25, ("b", 3, 2): 25}  # fmt: skip
     drops = {("a", 1, 0): 30, ("a", 1, 1): 29, ("a", 1, 2): 0, ("a", 1, 4): 30,
              ("a", 2, 0): 10, ("b", 3, 0): 25, ("b", 3, 2): 25}  # fmt: skip
-    sending, locked, runs = spread.lockout_runs(arrivals, drops, 20, 0.95)
+    sending, locked, runs, starts = spread.lockout_runs(arrivals, drops, 20, 0.95)
     assert sending == 6  # flow 2's 10 packets do not count
     assert locked == 5
-    assert sorted(runs.tolist()) == [1, 1, 1, 2]
-    _, locked, runs = spread.lockout_runs(arrivals, drops, 20, 1.0)
+    assert sorted(zip(starts.tolist(), runs.tolist(), strict=True)) == [
+        (0, 1),
+        (0, 2),
+        (2, 1),
+        (4, 1),
+    ]
+    _, locked, runs, _ = spread.lockout_runs(arrivals, drops, 20, 1.0)
     assert locked == 4 and sorted(runs.tolist()) == [1, 1, 1, 1]
 
 

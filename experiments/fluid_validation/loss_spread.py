@@ -28,7 +28,8 @@ override to the fluid run (e.g. ``engine.fluid_phase_drops=false`` or ``engine=f
 With ``--ports REGEX`` it counts at every port whose name matches, in windows of
 ``--window-us``, and prints per engine how often a flow is locked out at a port: the windows in
 which it brings at least ``--min-window-packets`` data packets to the port and loses at least
-``--lockout-share`` of them, and the runs of such windows back to back (their lengths in us).
+``--lockout-share`` of them, and the runs of such windows back to back (their lengths in us, and
+those that began within ``--newcomer-us`` of the flow's first such window at the port).
 """
 
 from __future__ import annotations
@@ -202,38 +203,47 @@ def fluid_port_counted(args):
 def lockout_runs(arrivals, drops, min_packets: float, share: float):
     """Over the (port, flow) pairs of counts keyed (port, flow id, window): the windows in
     which the flow brought at least ``min_packets`` data packets to the port, those in which
-    it lost at least ``share`` of them, and the lengths (windows) of the runs of such
-    lock-outs back to back."""
+    it lost at least ``share`` of them, and of the runs of such lock-outs back to back their
+    lengths and where each began, in windows after the pair's first such sending window (0:
+    the flow was locked out as it came)."""
     by_pair: dict[tuple, dict[int, float]] = collections.defaultdict(dict)
     for (port, fid, w), a in arrivals.items():
         if a >= min_packets:
             by_pair[(port, fid)][w] = drops.get((port, fid, w), 0.0) / a
     sending = locked = 0
-    lengths = []
+    lengths, starts = [], []
     for windows_lost in by_pair.values():
         sending += len(windows_lost)
+        first = min(windows_lost)
         run = 0
-        for w in range(min(windows_lost), max(windows_lost) + 2):
+        for w in range(first, max(windows_lost) + 2):
             if windows_lost.get(w, 0.0) >= share:
+                if run == 0:
+                    starts.append(w - first)
                 locked += 1
                 run += 1
             elif run:
                 lengths.append(run)
                 run = 0
-    return sending, locked, np.array(lengths, dtype=int)
+    return sending, locked, np.array(lengths, dtype=int), np.array(starts, dtype=int)
 
 
 def print_lockouts(name: str, arrivals, drops, args) -> None:
-    """:func:`lockout_runs` of one engine's counts, the run lengths in us."""
-    sending, locked, runs = lockout_runs(arrivals, drops, args.min_window_packets,
-                                         args.lockout_share)  # fmt: skip
+    """:func:`lockout_runs` of one engine's counts, the run lengths in us, and the runs that
+    began within ``--newcomer-us`` of the flow's first window at the port."""
+    sending, locked, runs, starts = lockout_runs(arrivals, drops, args.min_window_packets,
+                                                 args.lockout_share)  # fmt: skip
     total_a, total_d = sum(arrivals.values()), sum(drops.values())
     us = runs * args.window_us
     spread = "none"
     if len(us):
+        new = starts * args.window_us <= args.newcomer_us
         spread = (f"mean {us.mean():.0f}, p50 {np.median(us):.0f}, p90 "
                   f"{np.percentile(us, 90):.0f}, max {us.max():.0f} us; "
-                  + ", ".join(f">= {m} us: {int(np.sum(us >= m))}" for m in (200, 400, 800)))  # fmt: skip
+                  + ", ".join(f">= {m} us: {int(np.sum(us >= m))}" for m in (200, 400, 800))
+                  + f"; begun within {args.newcomer_us:g} us of the flow's first window there: "
+                  f"{int(new.sum())} runs, {100 * runs[new].sum() / runs.sum():.1f}% of the "
+                  f"locked windows, {int(np.sum(us[new] >= 200))} of >= 200 us")  # fmt: skip
     print(f"{name:6s} arrivals {total_a:9.0f}  drops {total_d:9.0f} "
           f"({100 * total_d / max(total_a, 1):.1f}%); flow-windows sending {sending}, locked out "
           f"{locked} ({100 * locked / max(sending, 1):.1f}%); {len(us)} runs: {spread}")  # fmt: skip
@@ -310,6 +320,12 @@ def main() -> None:
         type=float,
         default=20.0,
         help="--ports: packets a flow brings to a port in a window to count it",
+    )
+    ap.add_argument(
+        "--newcomer-us",
+        type=float,
+        default=200.0,
+        help="--ports: a run begun this soon after the flow came counts apart",
     )
     ap.add_argument("--lockout-share", type=float, default=0.95,
                     help="--ports: the share of them lost that makes a window a lock-out")  # fmt: skip

@@ -657,12 +657,10 @@ class EngineConfig:
     #: blocks its runs drift from the packet engine's: docs/fluid_paper_traffic.md; DCQCN's
     #: CNPs and timers on time). 0: every flow every step
     fluid_blocks_per_rtt: int = num(128, ">= 0")
-    #: fluid: the most slots (steps) a flow's delay line holds. A flow whose delays may run
-    #: longer (a cross-DC round trip behind PFC queues) files what is due beyond them in a
-    #: tail of half as many slots of several steps each, each spread evenly over its steps as
-    #: it comes: less than 4 reach / fluid_line_slots steps early or late, where reach is the
-    #: longest delay its buffers allow. Bounds the lines' memory to this and the tail per
-    #: running flow, whatever the round trip in steps (see docs/fluid_engine.md)
+    #: fluid: the most slots (steps) a flow's delay line holds. Longer delays (a cross-DC round
+    #: trip behind PFC queues) go into a tail of half as many slots of several steps each,
+    #: spread evenly over their steps: less than 4 reach / fluid_line_slots steps early or late
+    #: (reach: the longest delay its buffers allow). Bounds the lines' memory per running flow
     fluid_line_slots: int = num(2048, ">= 64")
     #: fluid: a full drop-tail queue drops by its inputs' packet phases (a packet time's free
     #: slot goes to the first packet to arrive after a departure; back-to-back links arrive on
@@ -686,10 +684,8 @@ class EngineConfig:
     #: rate, for no longer than that rate has kept its sign (false: as they are at the send;
     #: see docs/fluid_engine.md, "Round trips and packet sizes", for both)
     fluid_ack_read_ahead: bool = False
-    #: fluid: a step's losses of a flow on both sides of its wire link (its new bytes at the
-    #: WAN port, those it sent a propagation before at the ports past it) are booked each on
-    #: its own side: their ACKs and their timers' send times (false: all on the side that
-    #: dropped most of them; coded flows always so; see docs/fluid_paper_traffic.md)
+    #: fluid: a step's losses on both sides of a flow's wire link are booked each on its own side
+    #: (ACKs, timers; false: all on the side that dropped most; docs/fluid_paper_traffic.md)
     fluid_wire_loss_sides: bool = False
     #: fluid: an UnoLB flow's batch of sends comes back subflow by subflow, each share at its
     #: own path's RTT, as a packet sender's ACKs do (false: all at the mean RTT of its
@@ -702,12 +698,10 @@ class EngineConfig:
     #: docs/fluid_paper_traffic.md for both on the paper's and the artifact's traffic)
     fluid_whole_packets: bool = False
     #: fluid and max-min: a flow finishes when a packet sender hears its last packet's ACK,
-    #: which is timed from the start of the packet's serialisation at the NIC and crosses
-    #: the hops at its own size, before the fluid's last byte's (a lone flow then finishes as
-    #: in the packet engine, before its ideal FCT); in the fluid, after the mean wait the last
-    #: packet and its ACK meet where other flows' packets collide with them. false: at its
-    #: last byte's ACK, the ideal FCT for a lone flow (see docs/fluid_engine.md, "Round trips
-    #: and packet sizes", for both)
+    #: timed from its serialisation's start at the NIC, at its own size on every hop (a lone
+    #: flow finishes as in the packet engine); in the fluid, after the mean wait where other
+    #: flows' packets collide with it. false: at its last byte's ACK, the ideal FCT for a lone
+    #: flow (docs/fluid_engine.md, "Round trips and packet sizes")
     fluid_last_packet: bool = False
     #: fluid: a flow's bytes cross its route's longest link's propagation (a WAN link's: at
     #: least the intra-DC base RTT) on their way out, reaching the links after it that late;
