@@ -64,12 +64,12 @@ def window_ps(args) -> float:
 
 def port_filter(args):
     """Whether a port is counted: its name matches ``--ports`` (a regular expression), or,
-    without it, is ``--port``."""
+    without it, is ``--port``; and the option as asked, for a refusal."""
     ports = getattr(args, "ports", "")
     if ports:
         pattern = re.compile(ports)
-        return lambda name: pattern.search(name) is not None
-    return lambda name: name == args.port
+        return (lambda name: pattern.search(name) is not None), f"--ports {ports!r}"
+    return (lambda name: name == args.port), f"--port {args.port!r}"
 
 
 def one_port(counts: collections.Counter) -> collections.Counter:
@@ -94,7 +94,7 @@ def packet_port_counts(args) -> tuple[collections.Counter, collections.Counter]:
 
     t0, t1 = int(args.from_ms * 1e9), int(args.to_ms * 1e9)
     span = window_ps(args)
-    counted = port_filter(args)
+    counted, _ = port_filter(args)
     chosen: dict[str, bool] = {}
     arrivals, drops = collections.Counter(), collections.Counter()
     original = port_module.Port.receive
@@ -144,9 +144,8 @@ def fluid_port_counted(args):
     cfg = to_run_config(uno.compose([*scenario(args), "engine.kind=fluid", *args.fluid,
                                      f"engine.max_sim_time_ms={args.to_ms}"]))  # fmt: skip
     sim = build_simulation(cfg)
-    counted = port_filter(args)
+    counted, asked = port_filter(args)
     links = [i for i, name in enumerate(sim.port_names) if counted(name)]
-    asked = f"--ports {args.ports!r}" if getattr(args, "ports", "") else f"--port {args.port!r}"
     if not links:
         raise SystemExit(f"{asked}: no such link in this scenario")
     ei, ef = sim.hops[2], sim.hops[3]

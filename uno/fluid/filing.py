@@ -388,20 +388,14 @@ def book_sides(f, k, now, sent_at, rtt, share, failed, gone, o_failed, o_gone, n
     beyond the wire link (``share``, :func:`uno.fluid.losses.far_bytes`) left it a wire
     propagation before the drop at the latest, and their timer runs from then."""
     far = far_bytes(failed, share, mss)
+    r = far / failed  # (exactly 0 or 1 when all is on one side: the shares below are exact)
     if far > 0.0:
-        far_sent = min(sent_at, now - fs[f, FS_WIRE_PS])
-        if far >= failed:
-            book_coded(f, k, far_sent, rtt, failed, gone, o_failed, o_gone, n_ec, mss, dt_ps, fs,
-                       lines)  # fmt: skip
-            return
-        r = far / failed
-        book_coded(f, k, far_sent, rtt, far, gone * r, o_failed * r, o_gone * r, n_ec, mss,
-                   dt_ps, fs, lines)  # fmt: skip
+        book_coded(f, k, min(sent_at, now - fs[f, FS_WIRE_PS]), rtt, far, gone * r, o_failed * r,
+                   o_gone * r, n_ec, mss, dt_ps, fs, lines)  # fmt: skip
+    if failed > far:
         near = 1.0 - r
         book_coded(f, k, sent_at, rtt, failed - far, gone * near, o_failed * near,
                    o_gone * near, n_ec, mss, dt_ps, fs, lines)  # fmt: skip
-        return
-    book_coded(f, k, sent_at, rtt, failed, gone, o_failed, o_gone, n_ec, mss, dt_ps, fs, lines)
 
 
 @njit(cache=True, error_model="numpy", inline="always")

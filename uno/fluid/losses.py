@@ -277,14 +277,12 @@ def lose_acks(f, k, lost, freed, far, dt_ps, fs, ring, pool) -> None:
     if far > 0.0:
         newest = int(fs[f, FS_WIRE_ACK] / dt_ps)
         if newest < fs[f, FS_ACK_LAST]:
-            if far >= lost:
-                cut_wire_acks(f, k, newest, lost, freed, fs, ring, pool)
-                return
-            far_freed = freed * far / lost
+            far_freed = freed * (far / lost)  # (all of it when far is all: the ratio is 1)
             cut_wire_acks(f, k, newest, far, far_freed, fs, ring, pool)
             lost -= far
             freed -= far_freed
-    cut_acks(f, k, lost, freed, fs, ring, pool)
+    if lost > 0.0:
+        cut_acks(f, k, lost, freed, fs, ring, pool)
 
 
 @njit(cache=True, error_model="numpy", inline="always")
