@@ -1,6 +1,7 @@
 """experiments/fluid_validation's scripts: compare.py's ``--fluid`` overrides reach the fluid runs
-only, sweep.py refuses an unknown case naming it, seeds.py reads its seeds or refuses them, and
-settled.py runs its settings."""
+only, sweep.py refuses an unknown case naming it, seeds.py reads its seeds or refuses them,
+settled.py runs its settings, and the diagnostics (loss_spread.py, law_events.py) count what
+they say."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ import sys
 from pathlib import Path
 from types import SimpleNamespace
 
+import numpy as np
+import pandas as pd
 import pytest
 
 SCRIPTS = Path(__file__).resolve().parents[1] / "experiments" / "fluid_validation"
@@ -247,3 +250,55 @@ def test_loss_spread_ports_count_each_port_as_the_one_port_count_does(monkeypatc
     nowhere = SimpleNamespace(**{**vars(args), "ports": "no-such-port"})
     with pytest.raises(SystemExit, match="--ports .no-such-port.: no such link"):
         spread.fluid_port_counted(nowhere)
+
+
+def test_law_events_keeps_the_least_value_and_the_window_around_the_first_rise():
+    """law_events.py's record of one flow: the least watched value over the calls, and the
+    watched value around the first call in which the split column rose, kept once."""
+    events = load("law_events")
+    record = events.FlowLaw(final=None)
+    record.saw(100.0, 90.0, False)
+    record.saw(90.0, 40.0, True)
+    record.saw(40.0, 60.0, False)
+    record.saw(60.0, 20.0, True)  # (a second rise is not the first)
+    assert (record.least, record.before, record.after) == (20.0, 90.0, 40.0)
+    table = pd.DataFrame(
+        {
+            "fct_p": [1.0, 2.0, 4.0, np.nan],
+            "fct_f": [1.0, 1.0, 3.0, 5.0],
+            "qa_p": [0.0, 1.0, 2.0, 1.0],
+            "qa_f": [0.0, 1.0, 1.0, 0.0],
+        }  # fmt: skip
+    )
+    split = events.split_gaps(table, "qa").set_index(["packet", "fluid"])
+    assert split.loc[("0", "0"), "flows"] == 1 and split.loc[("0", "0"), "gap_pct"] == 0.0
+    assert split.loc[(">0", ">0"), "flows"] == 2
+    assert split.loc[(">0", ">0"), "gap_pct"] == pytest.approx(100.0 * (4.0 / 6.0 - 1.0))
+    # (the flow unfinished in packets counts, and has no FCT to average)
+    assert split.loc[(">0", "0"), "flows"] == 1 and np.isnan(split.loc[(">0", "0"), "gap_pct"])
+
+
+def test_law_events_reads_quick_adapt_as_the_law_takes_it_in_both_engines(monkeypatch, capsys):
+    """law_events.py on UnoCC's k=4 permutation: where a flow's first Quick Adapt came, its
+    window after it is under beta = 0.5 of the window before (Alg. 1 OnQA: the window becomes
+    the bytes acknowledged in the period, below beta x cwnd), in the packet run at the call and
+    in the fluid run at the step; the least window is at most that; a column no law keeps is
+    refused, naming the option."""
+    events = load("law_events")
+    overrides = ["topo=fat_tree", "topo.k=4", "workload=permutation", "workload.start_us=0",
+                 "workload.size_bytes=1048576", "scheme=uno_ecmp"]  # fmt: skip
+    columns = ["qa_events", "md_events"]
+    flows_p, laws_p = events.packet_states(overrides, columns, "cwnd", "qa_events")
+    flows_f, laws_f = events.fluid_states(overrides, [], columns, "cwnd", "qa_events")
+    table = events.events_table(flows_p, laws_p, flows_f, laws_f, columns)
+    assert len(table) == 16
+    for eng in ("p", "f"):
+        adapted = table[table[f"qa_events_{eng}"] > 0]
+        assert len(adapted) >= 4  # (flows that share a link adapt: the law's threshold)
+        # (the fluid's step also adds the additive increase of the step's other batches)
+        assert (adapted[f"after_{eng}"] < 0.52 * adapted[f"before_{eng}"]).all()
+        assert (adapted[f"least_{eng}"] <= adapted[f"after_{eng}"]).all()
+        assert table.loc[table[f"qa_events_{eng}"] == 0, f"after_{eng}"].isna().all()
+    monkeypatch.setattr(sys, "argv", ["law_events.py", *overrides, "--columns", "alpha"])
+    with pytest.raises(SystemExit, match="--columns: no law of this run"):
+        events.main()
