@@ -109,16 +109,15 @@ def packet_states(overrides: list[str], columns: list[str], least: str, split: s
 
         return call
 
-    records, controllers = {}, {}
+    records, finals_at = {}, {}  # flow id: its record; its controller and the columns' places
     for flow in sim.flows:
         cc = flow.sender.cc
         name = getattr(cc, "name", "")
-        at = column_indices(name, columns)
-        record = FlowLaw(None if at is None else np.array(at))
+        record = records[flow.flow_id] = FlowLaw(None)
+        finals_at[flow.flow_id] = (cc, column_indices(name, columns))
         pair = column_indices(name, [least, split])
         if pair is not None:
             watched[id(cc)] = (record, *pair)
-        records[flow.flow_id], controllers[flow.flow_id] = record, cc
     for name, method in originals.items():
         setattr(adapter.LawControl, name, watching(method))
     try:
@@ -126,9 +125,9 @@ def packet_states(overrides: list[str], columns: list[str], least: str, split: s
     finally:
         for name, method in originals.items():
             setattr(adapter.LawControl, name, method)
-    for fid, record in records.items():
-        if record.final is not None:
-            record.final = controllers[fid].state[record.final].copy()
+    for fid, (cc, at) in finals_at.items():
+        if at is not None:
+            records[fid].final = cc.state[at].copy()
     return result.flows, records
 
 
