@@ -256,11 +256,12 @@ def test_law_events_keeps_the_least_value_and_the_window_around_the_first_rise()
     """law_events.py's record of one flow: the least watched value over the calls, and the
     watched value around the first call in which the split column rose, kept once."""
     events = load("law_events")
-    record = events.FlowLaw(final=None)
-    record.saw(100.0, 90.0, False)
-    record.saw(90.0, 40.0, True)
-    record.saw(40.0, 60.0, False)
-    record.saw(60.0, 20.0, True)  # (a second rise is not the first)
+    watch = events.Watch(2)
+    watch.saw(1, 100.0, 90.0, False)
+    watch.saw(1, 90.0, 40.0, True)
+    watch.saw(1, 40.0, 60.0, False)
+    watch.saw(1, 60.0, 20.0, True)  # (a second rise is not the first)
+    record = watch.records([7, 8], [None, None])[8]
     assert (record.least, record.before, record.after) == (20.0, 90.0, 40.0)
     table = pd.DataFrame(
         {

@@ -70,17 +70,32 @@ class FlowLaw:
     just before and just after the split column (``--split``) first rose above 0 (NaN: it
     never did)."""
 
-    def __init__(self, final: np.ndarray | None):
-        self.final = final
-        self.least = self.before = self.after = np.nan
+    def __init__(self, final, least: float, before: float, after: float):
+        self.final, self.least, self.before, self.after = final, least, before, after
 
-    def saw(self, watched_before: float, watched_after: float, split_rose: bool) -> None:
-        """One call of the law (packets) or one step (fluid): the watched column before and
-        after it, and whether the split column rose above 0 in it for the first time."""
-        if not watched_after >= self.least:  # (NaN at first)
-            self.least = watched_after
-        if split_rose and np.isnan(self.after):
-            self.before, self.after = watched_before, watched_after
+
+class Watch:
+    """The watched column of ``n`` flows (by position), in both engines: its least value and
+    its values around the split column's first rise (:class:`FlowLaw`)."""
+
+    def __init__(self, n: int):
+        self.least = np.full(n, np.nan)
+        self.before = np.full(n, np.nan)
+        self.after = np.full(n, np.nan)
+
+    def saw(self, at, watched_before, watched_after, split_rose) -> None:
+        """Flows ``at`` (a position, or an array of them) went through one call of their law
+        (packets) or one step (fluid): the watched column before and after it, and whether the
+        split column rose above 0 in it."""
+        self.least[at] = np.fmin(self.least[at], watched_after)  # (NaN at first)
+        first = split_rose & np.isnan(self.after[at])
+        self.before[at] = np.where(first, watched_before, self.before[at])
+        self.after[at] = np.where(first, watched_after, self.after[at])
+
+    def records(self, ids, finals) -> dict:
+        """A :class:`FlowLaw` per flow id (``ids`` by position), with its columns ``finals``."""
+        return {fid: FlowLaw(final, self.least[i], self.before[i], self.after[i])
+                for i, (fid, final) in enumerate(zip(ids, finals, strict=True))}  # fmt: skip
 
 
 def packet_states(overrides: list[str], columns: list[str], least: str, split: str):
@@ -93,7 +108,8 @@ def packet_states(overrides: list[str], columns: list[str], least: str, split: s
                                      "engine.dataplane=python"]))  # fmt: skip
     sim = build_simulation(cfg)
     check_columns({getattr(f.sender.cc, "name", "") for f in sim.flows}, columns, least)
-    watched: dict[int, tuple[FlowLaw, int, int]] = {}  # id(controller): its record, columns
+    watch = Watch(len(sim.flows))
+    watched: dict[int, tuple[int, int, int]] = {}  # id(controller): its position, columns
     originals = {m: getattr(adapter.LawControl, m) for m in ("on_ack_batch", "_loss")}
 
     def watching(method):
@@ -101,23 +117,19 @@ def packet_states(overrides: list[str], columns: list[str], least: str, split: s
             mine = watched.get(id(self))
             if mine is None:
                 return method(self, *a, **k)
-            record, w, sp = mine
-            w0, s0 = float(self.state[w]), float(self.state[sp])
+            i, w, sp = mine
+            w0, s0 = self.state[w], self.state[sp]
             out = method(self, *a, **k)
-            record.saw(w0, float(self.state[w]), s0 <= 0.0 < self.state[sp])
+            watch.saw(i, w0, self.state[w], s0 <= 0.0 < self.state[sp])
             return out
 
         return call
 
-    records, finals_at = {}, {}  # flow id: its record; its controller and the columns' places
-    for flow in sim.flows:
-        cc = flow.sender.cc
-        name = getattr(cc, "name", "")
-        record = records[flow.flow_id] = FlowLaw(None)
-        finals_at[flow.flow_id] = (cc, column_indices(name, columns))
-        pair = column_indices(name, [least, split])
+    controllers = [flow.sender.cc for flow in sim.flows]
+    for i, cc in enumerate(controllers):
+        pair = column_indices(getattr(cc, "name", ""), [least, split])
         if pair is not None:
-            watched[id(cc)] = (record, *pair)
+            watched[id(cc)] = (i, *pair)
     for name, method in originals.items():
         setattr(adapter.LawControl, name, watching(method))
     try:
@@ -125,10 +137,11 @@ def packet_states(overrides: list[str], columns: list[str], least: str, split: s
     finally:
         for name, method in originals.items():
             setattr(adapter.LawControl, name, method)
-    for fid, (cc, at) in finals_at.items():
-        if at is not None:
-            records[fid].final = cc.state[at].copy()
-    return result.flows, records
+    finals = []
+    for cc in controllers:
+        at = column_indices(getattr(cc, "name", ""), columns)
+        finals.append(None if at is None else cc.state[at].copy())
+    return result.flows, watch.records([f.flow_id for f in sim.flows], finals)
 
 
 def fluid_states(overrides, fluid, columns: list[str], least: str, split: str):
@@ -139,40 +152,34 @@ def fluid_states(overrides, fluid, columns: list[str], least: str, split: str):
 
     cfg = to_run_config(uno.compose([*overrides, *QUIET, "engine.kind=fluid", *fluid]))
     sim = build_simulation(cfg)
-    ids = [plan.spec.flow_id for plan in sim.flows]
     laws = [plan.cc_name for plan in sim.flows]
     pairs = [column_indices(name, [least, split]) or [-1, -1] for name in laws]
     w_col, s_col = (np.array(c) for c in zip(*pairs, strict=True))
     rows = np.nonzero(w_col >= 0)[0]
-    least_of = np.full(len(ids), np.nan)
-    before, after = np.full(len(ids), np.nan), np.full(len(ids), np.nan)
+    w_at, s_at = w_col[rows], s_col[rows]
+    watch = Watch(len(laws))
     advance = sim.advance
 
     def one_step_at_a_time(k_start: int, k_stop: int) -> int:
         k = k_start
         while k < k_stop:
-            w0, s0 = sim.cs[rows, w_col[rows]].copy(), sim.cs[rows, s_col[rows]].copy()
+            w0, s0 = sim.cs[rows, w_at], sim.cs[rows, s_at]  # (copies: fancy indexing)
             reached = advance(k, k + 1)
             if reached == k:
                 return k
             k = reached
-            w1, s1 = sim.cs[rows, w_col[rows]], sim.cs[rows, s_col[rows]]
-            started = sim.fs[rows, FS_START] <= k * sim.dt_ps
-            mine = rows[started]
-            least_of[mine] = np.fmin(least_of[mine], w1[started])  # (NaN at first)
-            rose = started & (s0 <= 0.0) & (s1 > 0.0) & np.isnan(after[rows])
-            before[rows[rose]], after[rows[rose]] = w0[rose], w1[rose]
+            w1, s1 = sim.cs[rows, w_at], sim.cs[rows, s_at]
+            on = sim.fs[rows, FS_START] <= k * sim.dt_ps  # (started)
+            watch.saw(rows[on], w0[on], w1[on], (s0[on] <= 0.0) & (s1[on] > 0.0))
         return k
 
     sim.advance = one_step_at_a_time
     result = sim.run()
-    records = {}
-    for f, (fid, name) in enumerate(zip(ids, laws, strict=True)):
+    finals = []
+    for f, name in enumerate(laws):
         at = column_indices(name, columns)
-        record = FlowLaw(None if at is None else sim.cs[f, at].copy())
-        record.least, record.before, record.after = least_of[f], before[f], after[f]
-        records[fid] = record
-    return result.flows, records
+        finals.append(None if at is None else sim.cs[f, at].copy())
+    return result.flows, watch.records([plan.spec.flow_id for plan in sim.flows], finals)
 
 
 def events_table(flows_p, laws_p, flows_f, laws_f, columns) -> pd.DataFrame:
