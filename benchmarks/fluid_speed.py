@@ -28,9 +28,10 @@ Suites (``--suites``, comma-separated):
 Each run of a suite's engines (``--engines``: ``packet-c`` the compiled packet engine, the
 reference; ``fluid``; ``fluid-fast`` (``engine=fluid_fast``: coarser steps); ``hybrid`` with
 the flows of at most ``--hybrid-packet-max-bytes`` as packets, or in ``incast`` the inter-DC
-ones; ``hybrid-fast``, the same with ``engine=hybrid_fast`` (settled steps); ``maxmin``) is a process of its own (``python -m uno.cli``), so its peak resident memory
-is its own (the OS's count of the child, ``wait4``). Printed per run: the engine loop's wall
-time (summary ``run.wall_s``; its kernels loaded from Numba's cache before it, in the
+ones, its steps settling as the flows do (by default); ``hybrid-fine``, the same at its first
+step throughout (``engine.fluid_step_settled_rtt=0``); ``maxmin``) is a process of its own
+(``python -m uno.cli``), so its peak resident memory is its own (the OS's count of the child,
+``wait4``). Printed per run: the engine loop's wall time (summary ``run.wall_s``; its kernels loaded from Numba's cache before it, in the
 process's), the process's, peak memory, and against the packet run the
 per-class mean and p99 FCT differences in % (``leave``: the throughputs' largest difference,
 and each phase's largest deviation from equal shares); for the hybrid also those of its packet flows
@@ -42,7 +43,7 @@ run each configuration runs for 0.1 ms of simulated time in a process of its own
 timed run compiles kernels.
 
     python benchmarks/fluid_speed.py [--suites paper,permutation,incast,reps,leave,sweep] [--schemes uno_ecmp]
-        [--engines packet-c,fluid,fluid-fast,hybrid,hybrid-fast,maxmin] [--n-flows 5000] [--repeats 3] [overrides ...]
+        [--engines packet-c,fluid,fluid-fast,hybrid,hybrid-fine,maxmin] [--n-flows 5000] [--repeats 3] [overrides ...]
 """
 
 from __future__ import annotations
@@ -65,7 +66,8 @@ from uno.metrics.analysis import flow_throughput, largest_share_deviation, phase
 SCHEMES = "uno,uno_ecmp,gemini,mprdma_bbr"
 #: the schemes of Gear's evaluation that the fluid engine runs (not gear_annulus: QCN's notices)
 LEAVE_SCHEMES = "gear_gear,gear_hpcc,gear_dctcp,gear_gemini,gear_timely,gear_annulus"
-ENGINES = "packet-c,fluid,fluid-fast,hybrid,hybrid-fast,maxmin"
+ENGINES = "packet-c,fluid,fluid-fast,hybrid,maxmin"
+KNOWN_ENGINES = (*ENGINES.split(","), "hybrid-fine")
 LOADS = (0.2, 0.4, 0.6, 0.8)
 
 
@@ -114,7 +116,8 @@ def engine_overrides(engine: str, suite: str, args) -> list[str]:
         "fluid": ["engine.kind=fluid"],
         "fluid-fast": ["engine=fluid_fast"],
         "hybrid": ["engine.kind=hybrid", *hybrid_overrides(suite, args)],
-        "hybrid-fast": ["engine=hybrid_fast", *hybrid_overrides(suite, args)],
+        "hybrid-fine": ["engine.kind=hybrid", "engine.fluid_step_settled_rtt=0",
+                        *hybrid_overrides(suite, args)],
         "maxmin": ["engine.kind=maxmin"],
     }[engine]  # fmt: skip
 
@@ -268,7 +271,7 @@ def compare(suite: str, scheme: str, engines: list[str], args) -> None:
                 done = run["flows"].fct_ps.max() / ref["flows"].fct_ps.max() - 1
                 line += (f", max {100 * done:+.1f}%; trimmed {run['flows'].trims.sum():,} "
                          f"against {ref['flows'].trims.sum():,}")  # fmt: skip
-            if engine in ("hybrid", "hybrid-fast"):
+            if engine in ("hybrid", "hybrid-fine"):
                 flows = ref["flows"]
                 chosen = packet_selection(hybrid_packets(suite, args), flows.size_bytes, flows.tag)
                 ids = flows.loc[chosen, "flow_id"]
@@ -343,9 +346,9 @@ def main() -> None:
     if args.repeats < 1:
         ap.error(f"--repeats: must be at least 1, got {args.repeats}")
     engines = args.engines.split(",")
-    unknown = set(engines) - set(ENGINES.split(","))
+    unknown = set(engines) - set(KNOWN_ENGINES)
     if unknown:
-        ap.error(f"--engines: unknown {sorted(unknown)}; known: {ENGINES}")
+        ap.error(f"--engines: unknown {sorted(unknown)}; known: {','.join(KNOWN_ENGINES)}")
     for suite in args.suites.split(","):
         if suite == "sweep":
             for engine in (e for e in engines if e in ("fluid", "fluid-fast")):

@@ -6,6 +6,8 @@ one per base RTT."""
 
 from __future__ import annotations
 
+import numpy as np
+
 import uno
 
 # (20-MB BBR flows into one receiver: their first windows overflow its port and the WAN links,
@@ -43,12 +45,16 @@ def test_the_setting_of_one_class_reaches_that_class_fluid_flows_in_the_hybrid()
     """The class block's setting (the artifact's MP-RDMA+BBR sets it for its inter-DC BBR
     flows): in the hybrid, its inter-DC flows fluid and its intra-DC ones packets, the fluid
     inter-DC flows count every packet their timers take, the intra-DC packet flows at most one
-    timeout a base RTT."""
-    r = uno.run(uno.compose([*INCAST, "engine.kind=hybrid", "engine.hybrid_packet_tags=[intra]",
-                             "transport.inter.report_every_timeout=true"]))  # fmt: skip
-    flows = r.flows
-    assert flows["finish_ps"].notna().all()
-    inter, intra = flows[flows["cls"] == "inter"], flows[flows["cls"] == "intra"]
-    assert (inter["timeouts"] - timer_packets(inter)).abs().max() <= 1
-    assert inter["timeouts"].sum() > 1000
-    assert (intra["timeouts"] < timer_packets(intra)).any()
+    timeout a base RTT. At the first step throughout the count is the timers' packets to one;
+    at the hybrid's settled steps (as it comes) to two, or a few in a thousand."""
+    hybrid = [*INCAST, "engine.kind=hybrid", "engine.hybrid_packet_tags=[intra]",
+              "transport.inter.report_every_timeout=true"]  # fmt: skip
+    for first_step, least, off_by in ((True, 1.0, 0.0), (False, 2.0, 0.005)):
+        fixed = ["engine.fluid_step_settled_rtt=0"] if first_step else []
+        flows = uno.run(uno.compose([*hybrid, *fixed])).flows
+        assert flows["finish_ps"].notna().all()
+        inter, intra = flows[flows["cls"] == "inter"], flows[flows["cls"] == "intra"]
+        taken = timer_packets(inter)
+        assert ((inter["timeouts"] - taken).abs() <= np.maximum(least, off_by * taken)).all()
+        assert inter["timeouts"].sum() > 1000
+        assert (intra["timeouts"] < timer_packets(intra)).any()

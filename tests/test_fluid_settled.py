@@ -13,8 +13,10 @@ import uno.api
 import uno.fluid.engine as fluid_engine
 from uno.build import build_simulation
 from uno.fluid import columns as C
+from uno.fluid.cycles import TALLY
 from uno.fluid.rings import coarsen, refine
 from uno.fluid.state import RingPool
+from uno.fluid.support import settled_step_rtt
 
 QUIET = ["engine.sample_interval_us=0", "engine.progress=false"]
 SETTLED = "engine.fluid_step_settled_rtt=0.5"
@@ -109,21 +111,33 @@ def test_the_step_goes_back_to_the_first_before_a_late_start(monkeypatch):
 
 
 def test_the_hybrid_steps_its_fluid_flows_at_settled_steps_beside_its_packets():
-    """The default incast in the hybrid, its inter-DC flows as packets: with settled steps the
-    fluid part takes a third of the steps or fewer, while the packet flows (young at first,
-    their starts known) bound the step as fluid ones would; the packet flows' mean FCT stays
-    within the validation target (10%) of the all-packet run's, the fluid flows' too."""
+    """The default incast in the hybrid as it comes (settled steps of half an RTT), its inter-DC
+    flows as packets: the fluid part runs a third of the steps of the hybrid at its first step
+    throughout or fewer, while the packet flows (young at first, their starts known) bound the
+    step as fluid ones would; the packet flows' mean FCT stays within
+    the validation target (10%) of the all-packet run's and their p99 within 20%, the fluid
+    flows' mean within 10%."""
     hybrid = ["engine.kind=hybrid", "engine.hybrid_packet_tags=[inter]", *QUIET]
-    cfg = uno.api.to_run_config(uno.compose([*hybrid, SETTLED]))
+    cfg = uno.api.to_run_config(uno.compose(hybrid))
+    assert cfg.engine.fluid_step_settled_rtt is None and settled_step_rtt(cfg.engine) == 0.5
     sim = build_simulation(cfg)
     assert sim.fluid.adapts and len(sim.fluid.outside) == 4
     assert sim.fluid._wanted_factor() == 1  # every flow about to start
     settled = sim.run()
-    fine = uno.run(uno.compose(hybrid))
+    fine = build_simulation(uno.api.to_run_config(uno.compose(
+        [*hybrid, "engine.fluid_step_settled_rtt=0"])))  # fmt: skip
+    fine.run()
     packet = uno.run(uno.compose(["engine.kind=packet", "engine.dataplane=compiled", *QUIET]))
-    assert settled.summary["run"]["fluid_steps"] <= fine.summary["run"]["fluid_steps"] / 3
+    steps_run = [s.fluid.scratch.tally[TALLY.steps] for s in (sim, fine)]
+    assert 0 < steps_run[0] <= steps_run[1] / 3
+    assert settled.summary["run"]["fluid_step_us"] == pytest.approx(
+        settled.summary["run"]["intra_base_rtt_us"] / 2
+    )
     assert settled.flows["finish_ps"].notna().all()
     _assert_class_means_within(settled.flows, packet.flows, 0.10)
+    p99 = [r.flows.loc[r.flows["cls"] == "inter", "fct_ps"].quantile(0.99)
+           for r in (settled, packet)]  # fmt: skip
+    assert p99[0] == pytest.approx(p99[1], rel=0.20)
 
 
 def test_flows_whose_law_reads_int_never_settle():
@@ -183,11 +197,11 @@ def test_a_link_paused_for_a_whole_settled_step_still_drains_in_time():
 
 
 def test_the_hybrid_step_grows_once_only_long_rtt_flows_are_left_packets_included(monkeypatch):
-    """The default hybrid's fluid step follows the shortest base RTT among the flows left, its
-    packet flows' counted until they finish: an intra-DC packet flow keeps the first step while
-    it runs; once only inter-DC flows are left (a packet one and a fluid one) the step grows,
-    before the inter-DC packet flow finishes, and that flow's FCT stays within 2% of the same
-    run at the first step throughout."""
+    """Without settled steps the hybrid's fluid step follows the shortest base RTT among the
+    flows left, its packet flows' counted until they finish: an intra-DC packet flow keeps the
+    first step while it runs; once only inter-DC flows are left (a packet one and a fluid one)
+    the step grows, before the inter-DC packet flow finishes, and that flow's FCT stays within
+    2% of the same run at the first step throughout."""
     grown_at_ps = []
 
     def counted(factor, k, dt_new_ps, *args):
@@ -197,7 +211,7 @@ def test_the_hybrid_step_grows_once_only_long_rtt_flows_are_left_packets_include
     monkeypatch.setattr(fluid_engine, "coarsen", counted)
     flows = flows_override([(0, 8, 3_000_000), (1, 200, 2_000_000), (2, 201, 20_000_000)])
     base = ["engine.kind=hybrid", "engine.hybrid_packet_max_bytes=5000000", "workload=flows",
-            flows, "lb=ecmp", "ec=none", *QUIET]  # fmt: skip
+            flows, "lb=ecmp", "ec=none", "engine.fluid_step_settled_rtt=0", *QUIET]  # fmt: skip
     sim = build_simulation(uno.api.to_run_config(uno.compose(base)))
     assert len(sim.flows) == 2 and len(sim.fluid.flows) == 1
     grown = sim.run()

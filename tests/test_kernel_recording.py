@@ -67,15 +67,17 @@ def test_the_default_run_samples_in_the_kernel_and_a_dci_run_from_python():
 
 
 #: the hybrid's samples inside its kernel's calls (4 MB a flow: its fluid intra-DC flows run
-#: for about 3 ms): at its default steps (eight a sample's interval), with steps that grow past
-#: the interval (several samples between two steps), and with PFC (its pauses' signals take
-#: event ids after the steps); each case's overrides and the tag of its fluid flows
+#: for about 3 ms): at its first step throughout (eight a sample's interval), with settled
+#: steps that grow past the interval (several samples between two steps), and with PFC (its
+#: pauses' signals take event ids after the steps); each case's overrides and the tag of its
+#: fluid flows
 HYBRID = {
-    "hybrid, receivers' and busy ports": (
+    "hybrid at its first step, receivers' and busy ports": (
         [*INCAST, "workload.size_bytes=4000000", "engine.kind=hybrid",
-         "engine.hybrid_packet_tags=[inter]", "engine.queue_ports=[receivers,busy]"], "intra"),
-    "hybrid_fast, steps past the interval": (
-        [*INCAST, "workload.size_bytes=4000000", "engine=hybrid_fast",
+         "engine.fluid_step_settled_rtt=0", "engine.hybrid_packet_tags=[inter]",
+         "engine.queue_ports=[receivers,busy]"], "intra"),
+    "hybrid, settled steps past the interval": (
+        [*INCAST, "workload.size_bytes=4000000", "engine.kind=hybrid",
          "engine.hybrid_packet_tags=[inter]", "engine.sample_interval_us=5"], "intra"),
     "hybrid with PFC": (
         ["experiment=pfc_spreading", "engine.kind=hybrid", "engine.hybrid_packet_tags=[victim]",

@@ -637,16 +637,16 @@ class EngineConfig:
     #: level it ends at: a step marking threshold (GEMINI's, DCTCP's K) marks the share of the
     #: step the queue spends above it. The phantom queue marks at its level either way
     fluid_mark_step_mean: bool = False
-    #: fluid: the step of settled flows, as a fraction of their base RTT (0: off). A flow that
-    #: has run fluid_settle_rtts of its base RTTs bounds the step at this fraction of its
-    #: base RTT, not at fluid_step_intra_rtt of it (never a flow whose law reads INT); the
-    #: step grows (in powers of two, up to fluid_step_max_intra_rtt) while every running flow
-    #: has settled and no flow starts within fluid_settle_rtts intra-DC base RTTs, and goes
-    #: back to the first step before the next start. Long flows in steady state (incasts,
-    #: permutations) then cost a few steps per RTT, not eight. A law's own windows shrink to
-    #: fewer steps: at 0.5 UnoCC's Quick Adapt window is two steps, and one step without ACKs
-    #: fires it (see experiments/fluid_validation and docs/fluid_engine.md)
-    fluid_step_settled_rtt: float = num(0.0, "[0, 1]")
+    #: fluid: the step of settled flows, as a fraction of their base RTT (0: off; null: 0.5 in the
+    #: hybrid, whose packet flows carry the study, 0 in the fluid). A flow that has run
+    #: fluid_settle_rtts of its base RTTs bounds the step at this fraction of its base RTT, not
+    #: at fluid_step_intra_rtt of it (never a flow whose law reads INT); the step grows (in
+    #: powers of two, up to fluid_step_max_intra_rtt) while every running flow has settled and
+    #: no flow starts within fluid_settle_rtts intra-DC base RTTs, and goes back to the first
+    #: step before the next start: long flows in steady state cost a few steps per RTT, not
+    #: eight. A law's own windows shrink to fewer steps: at 0.5 UnoCC's Quick Adapt window is
+    #: two steps, and one step without ACKs fires it (experiments/fluid_validation)
+    fluid_step_settled_rtt: float | None = num(None, "[0, 1]")
     #: fluid: the base RTTs a flow runs before it counts as settled (fluid_step_settled_rtt)
     fluid_settle_rtts: float = num(8.0, "> 0")
     #: fluid: a flow whose base RTT spans many steps files what happened to its sends, drops

@@ -256,6 +256,7 @@ from uno.fluid.support import (
     law_batches_ps,
     law_reads_int,
     pow2_at_most,
+    settled_step_rtt,
     step_intra_rtt,
 )
 from uno.fluid.timers import rescale_far_timers
@@ -319,6 +320,7 @@ class FluidSimulation:
         self.scenario = scenario
         self.meta = scenario.meta()
         self.max_time_ps = ms_to_ps(cfg.engine.max_sim_time_ms)
+        self.settled_rtt = settled_step_rtt(cfg.engine)
         #: the run stopped before its stop time, every flow left stalled (:meth:`run`)
         self.stopped_stalled = False
         #: the first step, as a fraction of the intra-DC base RTT (:func:`step_intra_rtt`)
@@ -836,7 +838,7 @@ class FluidSimulation:
         n_active = int(self.counters[C.CT.running])
         nxt = int(self.counters[C.CT.next_start])
         rtt = self._base_rtt[self.active[:n_active]]
-        if e.fluid_step_settled_rtt <= 0.0:
+        if self.settled_rtt <= 0.0:
             shortest = min(float(self._rtt_after[nxt]), self.outside.shortest_rtt_left_ps())
             if n_active:
                 shortest = min(shortest, float(rtt.min()))
@@ -850,7 +852,7 @@ class FluidSimulation:
                 if unsettled.any():
                     bound = self.step_intra_rtt * float(rtt[unsettled].min())
                 if not unsettled.all():
-                    bound = min(bound, e.fluid_step_settled_rtt * float(rtt[~unsettled].min()))
+                    bound = min(bound, self.settled_rtt * float(rtt[~unsettled].min()))
             horizon = e.fluid_settle_rtts * self.dt_first_ps / self.step_intra_rtt
             if nxt < len(self.flows):
                 if self.fs[self.order[nxt], C.FS_START] - self.now_ps < horizon:
@@ -867,7 +869,7 @@ class FluidSimulation:
         want = 1
         while want * 2 <= self.step_factor_max and self.dt_first_ps * want * 2 <= bound:
             want *= 2
-        if e.fluid_step_settled_rtt <= 0.0:  # (the bound only rises: the step never shrinks)
+        if self.settled_rtt <= 0.0:  # (the bound only rises: the step never shrinks)
             want = max(want, self.step_factor)
         return want
 
@@ -888,7 +890,7 @@ class FluidSimulation:
     @property
     def adapts(self) -> bool:
         """Whether the step follows the flows both ways (``engine.fluid_step_settled_rtt``)."""
-        return self.step_factor_max > 1 and self.cfg.engine.fluid_step_settled_rtt > 0.0
+        return self.step_factor_max > 1 and self.settled_rtt > 0.0
 
     @property
     def look_steps(self) -> int:

@@ -54,15 +54,17 @@ than packets would make them (a fluid sender spreads its window over the step, n
 The fluid model's step grows as the fluid engine's does, with the shortest base RTT among the
 flows left to run, the packet flows' counted until they finish
 (:meth:`uno.fluid.engine.FluidSimulation._grow_step`): once only inter-DC flows of either kind
-are left, it is a fraction of their RTT. With ``engine.fluid_step_settled_rtt`` the step
-follows the flows both ways, the packet flows bounding it as fluid ones would (young, or about
-to start: the first step). Once every fluid
-flow has finished (none starting later) the steps stop and the ports read no fluid bytes from
-then on (:func:`uno.fluid.hybrid_loop.fluid_done`): the packets left run as in the packet
-engine, at its cost, a port whose packets read the fluid model's phantom level taking it
-where it is higher than its own (it counted the fluid flows' bytes). (While a PFC ingress
-queue still counts fluid bytes, once the fluid links are empty as well: the fluid steps
-decide on its pauses.)
+are left, it is a fraction of their RTT. With settled steps (``engine.fluid_step_settled_rtt``,
+by default half a base RTT in the hybrid: :func:`uno.fluid.support.settled_step_rtt`) the
+step follows the flows both ways, the packet flows bounding it as fluid ones would (young, or
+about to start: the first step): long fluid flows beside the packets cost two steps per
+intra-DC RTT once every flow has settled, not eight. Once every fluid flow has finished (none
+starting later) the steps stop and the ports read no fluid bytes from then on
+(:func:`uno.fluid.hybrid_loop.fluid_done`): the packets left run as in the packet engine, at
+its cost, a port whose packets read the fluid model's phantom level taking it where it is
+higher than its own (it counted the fluid flows' bytes). (While a PFC ingress queue still
+counts fluid bytes, once the fluid links are empty as well: the fluid steps decide on its
+pauses.)
 
 The packets run on the compiled data plane (``engine.dataplane``: ``auto`` picks it unless the
 config has what it does not model), its kernels' ports applying these rules

@@ -176,3 +176,22 @@ def step_intra_rtt(cfg, flows) -> float:
     ):  # fmt: skip
         step = min(step, fine)
     return step
+
+
+#: the hybrid's settled step (engine.fluid_step_settled_rtt null), as a fraction of a settled
+#: flow's base RTT
+HYBRID_SETTLED_RTT = 0.5
+
+
+def settled_step_rtt(engine) -> float:
+    """A run's settled step as a fraction of a settled flow's base RTT (0: off):
+    ``engine.fluid_step_settled_rtt``, its null the kind's. The hybrid's packet flows carry the
+    study and its fluid flows are their background, so its steps follow the flows as they
+    settle: its long fluid flows then cost two steps per intra-DC RTT, not eight. At a whole
+    RTT a law's per-ACK rules hear a window's ACKs at once (SMaRTT's Wait-to-Decrease, which
+    averages their marks, then cuts too seldom: experiments/fluid_validation). The fluid and
+    the max-min engines: off."""
+    value = engine.fluid_step_settled_rtt
+    if value is None:
+        return HYBRID_SETTLED_RTT if engine.kind == "hybrid" else 0.0
+    return value
