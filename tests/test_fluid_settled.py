@@ -130,7 +130,8 @@ def test_the_hybrid_steps_its_fluid_flows_at_settled_steps_beside_its_packets():
     packet = uno.run(uno.compose(["engine.kind=packet", "engine.dataplane=compiled", *QUIET]))
     steps_run = [s.fluid.scratch.tally[TALLY.steps] for s in (sim, fine)]
     assert 0 < steps_run[0] <= steps_run[1] / 3
-    assert settled.summary["run"]["fluid_step_us"] == pytest.approx(
+    assert settled.summary["run"]["fluid_steps"] == steps_run[0]
+    assert settled.summary["run"]["fluid_step_last_us"] == pytest.approx(
         settled.summary["run"]["intra_base_rtt_us"] / 2
     )
     assert settled.flows["finish_ps"].notna().all()

@@ -99,6 +99,7 @@ import pandas as pd
 
 from uno.core.errors import ConfigError
 from uno.fluid import kernels as K
+from uno.fluid.cycles import TALLY
 from uno.fluid.engine import FluidSimulation
 from uno.fluid.hybrid_loop import (
     DRIVE_KERNEL_STOP,
@@ -533,8 +534,14 @@ class HybridSimulation(Simulation):
         result = super()._collect(wall_s, peak_mem_bytes)
         fluid = self.fluid
         fs = fluid.fs
-        result.summary["run"]["fluid_steps"] = int(self.step)
-        result.summary["run"]["fluid_step_us"] = fluid.dt_ps / 1e6
+        # as the fluid engine's: the steps run, the first step and the last; and where the
+        # steps stopped (they stop once the fluid flows are done, the packets running on)
+        result.summary["run"].update(
+            fluid_steps=int(fluid.scratch.tally[TALLY.steps]),
+            fluid_step_us=fluid.dt_first_ps / 1e6,
+            fluid_step_last_us=fluid.dt_ps / 1e6,
+            fluid_end_us=self.step * fluid.dt_ps / 1e6,
+        )
         if fluid.stopped_stalled:
             result.summary["run"]["stopped_stalled"] = True
         fluid_ids = [plan.spec.flow_id for plan in fluid.flows]
