@@ -127,8 +127,9 @@ class EngineConfig:
     #: packet takes one of them; uno/fluid/folding.py); false: those links stay apart, as
     #: unfolded (see docs/fluid_engine.md for both)
     hybrid_fold_packet_links: bool = True
-    #: fluid: the paths a REPS flow (lb=reps) spreads over at once, each an equal share of its
-    #: bytes, as many as its first BDP of packets at most (the entropies REPS explores first)
+    #: fluid: the paths a REPS flow (lb=reps) spreads over at once, each a share of its bytes
+    #: inversely as its round trip, as many as its first BDP of packets at most (the entropies
+    #: REPS explores first)
     fluid_reps_paths: int = num(16, "[1, 64]")
     #: hybrid: flows of at most this many bytes are simulated as packets (null: none by size)
     hybrid_packet_max_bytes: int | None = num(None, ">= 0")

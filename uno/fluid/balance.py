@@ -19,7 +19,16 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from uno.fluid.columns import ACKS, EF_CARRY, EF_MCARRY, EF_MQ, EF_Q, LS_FAULT, LS_MARK
+from uno.fluid.columns import (
+    ACKS,
+    EF_CARRY,
+    EF_MCARRY,
+    EF_MQ,
+    EF_Q,
+    LS_DELAY,
+    LS_FAULT,
+    LS_MARK,
+)
 from uno.fluid.draws import next_uniform
 from uno.lb.base import ENTROPY_SPACE
 from uno.lb.plb import plb_loss_repaths, plb_round_end
@@ -318,6 +327,39 @@ def reps_round(f, now, ls, lb, hops, base) -> None:
         st[f, REPS_MOVES] += 1.0
     for s in range(n):
         moving[f, s] = 0.0
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def subflow_part(x, f, s, lb) -> float:
+    """Subflow ``s``'s part of flow ``f``'s ``x`` (bytes): a REPS subflow's share
+    (:func:`reps_shares`), any other subflow's an equal one (UnoLB sends its packets over its
+    subflows in turn; a PLB flow is one subflow)."""
+    if lb.reps_p[REPS_ON] > 0.0:
+        return x * lb.share[f, s]
+    return x / lb.n[f]
+
+
+@njit(cache=True, error_model="numpy")
+def reps_shares(f, base_rtt, ls, lb) -> None:
+    """Each of REPS flow ``f``'s subflows' share of the bytes it sends now (``lb.share``). REPS
+    sends a packet on the entropy of the earliest unmarked ACK it has cached (REPS paper §3,
+    Algorithm 1), so an entropy carries its next packet when its last one's ACK is back: each
+    subflow carries an equal part of the window once per round trip of its own path, and its
+    share of the bytes goes inversely as that RTT (``base_rtt`` ps plus the queueing now,
+    ``LS_DELAY``, of its links out and, where its ACKs take their own way, back). An even split
+    would send as much over a path that queues as over one that does not."""
+    n = lb.n[f]
+    total = 0.0
+    for s in range(n):
+        rtt = base_rtt
+        for h in range(lb.hops[f]):
+            rtt += ls[lb.links[f, s, h], LS_DELAY]
+        for h in range(lb.ack_hops[f]):
+            rtt += ls[lb.ack_links[f, s, h], LS_DELAY]
+        lb.share[f, s] = 1.0 / rtt
+        total += 1.0 / rtt
+    for s in range(n):
+        lb.share[f, s] /= total
 
 
 @njit(cache=True, error_model="numpy")

@@ -125,11 +125,12 @@ random entropy by PLB's own rules (:func:`uno.lb.plb.plb_round_end` on each feed
 acknowledged and marked bytes, rounds of a base RTT; :func:`uno.lb.plb.plb_loss_repaths` on a
 loss report): a subflow of one (:func:`uno.fluid.balance.plb_acks`). REPS (``lb=reps``, its
 Algorithm 1) spreads a flow over ``engine.fluid_reps_paths`` subflows on the entropies it
-explores first; each round of a base RTT a subflow moves to the next entropy in turn with the
-chance its path marks its bytes, as a packet's place in the window takes a new entropy at a
-marked ACK (:func:`uno.fluid.balance.reps_acks`); with ``lb.reps.freeze_us`` (the authors'
-code) a timeout freezes its buffer, during which a moving subflow takes the path of one that
-stays, and after which every subflow takes a random entropy. An even split would ignore
+explores first, each carrying bytes inversely as its round trip (``reps_shares``); each round
+of a base RTT one moves to the next entropy in turn with the chance its path marks its bytes,
+as a packet's place in the window takes a new entropy at a marked ACK (``reps_acks``, both in
+:mod:`uno.fluid.balance`); with ``lb.reps.freeze_us`` (the authors' code) a timeout freezes its
+buffer, during which a moving subflow takes the path of one that stays, and after which every
+subflow takes a random entropy. An even split would ignore
 exactly what these balancers do (for UnoLB it lost 2.6x the packet engine's bytes on the Uno
 Fig. 10 traffic, hence UnoLB's own law above).
 

@@ -14,7 +14,7 @@ import math
 
 from numba import njit
 
-from uno.fluid.balance import name_subflows
+from uno.fluid.balance import name_subflows, subflow_part
 from uno.fluid.cache_hints import prefetch_row
 from uno.fluid.coding import coded_losses
 from uno.fluid.columns import (
@@ -605,9 +605,10 @@ def file_sends(k, now, dt_ps, n_senders, flows, ls, routes, lines, lb, hops, scr
                     p_queued = subflow_queued_chance(f, s, rtt_s, q_beyond, fs, cp, ls, routes,
                                                      lb)  # fmt: skip
                 last = s == n_sub - 1
-                late_acks(f, k, sent_at, rtt_s, ack / n_sub, lost if last else 0.0, dt_ps, fs,
+                ack_s = subflow_part(ack, f, s, lb)
+                late_acks(f, k, sent_at, rtt_s, ack_s, lost if last else 0.0, dt_ps, fs,
                           lines, flows.counters)  # fmt: skip
-                first, _ = file_batch(f, k, ack / n_sub, rtt_s, q_beyond, p_queued, times,
+                first, _ = file_batch(f, k, ack_s, rtt_s, q_beyond, p_queued, times,
                                       drops if last else (0.0, 0.0, 0.0), fs, block,
                                       lines)  # fmt: skip
                 if slot < 0 or offsets[s] < least:

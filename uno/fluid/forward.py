@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from numba import njit
 
-from uno.fluid.balance import UNO_ACK_AT, UNO_SILENT
+from uno.fluid.balance import REPS_ON, UNO_ACK_AT, UNO_SILENT, reps_shares, subflow_part
 from uno.fluid.cache_hints import prefetch_row
 from uno.fluid.columns import (
     ACKS,
@@ -206,7 +206,7 @@ def enlist_flow(f, send, rt_ptr, ls, fx, lb, hops, inv_dt) -> None:
             a = ef[j, EF_CARRY]
             ef[j, EF_CARRY] = 0.0
             if j == j0:
-                a += send / n_s if n_s > 0 else send
+                a += subflow_part(send, f, s, lb) if n_s > 0 else send
             enlist_entry(j, link, a, ls, ei, ef, hops, inv_dt)
 
 
@@ -236,6 +236,8 @@ def enlist(n_active, flows, ls, busy, n_busy, rt_ptr, lb, hops, inv_dt) -> None:
                 continue
             send = 0.0
         fx[f, FX_NETQ] = 0.0
+        if lb.reps_p[REPS_ON] > 0.0 and send > 0.0:
+            reps_shares(f, flows.fs[f, FS_BASE_RTT], ls, lb)
         enlist_flow(f, send, rt_ptr, ls, fx, lb, hops, inv_dt)
 
 

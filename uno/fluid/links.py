@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from uno.fluid.balance import subflow_part
 from uno.fluid.cache_hints import prefetch_row
 from uno.fluid.columns import (
     CT,
@@ -361,7 +362,7 @@ def acks_out(fs, ls, markers, n_mark, rv_ptr, rv_link, rv_w, lb, busy, n_busy, a
             for s in range(n_s):
                 for h in range(sub_rhops[f]):
                     link = sub_rlinks[f, s, h]
-                    ls[link, LS_ACK_IN] += nbytes / n_s
+                    ls[link, LS_ACK_IN] += subflow_part(nbytes, f, s, lb)
                     n_busy = join_busy(ls, busy, n_busy, link)
         else:
             for e in range(rv_ptr[f], rv_ptr[f + 1]):

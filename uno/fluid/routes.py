@@ -341,10 +341,14 @@ def flow_routes(cfg, scenario: Scenario, specs, src, dst, n_sent, max_hops, rng:
     uno_p = np.array([float(uno and cfg.lb.unolb.affected == "silent"),
                       float(uno and cfg.lb.unolb.reroute == "random")])  # fmt: skip
     uno_s = np.zeros((n if uno_p[UNO_SILENT] > 0.0 else 0, sub_ent.shape[1], 2))
+    share = np.zeros(sub_ent.shape if reps else (0, 0))
+    if reps:  # (even until the first send: uno.fluid.balance.reps_shares)
+        share[:] = np.where(np.arange(share.shape[1]) < sub_n[:, None], 1.0, 0.0)
+        share /= np.maximum(sub_n, 1)[:, None]
     lb = Subflows(sub_n, sub_hops, sub_links, sub_ent, np.zeros(sub_ent.shape), np.full(n, -1.0),
                   lb_rng, ends, *tables, sub_rlinks, sub_rhops,
                   np.zeros((*sub_ent.shape, 2)), plb_p, plb_s, reps_p, reps_s, uno_p,
-                  uno_s)  # fmt: skip
+                  uno_s, share)  # fmt: skip
     return Routes(*rt, *rv), lb
 
 

@@ -67,12 +67,14 @@ DelayLines = namedtuple("DelayLines", ["ring", "pool", "calendar"])
 #: and reaching dropping links in a step (``drops[f, s, 0]``, ``drops[f, s, 1]``); PLB's
 #: settings ``plb_p`` and each flow's PLB state ``plb_s`` (:mod:`uno.fluid.balance`: a PLB
 #: flow is one subflow that moves), REPS's ``reps_p`` and ``reps_s``, UnoLB's options
-#: ``uno_p`` and, with ``affected: silent``, its subflows' ACK times ``uno_s``
+#: ``uno_p`` and, with ``affected: silent``, its subflows' ACK times ``uno_s``; each REPS
+#: subflow's share of its flow's bytes ``share`` (:func:`uno.fluid.balance.reps_shares`; the
+#: other balancers' subflows carry equal shares)
 Subflows = namedtuple(
     "Subflows",
     ["n", "hops", "links", "entropy", "lost", "last_move_ps", "rng", "ends", "host_node",
      "nh_ptr", "nh_edges", "edge_dst", "node_salt", "ack_links", "ack_hops", "drops", "plb_p",
-     "plb_s", "reps_p", "reps_s", "uno_p", "uno_s"],
+     "plb_s", "reps_p", "reps_s", "uno_p", "uno_s", "share"],
 )  # fmt: skip
 
 #: the route entries and the links by level (:func:`uno.fluid.forward.forward`): each link's
