@@ -186,7 +186,8 @@ switch's notices carry the records of the links before it. Not in the hybrid.
 
 Not modelled, and refused with a message naming the setting: fast retransmit for
 erasure-coded flows (``transport.dupack_threshold``: a coded flow's losses are found by its
-blocks only), MP-RDMA's updates on duplicate ACKs.
+blocks only), MP-RDMA's updates on duplicate ACKs. Not modelled: sprayed packets overtaking
+one another (a packet sender's fast retransmit takes an overtaken packet as lost).
 
 **ACKs** (``engine.fluid_ack_bytes``, on by default; :func:`uno.fluid.links.acks_out`): each
 data packet delivered sends one ACK (64 B per 4,160-B data packet) back along the flow's ACK

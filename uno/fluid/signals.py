@@ -85,10 +85,12 @@ def reverse_delay(f: int, ahead_ps: float, rv_ptr, rv_link, rv_w, ls: np.ndarray
 
 @njit(cache=True, error_model="numpy")
 def subflow_signals(f, ls, lb, losses) -> float:
-    """Queueing delay in ps of UnoLB flow ``f``, the mean over its subflows (each carries an
-    equal share); each subflow's loss probability into ``losses`` (which subflows a loss report
-    names). (Losses and ECN marks are decided as the bytes cross the links:
-    :func:`uno.fluid.forward.forward`.)"""
+    """Queueing delay in ps of flow ``f`` on subflows (UnoLB, PLB, REPS), the plain mean over
+    its subflows. A REPS flow's subflows carry unequal shares
+    (:func:`uno.fluid.balance.reps_shares`); where a batch is filed by subflow
+    (:func:`uno.fluid.filing.file_sends`) each share comes back at its own RTT. Each subflow's
+    loss probability goes into ``losses`` (which subflows a loss report names). (Losses and ECN
+    marks are decided as the bytes cross the links: :func:`uno.fluid.forward.forward`.)"""
     sub_n, sub_hops, sub_links = lb.n, lb.hops, lb.links
     n = sub_n[f]
     delay = 0.0
