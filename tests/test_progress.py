@@ -38,7 +38,7 @@ ENGINE_RUNS = {
     "packet-compiled": [*SMALL, "engine.dataplane=compiled", "workload.size_bytes=100000000"],
     "fluid": [*SMALL, "engine.kind=fluid", "workload.size_bytes=40000000"],
     "hybrid": ["engine.kind=hybrid", "topo=dumbbell", "cc=dctcp", "lb=ecmp", "workload=flows",
-               "workload.flows=[{src:1,dst:4,size_bytes:20000000,tag:pkt},"
+               "workload.flows=[{src:1,dst:4,size_bytes:500000000,tag:pkt},"
                "{src:2,dst:4,size_bytes:200000000}]",
                "engine.hybrid_packet_tags=[pkt]"],
     "maxmin": ["topo.k=4", "workload=mixed", "workload.n_flows=2000", "engine.kind=maxmin",
