@@ -25,11 +25,11 @@ from uno.fluid.columns import (
     EF_MCARRY,
     EF_MQ,
     EF_Q,
-    LS_DELAY,
     LS_FAULT,
     LS_MARK,
 )
 from uno.fluid.draws import next_uniform
+from uno.fluid.signals import subflow_delay
 from uno.lb.base import ENTROPY_SPACE
 from uno.lb.plb import plb_loss_repaths, plb_round_end
 from uno.net.hashing import ecmp_choice, flow_key
@@ -351,11 +351,7 @@ def reps_shares(f, base_rtt, ls, lb) -> None:
     n = lb.n[f]
     total = 0.0
     for s in range(n):
-        rtt = base_rtt
-        for h in range(lb.hops[f]):
-            rtt += ls[lb.links[f, s, h], LS_DELAY]
-        for h in range(lb.ack_hops[f]):
-            rtt += ls[lb.ack_links[f, s, h], LS_DELAY]
+        rtt = subflow_delay(f, s, base_rtt, 0.0, ls, lb)
         lb.share[f, s] = 1.0 / rtt
         total += 1.0 / rtt
     for s in range(n):

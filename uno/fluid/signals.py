@@ -119,6 +119,19 @@ def subflow_reverse_delay(f, ahead_ps, ls, lb) -> float:
     return delay / n
 
 
+@njit(cache=True, error_model="numpy", inline="always")
+def subflow_delay(f, s, start_ps, ahead_ps, ls, lb) -> float:
+    """``start_ps`` plus subflow ``s`` of flow ``f``'s queueing (ps): on its way out now, and
+    where its ACKs take their own way back (``lb.ack_hops``), on that way ``ahead_ps`` from now
+    (:func:`delay_ahead`)."""
+    delay = start_ps
+    for h in range(lb.hops[f]):
+        delay += ls[lb.links[f, s, h], LS_DELAY]
+    for h in range(lb.ack_hops[f]):
+        delay += delay_ahead(lb.ack_links[f, s, h], ahead_ps, ls)
+    return delay
+
+
 @njit(cache=True, error_model="numpy")
 def subflow_rtt_offsets(f, ahead_ps, ls, lb, out) -> None:
     """Each of UnoLB flow ``f``'s subflows' queueing (ps) on its way out and, where its ACKs
@@ -129,11 +142,7 @@ def subflow_rtt_offsets(f, ahead_ps, ls, lb, out) -> None:
     n = lb.n[f]
     mean = 0.0
     for s in range(n):
-        delay = 0.0
-        for h in range(lb.hops[f]):
-            delay += ls[lb.links[f, s, h], LS_DELAY]
-        for h in range(lb.ack_hops[f]):
-            delay += delay_ahead(lb.ack_links[f, s, h], ahead_ps, ls)
+        delay = subflow_delay(f, s, 0.0, ahead_ps, ls, lb)
         out[s] = delay
         mean += delay
     mean /= n
