@@ -14,6 +14,14 @@ DUMBBELL = ["topo=dumbbell", "workload=incast", "workload.n_intra=4", "workload.
             "engine.sample_interval_us=0"]  # fmt: skip
 
 
+def on_routes(n_flows: int, n_links: int) -> tuple:
+    """:func:`uno.fluid.pfc.pfc_step`'s subflow arguments for flows on routes alone: no link's
+    ingress row read, no subflow."""
+    no_sub = np.zeros(n_flows, dtype=np.int64)
+    return (np.full(n_links, -1, dtype=np.int64), no_sub, no_sub,
+            np.zeros((n_flows, 1, 1), dtype=np.int64))  # fmt: skip
+
+
 def random_links(n: int, rng) -> np.ndarray:
     ls = np.zeros((n, K.N_LS))
     ls[:, K.LS_FOLD] = 1.0  # (each link stands for itself alone)

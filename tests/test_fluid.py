@@ -568,6 +568,15 @@ def test_fluid_writes_the_packet_engine_tables(tmp_path):
     "overrides,field",
     [
         (["engine.kind=hybrid"], "engine.hybrid_packet_max_bytes"),
+        (
+            [
+                "engine.kind=hybrid",
+                "experiment=pfc_spreading",
+                "lb=reps",
+                "engine.hybrid_packet_tags=[victim]",
+            ],
+            "switch.pfc.enabled",
+        ),
         (["cc=dctcp", "ec=mds"], "transport.dupack_threshold"),
         (
             ["cc=uno", "ec=mds", "transport.inter.dupack_threshold=3"],

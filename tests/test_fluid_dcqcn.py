@@ -235,6 +235,8 @@ def test_pfc_pauses_propagate_upstream_hop_by_hop():
     above Xoff for the share of the step its level takes to drain to Xon, keeps pausing until
     the level is at Xon, and the link upstream of a paused one pauses in turn once its own
     level (the bytes queued behind the pause) crosses Xoff."""
+    from fluid_cases import on_routes
+
     from uno.fluid.pfc import PF, live_list, pfc_step
 
     # two ingress queues: link 0 into switch A (its bytes wait at A's egress link 1), link 1
@@ -261,7 +263,8 @@ def test_pfc_pauses_propagate_upstream_hop_by_hop():
         ls[[0, 1], K.LS_TX_AT] = k[0] * dt
         ls[0, K.LS_TX] += sent_0
         ls[1, K.LS_TX] += sent_1
-        pfc_step(k[0], dt, 1, active, fx, rt_ptr, ef, ls, pfc, pf_ptr, pf_row, pf_w, pf_live)
+        pfc_step(k[0], dt, 1, active, fx, rt_ptr, ef, ls, pfc, pf_ptr, pf_row, pf_w, pf_live,
+                 *on_routes(1, 3))  # fmt: skip
         k[0] += 1
         return ls[0, K.LS_PAUSE], ls[1, K.LS_PAUSE]
 

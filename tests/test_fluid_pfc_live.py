@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from fluid_cases import on_routes
 
 from uno.fluid import columns as K
 from uno.fluid.pfc import MIN_SERVED, PF, live_list, pfc_step
@@ -110,7 +111,8 @@ def test_the_live_list_gives_what_visiting_every_queue_gives(seed):
             for j in range(pf_ptr[e], pf_ptr[e + 1])
         ]
         visit_every_queue(k, dt, pairs, range(n_rows), ls_ref, tx_before, reference)
-        pfc_step(k, dt, n_flows, active, fx, rt_ptr, ef, ls, pfc, pf_ptr, pf_row, pf_w, pf_live)
+        pfc_step(k, dt, n_flows, active, fx, rt_ptr, ef, ls, pfc, pf_ptr, pf_row, pf_w, pf_live,
+                 *on_routes(n_flows, n_links))  # fmt: skip
         visited += pf_live[0]
         for col in ("level", "prev_level", "pausing", "pauses", "max_level", "paused_mean",
                     "paused_ps"):  # fmt: skip
@@ -125,3 +127,37 @@ def test_the_live_list_gives_what_visiting_every_queue_gives(seed):
         assert (pfc[:, PF.listed] > 0).sum() == len(live)
     assert reference[:, PF.pauses].sum() > 10  # (the sequences do pause)
     assert visited < 400 * n_rows  # (and queues leave the list)
+
+
+def test_a_subflows_queued_bytes_count_where_its_previous_hop_enters_now():
+    """A flow on two subflows (UnoLB, PLB, REPS) counts the bytes each queues at a hop in the
+    ingress queue of the link its own previous hop takes, and after a balancer moves a subflow,
+    in its new link's: the moved bytes push that queue past Xoff and pause its link."""
+    n_links = 5
+    # subflow 0 over links 0 -> 1 -> 2, subflow 1 over 0 -> 3 -> 4; links 0, 1, 3 enter switches
+    sub_links = np.array([[[0, 1, 2], [0, 3, 4]]], dtype=np.int64)
+    sub_n, sub_hops = np.array([2]), np.array([3])
+    pf_of = np.array([0, 1, -1, 2, -1], dtype=np.int64)
+    pfc = np.zeros((3, PF.size))
+    pfc[:, PF.link] = [0, 1, 3]
+    pfc[:, PF.xoff] = 60_000.0
+    pfc[:, PF.xon] = 50_000.0
+    pfc[:, PF.mean_ps] = 8e6
+    rt_ptr = np.array([0, 0])  # (no route entries: the subflows' hops from entry 0)
+    ef = np.zeros((6, K.N_EF))
+    ef[[2, 4, 5], K.EF_Q] = [50_000.0, 20_000.0, 30_000.0]  # (entry: subflow x 3 + hop)
+    fx = np.zeros((1, K.N_FX))
+    fx[0, K.FX_NETQ] = ef[:, K.EF_Q].sum()
+    ls = np.zeros((n_links, K.N_LS))
+    ls[:, K.LS_FOLD] = 1.0
+    ls[:, K.LS_CAP] = 12.5e-3
+    pf_live = live_list(len(pfc))
+    no_routes = np.zeros(1, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0)
+    args = (np.array([0]), fx, rt_ptr, ef, ls, pfc, *no_routes, pf_live, pf_of, sub_n, sub_hops)
+    pfc_step(0, 1e6, 1, *args, sub_links)
+    assert pfc[:, PF.level].tolist() == [20_000.0, 50_000.0, 30_000.0]
+    assert ls[:, K.LS_PAUSE].tolist() == [0.0] * n_links
+    sub_links[0, 1] = [0, 1, 2]  # subflow 1 moved onto subflow 0's path
+    pfc_step(1, 1e6, 1, *args, sub_links)
+    assert pfc[:, PF.level].tolist() == [20_000.0, 80_000.0, 0.0]
+    assert pfc[:, PF.pausing].tolist() == [0.0, 1.0, 0.0] and ls[1, K.LS_PAUSE] == 1.0

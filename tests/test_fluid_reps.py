@@ -75,11 +75,11 @@ def test_a_timeout_freezes_the_buffer_then_the_subflows_start_afresh():
     assert stays and 0 not in stays
     st[f, REPS_START] = 1e8
     nxt = st[f, REPS_NEXT]
-    K.reps_acks(f, 1e8 + rtt, rtt, ls, lb, sim.hops, sim.rt_ptr[-1])
+    K.reps_acks(f, 1e8 + rtt, rtt, 0.0, 0.0, ls, lb, sim.hops, sim.rt_ptr[-1])
     assert lb.entropy[f, 0] in set(lb.entropy[f, stays].tolist())
     assert st[f, REPS_NEXT] == nxt  # (no new entropy while frozen)
     before = lb.entropy[f, :8].copy()
-    K.reps_acks(f, 1e8 + 60e6, rtt, ls, lb, sim.hops, sim.rt_ptr[-1])  # the freeze is over
+    K.reps_acks(f, 1e8 + 60e6, rtt, 0.0, 0.0, ls, lb, sim.hops, sim.rt_ptr[-1])  # (freeze over)
     assert st[f, REPS_FROZEN] == -1.0
     assert (lb.entropy[f, :8] != before).sum() >= 6  # (random entropies: one may repeat)
     assert (lb.entropy[f, :8] < 256).all() and (lb.lost[f] == 0).all()
@@ -87,7 +87,7 @@ def test_a_timeout_freezes_the_buffer_then_the_subflows_start_afresh():
 
 def test_freezes_change_a_run_with_failed_links():
     """Fig. 4's failed links on a k=4 tree: with freezes the REPS flows time out less often,
-    in both engines (packet 75 against 8, fluid 61 against 24 timeouts), and every flow
+    in both engines (packet 75 against 8, fluid 61 against 27 timeouts), and every flow
     finishes."""
     over = ["experiment=reps_failures", "topo.k=4", "lb=reps", "engine.max_sim_time_ms=5",
             "engine.record_rtts=false", "engine.progress=false", "engine.kind=fluid"]  # fmt: skip

@@ -379,14 +379,12 @@ def step_scratch(n_flows: int, n_links: int, n_sub: int, max_parity: int,
                  rtt_bins: int = 0) -> StepScratch:  # fmt: skip
     """The step loop's working arrays (:func:`uno.fluid.kernels.advance` allocates nothing):
     each of the ``n_sub`` subflows' loss chance, a coded block's loss figures (the subflows'
-    chances, then the distribution of up to ``max_parity`` + 1 lost packets), the subflows'
-    entropies before a move; the step's NICs, senders, flows that lost bytes and flows that
+    chances, then the distribution of up to ``max_parity`` + 1 lost packets); the step's NICs, senders, flows that lost bytes and flows that
     delivered some, with their counts; the tally of where the steps' time went
     (:data:`uno.fluid.cycles.TALLY`); ``rtt_bins`` RTT bins (0: RTTs not recorded); each
     subflow's RTT offset."""
     return StepScratch(
-        np.zeros(n_sub), np.zeros(n_sub + max_parity + 2), np.zeros(n_sub, dtype=np.int64),
-        np.zeros(n_links, dtype=np.int64), np.zeros(n_flows, dtype=np.int64),
+        np.zeros(n_sub), np.zeros(n_sub + max_parity + 2), np.zeros(n_links, dtype=np.int64), np.zeros(n_flows, dtype=np.int64),
         np.zeros(n_flows, dtype=np.int64), np.zeros(1, dtype=np.int64),
         np.zeros(n_flows, dtype=np.int64), np.zeros(1, dtype=np.int64),
         np.zeros(TALLY.size, dtype=np.int64), np.zeros(rtt_bins), np.zeros(n_sub),

@@ -30,6 +30,8 @@ from uno.fluid.columns import (
     FS_ACKED,
     FS_BASE_RTT,
     FS_BATCH_PS,
+    FS_CNP_GAP,
+    FS_CNPS,
     FS_DCI_HOP0,
     FS_DELIVERED,
     FS_DUPACK_BYTES,
@@ -204,24 +206,36 @@ def ack_batch(f, now, dt_ps, slot, wide, fs, cs, cp, ring, rng, hops, rtt_counts
             fast_retransmit_evidence(f, now, acked, lostq, cp[f, P_MSS], fs)
 
 
+@njit(cache=True, error_model="numpy", inline="always")
+def echoed_marks(f, marked, cnps, fs, cp) -> float:
+    """Of the ``marked`` bytes a batch of flow ``f``'s ACKs acknowledges, those whose ACKs
+    echo the mark, as a packet balancer hears them (uno.transport.receiver.Receiver): all of
+    them, or where the receiver coalesces marks into CNPs (DCQCN's notification point,
+    ``FS_CNP_GAP``) a packet's worth for each of the batch's ``cnps``."""
+    if fs[f, FS_CNP_GAP] <= 0.0:
+        return marked
+    echoed = cnps * cp[f, P_MSS]
+    return echoed if echoed < marked else marked
+
+
 @njit(cache=True, error_model="numpy")
-def hear_timer(f, now, lost, base, flows, lb, hops, ent_before) -> None:
+def hear_timer(f, now, lost, base, flows, ls, lb, hops) -> None:
     """Flow ``f``'s retransmission timer declared ``lost`` bytes lost at ``now``: its controller
     hears of it (:func:`uno.fluid.control.hear_timeout`), a REPS flow's
     buffer freezes (lb.reps.freeze_us) and an UnoLB flow moves the subflows that lost bytes
-    (``base``: the first subflow hop entry), as the packet sender's timer
+    (``base``: the first subflow hop entry; their queued bytes move between the links' queues
+    in ``ls``), as the packet sender's timer
     (uno.transport.sender.Sender._on_timer), which does not know whether the bytes arrived."""
     cp = flows.cp
     hear_timeout(flows.cs, cp, f, now, flows.fs, lost)
     if lb.reps_p[REPS_ON] > 0.0:
         reps_timeout(f, now, lb)
     if lb.n[f] > 0:
-        on_loss_report(f, now, cp[f, P_BASE_RTT], flows.fs[f, FS_RTO], lb, hops, base,
-                       ent_before)  # fmt: skip
+        on_loss_report(f, now, cp[f, P_BASE_RTT], flows.fs[f, FS_RTO], lb, hops, base, ls)
 
 
 @njit(cache=True, error_model="numpy", inline="always")
-def loss_reports(f, k, now, due, nack, late_nack, base, flows, lb, hops, ent_before) -> None:
+def loss_reports(f, k, now, due, nack, late_nack, base, flows, ls, lb, hops) -> None:
     """The loss reports flow ``f`` hears now: a coded flow's NACKs (``nack`` bytes to resend,
     or ``late_nack`` of bytes its timer took already: only heard,
     uno.transport.sender.Sender._on_nack), or a trimmed flow's (``nack`` bytes resent at once,
@@ -230,13 +244,13 @@ def loss_reports(f, k, now, due, nack, late_nack, base, flows, lb, hops, ent_bef
     the losses no later ACK revealed, each an RTO after its own send,
     uno.transport.sender.Sender._on_timer). What is found lost is resent; an UnoLB flow moves
     the subflows that lost bytes (:func:`uno.fluid.balance.reroute_subflows`; ``base``: the
-    first subflow hop entry)."""
+    first subflow hop entry, ``ls`` the links' state)."""
     fs, cs, cp = flows.fs, flows.cs, flows.cp
     if nack > 0.0 and fs[f, FS_TRIMS] >= 0.0:  # trimmed packets' NACKs: resent at once
         resend(fs, f, nack)
         hear_trims(cs, cp, f, now, nack, fs)
         if lb.n[f] > 0:
-            on_loss_report(f, now, cp[f, P_BASE_RTT], fs[f, FS_RTO], lb, hops, base, ent_before)
+            on_loss_report(f, now, cp[f, P_BASE_RTT], fs[f, FS_RTO], lb, hops, base, ls)
     elif nack > 0.0:  # a coded flow's NACKs arriving now (book_losses)
         fs[f, FS_LOSS_PENDING] += nack
         fs[f, FS_LOSS_AT] = now
@@ -249,7 +263,7 @@ def loss_reports(f, k, now, due, nack, late_nack, base, flows, lb, hops, ent_bef
         resend(fs, f, lost)
         hear_loss_report(cs, cp, f, now, fs)
         if lb.n[f] > 0:
-            on_loss_report(f, now, cp[f, P_BASE_RTT], fs[f, FS_RTO], lb, hops, base, ent_before)
+            on_loss_report(f, now, cp[f, P_BASE_RTT], fs[f, FS_RTO], lb, hops, base, ls)
     lost = 0.0
     if due > 0.0 and (fs[f, FS_WAIT] > 0.0 or fs[f, FS_VOID_BYTES] > 0.0):
         lost = timer_declares(f, k, due, fs)
@@ -265,7 +279,7 @@ def loss_reports(f, k, now, due, nack, late_nack, base, flows, lb, hops, ent_bef
             # before their own echoes (a WAN DCTCP flow would cut its resent window on its
             # first window's marks, then grow it a packet a round trip, not in slow start)
             fs[f, FS_MARK_FRAC] = 0.0
-        hear_timer(f, now, lost, base, flows, lb, hops, ent_before)
+        hear_timer(f, now, lost, base, flows, ls, lb, hops)
 
 
 @njit(cache=True, error_model="numpy", inline="always")
@@ -302,6 +316,7 @@ def flow_feedback(f, k, now, dt_ps, base, flows, ls, lines, lb, hops, scratch) -
     copying = counters[CT.late_batches] > 0  # (copies only after a late batch)
     if copying and acked > 0.0 and fs[f, FS_RESEND_WAIT] > 0.0 and fs[f, FS_EC_N] <= 0.0:
         cancel_copies(fs, f, acked)  # (copies not sent yet of bytes acknowledged now)
+    cnps_before = fs[f, FS_CNPS]
     ack_batch(f, now, dt_ps, slot, wide, fs, flows.cs, flows.cp, ring, flows.loss_rng, hops,
               scratch.rtt_counts)  # fmt: skip
     if dup > 0.0:  # (at the RTT of the step's other ACKs; the slot is cleared below)
@@ -313,17 +328,19 @@ def flow_feedback(f, k, now, dt_ps, base, flows, ls, lines, lb, hops, scratch) -
         hear_dqm(f, now, slot, fs, flows.cs, flows.cp, ring, hops)
     if hops.acks[ACKS.qcn] >= 0.0:  # the switches' congestion notices (uno.fluid.qcn)
         hear_notices(f, now, slot, ring, fs, flows.cs, flows.cp, hops)
-    if lb.plb_p[PLB_ON] > 0.0 and acked > 0.0:  # PLB's rounds (the batch's marked share)
-        plb_acks(f, now, acked, acked * fs[f, FS_MARK_FRAC], flows.cp[f, P_BASE_RTT], lb, hops,
-                 base)  # fmt: skip
-    elif lb.reps_p[REPS_ON] > 0.0 and acked > 0.0:  # REPS's rounds (the links' ``ls`` marking)
-        reps_acks(f, now, flows.cp[f, P_BASE_RTT], ls, lb, hops, base)
+    if (lb.plb_p[PLB_ON] > 0.0 or lb.reps_p[REPS_ON] > 0.0) and acked > 0.0:
+        marked = acked * fs[f, FS_MARK_FRAC]
+        echoed = echoed_marks(f, marked, fs[f, FS_CNPS] - cnps_before, fs, flows.cp)
+        if lb.plb_p[PLB_ON] > 0.0:  # PLB's rounds (the batch's echoed marks)
+            plb_acks(f, now, acked, echoed, flows.cp[f, P_BASE_RTT], lb, hops, base, ls)
+        else:  # REPS's rounds (the links' ``ls`` marking, of which the ACKs echo ``echoed``)
+            reps_acks(f, now, flows.cp[f, P_BASE_RTT], marked, echoed, ls, lb, hops, base)
     for c in range(ring.shape[1]):
         ring[slot, c] = 0.0
-    loss_reports(f, k, now, due, nack, late_nack, base, flows, lb, hops, scratch.ent_before)
+    loss_reports(f, k, now, due, nack, late_nack, base, flows, ls, lb, hops)
     if spurious > 0.0:  # (its timer on bytes that arrived, their ACKs not back: copies)
         resend_copies(fs, f, spurious)
-        hear_timer(f, now, spurious, base, flows, lb, hops, scratch.ent_before)
+        hear_timer(f, now, spurious, base, flows, ls, lb, hops)
     if fs[f, FS_DELIVERED] < fs[f, FS_SIZE] * (1.0 - 1e-9) - RESIDUE_BYTES:
         return False
     # (its last packet's ACK: FS_LAST_EARLY before its last byte's, FS_LAST_WAIT after)

@@ -21,12 +21,12 @@ from numba import njit
 
 from uno.fluid.columns import (
     ACKS,
-    EF_CARRY,
-    EF_MCARRY,
-    EF_MQ,
     EF_Q,
     LS_FAULT,
+    LS_FOLD,
     LS_MARK,
+    LS_Q,
+    LS_QF,
 )
 from uno.fluid.draws import next_uniform
 from uno.fluid.signals import subflow_delay
@@ -50,9 +50,9 @@ PLB_STATE = 6
 REPS_ON, REPS_ENTROPIES, REPS_FREEZE = 0, 1, 2
 #: each REPS flow's state in ``lb.reps_s``: its round's start (ps, -1: none yet), the next
 #: entropy in turn, the subflows moved, the end of its buffer's freeze (ps, -1: not frozen),
-#: the freezes
-REPS_START, REPS_NEXT, REPS_MOVES, REPS_FROZEN, REPS_FREEZES = 0, 1, 2, 3, 4
-REPS_STATE = 5
+#: the freezes, the bytes its round's ACKs acknowledged marked and those whose ACKs echo it
+REPS_START, REPS_NEXT, REPS_MOVES, REPS_FROZEN, REPS_FREEZES, REPS_MARKED, REPS_ECHOED = range(7)
+REPS_STATE = 7
 #: UnoLB's options in ``lb.uno_p`` (1: ``lb.unolb.affected: silent``, ``reroute: random``)
 UNO_SILENT, UNO_RANDOM = 0, 1
 #: with ``affected: silent``, each UnoLB subflow's state in ``lb.uno_s[f, s]``: when the ACK of
@@ -205,25 +205,36 @@ def move_to_entropy(f, s, entropy, lb) -> None:
 
 
 @njit(cache=True, error_model="numpy")
-def forget_queued(f, s, lb, hops, base) -> None:
-    """The bytes flow ``f``'s subflow ``s`` had queued on its old path are no longer followed
-    (:func:`uno.fluid.forward.forward` keys them by subflow and hop; they still drain from the
-    old links' queues). ``base``: the first subflow hop entry."""
+def shift_queued(f, s, lb, hops, base, ls, sign) -> None:
+    """The bytes flow ``f``'s subflow ``s`` has queued at each hop out of (``sign`` -1) or into
+    (+1) the queue of the link it takes there now. Called either side of a move, they take the
+    subflow's queued bytes from its old links' queues to its new links' at the same hops, where
+    :func:`uno.fluid.forward.forward` (which keys them by subflow and hop) moves them on: no
+    byte leaves the network uncounted, and each still crosses every hop after its own, the
+    receiver's links among them. (A packet already sent keeps its old path: the fluid moves a
+    moved subflow's queued bytes to links of the same hops.) ``base``: the first subflow hop
+    entry."""
     ef = hops.ef
     n_hop_max = lb.links.shape[2]
     j0 = base + (f * lb.links.shape[1] + s) * n_hop_max
-    for h in range(n_hop_max):
-        ef[j0 + h, EF_Q] = 0.0
-        ef[j0 + h, EF_CARRY] = 0.0
-        ef[j0 + h, EF_MQ] = 0.0
-        ef[j0 + h, EF_MCARRY] = 0.0
+    for h in range(lb.hops[f]):
+        q = ef[j0 + h, EF_Q]
+        if q > 0.0:
+            link = lb.links[f, s, h]
+            d = sign * q / ls[link, LS_FOLD]
+            level = ls[link, LS_Q] + d
+            ls[link, LS_Q] = level if level > 0.0 else 0.0
+            level = ls[link, LS_QF] + d
+            ls[link, LS_QF] = level if level > 0.0 else 0.0
 
 
 @njit(cache=True, error_model="numpy")
-def plb_repath(f, lb, hops, base) -> None:
-    """PLB moves flow ``f`` to a fresh random entropy (uno.lb.plb.Plb._repath)."""
+def plb_repath(f, lb, hops, base, ls) -> None:
+    """PLB moves flow ``f`` to a fresh random entropy (uno.lb.plb.Plb._repath), its queued
+    bytes with it (:func:`shift_queued`)."""
+    shift_queued(f, 0, lb, hops, base, ls, -1.0)
     move_to_entropy(f, 0, int(next_uniform(lb.rng, f) * ENTROPY_SPACE), lb)
-    forget_queued(f, 0, lb, hops, base)
+    shift_queued(f, 0, lb, hops, base, ls, 1.0)
     lb.plb_s[f, PLB_COUNT] = 0.0
     lb.plb_s[f, PLB_REPATHS] += 1.0
 
@@ -231,11 +242,13 @@ def plb_repath(f, lb, hops, base) -> None:
 # (inlined into the feedback, as reps_acks: called for each flow's batch of ACKs, it returns at
 # once in most; a call that is not inlined passes every field of ``lb`` and ``hops``)
 @njit(cache=True, error_model="numpy", inline="always")
-def plb_acks(f, now, acked, marked, base_rtt, lb, hops, base) -> None:
+def plb_acks(f, now, acked, marked, base_rtt, lb, hops, base, ls) -> None:
     """A batch of PLB flow ``f``'s ACKs at ``now`` (ps): ``acked`` bytes, ``marked`` of them
     with an ECN echo, join the round (uno.lb.plb.Plb.on_ack: the round starts at its first ACK
     and ends at the first at least a base RTT, ``base_rtt`` ps, after its start, which it
-    counts); a round's end decides by PLB's rule (:func:`uno.lb.plb.plb_round_end`)."""
+    counts); a round's end decides by PLB's rule (:func:`uno.lb.plb.plb_round_end`), a repath
+    moving the flow's queued bytes between the links' queues in ``ls``
+    (:func:`plb_repath`)."""
     st, p = lb.plb_s, lb.plb_p
     if st[f, PLB_START] < 0.0:
         st[f, PLB_START] = now
@@ -250,19 +263,21 @@ def plb_acks(f, now, acked, marked, base_rtt, lb, hops, base) -> None:
     st[f, PLB_ACKED] = 0.0
     st[f, PLB_MARKED] = 0.0
     if repath:
-        plb_repath(f, lb, hops, base)
+        plb_repath(f, lb, hops, base, ls)
 
 
 @njit(cache=True, error_model="numpy", inline="always")
-def reps_acks(f, now, base_rtt, ls, lb, hops, base) -> None:
-    """A batch of REPS flow ``f``'s ACKs at ``now`` (ps). REPS (uno.lb.reps.Reps) sends each
-    packet on the entropy of an ACK that came back unmarked, or, with none cached, on the next
-    entropy in turn: a packet's place in the window keeps its path while its ACKs come back
-    unmarked and moves on at a marked one. So each subflow (an equal share of the window)
-    keeps its entropy for a round of a base RTT (``base_rtt`` ps) with the chance that its
-    path leaves its bytes unmarked (``LS_MARK`` of each of its links now) and their ACKs
-    come back (``LS_FAULT`` of its links and of its ACKs' way back: uno.fluid.faults), and
-    otherwise moves to the next entropy in turn.
+def reps_acks(f, now, base_rtt, marked, echoed, ls, lb, hops, base) -> None:
+    """A batch of REPS flow ``f``'s ACKs at ``now`` (ps), ``marked`` bytes of them marked and
+    ``echoed`` of those echoed as marked (:func:`uno.fluid.arrivals.echoed_marks`). REPS
+    (uno.lb.reps.Reps) sends each packet on the entropy of an ACK that came back unmarked, or,
+    with none cached, on the next entropy in turn: a packet's place in the window keeps its
+    path while its ACKs come back unmarked and moves on at a marked one. So each subflow (an
+    equal share of the window) keeps its entropy for a round of a base RTT (``base_rtt`` ps)
+    with the chance that its path leaves its bytes unmarked (``LS_MARK`` of each of its links
+    now, of which the round's ACKs echo the echoed share) and their ACKs come back
+    (``LS_FAULT`` of its links and of its ACKs' way back: uno.fluid.faults), and otherwise
+    moves to the next entropy in turn.
 
     While its buffer is frozen (``lb.reps.freeze_us``, :func:`reps_timeout`) a packet takes the
     cached entropies only: a subflow that moves takes the path of a random one that stays (the
@@ -272,24 +287,31 @@ def reps_acks(f, now, base_rtt, ls, lb, hops, base) -> None:
     st = lb.reps_s
     if st[f, REPS_START] < 0.0:
         st[f, REPS_START] = now
+    st[f, REPS_MARKED] += marked
+    st[f, REPS_ECHOED] += echoed
     if now - st[f, REPS_START] < base_rtt:
         return
     st[f, REPS_START] = now
-    reps_round(f, now, ls, lb, hops, base)
+    m, e = st[f, REPS_MARKED], st[f, REPS_ECHOED]
+    st[f, REPS_MARKED] = 0.0
+    st[f, REPS_ECHOED] = 0.0
+    reps_round(f, now, e / m if m > 0.0 else 1.0, ls, lb, hops, base)
 
 
 @njit(cache=True, error_model="numpy")
-def reps_round(f, now, ls, lb, hops, base) -> None:
+def reps_round(f, now, echo, ls, lb, hops, base) -> None:
     """The end of REPS flow ``f``'s round at ``now`` (ps): which subflows move, and where
-    (:func:`reps_acks`)."""
+    (:func:`reps_acks`; ``echo``: the share of the round's marked bytes whose ACKs echo the
+    mark)."""
     st = lb.reps_s
     n_entropies = int(lb.reps_p[REPS_ENTROPIES])
     n = lb.n[f]
     if 0.0 <= st[f, REPS_FROZEN] <= now:  # the freeze is over
         st[f, REPS_FROZEN] = -1.0
         for s in range(n):
+            shift_queued(f, s, lb, hops, base, ls, -1.0)
             move_to_entropy(f, s, int(next_uniform(lb.rng, f) * n_entropies), lb)
-            forget_queued(f, s, lb, hops, base)
+            shift_queued(f, s, lb, hops, base, ls, 1.0)
             st[f, REPS_MOVES] += 1.0
         return
     faults = hops.acks[ACKS.faults] != 0.0
@@ -304,13 +326,14 @@ def reps_round(f, now, ls, lb, hops, base) -> None:
                 unmarked *= 1.0 - ls[link, LS_FAULT]
         for h in range(hops.ack_hops[f] if faults else 0):  # (nor do ACKs lost on the way)
             unmarked *= 1.0 - ls[lb.ack_links[f, s, h], LS_FAULT]
-        move = next_uniform(lb.rng, f) < 1.0 - unmarked
+        move = next_uniform(lb.rng, f) < (1.0 - unmarked) * echo
         moving[f, s] = 1.0 if move else 0.0
         n_stay += 0 if move else 1
     frozen = st[f, REPS_FROZEN] >= 0.0
     for s in range(n):
         if moving[f, s] == 0.0:
             continue
+        shift_queued(f, s, lb, hops, base, ls, -1.0)
         if frozen and n_stay > 0:  # the cached entropies: a subflow that stays
             pick = int(next_uniform(lb.rng, f) * n_stay)
             for g in range(n):
@@ -323,7 +346,7 @@ def reps_round(f, now, ls, lb, hops, base) -> None:
             entropy = int(st[f, REPS_NEXT])
             st[f, REPS_NEXT] = (entropy + 1) % n_entropies
             move_to_entropy(f, s, entropy, lb)
-        forget_queued(f, s, lb, hops, base)
+        shift_queued(f, s, lb, hops, base, ls, 1.0)
         st[f, REPS_MOVES] += 1.0
     for s in range(n):
         moving[f, s] = 0.0
@@ -370,7 +393,7 @@ def reps_timeout(f, now, lb) -> None:
 
 
 @njit(cache=True, error_model="numpy")
-def on_loss_report(f, now, base_rtt, rto, lb, hops, base, before) -> None:
+def on_loss_report(f, now, base_rtt, rto, lb, hops, base, ls) -> None:
     """Flow ``f`` heard of a loss (a timeout, or a coded flow's NACK) at ``now`` (ps): PLB
     repaths at most once per RTO (``rto`` ps; :func:`uno.lb.plb.plb_loss_repaths`, with
     ``lb.plb.repath_on_loss``), UnoLB moves the subflows that lost bytes
@@ -386,25 +409,22 @@ def on_loss_report(f, now, base_rtt, rto, lb, hops, base, before) -> None:
         st = lb.plb_s
         if lb.plb_p[PLB_ON_LOSS] > 0.0 and plb_loss_repaths(now, st[f, PLB_LOSS_AT], rto):
             st[f, PLB_LOSS_AT] = now
-            plb_repath(f, lb, hops, base)
+            plb_repath(f, lb, hops, base, ls)
         return
-    reroute_subflows(f, now, base_rtt, lb, hops, base, before)
+    reroute_subflows(f, now, base_rtt, lb, hops, base, ls)
 
 
 @njit(cache=True, error_model="numpy")
-def reroute_subflows(f, now, base_rtt, lb, hops, base, before) -> None:
-    """:func:`unolb_reroute`, and the bytes a moved subflow had queued on its old path are no
-    longer followed (:func:`uno.fluid.forward.forward` keys them by subflow and hop; they still
-    drain from the old links' queues). ``base``: the first UnoLB subflow hop entry;
-    ``before``: scratch of the most subflows a flow has (integers)."""
-    sub_ent = lb.entropy
+def reroute_subflows(f, now, base_rtt, lb, hops, base, ls) -> None:
+    """:func:`unolb_reroute`, a moved subflow's queued bytes with it (:func:`shift_queued`:
+    every subflow's out of its links' queues before, into them after, as the reroute decides
+    which move). ``base``: the first UnoLB subflow hop entry."""
     n = lb.n[f]
     for s in range(n):
-        before[s] = sub_ent[f, s]
+        shift_queued(f, s, lb, hops, base, ls, -1.0)
     unolb_reroute(f, now, base_rtt, lb)
     for s in range(n):
-        if sub_ent[f, s] != before[s]:
-            forget_queued(f, s, lb, hops, base)
+        shift_queued(f, s, lb, hops, base, ls, 1.0)
 
 
 @njit(cache=True, error_model="numpy")

@@ -130,18 +130,19 @@ of a base RTT one moves to the next entropy in turn with the chance its path mar
 as a packet's place in the window takes a new entropy at a marked ACK (``reps_acks``, both in
 :mod:`uno.fluid.balance`); with ``lb.reps.freeze_us`` (the authors' code) a timeout freezes its
 buffer, during which a moving subflow takes the path of one that stays, and after which every
-subflow takes a random entropy. An even split would ignore
-exactly what these balancers do (for UnoLB it lost 2.6x the packet engine's bytes on the Uno
-Fig. 10 traffic, hence UnoLB's own law above).
+subflow takes a random entropy. PLB and REPS hear the marks the receiver echoes (DCQCN's: one
+packet's per CNP); a moving subflow's queued bytes move with it (``shift_queued``). An even
+split would ignore what these balancers do (for UnoLB it lost 2.6x the packet engine's bytes
+on the Uno Fig. 10 traffic).
 
 - **PFC** (``switch.pfc.enabled``; :mod:`uno.fluid.pfc`): the packet engine's ingress queues
   and thresholds (the data class only); an ingress queue above Xoff pauses its link for the
   share of the next step its level takes to drain to Xon, which takes that share of the link's
   (or a host NIC's) capacity, so a paused link's queue grows and pauses spread upstream hop by
   hop; the bytes queued at a paused link wait for the line it keeps (its queueing delay, which
-  times the flows' ACKs, over its recent unpaused share). In the hybrid the packets' ingress
-  queues decide instead (:mod:`uno.fluid.hybrid_pfc`). Not with UnoLB's subflows; the max-min
-  engine takes it and never pauses (its rates never queue). With PFC the
+  times the flows' ACKs, over its recent unpaused share); a subflow's bytes count where its
+  previous hop enters now. In the hybrid (routes only) the packets' ingress queues decide
+  (:mod:`uno.fluid.hybrid_pfc`). The max-min engine takes it and never pauses. With PFC the
   step grows to at most one intra-DC RTT (``PFC_STEP_MAX_INTRA_RTT``): a pause acts on the
   next step, which must end before a paused link's ingress queue fills its headroom.
 
@@ -526,11 +527,11 @@ class FluidSimulation:
         self._set_qcn()
         self._set_dci(cfg, rx_p, rx_s, rx_rate, ints is not None)
         # PFC's ingress queues (uno.fluid.pfc), and which of them each route entry counts in
-        self.pfc, row_of = pfc_rows(cfg, sc)
+        self.pfc, self.pf_of = pfc_rows(cfg, sc)
         self.pf_live = live_list(len(self.pfc))
         n_rt = len(self.rt_link)
         self.pf_ptr, self.pf_row, self.pf_w = entry_ingress(
-            self.rt_ptr, self.rt_link, self.rt_w, self.hops.ei[:n_rt, C.EI_GSTART], row_of
+            self.rt_ptr, self.rt_link, self.rt_w, self.hops.ei[:n_rt, C.EI_GSTART], self.pf_of
         )
         rtt_bins = RTT_BINS if cfg.engine.record_rtts else 0  # (engine.record_rtts)
         self.scratch = step_scratch(n, len(self.ls), lb.links.shape[1],
@@ -964,7 +965,7 @@ class FluidSimulation:
             Flows(s["fs"], s["cs"], self.cp, s["fx"], self.order, s["active"], s["counters"],
                   s["loss_rng"], s["block"]),
             Links(s["ls"], s["busy"], s["pfc"], self.pf_ptr, self.pf_row, self.pf_w,
-                  s["pf_live"]),
+                  s["pf_live"], self.pf_of),
             Routes(self.rt_ptr, self.rt_link, self.rt_w, self.rv_ptr, self.rv_link, self.rv_w),
             DelayLines(s["ring"], tuple(s["ring_pool"]), s["calendar"]),
             s["lb"],

@@ -138,7 +138,7 @@ def fluid_step(ST, F, k, dt_ps, coupling, fluid, eid) -> None:
     ``eid``: the engine eid whose sub-eids the PFC signals the step sends take."""
     accounted, py_waiting, nic_links, links, nbytes, waiting, was_busy, reached = coupling[:8]
     link_rep, m_ptr, m_port, pfc_rows = coupling[8:]
-    tally = fluid[6][9]  # (StepScratch's tally: uno.fluid.cycles)
+    tally = fluid[6][8]  # (StepScratch's tally: uno.fluid.cycles)
     t = cycles()
     n = take_touched(ST, accounted, py_waiting, links, nbytes, waiting)
     ls, busy, counters = fluid[1][0], fluid[1][1], fluid[0][6]  # (Links' and Flows' fields)
@@ -261,7 +261,7 @@ def hybrid_steps(ST, F, U, PK, k, due, dt_ps, eid, lim_t, lim_prio, lim_eid, max
     Returns (a ``DRIVE_*`` code, the next step, the next event id, the next step's time and
     event id (``DRIVE_PYTHON_FIRST``, ``DRIVE_KERNEL_STOP``), ``run``'s last result (host,
     slot, kind, ECN, time), the kernel's top (time, engine eid), the calls of ``run``)."""
-    counters, tally = fluid[0][6], fluid[6][9]
+    counters, tally = fluid[0][6], fluid[6][8]
     n_flows = fluid[0][0].shape[0]
     calls = 0
     steps = 0

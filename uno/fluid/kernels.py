@@ -455,7 +455,7 @@ def advance(k_start, k_stop, dt_ps, flows, links, routes, lines, lb, hops, scrat
         if links.pfc.shape[0] > 0:  # the ingress queues' pauses for the next step
             pfc_step(k, dt_ps, int(counters[CT.running]), flows.active, flows.fx, routes.rt_ptr,
                      hops.ef, links.ls, links.pfc, links.pf_ptr, links.pf_row, links.pf_w,
-                     links.pf_live)  # fmt: skip
+                     links.pf_live, links.pf_of, lb.n, lb.hops, lb.links)  # fmt: skip
         if hops.acks[ACKS.qcn] >= 0.0:  # the congestion points' samples and notices
             qcn_step(k, dt_ps, fs, links.ls, ring, lines.pool, calendar, hops)
         t = cycles()

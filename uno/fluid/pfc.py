@@ -8,7 +8,8 @@ The same switches get ingress queues here, with the same thresholds
 
 An ingress queue's level is the flows' bytes queued at the switch's egress links that entered
 through that link: a route entry's bytes at a link (``EF_Q``) entered its switch through the
-link of the route's previous hop (a split hop's links each by its share of the flow's bytes).
+link of the route's previous hop (a split hop's links each by its share of the flow's bytes), a
+subflow's (UnoLB, PLB, REPS) through the link its previous hop takes at the step.
 After each step's links (:func:`pfc_step`), an ingress queue above Xoff starts pausing its
 link; while it pauses, the link is paused in the next step for the share of the step its
 level takes to drain to Xon at the rate it drained in this step (all of it when it did not
@@ -154,10 +155,13 @@ def live_list(n_rows: int) -> np.ndarray:
 
 @njit(cache=True, error_model="numpy")
 def pfc_step(k, dt_ps, n_active, active, fx, rt_ptr, ef, ls, pfc, pf_ptr, pf_row, pf_w,
-             pf_live) -> None:  # fmt: skip
+             pf_live, pf_of, sub_n, sub_hops, sub_links) -> None:  # fmt: skip
     """After step ``k``'s links: each ingress queue's level from the running flows' queued
     bytes, its pause state (Xoff / Xon), and the share of the next step its link is paused
-    (``LS_PAUSE``); see the module docstring.
+    (``LS_PAUSE``); see the module docstring. A flow on subflows (UnoLB, PLB, REPS: ``sub_n``
+    of them, ``sub_hops`` hops each over ``sub_links``) counts each subflow's bytes queued at a
+    hop in the ingress queue of the link its previous hop takes now (``pf_of``: each link's
+    row, -1: none), as a balancer that moves the subflow moves its bytes' ingress with it.
 
     Only the queues on the live list (``pf_live``: its count, then their rows) are visited:
     those that held bytes, paused or were paused lately (a moving mean above 0) at the last
@@ -170,21 +174,28 @@ def pfc_step(k, dt_ps, n_active, active, fx, rt_ptr, ef, ls, pfc, pf_ptr, pf_row
     n_live = pf_live[0]
     for i in range(n_live):
         pfc[pf_live[1 + i], PF.level] = 0.0
+    base = rt_ptr[rt_ptr.shape[0] - 1]  # (subflow hop entries from here: uno.fluid.forward)
+    n_sub_max, n_hop_max = sub_links.shape[1], sub_links.shape[2]
     for a in range(n_active):
         f = active[a]
         if fx[f, FX_NETQ] <= 0.0:
             continue
         first = int(fx[f, FX_FIRST])
+        n_s = sub_n[f]
+        if n_s > 0:  # (FX_FIRST: the first hop index at which any subflow holds bytes)
+            for s in range(n_s):
+                j0 = base + (f * n_sub_max + s) * n_hop_max
+                for h in range(max(first, 1), sub_hops[f]):
+                    q = ef[j0 + h, EF_Q]
+                    r = pf_of[sub_links[f, s, h - 1]] if q > 0.0 else -1
+                    if r >= 0:
+                        n_live = add_level(pfc, pf_live, n_live, r, q)
+            continue
         for e in range(max(rt_ptr[f], first), rt_ptr[f + 1]):
             q = ef[e, EF_Q]
             if q > 0.0:
                 for j in range(pf_ptr[e], pf_ptr[e + 1]):
-                    r = pf_row[j]
-                    if pfc[r, PF.listed] == 0.0:  # (off the list: its level is 0)
-                        pfc[r, PF.listed] = 1.0
-                        pf_live[1 + n_live] = r
-                        n_live += 1
-                    pfc[r, PF.level] += q * pf_w[j]
+                    n_live = add_level(pfc, pf_live, n_live, pf_row[j], q * pf_w[j])
     kept = 0
     for v in range(n_live):
         i = pf_live[1 + v]
@@ -214,6 +225,18 @@ def pfc_step(k, dt_ps, n_active, active, fx, rt_ptr, ef, ls, pfc, pf_ptr, pf_row
         else:
             pfc[i, PF.listed] = 0.0
     pf_live[0] = kept
+
+
+@njit(cache=True, inline="always")
+def add_level(pfc, pf_live, n_live, r, q) -> int:
+    """``q`` bytes into ingress queue ``r``'s level, the queue put on the live list if it is
+    off it (its level then 0); returns the list's length."""
+    if pfc[r, PF.listed] == 0.0:
+        pfc[r, PF.listed] = 1.0
+        pf_live[1 + n_live] = r
+        n_live += 1
+    pfc[r, PF.level] += q
+    return n_live
 
 
 @njit(cache=True, inline="always")

@@ -24,9 +24,11 @@ Flows = namedtuple(
 #: the links: their state ``ls`` (``LS_*``) and the busy list ``busy[:counters[CT.busy]]`` (the
 #: links with arrivals or a non-empty (phantom) queue)
 #: the links' rows and the busy list; PFC's ingress queues (uno.fluid.pfc: their rows, and which
-#: of them each route entry's queued bytes count in, CSR ``pf_ptr`` / ``pf_row`` / ``pf_w``, and
-#: the live list of those the step visits, ``pf_live``: :func:`uno.fluid.pfc.pfc_step`)
-Links = namedtuple("Links", ["ls", "busy", "pfc", "pf_ptr", "pf_row", "pf_w", "pf_live"])
+#: of them each route entry's queued bytes count in, CSR ``pf_ptr`` / ``pf_row`` / ``pf_w``, the
+#: live list of those the step visits, ``pf_live``, and each link's row, ``pf_of``, -1: none,
+#: which a subflow's hop reads by the link its previous hop takes now:
+#: :func:`uno.fluid.pfc.pfc_step`)
+Links = namedtuple("Links", ["ls", "busy", "pfc", "pf_ptr", "pf_row", "pf_w", "pf_live", "pf_of"])
 
 #: each flow's route (CSR: ``rt_ptr[f]`` to ``rt_ptr[f + 1]`` in ``rt_link``, with the share of
 #: its bytes crossing each link ``rt_w``, in path order) and its ACKs' route back (``rv_*``; with
@@ -103,13 +105,13 @@ Hops = namedtuple(
 #: the step's working arrays (the step loop allocates nothing; their contents do not outlive a
 #: step): each subflow's loss chance on its path, a coded block's loss figures (the subflows'
 #: chances of losing a packet, then the distribution: :func:`uno.fluid.coding.coded_losses`),
-#: the subflows' entropies before a move, the step's NICs, senders, flows that lost bytes and
+#: the step's NICs, senders, flows that lost bytes and
 #: their count, flows that delivered bytes and their count (one-element arrays); the tally of
 #: where the steps' time goes (:data:`uno.fluid.cycles.TALLY`) and, with ``engine.record_rtts``,
 #: the run's RTT bins (:mod:`uno.metrics.rtts`; packets, fractional; empty: not recorded): both
 #: outlive the steps; each subflow's RTT less its flow's mean (ps)
 StepScratch = namedtuple(
     "StepScratch",
-    ["sub_loss", "block_dist", "ent_before", "nics", "senders", "droppers", "n_drop", "markers",
+    ["sub_loss", "block_dist", "nics", "senders", "droppers", "n_drop", "markers",
      "n_mark", "tally", "rtt_counts", "sub_rtt"],
 )  # fmt: skip

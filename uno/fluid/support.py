@@ -87,12 +87,14 @@ def check_fluid_support(cfg, engine: str = "fluid", with_cc: bool = True, plans=
         raise ConfigError("engine.record_rtts", f"{where} has no RTT samples to count (no queues)")
     # (max-min's rates never exceed a link's capacity: no ingress queue builds, and PFC, which
     # acts on queues, never pauses; its summary counts none)
-    if cfg.switch.pfc.enabled and cfg.lb.algo in SUBFLOW_LB:
+    if engine == "hybrid" and cfg.switch.pfc.enabled and cfg.lb.algo in SUBFLOW_LB:
         raise ConfigError(
             "switch.pfc.enabled",
-            f"{where} pauses links for flows on routes only, not the subflows of UnoLB, PLB or "
-            "REPS (engine.kind=packet pauses those)",
+            f"{where} does not pause links for the fluid subflows of UnoLB, PLB or REPS (pauses "
+            "the packets' ingress queues share with moving subflows stay on); engine.kind=fluid "
+            "and engine.kind=packet do",
         )
+
     # (every class's: the hybrid's packets read their INT records at the fluid links too)
     reads_int = any(law_reads_int(name) for name in classes)
     if reads_int and cfg.switch.int_telemetry.enabled:
