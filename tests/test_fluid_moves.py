@@ -60,8 +60,8 @@ def test_subflows_under_dcqcn_with_pfc_agree_with_the_packet_engine(lb):
     """``pfc_spreading`` on subflows: PFC pauses the links the subflows' bytes come in by, no
     lossless queue overflows, and the incast's mean FCT is within 10% of packets'. DCQCN's
     receiver echoes a mark once per CNP interval, so PLB's rounds are rarely congested and its
-    flows keep their paths in both engines (heard as the links mark them, the fluid's flows
-    moved on and finished 23% late)."""
+    flows keep their paths in both engines (counting the links' marks instead, the fluid's
+    flows move on and finish 23% late)."""
     base = ["experiment=pfc_spreading", f"lb={lb}", "engine.progress=false",
             "engine.sample_interval_us=0"]  # fmt: skip
     means = {}
